@@ -1,0 +1,39 @@
+#pragma once
+// A gcsim subcommand. Each command lives in its own sim/cli/<name>_command.cpp
+// and registers itself with a static CommandRegistration, so adding a command
+// never touches main.cpp. The files are compiled into the executable itself
+// (not a static library), which keeps the static registrations alive.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace gcsim::cli {
+
+class Command {
+public:
+  virtual ~Command() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  /// Declares options and positionals on the subcommand.
+  virtual void configure(CLI::App& subcommand) = 0;
+  /// Runs after parsing. Returns the exit status; bad input is reported by
+  /// throwing gcsim::InputError (exit 2), never by calling exit().
+  virtual int run() = 0;
+};
+
+using CommandFactory = std::function<std::unique_ptr<Command>()>;
+
+/// Every registered factory, sorted by command name.
+std::vector<CommandFactory> registered_commands();
+
+struct CommandRegistration {
+  explicit CommandRegistration(CommandFactory factory);
+};
+
+} // namespace gcsim::cli

@@ -1,0 +1,76 @@
+// gcsim: a discrete-event cluster simulator for gradient compression.
+
+#include "sim/cli/command.hpp"
+#include "sim/input/input_error.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+namespace gcsim::cli {
+namespace {
+std::vector<CommandFactory>& factories() {
+  static std::vector<CommandFactory> list;
+  return list;
+}
+} // namespace
+
+CommandRegistration::CommandRegistration(CommandFactory factory) {
+  factories().push_back(std::move(factory));
+}
+
+std::vector<CommandFactory> registered_commands() { return factories(); }
+
+} // namespace gcsim::cli
+
+#ifndef GCSIM_VERSION
+#define GCSIM_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace gcsim::cli;
+  CLI::App app{"gcsim " GCSIM_VERSION
+               " - discrete-event cluster simulator for gradient compression in data-parallel "
+               "training (SimGrid network model, real compressors on real gradient traces)",
+               "gcsim"};
+  app.set_version_flag("--version", "gcsim " GCSIM_VERSION);
+  app.require_subcommand(1);
+
+  std::vector<std::unique_ptr<Command>> commands;
+  for (const CommandFactory& factory : registered_commands())
+    commands.push_back(factory());
+  std::sort(commands.begin(), commands.end(),
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  std::map<CLI::App*, Command*> by_subcommand;
+  for (auto& command : commands) {
+    CLI::App* subcommand = app.add_subcommand(command->name(), command->description());
+    command->configure(*subcommand);
+    by_subcommand[subcommand] = command.get();
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // CLI11 uses exit code 0 for --help/--version; any other parse error is
+    // bad input (2).
+    int code = app.exit(error);
+    return code == 0 ? 0 : 2;
+  }
+
+  try {
+    for (auto& [subcommand, command] : by_subcommand)
+      if (subcommand->parsed())
+        return command->run();
+    std::fprintf(stderr, "gcsim: no command given; see gcsim --help\n");
+    return 2;
+  } catch (const gcsim::InputError& error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    return 2;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "gcsim: internal error: %s\n", error.what());
+    return 1;
+  }
+}

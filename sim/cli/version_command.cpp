@@ -1,0 +1,31 @@
+// `gcsim version`: the versions of gcsim and of the SimGrid it links.
+
+#include "sim/cli/command.hpp"
+
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <xbt/base.h> // defines the macros simgrid/version.h uses
+#include <simgrid/version.h>
+
+namespace gcsim::cli {
+namespace {
+
+class VersionCommand final : public Command {
+public:
+  std::string name() const override { return "version"; }
+  std::string description() const override {
+    return "Print the versions of gcsim and of the SimGrid library it uses";
+  }
+  void configure(CLI::App&) override {}
+  int run() override {
+    std::printf("gcsim %s\nSimGrid %d.%d.%d\n", GCSIM_VERSION, SIMGRID_VERSION_MAJOR,
+                SIMGRID_VERSION_MINOR, SIMGRID_VERSION_PATCH);
+    return 0;
+  }
+};
+
+const CommandRegistration registration{[] { return std::make_unique<VersionCommand>(); }};
+
+} // namespace
+} // namespace gcsim::cli

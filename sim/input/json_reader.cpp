@@ -1,0 +1,281 @@
+#include "sim/input/json_reader.hpp"
+
+#include "sim/input/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace gcsim {
+namespace {
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string quoted(const nlohmann::json& value) {
+  std::string text = value.dump();
+  if (text.size() > 60)
+    text = text.substr(0, 57) + "...";
+  return text;
+}
+
+} // namespace
+
+nlohmann::json load_json_file(const std::filesystem::path& file) {
+  std::error_code error;
+  if (!std::filesystem::exists(file, error))
+    throw InputError(file.string(), "", "file not found");
+  if (std::filesystem::is_directory(file, error))
+    throw InputError(file.string(), "", "is a directory, expected a JSON file");
+  std::ifstream stream(file);
+  if (!stream)
+    throw InputError(file.string(), "", "cannot open file for reading");
+  std::stringstream buffer;
+  buffer << stream.rdbuf();
+  try {
+    return nlohmann::json::parse(buffer.str());
+  } catch (const nlohmann::json::parse_error& parse_error) {
+    // nlohmann's byte offset is turned into line:column for humans.
+    const std::string text = buffer.str();
+    size_t offset = std::min<size_t>(parse_error.byte, text.size());
+    size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset > 0 ? offset - 1 : 0), '\n'));
+    size_t line_start = text.rfind('\n', offset > 0 ? offset - 1 : 0);
+    size_t column = offset - (line_start == std::string::npos ? 0 : line_start + 1);
+    throw InputError(file.string(), "",
+                     "malformed JSON at line " + std::to_string(line) + ", column " +
+                         std::to_string(column == 0 ? 1 : column));
+  }
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::numeric_limits<size_t>::max();
+  for (const std::string& candidate : candidates) {
+    size_t distance = edit_distance(word, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  size_t limit = std::max<size_t>(2, word.size() / 3);
+  return best_distance <= limit ? best : std::string();
+}
+
+std::string describe_json(const nlohmann::json& value) {
+  switch (value.type()) {
+  case nlohmann::json::value_t::null:
+    return "null";
+  case nlohmann::json::value_t::boolean:
+    return std::string("boolean ") + quoted(value);
+  case nlohmann::json::value_t::string:
+    return "string " + quoted(value);
+  case nlohmann::json::value_t::array:
+    return "an array";
+  case nlohmann::json::value_t::object:
+    return "an object";
+  default:
+    return "number " + quoted(value);
+  }
+}
+
+std::string json_pointer_token(std::string_view key) {
+  std::string token;
+  for (char c : key) {
+    if (c == '~')
+      token += "~0";
+    else if (c == '/')
+      token += "~1";
+    else
+      token += c;
+  }
+  return token;
+}
+
+ObjectReader::ObjectReader(const nlohmann::json& value, std::string file, std::string path)
+    : value_(value), file_(std::move(file)), path_(std::move(path)) {
+  if (!value_.is_object())
+    throw InputError(file_, path_.empty() ? "/" : path_,
+                     "expected an object, got " + describe_json(value_));
+}
+
+std::string ObjectReader::path_of(std::string_view key) const {
+  return path_ + "/" + json_pointer_token(key);
+}
+
+bool ObjectReader::has(std::string_view key) const {
+  return value_.find(std::string(key)) != value_.end();
+}
+
+const nlohmann::json* ObjectReader::find(std::string_view key) {
+  known_.emplace(key);
+  auto it = value_.find(std::string(key));
+  return it == value_.end() ? nullptr : &*it;
+}
+
+const nlohmann::json& ObjectReader::require(std::string_view key) {
+  const nlohmann::json* value = find(key);
+  if (value == nullptr)
+    fail(key, "required field is missing");
+  return *value;
+}
+
+std::string ObjectReader::string(std::string_view key) {
+  const nlohmann::json& value = require(key);
+  if (!value.is_string())
+    fail(key, "expected a string, got " + describe_json(value));
+  return value.get<std::string>();
+}
+
+std::string ObjectReader::string_or(std::string_view key, std::string fallback) {
+  return has(key) ? string(key) : (known_.emplace(key), std::move(fallback));
+}
+
+std::string ObjectReader::choice(std::string_view key, const std::vector<std::string>& allowed) {
+  std::string value = string(key);
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end())
+    return value;
+  std::string message = "unknown value \"" + value + "\"";
+  std::string suggestion = did_you_mean(value, allowed);
+  if (!suggestion.empty())
+    message += " (did you mean \"" + suggestion + "\"?)";
+  message += "; expected one of:";
+  for (const std::string& option : allowed)
+    message += " " + option;
+  fail(key, message);
+}
+
+std::string ObjectReader::choice_or(std::string_view key, const std::vector<std::string>& allowed,
+                                    std::string fallback) {
+  return has(key) ? choice(key, allowed) : (known_.emplace(key), std::move(fallback));
+}
+
+double ObjectReader::number(std::string_view key) {
+  const nlohmann::json& value = require(key);
+  if (!value.is_number())
+    fail(key, "expected a number, got " + describe_json(value));
+  double number = value.get<double>();
+  if (!std::isfinite(number))
+    fail(key, "expected a finite number");
+  return number;
+}
+
+double ObjectReader::number_or(std::string_view key, double fallback) {
+  return has(key) ? number(key) : (known_.emplace(key), fallback);
+}
+
+double ObjectReader::positive_number(std::string_view key) {
+  double value = number(key);
+  if (!(value > 0))
+    fail(key, "expected a positive number, got " + quoted(*find(key)));
+  return value;
+}
+
+double ObjectReader::positive_number_or(std::string_view key, double fallback) {
+  return has(key) ? positive_number(key) : (known_.emplace(key), fallback);
+}
+
+int64_t ObjectReader::integer(std::string_view key, int64_t min, int64_t max) {
+  const nlohmann::json& value = require(key);
+  if (!value.is_number_integer() &&
+      !(value.is_number_float() && std::floor(value.get<double>()) == value.get<double>()))
+    fail(key, "expected an integer, got " + describe_json(value));
+  double as_double = value.get<double>();
+  if (as_double < static_cast<double>(min) || as_double > static_cast<double>(max))
+    fail(key, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                  "], got " + quoted(value));
+  return value.is_number_unsigned() ? static_cast<int64_t>(value.get<uint64_t>())
+                                    : value.get<int64_t>();
+}
+
+int64_t ObjectReader::integer_or(std::string_view key, int64_t min, int64_t max,
+                                 int64_t fallback) {
+  return has(key) ? integer(key, min, max) : (known_.emplace(key), fallback);
+}
+
+bool ObjectReader::boolean_or(std::string_view key, bool fallback) {
+  const nlohmann::json* value = find(key);
+  if (value == nullptr)
+    return fallback;
+  if (!value->is_boolean())
+    fail(key, "expected true or false, got " + describe_json(*value));
+  return value->get<bool>();
+}
+
+namespace {
+template <typename Parser>
+double parse_unit_field(ObjectReader& reader, std::string_view key, Parser parser,
+                        const char* what, const char* example, bool allow_zero) {
+  const nlohmann::json& value = reader.require(key);
+  if (value.is_string()) {
+    auto parsed = parser(value.template get<std::string>());
+    if (parsed && (allow_zero || *parsed > 0))
+      return *parsed;
+  }
+  reader.fail(key, std::string("expected a ") + (allow_zero ? "non-negative" : "positive") + " " +
+                       what + " with a unit (e.g. \"" + example + "\"), got " + quoted(value));
+}
+} // namespace
+
+double ObjectReader::bandwidth(std::string_view key) {
+  return parse_unit_field(*this, key, units::parse_bandwidth, "bandwidth", "10Gbps", false);
+}
+double ObjectReader::duration(std::string_view key) {
+  return parse_unit_field(*this, key, units::parse_duration, "duration", "50us", true);
+}
+double ObjectReader::duration_or(std::string_view key, double fallback) {
+  return has(key) ? duration(key) : (known_.emplace(key), fallback);
+}
+double ObjectReader::size(std::string_view key) {
+  return parse_unit_field(*this, key, units::parse_size, "size", "25MiB", false);
+}
+double ObjectReader::size_or(std::string_view key, double fallback) {
+  return has(key) ? size(key) : (known_.emplace(key), fallback);
+}
+double ObjectReader::flop_rate(std::string_view key) {
+  return parse_unit_field(*this, key, units::parse_flop_rate, "FLOP rate", "10Tflops", false);
+}
+
+ObjectReader ObjectReader::object(std::string_view key) {
+  return ObjectReader(require(key), file_, path_of(key));
+}
+
+void ObjectReader::allow(std::string_view key) { known_.emplace(key); }
+
+void ObjectReader::fail(std::string_view key, const std::string& what) const {
+  throw InputError(file_, path_of(key), what);
+}
+
+void ObjectReader::fail_here(const std::string& what) const {
+  throw InputError(file_, path_.empty() ? "/" : path_, what);
+}
+
+void ObjectReader::finish() const {
+  std::vector<std::string> known(known_.begin(), known_.end());
+  for (auto it = value_.begin(); it != value_.end(); ++it) {
+    if (known_.count(it.key()) != 0)
+      continue;
+    std::string message = "unknown field";
+    std::string suggestion = did_you_mean(it.key(), known);
+    if (!suggestion.empty())
+      message += " (did you mean \"" + suggestion + "\"?)";
+    throw InputError(file_, path_of(it.key()), message);
+  }
+}
+
+} // namespace gcsim

@@ -1,0 +1,87 @@
+#pragma once
+// Reading JSON input files with errors that name the file and the JSON path.
+//
+// Every object is read through an ObjectReader: each field it asks for is
+// marked as known, and finish() rejects the fields nobody asked for, with a
+// did-you-mean. Typos in a scenario therefore never pass silently.
+
+#include "sim/input/input_error.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gcsim {
+
+/// Parses a JSON file; a missing file or a syntax error is an InputError.
+nlohmann::json load_json_file(const std::filesystem::path& file);
+
+/// The closest candidate within a small edit distance, or "" if none is close.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+/// "expected a number" style description of a JSON value's type, for messages.
+std::string describe_json(const nlohmann::json& value);
+
+class ObjectReader {
+public:
+  /// Throws unless `value` is an object.
+  ObjectReader(const nlohmann::json& value, std::string file, std::string path);
+
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+  std::string path_of(std::string_view key) const;
+
+  bool has(std::string_view key) const;
+  /// Marks the key known and returns it, or nullptr when absent.
+  const nlohmann::json* find(std::string_view key);
+  const nlohmann::json& require(std::string_view key);
+
+  std::string string(std::string_view key);
+  std::string string_or(std::string_view key, std::string fallback);
+  /// One of `allowed`, with a did-you-mean otherwise.
+  std::string choice(std::string_view key, const std::vector<std::string>& allowed);
+  std::string choice_or(std::string_view key, const std::vector<std::string>& allowed,
+                        std::string fallback);
+  double number(std::string_view key);
+  double number_or(std::string_view key, double fallback);
+  double positive_number(std::string_view key);
+  double positive_number_or(std::string_view key, double fallback);
+  int64_t integer(std::string_view key, int64_t min, int64_t max);
+  int64_t integer_or(std::string_view key, int64_t min, int64_t max, int64_t fallback);
+  bool boolean_or(std::string_view key, bool fallback);
+
+  /// Unit strings ("1Gbps", "50us", "25MiB", "10Tflops"), or a plain number
+  /// when the unit is in the key name elsewhere (callers choose).
+  double bandwidth(std::string_view key);
+  double duration(std::string_view key);
+  double duration_or(std::string_view key, double fallback);
+  double size(std::string_view key);
+  double size_or(std::string_view key, double fallback);
+  double flop_rate(std::string_view key);
+
+  ObjectReader object(std::string_view key);
+  /// Ignores a key deliberately (e.g. "comment").
+  void allow(std::string_view key);
+
+  [[noreturn]] void fail(std::string_view key, const std::string& what) const;
+  [[noreturn]] void fail_here(const std::string& what) const;
+
+  /// Rejects every key that was not asked for.
+  void finish() const;
+
+private:
+  const nlohmann::json& value_;
+  std::string file_;
+  std::string path_;
+  std::set<std::string, std::less<>> known_;
+};
+
+/// JSON pointer escaping of one key ("a/b" -> "a~1b").
+std::string json_pointer_token(std::string_view key);
+
+} // namespace gcsim

@@ -1,0 +1,156 @@
+#include "sim/input/units.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+namespace gcsim::units {
+namespace {
+
+struct Unit {
+  std::string_view suffix;
+  double factor;
+};
+
+// Splits "12.5Gbps" into 12.5 and "Gbps"; rejects signs, NaN and empties.
+std::optional<std::pair<double, std::string_view>> split_number(std::string_view text) {
+  while (!text.empty() && text.front() == ' ')
+    text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ')
+    text.remove_suffix(1);
+  size_t end = 0;
+  bool seen_digit = false;
+  bool seen_dot = false;
+  bool seen_exp = false;
+  while (end < text.size()) {
+    char c = text[end];
+    if (c >= '0' && c <= '9') {
+      seen_digit = true;
+    } else if (c == '.' && !seen_dot && !seen_exp) {
+      seen_dot = true;
+    } else if ((c == 'e' || c == 'E') && seen_digit && !seen_exp && end + 1 < text.size() &&
+               ((text[end + 1] >= '0' && text[end + 1] <= '9') || text[end + 1] == '-' ||
+                text[end + 1] == '+')) {
+      seen_exp = true;
+      if (text[end + 1] == '-' || text[end + 1] == '+')
+        ++end;
+    } else {
+      break;
+    }
+    ++end;
+  }
+  if (!seen_digit)
+    return std::nullopt;
+  std::string number(text.substr(0, end));
+  char* parse_end = nullptr;
+  double value = std::strtod(number.c_str(), &parse_end);
+  if (parse_end != number.c_str() + number.size() || !std::isfinite(value) || value < 0)
+    return std::nullopt;
+  std::string_view unit = text.substr(end);
+  while (!unit.empty() && unit.front() == ' ')
+    unit.remove_prefix(1);
+  return std::make_pair(value, unit);
+}
+
+template <size_t N>
+std::optional<double> parse_with(std::string_view text, const std::array<Unit, N>& table) {
+  auto split = split_number(text);
+  if (!split)
+    return std::nullopt;
+  for (const Unit& unit : table)
+    if (unit.suffix == split->second)
+      return split->first * unit.factor;
+  return std::nullopt;
+}
+
+constexpr std::array<Unit, 16> kBandwidthUnits{{
+    {"bps", 1.0 / 8},      {"kbps", 1e3 / 8},  {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8},
+    {"Gbps", 1e9 / 8},     {"Tbps", 1e12 / 8}, {"Bps", 1.0},      {"kBps", 1e3},
+    {"KBps", 1e3},         {"MBps", 1e6},      {"GBps", 1e9},     {"TBps", 1e12},
+    {"KiBps", 1024.0},     {"MiBps", 1048576.0}, {"GiBps", 1073741824.0},
+    {"TiBps", 1099511627776.0},
+}};
+
+constexpr std::array<Unit, 8> kDurationUnits{{
+    {"s", 1.0},
+    {"ms", 1e-3},
+    {"us", 1e-6},
+    {"ns", 1e-9},
+    {"ps", 1e-12},
+    {"m", 60.0},
+    {"min", 60.0},
+    {"h", 3600.0},
+}};
+
+constexpr std::array<Unit, 10> kSizeUnits{{
+    {"B", 1.0},
+    {"kB", 1e3},
+    {"KB", 1e3},
+    {"MB", 1e6},
+    {"GB", 1e9},
+    {"TB", 1e12},
+    {"KiB", 1024.0},
+    {"MiB", 1048576.0},
+    {"GiB", 1073741824.0},
+    {"TiB", 1099511627776.0},
+}};
+
+constexpr std::array<Unit, 12> kFlopUnits{{
+    {"flops", 1.0},
+    {"Flops", 1.0},
+    {"Gflops", 1e9},
+    {"GFlops", 1e9},
+    {"Tflops", 1e12},
+    {"TFlops", 1e12},
+    {"Pflops", 1e15},
+    {"PFlops", 1e15},
+    {"f", 1.0},
+    {"Gf", 1e9},
+    {"Tf", 1e12},
+    {"Pf", 1e15},
+}};
+
+std::string format_scaled(double value, const char* const* prefixes, int count, double base,
+                          const char* unit) {
+  int i = 0;
+  while (i + 1 < count && std::fabs(value) >= base) {
+    value /= base;
+    ++i;
+  }
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.2f %s%s", value, prefixes[i], unit);
+  return buffer;
+}
+
+} // namespace
+
+std::optional<double> parse_bandwidth(std::string_view text) {
+  return parse_with(text, kBandwidthUnits);
+}
+std::optional<double> parse_duration(std::string_view text) {
+  return parse_with(text, kDurationUnits);
+}
+std::optional<double> parse_size(std::string_view text) { return parse_with(text, kSizeUnits); }
+std::optional<double> parse_flop_rate(std::string_view text) {
+  return parse_with(text, kFlopUnits);
+}
+
+std::string format_bytes(double bytes) {
+  static const char* const prefixes[] = {"", "k", "M", "G", "T", "P"};
+  return format_scaled(bytes, prefixes, 6, 1000.0, "B");
+}
+
+std::string format_seconds(double seconds) {
+  char buffer[64];
+  if (seconds >= 1.0 || seconds == 0.0)
+    std::snprintf(buffer, sizeof buffer, "%.3f s", seconds);
+  else if (seconds >= 1e-3)
+    std::snprintf(buffer, sizeof buffer, "%.3f ms", seconds * 1e3);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.3f us", seconds * 1e6);
+  return buffer;
+}
+
+} // namespace gcsim::units

@@ -1,0 +1,25 @@
+#pragma once
+// Quantities with explicit units in input files: "1Gbps", "50us", "25MiB".
+// Each parser returns SI (bytes per second, seconds, bytes) or nullopt when
+// the text is not a positive number followed by a known unit.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gcsim::units {
+
+/// "10Gbps", "1.25GBps", "100Mbps" -> bytes per second. Bits ("bps") are /8.
+std::optional<double> parse_bandwidth(std::string_view text);
+/// "50us", "1ms", "0.5s", "20ns" -> seconds. Zero is allowed ("0s").
+std::optional<double> parse_duration(std::string_view text);
+/// "25MiB", "25MB", "1KiB", "4096B" -> bytes.
+std::optional<double> parse_size(std::string_view text);
+/// "14TFlops", "12.5Tf", "900Gflop/s" -> FLOP per second.
+std::optional<double> parse_flop_rate(std::string_view text);
+
+/// Human-readable rendering for summaries: 1.5e9 -> "1.50 GB".
+std::string format_bytes(double bytes);
+std::string format_seconds(double seconds);
+
+} // namespace gcsim::units

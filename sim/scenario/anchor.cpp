@@ -1,0 +1,1 @@
+namespace gcsim { int sim_library_anchor = 0; }
