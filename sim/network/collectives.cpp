@@ -1,0 +1,203 @@
+#include "sim/network/collectives.hpp"
+
+#include <cassert>
+#include <utility>
+
+#include <simgrid/s4u.hpp>
+
+namespace sg4 = simgrid::s4u;
+
+namespace gcsim::net {
+namespace {
+
+// SimGrid needs a non-null payload pointer; the bytes are what matter.
+int payload_token = 0;
+
+int floor_log2(int value) {
+  int log = 0;
+  while ((2 << log) <= value)
+    ++log;
+  return log;
+}
+
+} // namespace
+
+Group::Group(std::string tag, std::vector<sg4::Host*> hosts)
+    : tag_(std::move(tag)), hosts_(std::move(hosts)), bytes_sent_(hosts_.size(), 0.0) {}
+
+sg4::Mailbox* Group::mailbox(int from, int to) const {
+  return sg4::Mailbox::by_name(tag_ + ":" + std::to_string(from) + ">" + std::to_string(to));
+}
+
+uint64_t chunk_bytes(uint64_t bytes, int parts, int index) {
+  auto count = static_cast<uint64_t>(parts);
+  return bytes / count + (static_cast<uint64_t>(index) < bytes % count ? 1 : 0);
+}
+
+void send(Group& group, int rank, int to, uint64_t bytes) {
+  group.count_sent(rank, bytes);
+  group.mailbox(rank, to)->put(&payload_token, bytes);
+}
+
+void receive(const Group& group, int rank, int from) {
+  group.mailbox(from, rank)->get<int>();
+}
+
+void send_receive(Group& group, int rank, int to, uint64_t send_bytes, int from) {
+  group.count_sent(rank, send_bytes);
+  sg4::CommPtr outgoing = group.mailbox(rank, to)->put_async(&payload_token, send_bytes);
+  group.mailbox(from, rank)->get<int>();
+  outgoing->wait();
+}
+
+void ring_reduce_scatter(Group& group, int rank, uint64_t bytes) {
+  const int size = group.size();
+  if (size < 2)
+    return;
+  const int right = (rank + 1) % size;
+  const int left = (rank + size - 1) % size;
+  // At step s, rank r passes on its partial sum of chunk (r - s) mod P.
+  for (int step = 0; step < size - 1; ++step) {
+    int chunk = ((rank - step) % size + size) % size;
+    send_receive(group, rank, right, chunk_bytes(bytes, size, chunk), left);
+  }
+}
+
+void ring_allgather(Group& group, int rank, uint64_t bytes_per_rank) {
+  const int size = group.size();
+  if (size < 2)
+    return;
+  const int right = (rank + 1) % size;
+  const int left = (rank + size - 1) % size;
+  for (int step = 0; step < size - 1; ++step)
+    send_receive(group, rank, right, bytes_per_rank, left);
+}
+
+void ring_allreduce(Group& group, int rank, uint64_t bytes) {
+  ring_reduce_scatter(group, rank, bytes);
+  const int size = group.size();
+  std::vector<uint64_t> chunks(static_cast<size_t>(size));
+  // After the reduce-scatter rank r owns chunk (r + 1) mod P.
+  for (int r = 0; r < size; ++r)
+    chunks[static_cast<size_t>(r)] = chunk_bytes(bytes, size, (r + 1) % size);
+  ring_allgatherv(group, rank, chunks);
+}
+
+void ring_allgatherv(Group& group, int rank, const std::vector<uint64_t>& bytes_per_rank) {
+  const int size = group.size();
+  assert(bytes_per_rank.size() == static_cast<size_t>(size) && "one size per rank");
+  if (size < 2)
+    return;
+  const int right = (rank + 1) % size;
+  const int left = (rank + size - 1) % size;
+  // At step s, rank r forwards the block of rank (r - s) mod P.
+  for (int step = 0; step < size - 1; ++step) {
+    int block = ((rank - step) % size + size) % size;
+    send_receive(group, rank, right, bytes_per_rank[static_cast<size_t>(block)], left);
+  }
+}
+
+void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes) {
+  const int size = group.size();
+  const int relative = (rank - root + size) % size;
+  auto absolute = [&](int rel) { return (rel + root) % size; };
+  // Round k: relative ranks below 2^k send to rank + 2^k.
+  for (int distance = 1; distance < size; distance <<= 1) {
+    if (relative < distance) {
+      if (relative + distance < size)
+        send(group, rank, absolute(relative + distance), bytes);
+    } else if (relative < 2 * distance) {
+      receive(group, rank, absolute(relative - distance));
+    }
+  }
+}
+
+void binomial_reduce(Group& group, int rank, int root, uint64_t bytes) {
+  const int size = group.size();
+  const int relative = (rank - root + size) % size;
+  auto absolute = [&](int rel) { return (rel + root) % size; };
+  int top = 1;
+  while (top < size)
+    top <<= 1;
+  // The broadcast's rounds in reverse.
+  for (int distance = top >> 1; distance >= 1; distance >>= 1) {
+    if (relative < distance) {
+      if (relative + distance < size)
+        receive(group, rank, absolute(relative + distance));
+    } else if (relative < 2 * distance) {
+      send(group, rank, absolute(relative - distance), bytes);
+    }
+  }
+}
+
+void recursive_doubling_allreduce(Group& group, int rank, uint64_t bytes) {
+  const int size = group.size();
+  if (size < 2)
+    return;
+  const int power = 1 << floor_log2(size);
+  const int extra = size - power;
+  // Fold: among the first 2*extra ranks, even ranks hand their data to the
+  // next odd rank and sit out the exchange.
+  int virtual_rank = rank;
+  if (rank < 2 * extra) {
+    if (rank % 2 == 0) {
+      send(group, rank, rank + 1, bytes);
+      virtual_rank = -1;
+    } else {
+      receive(group, rank, rank - 1);
+      virtual_rank = rank / 2;
+    }
+  } else {
+    virtual_rank = rank - extra;
+  }
+  auto real_rank = [extra](int virtual_peer) {
+    return virtual_peer < extra ? 2 * virtual_peer + 1 : virtual_peer + extra;
+  };
+  if (virtual_rank >= 0) {
+    for (int mask = 1; mask < power; mask <<= 1)
+      send_receive(group, rank, real_rank(virtual_rank ^ mask), bytes,
+                   real_rank(virtual_rank ^ mask));
+  }
+  // Unfold: the odd ranks return the result.
+  if (rank < 2 * extra) {
+    if (rank % 2 == 0)
+      receive(group, rank, rank + 1);
+    else
+      send(group, rank, rank - 1, bytes);
+  }
+}
+
+void ps_worker_push_pull(Group& group, int rank, int workers, uint64_t bytes) {
+  const int servers = group.size() - workers;
+  assert(servers > 0 && "a parameter-server group needs servers after the workers");
+  std::vector<sg4::CommPtr> pushes;
+  for (int s = 0; s < servers; ++s) {
+    uint64_t shard = chunk_bytes(bytes, servers, s);
+    group.count_sent(rank, shard);
+    pushes.push_back(group.mailbox(rank, workers + s)->put_async(&payload_token, shard));
+  }
+  sg4::Comm::wait_all(pushes);
+  std::vector<sg4::CommPtr> pulls;
+  std::vector<int*> received(static_cast<size_t>(servers));
+  for (int s = 0; s < servers; ++s)
+    pulls.push_back(group.mailbox(workers + s, rank)->get_async<int>(&received[static_cast<size_t>(s)]));
+  sg4::Comm::wait_all(pulls);
+}
+
+void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes) {
+  const int servers = group.size() - workers;
+  const uint64_t shard = chunk_bytes(bytes, servers, rank - workers);
+  std::vector<sg4::CommPtr> pushes;
+  std::vector<int*> received(static_cast<size_t>(workers));
+  for (int w = 0; w < workers; ++w)
+    pushes.push_back(group.mailbox(w, rank)->get_async<int>(&received[static_cast<size_t>(w)]));
+  sg4::Comm::wait_all(pushes);
+  std::vector<sg4::CommPtr> pulls;
+  for (int w = 0; w < workers; ++w) {
+    group.count_sent(rank, shard);
+    pulls.push_back(group.mailbox(rank, w)->put_async(&payload_token, shard));
+  }
+  sg4::Comm::wait_all(pulls);
+}
+
+} // namespace gcsim::net

@@ -1,0 +1,77 @@
+#pragma once
+// Collectives as the point-to-point messages their algorithms really send.
+//
+// Every function here is called by the actor of one rank, and every rank of
+// the group calls it (MPI semantics): each message is a SimGrid
+// communication, so contention with other traffic is modelled by SimGrid.
+// Only sizes travel; the values are computed by the compressors. Sizes are
+// whole bytes (SimGrid truncates fractions); where an algorithm splits a
+// buffer into P chunks, the first (bytes mod P) chunks are one byte longer.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace simgrid::s4u {
+class Host;
+class Mailbox;
+} // namespace simgrid::s4u
+
+namespace gcsim::net {
+
+/// The ranks of one collective context. Mailboxes are per (sender,
+/// receiver) pair and per group, so that concurrent groups never mix up
+/// their messages.
+class Group {
+public:
+  Group(std::string tag, std::vector<simgrid::s4u::Host*> hosts);
+
+  int size() const { return static_cast<int>(hosts_.size()); }
+  simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
+  simgrid::s4u::Mailbox* mailbox(int from, int to) const;
+
+  /// Bytes each rank has put on the network through this group.
+  uint64_t bytes_sent(int rank) const { return bytes_sent_[static_cast<size_t>(rank)]; }
+  void count_sent(int rank, uint64_t bytes) { bytes_sent_[static_cast<size_t>(rank)] += bytes; }
+
+private:
+  std::string tag_;
+  std::vector<simgrid::s4u::Host*> hosts_;
+  std::vector<uint64_t> bytes_sent_;
+};
+
+/// Size of chunk `index` when `bytes` is cut into `parts` chunks.
+uint64_t chunk_bytes(uint64_t bytes, int parts, int index);
+
+/// Sends `bytes` to `to` and waits until it is received.
+void send(Group& group, int rank, int to, uint64_t bytes);
+/// Receives one message from `from`.
+void receive(const Group& group, int rank, int from);
+/// Sends to `to` while receiving from `from`; returns when both are done.
+void send_receive(Group& group, int rank, int to, uint64_t send_bytes, int from);
+
+/// Ring allreduce of `bytes` (reduce-scatter then allgather): 2(P-1) steps
+/// of bytes/P.
+void ring_allreduce(Group& group, int rank, uint64_t bytes);
+/// Ring reduce-scatter of `bytes` in total: P-1 steps of bytes/P.
+void ring_reduce_scatter(Group& group, int rank, uint64_t bytes);
+/// Ring allgather where every rank contributes `bytes_per_rank`.
+void ring_allgather(Group& group, int rank, uint64_t bytes_per_rank);
+/// Ring allgatherv: rank r contributes bytes_per_rank[r].
+void ring_allgatherv(Group& group, int rank, const std::vector<uint64_t>& bytes_per_rank);
+/// Binomial-tree broadcast of `bytes` from `root`.
+void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
+/// Binomial-tree reduce of `bytes` to `root`.
+void binomial_reduce(Group& group, int rank, int root, uint64_t bytes);
+/// Recursive-doubling allreduce of `bytes`; non-powers of two fold the
+/// extra ranks in first and out last (Thakur, Rabenseifner, Gropp 2005).
+void recursive_doubling_allreduce(Group& group, int rank, uint64_t bytes);
+
+/// Parameter-server push/pull. Every worker calls ps_worker_push_pull and
+/// every server calls ps_server_push_pull; the group's ranks are the
+/// workers first, then the servers. Each worker pushes bytes/S to every
+/// server and pulls the same back after the server has heard from all.
+void ps_worker_push_pull(Group& group, int rank, int workers, uint64_t bytes);
+void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes);
+
+} // namespace gcsim::net

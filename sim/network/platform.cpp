@@ -1,0 +1,193 @@
+#include "sim/network/platform.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+#include <simgrid/s4u.hpp>
+
+namespace sg4 = simgrid::s4u;
+
+namespace gcsim::net {
+namespace {
+
+// Host speed is irrelevant: compute time comes from the cost model and is
+// charged with sleep_for, never with SimGrid executions.
+constexpr double kHostSpeed = 1e9;
+
+sg4::SplitDuplexLink* make_duplex(sg4::NetZone* zone, const std::string& name,
+                                  const LinkSpec& link) {
+  auto* created = zone->create_split_duplex_link(name, link.bandwidth_Bps);
+  created->set_latency(link.latency_s)->seal();
+  return created;
+}
+
+sg4::LinkInRoute up(const sg4::Link* link) {
+  return sg4::LinkInRoute{link, sg4::LinkInRoute::Direction::UP};
+}
+
+// A switched cluster: every host has a private full-duplex link to a
+// non-blocking switch, optionally behind a shared backbone.
+Platform build_star(const PlatformSpec& spec) {
+  auto* zone = sg4::create_star_zone(spec.name);
+  Platform platform;
+  std::vector<sg4::LinkInRoute> backbone;
+  if (spec.backbone) {
+    const sg4::Link* shared = zone->create_link(spec.name + "-backbone", spec.backbone->bandwidth_Bps)
+                                  ->set_latency(spec.backbone->latency_s)
+                                  ->seal();
+    backbone.emplace_back(shared);
+  }
+  auto add_host = [&](const std::string& name, const LinkSpec& link) {
+    sg4::Host* host = zone->create_host(name, kHostSpeed)->seal();
+    std::vector<sg4::LinkInRoute> route{up(make_duplex(zone, name + "-nic", link))};
+    route.insert(route.end(), backbone.begin(), backbone.end());
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, route, true);
+    return host;
+  };
+  for (int s = 0; s < spec.servers; ++s)
+    platform.servers.push_back(add_host("server-" + std::to_string(s), spec.server_link));
+  for (int w = 0; w < spec.nodes; ++w)
+    platform.workers.push_back(add_host("gpu-" + std::to_string(w), spec.link));
+  zone->seal();
+  return platform;
+}
+
+// A physical ring: host i is cabled to host i+1 only. Routes between
+// non-neighbours follow the ring (shortest way), computed lazily by Dijkstra.
+Platform build_ring(const PlatformSpec& spec) {
+  auto* zone = sg4::create_dijkstra_zone(spec.name, true);
+  Platform platform;
+  for (int w = 0; w < spec.nodes; ++w)
+    platform.workers.push_back(zone->create_host("gpu-" + std::to_string(w), kHostSpeed)->seal());
+  for (int w = 0; w < spec.nodes; ++w) {
+    int next = (w + 1) % spec.nodes;
+    if (spec.nodes == 2 && w == 1)
+      break; // two hosts share one cable, not two
+    auto* cable = make_duplex(zone, "ring-" + std::to_string(w), spec.link);
+    zone->add_route(platform.workers[static_cast<size_t>(w)]->get_netpoint(),
+                    platform.workers[static_cast<size_t>(next)]->get_netpoint(), nullptr, nullptr,
+                    {up(cable)}, true);
+  }
+  zone->seal();
+  return platform;
+}
+
+Platform build_fat_tree(const PlatformSpec& spec) {
+  Platform platform;
+  std::vector<sg4::Host*> hosts;
+  auto make_leaf = [&hosts](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+    sg4::Host* host = zone->create_host("gpu-" + std::to_string(id), kHostSpeed)->seal();
+    hosts.push_back(host);
+    return std::make_pair(host->get_netpoint(), static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
+  };
+  const auto& tree = spec.fat_tree;
+  sg4::FatTreeParams params(static_cast<unsigned>(tree.down.size()), tree.down, tree.up, tree.links);
+  sg4::create_fatTree_zone(spec.name, nullptr, params, sg4::ClusterCallbacks(make_leaf),
+                           spec.link.bandwidth_Bps, spec.link.latency_s,
+                           sg4::Link::SharingPolicy::SPLITDUPLEX)
+      ->seal();
+  std::sort(hosts.begin(), hosts.end(), [](const sg4::Host* a, const sg4::Host* b) {
+    return std::stoi(a->get_name().substr(4)) < std::stoi(b->get_name().substr(4));
+  });
+  platform.workers.assign(hosts.begin(), hosts.begin() + spec.nodes);
+  return platform;
+}
+
+// Multi-GPU machines: inside a machine, GPUs meet on NVLink-class links; a
+// machine reaches the others through one NIC on a switched network.
+Platform build_multi_gpu(const PlatformSpec& spec) {
+  auto* network = sg4::create_star_zone(spec.name);
+  Platform platform;
+  for (int node = 0; node < spec.nodes; ++node) {
+    std::string node_name = spec.name + "-node" + std::to_string(node);
+    auto* machine = sg4::create_star_zone(node_name);
+    machine->set_parent(network);
+    auto* nic_router = machine->create_router(node_name + "-nic");
+    machine->add_route(nic_router, nullptr, nullptr, nullptr, {}, true);
+    for (int gpu = 0; gpu < spec.gpus_per_node; ++gpu) {
+      int rank = node * spec.gpus_per_node + gpu;
+      sg4::Host* host = machine->create_host("gpu-" + std::to_string(rank), kHostSpeed)->seal();
+      auto* nvlink = make_duplex(machine, "gpu-" + std::to_string(rank) + "-nvlink", spec.gpu_link);
+      machine->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {up(nvlink)}, true);
+      platform.workers.push_back(host);
+    }
+    machine->seal();
+    auto* nic = make_duplex(network, node_name + "-nic-link", spec.link);
+    network->add_route(machine->get_netpoint(), nullptr, nic_router, nullptr, {up(nic)}, true);
+  }
+  network->seal();
+  return platform;
+}
+
+Platform build_from_xml(sg4::Engine& engine, const PlatformSpec& spec) {
+  engine.load_platform(spec.xml_file);
+  std::vector<sg4::Host*> hosts = engine.get_all_hosts();
+  std::sort(hosts.begin(), hosts.end(), [](const sg4::Host* a, const sg4::Host* b) {
+    return a->get_name() < b->get_name();
+  });
+  if (spec.nodes > 0 && static_cast<size_t>(spec.nodes) > hosts.size())
+    throw std::invalid_argument("the XML platform has " + std::to_string(hosts.size()) +
+                                " hosts, fewer than the " + std::to_string(spec.nodes) +
+                                " workers asked for");
+  Platform platform;
+  size_t count = spec.nodes > 0 ? static_cast<size_t>(spec.nodes) : hosts.size();
+  platform.workers.assign(hosts.begin(), hosts.begin() + static_cast<std::ptrdiff_t>(count));
+  return platform;
+}
+
+} // namespace
+
+const char* topology_name(Topology topology) {
+  switch (topology) {
+  case Topology::star:
+    return "star";
+  case Topology::ring:
+    return "ring";
+  case Topology::parameter_server:
+    return "parameter_server";
+  case Topology::fat_tree:
+    return "fat_tree";
+  case Topology::multi_gpu:
+    return "multi_gpu";
+  case Topology::simgrid_xml:
+    return "simgrid_xml";
+  }
+  return "unknown";
+}
+
+void configure_network_model(const NetworkModelSpec& network) {
+  sg4::Engine::set_config("network/model:" + network.model);
+  sg4::Engine::set_config(std::string("network/crosstraffic:") +
+                          (network.crosstraffic ? "1" : "0"));
+  sg4::Engine::set_config("network/latency-factor:" + fmt::format("{}", network.latency_factor));
+  sg4::Engine::set_config("network/bandwidth-factor:" + fmt::format("{}", network.bandwidth_factor));
+  // SimGrid bounds a flow at gamma / (2 latency); a huge gamma removes the
+  // bound so that CM02 is exactly latency + size / bandwidth.
+  double gamma = network.tcp_window_bytes.value_or(1e30);
+  // SimGrid's default precisions (1e-5 s and 1e-5 B/s) round small messages
+  // visibly; gcsim wants closed forms reproduced to 1e-6 relative.
+  sg4::Engine::set_config("surf/precision:1e-11");
+  sg4::Engine::set_config("maxmin/precision:1e-11");
+  sg4::Engine::set_config("network/TCP-gamma:" + fmt::format("{}", gamma));
+}
+
+Platform build_platform(sg4::Engine& engine, const PlatformSpec& spec) {
+  switch (spec.topology) {
+  case Topology::star:
+  case Topology::parameter_server:
+    return build_star(spec);
+  case Topology::ring:
+    return build_ring(spec);
+  case Topology::fat_tree:
+    return build_fat_tree(spec);
+  case Topology::multi_gpu:
+    return build_multi_gpu(spec);
+  case Topology::simgrid_xml:
+    return build_from_xml(engine, spec);
+  }
+  throw std::logic_error("unhandled topology");
+}
+
+} // namespace gcsim::net

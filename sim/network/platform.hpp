@@ -1,0 +1,83 @@
+#pragma once
+// Cluster platforms built as SimGrid zones in code.
+//
+// A PlatformSpec is plain data read from a platform JSON file (see
+// sim/scenario/platform_spec.hpp); build_platform() turns it into SimGrid
+// hosts, links and routes inside the running engine. Each worker is one GPU:
+// one SimGrid host whose network attachments follow the topology.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace simgrid::s4u {
+class Host;
+class Engine;
+} // namespace simgrid::s4u
+
+namespace gcsim::net {
+
+struct LinkSpec {
+  double bandwidth_Bps = 0;
+  double latency_s = 0;
+};
+
+/// SimGrid's network model settings, a platform setting so that a
+/// calibration can change them; CM02 without cross-traffic and without a TCP
+/// window bound reproduces the alpha-beta formula exactly.
+struct NetworkModelSpec {
+  std::string model = "CM02"; // CM02 | LV08 | SMPI
+  bool crosstraffic = false;
+  double latency_factor = 1.0;
+  double bandwidth_factor = 1.0;
+  /// TCP window in bytes bounding a flow's rate at window / (2 latency);
+  /// nullopt disables the bound.
+  std::optional<double> tcp_window_bytes;
+};
+
+enum class Topology { star, ring, parameter_server, fat_tree, multi_gpu, simgrid_xml };
+
+struct FatTreeSpec {
+  std::vector<unsigned> down; // children per switch, leaf level first
+  std::vector<unsigned> up;   // parents per element, leaf level first
+  std::vector<unsigned> links; // parallel links per connection
+};
+
+struct PlatformSpec {
+  std::string name;
+  Topology topology = Topology::star;
+  int nodes = 0;                    // machines (workers, except for multi_gpu)
+  LinkSpec link;                    // each node's NIC (star, ps, fat-tree) or ring hop
+  std::optional<LinkSpec> backbone; // a shared switch fabric for star clusters
+  // parameter_server
+  int servers = 0;
+  LinkSpec server_link;
+  // fat_tree
+  FatTreeSpec fat_tree;
+  // multi_gpu: `nodes` machines with gpus_per_node GPUs behind one NIC (`link`)
+  int gpus_per_node = 1;
+  LinkSpec gpu_link;
+  // simgrid_xml
+  std::string xml_file;
+  NetworkModelSpec network;
+
+  /// Workers (one per GPU) the platform provides.
+  int worker_count() const { return topology == Topology::multi_gpu ? nodes * gpus_per_node : nodes; }
+};
+
+const char* topology_name(Topology topology);
+
+/// The hosts of a built platform, in rank order.
+struct Platform {
+  std::vector<simgrid::s4u::Host*> workers;
+  std::vector<simgrid::s4u::Host*> servers;
+};
+
+/// Applies the network model settings; must run before build_platform().
+void configure_network_model(const NetworkModelSpec& network);
+
+/// Builds the SimGrid zones for `spec` in the current engine.
+/// Throws std::invalid_argument for an XML platform that has too few hosts.
+Platform build_platform(simgrid::s4u::Engine& engine, const PlatformSpec& spec);
+
+} // namespace gcsim::net
