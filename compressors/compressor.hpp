@@ -1,0 +1,163 @@
+// The one interface every compressor implements, and what it reports.
+//
+// A whole iteration over all P workers is one call, because several algorithms
+// need rounds that depend on every worker (a leader's indices, a second round at
+// the union of sketched heavy hitters, a tree merge). The call returns the update
+// every worker applies, the ordered communication steps with real byte counts,
+// and per worker the kernels it ran with their sizes; it updates each worker's
+// error-feedback memory in place.
+#pragma once
+
+#include "compressors/error_feedback.hpp"
+#include "compressors/tensor.hpp"
+#include "compressors/topk.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gcsim::compress {
+
+// The collectives and point-to-point patterns compressors ask for. The simulator
+// decomposes each into the messages its algorithm really sends.
+enum class CommKind {
+  allreduce_ring,               // bytes[i]: the buffer (same for all); 2(P-1) steps of bytes/P
+  allreduce_recursive_doubling, // bytes[i]: the buffer (same for all); log2 P exchanges
+  allgather,                    // bytes[i]: participant i's block (all equal)
+  allgatherv,                   // bytes[i]: participant i's block (may differ)
+  broadcast,                    // from `root`; bytes[i]: the root's buffer (same for all)
+  reduce,                       // to `root`; bytes[i]: the buffer (same for all)
+  gtopk_merge_round,            // `transfers`: one (src -> dst) message per merging pair
+  ps_push,                      // `transfers`: worker -> parameter server (`root`)
+  ps_pull,                      // `transfers`: parameter server (`root`) -> worker
+};
+
+struct Transfer {
+  int src = 0;
+  int dst = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct CommStep {
+  CommKind kind = CommKind::allreduce_ring;
+  std::string label;                // human-readable, e.g. "allgather indices"
+  int root = -1;                    // broadcast/reduce root, parameter server rank; -1 if none
+  std::vector<int> participants;    // ranks taking part, ascending
+  std::vector<std::uint64_t> bytes; // per participant (same order), see CommKind
+  std::vector<Transfer> transfers;  // point-to-point kinds only
+
+  bool involves(int rank) const;
+};
+
+// Compression kernels, from the fixed list the cost model knows.
+enum class KernelKind {
+  topk_select,      // n scanned, k kept
+  threshold_select, // n scanned, k = kept
+  l2_norm,          // n
+  sample_threshold, // n, k = samples
+  sketch_insert,    // n inserted, rows, cols
+  sketch_query,     // n coordinates queried, rows
+  gather,           // n
+  scatter_add,      // n
+  sparse_pack,      // n = k pairs packed
+  sparse_unpack,    // n = k pairs unpacked
+  dense_add,        // n
+  dense_scale,      // n
+  fp16_cast,        // n
+};
+
+struct KernelRun {
+  KernelKind kind = KernelKind::dense_add;
+  std::uint64_t n = 0;
+  std::uint64_t k = 0;
+  std::uint32_t rows = 0;
+  std::uint32_t cols = 0;
+  // The kernel runs after every step with index < before_step has finished on
+  // this worker and before step `before_step` starts (== steps.size(): at the end).
+  std::size_t before_step = 0;
+  std::string label;
+};
+
+struct IterationContext {
+  std::uint64_t iteration = 0; // t, from 0
+  std::size_t workers = 0;     // P; must equal the number of gradients passed
+  std::uint64_t seed = 0;      // the scenario seed
+};
+
+struct IterationResult {
+  std::vector<float> update;                      // d values every worker applies (averaged)
+  std::vector<Index> support;                     // ascending indices the update was applied at
+  std::vector<CommStep> steps;                    // ordered, shared by all workers
+  std::vector<std::vector<KernelRun>> kernels;    // [worker] in the order run
+  nlohmann::json info = nlohmann::json::object(); // algorithm facts (leader, threshold...)
+
+  // Steps (indices into `steps`) this rank takes part in, in order.
+  std::vector<std::size_t> steps_of(int rank) const;
+  // Bytes this rank puts on the wire over all steps (its contributions and,
+  // for point-to-point steps, the messages it sends).
+  std::uint64_t bytes_sent_by(int rank) const;
+  // support.size() / update.size()
+  double density() const;
+};
+
+// What a compressor implementation sees (public for the implementations and
+// their tests; the simulator never needs it). For worker w, acc[w] is its
+// gradient plus residual (error-compensated); the implementation removes from it
+// what was applied, and what remains is the worker's new residual.
+struct IterationWork {
+  const std::vector<GradientView>* grads = nullptr;
+  const WeightsView* weights = nullptr;
+  IterationContext ctx;
+  const LayerLayout* layout = nullptr;
+  std::size_t d = 0;
+  int P = 0;
+  std::vector<float*> acc;
+  IterationResult result;
+
+  std::vector<int> all_ranks() const;
+  CommStep& add_step(CommKind kind, std::string label, std::vector<int> participants,
+                     std::vector<std::uint64_t> bytes, int root = -1);
+  // Every rank takes part with the same byte count.
+  CommStep& add_collective(CommKind kind, std::string label, std::uint64_t bytes, int root = -1);
+  void add_kernel(int worker, KernelKind kind, std::uint64_t n, std::uint64_t k = 0,
+                  std::uint32_t rows = 0, std::uint32_t cols = 0, std::string label = {});
+  void add_kernel_all(KernelKind kind, std::uint64_t n, std::uint64_t k = 0, std::uint32_t rows = 0,
+                      std::uint32_t cols = 0, const std::string& label = {});
+};
+
+class Compressor {
+public:
+  virtual ~Compressor() = default;
+  Compressor() = default;
+  Compressor(const Compressor&) = delete;
+  Compressor& operator=(const Compressor&) = delete;
+
+  virtual const std::string& name() const = 0;
+  // Every parameter with the value in force (defaults filled in).
+  virtual const nlohmann::json& params() const = 0;
+
+  // One iteration over all P workers. grads[w] is worker w's raw gradient; all
+  // share one layout. weights may be null except for compressors that need them
+  // (iwp). memories[w] is worker w's error-feedback memory (sized on first use).
+  // Compressors keep state across calls (momentum, thresholds, partitions), so
+  // call with t = 0, 1, 2... on one object per simulated training run.
+  // Throws std::invalid_argument on inconsistent inputs or NaN gradients.
+  IterationResult run_iteration(const std::vector<GradientView>& grads, const WeightsView* weights,
+                                const IterationContext& ctx, std::vector<ErrorFeedback>& memories);
+
+protected:
+  virtual void iterate(IterationWork& work) = 0;
+  // Whether memories carry residuals to the next iteration (the error_feedback parameter).
+  virtual bool error_feedback() const = 0;
+};
+
+const char* to_string(CommKind kind);
+const char* to_string(KernelKind kind);
+
+// k = max(1, floor(density * d)): every sparsifier sends at least one element.
+std::size_t k_for_density(std::size_t d, double density);
+
+} // namespace gcsim::compress

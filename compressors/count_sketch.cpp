@@ -1,0 +1,119 @@
+#include "compressors/count_sketch.hpp"
+
+#include "compressors/rng.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace gcsim::compress {
+
+CountSketch::CountSketch(std::uint32_t rows, std::uint32_t cols, std::uint64_t seed)
+    : rows_(rows), cols_(cols), seed_(seed) {
+  if (rows == 0 || cols == 0) {
+    throw std::invalid_argument("count sketch: rows and columns must be positive");
+  }
+  std::uint64_t state = seed;
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    row_keys_.push_back(splitmix64(state));
+  }
+  table_.assign(static_cast<std::size_t>(rows) * cols, 0.0f);
+}
+
+std::uint64_t CountSketch::hash(std::uint32_t row, std::size_t i) const {
+  std::uint64_t z = (static_cast<std::uint64_t>(i) ^ row_keys_[row]) * 0x9E3779B97F4A7C15ULL;
+  z ^= z >> 29;
+  z *= 0xBF58476D1CE4E5B9ULL;
+  z ^= z >> 32;
+  return z;
+}
+
+void CountSketch::insert(const float* x, std::size_t n, std::size_t offset) {
+  // Row by row, so one row of counters stays in cache while the input streams.
+  for (std::uint32_t r = 0; r < rows_; ++r) {
+    float* row = table_.data() + static_cast<std::size_t>(r) * cols_;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t h = hash(r, offset + i);
+      row[bucket(h)] += (h >> 63) != 0 ? -x[i] : x[i];
+    }
+  }
+}
+
+void CountSketch::add(std::size_t i, float value) {
+  insert(&value, 1, i);
+}
+
+void CountSketch::merge(const CountSketch& other) {
+  if (other.rows_ != rows_ || other.cols_ != cols_ || other.seed_ != seed_) {
+    throw std::invalid_argument("count sketch: merging sketches of different shape or seed");
+  }
+  for (std::size_t i = 0; i < table_.size(); ++i) {
+    table_[i] += other.table_[i];
+  }
+}
+
+void CountSketch::clear() {
+  std::fill(table_.begin(), table_.end(), 0.0f);
+}
+
+float CountSketch::row_estimate(std::uint32_t row, std::size_t i) const {
+  const std::uint64_t h = hash(row, i);
+  const float v = table_[static_cast<std::size_t>(row) * cols_ + bucket(h)];
+  return (h >> 63) != 0 ? -v : v;
+}
+
+namespace {
+float median_in_place(float* v, std::size_t n) {
+  std::nth_element(v, v + n / 2, v + n);
+  const float hi = v[n / 2];
+  if (n % 2 == 1) {
+    return hi;
+  }
+  const float lo = *std::max_element(v, v + n / 2);
+  return 0.5f * (lo + hi);
+}
+} // namespace
+
+float CountSketch::estimate(std::size_t i) const {
+  std::vector<float> v(rows_);
+  for (std::uint32_t r = 0; r < rows_; ++r) {
+    v[r] = row_estimate(r, i);
+  }
+  return median_in_place(v.data(), v.size());
+}
+
+void CountSketch::estimate_all(std::size_t d, std::vector<float>& out) const {
+  out.resize(d);
+  if (rows_ == 1) {
+    for (std::size_t i = 0; i < d; ++i) {
+      out[i] = row_estimate(0, i);
+    }
+    return;
+  }
+  // Blocks of coordinates: each row's estimates for the block, then medians.
+  constexpr std::size_t kBlock = 4096;
+  std::vector<float> per_row(static_cast<std::size_t>(rows_) * kBlock);
+  std::vector<float> v(rows_);
+  for (std::size_t base = 0; base < d; base += kBlock) {
+    const std::size_t m = std::min(kBlock, d - base);
+    for (std::uint32_t r = 0; r < rows_; ++r) {
+      float* dst = per_row.data() + static_cast<std::size_t>(r) * kBlock;
+      for (std::size_t i = 0; i < m; ++i) {
+        dst[i] = row_estimate(r, base + i);
+      }
+    }
+    for (std::size_t i = 0; i < m; ++i) {
+      for (std::uint32_t r = 0; r < rows_; ++r) {
+        v[r] = per_row[static_cast<std::size_t>(r) * kBlock + i];
+      }
+      out[base + i] = median_in_place(v.data(), v.size());
+    }
+  }
+}
+
+std::vector<Index> CountSketch::heavy_hitters(std::size_t d, std::size_t k) const {
+  std::vector<float> est;
+  estimate_all(d, est);
+  return topk_indices(est.data(), d, std::min(k, d));
+}
+
+} // namespace gcsim::compress

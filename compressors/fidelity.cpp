@@ -1,0 +1,54 @@
+#include "compressors/fidelity.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace gcsim::compress {
+
+Fidelity measure_fidelity(const std::vector<GradientView>& raw_grads,
+                          const std::vector<float>& update) {
+  if (raw_grads.empty()) {
+    throw std::invalid_argument("fidelity: no gradients");
+  }
+  const std::size_t d = update.size();
+  for (const auto& g : raw_grads) {
+    if (g.size() != d) {
+      throw std::invalid_argument("fidelity: gradient and update sizes differ");
+    }
+  }
+  const double inv_p = 1.0 / static_cast<double>(raw_grads.size());
+  double dot = 0.0;
+  double uu = 0.0;
+  double aa = 0.0;
+  double diff = 0.0;
+  double delivered = 0.0;
+  std::size_t nonzeros = 0;
+  for (std::size_t j = 0; j < d; ++j) {
+    double a = 0.0;
+    for (const auto& g : raw_grads) {
+      a += static_cast<double>(g.data[j]);
+    }
+    a *= inv_p;
+    const auto u = static_cast<double>(update[j]);
+    dot += u * a;
+    uu += u * u;
+    aa += a * a;
+    diff += (u - a) * (u - a);
+    if (update[j] != 0.0f) {
+      ++nonzeros;
+      delivered += a * a;
+    }
+  }
+  Fidelity f;
+  f.density = d == 0 ? 0.0 : static_cast<double>(nonzeros) / static_cast<double>(d);
+  if (uu == 0.0 && aa == 0.0) {
+    f.cosine = 1.0;
+  } else if (uu > 0.0 && aa > 0.0) {
+    f.cosine = dot / std::sqrt(uu * aa);
+  }
+  f.relative_l2_error = aa > 0.0 ? std::sqrt(diff / aa) : std::sqrt(uu);
+  f.energy_share = aa > 0.0 ? delivered / aa : 1.0;
+  return f;
+}
+
+} // namespace gcsim::compress

@@ -1,0 +1,59 @@
+// Gradients and weights as flat float buffers with a layer layout.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gcsim::compress {
+
+// One layer (a named parameter tensor) inside a flattened model vector.
+struct Layer {
+  std::string name;
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+
+// The layers of a model in order, contiguous and covering [0, total()).
+class LayerLayout {
+public:
+  LayerLayout() = default;
+  // Throws std::invalid_argument on an empty or zero-sized layer list.
+  explicit LayerLayout(std::vector<Layer> layers);
+  // Convenience: layers named "layer0", "layer1"... of the given sizes, packed in order.
+  static LayerLayout from_sizes(const std::vector<std::size_t>& sizes);
+
+  const std::vector<Layer>& layers() const { return layers_; }
+  std::size_t size() const { return layers_.size(); }
+  const Layer& operator[](std::size_t i) const { return layers_[i]; }
+  std::size_t total() const { return total_; }
+  bool operator==(const LayerLayout& other) const;
+
+private:
+  std::vector<Layer> layers_;
+  std::size_t total_ = 0;
+};
+
+// A read-only view of one worker's flattened gradient (or of the weights).
+// The viewed memory and layout must outlive the view.
+struct GradientView {
+  const float* data = nullptr;
+  const LayerLayout* layout = nullptr;
+
+  std::size_t size() const { return layout == nullptr ? 0 : layout->total(); }
+  const float* layer_data(std::size_t l) const { return data + (*layout)[l].offset; }
+};
+using WeightsView = GradientView;
+
+// Owning storage for a flattened gradient; handy for tests and benchmarks.
+struct Gradient {
+  LayerLayout layout;
+  std::vector<float> values;
+
+  Gradient() = default;
+  explicit Gradient(LayerLayout l) : layout(std::move(l)), values(layout.total(), 0.0f) {}
+  GradientView view() const { return GradientView{values.data(), &layout}; }
+};
+
+} // namespace gcsim::compress

@@ -1,0 +1,26 @@
+// Magnitude thresholds estimated from a random sample (DGC-style selection).
+#pragma once
+
+#include "compressors/topk.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace gcsim::compress {
+
+struct ThresholdEstimate {
+  float threshold = 0.0f; // |x| >= threshold is expected to keep ~density of the input
+  std::size_t samples = 0;
+};
+
+// Draws `samples` positions of x[0,n) uniformly with replacement (xoshiro256**
+// seeded with `seed`) and returns the ceil(density * samples)-th largest sampled
+// magnitude. samples is clamped to [1, n]. Throws std::invalid_argument if n == 0.
+ThresholdEstimate estimate_threshold(const float* x, std::size_t n, double density,
+                                     std::size_t samples, std::uint64_t seed);
+
+// Ascending indices i with |x[i]| >= threshold.
+void select_at_or_above(const float* x, std::size_t n, float threshold, std::vector<Index>& out);
+
+} // namespace gcsim::compress

@@ -1,0 +1,219 @@
+#include "compressors/topk.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace gcsim::compress {
+namespace {
+
+constexpr std::uint32_t kInfKey = 0x7F800000u; // keys above this are NaN
+
+inline std::uint32_t key_of(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits & 0x7FFFFFFFu;
+}
+
+[[noreturn]] void throw_nan(std::size_t i) {
+  throw std::invalid_argument("top-k: input element " + std::to_string(i) +
+                              " is NaN; magnitudes of NaN have no order");
+}
+
+void check_arguments(std::size_t n, std::size_t k) {
+  if (k > n) {
+    throw std::invalid_argument("top-k: k = " + std::to_string(k) +
+                                " exceeds n = " + std::to_string(n));
+  }
+  if (n > static_cast<std::size_t>(std::numeric_limits<Index>::max())) {
+    throw std::invalid_argument("top-k: n = " + std::to_string(n) + " does not fit a 32-bit index");
+  }
+}
+
+// Emits, in index order, every i with key > t plus the first `ties` with key == t.
+void emit_by_threshold(const float* x, std::size_t n, std::uint32_t t, std::size_t ties,
+                       std::vector<Index>& out) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t key = key_of(x[i]);
+    if (key > t || (key == t && ties > 0)) {
+      ties -= key == t ? 1 : 0;
+      out.push_back(static_cast<Index>(i));
+    }
+  }
+}
+
+// Radix select of the k-th largest key (1 <= k <= n) over the whole input.
+// Returns the threshold key and how many elements equal to it are to be kept.
+std::pair<std::uint32_t, std::size_t> radix_threshold(const float* x, std::size_t n,
+                                                      std::size_t k) {
+  // Key bits 30..20, 19..9, 8..0 (bit 31 is the cleared sign).
+  constexpr int kShift[3] = {20, 9, 0};
+  constexpr std::uint32_t kMask[3] = {0x7FFu, 0x7FFu, 0x1FFu};
+  std::uint32_t prefix = 0;
+  std::uint32_t prefix_mask = 0;
+  std::size_t need = k;
+  std::array<std::size_t, 2048> hist{};
+  for (int pass = 0; pass < 3; ++pass) {
+    hist.fill(0);
+    const int shift = kShift[pass];
+    const std::uint32_t mask = kMask[pass];
+    if (pass == 0) {
+      std::uint32_t max_key = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t key = key_of(x[i]);
+        max_key = std::max(max_key, key);
+        ++hist[(key >> shift) & mask];
+      }
+      if (max_key > kInfKey) {
+        check_no_nan(x, n);
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t key = key_of(x[i]);
+        if ((key & prefix_mask) == prefix) {
+          ++hist[(key >> shift) & mask];
+        }
+      }
+    }
+    // Walk buckets from the top until `need` elements are covered.
+    std::size_t bucket = mask;
+    for (;; --bucket) {
+      if (hist[bucket] >= need) {
+        break;
+      }
+      need -= hist[bucket];
+    }
+    prefix |= static_cast<std::uint32_t>(bucket) << shift;
+    prefix_mask |= mask << shift;
+  }
+  return {prefix, need};
+}
+
+} // namespace
+
+void check_no_nan(const float* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (key_of(x[i]) > kInfKey) {
+      throw_nan(i);
+    }
+  }
+}
+
+void topk_indices_radix(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out) {
+  check_arguments(n, k);
+  out.clear();
+  if (k == 0 || k == n) {
+    check_no_nan(x, n);
+    for (std::size_t i = 0; i < k; ++i) {
+      out.push_back(static_cast<Index>(i));
+    }
+    return;
+  }
+  const auto [threshold, ties] = radix_threshold(x, n, k);
+  out.reserve(k);
+  emit_by_threshold(x, n, threshold, ties, out);
+}
+
+void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out) {
+  check_arguments(n, k);
+  // The sampling path pays off when the input is large and k a small share of it.
+  constexpr std::size_t kMinSampled = std::size_t{1} << 16;
+  if (n < kMinSampled || k == 0 || k * 8 > n) {
+    topk_indices_radix(x, n, k, out);
+    return;
+  }
+  // 1. Strided sample of keys; its r-th largest is, with high probability, below
+  //    the k-th largest key of the whole input. r has a 30% margin plus three
+  //    standard deviations of the binomial count, so misses are rare; a miss only
+  //    costs the fallback, never exactness.
+  const std::size_t samples = std::clamp<std::size_t>(n / 256, 4096, 65536);
+  const std::size_t stride = n / samples;
+  std::vector<std::uint32_t> keys(samples);
+  for (std::size_t s = 0; s < samples; ++s) {
+    keys[s] = key_of(x[s * stride + (s * 7919) % stride]);
+  }
+  const double expected =
+      static_cast<double>(k) * static_cast<double>(samples) / static_cast<double>(n);
+  const auto rank = static_cast<std::size_t>(1.3 * expected + 3.0 * std::sqrt(expected) + 8.0);
+  if (rank >= samples) {
+    topk_indices_radix(x, n, k, out);
+    return;
+  }
+  std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(rank), keys.end(),
+                   std::greater<>());
+  // A NaN anywhere sorts above every finite key; clamping the bound to +inf keeps
+  // every NaN among the candidates, where it is reported.
+  const std::uint32_t bound = std::min(keys[rank], kInfKey);
+
+  // 2. One streaming pass keeps the indices with key >= bound. Blocks are tested
+  //    with a branch-free reduction first because almost none of them hold one.
+  std::vector<Index> candidates;
+  candidates.reserve(
+      static_cast<std::size_t>(1.5 * static_cast<double>(rank) * static_cast<double>(stride)) + 64);
+  constexpr std::size_t kBlock = 64;
+  std::size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    std::uint32_t any = 0;
+    for (std::size_t j = 0; j < kBlock; ++j) {
+      any |= static_cast<std::uint32_t>(key_of(x[i + j]) >= bound);
+    }
+    if (any == 0) {
+      continue;
+    }
+    for (std::size_t j = 0; j < kBlock; ++j) {
+      if (key_of(x[i + j]) >= bound) {
+        candidates.push_back(static_cast<Index>(i + j));
+      }
+    }
+  }
+  for (; i < n; ++i) {
+    if (key_of(x[i]) >= bound) {
+      candidates.push_back(static_cast<Index>(i));
+    }
+  }
+  if (candidates.size() < k) {
+    topk_indices_radix(x, n, k, out);
+    return;
+  }
+
+  // 3. Exact threshold among the candidates, then keep them in index order.
+  keys.resize(candidates.size());
+  std::uint32_t max_key = 0;
+  for (std::size_t c = 0; c < candidates.size(); ++c) {
+    keys[c] = key_of(x[candidates[c]]);
+    max_key = std::max(max_key, keys[c]);
+  }
+  if (max_key > kInfKey) {
+    check_no_nan(x, n);
+  }
+  std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(k - 1), keys.end(),
+                   std::greater<>());
+  const std::uint32_t threshold = keys[k - 1];
+  std::size_t above = 0;
+  for (const Index c : candidates) {
+    above += key_of(x[c]) > threshold ? 1 : 0;
+  }
+  std::size_t ties = k - above;
+  out.clear();
+  out.reserve(k);
+  for (const Index c : candidates) {
+    const std::uint32_t key = key_of(x[c]);
+    if (key > threshold || (key == threshold && ties > 0)) {
+      ties -= key == threshold ? 1 : 0;
+      out.push_back(c);
+    }
+  }
+}
+
+std::vector<Index> topk_indices(const float* x, std::size_t n, std::size_t k) {
+  std::vector<Index> out;
+  topk_indices(x, n, k, out);
+  return out;
+}
+
+} // namespace gcsim::compress
