@@ -86,6 +86,19 @@ std::vector<std::size_t> deft_allocate_k(const std::vector<double>& norms,
     rem_k -= kp;
     rem_norm -= norms[p];
   }
+  // The max(1, .) floor can overshoot k even when k >= #partitions (e.g. when
+  // zero-norm partitions come last). The reference code sends the excess; we take
+  // it back from the largest-norm partitions so that the total is exactly k
+  // whenever that is possible (a documented deviation, see README).
+  for (const std::size_t p : order) {
+    if (rem_k >= 0) {
+      break;
+    }
+    const auto spare = static_cast<long long>(ks[p]) - 1;
+    const long long take = std::min(spare, -rem_k);
+    ks[p] -= static_cast<std::size_t>(take);
+    rem_k += take;
+  }
   for (const std::size_t p : order) {
     if (rem_k <= 0) {
       break;

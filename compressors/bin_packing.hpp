@@ -33,8 +33,10 @@ std::vector<Partition> deft_partitions(const LayerLayout& layout, std::size_t wo
 
 // DEFT step 2: k per partition from the partition norms (see PAPERS.md): visit by
 // descending norm (ties: lower id), k_i = floor(rem_k * norm_i / rem_norm),
-// clamped to [1, n_i]; any k left over is then handed out in the same order up
-// to each partition's size. Sums to k whenever #partitions <= k <= d.
+// clamped to [1, n_i]; an excess from the floor of 1 is taken back from the
+// partitions in the same order (down to 1 each), and any k left over is handed
+// out in the same order up to each partition's size. Sums to k whenever
+// #partitions <= k <= d; with fewer k than partitions each partition gets 1.
 std::vector<std::size_t> deft_allocate_k(const std::vector<double>& norms,
                                          const std::vector<std::size_t>& sizes, std::size_t k);
 

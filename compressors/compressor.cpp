@@ -87,6 +87,17 @@ CommStep& IterationWork::add_collective(CommKind kind, std::string label, std::u
                   std::vector<std::uint64_t>(static_cast<std::size_t>(P), bytes), root);
 }
 
+CommStep& IterationWork::add_transfers(CommKind kind, std::string label,
+                                       std::vector<Transfer> transfers, int root) {
+  std::vector<std::uint64_t> bytes(static_cast<std::size_t>(P), 0);
+  for (const Transfer& tr : transfers) {
+    bytes[static_cast<std::size_t>(tr.src)] += tr.bytes;
+  }
+  CommStep& step = add_step(kind, std::move(label), all_ranks(), std::move(bytes), root);
+  step.transfers = std::move(transfers);
+  return step;
+}
+
 void IterationWork::add_kernel(int worker, KernelKind kind, std::uint64_t n, std::uint64_t k,
                                std::uint32_t rows, std::uint32_t cols, std::string label) {
   KernelRun run;

@@ -122,6 +122,9 @@ struct IterationWork {
                      std::vector<std::uint64_t> bytes, int root = -1);
   // Every rank takes part with the same byte count.
   CommStep& add_collective(CommKind kind, std::string label, std::uint64_t bytes, int root = -1);
+  // Point-to-point step: every rank is a participant, bytes[i] = what rank i sends.
+  CommStep& add_transfers(CommKind kind, std::string label, std::vector<Transfer> transfers,
+                          int root = -1);
   void add_kernel(int worker, KernelKind kind, std::uint64_t n, std::uint64_t k = 0,
                   std::uint32_t rows = 0, std::uint32_t cols = 0, std::string label = {});
   void add_kernel_all(KernelKind kind, std::uint64_t n, std::uint64_t k = 0, std::uint32_t rows = 0,

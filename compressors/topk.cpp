@@ -94,6 +94,37 @@ std::pair<std::uint32_t, std::size_t> radix_threshold(const float* x, std::size_
   return {prefix, need};
 }
 
+// The same radix select over an array of keys (the sampled path's candidates).
+std::pair<std::uint32_t, std::size_t> radix_threshold_keys(const std::uint32_t* keys, std::size_t m,
+                                                           std::size_t k) {
+  constexpr int kShift[3] = {20, 9, 0};
+  constexpr std::uint32_t kMask[3] = {0x7FFu, 0x7FFu, 0x1FFu};
+  std::uint32_t prefix = 0;
+  std::uint32_t prefix_mask = 0;
+  std::size_t need = k;
+  std::array<std::size_t, 2048> hist{};
+  for (int pass = 0; pass < 3; ++pass) {
+    hist.fill(0);
+    const int shift = kShift[pass];
+    const std::uint32_t mask = kMask[pass];
+    for (std::size_t i = 0; i < m; ++i) {
+      if ((keys[i] & prefix_mask) == prefix) {
+        ++hist[(keys[i] >> shift) & mask];
+      }
+    }
+    std::size_t bucket = mask;
+    for (;; --bucket) {
+      if (hist[bucket] >= need) {
+        break;
+      }
+      need -= hist[bucket];
+    }
+    prefix |= static_cast<std::uint32_t>(bucket) << shift;
+    prefix_mask |= mask << shift;
+  }
+  return {prefix, need};
+}
+
 } // namespace
 
 void check_no_nan(const float* x, std::size_t n) {
@@ -128,10 +159,13 @@ void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Inde
     return;
   }
   // 1. Strided sample of keys; its r-th largest is, with high probability, below
-  //    the k-th largest key of the whole input. r has a 30% margin plus three
+  //    the k-th largest key of the whole input. r has a 20% margin plus three
   //    standard deviations of the binomial count, so misses are rare; a miss only
   //    costs the fallback, never exactness.
-  const std::size_t samples = std::clamp<std::size_t>(n / 256, 4096, 65536);
+  //    The sample is sized for about 256 expected hits: more only costs cache misses.
+  const std::size_t samples = std::clamp<std::size_t>(
+      static_cast<std::size_t>(256.0 * static_cast<double>(n) / static_cast<double>(k)), 4096,
+      std::min<std::size_t>(65536, n / 16));
   const std::size_t stride = n / samples;
   std::vector<std::uint32_t> keys(samples);
   for (std::size_t s = 0; s < samples; ++s) {
@@ -139,7 +173,7 @@ void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Inde
   }
   const double expected =
       static_cast<double>(k) * static_cast<double>(samples) / static_cast<double>(n);
-  const auto rank = static_cast<std::size_t>(1.3 * expected + 3.0 * std::sqrt(expected) + 8.0);
+  const auto rank = static_cast<std::size_t>(1.2 * expected + 3.0 * std::sqrt(expected) + 8.0);
   if (rank >= samples) {
     topk_indices_radix(x, n, k, out);
     return;
@@ -150,12 +184,16 @@ void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Inde
   // every NaN among the candidates, where it is reported.
   const std::uint32_t bound = std::min(keys[rank], kInfKey);
 
-  // 2. One streaming pass keeps the indices with key >= bound. Blocks are tested
-  //    with a branch-free reduction first because almost none of them hold one.
-  std::vector<Index> candidates;
-  candidates.reserve(
-      static_cast<std::size_t>(1.5 * static_cast<double>(rank) * static_cast<double>(stride)) + 64);
-  constexpr std::size_t kBlock = 64;
+  // 2. One streaming pass keeps the indices (and keys) with key >= bound. Blocks
+  //    are tested with a branch-free reduction first because most hold none;
+  //    blocks that do are compacted without branches.
+  constexpr std::size_t kBlock = 32;
+  std::size_t capacity =
+      static_cast<std::size_t>(1.5 * static_cast<double>(rank) * static_cast<double>(stride)) +
+      4 * kBlock;
+  std::vector<Index> cand_idx(capacity);
+  std::vector<std::uint32_t> cand_key(capacity);
+  std::size_t m = 0;
   std::size_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
     std::uint32_t any = 0;
@@ -165,47 +203,51 @@ void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Inde
     if (any == 0) {
       continue;
     }
+    if (m + kBlock > capacity) {
+      capacity *= 2;
+      cand_idx.resize(capacity);
+      cand_key.resize(capacity);
+    }
     for (std::size_t j = 0; j < kBlock; ++j) {
-      if (key_of(x[i + j]) >= bound) {
-        candidates.push_back(static_cast<Index>(i + j));
-      }
+      const std::uint32_t key = key_of(x[i + j]);
+      cand_idx[m] = static_cast<Index>(i + j);
+      cand_key[m] = key;
+      m += key >= bound ? 1 : 0;
     }
   }
   for (; i < n; ++i) {
-    if (key_of(x[i]) >= bound) {
-      candidates.push_back(static_cast<Index>(i));
+    const std::uint32_t key = key_of(x[i]);
+    if (key >= bound) {
+      if (m == capacity) {
+        capacity *= 2;
+        cand_idx.resize(capacity);
+        cand_key.resize(capacity);
+      }
+      cand_idx[m] = static_cast<Index>(i);
+      cand_key[m] = key;
+      ++m;
     }
   }
-  if (candidates.size() < k) {
+  if (m < k) {
     topk_indices_radix(x, n, k, out);
     return;
   }
 
   // 3. Exact threshold among the candidates, then keep them in index order.
-  keys.resize(candidates.size());
-  std::uint32_t max_key = 0;
-  for (std::size_t c = 0; c < candidates.size(); ++c) {
-    keys[c] = key_of(x[candidates[c]]);
-    max_key = std::max(max_key, keys[c]);
-  }
+  const std::uint32_t max_key =
+      *std::max_element(cand_key.begin(), cand_key.begin() + static_cast<std::ptrdiff_t>(m));
   if (max_key > kInfKey) {
     check_no_nan(x, n);
   }
-  std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(k - 1), keys.end(),
-                   std::greater<>());
-  const std::uint32_t threshold = keys[k - 1];
-  std::size_t above = 0;
-  for (const Index c : candidates) {
-    above += key_of(x[c]) > threshold ? 1 : 0;
-  }
-  std::size_t ties = k - above;
+  const auto [threshold, ties_at_threshold] = radix_threshold_keys(cand_key.data(), m, k);
+  std::size_t ties = ties_at_threshold;
   out.clear();
   out.reserve(k);
-  for (const Index c : candidates) {
-    const std::uint32_t key = key_of(x[c]);
+  for (std::size_t c = 0; c < m; ++c) {
+    const std::uint32_t key = cand_key[c];
     if (key > threshold || (key == threshold && ties > 0)) {
       ties -= key == threshold ? 1 : 0;
-      out.push_back(c);
+      out.push_back(cand_idx[c]);
     }
   }
 }

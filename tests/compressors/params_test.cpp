@@ -1,0 +1,56 @@
+#include "compressors/params.hpp"
+#include "compressors/registry.hpp"
+
+#include <set>
+
+#include <doctest/doctest.h>
+
+namespace gc = gcsim::compress;
+
+TEST_CASE("registry knows the ten compressors and builds each with defaults") {
+  const auto infos = gc::list_compressors();
+  std::set<std::string> names;
+  for (const auto& info : infos) {
+    names.insert(info.name);
+    auto c = gc::make_compressor(info.name, nullptr);
+    CHECK(c->name() == info.name);
+    for (const auto& spec : info.params) {
+      CHECK(c->params().at(spec.name) == spec.default_value);
+      CHECK_FALSE(spec.description.empty());
+    }
+  }
+  CHECK(names == std::set<std::string>{"cltk", "deft", "dense", "dgc", "gs_sgd", "gtopk", "iwp",
+                                       "randomk", "sketched_sgd", "topk"});
+}
+
+TEST_CASE("registry rejects unknown names and bad parameters with a message naming them") {
+  CHECK_THROWS_WITH_AS(gc::make_compressor("gtop"), doctest::Contains("did you mean 'gtopk'"),
+                       gc::ParameterError);
+  CHECK_THROWS_WITH_AS(gc::make_compressor("topk", {{"densty", 0.01}}),
+                       doctest::Contains("unknown parameter 'densty'; did you mean 'density'"),
+                       gc::ParameterError);
+  CHECK_THROWS_WITH_AS(gc::make_compressor("topk", {{"density", 0.0}}),
+                       doctest::Contains("'density'"), gc::ParameterError);
+  CHECK_THROWS_WITH_AS(gc::make_compressor("topk", {{"density", 1.5}}),
+                       doctest::Contains("'density'"), gc::ParameterError);
+  CHECK_THROWS_WITH_AS(gc::make_compressor("topk", {{"variant", "gather"}}),
+                       doctest::Contains("allgather_pairs"), gc::ParameterError);
+  CHECK_THROWS_WITH_AS(gc::make_compressor("gs_sgd", {{"rows", 2.5}}),
+                       doctest::Contains("expected an integer"), gc::ParameterError);
+  CHECK_THROWS_WITH_AS(gc::make_compressor("dgc", {{"momentum", "high"}}),
+                       doctest::Contains("'momentum': expected a number"), gc::ParameterError);
+  CHECK_THROWS_WITH_AS(gc::make_compressor("deft", {{"leader_rotation", 1}}),
+                       doctest::Contains("expected true or false"), gc::ParameterError);
+  CHECK_THROWS_AS(gc::make_compressor("topk", nlohmann::json::array()), gc::ParameterError);
+  // A ParameterError is an std::invalid_argument, which the CLI maps to exit status 2.
+  CHECK_THROWS_AS(gc::make_compressor("nope"), std::invalid_argument);
+  // Values given are kept, others defaulted.
+  const auto c = gc::make_compressor("topk", {{"density", 0.01}});
+  CHECK(c->params().at("density").get<double>() == 0.01);
+  CHECK(c->params().at("variant") == "allgather_pairs");
+}
+
+TEST_CASE("did_you_mean picks the closest name or nothing") {
+  CHECK(gc::did_you_mean("second_rnd", {"rows", "second_round"}) == "second_round");
+  CHECK(gc::did_you_mean("zzzzzzzz", {"rows", "columns"}).empty());
+}
