@@ -1,0 +1,125 @@
+// `gcsim calibrate --device cpu --out FILE [--quick]`: measures this machine's
+// CPU on the compression kernels as compressors/ implements them, fits the
+// cost model and writes a measured device profile (platforms/devices/README.md).
+// GPUs are calibrated by scripts/calibrate/ (CUDA), not by this command.
+
+#include "sim/cli/command.hpp"
+#include "sim/cost/calibration.hpp"
+#include "sim/input/input_error.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+
+#include <CLI/CLI.hpp>
+
+namespace gcsim::cli {
+namespace {
+
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d", std::gmtime(&now));
+  return text;
+}
+
+class CalibrateCommand final : public Command {
+public:
+  std::string name() const override { return "calibrate"; }
+  std::string description() const override {
+    return "Measure compression-kernel times on this CPU and write a fitted device profile";
+  }
+  void configure(CLI::App& subcommand) override {
+    subcommand
+        .add_option("--device", device_,
+                    "Device to calibrate (only \"cpu\" here; GPUs "
+                    "use scripts/calibrate/)")
+        ->required();
+    subcommand.add_option("--out", out_, "Profile JSON to write")->required();
+    subcommand.add_flag("--quick", quick_,
+                        "Reduced range (2^10..2^22, fewer repetitions): seconds, not minutes");
+    subcommand.add_option("--min-log2", min_log2_, "Smallest size, as log2 of elements");
+    subcommand.add_option("--max-log2", max_log2_, "Largest size, as log2 of elements");
+    subcommand.add_option("--steps-per-octave", steps_, "Sizes per doubling");
+    subcommand.add_flag("--verbose", verbose_, "Print every timed point");
+  }
+  int run() override {
+    if (device_ != "cpu")
+      throw InputError("", "--device",
+                       "only \"cpu\" can be calibrated by gcsim; GPUs are calibrated by the "
+                       "CUDA program in scripts/calibrate/");
+    cost::CalibrationOptions options;
+    if (quick_) {
+      options.min_log2_n = 10;
+      options.max_log2_n = 22;
+      options.seconds_per_point = 0.01;
+      options.max_reps = 50;
+    } else {
+      // Large sizes take ~1 s per run; a few runs each keeps the whole
+      // calibration within ~15 minutes.
+      options.seconds_per_point = 0.25;
+    }
+    if (min_log2_ > 0)
+      options.min_log2_n = min_log2_;
+    if (max_log2_ > 0)
+      options.max_log2_n = max_log2_;
+    if (steps_ > 0)
+      options.steps_per_octave = steps_;
+    if (options.min_log2_n < 4 || options.max_log2_n > 30 ||
+        options.min_log2_n > options.max_log2_n)
+      throw InputError("", "--min-log2/--max-log2", "sizes must satisfy 4 <= min <= max <= 30");
+    if (verbose_)
+      options.progress = [](std::string_view line) {
+        std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+      };
+
+    std::string command = "gcsim calibrate --device cpu --out " + out_;
+    if (quick_)
+      command += " --quick";
+    if (min_log2_ > 0)
+      command += " --min-log2 " + std::to_string(min_log2_);
+    if (max_log2_ > 0)
+      command += " --max-log2 " + std::to_string(max_log2_);
+    if (steps_ > 0)
+      command += " --steps-per-octave " + std::to_string(steps_);
+
+    const auto start = std::chrono::steady_clock::now();
+    const cost::CalibrationPoints points = cost::measure_cpu_kernels(options);
+    const double gemm = cost::measure_cpu_gemm_flops();
+    const cost::DeviceProfile profile = cost::fit_cpu_profile(points, gemm, command, today());
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    std::ofstream file(out_);
+    if (!file)
+      throw InputError(out_, "", "cannot open for writing");
+    file << profile.to_json().dump(1) << "\n";
+    if (!file)
+      throw InputError(out_, "", "write failed");
+
+    std::printf("calibrated %s in %.0f s; wrote %s\n", profile.name().c_str(), elapsed,
+                out_.c_str());
+    std::printf("hold-out (fit on every other size, predict the rest; n > 2^16):\n");
+    for (const cost::HoldoutResult& result : cost::holdout_errors(points))
+      std::printf("  %-18s median |error| %5.1f%%  max %5.1f%%  (%zu points)\n",
+                  std::string(cost::kernel_name(result.kernel)).c_str(),
+                  100 * result.median_abs_error, 100 * result.max_abs_error, result.points);
+    return 0;
+  }
+
+private:
+  std::string device_;
+  std::string out_;
+  bool quick_ = false;
+  bool verbose_ = false;
+  int min_log2_ = 0;
+  int max_log2_ = 0;
+  int steps_ = 0;
+};
+
+const CommandRegistration registration{[] { return std::make_unique<CalibrateCommand>(); }};
+
+} // namespace
+} // namespace gcsim::cli

@@ -1,0 +1,135 @@
+// `gcsim profile show FILE`: a device profile's provenance, fitted curves and,
+// for measured profiles, the residual of every raw point and the hold-out
+// error (fit on half the sizes, predict the other half).
+
+#include "sim/cli/command.hpp"
+#include "sim/cost/calibration.hpp"
+#include "sim/cost/device_profile.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+namespace gcsim::cli {
+namespace {
+
+using cost::DeviceProfile;
+using cost::Kernel;
+
+void print_curve(const cost::KernelModel& model) {
+  const cost::Family& family = model.curve.family();
+  const cost::ShapeRange& range = model.curve.range();
+  std::printf("  fit: %s over n in [%.4g, %.4g]", std::string(family.name).c_str(), range.n_min,
+              range.n_max);
+  if (family.uses_k)
+    std::printf(", k in [%.4g, %.4g]", range.k_min, range.k_max);
+  std::printf("\n");
+  for (const cost::Segment& segment : model.curve.segments()) {
+    if (std::isinf(segment.up_to))
+      std::printf("    %-16s", "rest:");
+    else
+      std::printf("    n <= %-11.4g", segment.up_to);
+    for (std::size_t t = 0; t < family.term_count; ++t)
+      std::printf("  %s=%.4g", std::string(cost::term_key(family.terms[t])).c_str(),
+                  segment.coefficients[t]);
+    std::printf("\n");
+  }
+}
+
+void print_points(const cost::KernelModel& model) {
+  if (model.points.empty())
+    return;
+  std::printf("  %12s %10s %6s %8s %12s %12s %9s\n", "n", "k", "rows", "cols", "measured_s",
+              "fitted_s", "residual");
+  std::vector<double> residuals;
+  for (const cost::Sample& point : model.points) {
+    const double fitted = model.curve.seconds(point.shape);
+    const double residual = (fitted - point.seconds) / point.seconds;
+    residuals.push_back(std::fabs(residual));
+    std::printf("  %12.0f %10.0f %6.0f %8.0f %12.4g %12.4g %+8.1f%%\n", point.shape.n,
+                point.shape.k, point.shape.rows, point.shape.cols, point.seconds, fitted,
+                100 * residual);
+  }
+  std::sort(residuals.begin(), residuals.end());
+  std::printf("  median |residual| %.1f%%, max %.1f%% over %zu points\n",
+              100 * residuals[residuals.size() / 2], 100 * residuals.back(), residuals.size());
+}
+
+class ProfileCommand final : public Command {
+public:
+  std::string name() const override { return "profile"; }
+  std::string description() const override {
+    return "Inspect device profiles (fitted kernel-time curves, residuals, provenance)";
+  }
+  void configure(CLI::App& subcommand) override {
+    subcommand.require_subcommand(1);
+    show_ = subcommand.add_subcommand(
+        "show", "Print a profile's provenance, fitted curves and the residual of every point");
+    show_->add_option("file", file_, "Device profile JSON")->required();
+    show_->add_flag("--no-points", no_points_, "Only the curves, not every raw point");
+  }
+  int run() override {
+    const DeviceProfile profile = DeviceProfile::load(file_);
+    std::printf("profile: %s\n", profile.name().c_str());
+    std::printf("device: %s %s\n", profile.device_kind().c_str(), profile.device_model().c_str());
+    const cost::Provenance& provenance = profile.provenance();
+    std::printf("provenance: %s\n", provenance.kind.c_str());
+    if (!provenance.command.empty())
+      std::printf("  command: %s\n  date: %s\n", provenance.command.c_str(),
+                  provenance.date.c_str());
+    if (!provenance.host.empty())
+      std::printf("  host: %s\n", provenance.host.c_str());
+    if (!provenance.regime.empty())
+      std::printf("  regime: %s\n", provenance.regime.c_str());
+    for (const cost::Source& source : provenance.sources)
+      std::printf("  - %s: %s [%s]\n", source.figure.c_str(), source.value.c_str(),
+                  source.source.c_str());
+    const cost::ComputeModel& compute = profile.compute();
+    std::printf("compute: forward %.4g TFLOP/s, backward %.4g TFLOP/s (x%.2g FLOPs), layer "
+                "latency %.3g us\n",
+                compute.forward_flops_per_s / 1e12, compute.backward_flops_per_s / 1e12,
+                compute.backward_flops_ratio, compute.layer_latency_s * 1e6);
+    std::printf("  efficiency:");
+    for (std::size_t i = 0; i < DeviceProfile::layer_kinds().size(); ++i)
+      std::printf(" %s=%.3g", std::string(DeviceProfile::layer_kinds()[i]).c_str(),
+                  compute.efficiency[i]);
+    std::printf("\n");
+    if (!compute.source.empty())
+      std::printf("  source: %s\n", compute.source.c_str());
+
+    for (Kernel kernel : cost::all_kernels()) {
+      const cost::KernelModel& model = profile.kernel(kernel);
+      std::printf("\n%s", std::string(cost::kernel_name(kernel)).c_str());
+      if (!model.regime.empty())
+        std::printf(" [%s]", model.regime.c_str());
+      std::printf("\n");
+      if (!model.source.empty())
+        std::printf("  source: %s\n", model.source.c_str());
+      print_curve(model);
+      if (!no_points_)
+        print_points(model);
+    }
+
+    if (provenance.kind != "measured")
+      return 0;
+    std::printf("\nhold-out (fit on every other size, predict the rest; n > 2^16):\n");
+    for (const cost::HoldoutResult& result : cost::holdout_errors(profile)) {
+      std::printf("  %-18s median |error| %5.1f%%  max %5.1f%%  (%zu points)\n",
+                  std::string(cost::kernel_name(result.kernel)).c_str(),
+                  100 * result.median_abs_error, 100 * result.max_abs_error, result.points);
+    }
+    return 0;
+  }
+
+private:
+  CLI::App* show_ = nullptr;
+  std::string file_;
+  bool no_points_ = false;
+};
+
+const CommandRegistration registration{[] { return std::make_unique<ProfileCommand>(); }};
+
+} // namespace
+} // namespace gcsim::cli

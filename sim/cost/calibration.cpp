@@ -1,0 +1,395 @@
+#include "sim/cost/calibration.hpp"
+
+#include "sim/cost/cpu_kernels.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+#include <unistd.h>
+
+#if GCSIM_COST_WITH_COMPRESSORS
+#include "compressors/count_sketch.hpp"
+#include "compressors/threshold_estimator.hpp"
+#include "compressors/topk.hpp"
+#endif
+
+namespace gcsim::cost {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> values) {
+  assert(!values.empty() && "median of nothing");
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+struct Timing {
+  double seconds = 0;
+  double repetitions = 0;
+};
+
+// Median time of one call after a warm-up call. Short calls are timed in
+// batches of at least ~20 us so the clock's resolution and overhead vanish.
+template <typename Kernel> Timing time_kernel(Kernel&& kernel, const CalibrationOptions& options) {
+  kernel(); // warm-up: page faults, caches, branch predictors
+  Clock::time_point start = Clock::now();
+  kernel();
+  const double first = seconds_since(start);
+  const double batch_target = 20e-6;
+  const int batch =
+      first >= batch_target ? 1 : static_cast<int>(std::ceil(batch_target / std::max(first, 1e-9)));
+  std::vector<double> times;
+  if (batch == 1)
+    times.push_back(first);
+  double spent = first;
+  while (static_cast<int>(times.size()) < options.min_reps ||
+         (spent < options.seconds_per_point && static_cast<int>(times.size()) < options.max_reps)) {
+    start = Clock::now();
+    for (int b = 0; b < batch; ++b)
+      kernel();
+    const double elapsed = seconds_since(start);
+    spent += elapsed;
+    times.push_back(elapsed / batch);
+  }
+  return Timing{median(times), static_cast<double>(times.size())};
+}
+
+// Deterministic splitmix64 for data and indices.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Standard normal values (Box-Muller): gradients are roughly bell-shaped, and
+// the selection kernels' speed depends on the value distribution.
+void fill_normal(std::vector<float>& x, std::uint64_t seed) {
+  constexpr double kTwoPi = 6.283185307179586;
+  for (std::size_t i = 0; i + 1 < x.size(); i += 2) {
+    const std::uint64_t r = mix(seed + i);
+    const double u1 = (static_cast<double>(r >> 40) + 1.0) / 16777217.0;
+    const double u2 = static_cast<double>((r >> 16) & 0xFFFFFF) / 16777216.0;
+    const double radius = std::sqrt(-2.0 * std::log(u1));
+    x[i] = static_cast<float>(radius * std::cos(kTwoPi * u2));
+    x[i + 1] = static_cast<float>(radius * std::sin(kTwoPi * u2));
+  }
+}
+
+// n sorted distinct indices spread over [0, span): one per stride, jittered.
+void spread_indices(std::size_t n, std::size_t span, std::uint64_t seed,
+                    std::vector<std::uint32_t>& index) {
+  index.resize(n);
+  const std::size_t stride = std::max<std::size_t>(1, span / n);
+  for (std::size_t i = 0; i < n; ++i)
+    index[i] = static_cast<std::uint32_t>(i * stride + mix(seed ^ i) % stride);
+}
+
+// |x| value above which about `density` of x[0, n) lies, from a strided sample.
+float magnitude_quantile(const float* x, std::size_t n, double density) {
+  const std::size_t samples = std::min<std::size_t>(n, 1 << 16);
+  const std::size_t stride = n / samples;
+  std::vector<float> magnitudes(samples);
+  for (std::size_t s = 0; s < samples; ++s)
+    magnitudes[s] = std::fabs(x[s * stride]);
+  const auto rank = static_cast<std::size_t>(density * static_cast<double>(samples));
+  std::nth_element(magnitudes.begin(),
+                   magnitudes.begin() + static_cast<std::ptrdiff_t>(std::min(rank, samples - 1)),
+                   magnitudes.end(), std::greater<>());
+  return magnitudes[std::min(rank, samples - 1)];
+}
+
+std::string read_cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) {
+      const std::size_t colon = line.find(':');
+      if (colon != std::string::npos)
+        return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "unknown CPU";
+}
+
+std::string read_hostname() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0)
+    return {};
+  return host;
+}
+
+volatile double g_sink = 0; // keeps results of pure kernels alive
+
+} // namespace
+
+nlohmann::json describe_cpu() {
+  nlohmann::json details;
+  details["model"] = read_cpu_model();
+  details["logical_cpus"] = std::thread::hardware_concurrency();
+  details["threads_used"] = 1;
+  for (auto [key, name] : {std::pair{_SC_LEVEL1_DCACHE_SIZE, "l1d_bytes"},
+                           std::pair{_SC_LEVEL2_CACHE_SIZE, "l2_bytes"},
+                           std::pair{_SC_LEVEL3_CACHE_SIZE, "l3_bytes"}}) {
+    const long value = sysconf(key);
+    if (value > 0)
+      details[name] = value;
+  }
+  const std::string host = read_hostname();
+  if (!host.empty())
+    details["hostname"] = host;
+  return details;
+}
+
+CalibrationPoints measure_cpu_kernels(const CalibrationOptions& options) {
+#if !GCSIM_COST_WITH_COMPRESSORS
+  (void)options;
+  throw std::runtime_error("gcsim was built without compressors/; CPU calibration times the "
+                           "compressors' own kernels and cannot run");
+#else
+  if (options.min_log2_n < 4 || options.max_log2_n > 31 ||
+      options.min_log2_n > options.max_log2_n || options.steps_per_octave < 1)
+    throw std::invalid_argument("calibration: sizes must satisfy 4 <= min <= max <= 31");
+  std::vector<std::size_t> sizes;
+  for (int step = options.min_log2_n * options.steps_per_octave;
+       step <= options.max_log2_n * options.steps_per_octave; ++step)
+    sizes.push_back(static_cast<std::size_t>(std::llround(
+        std::ldexp(1.0, 0) * std::pow(2.0, static_cast<double>(step) / options.steps_per_octave))));
+  const std::size_t largest = sizes.back();
+
+  std::vector<float> x(largest), y(largest, 0.5f), m(largest, 0.0f), values(largest);
+  std::vector<std::uint16_t> half(largest);
+  fill_normal(x, options.seed);
+  std::vector<std::uint32_t> index, out_index(largest);
+  std::vector<compress::Index> selected;
+  selected.reserve(largest / 8);
+  std::vector<float> estimates;
+
+  CalibrationPoints points;
+  auto record = [&](Kernel kernel, KernelShape shape, const Timing& timing) {
+    points.samples[static_cast<std::size_t>(kernel)].push_back(Sample{shape, timing.seconds});
+    points.repetitions[static_cast<std::size_t>(kernel)].push_back(timing.repetitions);
+    if (options.progress) {
+      char line[160];
+      std::snprintf(line, sizeof line, "%-16s n=%-10.0f k=%-9.0f %10.4g s (%g runs)",
+                    std::string(kernel_name(kernel)).c_str(), shape.n, shape.k, timing.seconds,
+                    timing.repetitions);
+      options.progress(line);
+    }
+  };
+
+  for (std::size_t n : sizes) {
+    const double dn = static_cast<double>(n);
+    const float* data = x.data();
+
+    for (double density : options.densities) {
+      const auto k = static_cast<std::size_t>(std::max(1.0, std::floor(density * dn)));
+      record(Kernel::topk_select, {dn, static_cast<double>(k), 0, 0},
+             time_kernel([&] { compress::topk_indices(data, n, k, selected); }, options));
+      const float threshold = magnitude_quantile(data, n, density);
+      compress::select_at_or_above(data, n, threshold, selected);
+      const double kept = static_cast<double>(selected.size());
+      record(Kernel::threshold_select, {dn, kept, 0, 0},
+             time_kernel([&] { compress::select_at_or_above(data, n, threshold, selected); },
+                         options));
+    }
+    for (double ratio : {1e-3, 1e-2}) {
+      const auto samples = static_cast<std::size_t>(std::clamp(std::floor(ratio * dn), 64.0, dn));
+      record(Kernel::sample_threshold, {dn, static_cast<double>(samples), 0, 0},
+             time_kernel(
+                 [&] {
+                   g_sink =
+                       compress::estimate_threshold(data, n, 1e-3, samples, options.seed).threshold;
+                 },
+                 options));
+    }
+    record(Kernel::l2_norm, {dn, 0, 0, 0},
+           time_kernel([&] { g_sink = cpu::l2_norm(data, n); }, options));
+
+    if (n <= (std::size_t{1} << options.sketch_max_log2_n)) {
+      // gs-SGD sizes its sketch to the number of heavy hitters; one column per
+      // 100 elements (density 1%) with 5 rows, at least 256 columns.
+      const std::uint32_t rows = 5;
+      const auto cols = static_cast<std::uint32_t>(std::max<std::size_t>(256, n / 100));
+      compress::CountSketch sketch(rows, cols, options.seed);
+      record(Kernel::sketch_insert, {dn, 0, rows, static_cast<double>(cols)},
+             time_kernel(
+                 [&] {
+                   sketch.clear();
+                   sketch.insert(data, n);
+                 },
+                 options));
+      record(Kernel::sketch_query, {dn, 0, rows, static_cast<double>(cols)},
+             time_kernel([&] { sketch.estimate_all(n, estimates); }, options));
+    }
+
+    // Sparse kernels: n sorted indices over a gradient 16x longer (density
+    // 1/16, the middle of the densities the seeds use), capped by the buffer.
+    spread_indices(n, std::min(largest, 16 * n), options.seed, index);
+    record(Kernel::gather, {dn, 0, 0, 0},
+           time_kernel([&] { cpu::gather(data, index.data(), n, values.data()); }, options));
+    record(Kernel::scatter_add, {dn, 0, 0, 0},
+           time_kernel([&] { cpu::scatter_add(data, index.data(), n, y.data()); }, options));
+    record(Kernel::sparse_pack, {dn, 0, 0, 0},
+           time_kernel(
+               [&] { cpu::sparse_pack(data, index.data(), n, out_index.data(), values.data()); },
+               options));
+    record(Kernel::sparse_unpack, {dn, 0, 0, 0},
+           time_kernel([&] { cpu::sparse_unpack(index.data(), data, n, y.data()); }, options));
+
+    record(Kernel::dense_add, {dn, 0, 0, 0},
+           time_kernel([&] { cpu::dense_add(data, n, y.data()); }, options));
+    // 1 - 2^-24 keeps y finite and normal over any number of repetitions.
+    record(Kernel::dense_scale, {dn, 0, 0, 0},
+           time_kernel([&] { cpu::dense_scale(0.99999994f, n, y.data()); }, options));
+    record(Kernel::fp16_cast, {dn, 0, 0, 0},
+           time_kernel([&] { cpu::fp16_cast(data, n, half.data()); }, options));
+    record(
+        Kernel::sgd_momentum, {dn, 0, 0, 0},
+        time_kernel([&] { cpu::sgd_momentum(data, n, 1e-6f, 0.9f, y.data(), m.data()); }, options));
+  }
+  return points;
+#endif
+}
+
+double measure_cpu_gemm_flops(int size) {
+  const auto n = static_cast<std::size_t>(size);
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  fill_normal(a, 11);
+  fill_normal(b, 12);
+  // i-k-j order with a 64-column block of b kept hot: the vectorizable loop
+  // a straightforward single-thread GEMM gets; a tuned BLAS would be faster.
+  auto multiply = [&] {
+    std::fill(c.begin(), c.end(), 0.0f);
+    constexpr std::size_t kBlock = 64;
+    for (std::size_t jb = 0; jb < n; jb += kBlock) {
+      const std::size_t j_end = std::min(n, jb + kBlock);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t kk = 0; kk < n; ++kk) {
+          const float aik = a[i * n + kk];
+          const float* brow = &b[kk * n];
+          float* crow = &c[i * n];
+          for (std::size_t j = jb; j < j_end; ++j)
+            crow[j] += aik * brow[j];
+        }
+    }
+    g_sink = static_cast<double>(c[n + 1]);
+  };
+  CalibrationOptions options;
+  options.min_reps = 3;
+  options.seconds_per_point = 0.3;
+  const Timing timing = time_kernel(multiply, options);
+  return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) /
+         timing.seconds;
+}
+
+DeviceProfile fit_cpu_profile(const CalibrationPoints& points, double gemm_flops,
+                              const std::string& command, const std::string& date) {
+  DeviceProfile profile;
+  const std::string model_name = read_cpu_model();
+  profile.set_name(model_name + " (measured, 1 thread)");
+  profile.set_device("cpu", model_name, describe_cpu());
+  Provenance provenance;
+  provenance.kind = "measured";
+  provenance.command = command;
+  provenance.date = date;
+  provenance.host = read_hostname();
+  provenance.regime =
+      "CPU, one thread: compressors/ top-k (sampled bound + radix select), "
+      "threshold estimator and Count Sketch; simple loops from sim/cost/cpu_kernels.cpp";
+  profile.set_provenance(provenance);
+
+  ComputeModel compute;
+  compute.forward_flops_per_s = gemm_flops;
+  compute.backward_flops_per_s = gemm_flops;
+  compute.backward_flops_ratio = 2.0;
+  compute.layer_latency_s = 0;
+  compute.efficiency = {1.0, 1.0, 0.05, 0.05, 0.5, 0.7, 0.1};
+  compute.source = "measured: single-thread blocked float32 GEMM (512x512) from "
+                   "sim/cost/calibration.cpp; per-kind efficiencies are the same assumptions as "
+                   "the GPU profiles";
+  profile.set_compute(compute);
+
+  for (Kernel kernel : all_kernels()) {
+    const auto& samples = points.samples[static_cast<std::size_t>(kernel)];
+    if (samples.empty())
+      throw std::runtime_error("calibration: no points for " + std::string(kernel_name(kernel)));
+    KernelModel model;
+    model.regime = "cpu_measured";
+    model.curve = fit_curve(kernel_family(kernel), samples);
+    model.points = samples;
+    model.repetitions = points.repetitions[static_cast<std::size_t>(kernel)];
+    const bool own_loop = kernel != Kernel::topk_select && kernel != Kernel::threshold_select &&
+                          kernel != Kernel::sample_threshold && kernel != Kernel::sketch_insert &&
+                          kernel != Kernel::sketch_query;
+    model.source = own_loop ? "sim/cost/cpu_kernels.cpp (compressors/ has no such function)"
+                            : "compressors/ implementation";
+    profile.set_kernel(kernel, std::move(model));
+  }
+  return profile;
+}
+
+DeviceProfile calibrate_cpu(const CalibrationOptions& options, const std::string& command,
+                            const std::string& date) {
+  const CalibrationPoints points = measure_cpu_kernels(options);
+  return fit_cpu_profile(points, measure_cpu_gemm_flops(), command, date);
+}
+
+std::vector<HoldoutResult> holdout_errors(const CalibrationPoints& points, double min_n) {
+  std::vector<HoldoutResult> results;
+  for (Kernel kernel : all_kernels()) {
+    const auto& samples = points.samples[static_cast<std::size_t>(kernel)];
+    std::vector<double> sizes;
+    for (const Sample& sample : samples)
+      sizes.push_back(sample.shape.n);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    auto fitted_size = [&](double n) {
+      const auto position = std::lower_bound(sizes.begin(), sizes.end(), n) - sizes.begin();
+      return position % 2 == 0;
+    };
+    std::vector<Sample> train, test;
+    for (const Sample& sample : samples)
+      (fitted_size(sample.shape.n) ? train : test).push_back(sample);
+    HoldoutResult result{kernel};
+    if (train.empty() || test.empty()) {
+      results.push_back(result);
+      continue;
+    }
+    const Curve curve = fit_curve(kernel_family(kernel), train);
+    std::vector<double> errors;
+    for (const Sample& sample : test) {
+      if (!(sample.shape.n > min_n))
+        continue;
+      errors.push_back(std::fabs(curve.seconds(sample.shape) - sample.seconds) / sample.seconds);
+    }
+    if (!errors.empty()) {
+      result.median_abs_error = median(errors);
+      result.max_abs_error = *std::max_element(errors.begin(), errors.end());
+      result.points = errors.size();
+    }
+    results.push_back(result);
+  }
+  return results;
+}
+
+std::vector<HoldoutResult> holdout_errors(const DeviceProfile& profile, double min_n) {
+  CalibrationPoints points;
+  for (Kernel kernel : all_kernels()) {
+    points.samples[static_cast<std::size_t>(kernel)] = profile.kernel(kernel).points;
+    points.repetitions[static_cast<std::size_t>(kernel)] = profile.kernel(kernel).repetitions;
+  }
+  return holdout_errors(points, min_n);
+}
+
+} // namespace gcsim::cost

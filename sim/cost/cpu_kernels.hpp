@@ -1,0 +1,25 @@
+#pragma once
+// The simple kernels compressors/ does not expose as functions, written as the
+// plain loops a compressor would run. They exist to be timed by the CPU
+// calibration; each one touches exactly the memory its GPU counterpart would.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gcsim::cost::cpu {
+
+double l2_norm(const float* x, std::size_t n);
+void gather(const float* x, const std::uint32_t* index, std::size_t n, float* out);
+void scatter_add(const float* values, const std::uint32_t* index, std::size_t n, float* y);
+void sparse_pack(const float* x, const std::uint32_t* index, std::size_t n,
+                 std::uint32_t* out_index, float* out_values);
+void sparse_unpack(const std::uint32_t* index, const float* values, std::size_t n, float* y);
+void dense_add(const float* x, std::size_t n, float* y);
+void dense_scale(float a, std::size_t n, float* y);
+/// IEEE binary16, round to nearest even, with subnormals, infinities and NaN.
+void fp16_cast(const float* x, std::size_t n, std::uint16_t* out);
+std::uint16_t to_fp16(float value);
+/// m = mu m + g; w -= lr m.
+void sgd_momentum(const float* g, std::size_t n, float lr, float mu, float* w, float* m);
+
+} // namespace gcsim::cost::cpu

@@ -1,0 +1,363 @@
+#include "sim/cost/device_profile.hpp"
+
+#include "sim/input/input_error.hpp"
+#include "sim/input/json_reader.hpp"
+#include "sim/input/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+namespace gcsim::cost {
+namespace {
+
+constexpr const char* kFormat = "gcsim-device-profile/1";
+constexpr std::array<std::string_view, 7> kLayerKinds{"conv", "linear",    "norm", "embedding",
+                                                      "lstm", "attention", "other"};
+
+// Seven significant digits keep profiles readable; the monotonicity check
+// allows for that rounding.
+double rounded(double value) {
+  if (value == 0 || !std::isfinite(value))
+    return value;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.7g", value);
+  return std::strtod(text, nullptr);
+}
+
+std::string format_rate(double flops_per_s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4gTflops", flops_per_s / 1e12);
+  return text;
+}
+
+std::string format_duration(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4gus", seconds * 1e6);
+  return text;
+}
+
+// [min, max] of one shape field.
+std::pair<double, double> read_interval(ObjectReader& reader, std::string_view key) {
+  const nlohmann::json& value = reader.require(key);
+  if (!value.is_array() || value.size() != 2 || !value[0].is_number() || !value[1].is_number())
+    reader.fail(key, "expected [min, max], got " + describe_json(value));
+  const double low = value[0].get<double>();
+  const double high = value[1].get<double>();
+  if (!(low >= 0) || !(high >= low) || !std::isfinite(high))
+    reader.fail(key,
+                "expected 0 <= min <= max, got [" + value[0].dump() + ", " + value[1].dump() + "]");
+  return {low, high};
+}
+
+Curve read_curve(ObjectReader& reader, const Family& family) {
+  reader.choice("family", {std::string(family.name)});
+  ObjectReader range_reader = reader.object("range");
+  ShapeRange range;
+  std::tie(range.n_min, range.n_max) = read_interval(range_reader, "n");
+  if (family.uses_k)
+    std::tie(range.k_min, range.k_max) = read_interval(range_reader, "k");
+  if (family.uses_rows)
+    std::tie(range.rows_min, range.rows_max) = read_interval(range_reader, "rows");
+  if (family.uses_cols)
+    std::tie(range.cols_min, range.cols_max) = read_interval(range_reader, "cols");
+  range_reader.finish();
+
+  const nlohmann::json& list = reader.require("segments");
+  if (!list.is_array() || list.empty())
+    reader.fail("segments", "expected a non-empty array of segments, got " + describe_json(list));
+  std::vector<Segment> segments;
+  for (std::size_t s = 0; s < list.size(); ++s) {
+    ObjectReader segment_reader(list[s], reader.file(),
+                                reader.path_of("segments") + "/" + std::to_string(s));
+    Segment segment;
+    segment.up_to = segment_reader.number_or("up_to", std::numeric_limits<double>::infinity());
+    for (std::size_t t = 0; t < family.term_count; ++t)
+      segment.coefficients[t] = segment_reader.number(term_key(family.terms[t]));
+    segment_reader.finish();
+    segments.push_back(segment);
+  }
+  Curve curve(family, std::move(segments), range);
+  std::string where;
+  const std::string problem = curve.problem(&where);
+  if (!problem.empty())
+    throw InputError(reader.file(), reader.path() + where, problem);
+  return curve;
+}
+
+KernelModel read_kernel(ObjectReader& reader, Kernel kernel, bool need_points) {
+  const Family& family = kernel_family(kernel);
+  KernelModel model;
+  model.regime = reader.string_or("regime", "");
+  model.source = reader.string_or("source", "");
+  ObjectReader fit_reader = reader.object("fit");
+  model.curve = read_curve(fit_reader, family);
+  fit_reader.finish();
+  const nlohmann::json* points = reader.find("points");
+  if (points == nullptr && need_points)
+    reader.fail("points", "a measured profile keeps the raw timings of every kernel");
+  if (points != nullptr) {
+    if (!points->is_array())
+      reader.fail("points", "expected an array, got " + describe_json(*points));
+    for (std::size_t p = 0; p < points->size(); ++p) {
+      ObjectReader point(points->at(p), reader.file(),
+                         reader.path_of("points") + "/" + std::to_string(p));
+      Sample sample;
+      sample.shape.n = point.number_or("n", 0);
+      sample.shape.k = point.number_or("k", 0);
+      sample.shape.rows = point.number_or("rows", 0);
+      sample.shape.cols = point.number_or("cols", 0);
+      sample.seconds = point.positive_number("seconds");
+      model.repetitions.push_back(static_cast<double>(point.integer_or("reps", 0, 1 << 30, 0)));
+      point.finish();
+      model.points.push_back(sample);
+    }
+  }
+  return model;
+}
+
+Provenance read_provenance(ObjectReader& reader) {
+  Provenance provenance;
+  provenance.kind = reader.choice("kind", {"measured", "derived"});
+  if (provenance.kind == "measured") {
+    provenance.command = reader.string("command");
+    provenance.date = reader.string("date");
+    provenance.host = reader.string_or("host", "");
+    provenance.regime = reader.string_or("regime", "");
+    return provenance;
+  }
+  provenance.regime = reader.string("regime");
+  const nlohmann::json& list = reader.require("sources");
+  if (!list.is_array() || list.empty())
+    reader.fail("sources", "a derived profile cites the source of every figure it uses");
+  for (std::size_t s = 0; s < list.size(); ++s) {
+    ObjectReader source(list[s], reader.file(),
+                        reader.path_of("sources") + "/" + std::to_string(s));
+    provenance.sources.push_back(
+        Source{source.string("figure"), source.string("value"), source.string("source")});
+    source.finish();
+  }
+  return provenance;
+}
+
+ComputeModel read_compute(ObjectReader& reader) {
+  ComputeModel compute;
+  compute.forward_flops_per_s = reader.flop_rate("forward_flop_rate");
+  compute.backward_flops_per_s = reader.flop_rate("backward_flop_rate");
+  compute.backward_flops_ratio = reader.positive_number_or("backward_flops_ratio", 2.0);
+  compute.layer_latency_s = reader.duration_or("layer_latency", 0.0);
+  compute.source = reader.string_or("source", "");
+  ObjectReader efficiency = reader.object("efficiency");
+  for (std::size_t i = 0; i < kLayerKinds.size(); ++i)
+    compute.efficiency[i] = efficiency.positive_number(kLayerKinds[i]);
+  efficiency.finish();
+  return compute;
+}
+
+std::size_t layer_kind_index(std::string_view kind) {
+  for (std::size_t i = 0; i < kLayerKinds.size(); ++i)
+    if (kLayerKinds[i] == kind)
+      return i;
+  throw std::invalid_argument("unknown layer kind \"" + std::string(kind) +
+                              "\"; expected conv, linear, norm, embedding, lstm, attention or "
+                              "other");
+}
+
+void check_flops(double flops) {
+  if (!(flops >= 0) || !std::isfinite(flops))
+    throw std::invalid_argument("layer FLOPs must be finite and non-negative");
+}
+
+} // namespace
+
+const std::array<std::string_view, 7>& DeviceProfile::layer_kinds() {
+  return kLayerKinds;
+}
+
+DeviceProfile DeviceProfile::load(const std::filesystem::path& file) {
+  return from_json(load_json_file(file), file.string());
+}
+
+DeviceProfile DeviceProfile::from_json(const nlohmann::json& json, const std::string& file) {
+  DeviceProfile profile;
+  ObjectReader root(json, file, "");
+  root.allow("comment");
+  root.choice("format", {kFormat});
+  profile.name_ = root.string("name");
+
+  ObjectReader device = root.object("device");
+  profile.device_kind_ = device.choice("kind", {"gpu", "cpu"});
+  profile.device_model_ = device.string("model");
+  device.allow("details");
+  device.finish();
+  profile.device_ = root.require("device");
+
+  ObjectReader provenance = root.object("provenance");
+  profile.provenance_ = read_provenance(provenance);
+  provenance.finish();
+
+  ObjectReader compute = root.object("compute");
+  profile.compute_ = read_compute(compute);
+  compute.finish();
+
+  const bool measured = profile.provenance_.kind == "measured";
+  ObjectReader kernels = root.object("kernels");
+  for (Kernel kernel : all_kernels()) {
+    ObjectReader entry = kernels.object(kernel_name(kernel));
+    profile.kernels_[static_cast<std::size_t>(kernel)] = read_kernel(entry, kernel, measured);
+    entry.finish();
+  }
+  kernels.finish();
+  root.finish();
+  return profile;
+}
+
+nlohmann::json DeviceProfile::to_json() const {
+  nlohmann::json json;
+  json["format"] = kFormat;
+  json["name"] = name_;
+  json["device"] = device_;
+  json["device"]["kind"] = device_kind_;
+  json["device"]["model"] = device_model_;
+
+  nlohmann::json provenance{{"kind", provenance_.kind}};
+  if (!provenance_.command.empty())
+    provenance["command"] = provenance_.command;
+  if (!provenance_.date.empty())
+    provenance["date"] = provenance_.date;
+  if (!provenance_.host.empty())
+    provenance["host"] = provenance_.host;
+  if (!provenance_.regime.empty())
+    provenance["regime"] = provenance_.regime;
+  if (!provenance_.sources.empty()) {
+    provenance["sources"] = nlohmann::json::array();
+    for (const Source& source : provenance_.sources)
+      provenance["sources"].push_back(
+          {{"figure", source.figure}, {"value", source.value}, {"source", source.source}});
+  }
+  json["provenance"] = provenance;
+
+  nlohmann::json compute{{"forward_flop_rate", format_rate(compute_.forward_flops_per_s)},
+                         {"backward_flop_rate", format_rate(compute_.backward_flops_per_s)},
+                         {"backward_flops_ratio", compute_.backward_flops_ratio},
+                         {"layer_latency", format_duration(compute_.layer_latency_s)}};
+  for (std::size_t i = 0; i < kLayerKinds.size(); ++i)
+    compute["efficiency"][std::string(kLayerKinds[i])] = compute_.efficiency[i];
+  if (!compute_.source.empty())
+    compute["source"] = compute_.source;
+  json["compute"] = compute;
+
+  nlohmann::json kernels = nlohmann::json::object();
+  for (Kernel kernel : all_kernels()) {
+    const KernelModel& model = this->kernel(kernel);
+    const Family& family = kernel_family(kernel);
+    nlohmann::json entry;
+    if (!model.regime.empty())
+      entry["regime"] = model.regime;
+    if (!model.source.empty())
+      entry["source"] = model.source;
+    const ShapeRange& range = model.curve.range();
+    nlohmann::json fit{{"family", std::string(family.name)}};
+    fit["range"]["n"] = {range.n_min, range.n_max};
+    if (family.uses_k)
+      fit["range"]["k"] = {range.k_min, range.k_max};
+    if (family.uses_rows)
+      fit["range"]["rows"] = {range.rows_min, range.rows_max};
+    if (family.uses_cols)
+      fit["range"]["cols"] = {range.cols_min, range.cols_max};
+    fit["segments"] = nlohmann::json::array();
+    for (const Segment& segment : model.curve.segments()) {
+      nlohmann::json piece = nlohmann::json::object();
+      if (std::isfinite(segment.up_to))
+        piece["up_to"] = rounded(segment.up_to);
+      for (std::size_t t = 0; t < family.term_count; ++t)
+        piece[std::string(term_key(family.terms[t]))] = rounded(segment.coefficients[t]);
+      fit["segments"].push_back(piece);
+    }
+    entry["fit"] = fit;
+    if (!model.points.empty()) {
+      entry["points"] = nlohmann::json::array();
+      for (std::size_t p = 0; p < model.points.size(); ++p) {
+        const Sample& sample = model.points[p];
+        nlohmann::json point{{"n", sample.shape.n}};
+        if (family.uses_k || sample.shape.k > 0)
+          point["k"] = sample.shape.k;
+        if (family.uses_rows)
+          point["rows"] = sample.shape.rows;
+        if (family.uses_cols)
+          point["cols"] = sample.shape.cols;
+        point["seconds"] = rounded(sample.seconds);
+        if (p < model.repetitions.size() && model.repetitions[p] > 0)
+          point["reps"] = static_cast<int64_t>(model.repetitions[p]);
+        entry["points"].push_back(point);
+      }
+    }
+    kernels[std::string(kernel_name(kernel))] = entry;
+  }
+  json["kernels"] = kernels;
+  return json;
+}
+
+double DeviceProfile::forward_seconds(std::string_view layer_kind, double flops) const {
+  check_flops(flops);
+  const double rate =
+      compute_.forward_flops_per_s * compute_.efficiency[layer_kind_index(layer_kind)];
+  return compute_.layer_latency_s + flops / rate;
+}
+
+double DeviceProfile::backward_seconds(std::string_view layer_kind, double flops) const {
+  check_flops(flops);
+  const double rate =
+      compute_.backward_flops_per_s * compute_.efficiency[layer_kind_index(layer_kind)];
+  return compute_.layer_latency_s + compute_.backward_flops_ratio * flops / rate;
+}
+
+double DeviceProfile::optimizer_seconds(double parameters) const {
+  return kernel_seconds(Kernel::sgd_momentum, KernelShape{parameters, 0, 0, 0});
+}
+
+double DeviceProfile::kernel_seconds(std::string_view kernel, const KernelShape& shape) const {
+  const std::optional<Kernel> found = kernel_from_name(kernel);
+  if (!found) {
+    std::string known;
+    for (Kernel candidate : all_kernels())
+      known += " " + std::string(kernel_name(candidate));
+    throw std::invalid_argument("unknown kernel \"" + std::string(kernel) + "\"; known:" + known);
+  }
+  return kernel_seconds(*found, shape);
+}
+
+double DeviceProfile::kernel_seconds(Kernel kernel, const KernelShape& shape) const {
+  for (double field : {shape.n, shape.k, shape.rows, shape.cols})
+    if (!(field >= 0) || !std::isfinite(field))
+      throw std::invalid_argument("kernel " + std::string(kernel_name(kernel)) +
+                                  ": shape fields must be finite and non-negative");
+  return this->kernel(kernel).curve.seconds(shape);
+}
+
+void DeviceProfile::set_device(std::string kind, std::string model, nlohmann::json details) {
+  device_ = nlohmann::json{{"kind", kind}, {"model", model}, {"details", std::move(details)}};
+  device_kind_ = std::move(kind);
+  device_model_ = std::move(model);
+}
+
+void DeviceProfile::set_kernel(Kernel kernel, KernelModel model) {
+  kernels_[static_cast<std::size_t>(kernel)] = std::move(model);
+}
+
+std::filesystem::path resolve_profile_path(const std::string& value,
+                                           const std::filesystem::path& scenario_file,
+                                           const std::filesystem::path& repo_root) {
+  const std::filesystem::path path(value);
+  if (path.is_absolute())
+    return path;
+  const std::filesystem::path beside = scenario_file.parent_path() / path;
+  std::error_code error;
+  if (std::filesystem::exists(beside, error))
+    return beside;
+  return repo_root / path;
+}
+
+} // namespace gcsim::cost

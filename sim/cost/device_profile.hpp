@@ -1,0 +1,120 @@
+#pragma once
+// A device profile: what one GPU (or CPU) costs per layer and per compression
+// kernel, as fitted curves next to the raw timings they came from, with the
+// provenance of every figure. Format: platforms/devices/README.md.
+
+#include "sim/cost/fit.hpp"
+#include "sim/cost/kernels.hpp"
+
+#include <array>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gcsim::cost {
+
+/// One cited figure of a derived profile.
+struct Source {
+  std::string figure; // what it is ("V100 memory bandwidth")
+  std::string value;  // as published ("900 GB/s")
+  std::string source; // where it was published (URL, paper, datasheet)
+};
+
+struct Provenance {
+  std::string kind;            // "measured" or "derived"
+  std::string command;         // measured: the exact command
+  std::string date;            // measured: ISO date of the run
+  std::string host;            // measured: where it ran (optional)
+  std::string regime;          // what the selection kernels model (e.g. "legacy_torch_topk")
+  std::vector<Source> sources; // derived: every figure used
+};
+
+/// One kernel's model: the fitted curve, the points it was fitted to (empty
+/// for a derived profile) and, for derived profiles, how it was derived.
+struct KernelModel {
+  std::string regime;
+  std::string source;
+  Curve curve;
+  std::vector<Sample> points;
+  std::vector<double> repetitions; // per point, how many timed runs (0 = unknown)
+};
+
+/// Forward/backward compute: FLOPs over an achieved FLOP rate with a
+/// per-layer-kind efficiency (relative to that rate), plus a fixed per-layer
+/// launch latency.
+struct ComputeModel {
+  double forward_flops_per_s = 0;
+  double backward_flops_per_s = 0;
+  double backward_flops_ratio = 2.0; // backward FLOPs per forward FLOP
+  double layer_latency_s = 0;
+  std::array<double, 7> efficiency{}; // indexed like layer_kinds()
+  std::string source;
+};
+
+class DeviceProfile {
+public:
+  /// Reads and validates a profile; every problem is an InputError naming the
+  /// file and the JSON path.
+  static DeviceProfile load(const std::filesystem::path& file);
+  /// Same, from parsed JSON; `file` only labels errors.
+  static DeviceProfile from_json(const nlohmann::json& json, const std::string& file);
+  /// The profile as JSON, in the format load() reads.
+  nlohmann::json to_json() const;
+
+  /// The layer kinds forward/backward accept, in the order of
+  /// ComputeModel::efficiency: conv, linear, norm, embedding, lstm, attention, other.
+  static const std::array<std::string_view, 7>& layer_kinds();
+
+  const std::string& name() const { return name_; }
+  const std::string& device_kind() const { return device_kind_; }
+  const std::string& device_model() const { return device_model_; }
+  const nlohmann::json& device() const { return device_; }
+  const Provenance& provenance() const { return provenance_; }
+  const ComputeModel& compute() const { return compute_; }
+  const KernelModel& kernel(Kernel kernel) const {
+    return kernels_[static_cast<std::size_t>(kernel)];
+  }
+
+  /// Forward time of one layer for a whole micro-batch; `flops` are the
+  /// layer's forward FLOPs (2 per multiply-accumulate) for that micro-batch.
+  /// Throws std::invalid_argument on an unknown kind or negative FLOPs.
+  double forward_seconds(std::string_view layer_kind, double flops) const;
+  /// Backward time of the same layer; `flops` are again its *forward* FLOPs,
+  /// the profile's backward_flops_ratio turns them into backward FLOPs.
+  double backward_seconds(std::string_view layer_kind, double flops) const;
+  /// SGD with momentum over `parameters` floats (memory-bound).
+  double optimizer_seconds(double parameters) const;
+  /// A compression kernel by name (see kernels.hpp for the fields each reads).
+  /// Throws std::invalid_argument on an unknown name or a negative field.
+  double kernel_seconds(std::string_view kernel, const KernelShape& shape) const;
+  double kernel_seconds(Kernel kernel, const KernelShape& shape) const;
+
+  // Building a profile (calibration, tests).
+  void set_name(std::string name) { name_ = std::move(name); }
+  /// `device` is the profile's "device" object: kind, model and free-form details.
+  void set_device(std::string kind, std::string model, nlohmann::json details);
+  void set_provenance(Provenance provenance) { provenance_ = std::move(provenance); }
+  void set_compute(ComputeModel compute) { compute_ = std::move(compute); }
+  void set_kernel(Kernel kernel, KernelModel model);
+
+private:
+  std::string name_;
+  std::string device_kind_ = "cpu";
+  std::string device_model_;
+  nlohmann::json device_ = nlohmann::json::object();
+  Provenance provenance_;
+  ComputeModel compute_;
+  std::array<KernelModel, kKernelCount> kernels_;
+};
+
+/// Where a scenario's "device" value points: absolute as is; otherwise
+/// relative to the scenario file's folder if that file exists, else relative
+/// to `repo_root`. Does not check that the result exists.
+std::filesystem::path resolve_profile_path(const std::string& value,
+                                           const std::filesystem::path& scenario_file,
+                                           const std::filesystem::path& repo_root);
+
+} // namespace gcsim::cost

@@ -1,0 +1,291 @@
+#include "sim/cost/fit.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace gcsim::cost {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+double evaluate(const Family& family, const Segment& segment, const KernelShape& shape) {
+  double total = 0;
+  for (std::size_t t = 0; t < family.term_count; ++t)
+    total += segment.coefficients[t] * term_value(family.terms[t], shape);
+  return total;
+}
+
+// Solves the small symmetric system a x = b by Gaussian elimination with
+// partial pivoting; false when singular.
+bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x) {
+  const std::size_t size = b.size();
+  for (std::size_t col = 0; col < size; ++col) {
+    std::size_t pivot = col;
+    for (std::size_t row = col + 1; row < size; ++row)
+      if (std::fabs(a[row][col]) > std::fabs(a[pivot][col]))
+        pivot = row;
+    if (std::fabs(a[pivot][col]) < 1e-12)
+      return false;
+    std::swap(a[pivot], a[col]);
+    std::swap(b[pivot], b[col]);
+    for (std::size_t row = col + 1; row < size; ++row) {
+      const double factor = a[row][col] / a[col][col];
+      for (std::size_t c = col; c < size; ++c)
+        a[row][c] -= factor * a[col][c];
+      b[row] -= factor * b[col];
+    }
+  }
+  x.assign(size, 0.0);
+  for (std::size_t row = size; row-- > 0;) {
+    double sum = b[row];
+    for (std::size_t c = row + 1; c < size; ++c)
+      sum -= a[row][c] * x[c];
+    x[row] = sum / a[row][row];
+  }
+  return true;
+}
+
+struct PieceFit {
+  Segment segment;
+  double rss = kInfinity; // sum of squared relative residuals
+};
+
+// Non-negative least squares of sum((model/t - 1)^2) over samples[first, last).
+// With at most three terms, the optimum is the best feasible unconstrained
+// solution over the 7 non-empty subsets of terms.
+PieceFit fit_piece(const Family& family, const std::vector<Sample>& samples, std::size_t first,
+                   std::size_t last) {
+  const std::size_t terms = family.term_count;
+  // Columns scaled to unit norm so that latency (1) and per-element (1e8)
+  // terms are comparable in the normal equations.
+  std::vector<double> scale(terms, 0.0);
+  for (std::size_t i = first; i < last; ++i)
+    for (std::size_t t = 0; t < terms; ++t) {
+      const double value = term_value(family.terms[t], samples[i].shape) / samples[i].seconds;
+      scale[t] += value * value;
+    }
+  for (double& s : scale)
+    s = s > 0 ? std::sqrt(s) : 1.0;
+
+  PieceFit best;
+  for (unsigned mask = 1; mask < (1u << terms); ++mask) {
+    std::vector<std::size_t> active;
+    for (std::size_t t = 0; t < terms; ++t)
+      if (mask & (1u << t))
+        active.push_back(t);
+    const std::size_t size = active.size();
+    std::vector<std::vector<double>> normal(size, std::vector<double>(size, 0.0));
+    std::vector<double> rhs(size, 0.0);
+    for (std::size_t i = first; i < last; ++i) {
+      std::vector<double> row(size);
+      for (std::size_t a = 0; a < size; ++a)
+        row[a] = term_value(family.terms[active[a]], samples[i].shape) / samples[i].seconds /
+                 scale[active[a]];
+      for (std::size_t a = 0; a < size; ++a) {
+        rhs[a] += row[a];
+        for (std::size_t b = 0; b < size; ++b)
+          normal[a][b] += row[a] * row[b];
+      }
+    }
+    std::vector<double> solution;
+    if (!solve(normal, rhs, solution))
+      continue;
+    if (std::any_of(solution.begin(), solution.end(), [](double c) { return c < 0; }))
+      continue;
+    Segment segment;
+    for (std::size_t a = 0; a < size; ++a)
+      segment.coefficients[active[a]] = solution[a] / scale[active[a]];
+    double rss = 0;
+    for (std::size_t i = first; i < last; ++i) {
+      const double relative = evaluate(family, segment, samples[i].shape) / samples[i].seconds - 1;
+      rss += relative * relative;
+    }
+    if (rss < best.rss)
+      best = PieceFit{segment, rss};
+  }
+  return best;
+}
+
+bool monotone_at(const Family& family, const Segment& left, const Segment& right,
+                 const ShapeRange& range) {
+  // Within a piece every term is non-decreasing; only the jump at the boundary
+  // can break monotonicity, so the boundary is checked at the corners of the
+  // other shape fields.
+  const double boundary = left.up_to;
+  for (double k : {range.k_min, range.k_max})
+    for (double rows : {range.rows_min, range.rows_max})
+      for (double cols : {range.cols_min, range.cols_max}) {
+        KernelShape shape{boundary, k, rows, cols};
+        if (family.piecewise_in == 'k')
+          shape = KernelShape{range.n_max, boundary, rows, cols};
+        const double before = evaluate(family, left, shape);
+        const double after = evaluate(family, right, shape);
+        if (after < before * (1 - 1e-5) - 1e-15)
+          return false;
+      }
+  return true;
+}
+
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+} // namespace
+
+Curve::Curve(const Family& family, std::vector<Segment> segments, ShapeRange range)
+    : family_(&family), segments_(std::move(segments)), range_(range) {
+  assert(!segments_.empty() && "a curve has at least one segment");
+}
+
+double Curve::seconds(const KernelShape& shape) const {
+  assert(family_ != nullptr && "seconds() on an empty curve");
+  const double x = piecewise_value(*family_, shape);
+  for (const Segment& segment : segments_)
+    if (x <= segment.up_to)
+      return evaluate(*family_, segment, shape);
+  return evaluate(*family_, segments_.back(), shape);
+}
+
+std::string Curve::problem(std::string* where) const {
+  auto report = [&](std::string path, std::string what) {
+    if (where != nullptr)
+      *where = std::move(path);
+    return what;
+  };
+  if (segments_.empty())
+    return report("/segments", "a fit needs at least one segment");
+  for (std::size_t s = 0; s < segments_.size(); ++s) {
+    const std::string piece = "/segments/" + std::to_string(s);
+    for (std::size_t t = 0; t < family_->term_count; ++t) {
+      const double c = segments_[s].coefficients[t];
+      if (!std::isfinite(c) || c < 0)
+        return report(piece + "/" + std::string(term_key(family_->terms[t])),
+                      "coefficient " + number_text(c) +
+                          " is negative; a time cannot shrink as work grows");
+    }
+    const bool last = s + 1 == segments_.size();
+    if (last != std::isinf(segments_[s].up_to))
+      return report(piece + "/up_to", last ? "the last segment must not have an upper bound"
+                                           : "every segment but the last needs up_to");
+    if (s > 0 && !(segments_[s].up_to > segments_[s - 1].up_to))
+      return report(piece + "/up_to", "segment bounds must increase");
+  }
+  for (std::size_t s = 0; s + 1 < segments_.size(); ++s)
+    if (!monotone_at(*family_, segments_[s], segments_[s + 1], range_))
+      return report("/segments/" + std::to_string(s + 1),
+                    "fit is not monotone: time drops at " + std::string(1, family_->piecewise_in) +
+                        " = " + number_text(segments_[s].up_to) + " going into this segment");
+  return {};
+}
+
+ShapeRange range_of(const std::vector<Sample>& samples) {
+  if (samples.empty())
+    return {};
+  ShapeRange range{kInfinity, 0, kInfinity, 0, kInfinity, 0, kInfinity, 0};
+  for (const Sample& sample : samples) {
+    range.n_min = std::min(range.n_min, sample.shape.n);
+    range.n_max = std::max(range.n_max, sample.shape.n);
+    range.k_min = std::min(range.k_min, sample.shape.k);
+    range.k_max = std::max(range.k_max, sample.shape.k);
+    range.rows_min = std::min(range.rows_min, sample.shape.rows);
+    range.rows_max = std::max(range.rows_max, sample.shape.rows);
+    range.cols_min = std::min(range.cols_min, sample.shape.cols);
+    range.cols_max = std::max(range.cols_max, sample.shape.cols);
+  }
+  return range;
+}
+
+Curve fit_curve(const Family& family, const std::vector<Sample>& input, const FitOptions& options) {
+  if (input.empty())
+    throw std::invalid_argument("fit_curve: no samples");
+  for (const Sample& sample : input)
+    if (!(sample.seconds > 0) || !std::isfinite(sample.seconds))
+      throw std::invalid_argument("fit_curve: every sample needs a positive time");
+  std::vector<Sample> samples = input;
+  std::stable_sort(samples.begin(), samples.end(), [&](const Sample& a, const Sample& b) {
+    return piecewise_value(family, a.shape) < piecewise_value(family, b.shape);
+  });
+  const ShapeRange range = range_of(samples);
+
+  // Start index of each distinct piecewise value: pieces break between them.
+  std::vector<std::size_t> starts;
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    if (i == 0 ||
+        piecewise_value(family, samples[i].shape) > piecewise_value(family, samples[i - 1].shape))
+      starts.push_back(i);
+  starts.push_back(samples.size());
+  const std::size_t distinct = starts.size() - 1;
+  const std::size_t min_run = std::max<std::size_t>(1, options.min_distinct_per_segment);
+
+  // Pieces between distinct-value positions [a, b) are memoized.
+  std::vector<std::vector<PieceFit>> memo(distinct + 1, std::vector<PieceFit>(distinct + 1));
+  std::vector<std::vector<bool>> done(distinct + 1, std::vector<bool>(distinct + 1, false));
+  auto piece = [&](std::size_t a, std::size_t b) -> const PieceFit& {
+    if (!done[a][b]) {
+      memo[a][b] = fit_piece(family, samples, starts[a], starts[b]);
+      done[a][b] = true;
+    }
+    return memo[a][b];
+  };
+  auto boundary = [&](std::size_t position) {
+    // Between the last value of the left piece and the first of the right.
+    const double left = piecewise_value(family, samples[starts[position] - 1].shape);
+    const double right = piecewise_value(family, samples[starts[position]].shape);
+    return std::sqrt(left * right);
+  };
+
+  const double count = static_cast<double>(samples.size());
+  double best_score = kInfinity;
+  std::vector<Segment> best;
+  // Candidate cut lists: none, one cut, two cuts (max_segments <= 3).
+  std::vector<std::vector<std::size_t>> candidates{{}};
+  if (options.max_segments >= 2)
+    for (std::size_t a = min_run; a + min_run <= distinct; ++a)
+      candidates.push_back({a});
+  if (options.max_segments >= 3)
+    for (std::size_t a = min_run; a + 2 * min_run <= distinct; ++a)
+      for (std::size_t b = a + min_run; b + min_run <= distinct; ++b)
+        candidates.push_back({a, b});
+  for (const auto& cuts : candidates) {
+    std::vector<std::size_t> edges{0};
+    edges.insert(edges.end(), cuts.begin(), cuts.end());
+    edges.push_back(distinct);
+    std::vector<Segment> segments;
+    double rss = 0;
+    bool feasible = true;
+    for (std::size_t p = 0; p + 1 < edges.size() && feasible; ++p) {
+      const PieceFit& fit = piece(edges[p], edges[p + 1]);
+      feasible = std::isfinite(fit.rss);
+      rss += fit.rss;
+      Segment segment = fit.segment;
+      segment.up_to = p + 2 < edges.size() ? boundary(edges[p + 1]) : kInfinity;
+      segments.push_back(segment);
+    }
+    if (!feasible)
+      continue;
+    bool monotone = true;
+    for (std::size_t s = 0; s + 1 < segments.size(); ++s)
+      monotone = monotone && monotone_at(family, segments[s], segments[s + 1], range);
+    if (!monotone)
+      continue;
+    // BIC: each piece costs its coefficients and its breakpoint.
+    const double parameters = static_cast<double>(segments.size() * family.term_count) +
+                              static_cast<double>(segments.size() - 1);
+    const double score =
+        count * std::log(std::max(rss, 1e-12) / count) + parameters * std::log(count);
+    if (score < best_score) {
+      best_score = score;
+      best = std::move(segments);
+    }
+  }
+  if (best.empty())
+    throw std::invalid_argument("fit_curve: no non-negative fit exists for these samples");
+  return Curve(family, std::move(best), range);
+}
+
+} // namespace gcsim::cost

@@ -1,0 +1,75 @@
+#pragma once
+// Fitted timing curves: a kernel's family (a few non-negative terms such as
+// latency + per-element cost, or n log2 k for selection), optionally piecewise
+// in n (or k) where a cache boundary shows, fitted by least squares on relative
+// error to measured points.
+
+#include "sim/cost/kernels.hpp"
+
+#include <array>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace gcsim::cost {
+
+/// One measured (or derived) timing.
+struct Sample {
+  KernelShape shape;
+  double seconds = 0;
+};
+
+/// One piece of a curve: valid for piecewise values up to `up_to` (inclusive;
+/// infinity for the last piece). Coefficients follow the family's terms.
+struct Segment {
+  double up_to = std::numeric_limits<double>::infinity();
+  std::array<double, 3> coefficients{};
+};
+
+/// The box of shapes a curve was fitted (or derived) over. Monotonicity is
+/// checked over it; outside it the first and last segments extrapolate.
+struct ShapeRange {
+  double n_min = 0, n_max = 0;
+  double k_min = 0, k_max = 0;
+  double rows_min = 0, rows_max = 0;
+  double cols_min = 0, cols_max = 0;
+};
+
+class Curve {
+public:
+  Curve() = default;
+  Curve(const Family& family, std::vector<Segment> segments, ShapeRange range);
+
+  const Family& family() const { return *family_; }
+  const std::vector<Segment>& segments() const { return segments_; }
+  const ShapeRange& range() const { return range_; }
+  double seconds(const KernelShape& shape) const;
+
+  /// Empty when the curve is valid; otherwise what is wrong, and in `where`
+  /// the JSON-path suffix of the offending piece ("/segments/1/per_n_s").
+  std::string problem(std::string* where = nullptr) const;
+
+private:
+  const Family* family_ = nullptr;
+  std::vector<Segment> segments_;
+  ShapeRange range_;
+};
+
+struct FitOptions {
+  std::size_t max_segments = 3;
+  /// A piece needs at least this many distinct piecewise values.
+  std::size_t min_distinct_per_segment = 3;
+};
+
+/// Least squares on relative residuals ((model - t) / t), coefficients
+/// constrained non-negative (exact NNLS by active-set enumeration: at most
+/// three terms). The number of pieces and the breakpoints are chosen by BIC
+/// among monotone candidates. Throws std::invalid_argument on no samples or
+/// non-positive times.
+Curve fit_curve(const Family& family, const std::vector<Sample>& samples,
+                const FitOptions& options = {});
+
+/// The box spanned by the samples.
+ShapeRange range_of(const std::vector<Sample>& samples);
+
+} // namespace gcsim::cost

@@ -1,0 +1,72 @@
+#pragma once
+// The kernels the cost model knows, the shape of one kernel call, and which
+// fitted family each kernel uses. Names are the plain strings that appear in
+// device profiles and that compressors report; they are fixed here so a typo
+// in a profile or a caller is an error, never a silent zero.
+
+#include <array>
+#include <optional>
+#include <string_view>
+
+namespace gcsim::cost {
+
+enum class Kernel {
+  topk_select,      // exact top-k by magnitude of n elements (n, k)
+  threshold_select, // count |x| >= t over n, then compact the kept ones (n, k = kept)
+  l2_norm,          // sum of squares of n elements (n)
+  sample_threshold, // draw k = samples random elements of n, top-k of them (n, k)
+  sketch_insert,    // Count Sketch: n elements into rows x cols buckets (n, rows, cols)
+  sketch_query,     // median-of-rows estimate for n coordinates (n, rows)
+  gather,           // y[i] = x[idx[i]] for n indices (n)
+  scatter_add,      // y[idx[i]] += x[i] for n indices (n)
+  sparse_pack,      // dense x + n indices -> n (index, value) pairs (n = pairs)
+  sparse_unpack,    // n (index, value) pairs -> written into a dense buffer (n = pairs)
+  dense_add,        // y += x over n elements (n)
+  dense_scale,      // y *= a over n elements (n)
+  fp16_cast,        // float32 -> float16 of n elements (n)
+  sgd_momentum,     // m = mu m + g; w -= lr m over n parameters (n); optimizer_seconds
+};
+
+inline constexpr std::size_t kKernelCount = 14;
+
+/// The arguments of one kernel call. Which fields a kernel reads is listed in
+/// the Kernel enum; the others are ignored. All are element counts (not bytes).
+/// The fields match compressors/compressor.hpp's KernelRun (n, k, rows, cols).
+struct KernelShape {
+  double n = 0;    // elements processed (the dense length)
+  double k = 0;    // elements kept / selected / sampled, or pairs packed
+  double rows = 0; // Count Sketch rows (hash functions)
+  double cols = 0; // Count Sketch columns (buckets per row)
+};
+
+/// Terms a fitted curve can be built from. Each is a product of shape fields;
+/// all are non-decreasing in every field, so non-negative coefficients give a
+/// curve that is monotone within a segment.
+enum class Term { latency, per_n, per_k, per_n_log2k, per_n_rows, per_rows_cols };
+
+/// The coefficient's key in a profile: "latency_s", "per_n_s", ...
+std::string_view term_key(Term term);
+double term_value(Term term, const KernelShape& shape);
+
+/// The fitted family of a kernel: its terms and the shape field in which the
+/// curve may be piecewise (where a cache boundary shows).
+struct Family {
+  std::string_view name;
+  std::array<Term, 3> terms;
+  std::size_t term_count;
+  char piecewise_in; // 'n' or 'k'
+  bool uses_k;
+  bool uses_rows;
+  bool uses_cols;
+};
+
+std::string_view kernel_name(Kernel kernel);
+std::optional<Kernel> kernel_from_name(std::string_view name);
+const Family& kernel_family(Kernel kernel);
+/// Every kernel, in enum order.
+const std::array<Kernel, kKernelCount>& all_kernels();
+
+/// The piecewise variable's value in `shape` (shape.n or shape.k).
+double piecewise_value(const Family& family, const KernelShape& shape);
+
+} // namespace gcsim::cost

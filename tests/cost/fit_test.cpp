@@ -1,0 +1,70 @@
+// Fitting: non-negative least squares on relative error recovers known
+// curves, finds a cache-like breakpoint, and never returns a non-monotone fit.
+
+#include "sim/cost/fit.hpp"
+
+#include <cmath>
+#include <random>
+
+#include <doctest/doctest.h>
+
+namespace {
+
+using gcsim::cost::Kernel;
+using gcsim::cost::kernel_family;
+using gcsim::cost::KernelShape;
+using gcsim::cost::Sample;
+
+std::vector<Sample> synthetic(double (*model)(const KernelShape&), double noise) {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> jitter(0.0, noise);
+  std::vector<Sample> samples;
+  for (int e = 10; e <= 26; ++e)
+    for (double density : {1e-3, 1e-2, 1e-1}) {
+      KernelShape shape{std::ldexp(1.0, e), std::max(1.0, std::floor(density * std::ldexp(1.0, e))),
+                        5, 1000};
+      samples.push_back(Sample{shape, model(shape) * (1 + jitter(rng))});
+    }
+  return samples;
+}
+
+} // namespace
+
+TEST_CASE("a latency + linear curve is recovered") {
+  auto model = [](const KernelShape& s) { return 2e-6 + 0.5e-9 * s.n; };
+  const auto curve = gcsim::cost::fit_curve(kernel_family(Kernel::dense_add), synthetic(model, 0));
+  REQUIRE(curve.segments().size() == 1);
+  CHECK(curve.segments()[0].coefficients[0] == doctest::Approx(2e-6).epsilon(1e-6));
+  CHECK(curve.segments()[0].coefficients[1] == doctest::Approx(0.5e-9).epsilon(1e-6));
+  CHECK(curve.problem().empty());
+}
+
+TEST_CASE("n log2 k is recovered and a negative term is clamped to zero") {
+  auto model = [](const KernelShape& s) { return 1e-5 + 0.78e-9 * s.n * std::log2(s.k); };
+  const auto curve =
+      gcsim::cost::fit_curve(kernel_family(Kernel::topk_select), synthetic(model, 0.02));
+  for (const auto& segment : curve.segments())
+    for (double c : segment.coefficients)
+      CHECK(c >= 0);
+  const KernelShape shape{11173962, 11173, 0, 0};
+  CHECK(curve.seconds(shape) == doctest::Approx(model(shape)).epsilon(0.05));
+}
+
+TEST_CASE("a cache boundary becomes a piece, and the fit stays monotone") {
+  // 0.1 ns/element in cache, 0.4 ns/element beyond 2^18 elements.
+  auto model = [](const KernelShape& s) {
+    return s.n <= 262144 ? 1e-7 + 0.1e-9 * s.n : 1e-7 + 0.1e-9 * 262144 + 0.4e-9 * (s.n - 262144);
+  };
+  const auto samples = synthetic(model, 0.01);
+  const auto curve = gcsim::cost::fit_curve(kernel_family(Kernel::dense_add), samples);
+  CHECK(curve.segments().size() >= 2);
+  CHECK(curve.problem().empty());
+  for (const Sample& sample : samples)
+    CHECK(curve.seconds(sample.shape) == doctest::Approx(sample.seconds).epsilon(0.12));
+  double previous = 0;
+  for (double n = 1024; n <= 1 << 26; n *= 1.1) {
+    const double t = curve.seconds(KernelShape{n, 0, 0, 0});
+    CHECK(t >= previous);
+    previous = t;
+  }
+}

@@ -1,0 +1,140 @@
+// Device profiles: the shipped derived GPU profiles load and reproduce the
+// public figures they were derived from; schema errors name file and path.
+
+#include "sim/cost/device_profile.hpp"
+#include "sim/input/input_error.hpp"
+#include "sim/input/json_reader.hpp"
+
+#include <cmath>
+#include <string>
+
+#include <doctest/doctest.h>
+
+namespace {
+
+using gcsim::cost::DeviceProfile;
+using gcsim::cost::KernelShape;
+
+const std::string kDevices = std::string(GCSIM_SOURCE_DIR) + "/platforms/devices/";
+const std::string kData = std::string(GCSIM_SOURCE_DIR) + "/tests/cost/data/";
+
+// ResNet-18 CIFAR forward FLOPs per sample: 0.5554 GMAC x 2 (see
+// scripts/calibrate/derive_gpu_profiles.py).
+constexpr double kResnet18Flops = 2 * 555.42e6;
+
+std::string load_error(const std::string& file) {
+  try {
+    DeviceProfile::load(file);
+  } catch (const gcsim::InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("every shipped GPU profile loads and is derived with sources") {
+  for (const char* name : {"gtx1080ti", "v100", "a100", "h100"}) {
+    CAPTURE(name);
+    const DeviceProfile profile = DeviceProfile::load(kDevices + name + ".json");
+    CHECK(profile.provenance().kind == "derived");
+    CHECK(profile.provenance().sources.size() >= 5);
+    CHECK(!profile.provenance().regime.empty());
+    CHECK(profile.device_kind() == "gpu");
+    for (auto kernel : gcsim::cost::all_kernels())
+      CHECK(profile.kernel_seconds(kernel, KernelShape{1 << 20, 1000, 5, 10000}) > 0);
+  }
+}
+
+TEST_CASE("V100 reproduces the kljp figures it was derived from") {
+  const DeviceProfile v100 = DeviceProfile::load(kDevices + "v100.json");
+  // Whole-network FLOPs as one conv layer: 29.0 ms forward, 68.5 ms backward.
+  CHECK(v100.forward_seconds("conv", 256 * kResnet18Flops) ==
+        doctest::Approx(29.0e-3).epsilon(0.01));
+  CHECK(v100.backward_seconds("conv", 256 * kResnet18Flops) ==
+        doctest::Approx(68.5e-3).epsilon(0.01));
+  // Legacy torch.topk: 106 ms (ResNet-18) and 340 ms (LSTM) within 15%.
+  const double resnet = v100.kernel_seconds("topk_select", KernelShape{11173962, 11173, 0, 0});
+  const double lstm = v100.kernel_seconds("topk_select", KernelShape{28949319, 28949, 0, 0});
+  CHECK(resnet == doctest::Approx(106e-3).epsilon(0.15));
+  CHECK(lstm == doctest::Approx(340e-3).epsilon(0.15));
+}
+
+TEST_CASE("A100 and H100 model a memory-bound radix select, orders of magnitude faster") {
+  const DeviceProfile v100 = DeviceProfile::load(kDevices + "v100.json");
+  const DeviceProfile a100 = DeviceProfile::load(kDevices + "a100.json");
+  const DeviceProfile h100 = DeviceProfile::load(kDevices + "h100.json");
+  const KernelShape resnet{11173962, 11173, 0, 0};
+  const double legacy = v100.kernel_seconds("topk_select", resnet);
+  const double radix = a100.kernel_seconds("topk_select", resnet);
+  CHECK(legacy / radix > 100);
+  CHECK(h100.kernel_seconds("topk_select", resnet) < radix);
+  // Radix select does not depend on k.
+  CHECK(a100.kernel_seconds("topk_select", KernelShape{1e7, 10, 0, 0}) ==
+        doctest::Approx(a100.kernel_seconds("topk_select", KernelShape{1e7, 1e6, 0, 0})));
+}
+
+TEST_CASE("forward and backward scale with FLOPs and layer-kind efficiency") {
+  const DeviceProfile v100 = DeviceProfile::load(kDevices + "v100.json");
+  CHECK(v100.forward_seconds("conv", 2e9) ==
+        doctest::Approx(2 * v100.forward_seconds("conv", 1e9)));
+  CHECK(v100.forward_seconds("norm", 1e9) > v100.forward_seconds("conv", 1e9));
+  CHECK(v100.forward_seconds("conv", 0) == 0);
+  CHECK_THROWS_AS(v100.forward_seconds("convolution", 1e9), std::invalid_argument);
+  CHECK_THROWS_AS(v100.backward_seconds("conv", -1), std::invalid_argument);
+  CHECK(v100.optimizer_seconds(11173962) > 0);
+  CHECK_THROWS_AS(v100.kernel_seconds("topk", KernelShape{1, 1, 0, 0}), std::invalid_argument);
+}
+
+TEST_CASE("a profile survives to_json and back") {
+  const DeviceProfile v100 = DeviceProfile::load(kDevices + "v100.json");
+  const DeviceProfile again = DeviceProfile::from_json(v100.to_json(), "round-trip");
+  for (auto kernel : gcsim::cost::all_kernels()) {
+    const KernelShape shape{3e6, 3000, 5, 30000};
+    CHECK(again.kernel_seconds(kernel, shape) ==
+          doctest::Approx(v100.kernel_seconds(kernel, shape)).epsilon(1e-6));
+  }
+  CHECK(again.forward_seconds("lstm", 1e9) == doctest::Approx(v100.forward_seconds("lstm", 1e9)));
+}
+
+TEST_CASE("schema errors name the file and the JSON path") {
+  CHECK(load_error(kData + "bad_missing_kernel.json")
+            .find("bad_missing_kernel.json: /kernels/sketch_query: required field is missing") !=
+        std::string::npos);
+  CHECK(load_error(kData + "bad_negative_coefficient.json")
+            .find(": /kernels/l2_norm/fit/segments/0/per_n_s: coefficient") != std::string::npos);
+  CHECK(load_error(kData + "bad_non_monotone.json")
+            .find(": /kernels/l2_norm/fit/segments/1: fit is not monotone") != std::string::npos);
+  CHECK(load_error(kData + "bad_unknown_provenance.json")
+            .find(": /provenance/kind: unknown value \"estimated\"") != std::string::npos);
+
+  nlohmann::json profile = gcsim::load_json_file(kDevices + "v100.json");
+  SUBCASE("a typo in a kernel name gets a did-you-mean") {
+    profile["kernels"]["sketch_querry"] = profile["kernels"]["sketch_query"];
+    const std::string message = [&] {
+      try {
+        DeviceProfile::from_json(profile, "p.json");
+      } catch (const gcsim::InputError& error) {
+        return std::string(error.what());
+      }
+      return std::string();
+    }();
+    CHECK(message.find("p.json: /kernels/sketch_querry: unknown field (did you mean") !=
+          std::string::npos);
+  }
+  SUBCASE("a measured profile must keep its raw points") {
+    profile["provenance"] = {{"kind", "measured"}, {"command", "x"}, {"date", "2025-01-01"}};
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
+                         doctest::Contains("/kernels/topk_select/points"), gcsim::InputError);
+  }
+  SUBCASE("a derived profile must cite sources") {
+    profile["provenance"]["sources"] = nlohmann::json::array();
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
+                         doctest::Contains("/provenance/sources"), gcsim::InputError);
+  }
+  SUBCASE("the family must be the kernel's") {
+    profile["kernels"]["topk_select"]["fit"]["family"] = "latency_linear";
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
+                         doctest::Contains("/kernels/topk_select/fit/family"), gcsim::InputError);
+  }
+}
