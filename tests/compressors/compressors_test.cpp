@@ -1,0 +1,441 @@
+// Whole-iteration behaviour of every compressor through the public interface.
+#include "compressors/bin_packing.hpp"
+#include "compressors/compressor.hpp"
+#include "compressors/fidelity.hpp"
+#include "compressors/registry.hpp"
+#include "test_util.hpp"
+#include "trace_util.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include <doctest/doctest.h>
+
+namespace gc = gcsim::compress;
+
+namespace {
+
+struct Run {
+  std::unique_ptr<gc::Compressor> compressor;
+  std::vector<gc::ErrorFeedback> memories;
+  Run(const std::string& name, const nlohmann::json& params, std::size_t P)
+      : compressor(gc::make_compressor(name, params)), memories(P) {}
+  gc::IterationResult step(const std::vector<gc::GradientView>& grads, std::uint64_t t,
+                           std::uint64_t seed = 7, const gc::WeightsView* weights = nullptr) {
+    return compressor->run_iteration(grads, weights, gc::IterationContext{t, grads.size(), seed},
+                                     memories);
+  }
+};
+
+// Parameters under which each compressor's residual is plain error feedback
+// (no momentum transforms the gradients), and short warm-ups.
+struct MassCase {
+  std::string label;
+  std::string name;
+  nlohmann::json params;
+};
+std::vector<MassCase> mass_cases() {
+  return {
+      {"dense", "dense", nlohmann::json::object()},
+      {"topk", "topk", {{"density", 0.01}}},
+      {"topk indices",
+       "topk",
+       {{"density", 0.01}, {"variant", "allgather_indices_allreduce_values"}}},
+      {"gtopk", "gtopk", {{"density", 0.01}}},
+      {"dgc", "dgc", {{"density", 0.01}, {"momentum", 0.0}}},
+      {"randomk", "randomk", {{"density", 0.01}}},
+      {"cltk", "cltk", {{"density", 0.01}}},
+      {"sketched_sgd", "sketched_sgd", {{"density", 0.01}, {"momentum", 0.0}}},
+      {"sketched_sgd one round",
+       "sketched_sgd",
+       {{"density", 0.01}, {"momentum", 0.0}, {"second_round", false}}},
+      {"gs_sgd", "gs_sgd", {{"density", 0.01}}},
+      {"gs_sgd one round", "gs_sgd", {{"density", 0.01}, {"second_round", false}}},
+      {"deft", "deft", {{"density", 0.01}}},
+      {"iwp", "iwp", {{"density", 0.01}, {"warmup_iterations", 1}}},
+  };
+}
+
+std::vector<float> weights_for(const gc::LayerLayout& layout) {
+  auto w = gc::test::heavy_tailed(layout.total(), 99, 0.05f);
+  return w;
+}
+
+} // namespace
+
+TEST_CASE("error feedback conserves mass: P*applied + residuals == all gradients seen") {
+  const std::vector<std::size_t> sizes = {300, 20, 1200, 40, 500};
+  const std::size_t P = 4;
+  for (const auto& c : mass_cases()) {
+    CAPTURE(c.label);
+    Run run(c.name, c.params, P);
+    gc::LayerLayout layout = gc::LayerLayout::from_sizes(sizes);
+    const auto weights = weights_for(layout);
+    const gc::WeightsView wv{weights.data(), &layout};
+    std::vector<double> seen(layout.total(), 0.0);
+    std::vector<double> applied(layout.total(), 0.0);
+    for (std::uint64_t t = 0; t < 6; ++t) {
+      gc::test::SyntheticWorkers data(sizes, P, 3, t);
+      for (const auto& g : data.grads) {
+        for (std::size_t j = 0; j < g.size(); ++j) {
+          seen[j] += static_cast<double>(g[j]);
+        }
+      }
+      const auto views = data.views();
+      const auto result = run.step(views, t, 7, &wv);
+      for (std::size_t j = 0; j < layout.total(); ++j) {
+        applied[j] += static_cast<double>(P) * static_cast<double>(result.update[j]);
+      }
+    }
+    double worst = 0.0;
+    double scale = 0.0;
+    for (std::size_t j = 0; j < layout.total(); ++j) {
+      double residual = 0.0;
+      for (const auto& m : run.memories) {
+        residual += static_cast<double>(m.residual()[j]);
+      }
+      worst = std::max(worst, std::fabs(applied[j] + residual - seen[j]));
+      scale = std::max(scale, std::fabs(seen[j]));
+    }
+    CHECK(worst <= 1e-5 * scale);
+  }
+}
+
+TEST_CASE("error feedback off: residuals are cleared every iteration") {
+  gc::test::SyntheticWorkers data({500, 500}, 3, 4);
+  Run run("topk", {{"density", 0.01}, {"error_feedback", false}}, 3);
+  const auto views = data.views();
+  const auto r0 = run.step(views, 0);
+  const auto r1 = run.step(views, 1);
+  for (const auto& m : run.memories) {
+    CHECK(std::all_of(m.residual().begin(), m.residual().end(), [](float v) { return v == 0.0f; }));
+  }
+  // Without memory, the same gradients give the same update.
+  CHECK(r0.update == r1.update);
+}
+
+TEST_CASE("every compressor is deterministic for a seed") {
+  gc::test::SyntheticWorkers data({700, 30, 900}, 4, 5);
+  const auto weights = weights_for(data.layout);
+  const gc::WeightsView wv{weights.data(), &data.layout};
+  for (const auto& info : gc::list_compressors()) {
+    CAPTURE(info.name);
+    nlohmann::json params = {{"density", 0.02}};
+    if (info.name == "dense") {
+      params = nlohmann::json::object();
+    }
+    if (info.name == "iwp") {
+      params["warmup_iterations"] = 1;
+    }
+    Run a(info.name, params, 4);
+    Run b(info.name, params, 4);
+    const auto views = data.views();
+    for (std::uint64_t t = 0; t < 3; ++t) {
+      const auto ra = a.step(views, t, 11, &wv);
+      const auto rb = b.step(views, t, 11, &wv);
+      CHECK(ra.update == rb.update);
+      CHECK(ra.support == rb.support);
+      REQUIRE(ra.steps.size() == rb.steps.size());
+      for (std::size_t s = 0; s < ra.steps.size(); ++s) {
+        CHECK(ra.steps[s].label == rb.steps[s].label);
+        CHECK(ra.steps[s].bytes == rb.steps[s].bytes);
+        CHECK(ra.steps[s].root == rb.steps[s].root);
+      }
+      REQUIRE(ra.kernels.size() == rb.kernels.size());
+      for (std::size_t w = 0; w < ra.kernels.size(); ++w) {
+        REQUIRE(ra.kernels[w].size() == rb.kernels[w].size());
+        for (std::size_t i = 0; i < ra.kernels[w].size(); ++i) {
+          CHECK(ra.kernels[w][i].n == rb.kernels[w][i].n);
+          CHECK(ra.kernels[w][i].k == rb.kernels[w][i].k);
+          CHECK(ra.kernels[w][i].before_step == rb.kernels[w][i].before_step);
+        }
+      }
+      CHECK(ra.info == rb.info);
+    }
+  }
+}
+
+TEST_CASE("for P = 1 every top-k sparsifier equals local top-k") {
+  gc::test::SyntheticWorkers data({400, 600}, 1, 6);
+  const auto& g = data.grads[0];
+  const std::size_t k = 20; // density 0.02 of 1000
+  const auto expected = gc::topk_indices(g.data(), g.size(), k);
+  for (const auto& [name, params] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"topk", {{"density", 0.02}}},
+           {"topk", {{"density", 0.02}, {"variant", "allgather_indices_allreduce_values"}}},
+           {"gtopk", {{"density", 0.02}}},
+           {"cltk", {{"density", 0.02}}}}) {
+    CAPTURE(name);
+    Run run(name, params, 1);
+    const auto r = run.step(data.views(), 0);
+    CHECK(r.support == expected);
+    for (std::size_t j = 0; j < g.size(); ++j) {
+      const bool in = std::binary_search(expected.begin(), expected.end(), j);
+      CHECK(r.update[j] == (in ? g[j] : 0.0f));
+    }
+  }
+  // DEFT with one worker: one partition per layer, top-k_i per layer with the
+  // k_i from the layer norms.
+  Run deft("deft", {{"density", 0.02}}, 1);
+  const auto r = deft.step(data.views(), 0);
+  CHECK(r.support.size() == k);
+  std::vector<double> norms(2, 0.0);
+  for (std::size_t l = 0; l < 2; ++l) {
+    for (std::size_t i = 0; i < data.layout[l].size; ++i) {
+      const double v = g[data.layout[l].offset + i];
+      norms[l] += v * v;
+    }
+    norms[l] = std::sqrt(norms[l]);
+  }
+  const auto ks = gc::deft_allocate_k(norms, {400, 600}, k);
+  std::vector<gc::Index> per_layer = gc::topk_indices(g.data(), 400, ks[0]);
+  for (const auto i : gc::topk_indices(g.data() + 400, 600, ks[1])) {
+    per_layer.push_back(i + 400);
+  }
+  CHECK(r.support == per_layer);
+}
+
+TEST_CASE("gtopk's tree merge equals a direct recomputation of the same rounds") {
+  for (const std::size_t P : {2UL, 5UL, 8UL}) {
+    CAPTURE(P);
+    gc::test::SyntheticWorkers data({800, 1200}, P, 8);
+    const std::size_t d = 2000;
+    const std::size_t k = 20;
+    // Direct: dense vectors; at stride s, dense[r] += dense[r + s], then keep the
+    // top-k by |value| (ties to the lower index) by a full sort.
+    std::vector<std::vector<float>> dense(P, std::vector<float>(d, 0.0f));
+    for (std::size_t w = 0; w < P; ++w) {
+      for (const auto j : gc::topk_indices(data.grads[w].data(), d, k)) {
+        dense[w][j] = data.grads[w][j];
+      }
+    }
+    const auto keep_topk = [&](std::vector<float>& v) {
+      std::vector<std::size_t> nz;
+      for (std::size_t j = 0; j < d; ++j) {
+        if (v[j] != 0.0f) {
+          nz.push_back(j);
+        }
+      }
+      std::stable_sort(nz.begin(), nz.end(), [&v](std::size_t a, std::size_t b) {
+        return std::fabs(v[a]) > std::fabs(v[b]);
+      });
+      for (std::size_t i = k; i < nz.size(); ++i) {
+        v[nz[i]] = 0.0f;
+      }
+    };
+    for (std::size_t s = 1; s < P; s *= 2) {
+      for (std::size_t r = 0; r + s < P; r += 2 * s) {
+        for (std::size_t j = 0; j < d; ++j) {
+          dense[r][j] += dense[r + s][j];
+        }
+        keep_topk(dense[r]);
+      }
+    }
+    Run run("gtopk", {{"density", 0.01}}, P);
+    const auto result = run.step(data.views(), 0);
+    // Same sums in the same order, so the merged values agree exactly; the
+    // final division by P may round differently, hence Approx there.
+    std::vector<gc::Index> direct_support;
+    for (std::size_t j = 0; j < d; ++j) {
+      CHECK(result.update[j] == doctest::Approx(dense[0][j] / static_cast<float>(P)).epsilon(1e-6));
+      if (dense[0][j] != 0.0f) {
+        direct_support.push_back(static_cast<gc::Index>(j));
+      }
+    }
+    CHECK(result.support == direct_support);
+    CHECK(direct_support.size() == k);
+  }
+}
+
+TEST_CASE("step lists match hand-computed byte counts on a small example") {
+  // d = 16 in layers of 6 and 10, P = 4, density 0.25 -> k = 4. Worker w's
+  // largest values sit at 4w .. 4w+3, so local top-k sets are disjoint.
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({6, 10});
+  const std::size_t P = 4;
+  std::vector<std::vector<float>> grads(P, std::vector<float>(16, 0.01f));
+  for (std::size_t w = 0; w < P; ++w) {
+    for (std::size_t i = 0; i < 4; ++i) {
+      grads[w][4 * w + i] = 1.0f + static_cast<float>(i);
+    }
+  }
+  std::vector<gc::GradientView> views;
+  for (const auto& g : grads) {
+    views.push_back(gc::GradientView{g.data(), &layout});
+  }
+  using K = gc::CommKind;
+  const auto expect = [&](const gc::IterationResult& r,
+                          const std::vector<std::pair<K, std::vector<std::uint64_t>>>& want) {
+    REQUIRE(r.steps.size() == want.size());
+    for (std::size_t s = 0; s < want.size(); ++s) {
+      CAPTURE(r.steps[s].label);
+      CHECK(r.steps[s].kind == want[s].first);
+      CHECK(r.steps[s].bytes == want[s].second);
+    }
+  };
+  const std::vector<std::uint64_t> all4(4, 4);
+  const auto same = [](std::uint64_t b) { return std::vector<std::uint64_t>(4, b); };
+  SUBCASE("dense") {
+    expect(Run("dense", nullptr, P).step(views, 0), {{K::allreduce_ring, same(64)}});
+  }
+  SUBCASE("topk pairs") {
+    expect(Run("topk", {{"density", 0.25}}, P).step(views, 0), {{K::allgather, same(32)}});
+  }
+  SUBCASE("topk indices then values: union of 16") {
+    const auto r =
+        Run("topk", {{"density", 0.25}, {"variant", "allgather_indices_allreduce_values"}}, P)
+            .step(views, 0);
+    expect(r, {{K::allgather, same(16)}, {K::allreduce_ring, same(64)}});
+  }
+  SUBCASE("gtopk: two merge rounds and a broadcast") {
+    const auto r = Run("gtopk", {{"density", 0.25}}, P).step(views, 0);
+    expect(r, {{K::gtopk_merge_round, {0, 32, 0, 32}},
+               {K::gtopk_merge_round, {0, 32}},
+               {K::broadcast, same(32)}});
+    REQUIRE(r.steps[0].transfers.size() == 2);
+    CHECK(r.steps[0].transfers[0].src == 1);
+    CHECK(r.steps[0].transfers[0].dst == 0);
+    CHECK(r.steps[0].transfers[1].src == 3);
+    CHECK(r.steps[0].transfers[1].dst == 2);
+    CHECK(r.steps[1].participants == std::vector<int>{0, 2});
+    CHECK(r.steps[2].root == 0);
+  }
+  SUBCASE("cltk: the leader rotates with t") {
+    Run run("cltk", {{"density", 0.25}}, P);
+    run.step(views, 0);
+    const auto r = run.step(views, 1);
+    expect(r, {{K::broadcast, same(16)}, {K::allreduce_ring, same(16)}});
+    CHECK(r.steps[0].root == 1);
+    CHECK(r.bytes_sent_by(1) == 32);
+    CHECK(r.bytes_sent_by(0) == 16);
+  }
+  SUBCASE("randomk") {
+    expect(Run("randomk", {{"density", 0.25}}, P).step(views, 0), {{K::allreduce_ring, same(16)}});
+  }
+  SUBCASE("dgc: per layer ceil(0.25*6) + ceil(0.25*10) = 2 + 3 pairs") {
+    std::vector<std::vector<float>> flat(P, std::vector<float>(16, 0.5f));
+    std::vector<gc::GradientView> fv;
+    for (const auto& g : flat) {
+      fv.push_back(gc::GradientView{g.data(), &layout});
+    }
+    expect(Run("dgc", {{"density", 0.25}}, P).step(fv, 0), {{K::allgatherv, same(40)}});
+  }
+  SUBCASE("gs_sgd: sketch 3 x 8 floats, then k exact values") {
+    const auto r =
+        Run("gs_sgd", {{"density", 0.25}, {"rows", 3}, {"columns", 8}}, P).step(views, 0);
+    expect(r, {{K::allreduce_recursive_doubling, same(96)},
+               {K::allreduce_recursive_doubling, same(16)}});
+  }
+  SUBCASE("sketched_sgd: star through rank 0, 2k candidates") {
+    const auto r =
+        Run("sketched_sgd",
+            {{"density", 0.25}, {"rows", 3}, {"columns", 8}, {"candidates_factor", 2.0}}, P)
+            .step(views, 0);
+    expect(r, {{K::ps_push, {0, 96, 96, 96}},
+               {K::ps_pull, {96, 0, 0, 0}},
+               {K::ps_push, {0, 32, 32, 32}},
+               {K::ps_pull, {96, 0, 0, 0}}});
+    CHECK(r.steps[0].transfers.size() == 3);
+    CHECK(r.steps[0].root == 0);
+  }
+  SUBCASE("deft: (P + L) int32 assignment, int64 counts, padded int64 indices, k values") {
+    // d/P = 4: both layers are cut into 4 chunks (2,2,1,1 and 3,3,2,2): L = 8.
+    const auto r = Run("deft", {{"density", 0.5}, {"k_source", "leader"}}, P).step(views, 0);
+    const auto counts = r.info.at("selected").get<std::vector<std::uint64_t>>();
+    const std::uint64_t max_count = *std::max_element(counts.begin(), counts.end());
+    CHECK(std::accumulate(counts.begin(), counts.end(), std::uint64_t{0}) +
+              r.info.at("common_elements").get<std::uint64_t>() ==
+          8);
+    expect(r, {{K::broadcast, same((4 + 8) * 4 + 8 * 4)},
+               {K::allgather, same(8)},
+               {K::allgather, same(max_count * 8)},
+               {K::allreduce_ring, same(8 * 4)}});
+  }
+  SUBCASE("iwp: dense warm-up, then leader's kept indices and values") {
+    std::vector<float> weights(16, 1.0f);
+    const gc::WeightsView wv{weights.data(), &layout};
+    Run run("iwp", {{"density", 0.25}, {"warmup_iterations", 1}, {"release_probability", 0.0}}, P);
+    expect(run.step(views, 0, 7, &wv), {{K::allreduce_ring, same(64)}});
+    const auto r = run.step(views, 1, 7, &wv);
+    const auto kept = r.info.at("kept").get<std::uint64_t>();
+    CHECK(kept == r.support.size());
+    expect(r, {{K::broadcast, same(kept * 4)}, {K::allreduce_ring, same(kept * 4)}});
+    CHECK(r.steps[0].root == r.info.at("leader").get<int>());
+  }
+}
+
+TEST_CASE("kernels are attached to the step they precede") {
+  gc::test::SyntheticWorkers data({1000}, 4, 9);
+  const auto r = Run("cltk", {{"density", 0.01}}, 4).step(data.views(), 2);
+  // Leader 2 selects before the broadcast (step 0); everyone unpacks after step 1.
+  const auto& leader = r.kernels[2];
+  const auto topk = std::find_if(leader.begin(), leader.end(), [](const gc::KernelRun& k) {
+    return k.kind == gc::KernelKind::topk_select;
+  });
+  REQUIRE(topk != leader.end());
+  CHECK(topk->before_step == 0);
+  CHECK(topk->n == 1000);
+  CHECK(topk->k == 10);
+  CHECK(std::none_of(r.kernels[0].begin(), r.kernels[0].end(),
+                     [](const gc::KernelRun& k) { return k.kind == gc::KernelKind::topk_select; }));
+  CHECK(r.kernels[0].back().kind == gc::KernelKind::sparse_unpack);
+  CHECK(r.kernels[0].back().before_step == 2);
+  CHECK(r.steps_of(0) == std::vector<std::size_t>{0, 1});
+}
+
+TEST_CASE("inconsistent inputs are rejected") {
+  gc::test::SyntheticWorkers data({100}, 2, 1);
+  auto views = data.views();
+  Run run("topk", nullptr, 2);
+  CHECK_THROWS_AS(
+      run.compressor->run_iteration(views, nullptr, gc::IterationContext{0, 3, 1}, run.memories),
+      std::invalid_argument);
+  data.grads[1][50] = std::nanf("");
+  CHECK_THROWS_AS(run.step(views, 0), std::invalid_argument);
+  Run iwp("iwp", nullptr, 2);
+  data.grads[1][50] = 0.0f;
+  CHECK_THROWS_WITH_AS(iwp.step(views, 0), doctest::Contains("weights"), std::invalid_argument);
+}
+
+TEST_CASE("IWP: the leader changes from iteration to iteration by the seed") {
+  gc::test::SyntheticWorkers data({2000}, 8, 2);
+  const auto weights = weights_for(data.layout);
+  const gc::WeightsView wv{weights.data(), &data.layout};
+  const auto leaders = [&](std::uint64_t seed) {
+    Run run("iwp", {{"warmup_iterations", 0}, {"density", 0.01}}, 8);
+    std::vector<int> out;
+    for (std::uint64_t t = 0; t < 24; ++t) {
+      out.push_back(run.step(data.views(), t, seed, &wv).info.at("leader").get<int>());
+    }
+    return out;
+  };
+  const auto a = leaders(1);
+  CHECK(a == leaders(1));
+  CHECK(a != leaders(2));
+  CHECK(std::set<int>(a.begin(), a.end()).size() >= 4);
+  std::size_t changes = 0;
+  for (std::size_t t = 1; t < a.size(); ++t) {
+    changes += a[t] != a[t - 1] ? 1 : 0;
+  }
+  CHECK(changes >= 12);
+}
+
+TEST_CASE("fidelity metrics on a hand-made example") {
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({4});
+  const std::vector<float> g0 = {1, 0, 2, 0};
+  const std::vector<float> g1 = {3, 0, 0, 4};
+  const std::vector<gc::GradientView> views = {{g0.data(), &layout}, {g1.data(), &layout}};
+  // Dense average a = (2, 0, 1, 2); |a|^2 = 9.
+  const auto exact = gc::measure_fidelity(views, {2, 0, 1, 2});
+  CHECK(exact.cosine == doctest::Approx(1.0));
+  CHECK(exact.relative_l2_error == doctest::Approx(0.0));
+  CHECK(exact.energy_share == doctest::Approx(1.0));
+  CHECK(exact.density == doctest::Approx(0.75));
+  const auto partial = gc::measure_fidelity(views, {2, 0, 0, 0});
+  CHECK(partial.density == doctest::Approx(0.25));
+  CHECK(partial.energy_share == doctest::Approx(4.0 / 9.0));
+  CHECK(partial.cosine == doctest::Approx(4.0 / (2.0 * 3.0)));
+  CHECK(partial.relative_l2_error == doctest::Approx(std::sqrt(5.0) / 3.0));
+}
