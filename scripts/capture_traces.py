@@ -1,0 +1,314 @@
+#!/usr/bin/python3
+"""Capture real per-layer gradient traces for gcsim.
+
+Trains a real model on real data with synchronous data parallelism simulated
+on one machine: every iteration, each of W workers computes the gradient of
+its own disjoint micro-batch at the same weights, the gradients are averaged
+and plain SGD (no momentum, no weight decay) applies
+    w_{t+1} = w_t - lr * mean_w g_w(t).
+Every captured iteration writes each worker's flattened gradient and the
+weights w_t, plus per-layer forward/backward times measured with module hooks
+(scripts/trace_tools/timing.py). The format is documented in
+workloads/README.md, section "Gradient traces".
+
+Run with Debian's interpreter only: /usr/bin/python3 scripts/capture_traces.py --help
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import shutil
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+FORMAT_VERSION = 1
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.path.join(REPO, "workloads", "traces", "cache")
+SHIPPED = os.path.join(REPO, "workloads", "traces")
+
+# Named recipes, so that one documented command reproduces each trace.
+PRESETS = {
+    # Shipped in git (workloads/traces/fmnist-cnn-16w): a few MB.
+    "fmnist-cnn-16w": dict(model="cnn", dataset="fashion-mnist", workers=16, micro_batch=32,
+                           iterations=151, capture_start=0, capture_stride=50, lr=0.05, seed=1,
+                           dtype="float32", out=os.path.join(SHIPPED, "fmnist-cnn-16w")),
+    # Larger traces, into the git-ignored cache folder.
+    "fmnist-resnet18-8w": dict(model="resnet18", dataset="fashion-mnist", workers=8,
+                               micro_batch=32, iterations=41, capture_start=0,
+                               capture_stride=20, lr=0.05, seed=1, dtype="float32",
+                               out=os.path.join(CACHE, "fmnist-resnet18-8w")),
+    "fmnist-resnet50-4w": dict(model="resnet50", dataset="fashion-mnist", workers=4,
+                               micro_batch=16, iterations=11, capture_start=0,
+                               capture_stride=10, lr=0.02, seed=1, dtype="float16",
+                               out=os.path.join(CACHE, "fmnist-resnet50-4w")),
+    "fmnist-alexnet-4w": dict(model="alexnet", dataset="fashion-mnist", workers=4,
+                              micro_batch=32, iterations=11, capture_start=0,
+                              capture_stride=10, lr=0.01, seed=1, dtype="float16",
+                              out=os.path.join(CACHE, "fmnist-alexnet-4w")),
+}
+CACHE_PRESETS = ["fmnist-resnet18-8w", "fmnist-resnet50-4w", "fmnist-alexnet-4w"]
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", choices=sorted(PRESETS) + ["cache"],
+                        help="a named recipe; 'cache' makes every large trace into "
+                             "workloads/traces/cache/. Explicit flags override a recipe.")
+    parser.add_argument("--model", choices=["cnn", "resnet18", "resnet50", "alexnet", "vgg16"])
+    parser.add_argument("--dataset", choices=["fashion-mnist", "digits"])
+    parser.add_argument("--workers", type=int, help="simulated data-parallel workers W")
+    parser.add_argument("--micro-batch", type=int, help="samples per worker per iteration")
+    parser.add_argument("--iterations", type=int, help="training iterations to run")
+    parser.add_argument("--capture-start", type=int, help="first captured iteration")
+    parser.add_argument("--capture-stride", type=int, help="capture every s-th iteration")
+    parser.add_argument("--lr", type=float, help="plain SGD learning rate")
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--dtype", choices=["float32", "float16"],
+                        help="storage of gradients (weights are always float32)")
+    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    parser.add_argument("--log-every", type=int, default=10)
+    parser.add_argument("--out", help="trace folder to write")
+    parser.add_argument("--force", action="store_true", help="replace an existing folder")
+    args = parser.parse_args(argv)
+    defaults = dict(model="cnn", dataset="fashion-mnist", workers=4, micro_batch=32,
+                    iterations=3, capture_start=0, capture_stride=1, lr=0.05, seed=1,
+                    dtype="float32", out=None)
+    recipe = PRESETS.get(args.preset, {}) if args.preset != "cache" else {}
+    for key, fallback in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, recipe.get(key, fallback))
+    return args
+
+
+def check_args(args):
+    problems = []
+    for key in ("workers", "micro_batch", "iterations", "capture_stride", "threads",
+                "log_every"):
+        if getattr(args, key) < 1:
+            problems.append(f"--{key.replace('_', '-')} must be at least 1")
+    if args.capture_start < 0 or args.capture_start >= args.iterations:
+        problems.append("--capture-start must be in [0, iterations)")
+    if not args.lr > 0:
+        problems.append("--lr must be positive")
+    if args.out is None:
+        problems.append("--out (or --preset) is required")
+    if problems:
+        sys.exit("capture_traces.py: " + "; ".join(problems))
+
+
+def flat(tensors):
+    import torch
+
+    return torch.cat([t.detach().reshape(-1) for t in tensors]).numpy().astype(np.float32)
+
+
+def float16_loss(g32):
+    """How much storing one gradient as float16 loses."""
+    g16 = g32.astype(np.float16).astype(np.float32)
+    norm = float(np.linalg.norm(g32))
+    nonzero = g32 != 0
+    flushed = int(np.count_nonzero(nonzero & (g16 == 0)))
+    rel = np.abs(g16[nonzero] - g32[nonzero]) / np.abs(g32[nonzero])
+    return dict(relative_l2_error=float(np.linalg.norm(g16 - g32)) / norm if norm > 0 else 0.0,
+                max_elementwise_relative_error=float(rel.max()) if rel.size else 0.0,
+                flushed_to_zero=flushed, overflow=int(np.count_nonzero(~np.isfinite(g16))))
+
+
+def capture(args):
+    import torch
+    import torch.nn.functional as F
+
+    from trace_tools import data, models
+    from trace_tools.timing import LayerTimer
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    torch.use_deterministic_algorithms(True)
+    rng = np.random.default_rng(args.seed)
+
+    model, channels, side = models.build(args.model, 10)
+    x_train, y_train = data.load(args.dataset, "train", channels, side)
+    x_test, y_test = data.load(args.dataset, "test", channels, side)
+    per_iteration = args.workers * args.micro_batch
+    if per_iteration > len(y_train):
+        sys.exit(f"capture_traces.py: workers x micro-batch = {per_iteration} exceeds the "
+                 f"{len(y_train)} training samples of {args.dataset}")
+
+    named = list(model.named_parameters())
+    params = [p for _, p in named]
+    layers, offset = [], 0
+    for name, p in named:
+        layers.append(dict(name=name, module=name.rsplit(".", 1)[0], shape=list(p.shape),
+                           params=p.numel(), offset=offset))
+        offset += p.numel()
+    total = offset
+    modules = dict(model.named_modules())
+
+    out = os.path.abspath(args.out)
+    if os.path.exists(out):
+        if not args.force:
+            sys.exit(f"capture_traces.py: {out} exists; pass --force to replace it")
+        shutil.rmtree(out)
+    staging = out + ".partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.makedirs(staging)
+
+    timer = LayerTimer(model)
+    model.train()
+    order = rng.permutation(len(y_train))
+    cursor = 0
+    captured, loss_log, f16 = [], [], []
+    started = time.time()
+    print(f"capture: {args.model} on {args.dataset}, {total:,} parameters in {len(layers)} "
+          f"tensors, W={args.workers} x B={args.micro_batch}, lr={args.lr}, seed={args.seed}",
+          flush=True)
+    for it in range(args.iterations):
+        if cursor + per_iteration > len(order):
+            order, cursor = rng.permutation(len(y_train)), 0
+        batch = order[cursor:cursor + per_iteration]
+        cursor += per_iteration
+        is_captured = it >= args.capture_start and (it - args.capture_start) % args.capture_stride == 0
+        folder = os.path.join(staging, "iterations", f"{it:06d}")
+        if is_captured:
+            os.makedirs(folder)
+            np.save(os.path.join(folder, "weights.npy"), flat(params))
+        mean = np.zeros(total, dtype=np.float32)
+        losses = []
+        for w in range(args.workers):
+            part = torch.from_numpy(batch[w * args.micro_batch:(w + 1) * args.micro_batch])
+            x, y = x_train[part], y_train[part]
+            model.zero_grad(set_to_none=False)
+            if is_captured:
+                loss = timer.run(model, F.cross_entropy, x, y)
+            else:
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+            losses.append(float(loss))
+            g = flat(p.grad for p in params)
+            if not np.all(np.isfinite(g)):
+                sys.exit(f"capture_traces.py: non-finite gradient at iteration {it}, worker {w}; "
+                         "lower --lr")
+            mean += g
+            if is_captured:
+                if args.dtype == "float16":
+                    f16.append(float16_loss(g))
+                np.save(os.path.join(folder, f"worker_{w:03d}.npy"), g.astype(args.dtype))
+        mean /= np.float32(args.workers)
+        # Plain SGD on the workers' mean gradient, as synchronous allreduce does.
+        with torch.no_grad():
+            start = 0
+            for p in params:
+                n = p.numel()
+                p -= args.lr * torch.from_numpy(mean[start:start + n]).view_as(p)
+                start += n
+        loss_value = float(np.mean(losses))
+        if is_captured:
+            captured.append(it)
+        if it % args.log_every == 0 or it == args.iterations - 1 or is_captured:
+            loss_log.append(dict(iteration=it, loss=round(loss_value, 6)))
+            print(f"iteration {it:6d}  loss {loss_value:.4f}{'  captured' if is_captured else ''}"
+                  f"  ({time.time() - started:.1f} s)", flush=True)
+
+    model.eval()
+    with torch.no_grad():
+        correct = 0
+        for i in range(0, min(len(y_test), 2000), 500):
+            correct += int((model(x_test[i:i + 500]).argmax(1) == y_test[i:i + 500]).sum())
+        accuracy = correct / min(len(y_test), 2000)
+    print(f"test accuracy on {min(len(y_test), 2000)} held-out samples: {accuracy:.3f}")
+
+    module_entries = []
+    for name, forward_s, backward_s in timer.averages():
+        own = sum(p.numel() for p in modules[name].parameters(recurse=False))
+        module_entries.append(dict(name=name, type=type(modules[name]).__name__, params=own,
+                                   forward_s=forward_s, backward_s=backward_s))
+    manifest = dict(
+        format="gcsim-trace", format_version=FORMAT_VERSION,
+        model=args.model, dataset=args.dataset, input_shape=[channels, side, side],
+        num_classes=10, workers=args.workers, micro_batch=args.micro_batch,
+        optimizer="sgd", learning_rate=args.lr, seed=args.seed,
+        iterations_trained=args.iterations, capture_start=args.capture_start,
+        capture_stride=args.capture_stride, iterations=captured, has_tensors=True,
+        dtype=args.dtype, weights_dtype="float32", total_params=total, layers=layers,
+        modules=module_entries,
+        timing=dict(device="cpu", cpu=cpu_name(), threads=args.threads,
+                    micro_batch=args.micro_batch, samples=timer.samples,
+                    forward_total_s=timer.forward_total_s / max(timer.samples, 1),
+                    backward_total_s=timer.backward_total_s / max(timer.samples, 1),
+                    method="module hooks with time.perf_counter; see "
+                           "scripts/trace_tools/timing.py"),
+        loss=loss_log, test_accuracy=accuracy,
+        capture=dict(command=capture_command(), torch_version=torch.__version__,
+                     numpy_version=np.__version__, host=platform.node(),
+                     date=datetime.datetime.now(datetime.timezone.utc).isoformat(
+                         timespec="seconds"),
+                     seconds=round(time.time() - started, 1)))
+    if f16:
+        manifest["float16_loss"] = dict(
+            files=len(f16),
+            max_relative_l2_error=max(e["relative_l2_error"] for e in f16),
+            mean_relative_l2_error=float(np.mean([e["relative_l2_error"] for e in f16])),
+            max_elementwise_relative_error=max(e["max_elementwise_relative_error"] for e in f16),
+            flushed_to_zero=sum(e["flushed_to_zero"] for e in f16),
+            overflow=sum(e["overflow"] for e in f16))
+        print("float16 storage loss: " + json.dumps(manifest["float16_loss"]))
+    with open(os.path.join(staging, "manifest.json"), "w") as stream:
+        stream.write(dump_manifest(manifest))
+    os.rename(staging, out)
+    print(f"wrote {out}: iterations {captured}, {len(captured) * args.workers} gradient files")
+
+
+def dump_manifest(manifest):
+    """JSON with one line per layer and per module, so a person can read it."""
+    lines = []
+    for i, (key, value) in enumerate(manifest.items()):
+        comma = "," if i + 1 < len(manifest) else ""
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            items = [" " * 4 + json.dumps(item) for item in value]
+            lines.append(f'  "{key}": [\n' + ",\n".join(items) + "\n  ]" + comma)
+        else:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(value)}{comma}")
+    return "{\n" + "\n".join(lines) + "\n}\n"
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as stream:
+            for line in stream:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def capture_command():
+    # Relative to the repository so the manifest does not depend on where it ran.
+    script = os.path.relpath(os.path.abspath(sys.argv[0]), REPO)
+    return " ".join(["/usr/bin/python3", script] + [shlex.quote(a) for a in sys.argv[1:]])
+
+
+def main(argv):
+    args = parse_args(argv)
+    if args.preset == "cache":
+        for name in CACHE_PRESETS:
+            capture_one(parse_args(["--preset", name] + (["--force"] if args.force else [])))
+        return
+    capture_one(args)
+
+
+def capture_one(args):
+    check_args(args)
+    capture(args)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

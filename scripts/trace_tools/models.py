@@ -1,0 +1,165 @@
+"""Models the trace capture can train, chosen by name.
+
+Every ReLU is a module (never functional, never in place) so that forward
+hooks see it and its time is measured, and so that gradient hooks on module
+outputs are well defined.
+"""
+
+import torch
+from torch import nn
+
+
+class SmallCNN(nn.Module):
+    """Two conv layers and two dense layers for 1x28x28 inputs (29,994 params)."""
+
+    def __init__(self, num_classes=10, in_channels=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_channels, 16, 5)
+        self.relu1 = nn.ReLU()
+        self.pool1 = nn.MaxPool2d(2)
+        self.conv2 = nn.Conv2d(16, 32, 5)
+        self.relu2 = nn.ReLU()
+        self.pool2 = nn.MaxPool2d(2)
+        self.flatten = nn.Flatten()
+        self.fc1 = nn.Linear(32 * 4 * 4, 32)
+        self.relu3 = nn.ReLU()
+        self.fc2 = nn.Linear(32, num_classes)
+
+    def forward(self, x):
+        x = self.pool1(self.relu1(self.conv1(x)))
+        x = self.pool2(self.relu2(self.conv2(x)))
+        return self.fc2(self.relu3(self.fc1(self.flatten(x))))
+
+
+class BasicBlock(nn.Module):
+    expansion = 1
+
+    def __init__(self, in_planes, planes, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_planes, planes, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.relu1 = nn.ReLU()
+        self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or in_planes != planes:
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(in_planes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+        self.relu2 = nn.ReLU()
+
+    def forward(self, x):
+        out = self.relu1(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.relu2(out + self.shortcut(x))
+
+
+class CifarResNet18(nn.Module):
+    """The CIFAR-style ResNet-18 (3x3 stem, no max-pool) of kuangliu/pytorch-cifar,
+    which the DEFT paper uses: 11,173,962 parameters for 10 classes."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.relu = nn.ReLU()
+        self.in_planes = 64
+        self.layer1 = self._make_layer(64, 2, 1)
+        self.layer2 = self._make_layer(128, 2, 2)
+        self.layer3 = self._make_layer(256, 2, 2)
+        self.layer4 = self._make_layer(512, 2, 2)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.flatten = nn.Flatten()
+        self.linear = nn.Linear(512, num_classes)
+
+    def _make_layer(self, planes, blocks, stride):
+        layers = []
+        for s in [stride] + [1] * (blocks - 1):
+            layers.append(BasicBlock(self.in_planes, planes, s))
+            self.in_planes = planes
+        return nn.Sequential(*layers)
+
+    def forward(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.layer4(self.layer3(self.layer2(self.layer1(out))))
+        return self.linear(self.flatten(self.pool(out)))
+
+
+VGG16_CFG = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M",
+             512, 512, 512, "M"]
+
+
+class CifarVGG16(nn.Module):
+    """VGG-16 with batch norm for 32x32 inputs (kuangliu/pytorch-cifar style)."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        layers, channels = [], 3
+        for item in VGG16_CFG:
+            if item == "M":
+                layers.append(nn.MaxPool2d(2))
+                continue
+            layers += [nn.Conv2d(channels, item, 3, padding=1), nn.BatchNorm2d(item), nn.ReLU()]
+            channels = item
+        self.features = nn.Sequential(*layers)
+        self.flatten = nn.Flatten()
+        self.classifier = nn.Linear(512, num_classes)
+
+    def forward(self, x):
+        return self.classifier(self.flatten(self.features(x)))
+
+
+def _no_inplace(model):
+    # torchvision's ReLUs are in place; gradient hooks on their outputs would
+    # then see the tensor of the layer before, so timings would be misattributed.
+    for module in model.modules():
+        if isinstance(module, nn.ReLU):
+            module.inplace = False
+    return model
+
+
+def _torchvision_resnet50(num_classes):
+    import torchvision
+
+    model = torchvision.models.resnet50(weights=None, num_classes=num_classes)
+    # torchvision's Bottleneck reuses one ReLU module three times; give each
+    # use its own module so that per-layer timings stay per layer.
+    for block in [b for layer in (model.layer1, model.layer2, model.layer3, model.layer4)
+                  for b in layer]:
+        block.relu = _ReluTriplet()
+    return _no_inplace(model)
+
+
+class _ReluTriplet(nn.Module):
+    """Stands in for Bottleneck.relu, which Bottleneck.forward calls three times;
+    each call goes to its own ReLU child so hooks can tell them apart."""
+
+    def __init__(self):
+        super().__init__()
+        self.r1, self.r2, self.r3 = nn.ReLU(), nn.ReLU(), nn.ReLU()
+        self.calls = 0
+
+    def forward(self, x):
+        child = (self.r1, self.r2, self.r3)[self.calls % 3]
+        self.calls += 1
+        return child(x)
+
+
+def _torchvision_alexnet(num_classes):
+    import torchvision
+
+    return _no_inplace(torchvision.models.alexnet(weights=None, num_classes=num_classes))
+
+
+# name -> (constructor, input channels, image side in pixels)
+MODELS = {
+    "cnn": (lambda n: SmallCNN(n), 1, 28),
+    "resnet18": (lambda n: CifarResNet18(n), 3, 32),
+    "resnet50": (_torchvision_resnet50, 3, 64),
+    "alexnet": (_torchvision_alexnet, 3, 64),
+    "vgg16": (lambda n: CifarVGG16(n), 3, 32),
+}
+
+
+def build(name, num_classes):
+    constructor, channels, side = MODELS[name]
+    return constructor(num_classes), channels, side

@@ -1,0 +1,216 @@
+// `gcsim inspect TRACE [--json FILE] [--iteration I]`: what a gradient trace
+// holds, layer by layer: parameter count, gradient norm, the share of the
+// squared mass in the top 1% of elements, how much the workers' top-1% index
+// sets overlap (which decides gradient build-up in sparse allreduce), and the
+// measured forward/backward times.
+
+#include "sim/cli/command.hpp"
+#include "sim/input/input_error.hpp"
+#include "sim/trace/statistics.hpp"
+#include "sim/trace/trace.hpp"
+#include "sim/trace/workload.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gcsim::cli {
+namespace {
+
+constexpr double kTopFraction = 0.01;
+
+std::string milliseconds(const std::optional<double>& seconds) {
+  return seconds ? fmt::format("{:.3f}", *seconds * 1e3) : std::string("-");
+}
+
+nlohmann::json optional_json(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+class InspectCommand final : public Command {
+public:
+  std::string name() const override { return "inspect"; }
+  std::string description() const override {
+    return "Show a gradient trace layer by layer: parameters, gradient norm, top-1% mass, "
+           "top-1% overlap between workers, measured forward/backward times";
+  }
+  void configure(CLI::App& app) override {
+    app.add_option("trace", trace_path_, "trace folder (or its manifest.json)")->required();
+    app.add_option("--json", json_path_, "also write the statistics as JSON to this file");
+    app.add_option("--iteration", iteration_,
+                   "training iteration to inspect (one of the captured ones; default: the first)");
+  }
+
+  int run() override {
+    const trace::Trace trace = trace::Trace::open(trace_path_);
+    const trace::Manifest& manifest = trace.manifest();
+    const trace::TraceWorkload workload = trace::workload_from_trace(manifest);
+
+    nlohmann::json report = {{"trace", trace_path_},
+                             {"model", manifest.model},
+                             {"dataset", manifest.dataset},
+                             {"workers", manifest.workers},
+                             {"micro_batch", manifest.micro_batch},
+                             {"dtype", trace::dtype_name(manifest.dtype)},
+                             {"total_params", manifest.total_params},
+                             {"iterations", manifest.iterations},
+                             {"has_tensors", manifest.has_tensors},
+                             {"top_fraction", kTopFraction}};
+    std::printf("trace     %s\nmodel     %s on %s, %lld parameters in %zu tensors\n",
+                trace_path_.c_str(), manifest.model.c_str(), manifest.dataset.c_str(),
+                static_cast<long long>(manifest.total_params), manifest.layers.size());
+    std::printf("capture   %lld workers x micro-batch %lld, %s, lr %g, seed %lld, iterations",
+                static_cast<long long>(manifest.workers),
+                static_cast<long long>(manifest.micro_batch),
+                trace::dtype_name(manifest.dtype).c_str(), manifest.learning_rate,
+                static_cast<long long>(manifest.seed));
+    for (int64_t it : manifest.iterations)
+      std::printf(" %lld", static_cast<long long>(it));
+    std::printf("\n");
+    if (workload.has_times && manifest.timing)
+      std::printf("timing    %s (%s, %lld threads), seconds per micro-batch of %lld\n",
+                  manifest.timing->device.c_str(), manifest.timing->cpu.c_str(),
+                  static_cast<long long>(manifest.timing->threads),
+                  static_cast<long long>(manifest.timing->micro_batch));
+
+    std::optional<size_t> index;
+    if (manifest.has_tensors) {
+      index = iteration_index(manifest);
+      report["iteration"] = manifest.iterations[*index];
+      std::printf("iteration %lld (top set: 1%% of each layer's elements)\n\n",
+                  static_cast<long long>(manifest.iterations[*index]));
+    } else {
+      std::printf("statistics only: this trace holds no gradient tensors\n\n");
+    }
+
+    // Times belong to modules; the table shows them on a module's first tensor.
+    std::map<std::string, const trace::WorkloadLayer*> by_module;
+    for (const trace::WorkloadLayer& layer : workload.layers)
+      by_module[layer.name] = &layer;
+
+    std::vector<trace::MappedNpy> files;
+    if (index)
+      for (int64_t w = 0; w < manifest.workers; ++w)
+        files.push_back(trace.map_gradient(*index, w));
+    trace::SliceReader read = [&](int64_t worker, int64_t offset, int64_t count, float* out) {
+      const trace::MappedNpy& file = files[static_cast<size_t>(worker)];
+      size_t bad = file.read_float32(static_cast<size_t>(offset), static_cast<size_t>(count), out);
+      if (bad != trace::MappedNpy::npos)
+        trace.fail_non_finite(file, bad, out[bad - static_cast<size_t>(offset)]);
+    };
+
+    size_t name_width = 5;
+    for (const trace::TraceLayer& layer : manifest.layers)
+      name_width = std::max(name_width, layer.name.size());
+    std::printf("%s\n", fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "layer",
+                                    name_width, "params", "grad norm", "top1% mass", "top1% ovl",
+                                    "fwd ms", "bwd ms")
+                            .c_str());
+    nlohmann::json layers = nlohmann::json::array();
+    std::string previous_module;
+    for (const trace::TraceLayer& layer : manifest.layers) {
+      nlohmann::json entry = {{"name", layer.name},
+                              {"module", layer.module},
+                              {"shape", layer.shape},
+                              {"params", layer.params},
+                              {"offset", layer.offset}};
+      std::string norm = "-", mass = "-", overlap = "-";
+      if (index) {
+        trace::LayerStatistics stats = trace::layer_statistics(read, manifest.workers, layer.offset,
+                                                               layer.params, kTopFraction);
+        entry["k"] = stats.k;
+        entry["norm"] = stats.norm;
+        entry["top_mass"] = stats.top_mass;
+        entry["overlap"] = stats.overlap;
+        norm = fmt::format("{:.4e}", stats.norm);
+        mass = fmt::format("{:.3f}", stats.top_mass);
+        overlap = fmt::format("{:.3f}", stats.overlap);
+      }
+      std::string forward = "", backward = "";
+      auto module = by_module.find(layer.module);
+      if (layer.module != previous_module && module != by_module.end()) {
+        forward = milliseconds(module->second->forward_s);
+        backward = milliseconds(module->second->backward_s);
+      }
+      previous_module = layer.module;
+      layers.push_back(entry);
+      std::printf("%s\n",
+                  fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", layer.name,
+                              name_width, layer.params, norm, mass, overlap, forward, backward)
+                      .c_str());
+    }
+    report["layers"] = layers;
+
+    nlohmann::json modules = nlohmann::json::array();
+    double forward_total = 0, backward_total = 0;
+    for (const trace::WorkloadLayer& layer : workload.layers) {
+      modules.push_back({{"name", layer.name},
+                         {"type", layer.type},
+                         {"params", layer.params},
+                         {"offset", layer.offset},
+                         {"forward_s", optional_json(layer.forward_s)},
+                         {"backward_s", optional_json(layer.backward_s)}});
+      forward_total += layer.forward_s.value_or(0);
+      backward_total += layer.backward_s.value_or(0);
+    }
+    report["workload_layers"] = modules;
+    std::string forward = workload.has_times ? fmt::format("{:.3f}", forward_total * 1e3) : "-";
+    std::string backward = workload.has_times ? fmt::format("{:.3f}", backward_total * 1e3) : "-";
+    std::printf("%s\n",
+                fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "total",
+                            name_width, manifest.total_params, "", "", "", forward, backward)
+                    .c_str());
+    if (workload.has_times)
+      report["timing"] = {{"micro_batch", workload.micro_batch},
+                          {"device", workload.timing_device},
+                          {"forward_s", forward_total},
+                          {"backward_s", backward_total}};
+    if (manifest.provenance.contains("loss"))
+      report["loss"] = manifest.provenance["loss"];
+    if (!manifest.capture_command.empty())
+      report["capture_command"] = manifest.capture_command;
+
+    if (!json_path_.empty())
+      write_json(report);
+    return 0;
+  }
+
+private:
+  size_t iteration_index(const trace::Manifest& manifest) const {
+    if (!iteration_)
+      return 0;
+    for (size_t i = 0; i < manifest.iterations.size(); ++i)
+      if (manifest.iterations[i] == *iteration_)
+        return i;
+    std::string captured;
+    for (int64_t it : manifest.iterations)
+      captured += (captured.empty() ? "" : ", ") + std::to_string(it);
+    throw InputError(manifest.file, "/iterations",
+                     "iteration " + std::to_string(*iteration_) +
+                         " was not captured; captured: " + captured);
+  }
+
+  void write_json(const nlohmann::json& report) const {
+    std::ofstream stream(json_path_);
+    if (!stream)
+      throw InputError(json_path_, "", "cannot open for writing");
+    stream << report.dump(1) << "\n";
+    if (!stream)
+      throw InputError(json_path_, "", "writing failed");
+  }
+
+  std::string trace_path_;
+  std::string json_path_;
+  std::optional<int64_t> iteration_;
+};
+
+const CommandRegistration registration{[] { return std::make_unique<InspectCommand>(); }};
+
+} // namespace
+} // namespace gcsim::cli

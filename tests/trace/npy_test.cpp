@@ -1,0 +1,123 @@
+#include "sim/trace/npy.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+using namespace gcsim::trace;
+
+namespace {
+
+const std::string kFixtures = std::string(GCSIM_TRACE_FIXTURES) + "/npy/";
+
+std::vector<char> bytes_of(const std::string& file) {
+  std::ifstream stream(file, std::ios::binary);
+  REQUIRE_MESSAGE(stream, "missing fixture " << file << " (run ctest, which makes it)");
+  return {std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>()};
+}
+
+// The message of the InputError a call throws ("" when it does not throw).
+template <typename F> std::string input_error(F&& call) {
+  try {
+    call();
+  } catch (const gcsim::InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("arrays written by NumPy read back bit-identical, float32 and float16, headers 1-3") {
+  for (const char* dtype : {"float32", "float16"})
+    for (int version : {1, 2, 3}) {
+      const std::string name = std::string(dtype) + "_v" + std::to_string(version);
+      CAPTURE(name);
+      std::vector<int64_t> shape;
+      std::vector<float> values = read_npy_float32(kFixtures + name + ".npy", &shape);
+      std::vector<char> expected = bytes_of(kFixtures + name + ".expected");
+      REQUIRE(values.size() * 4 == expected.size());
+      CHECK(std::memcmp(values.data(), expected.data(), expected.size()) == 0);
+      CHECK(shape == (version == 2 ? std::vector<int64_t>{10, 100} : std::vector<int64_t>{1000}));
+      CHECK(read_npy_header(kFixtures + name + ".npy").major_version == version);
+    }
+}
+
+TEST_CASE("slices of a mapped array are the same elements as the whole") {
+  MappedNpy array = MappedNpy::open(kFixtures + "float16_v1.npy");
+  std::vector<float> whole(array.element_count()), part(100);
+  array.read_finite_float32(0, whole.size(), whole.data());
+  array.read_finite_float32(450, 100, part.data());
+  CHECK(std::memcmp(part.data(), whole.data() + 450, 400) == 0);
+  CHECK_THROWS_AS(array.read_float32(950, 51, part.data()), std::out_of_range);
+}
+
+TEST_CASE("half to float is exact for special values") {
+  CHECK(half_to_float(0x3c00) == 1.0f);
+  CHECK(half_to_float(0xc000) == -2.0f);
+  CHECK(half_to_float(0x7bff) == 65504.0f);
+  CHECK(half_to_float(0x0001) == std::ldexp(1.0f, -24)); // smallest subnormal
+  CHECK(half_to_float(0x03ff) == std::ldexp(1023.0f, -24));
+  CHECK(std::signbit(half_to_float(0x8000)));
+  CHECK(std::isinf(half_to_float(0x7c00)));
+  CHECK(std::isnan(half_to_float(0x7e00)));
+}
+
+TEST_CASE("bad .npy files are input errors that name the file and the problem") {
+  struct Case {
+    const char* file;
+    const char* says;
+  };
+  for (Case c :
+       {Case{"float64.npy", "'<f8' is not supported"}, Case{"int32.npy", "'<i4' is not supported"},
+        Case{"bigendian.npy", "big-endian"}, Case{"fortran.npy", "Fortran order"},
+        Case{"truncated.npy", "truncated"},
+        Case{"truncated_header.npy", "truncated inside the header"},
+        Case{"trailing.npy", "trailing data"}, Case{"not_npy.npy", "not an .npy file"},
+        Case{"empty.npy", "empty file"}, Case{"nan.npy", "element 1 is NaN"},
+        Case{"inf16.npy", "element 2 is infinite"}, Case{"does_not_exist.npy", "file not found"}}) {
+    const std::string name = c.file;
+    CAPTURE(name);
+    std::string message = input_error([&] { read_npy_float32(kFixtures + c.file); });
+    CHECK(message.find(kFixtures + c.file + ": ") == 0);
+    CHECK(message.find(c.says) != std::string::npos);
+    if (std::string(c.file) != "nan.npy" && std::string(c.file) != "inf16.npy") {
+      std::string header_message = input_error([&] { read_npy_header(kFixtures + c.file); });
+      CHECK(header_message.find(c.says) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("corrupt headers never read out of bounds") {
+  std::vector<char> good = bytes_of(kFixtures + "float32_v1.npy");
+  const std::string file = "corrupt.npy";
+  auto parse = [&](const std::vector<char>& bytes) {
+    return input_error([&] {
+      parse_npy_header(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), file);
+    });
+  };
+  std::vector<char> bad = good;
+  bad[6] = 9; // version 9.0
+  CHECK(parse(bad).find("unsupported .npy format version 9.0") != std::string::npos);
+  bad = good;
+  bad[8] = static_cast<char>(0xff); // header length past the end
+  bad[9] = static_cast<char>(0xff);
+  CHECK(parse(bad).find("truncated inside the header") != std::string::npos);
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }";
+  std::vector<char> huge(good.begin(), good.begin() + 10);
+  huge[8] = static_cast<char>(header.size());
+  huge[9] = 0;
+  huge.insert(huge.end(), header.begin(), header.end());
+  CHECK(parse(huge).find("implausibly large") != std::string::npos);
+  // Every prefix of a valid file is rejected cleanly (ASan checks the reads).
+  for (size_t n = 0; n < 128; ++n) {
+    std::vector<char> prefix(good.begin(), good.begin() + static_cast<long>(n));
+    CHECK_FALSE(parse(prefix).empty());
+  }
+}

@@ -1,0 +1,118 @@
+#include "sim/trace/gradient_source.hpp"
+#include "sim/trace/statistics.hpp"
+#include "sim/trace/trace.hpp"
+#include "sim/trace/workload.hpp"
+
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+using namespace gcsim::trace;
+
+namespace {
+
+const std::string kShipped = std::string(GCSIM_SOURCE_DIR) + "/workloads/traces/fmnist-cnn-16w";
+
+double norm(const std::vector<float>& v) {
+  double sum = 0;
+  for (float x : v)
+    sum += static_cast<double>(x) * static_cast<double>(x);
+  return std::sqrt(sum);
+}
+
+} // namespace
+
+TEST_CASE("the shipped Fashion-MNIST CNN trace opens and its tensors are real gradients") {
+  Trace trace = Trace::open(kShipped);
+  const Manifest& manifest = trace.manifest();
+  CHECK(manifest.model == "cnn");
+  CHECK(manifest.dataset == "fashion-mnist");
+  CHECK(trace.captured_workers() == 16);
+  CHECK(trace.total_params() == 29994);
+  REQUIRE(manifest.layers.size() == 8);
+  CHECK(manifest.layers[2].name == "conv2.weight");
+  CHECK(manifest.layers[2].shape == std::vector<int64_t>{32, 16, 5, 5});
+  CHECK(manifest.iterations == std::vector<int64_t>{0, 50, 100, 150});
+  CHECK_FALSE(manifest.capture_command.empty());
+
+  std::vector<float> a, b, weights;
+  trace.read_gradient(3, 0, a);
+  trace.read_gradient(3, 1, b);
+  trace.read_weights(3, weights);
+  REQUIRE(a.size() == 29994);
+  REQUIRE(weights.size() == 29994);
+  CHECK(norm(a) > 0);
+  CHECK(a != b); // disjoint micro-batches give different gradients
+  CHECK(norm(weights) > norm(a) * 0.01);
+  CHECK_THROWS_AS(trace.read_gradient(4, 0, a), std::out_of_range);
+  CHECK_THROWS_AS(trace.read_gradient(0, 16, a), std::out_of_range);
+}
+
+TEST_CASE("workload from trace: one layer per parameterised module, times add up") {
+  Trace trace = Trace::open(kShipped);
+  TraceWorkload workload = workload_from_trace(trace.manifest());
+  REQUIRE(workload.layers.size() == 4);
+  CHECK(workload.layers[0].name == "conv1");
+  CHECK(workload.layers[0].type == "Conv2d");
+  CHECK(workload.layers[0].tensors == std::vector<std::string>{"conv1.weight", "conv1.bias"});
+  CHECK(workload.layers[1].offset == 416);
+  CHECK(workload.layers[3].name == "fc2");
+  CHECK(workload.has_times);
+  CHECK(workload.micro_batch == 32);
+  int64_t params = 0;
+  double forward = 0, backward = 0, module_forward = 0, module_backward = 0;
+  for (const WorkloadLayer& layer : workload.layers) {
+    params += layer.params;
+    REQUIRE(layer.forward_s);
+    REQUIRE(layer.backward_s);
+    forward += *layer.forward_s;
+    backward += *layer.backward_s;
+  }
+  for (const TraceModule& module : trace.manifest().modules) {
+    module_forward += *module.forward_s;
+    module_backward += *module.backward_s;
+  }
+  CHECK(params == workload.total_params);
+  CHECK(forward == doctest::Approx(module_forward));
+  CHECK(backward == doctest::Approx(module_backward));
+  CHECK(forward > 0);
+}
+
+TEST_CASE("a gradient source with P <= W hands out the first P captured workers") {
+  Trace trace = Trace::open(kShipped);
+  GradientSource source(trace, 4, 42);
+  CHECK(source.method() == "captured");
+  std::vector<float> produced, captured;
+  for (int64_t w = 0; w < 4; ++w) {
+    source.gradient(1, w, produced);
+    trace.read_gradient(1, w, captured);
+    CHECK(produced == captured);
+  }
+  CHECK_THROWS_AS(source.gradient(1, 4, produced), std::out_of_range);
+}
+
+TEST_CASE("top-k indices break ties by index and statistics follow their definitions") {
+  std::vector<float> v = {0.5f, -3.0f, 1.0f, 3.0f, 0.0f, -1.0f};
+  CHECK(top_k_indices(v.data(), 6, 2) == std::vector<int64_t>{1, 3});
+  CHECK(top_k_indices(v.data(), 6, 3) == std::vector<int64_t>{1, 2, 3});
+
+  // Two workers over 200 elements: k = 2. Worker 0's two largest are 0 and 1,
+  // worker 1's are 1 and 2, so the overlap is 1/2.
+  std::vector<std::vector<float>> g(2, std::vector<float>(200, 0.1f));
+  g[0][0] = 10;
+  g[0][1] = 10;
+  g[1][1] = 10;
+  g[1][2] = 10;
+  SliceReader read = [&](int64_t w, int64_t offset, int64_t count, float* out) {
+    std::copy_n(g[static_cast<size_t>(w)].begin() + offset, count, out);
+  };
+  LayerStatistics stats = layer_statistics(read, 2, 0, 200);
+  CHECK(stats.k == 2);
+  CHECK(stats.overlap == doctest::Approx(0.5));
+  double mass = 200 + 198 * 0.01;
+  CHECK(stats.top_mass == doctest::Approx(200 / mass));
+  CHECK(stats.norm == doctest::Approx(std::sqrt(mass)));
+}
