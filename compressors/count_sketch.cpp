@@ -62,23 +62,58 @@ float CountSketch::row_estimate(std::uint32_t row, std::size_t i) const {
 }
 
 namespace {
+inline void sort2(float& a, float& b) {
+  const float lo = std::min(a, b);
+  b = std::max(a, b);
+  a = lo;
+}
+
+// Median of a few values: branch-free networks for 3 and 5 rows (the common
+// sizes), insertion sort otherwise; no allocation either way.
 float median_in_place(float* v, std::size_t n) {
-  std::nth_element(v, v + n / 2, v + n);
-  const float hi = v[n / 2];
-  if (n % 2 == 1) {
-    return hi;
+  if (n == 5) {
+    sort2(v[0], v[1]);
+    sort2(v[3], v[4]);
+    sort2(v[2], v[4]);
+    sort2(v[2], v[3]);
+    sort2(v[0], v[3]);
+    sort2(v[0], v[2]);
+    sort2(v[1], v[4]);
+    sort2(v[1], v[3]);
+    sort2(v[1], v[2]);
+    return v[2];
   }
-  const float lo = *std::max_element(v, v + n / 2);
-  return 0.5f * (lo + hi);
+  if (n == 3) {
+    return std::max(std::min(v[0], v[1]), std::min(std::max(v[0], v[1]), v[2]));
+  }
+  for (std::size_t i = 1; i < n; ++i) {
+    const float x = v[i];
+    std::size_t j = i;
+    for (; j > 0 && v[j - 1] > x; --j) {
+      v[j] = v[j - 1];
+    }
+    v[j] = x;
+  }
+  if (n % 2 == 1) {
+    return v[n / 2];
+  }
+  return 0.5f * (v[n / 2 - 1] + v[n / 2]);
 }
 } // namespace
 
 float CountSketch::estimate(std::size_t i) const {
-  std::vector<float> v(rows_);
-  for (std::uint32_t r = 0; r < rows_; ++r) {
-    v[r] = row_estimate(r, i);
+  constexpr std::uint32_t kStack = 64;
+  float v[kStack];
+  std::vector<float> heap;
+  float* buf = v;
+  if (rows_ > kStack) {
+    heap.resize(rows_);
+    buf = heap.data();
   }
-  return median_in_place(v.data(), v.size());
+  for (std::uint32_t r = 0; r < rows_; ++r) {
+    buf[r] = row_estimate(r, i);
+  }
+  return median_in_place(buf, rows_);
 }
 
 void CountSketch::estimate_all(std::size_t d, std::vector<float>& out) const {

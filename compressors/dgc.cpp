@@ -107,41 +107,47 @@ private:
                            derive_seed(work.ctx.seed, work.ctx.iteration,
                                        static_cast<std::uint64_t>(w), kPurposeDgcSample + l));
     work.add_kernel(w, KernelKind::sample_threshold, n, est.samples, 0, 0, "sample threshold");
+    // Adapt on counts (cheap, vectorized passes); materialize the selection once.
     float threshold = est.threshold;
-    select_at_or_above(v, n, threshold, sel);
-    work.add_kernel(w, KernelKind::threshold_select, n, sel.size(), 0, 0, "threshold select");
+    std::size_t count = count_at_or_above(v, n, threshold);
+    work.add_kernel(w, KernelKind::threshold_select, n, count, 0, 0, "threshold select");
+    bool exact = false;
     if (n > samples) {
       for (long long it = 0; it < max_adapt_; ++it) {
-        const auto count = static_cast<double>(sel.size());
+        const auto c = static_cast<double>(count);
         const auto target = static_cast<double>(k);
-        if (count > target) {
-          if (count <= target * upper_) {
+        if (c > target) {
+          if (c <= target * upper_) {
             break;
           }
           if (resample_) {
-            std::vector<float> vals(sel.size());
-            for (std::size_t i = 0; i < sel.size(); ++i) {
-              vals[i] = v[sel[i]];
-            }
-            std::vector<Index> keep;
-            topk_indices(vals.data(), vals.size(), k, keep);
-            work.add_kernel(w, KernelKind::topk_select, sel.size(), k, 0, 0, "resample top-k");
-            for (std::size_t i = 0; i < keep.size(); ++i) {
-              keep[i] = sel[keep[i]];
-            }
-            sel = std::move(keep);
+            exact = true;
             break;
           }
           threshold *= static_cast<float>(upper_);
-        } else if (count < lower_ * target) {
+        } else if (c < lower_ * target) {
           threshold *= static_cast<float>(lower_);
         } else {
           break;
         }
-        select_at_or_above(v, n, threshold, sel);
-        work.add_kernel(w, KernelKind::threshold_select, n, sel.size(), 0, 0,
+        count = count_at_or_above(v, n, threshold);
+        work.add_kernel(w, KernelKind::threshold_select, n, count, 0, 0,
                         "threshold select (adapted)");
       }
+    }
+    select_at_or_above(v, n, threshold, sel);
+    if (exact) {
+      std::vector<float> vals(sel.size());
+      for (std::size_t i = 0; i < sel.size(); ++i) {
+        vals[i] = v[sel[i]];
+      }
+      std::vector<Index> keep;
+      topk_indices(vals.data(), vals.size(), k, keep);
+      work.add_kernel(w, KernelKind::topk_select, sel.size(), k, 0, 0, "resample top-k");
+      for (auto& i : keep) {
+        i = sel[i];
+      }
+      sel = std::move(keep);
     }
     if (sel.size() > k) {
       sel.resize(k);

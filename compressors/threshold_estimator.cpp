@@ -27,6 +27,14 @@ ThresholdEstimate estimate_threshold(const float* x, std::size_t n, double densi
   return ThresholdEstimate{mags[rank - 1], samples};
 }
 
+std::size_t count_at_or_above(const float* x, std::size_t n, float threshold) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    count += std::fabs(x[i]) >= threshold ? 1 : 0;
+  }
+  return count;
+}
+
 void select_at_or_above(const float* x, std::size_t n, float threshold, std::vector<Index>& out) {
   out.clear();
   for (std::size_t i = 0; i < n; ++i) {

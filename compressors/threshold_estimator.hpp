@@ -20,6 +20,9 @@ struct ThresholdEstimate {
 ThresholdEstimate estimate_threshold(const float* x, std::size_t n, double density,
                                      std::size_t samples, std::uint64_t seed);
 
+// Number of i with |x[i]| >= threshold (branch-free, vectorizable).
+std::size_t count_at_or_above(const float* x, std::size_t n, float threshold);
+
 // Ascending indices i with |x[i]| >= threshold.
 void select_at_or_above(const float* x, std::size_t n, float threshold, std::vector<Index>& out);
 

@@ -6,6 +6,7 @@
 #include "compressors/count_sketch.hpp"
 #include "compressors/registry.hpp"
 #include "compressors/rng.hpp"
+#include "compressors/tensor.hpp"
 #include "compressors/topk.hpp"
 
 #include <algorithm>
@@ -110,6 +111,155 @@ void topk_args(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
+// ResNet-50's 161 parameter tensors in torchvision order (25,557,032 floats),
+// from `torchvision.models.resnet50().parameters()`.
+const std::vector<std::size_t>& resnet50_sizes() {
+  static const std::vector<std::size_t> sizes = {
+      9408,    64,   64,   4096,    64,   64,   36864,   64,   64,   16384,   256,  256,
+      16384,   256,  256,  16384,   64,   64,   36864,   64,   64,   16384,   256,  256,
+      16384,   64,   64,   36864,   64,   64,   16384,   256,  256,  32768,   128,  128,
+      147456,  128,  128,  65536,   512,  512,  131072,  512,  512,  65536,   128,  128,
+      147456,  128,  128,  65536,   512,  512,  65536,   128,  128,  147456,  128,  128,
+      65536,   512,  512,  65536,   128,  128,  147456,  128,  128,  65536,   512,  512,
+      131072,  256,  256,  589824,  256,  256,  262144,  1024, 1024, 524288,  1024, 1024,
+      262144,  256,  256,  589824,  256,  256,  262144,  1024, 1024, 262144,  256,  256,
+      589824,  256,  256,  262144,  1024, 1024, 262144,  256,  256,  589824,  256,  256,
+      262144,  1024, 1024, 262144,  256,  256,  589824,  256,  256,  262144,  1024, 1024,
+      262144,  256,  256,  589824,  256,  256,  262144,  1024, 1024, 524288,  512,  512,
+      2359296, 512,  512,  1048576, 2048, 2048, 2097152, 2048, 2048, 1048576, 512,  512,
+      2359296, 512,  512,  1048576, 2048, 2048, 1048576, 512,  512,  2359296, 512,  512,
+      1048576, 2048, 2048, 2048000, 1000,
+  };
+  return sizes;
+}
+
+struct Workers {
+  gc::LayerLayout layout;
+  std::vector<std::vector<float>> grads;
+  std::vector<float> weights;
+};
+
+// P synthetic heavy-tailed worker gradients shaped like ResNet-50.
+const Workers& resnet50_workers(std::size_t P) {
+  static Workers w = [P] {
+    Workers out;
+    out.layout = gc::LayerLayout::from_sizes(resnet50_sizes());
+    for (std::size_t r = 0; r < P; ++r) {
+      out.grads.push_back(heavy_tailed(out.layout.total(), 100 + r));
+    }
+    out.weights = heavy_tailed(out.layout.total(), 99);
+    return out;
+  }();
+  return w;
+}
+
+constexpr std::size_t kWorkers = 8;
+
+void BM_CountSketchInsert(benchmark::State& state) {
+  const auto& x = input(static_cast<std::size_t>(state.range(0)));
+  gc::CountSketch sketch(5, static_cast<std::uint32_t>(state.range(1)), 1);
+  for (auto _ : state) {
+    sketch.clear();
+    sketch.insert(x.data(), x.size());
+    benchmark::DoNotOptimize(sketch.table().data());
+  }
+  set_bytes(state, x.size());
+}
+
+void BM_CountSketchQuery(benchmark::State& state) {
+  const auto& x = input(static_cast<std::size_t>(state.range(0)));
+  gc::CountSketch sketch(5, static_cast<std::uint32_t>(state.range(1)), 1);
+  sketch.insert(x.data(), x.size());
+  std::vector<float> est;
+  for (auto _ : state) {
+    sketch.estimate_all(x.size(), est);
+    benchmark::DoNotOptimize(est.data());
+  }
+  set_bytes(state, x.size());
+}
+
+// DEFT's selection on one worker: top-k_i over the partitions of its bin
+// (about 1/P of the gradient), vs every worker's full top-k in BM_TopK.
+void BM_DeftWorkerSelection(benchmark::State& state) {
+  const Workers& w = resnet50_workers(kWorkers);
+  const std::size_t d = w.layout.total();
+  const auto parts = gc::deft_partitions(w.layout, kWorkers);
+  const std::size_t k = gc::k_for_density(d, 1.0 / static_cast<double>(state.range(0)));
+  std::vector<double> norms;
+  std::vector<std::size_t> sizes;
+  for (const auto& p : parts) {
+    double s = 0.0;
+    for (std::size_t i = 0; i < p.size; ++i) {
+      s += static_cast<double>(w.grads[0][p.offset + i]) *
+           static_cast<double>(w.grads[0][p.offset + i]);
+    }
+    norms.push_back(std::sqrt(s));
+    sizes.push_back(p.size);
+  }
+  const auto ks = gc::deft_allocate_k(norms, sizes, k);
+  std::vector<double> costs;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const auto n = static_cast<double>(sizes[p]);
+    costs.push_back(ks[p] > 1 ? n * std::log2(static_cast<double>(ks[p])) : n);
+  }
+  const auto bins = gc::lpt_pack(costs, kWorkers);
+  // The most loaded bin: the worker everyone waits for.
+  const auto heaviest = static_cast<std::size_t>(
+      std::max_element(bins.loads.begin(), bins.loads.end()) - bins.loads.begin());
+  std::vector<gc::Index> out;
+  std::size_t scanned = 0;
+  for (const auto p : bins.bins[heaviest]) {
+    scanned += sizes[p];
+  }
+  for (auto _ : state) {
+    for (const auto p : bins.bins[heaviest]) {
+      gc::topk_indices(w.grads[0].data() + parts[p].offset, sizes[p], ks[p], out);
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  state.counters["scanned_share"] = static_cast<double>(scanned) / static_cast<double>(d);
+  set_bytes(state, scanned);
+}
+
+// One whole iteration of a compressor over P = 8 ResNet-50-sized gradients
+// (selection, aggregation and residual updates of all 8 workers, sequentially
+// on this one core: divide by 8 for a per-worker figure where work is per worker).
+void BM_Iteration(benchmark::State& state, const std::string& name, nlohmann::json params) {
+  const Workers& w = resnet50_workers(kWorkers);
+  std::vector<gc::GradientView> views;
+  for (const auto& g : w.grads) {
+    views.push_back(gc::GradientView{g.data(), &w.layout});
+  }
+  const gc::WeightsView wv{w.weights.data(), &w.layout};
+  if (name == "iwp") {
+    params["warmup_iterations"] = 0;
+  }
+  auto compressor = gc::make_compressor(name, params);
+  std::vector<gc::ErrorFeedback> memories(kWorkers);
+  std::uint64_t t = 0;
+  double density = 0.0;
+  for (auto _ : state) {
+    const auto r =
+        compressor->run_iteration(views, &wv, gc::IterationContext{t++, kWorkers, 1}, memories);
+    density = r.density();
+    benchmark::DoNotOptimize(r.update.data());
+  }
+  state.counters["density_after_aggregation"] = density;
+}
+
+void register_iterations() {
+  const nlohmann::json sparse = {{"density", 0.001}};
+  for (const std::string name : {"dense", "topk", "gtopk", "dgc", "randomk", "cltk", "sketched_sgd",
+                                 "gs_sgd", "deft", "iwp"}) {
+    const nlohmann::json params = name == "dense" ? nlohmann::json::object() : sparse;
+    benchmark::RegisterBenchmark(
+        ("BM_Iteration/" + name + "/P8/density0.001").c_str(),
+        [name, params](benchmark::State& s) { BM_Iteration(s, name, params); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+}
+
 } // namespace
 
 BENCHMARK(BM_StreamRead)->Arg(1'000'000)->Arg(25'000'000)->Unit(benchmark::kMillisecond);
@@ -117,4 +267,29 @@ BENCHMARK(BM_TopK)->Apply(topk_args);
 BENCHMARK(BM_TopKRadix)->Apply(topk_args);
 BENCHMARK(BM_NthElement)->Apply(topk_args);
 
-BENCHMARK_MAIN();
+BENCHMARK(BM_CountSketchInsert)
+    ->Args({1'000'000, 10'000})
+    ->Args({25'000'000, 250'000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_CountSketchQuery)
+    ->Args({1'000'000, 10'000})
+    ->Args({25'000'000, 250'000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_DeftWorkerSelection)
+    ->Arg(1000)
+    ->Arg(100)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    return 1;
+  }
+  register_iterations();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

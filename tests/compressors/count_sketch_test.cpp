@@ -136,3 +136,24 @@ TEST_CASE("count sketch: deterministic for a seed, different across seeds") {
     CHECK(s4.table()[i] == doctest::Approx(s1.table()[i]).epsilon(1e-5));
   }
 }
+
+TEST_CASE("count sketch: the estimate is the median of the row estimates") {
+  const auto x = gc::test::heavy_tailed(3000, 12);
+  for (const std::uint32_t rows : {1U, 2U, 3U, 4U, 5U, 7U}) {
+    CAPTURE(rows);
+    gc::CountSketch sketch(rows, 50, 4);
+    sketch.insert(x.data(), x.size());
+    std::vector<float> all;
+    sketch.estimate_all(x.size(), all);
+    for (std::size_t i = 0; i < x.size(); i += 37) {
+      std::vector<float> r;
+      for (std::uint32_t j = 0; j < rows; ++j) {
+        r.push_back(sketch.row_estimate(j, i));
+      }
+      std::sort(r.begin(), r.end());
+      const float median = rows % 2 == 1 ? r[rows / 2] : 0.5f * (r[rows / 2 - 1] + r[rows / 2]);
+      CHECK(sketch.estimate(i) == median);
+      CHECK(all[i] == median);
+    }
+  }
+}
