@@ -11,10 +11,12 @@ class InputError : public std::runtime_error {
 public:
   InputError(std::string file, std::string json_path, const std::string& what)
       : std::runtime_error(format_line(file, json_path, what)), file_(std::move(file)),
-        json_path_(std::move(json_path)) {}
+        json_path_(std::move(json_path)), message_(what) {}
 
   const std::string& file() const { return file_; }
   const std::string& json_path() const { return json_path_; }
+  /// What is wrong, without the file and path.
+  const std::string& message() const { return message_; }
 
 private:
   static std::string format_line(const std::string& file, const std::string& json_path,
@@ -27,6 +29,7 @@ private:
 
   std::string file_;
   std::string json_path_;
+  std::string message_;
 };
 
 } // namespace gcsim

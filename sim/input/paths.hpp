@@ -1,0 +1,21 @@
+#pragma once
+// Where a path written in an input file points.
+
+#include <filesystem>
+#include <string>
+
+namespace gcsim {
+
+/// The repository root compiled into the binary, so that scenarios that
+/// name "platforms/..." or "workloads/..." work from any directory.
+std::filesystem::path source_root();
+
+/// Resolves `value` as written inside `referring_file`: absolute paths are
+/// kept; a relative one is tried next to the referring file, then against
+/// the working directory, then against source_root(). Returns the first that
+/// exists, or the one next to the referring file when none does (so the
+/// error names a sensible place).
+std::filesystem::path resolve_input_path(const std::string& value,
+                                         const std::filesystem::path& referring_file);
+
+} // namespace gcsim

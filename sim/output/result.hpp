@@ -1,0 +1,32 @@
+#pragma once
+// result.json and the human-readable summary of a run.
+//
+// result.json (seconds and bytes throughout):
+//   scenario  - the scenario as run (overrides applied, platform inlined)
+//   summary   - iteration_time_s, throughput_samples_per_s, compute_s,
+//               compression_s, communication_s, communication_total_s,
+//               bytes_sent_per_worker, ... (means over iterations)
+//   iterations[] - the same fields per iteration
+//   buckets[] - the gradient buckets and their sizes
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/training/iteration_model.hpp"
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gcsim::output {
+
+nlohmann::json make_result(const Scenario& scenario, const training::RunResult& run,
+                           const std::string& device_name);
+
+/// The aligned table printed on stdout.
+std::string format_summary(const nlohmann::json& result);
+
+/// Writes `result` as DIR/result.json through a temporary file and a
+/// rename, so a reader never sees half a result.
+void write_result(const std::filesystem::path& directory, const nlohmann::json& result);
+
+} // namespace gcsim::output

@@ -1,0 +1,73 @@
+#include "sim/scenario/overrides.hpp"
+
+#include "sim/input/input_error.hpp"
+#include "sim/input/json_reader.hpp"
+
+namespace gcsim {
+namespace {
+
+bool is_index(const std::string& token) {
+  return !token.empty() && token.size() < 10 &&
+         token.find_first_not_of("0123456789") == std::string::npos;
+}
+
+} // namespace
+
+std::string Override::pointer() const {
+  std::string pointer;
+  for (const std::string& token : path)
+    pointer += "/" + json_pointer_token(token);
+  return pointer;
+}
+
+Override parse_override(const std::string& text) {
+  size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0)
+    throw InputError("--set " + text, "", "expected path=value, e.g. platform.nodes=16");
+  Override result;
+  result.text = text;
+  std::string path = text.substr(0, equals);
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string token = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (token.empty())
+      throw InputError("--set " + text, "", "empty component in the path \"" + path + "\"");
+    result.path.push_back(token);
+    if (dot == std::string::npos)
+      break;
+    start = dot + 1;
+  }
+  std::string value = text.substr(equals + 1);
+  nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
+  result.value = parsed.is_discarded() ? nlohmann::json(value) : parsed;
+  return result;
+}
+
+void apply_override(nlohmann::json& document, const Override& override_) {
+  nlohmann::json* node = &document;
+  std::string walked;
+  for (size_t i = 0; i < override_.path.size(); ++i) {
+    const std::string& token = override_.path[i];
+    bool last = i + 1 == override_.path.size();
+    if (node->is_array()) {
+      if (!is_index(token) || std::stoul(token) >= node->size())
+        throw InputError("--set " + override_.text, walked,
+                         "\"" + token + "\" is not an index of this array of " +
+                             std::to_string(node->size()));
+      node = &(*node)[std::stoul(token)];
+    } else {
+      if (node->is_null())
+        *node = nlohmann::json::object();
+      if (!node->is_object())
+        throw InputError("--set " + override_.text, walked.empty() ? "/" : walked,
+                         "cannot set a field inside " + describe_json(*node));
+      node = &(*node)[token];
+    }
+    walked += "/" + json_pointer_token(token);
+    if (last)
+      *node = override_.value;
+  }
+}
+
+} // namespace gcsim

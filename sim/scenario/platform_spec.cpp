@@ -1,0 +1,146 @@
+#include "sim/scenario/platform_spec.hpp"
+
+#include "sim/input/json_reader.hpp"
+#include "sim/input/paths.hpp"
+
+#include <numeric>
+
+namespace gcsim {
+namespace {
+
+constexpr int64_t kMaxWorkers = 1 << 16;
+
+net::LinkSpec read_link(ObjectReader& parent, std::string_view key) {
+  ObjectReader reader = parent.object(key);
+  reader.allow("comment");
+  net::LinkSpec link;
+  link.bandwidth_Bps = reader.bandwidth("bandwidth");
+  link.latency_s = reader.duration("latency");
+  reader.finish();
+  return link;
+}
+
+std::vector<unsigned> read_levels(ObjectReader& reader, std::string_view key) {
+  const nlohmann::json& value = reader.require(key);
+  if (!value.is_array() || value.empty())
+    reader.fail(key, "expected a non-empty array of positive integers, got " + describe_json(value));
+  std::vector<unsigned> levels;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const nlohmann::json& item = value[i];
+    if (!item.is_number_integer() || item.get<int64_t>() < 1 || item.get<int64_t>() > 4096)
+      throw InputError(reader.file(), reader.path_of(key) + "/" + std::to_string(i),
+                       "expected a positive integer (at most 4096), got " + describe_json(item));
+    levels.push_back(item.get<unsigned>());
+  }
+  return levels;
+}
+
+net::NetworkModelSpec read_network(ObjectReader& parent) {
+  net::NetworkModelSpec network;
+  if (!parent.has("network")) {
+    parent.allow("network");
+    return network;
+  }
+  ObjectReader reader = parent.object("network");
+  reader.allow("comment");
+  network.model = reader.choice_or("model", {"CM02", "LV08", "SMPI"}, "CM02");
+  network.crosstraffic = reader.boolean_or("crosstraffic", false);
+  if (network.model == "LV08") {
+    // SimGrid's own LV08 defaults unless the file says otherwise.
+    network.latency_factor = 13.01;
+    network.bandwidth_factor = 0.97;
+  }
+  network.latency_factor = reader.positive_number_or("latency_factor", network.latency_factor);
+  network.bandwidth_factor =
+      reader.positive_number_or("bandwidth_factor", network.bandwidth_factor);
+  if (reader.has("tcp_window"))
+    network.tcp_window_bytes = reader.size("tcp_window");
+  else
+    reader.allow("tcp_window");
+  reader.finish();
+  return network;
+}
+
+} // namespace
+
+net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::string& file,
+                                     const std::string& path) {
+  ObjectReader reader(json, file, path);
+  reader.allow("comment");
+  reader.allow("description");
+  reader.allow("source");
+  net::PlatformSpec spec;
+  spec.name = reader.string_or("name", "platform");
+  std::string topology = reader.choice(
+      "topology", {"star", "ring", "parameter_server", "fat_tree", "multi_gpu", "simgrid_xml"});
+  spec.network = read_network(reader);
+
+  if (topology == "simgrid_xml") {
+    spec.topology = net::Topology::simgrid_xml;
+    std::string xml = reader.string("xml");
+    spec.xml_file = resolve_input_path(xml, file).string();
+    std::error_code error;
+    if (!std::filesystem::exists(spec.xml_file, error))
+      reader.fail("xml", "SimGrid platform file not found: " + spec.xml_file);
+    spec.nodes = static_cast<int>(reader.integer_or("nodes", 1, kMaxWorkers, 0));
+    reader.finish();
+    return spec;
+  }
+
+  if (topology == "fat_tree") {
+    spec.topology = net::Topology::fat_tree;
+    ObjectReader tree = reader.object("fat_tree");
+    tree.allow("comment");
+    spec.fat_tree.down = read_levels(tree, "down");
+    spec.fat_tree.up = read_levels(tree, "up");
+    if (tree.has("links")) {
+      spec.fat_tree.links = read_levels(tree, "links");
+    } else {
+      tree.allow("links");
+      spec.fat_tree.links.assign(spec.fat_tree.down.size(), 1);
+    }
+    if (spec.fat_tree.up.size() != spec.fat_tree.down.size())
+      tree.fail("up", "expected as many levels as \"down\" (" +
+                          std::to_string(spec.fat_tree.down.size()) + ")");
+    if (spec.fat_tree.links.size() != spec.fat_tree.down.size())
+      tree.fail("links", "expected as many levels as \"down\" (" +
+                             std::to_string(spec.fat_tree.down.size()) + ")");
+    tree.finish();
+    int64_t leaves = std::accumulate(spec.fat_tree.down.begin(), spec.fat_tree.down.end(),
+                                     int64_t{1}, std::multiplies<int64_t>());
+    if (leaves > kMaxWorkers)
+      reader.fail("fat_tree", "the tree has " + std::to_string(leaves) + " leaves, more than " +
+                                  std::to_string(kMaxWorkers));
+    spec.nodes = static_cast<int>(reader.integer_or("nodes", 1, leaves, leaves));
+    spec.link = read_link(reader, "link");
+    reader.finish();
+    return spec;
+  }
+
+  spec.nodes = static_cast<int>(reader.integer("nodes", 1, kMaxWorkers));
+  spec.link = read_link(reader, "link");
+  if (topology == "star") {
+    spec.topology = net::Topology::star;
+    if (reader.has("backbone"))
+      spec.backbone = read_link(reader, "backbone");
+    else
+      reader.allow("backbone");
+  } else if (topology == "ring") {
+    spec.topology = net::Topology::ring;
+  } else if (topology == "parameter_server") {
+    spec.topology = net::Topology::parameter_server;
+    spec.servers = static_cast<int>(reader.integer("servers", 1, kMaxWorkers));
+    spec.server_link = reader.has("server_link") ? read_link(reader, "server_link") : spec.link;
+    reader.allow("server_link");
+  } else {
+    spec.topology = net::Topology::multi_gpu;
+    spec.gpus_per_node = static_cast<int>(reader.integer("gpus_per_node", 1, 64));
+    spec.gpu_link = read_link(reader, "gpu_link");
+    if (static_cast<int64_t>(spec.nodes) * spec.gpus_per_node > kMaxWorkers)
+      reader.fail("nodes", "nodes x gpus_per_node exceeds " + std::to_string(kMaxWorkers));
+  }
+  reader.finish();
+  return spec;
+}
+
+} // namespace gcsim

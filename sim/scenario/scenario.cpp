@@ -1,0 +1,160 @@
+#include "sim/scenario/scenario.hpp"
+
+#include "sim/input/json_reader.hpp"
+#include "sim/input/paths.hpp"
+#include "sim/scenario/platform_spec.hpp"
+
+#include <set>
+
+namespace gcsim {
+namespace {
+
+// Errors in a field a --set wrote name the --set, not the file.
+struct OverrideIndex {
+  std::vector<Override> overrides;
+
+  [[noreturn]] void rethrow(const InputError& error, const std::string& prefix) const {
+    std::string pointer = prefix + error.json_path();
+    for (const Override& item : overrides) {
+      const std::string set_pointer = item.pointer();
+      if (pointer == set_pointer || pointer.rfind(set_pointer + "/", 0) == 0)
+        throw InputError("--set " + item.text, pointer, error.message());
+    }
+    throw error;
+  }
+};
+
+TrainingSpec read_training(ObjectReader& parent, bool has_servers) {
+  TrainingSpec training;
+  if (!parent.has("training")) {
+    parent.allow("training");
+    if (has_servers)
+      training.allreduce = AllreduceAlgorithm::parameter_server;
+    return training;
+  }
+  ObjectReader reader = parent.object("training");
+  reader.allow("comment");
+  training.iterations = static_cast<int>(reader.integer_or("iterations", 1, 100000, 3));
+  training.batch_per_worker =
+      static_cast<int>(reader.integer_or("batch_per_worker", 1, 1 << 20, 32));
+  training.bucket_bytes = reader.size_or("bucket_size", training.bucket_bytes);
+  training.overlap = reader.boolean_or("overlap", true);
+  std::string algorithm =
+      reader.choice_or("allreduce", {"ring", "recursive_doubling", "parameter_server"},
+                       has_servers ? "parameter_server" : "ring");
+  if (algorithm == "parameter_server" && !has_servers)
+    reader.fail("allreduce", "\"parameter_server\" needs a platform with topology "
+                             "\"parameter_server\"");
+  training.allreduce = algorithm == "ring"                 ? AllreduceAlgorithm::ring
+                       : algorithm == "recursive_doubling" ? AllreduceAlgorithm::recursive_doubling
+                                                           : AllreduceAlgorithm::parameter_server;
+  reader.finish();
+  return training;
+}
+
+} // namespace
+
+const char* algorithm_name(AllreduceAlgorithm algorithm) {
+  switch (algorithm) {
+  case AllreduceAlgorithm::ring:
+    return "ring";
+  case AllreduceAlgorithm::recursive_doubling:
+    return "recursive_doubling";
+  case AllreduceAlgorithm::parameter_server:
+    return "parameter_server";
+  }
+  return "unknown";
+}
+
+Scenario load_scenario(const std::filesystem::path& file, const std::vector<Override>& overrides,
+                       std::optional<uint64_t> seed) {
+  const std::string file_name = file.string();
+  nlohmann::json document = load_json_file(file);
+  if (!document.is_object())
+    throw InputError(file_name, "/", "expected a scenario object, got " + describe_json(document));
+
+  Scenario scenario;
+  scenario.file = file;
+  OverrideIndex index{overrides};
+
+  // The platform may live in its own file; inline it so that overrides can
+  // reach into it.
+  scenario.platform_source = file_name;
+  std::string platform_prefix = "/platform";
+  if (auto it = document.find("platform"); it != document.end() && it->is_string()) {
+    bool overridden_whole = false;
+    for (const Override& item : overrides)
+      overridden_whole |= item.pointer() == "/platform";
+    if (!overridden_whole) {
+      std::filesystem::path platform_file = resolve_input_path(it->get<std::string>(), file);
+      scenario.platform_source = platform_file.string();
+      try {
+        *it = load_json_file(platform_file);
+      } catch (const InputError& error) {
+        throw InputError(file_name, "/platform", error.file() + ": " + error.message());
+      }
+      platform_prefix = "";
+    }
+  }
+  for (const Override& item : overrides) {
+    if (item.pointer() == "/platform" && item.value.is_string()) {
+      std::filesystem::path platform_file = resolve_input_path(item.value.get<std::string>(), file);
+      scenario.platform_source = platform_file.string();
+      document["platform"] = load_json_file(platform_file);
+      platform_prefix = "";
+      continue;
+    }
+    apply_override(document, item);
+  }
+  if (seed)
+    document["seed"] = *seed;
+
+  try {
+    ObjectReader reader(document, file_name, "");
+    reader.allow("comment");
+    reader.allow("description");
+    scenario.name = reader.string_or("name", file.stem().string());
+    if (scenario.name.empty() || scenario.name.find('/') != std::string::npos)
+      reader.fail("name", "expected a non-empty name without '/' (it names the result folder)");
+    scenario.seed = static_cast<uint64_t>(reader.integer_or("seed", 0, INT64_MAX, 1));
+
+    const nlohmann::json& platform_json = reader.require("platform");
+    if (platform_prefix.empty()) {
+      try {
+        scenario.platform = read_platform_spec(platform_json, scenario.platform_source, "");
+      } catch (const InputError& error) {
+        index.rethrow(error, "/platform");
+      }
+    } else {
+      scenario.platform = read_platform_spec(platform_json, file_name, "/platform");
+    }
+
+    std::string workload_value = reader.string("workload");
+    std::filesystem::path workload_file = resolve_input_path(workload_value, file);
+    nlohmann::json workload_json;
+    try {
+      workload_json = load_json_file(workload_file);
+    } catch (const InputError& error) {
+      throw InputError(file_name, "/workload", error.file() + ": " + error.message());
+    }
+    scenario.workload = training::read_layer_spec(workload_json, workload_file.string());
+
+    scenario.device_file = resolve_input_path(reader.string("device"), file);
+    if (std::error_code error; !std::filesystem::exists(scenario.device_file, error))
+      reader.fail("device", "device profile not found: " + scenario.device_file.string());
+
+    scenario.training = read_training(reader, scenario.platform.servers > 0);
+
+    const nlohmann::json& compressor = reader.require("compressor");
+    if (!compressor.is_object() || !compressor.contains("name") || !compressor["name"].is_string())
+      reader.fail("compressor", "expected an object with a \"name\", e.g. {\"name\": \"dense\"}");
+    scenario.compressor = compressor;
+    reader.finish();
+  } catch (const InputError& error) {
+    index.rethrow(error, "");
+  }
+  scenario.resolved = document;
+  return scenario;
+}
+
+} // namespace gcsim

@@ -1,0 +1,52 @@
+#pragma once
+// A scenario: the platform, the workload, the device profile, the training
+// loop settings, the compressor and the seed. Format: workloads/README.md.
+
+#include "sim/network/platform.hpp"
+#include "sim/scenario/overrides.hpp"
+#include "sim/training/workload.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gcsim {
+
+enum class AllreduceAlgorithm { ring, recursive_doubling, parameter_server };
+const char* algorithm_name(AllreduceAlgorithm algorithm);
+
+struct TrainingSpec {
+  int iterations = 3;
+  int batch_per_worker = 32;
+  double bucket_bytes = 25.0 * 1048576; // PyTorch DDP's default bucket_cap_mb
+  bool overlap = true;                  // communication overlaps the backward pass
+  AllreduceAlgorithm allreduce = AllreduceAlgorithm::ring;
+};
+
+struct Scenario {
+  std::string name;
+  std::filesystem::path file;
+  net::PlatformSpec platform;
+  std::string platform_source; // the file the platform came from (or the scenario)
+  training::Workload workload;
+  std::filesystem::path device_file;
+  TrainingSpec training;
+  nlohmann::json compressor = {{"name", "dense"}};
+  uint64_t seed = 1;
+  /// The scenario after overrides, with the platform inlined: written into
+  /// result.json so a run can be repeated.
+  nlohmann::json resolved;
+};
+
+/// Loads, applies overrides and a seed override, and validates everything
+/// but the device profile and the compressor parameters (their own modules
+/// validate those). Every problem is an InputError naming the file and the
+/// JSON path (or the --set that caused it).
+Scenario load_scenario(const std::filesystem::path& file, const std::vector<Override>& overrides,
+                       std::optional<uint64_t> seed);
+
+} // namespace gcsim

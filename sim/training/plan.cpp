@@ -1,0 +1,40 @@
+#include "sim/training/plan.hpp"
+
+#include "sim/cost/device_profile.hpp"
+
+namespace gcsim::training {
+
+std::vector<LayerTimes> layer_times(const Workload& workload, const cost::DeviceProfile& profile,
+                                    int batch) {
+  std::vector<LayerTimes> times;
+  times.reserve(workload.layers.size());
+  for (const Layer& layer : workload.layers) {
+    LayerTimes time;
+    if (layer.measured_forward_s && layer.measured_backward_s && workload.measured_batch) {
+      double scale = static_cast<double>(batch) / *workload.measured_batch;
+      time.forward_s = *layer.measured_forward_s * scale;
+      time.backward_s = *layer.measured_backward_s * scale;
+    } else {
+      double flops = layer.forward_flops * batch;
+      time.forward_s = profile.forward_seconds(layer.kind, flops);
+      time.backward_s = profile.backward_seconds(layer.kind, flops);
+    }
+    times.push_back(time);
+  }
+  return times;
+}
+
+IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& profile) {
+  IterationPlan plan;
+  plan.layers = layer_times(scenario.workload, profile, scenario.training.batch_per_worker);
+  for (const Layer& layer : scenario.workload.layers)
+    plan.layer_bytes.push_back(static_cast<uint64_t>(layer.parameters) * 4);
+  plan.optimizer_s = profile.optimizer_seconds(static_cast<double>(scenario.workload.parameters()));
+  plan.bucket_bytes = static_cast<uint64_t>(scenario.training.bucket_bytes);
+  plan.overlap = scenario.training.overlap;
+  plan.algorithm = scenario.training.allreduce;
+  plan.iterations = scenario.training.iterations;
+  return plan;
+}
+
+} // namespace gcsim::training

@@ -1,0 +1,52 @@
+#include "sim/training/workload.hpp"
+
+#include "sim/input/json_reader.hpp"
+
+#include <numeric>
+
+namespace gcsim::training {
+
+int64_t Workload::parameters() const {
+  return std::accumulate(layers.begin(), layers.end(), int64_t{0},
+                         [](int64_t sum, const Layer& layer) { return sum + layer.parameters; });
+}
+
+Workload read_layer_spec(const nlohmann::json& json, const std::string& file) {
+  ObjectReader reader(json, file, "");
+  for (const char* informative : {"description", "dataset", "sample_unit", "input_shape",
+                                  "flops_per_sample", "generated_by", "torch_version",
+                                  "comment", "parameters"})
+    reader.allow(informative);
+  Workload workload;
+  workload.source = file;
+  workload.name = reader.string("name");
+  const nlohmann::json& layers = reader.require("layers");
+  if (!layers.is_array() || layers.empty())
+    reader.fail("layers", "expected a non-empty array of layers, got " + describe_json(layers));
+  for (size_t i = 0; i < layers.size(); ++i) {
+    ObjectReader item(layers[i], file, "/layers/" + std::to_string(i));
+    Layer layer;
+    layer.name = item.string("name");
+    layer.kind = item.choice_or(
+        "kind", {"conv", "linear", "norm", "embedding", "lstm", "attention", "other"}, "other");
+    layer.parameters = item.integer("parameters", 0, int64_t{1} << 40);
+    layer.forward_flops = item.number_or("forward_flops", 0);
+    layer.backward_flops = item.number_or("backward_flops", 2 * layer.forward_flops);
+    if (layer.forward_flops < 0)
+      item.fail("forward_flops", "expected a non-negative number");
+    if (layer.backward_flops < 0)
+      item.fail("backward_flops", "expected a non-negative number");
+    item.finish();
+    workload.layers.push_back(std::move(layer));
+  }
+  if (workload.parameters() <= 0)
+    reader.fail("layers", "the model has no parameters");
+  if (const nlohmann::json* total = reader.find("parameters");
+      total != nullptr && (!total->is_number_integer() || total->get<int64_t>() != workload.parameters()))
+    reader.fail("parameters", "says " + total->dump() + " but the layers add up to " +
+                                  std::to_string(workload.parameters()));
+  reader.finish();
+  return workload;
+}
+
+} // namespace gcsim::training

@@ -1,0 +1,40 @@
+#pragma once
+// A model as the simulator sees it: its layers in forward order, with
+// parameter counts and FLOPs per sample. Format: workloads/README.md.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gcsim::training {
+
+struct Layer {
+  std::string name;
+  std::string kind; // conv, linear, norm, embedding, lstm, attention, other
+  int64_t parameters = 0;
+  double forward_flops = 0;  // per sample
+  double backward_flops = 0; // per sample
+  /// Measured on a real device for the trace's micro-batch (seconds), when
+  /// the workload comes from a trace manifest that recorded them.
+  std::optional<double> measured_forward_s;
+  std::optional<double> measured_backward_s;
+};
+
+struct Workload {
+  std::string name;
+  std::string source; // the file it came from
+  std::vector<Layer> layers;
+  /// Micro-batch of the measured times, if any.
+  std::optional<int> measured_batch;
+
+  int64_t parameters() const;
+  double gradient_bytes() const { return 4.0 * static_cast<double>(parameters()); }
+};
+
+/// Validates a layer-spec JSON; errors name `file` and the JSON path.
+Workload read_layer_spec(const nlohmann::json& json, const std::string& file);
+
+} // namespace gcsim::training

@@ -1,0 +1,114 @@
+// The iteration model's time accounting: with overlap, an iteration is never
+// longer than compute plus communication nor shorter than either; with one
+// bucket bigger than the model it is exactly compute plus one allreduce;
+// without overlap it is compute plus every bucket's allreduce in turn.
+
+#include "sim/network/alpha_beta.hpp"
+#include "sim/training/iteration_model.hpp"
+
+#include <cmath>
+#include <random>
+
+#include <doctest/doctest.h>
+
+using namespace gcsim;
+using namespace gcsim::training;
+
+namespace {
+
+constexpr double kBandwidth = 1.25e9;
+constexpr double kLatency = 5e-6;
+constexpr int kWorkers = 8;
+
+IterationPlan random_plan(std::mt19937& random, uint64_t bucket_bytes, bool overlap) {
+  IterationPlan plan;
+  std::uniform_real_distribution<double> seconds(1e-4, 5e-3);
+  std::uniform_int_distribution<uint64_t> bytes(1000, 8000000);
+  for (int layer = 0; layer < 30; ++layer) {
+    plan.layers.push_back({seconds(random), seconds(random)});
+    plan.layer_bytes.push_back(bytes(random));
+  }
+  plan.optimizer_s = 1e-3;
+  plan.bucket_bytes = bucket_bytes;
+  plan.overlap = overlap;
+  plan.iterations = 2;
+  return plan;
+}
+
+double compute_of(const IterationPlan& plan) {
+  double total = plan.optimizer_s;
+  for (const LayerTimes& layer : plan.layers)
+    total += layer.forward_s + layer.backward_s;
+  return total;
+}
+
+} // namespace
+
+TEST_CASE("buckets cover every layer once, in backward order") {
+  std::vector<uint64_t> bytes{10, 20, 30, 40, 50};
+  std::vector<Bucket> buckets = make_buckets(bytes, 60);
+  // Backward order: 50+40 reaches 60 first, then 30+20+10.
+  REQUIRE(buckets.size() == 2);
+  CHECK(buckets[0].first_layer == 3);
+  CHECK(buckets[0].last_layer == 4);
+  CHECK(buckets[0].bytes == 90);
+  CHECK(buckets[1].first_layer == 0);
+  CHECK(buckets[1].last_layer == 2);
+  CHECK(buckets[1].bytes == 60);
+  // A last, partly filled bucket is still reduced.
+  std::vector<Bucket> tail = make_buckets(bytes, 100);
+  REQUIRE(tail.size() == 2);
+  CHECK(tail[1].bytes == 30);
+  CHECK(make_buckets(bytes, 1000).size() == 1);
+  CHECK(make_buckets(bytes, 1).size() == 5);
+}
+
+TEST_CASE("iteration time bounds and exact cases on SimGrid") {
+  std::mt19937 random(7);
+  std::vector<IterationPlan> plans;
+  for (uint64_t bucket : {uint64_t{1} << 20, uint64_t{25} << 20, uint64_t{4} << 20})
+    plans.push_back(random_plan(random, bucket, true));
+  plans.push_back(random_plan(random, uint64_t{1} << 40, true)); // one bucket
+  plans.push_back(random_plan(random, uint64_t{4} << 20, false)); // no overlap
+
+  net::PlatformSpec platform;
+  platform.name = "bounds";
+  platform.topology = net::Topology::star;
+  platform.nodes = kWorkers;
+  platform.link = {kBandwidth, kLatency};
+  std::vector<RunResult> results = simulate(platform, plans);
+  REQUIRE(results.size() == plans.size());
+
+  const net::alpha_beta::Cost cost{2 * kLatency, 1 / kBandwidth};
+  for (size_t p = 0; p < plans.size(); ++p) {
+    INFO("plan " << p);
+    const double compute = compute_of(plans[p]);
+    double allreduce_sum = 0;
+    for (const Bucket& bucket : results[p].buckets)
+      allreduce_sum += net::alpha_beta::ring_allreduce(cost, kWorkers, bucket.bytes);
+    for (const IterationRecord& record : results[p].iterations) {
+      CHECK(record.compute_s == doctest::Approx(compute).epsilon(1e-12));
+      // Nothing else is on the network: the collectives take their oracle time.
+      // (SimGrid's clock advances in floating point: 1e-7 relative slack.)
+      CHECK(record.communication_total_s == doctest::Approx(allreduce_sum).epsilon(1e-7));
+      const double slack = 1e-7 * record.iteration_s;
+      CHECK(record.iteration_s <= compute + record.communication_total_s + slack);
+      CHECK(record.iteration_s >= std::max(compute, record.communication_total_s) - slack);
+      CHECK(record.bytes_sent_per_worker > 0);
+    }
+  }
+  // One bucket bigger than the model: compute + exactly one allreduce.
+  REQUIRE(results[3].buckets.size() == 1);
+  for (const IterationRecord& record : results[3].iterations)
+    CHECK(record.iteration_s ==
+          doctest::Approx(compute_of(plans[3]) + net::alpha_beta::ring_allreduce(
+                                                     cost, kWorkers, results[3].buckets[0].bytes))
+              .epsilon(1e-7));
+  // Without overlap every bucket waits for the whole backward pass.
+  for (const IterationRecord& record : results[4].iterations)
+    CHECK(record.iteration_s ==
+          doctest::Approx(compute_of(plans[4]) + record.communication_total_s).epsilon(1e-7));
+  // With small buckets overlap really hides communication.
+  CHECK(results[0].iterations[0].iteration_s <
+        compute_of(plans[0]) + results[0].iterations[0].communication_total_s - 1e-4);
+}
