@@ -4,7 +4,12 @@
 #include "sim/cli/command.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/input_error.hpp"
+#include "compressors/params.hpp"
+#include "compressors/registry.hpp"
 #include "sim/output/result.hpp"
+#include "sim/output/timeline.hpp"
+#include "sim/training/compression.hpp"
+#include "sim/training/gradient_feed.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/training/plan.hpp"
 
@@ -34,6 +39,8 @@ public:
                    "--set platform.nodes=16 --set platform.link.bandwidth=10Gbps (repeatable)")
         ->take_all();
     app.add_option("--seed", seed_, "Override the scenario's seed");
+    app.add_option("--timeline", timeline_file_,
+                   "Also write a Chrome trace-event timeline (open it in Perfetto)");
     app.add_flag("--quiet", quiet_, "Print nothing on success");
   }
 
@@ -43,9 +50,33 @@ public:
       overrides.push_back(parse_override(text));
     Scenario scenario = load_scenario(scenario_file_, overrides, seed_);
     cost::DeviceProfile profile = cost::DeviceProfile::load(scenario.device_file);
-    check_compressor(scenario);
+    std::unique_ptr<compress::Compressor> compressor = compressor_of(scenario);
+    const bool dense = compressor->name() == "dense";
+    const int workers = scenario.platform.worker_count();
 
-    training::IterationPlan plan = training::dense_plan(scenario, profile);
+    // A compressed run also simulates the dense baseline on the same
+    // platform, first, so that speedup_vs_dense compares like with like.
+    std::vector<training::IterationPlan> plans{training::dense_plan(scenario, profile)};
+    training::CompressedRun compressed;
+    nlohmann::json gradient_source;
+    if (!dense) {
+      std::unique_ptr<training::GradientFeed> feed =
+          scenario.trace_folder
+              ? training::make_trace_feed(*scenario.trace_folder, workers, scenario.seed,
+                                          scenario.synthesis)
+              : training::make_synthetic_feed(scenario.workload, workers, scenario.seed);
+      gradient_source = feed->describe();
+      try {
+        compressed = training::run_compressor(*compressor, *feed, workers,
+                                              scenario.training.iterations, scenario.seed, profile);
+      } catch (const std::invalid_argument& error) {
+        throw InputError(scenario.file.string(), "/compressor", error.what());
+      }
+      training::IterationPlan plan = plans.front();
+      plan.compressed = compressed.schedule;
+      plans.push_back(std::move(plan));
+    }
+    training::IterationPlan& plan = plans.back();
     const auto wall_start = std::chrono::steady_clock::now();
     const bool show_progress = isatty(STDERR_FILENO) != 0 && !quiet_;
     const int iterations = plan.iterations;
@@ -56,40 +87,65 @@ public:
                      iterations, clock, wall);
     };
     std::vector<training::RunResult> runs;
+    std::vector<training::TimelineEvent> timeline;
     try {
-      runs = training::simulate(scenario.platform, {plan}, progress);
+      runs = training::simulate(scenario.platform, plans, progress,
+                                timeline_file_.empty() ? nullptr : &timeline);
     } catch (const std::invalid_argument& error) {
       throw InputError(scenario.platform_source, "", error.what());
     }
     if (show_progress)
       std::fprintf(stderr, "\r%60s\r", "");
 
-    nlohmann::json result = output::make_result(scenario, runs.front(), profile.name());
+    output::CompressionExtras extras;
+    extras.compressor_params = compressor->params();
+    if (!dense) {
+      extras.dense_baseline = &runs.front();
+      extras.quality = &compressed.quality;
+      extras.gradient_source = gradient_source;
+    }
+    nlohmann::json result = output::make_result(scenario, runs.back(), profile.name(), extras);
     std::string directory = out_dir_.empty() ? "results/" + scenario.name : out_dir_;
     output::write_result(directory, result);
+    if (!timeline_file_.empty()) {
+      std::vector<std::string> names{"dense"};
+      if (!dense)
+        names.push_back(compressor->name());
+      output::write_timeline(timeline_file_, timeline, names);
+    }
     if (!quiet_) {
       std::fputs(output::format_summary(result).c_str(), stdout);
       std::printf("  result: %s/result.json\n", directory.c_str());
+      if (!timeline_file_.empty())
+        std::printf("  timeline: %s (open in https://ui.perfetto.dev)\n", timeline_file_.c_str());
     }
     return 0;
   }
 
 private:
-  // Compression-aware runs arrive with the compressor integration; until
-  // then only the dense baseline runs, and anything else is refused loudly.
-  static void check_compressor(const Scenario& scenario) {
+  // The registry validates the name and every parameter. Its messages say
+  // "parameter 'X'" when a parameter is at fault; that becomes the JSON path.
+  static std::unique_ptr<compress::Compressor> compressor_of(const Scenario& scenario) {
     std::string name = scenario.compressor["name"].get<std::string>();
-    if (name != "dense")
-      throw InputError(scenario.file.string(), "/compressor/name",
-                       "unknown compressor \"" + name + "\"; this build simulates: dense");
-    for (auto it = scenario.compressor.begin(); it != scenario.compressor.end(); ++it)
-      if (it.key() != "name")
-        throw InputError(scenario.file.string(), "/compressor/" + it.key(),
-                         "unknown parameter of compressor \"dense\"");
+    nlohmann::json params = scenario.compressor;
+    params.erase("name");
+    try {
+      return compress::make_compressor(name, params);
+    } catch (const compress::ParameterError& error) {
+      std::string message = error.what();
+      std::string path = "/compressor/name";
+      size_t quote = message.find("parameter '");
+      if (quote != std::string::npos) {
+        size_t begin = quote + 11;
+        path = "/compressor/" + message.substr(begin, message.find('\'', begin) - begin);
+      }
+      throw InputError(scenario.file.string(), path, message);
+    }
   }
 
   std::string scenario_file_;
   std::string out_dir_;
+  std::string timeline_file_;
   std::vector<std::string> sets_;
   std::optional<uint64_t> seed_;
   bool quiet_ = false;

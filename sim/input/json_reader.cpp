@@ -74,7 +74,14 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
     }
   }
   size_t limit = std::max<size_t>(2, word.size() / 3);
-  return best_distance <= limit ? best : std::string();
+  if (best_distance <= limit)
+    return best;
+  // A truncated name ("bucket" for "bucket_size") is a likely slip too.
+  if (word.size() >= 3)
+    for (const std::string& candidate : candidates)
+      if (candidate.compare(0, word.size(), word) == 0)
+        return candidate;
+  return std::string();
 }
 
 std::string describe_json(const nlohmann::json& value) {

@@ -23,10 +23,21 @@ int floor_log2(int value) {
 } // namespace
 
 Group::Group(std::string tag, std::vector<sg4::Host*> hosts)
-    : tag_(std::move(tag)), hosts_(std::move(hosts)), bytes_sent_(hosts_.size(), 0.0) {}
+    : tag_(std::move(tag)), hosts_(std::move(hosts)), bytes_sent_(hosts_.size(), 0) {
+  ids_.resize(hosts_.size());
+  for (size_t i = 0; i < ids_.size(); ++i)
+    ids_[i] = static_cast<int>(i);
+}
+
+Group::Group(std::string tag, std::vector<sg4::Host*> hosts, std::vector<int> ids)
+    : tag_(std::move(tag)), hosts_(std::move(hosts)), ids_(std::move(ids)),
+      bytes_sent_(hosts_.size(), 0) {
+  assert(ids_.size() == hosts_.size() && "one id per host");
+}
 
 sg4::Mailbox* Group::mailbox(int from, int to) const {
-  return sg4::Mailbox::by_name(tag_ + ":" + std::to_string(from) + ">" + std::to_string(to));
+  return sg4::Mailbox::by_name(tag_ + ":" + std::to_string(ids_[static_cast<size_t>(from)]) + ">" +
+                               std::to_string(ids_[static_cast<size_t>(to)]));
 }
 
 uint64_t chunk_bytes(uint64_t bytes, int parts, int index) {

@@ -25,6 +25,9 @@ namespace gcsim::net {
 class Group {
 public:
   Group(std::string tag, std::vector<simgrid::s4u::Host*> hosts);
+  /// `ids` name the ranks in mailbox names (e.g. their global worker ranks),
+  /// so that groups of different members never share a mailbox.
+  Group(std::string tag, std::vector<simgrid::s4u::Host*> hosts, std::vector<int> ids);
 
   int size() const { return static_cast<int>(hosts_.size()); }
   simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
@@ -37,6 +40,7 @@ public:
 private:
   std::string tag_;
   std::vector<simgrid::s4u::Host*> hosts_;
+  std::vector<int> ids_;
   std::vector<uint64_t> bytes_sent_;
 };
 

@@ -12,38 +12,86 @@ namespace gcsim::output {
 namespace {
 
 nlohmann::json iteration_json(const training::IterationRecord& record, double samples) {
+  nlohmann::json kernels = nlohmann::json::object();
+  for (const auto& [name, seconds] : record.kernel_s)
+    kernels[name] = seconds;
+  nlohmann::json by_step = nlohmann::json::object();
+  for (const auto& [label, bytes] : record.bytes_by_step)
+    by_step[label] = bytes;
   return {
       {"iteration_time_s", record.iteration_s},
       {"throughput_samples_per_s", record.iteration_s > 0 ? samples / record.iteration_s : 0.0},
       {"compute_s", record.compute_s},
-      {"compression_s", 0.0},
+      {"compression_s", record.compression_s},
+      {"compression_kernels_s", kernels},
       {"communication_s", record.communication_s},
       {"communication_total_s", record.communication_total_s},
       {"bytes_sent_per_worker", record.bytes_sent_per_worker},
       {"bytes_sent_max_worker", record.bytes_sent_max_worker},
+      {"bytes_sent_per_worker_by_step", by_step},
   };
+}
+
+// Mean over iterations of every number, recursing into objects (keys that
+// appear in only some iterations count as zero in the others).
+nlohmann::json mean_of(const nlohmann::json& iterations) {
+  nlohmann::json mean = nlohmann::json::object();
+  const double count = static_cast<double>(iterations.size());
+  for (const nlohmann::json& iteration : iterations) {
+    for (auto it = iteration.begin(); it != iteration.end(); ++it) {
+      if (it->is_number()) {
+        mean[it.key()] = mean.value(it.key(), 0.0) + it->get<double>() / count;
+      } else if (it->is_object()) {
+        nlohmann::json& inner = mean[it.key()];
+        if (inner.is_null())
+          inner = nlohmann::json::object();
+        for (auto field = it->begin(); field != it->end(); ++field)
+          if (field->is_number())
+            inner[field.key()] = inner.value(field.key(), 0.0) + field->get<double>() / count;
+      }
+    }
+  }
+  return mean;
 }
 
 } // namespace
 
 nlohmann::json make_result(const Scenario& scenario, const training::RunResult& run,
-                           const std::string& device_name) {
+                           const std::string& device_name, const CompressionExtras& extras) {
   const int workers = scenario.platform.worker_count();
   const double samples = static_cast<double>(workers) * scenario.training.batch_per_worker;
   nlohmann::json iterations = nlohmann::json::array();
-  for (const training::IterationRecord& record : run.iterations)
-    iterations.push_back(iteration_json(record, samples));
+  for (size_t i = 0; i < run.iterations.size(); ++i) {
+    nlohmann::json iteration = iteration_json(run.iterations[i], samples);
+    if (extras.quality != nullptr) {
+      const training::CompressionQuality& quality = (*extras.quality)[i];
+      iteration["density_after_aggregation"] = quality.density_after_aggregation;
+      iteration["fidelity"] = {{"cosine", quality.cosine},
+                               {"rel_l2", quality.rel_l2},
+                               {"energy_share", quality.energy_share}};
+      iteration["compressor_info"] = quality.info;
+    }
+    if (extras.dense_baseline != nullptr) {
+      double dense = extras.dense_baseline->iterations[i].iteration_s;
+      iteration["dense_iteration_time_s"] = dense;
+      iteration["speedup_vs_dense"] = dense / run.iterations[i].iteration_s;
+    }
+    iterations.push_back(std::move(iteration));
+  }
 
   // The summary is the mean over iterations of every per-iteration field,
-  // except throughput, which is samples over mean time.
-  nlohmann::json summary = nlohmann::json::object();
-  for (auto it = iterations.front().begin(); it != iterations.front().end(); ++it) {
-    double sum = 0;
-    for (const nlohmann::json& iteration : iterations)
-      sum += iteration[it.key()].get<double>();
-    summary[it.key()] = sum / static_cast<double>(iterations.size());
-  }
+  // except throughput and speedup, which are ratios of mean times.
+  nlohmann::json summary = mean_of(iterations);
   double mean_time = summary["iteration_time_s"].get<double>();
+  if (extras.dense_baseline != nullptr) {
+    double dense = summary["dense_iteration_time_s"].get<double>();
+    summary["speedup_vs_dense"] = dense / mean_time;
+    summary["compression_ratio"] =
+        summary["bytes_sent_per_worker"].get<double>() > 0
+            ? extras.dense_baseline->iterations.front().bytes_sent_per_worker /
+                  summary["bytes_sent_per_worker"].get<double>()
+            : 0.0;
+  }
   summary["throughput_samples_per_s"] = mean_time > 0 ? samples / mean_time : 0.0;
   summary["workers"] = workers;
   summary["iterations"] = static_cast<int>(run.iterations.size());
@@ -57,7 +105,7 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
                        {"last_layer", scenario.workload.layers[static_cast<size_t>(bucket.last_layer)].name},
                        {"bytes", bucket.bytes}});
 
-  return {
+  nlohmann::json result = {
       {"gcsim_version", GCSIM_VERSION_STRING},
       {"scenario", scenario.resolved},
       {"model",
@@ -74,6 +122,11 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
       {"iterations", iterations},
       {"buckets", buckets},
   };
+  if (!extras.compressor_params.is_null())
+    result["model"]["compressor_params"] = extras.compressor_params;
+  if (!extras.gradient_source.is_null())
+    result["model"]["gradients"] = extras.gradient_source;
+  return result;
 }
 
 std::string format_summary(const nlohmann::json& result) {
@@ -95,7 +148,24 @@ std::string format_summary(const nlohmann::json& result) {
   row("  communication not hidden", seconds("communication_s"));
   row("communication total (overlapped)", seconds("communication_total_s"));
   row("throughput", fmt::format("{:.1f} samples/s", summary["throughput_samples_per_s"].get<double>()));
+  if (summary.contains("compression_kernels_s"))
+    for (auto it = summary["compression_kernels_s"].begin(); it != summary["compression_kernels_s"].end(); ++it)
+      row(("    " + it.key()).c_str(), units::format_seconds(it->get<double>()));
   row("bytes sent per worker", units::format_bytes(summary["bytes_sent_per_worker"].get<double>()));
+  if (summary.contains("bytes_sent_per_worker_by_step"))
+    for (auto it = summary["bytes_sent_per_worker_by_step"].begin();
+         it != summary["bytes_sent_per_worker_by_step"].end(); ++it)
+      row(("  " + it.key()).c_str(), units::format_bytes(it->get<double>()));
+  if (summary.contains("density_after_aggregation")) {
+    row("density after aggregation", fmt::format("{:.6f}", summary["density_after_aggregation"].get<double>()));
+    row("fidelity: cosine vs dense", fmt::format("{:.4f}", summary["fidelity"]["cosine"].get<double>()));
+    row("fidelity: relative L2 error", fmt::format("{:.4f}", summary["fidelity"]["rel_l2"].get<double>()));
+  }
+  if (summary.contains("speedup_vs_dense")) {
+    row("dense iteration time (same run)", units::format_seconds(summary["dense_iteration_time_s"].get<double>()));
+    row("speedup vs dense", fmt::format("{:.2f}x", summary["speedup_vs_dense"].get<double>()));
+    row("compression ratio (dense/sent)", fmt::format("{:.1f}", summary["compression_ratio"].get<double>()));
+  }
   row("gradient size", units::format_bytes(summary["gradient_bytes"].get<double>()));
   row("buckets", std::to_string(result["buckets"].size()));
   row("iterations simulated", std::to_string(summary["iterations"].get<int>()));

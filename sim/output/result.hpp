@@ -10,6 +10,7 @@
 //   buckets[] - the gradient buckets and their sizes
 
 #include "sim/scenario/scenario.hpp"
+#include "sim/training/compression.hpp"
 #include "sim/training/iteration_model.hpp"
 
 #include <filesystem>
@@ -19,8 +20,19 @@
 
 namespace gcsim::output {
 
+/// What a compressed run adds to a result: the dense baseline simulated in
+/// the same invocation, the measured quality per iteration, and where the
+/// gradients came from.
+struct CompressionExtras {
+  const training::RunResult* dense_baseline = nullptr;
+  const std::vector<training::CompressionQuality>* quality = nullptr;
+  nlohmann::json compressor_params;
+  nlohmann::json gradient_source;
+};
+
 nlohmann::json make_result(const Scenario& scenario, const training::RunResult& run,
-                           const std::string& device_name);
+                           const std::string& device_name,
+                           const CompressionExtras& extras = CompressionExtras{});
 
 /// The aligned table printed on stdout.
 std::string format_summary(const nlohmann::json& result);

@@ -3,6 +3,9 @@
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
 #include "sim/scenario/platform_spec.hpp"
+#include "sim/trace/gradient_source.hpp"
+#include "sim/trace/manifest.hpp"
+#include "sim/trace/workload.hpp"
 
 #include <set>
 
@@ -131,13 +134,32 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
 
     std::string workload_value = reader.string("workload");
     std::filesystem::path workload_file = resolve_input_path(workload_value, file);
-    nlohmann::json workload_json;
-    try {
-      workload_json = load_json_file(workload_file);
-    } catch (const InputError& error) {
-      throw InputError(file_name, "/workload", error.file() + ": " + error.message());
+    std::error_code fs_error;
+    bool is_trace = std::filesystem::is_directory(workload_file, fs_error) ||
+                    workload_file.filename() == "manifest.json";
+    if (is_trace) {
+      scenario.trace_folder = std::filesystem::is_directory(workload_file, fs_error)
+                                  ? workload_file
+                                  : workload_file.parent_path();
+      scenario.workload = training::workload_from_trace_folder(*scenario.trace_folder);
+    } else {
+      nlohmann::json workload_json;
+      try {
+        workload_json = load_json_file(workload_file);
+      } catch (const InputError& error) {
+        throw InputError(file_name, "/workload", error.file() + ": " + error.message());
+      }
+      scenario.workload = training::read_layer_spec(workload_json, workload_file.string());
     }
-    scenario.workload = training::read_layer_spec(workload_json, workload_file.string());
+    if (reader.has("gradients")) {
+      ObjectReader gradients = reader.object("gradients");
+      gradients.allow("comment");
+      scenario.synthesis = gradients.choice_or("synthesis", trace::GradientSource::synthesis_methods(),
+                                               scenario.synthesis);
+      gradients.finish();
+    } else {
+      reader.allow("gradients");
+    }
 
     scenario.device_file = resolve_input_path(reader.string("device"), file);
     if (std::error_code error; !std::filesystem::exists(scenario.device_file, error))

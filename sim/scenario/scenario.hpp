@@ -33,6 +33,11 @@ struct Scenario {
   net::PlatformSpec platform;
   std::string platform_source; // the file the platform came from (or the scenario)
   training::Workload workload;
+  /// Set when the workload is a captured trace: its gradients drive the
+  /// compressors. Otherwise compressors run on labelled synthetic gradients.
+  std::optional<std::filesystem::path> trace_folder;
+  /// How a trace makes gradients for more workers than it captured.
+  std::string synthesis = "gaussian_deviation";
   std::filesystem::path device_file;
   TrainingSpec training;
   nlohmann::json compressor = {{"name", "dense"}};

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <deque>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
@@ -29,6 +30,8 @@ struct WorkerChannel {
   std::vector<double> iteration_start;
   std::vector<double> busy_per_iteration;
   std::vector<uint64_t> sent_per_iteration;
+  std::vector<std::map<std::string, double>> kernels_per_iteration;
+  std::vector<std::map<std::string, double>> bytes_by_step_per_iteration;
 };
 
 class PlanRun {
@@ -38,7 +41,8 @@ public:
     std::vector<sg4::Host*> hosts = platform.workers;
     if (plan.algorithm == AllreduceAlgorithm::parameter_server)
       hosts.insert(hosts.end(), platform.servers.begin(), platform.servers.end());
-    group_ = std::make_unique<net::Group>("plan" + std::to_string(index), hosts);
+    tag_ = "plan" + std::to_string(index);
+    group_ = std::make_unique<net::Group>(tag_, hosts);
     for (size_t w = 0; w < platform.workers.size(); ++w)
       channels_.push_back(std::make_unique<WorkerChannel>());
     // A layer index closes a bucket when the backward pass reaches it.
@@ -87,7 +91,16 @@ public:
       record.start_s = start - plan_start;
       record.iteration_s = end - previous_end;
       record.compute_s = compute;
-      record.communication_s = std::max(0.0, record.iteration_s - compute);
+      const double share = 1.0 / static_cast<double>(channels_.size());
+      for (const auto& channel : channels_) {
+        for (const auto& [name, seconds] : channel->kernels_per_iteration[static_cast<size_t>(i)]) {
+          record.kernel_s[name] += seconds * share;
+          record.compression_s += seconds * share;
+        }
+        for (const auto& [label, bytes] : channel->bytes_by_step_per_iteration[static_cast<size_t>(i)])
+          record.bytes_by_step[label] += bytes * share;
+      }
+      record.communication_s = std::max(0.0, record.iteration_s - compute - record.compression_s);
       record.communication_total_s = channels_.front()->busy_per_iteration[static_cast<size_t>(i)];
       record.bytes_sent_per_worker = sent_sum / static_cast<double>(channels_.size());
       record.bytes_sent_max_worker = sent_max;
@@ -98,8 +111,16 @@ public:
   }
 
   ProgressCallback progress;
+  std::vector<TimelineEvent>* timeline = nullptr;
+  int plan_index = 0;
 
 private:
+  void record_span(int worker, const char* category, std::string name, double start) {
+    if (timeline != nullptr)
+      timeline->push_back(
+          {plan_index, worker, category, std::move(name), start, sg4::Engine::get_clock()});
+  }
+
   double forward_seconds() const {
     return std::accumulate(plan_.layers.begin(), plan_.layers.end(), 0.0,
                            [](double sum, const LayerTimes& layer) { return sum + layer.forward_s; });
@@ -116,31 +137,143 @@ private:
     channel.ready_count->release();
   }
 
+  bool compressed() const { return !plan_.compressed.empty(); }
+
   void train(int worker) {
     WorkerChannel& channel = *channels_[static_cast<size_t>(worker)];
     const double forward = forward_seconds();
+    double backward = 0;
+    for (const LayerTimes& layer : plan_.layers)
+      backward += layer.backward_s;
     for (int iteration = 0; iteration < plan_.iterations; ++iteration) {
-      channel.iteration_start.push_back(sg4::Engine::get_clock());
+      double start = sg4::Engine::get_clock();
+      channel.iteration_start.push_back(start);
+      channel.kernels_per_iteration.emplace_back();
+      channel.bytes_by_step_per_iteration.emplace_back();
       sg4::this_actor::sleep_for(forward);
-      for (int layer = static_cast<int>(plan_.layers.size()) - 1; layer >= 0; --layer) {
-        sg4::this_actor::sleep_for(plan_.layers[static_cast<size_t>(layer)].backward_s);
-        int bucket = closing_bucket_[static_cast<size_t>(layer)];
-        if (bucket >= 0 && plan_.overlap)
-          mark_ready(channel, bucket);
-      }
-      if (!plan_.overlap)
+      record_span(worker, "compute", "forward", start);
+      if (compressed()) {
+        double backward_start = sg4::Engine::get_clock();
+        sg4::this_actor::sleep_for(backward);
+        record_span(worker, "compute", "backward", backward_start);
+        run_compressed(worker, channel, plan_.compressed[static_cast<size_t>(iteration)]);
+      } else {
+        double backward_start = sg4::Engine::get_clock();
+        for (int layer = static_cast<int>(plan_.layers.size()) - 1; layer >= 0; --layer) {
+          sg4::this_actor::sleep_for(plan_.layers[static_cast<size_t>(layer)].backward_s);
+          int bucket = closing_bucket_[static_cast<size_t>(layer)];
+          if (bucket >= 0 && plan_.overlap)
+            mark_ready(channel, bucket);
+        }
+        record_span(worker, "compute", "backward", backward_start);
+        if (!plan_.overlap)
+          for (size_t bucket = 0; bucket < buckets_.size(); ++bucket)
+            mark_ready(channel, static_cast<int>(bucket));
         for (size_t bucket = 0; bucket < buckets_.size(); ++bucket)
-          mark_ready(channel, static_cast<int>(bucket));
-      for (size_t bucket = 0; bucket < buckets_.size(); ++bucket)
-        channel.done_count->acquire();
+          channel.done_count->acquire();
+      }
+      double optimizer_start = sg4::Engine::get_clock();
       sg4::this_actor::sleep_for(plan_.optimizer_s);
+      record_span(worker, "compute", "optimizer", optimizer_start);
       channel.iteration_end.push_back(sg4::Engine::get_clock());
       if (worker == 0 && progress)
         progress(iteration, sg4::Engine::get_clock());
     }
   }
 
+  // The compressor's kernels and steps, in its order, on this worker.
+  void run_compressed(int worker, WorkerChannel& channel, const CompressedIteration& work) {
+    const std::vector<KernelPlan>& kernels = work.kernels[static_cast<size_t>(worker)];
+    size_t next_kernel = 0;
+    auto run_kernels_before = [&](size_t step) {
+      while (next_kernel < kernels.size() && kernels[next_kernel].before_step <= step) {
+        const KernelPlan& kernel = kernels[next_kernel++];
+        double start = sg4::Engine::get_clock();
+        sg4::this_actor::sleep_for(kernel.seconds);
+        channel.kernels_per_iteration.back()[kernel.name] += kernel.seconds;
+        record_span(worker, "kernel", kernel.name, start);
+      }
+    };
+    double busy = 0;
+    uint64_t sent = 0;
+    for (size_t s = 0; s < work.steps.size(); ++s) {
+      run_kernels_before(s);
+      const StepPlan& step = work.steps[s];
+      auto member = std::lower_bound(step.participants.begin(), step.participants.end(), worker);
+      if (member == step.participants.end() || *member != worker)
+        continue;
+      double start = sg4::Engine::get_clock();
+      uint64_t bytes = run_step(step, static_cast<size_t>(s), static_cast<int>(member - step.participants.begin()), worker);
+      busy += sg4::Engine::get_clock() - start;
+      sent += bytes;
+      channel.bytes_by_step_per_iteration.back()[step.label] += static_cast<double>(bytes);
+      record_span(worker, "communication", step.label, start);
+    }
+    run_kernels_before(work.steps.size());
+    channel.busy_per_iteration.push_back(busy);
+    channel.sent_per_iteration.push_back(sent);
+  }
+
+  // One step as the messages of its algorithm; returns the bytes this
+  // worker sent.
+  uint64_t run_step(const StepPlan& step, size_t index, int local_rank, int worker) {
+    std::vector<sg4::Host*> hosts;
+    for (int rank : step.participants)
+      hosts.push_back(platform_.workers[static_cast<size_t>(rank)]);
+    // Mailboxes are named by step index and global ranks: steps of later
+    // iterations reuse them in order, which is safe because every worker
+    // runs its steps in the same order.
+    net::Group group(tag_ + "s" + std::to_string(index), hosts, step.participants);
+    auto local_of = [&](int rank) {
+      return static_cast<int>(std::lower_bound(step.participants.begin(), step.participants.end(), rank) -
+                              step.participants.begin());
+    };
+    const uint64_t my_bytes = step.bytes.empty() ? 0 : step.bytes[static_cast<size_t>(local_rank)];
+    switch (step.kind) {
+    case StepPlan::Kind::allreduce_ring:
+      net::ring_allreduce(group, local_rank, my_bytes);
+      break;
+    case StepPlan::Kind::allreduce_recursive_doubling:
+      net::recursive_doubling_allreduce(group, local_rank, my_bytes);
+      break;
+    case StepPlan::Kind::allgather:
+      net::ring_allgather(group, local_rank, my_bytes);
+      break;
+    case StepPlan::Kind::allgatherv:
+      net::ring_allgatherv(group, local_rank, step.bytes);
+      break;
+    case StepPlan::Kind::broadcast:
+      net::binomial_broadcast(group, local_rank, local_of(step.root), my_bytes);
+      break;
+    case StepPlan::Kind::reduce:
+      net::binomial_reduce(group, local_rank, local_of(step.root), my_bytes);
+      break;
+    case StepPlan::Kind::point_to_point: {
+      std::vector<sg4::CommPtr> pending;
+      std::vector<int*> received;
+      received.reserve(step.messages.size());
+      for (const StepPlan::Message& message : step.messages) {
+        if (message.src == worker) {
+          group.count_sent(local_rank, message.bytes);
+          pending.push_back(group.mailbox(local_rank, local_of(message.dst))
+                                ->put_async(&message_token_, message.bytes));
+        }
+        if (message.dst == worker) {
+          received.push_back(nullptr);
+          pending.push_back(
+              group.mailbox(local_of(message.src), local_rank)->get_async<int>(&received.back()));
+        }
+      }
+      sg4::Comm::wait_all(pending);
+      break;
+    }
+    }
+    return group.bytes_sent(local_rank);
+  }
+
   void communicate(int worker) {
+    if (compressed())
+      return; // the trainer runs the compressor's steps itself
     WorkerChannel& channel = *channels_[static_cast<size_t>(worker)];
     const int workers = static_cast<int>(platform_.workers.size());
     for (int iteration = 0; iteration < plan_.iterations; ++iteration) {
@@ -164,10 +297,14 @@ private:
           break;
         }
         busy += sg4::Engine::get_clock() - begin;
+        record_span(worker, "communication", "allreduce bucket " + std::to_string(bucket), begin);
         channel.done_count->release();
       }
       channel.busy_per_iteration.push_back(busy);
       channel.sent_per_iteration.push_back(group_->bytes_sent(worker) - sent_before);
+      // The trainer opened this iteration's maps before any bucket was ready.
+      channel.bytes_by_step_per_iteration[static_cast<size_t>(iteration)]["allreduce gradient buckets"] =
+          static_cast<double>(group_->bytes_sent(worker) - sent_before);
     }
   }
 
@@ -184,6 +321,8 @@ private:
   std::vector<int> closing_bucket_;
   std::unique_ptr<net::Group> group_;
   std::vector<std::unique_ptr<WorkerChannel>> channels_;
+  std::string tag_;
+  int message_token_ = 0;
 };
 
 } // namespace
@@ -211,7 +350,8 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
 
 std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
                                 const std::vector<IterationPlan>& plans,
-                                const ProgressCallback& progress) {
+                                const ProgressCallback& progress,
+                                std::vector<TimelineEvent>* timeline) {
   if (engine_created)
     throw std::logic_error("simulate() runs once per process: SimGrid has one engine");
   engine_created = true;
@@ -232,6 +372,8 @@ std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
     for (size_t p = 0; p < plans.size(); ++p) {
       PlanRun run(plans[p], platform, static_cast<int>(p));
       run.progress = progress;
+      run.timeline = timeline;
+      run.plan_index = static_cast<int>(p);
       double start = sg4::Engine::get_clock();
       for (const sg4::ActorPtr& actor : run.start())
         actor->join();

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,46 @@ namespace gcsim::training {
 struct LayerTimes {
   double forward_s = 0;
   double backward_s = 0;
+};
+
+/// One communication step of a compressed iteration, in global worker
+/// ranks, with the bytes the compressor really selected.
+struct StepPlan {
+  enum class Kind {
+    allreduce_ring,
+    allreduce_recursive_doubling,
+    allgather,
+    allgatherv,
+    broadcast,
+    reduce,
+    point_to_point, // `messages`, all sent at once (gTop-k rounds, PS push/pull)
+  };
+  struct Message {
+    int src = 0;
+    int dst = 0;
+    uint64_t bytes = 0;
+  };
+  Kind kind = Kind::allreduce_ring;
+  std::string label;             // what it carries, e.g. "allgather indices"
+  int root = -1;                 // broadcast/reduce root (global rank)
+  std::vector<int> participants; // ascending global ranks
+  std::vector<uint64_t> bytes;   // per participant (same order)
+  std::vector<Message> messages; // point_to_point only
+};
+
+/// A compression kernel a worker runs before step `before_step` (or at the
+/// end when it equals the number of steps).
+struct KernelPlan {
+  std::string name;
+  double seconds = 0;
+  size_t before_step = 0;
+};
+
+/// What a compressor decided for one iteration: the steps every worker
+/// takes part in, and each worker's kernels.
+struct CompressedIteration {
+  std::vector<StepPlan> steps;
+  std::vector<std::vector<KernelPlan>> kernels; // [worker]
 };
 
 /// Everything one simulated training run needs, in plain numbers.
@@ -33,6 +74,10 @@ struct IterationPlan {
   bool overlap = true;
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;
   int iterations = 1;
+  /// Empty: dense data parallelism with buckets. Otherwise one entry per
+  /// iteration: the compressor works on the whole gradient, so its kernels
+  /// and steps start when the backward pass is over (no bucket overlap).
+  std::vector<CompressedIteration> compressed;
 };
 
 /// A bucket: layers [first_layer, last_layer] in forward order, reduced once
@@ -51,6 +96,9 @@ struct IterationRecord {
   double start_s = 0;               // simulated clock when the iteration began
   double iteration_s = 0;           // from the previous iteration's end to this one's
   double compute_s = 0;             // forward + backward + optimizer on one worker
+  double compression_s = 0;         // compression kernels, mean over workers
+  std::map<std::string, double> kernel_s;      // per kernel name, mean over workers
+  std::map<std::string, double> bytes_by_step; // per step label, mean over workers
   double communication_s = 0;       // communication not hidden by compute
   double communication_total_s = 0; // time the collectives ran, hidden or not
   double bytes_sent_per_worker = 0; // mean over workers
@@ -62,6 +110,16 @@ struct RunResult {
   std::vector<IterationRecord> iterations;
 };
 
+/// One span of a worker's time, for Chrome trace-event timelines.
+struct TimelineEvent {
+  int plan = 0;
+  int worker = 0;
+  std::string category; // compute, kernel, communication
+  std::string name;
+  double start_s = 0;
+  double end_s = 0;
+};
+
 /// Called after each iteration with (iteration index, simulated clock).
 using ProgressCallback = std::function<void(int, double)>;
 
@@ -71,6 +129,7 @@ using ProgressCallback = std::function<void(int, double)>;
 /// platform without disturbing each other.
 std::vector<RunResult> simulate(const net::PlatformSpec& platform,
                                 const std::vector<IterationPlan>& plans,
-                                const ProgressCallback& progress = {});
+                                const ProgressCallback& progress = {},
+                                std::vector<TimelineEvent>* timeline = nullptr);
 
 } // namespace gcsim::training

@@ -1,6 +1,9 @@
 #include "sim/training/workload.hpp"
 
 #include "sim/input/json_reader.hpp"
+#include "sim/trace/manifest.hpp"
+#include "sim/trace/trace.hpp"
+#include "sim/trace/workload.hpp"
 
 #include <numeric>
 
@@ -46,6 +49,45 @@ Workload read_layer_spec(const nlohmann::json& json, const std::string& file) {
     reader.fail("parameters", "says " + total->dump() + " but the layers add up to " +
                                   std::to_string(workload.parameters()));
   reader.finish();
+  return workload;
+}
+
+} // namespace gcsim::training
+
+namespace gcsim::training {
+namespace {
+std::string kind_of_module(const std::string& type) {
+  if (type.find("Conv") != std::string::npos)
+    return "conv";
+  if (type == "Linear")
+    return "linear";
+  if (type.find("Norm") != std::string::npos)
+    return "norm";
+  if (type == "Embedding")
+    return "embedding";
+  if (type == "LSTM")
+    return "lstm";
+  return "other";
+}
+} // namespace
+
+Workload workload_from_trace_folder(const std::filesystem::path& folder) {
+  trace::Trace opened = trace::Trace::open(folder);
+  trace::TraceWorkload layers = trace::workload_from_trace(opened.manifest());
+  Workload workload;
+  workload.name = layers.model;
+  workload.source = folder.string();
+  if (layers.has_times)
+    workload.measured_batch = static_cast<int>(layers.micro_batch);
+  for (const trace::WorkloadLayer& layer : layers.layers) {
+    Layer converted;
+    converted.name = layer.name;
+    converted.kind = kind_of_module(layer.type);
+    converted.parameters = layer.params;
+    converted.measured_forward_s = layer.forward_s;
+    converted.measured_backward_s = layer.backward_s;
+    workload.layers.push_back(std::move(converted));
+  }
   return workload;
 }
 

@@ -3,6 +3,7 @@
 // parameter counts and FLOPs per sample. Format: workloads/README.md.
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,5 +37,9 @@ struct Workload {
 
 /// Validates a layer-spec JSON; errors name `file` and the JSON path.
 Workload read_layer_spec(const nlohmann::json& json, const std::string& file);
+
+/// The layers of a captured trace (sim/trace/), with the per-layer times
+/// measured at capture when it recorded them.
+Workload workload_from_trace_folder(const std::filesystem::path& folder);
 
 } // namespace gcsim::training

@@ -1,0 +1,20 @@
+#pragma once
+// Chrome trace-event JSON (opens in Perfetto and chrome://tracing): one
+// process per simulated run (dense baseline, compressed), one track per
+// worker, a span per compute phase, kernel and communication step.
+
+#include "sim/training/iteration_model.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gcsim::output {
+
+/// `run_names[p]` names plan p's process in the viewer. Written through a
+/// temporary file and a rename.
+void write_timeline(const std::filesystem::path& file,
+                    const std::vector<training::TimelineEvent>& events,
+                    const std::vector<std::string>& run_names);
+
+} // namespace gcsim::output

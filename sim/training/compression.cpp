@@ -1,0 +1,97 @@
+#include "sim/training/compression.hpp"
+
+#include "compressors/fidelity.hpp"
+#include "sim/cost/device_profile.hpp"
+
+#include <stdexcept>
+
+namespace gcsim::training {
+namespace {
+
+StepPlan::Kind step_kind(compress::CommKind kind) {
+  switch (kind) {
+  case compress::CommKind::allreduce_ring:
+    return StepPlan::Kind::allreduce_ring;
+  case compress::CommKind::allreduce_recursive_doubling:
+    return StepPlan::Kind::allreduce_recursive_doubling;
+  case compress::CommKind::allgather:
+    return StepPlan::Kind::allgather;
+  case compress::CommKind::allgatherv:
+    return StepPlan::Kind::allgatherv;
+  case compress::CommKind::broadcast:
+    return StepPlan::Kind::broadcast;
+  case compress::CommKind::reduce:
+    return StepPlan::Kind::reduce;
+  case compress::CommKind::gtopk_merge_round:
+  case compress::CommKind::ps_push:
+  case compress::CommKind::ps_pull:
+    return StepPlan::Kind::point_to_point;
+  }
+  throw std::logic_error("unhandled communication kind");
+}
+
+} // namespace
+
+CompressedIteration schedule_of(const compress::IterationResult& result, int workers,
+                                const cost::DeviceProfile& profile) {
+  CompressedIteration iteration;
+  for (const compress::CommStep& step : result.steps) {
+    StepPlan plan;
+    plan.kind = step_kind(step.kind);
+    plan.label = step.label.empty() ? compress::to_string(step.kind) : step.label;
+    plan.root = step.root;
+    plan.participants = step.participants;
+    plan.bytes = step.bytes;
+    for (const compress::Transfer& transfer : step.transfers)
+      plan.messages.push_back({transfer.src, transfer.dst, transfer.bytes});
+    iteration.steps.push_back(std::move(plan));
+  }
+  iteration.kernels.resize(static_cast<size_t>(workers));
+  for (int w = 0; w < workers; ++w) {
+    for (const compress::KernelRun& run : result.kernels[static_cast<size_t>(w)]) {
+      cost::KernelShape shape{static_cast<double>(run.n), static_cast<double>(run.k),
+                              static_cast<double>(run.rows), static_cast<double>(run.cols)};
+      std::string name = compress::to_string(run.kind);
+      iteration.kernels[static_cast<size_t>(w)].push_back(
+          {name, profile.kernel_seconds(name, shape), run.before_step});
+    }
+  }
+  return iteration;
+}
+
+CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& feed, int workers,
+                             int iterations, uint64_t seed, const cost::DeviceProfile& profile) {
+  const compress::LayerLayout& layout = feed.layout();
+  std::vector<std::vector<float>> gradients(static_cast<size_t>(workers));
+  std::vector<compress::ErrorFeedback> memories(static_cast<size_t>(workers));
+  std::vector<float> weights;
+  CompressedRun run;
+  for (int t = 0; t < iterations; ++t) {
+    std::vector<compress::GradientView> views;
+    for (int w = 0; w < workers; ++w) {
+      feed.gradient(t, w, gradients[static_cast<size_t>(w)]);
+      views.push_back({gradients[static_cast<size_t>(w)].data(), &layout});
+    }
+    bool has_weights = feed.weights(t, weights);
+    compress::WeightsView weight_view{weights.data(), &layout};
+    compress::IterationContext context{static_cast<uint64_t>(t), static_cast<size_t>(workers), seed};
+    compress::IterationResult result =
+        compressor.run_iteration(views, has_weights ? &weight_view : nullptr, context, memories);
+    compress::Fidelity fidelity = compress::measure_fidelity(views, result.update);
+    CompressionQuality quality;
+    quality.density_after_aggregation = result.density();
+    quality.cosine = fidelity.cosine;
+    quality.rel_l2 = fidelity.relative_l2_error;
+    quality.energy_share = fidelity.energy_share;
+    double sent = 0;
+    for (int w = 0; w < workers; ++w)
+      sent += static_cast<double>(result.bytes_sent_by(w));
+    quality.bytes_sent_mean = sent / workers;
+    quality.info = result.info;
+    run.quality.push_back(std::move(quality));
+    run.schedule.push_back(schedule_of(result, workers, profile));
+  }
+  return run;
+}
+
+} // namespace gcsim::training

@@ -1,0 +1,45 @@
+#pragma once
+// Runs a real compressor on real (or labelled synthetic) gradients,
+// iteration by iteration, and turns what it did into the iteration model's
+// schedule: its steps with the bytes it really selected, its kernels priced
+// by the device profile. The numbers about quality (density after
+// aggregation, fidelity against the dense average) come from the tensors.
+
+#include "compressors/compressor.hpp"
+#include "sim/training/gradient_feed.hpp"
+#include "sim/training/iteration_model.hpp"
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gcsim::cost {
+class DeviceProfile;
+}
+
+namespace gcsim::training {
+
+struct CompressionQuality {
+  double density_after_aggregation = 0; // nonzeros of the applied update / d
+  double cosine = 0;                    // applied update vs the dense average
+  double rel_l2 = 0;
+  double energy_share = 0;
+  double bytes_sent_mean = 0; // per worker, from the compressor's own steps
+  nlohmann::json info;        // the compressor's facts (leader, threshold...)
+};
+
+struct CompressedRun {
+  std::vector<CompressedIteration> schedule;
+  std::vector<CompressionQuality> quality;
+};
+
+/// One schedule entry from a compressor's iteration result.
+CompressedIteration schedule_of(const compress::IterationResult& result, int workers,
+                                const cost::DeviceProfile& profile);
+
+/// Runs `iterations` iterations of `compressor` on `feed` for `workers`
+/// workers (error feedback memories kept across iterations).
+CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& feed, int workers,
+                             int iterations, uint64_t seed, const cost::DeviceProfile& profile);
+
+} // namespace gcsim::training

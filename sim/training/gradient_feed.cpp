@@ -1,0 +1,103 @@
+#include "sim/training/gradient_feed.hpp"
+
+#include "sim/trace/gradient_source.hpp"
+#include "sim/training/workload.hpp"
+
+#include <cmath>
+#include <random>
+
+namespace gcsim::training {
+namespace {
+
+class TraceFeed final : public GradientFeed {
+public:
+  TraceFeed(trace::Trace opened, int workers, uint64_t seed, const std::string& synthesis)
+      : source_(std::move(opened), workers, seed, synthesis) {
+    std::vector<compress::Layer> layers;
+    for (const auto& layer : source_.trace().manifest().layers)
+      layers.push_back({layer.name, static_cast<size_t>(layer.offset), static_cast<size_t>(layer.params)});
+    layout_ = compress::LayerLayout(std::move(layers));
+  }
+  const compress::LayerLayout& layout() const override { return layout_; }
+  void gradient(int iteration, int worker, std::vector<float>& out) override {
+    source_.gradient(static_cast<size_t>(iteration) % source_.iteration_count(), worker, out);
+  }
+  bool weights(int iteration, std::vector<float>& out) override {
+    source_.weights(static_cast<size_t>(iteration) % source_.iteration_count(), out);
+    return true;
+  }
+  nlohmann::json describe() const override {
+    nlohmann::json description = source_.describe();
+    description["kind"] = "trace";
+    return description;
+  }
+
+private:
+  trace::GradientSource source_;
+  compress::LayerLayout layout_;
+};
+
+class SyntheticFeed final : public GradientFeed {
+public:
+  SyntheticFeed(const Workload& workload, int workers, uint64_t seed)
+      : workers_(workers), seed_(seed) {
+    std::vector<compress::Layer> layers;
+    size_t offset = 0;
+    for (const Layer& layer : workload.layers) {
+      if (layer.parameters == 0)
+        continue;
+      layers.push_back({layer.name, offset, static_cast<size_t>(layer.parameters)});
+      offset += static_cast<size_t>(layer.parameters);
+    }
+    layout_ = compress::LayerLayout(std::move(layers));
+  }
+  const compress::LayerLayout& layout() const override { return layout_; }
+
+  // Deterministic from (seed, iteration, worker): a shared signal every
+  // worker sees plus its own noise, both heavy-tailed, so that top-k sets
+  // overlap partly between workers as real ones do.
+  void gradient(int iteration, int worker, std::vector<float>& out) override {
+    out.assign(layout_.total(), 0.0f);
+    std::mt19937_64 shared(seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(iteration));
+    std::mt19937_64 own(seed_ * 0xBF58476D1CE4E5B9ULL + static_cast<uint64_t>(iteration) * 1000003ULL +
+                        static_cast<uint64_t>(worker) + 1);
+    std::exponential_distribution<float> magnitude(1.0f);
+    for (size_t l = 0; l < layout_.size(); ++l) {
+      const compress::Layer& layer = layout_[l];
+      float scale = 1.0f / std::sqrt(static_cast<float>(layer.size));
+      for (size_t i = 0; i < layer.size; ++i) {
+        float signal = magnitude(shared) * ((shared() & 1) ? 1.0f : -1.0f);
+        float noise = magnitude(own) * ((own() & 1) ? 1.0f : -1.0f);
+        out[layer.offset + i] = scale * (signal * signal * signal + 0.5f * noise);
+      }
+    }
+  }
+  bool weights(int, std::vector<float>&) override { return false; }
+  nlohmann::json describe() const override {
+    return {{"kind", "synthetic"},
+            {"method", "shared cubed-Laplace signal + per-worker Laplace noise, per-layer scaled"},
+            {"workers", workers_},
+            {"seed", seed_},
+            {"note", "not real gradients: timing studies only; use a trace for fidelity"}};
+  }
+
+private:
+  compress::LayerLayout layout_;
+  int workers_;
+  uint64_t seed_;
+};
+
+} // namespace
+
+std::unique_ptr<GradientFeed> make_trace_feed(const std::filesystem::path& trace_folder,
+                                              int workers, uint64_t seed,
+                                              const std::string& synthesis) {
+  return std::make_unique<TraceFeed>(trace::Trace::open(trace_folder), workers, seed, synthesis);
+}
+
+std::unique_ptr<GradientFeed> make_synthetic_feed(const Workload& workload, int workers,
+                                                  uint64_t seed) {
+  return std::make_unique<SyntheticFeed>(workload, workers, seed);
+}
+
+} // namespace gcsim::training

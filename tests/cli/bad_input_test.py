@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""Bad input never crashes and never writes a result: each case must exit
+with status 2, print exactly one line on stderr that names the file (or the
+--set) and the JSON path, and leave no result.json behind.
+
+Usage: bad_input_test.py PATH/TO/gcsim
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+GCSIM = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+QUICKSTART = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
+
+with open(QUICKSTART) as handle:
+    BASE = json.load(handle)
+INLINE_PLATFORM = {"name": "inline", "topology": "star", "nodes": 4,
+                   "link": {"bandwidth": "10Gbps", "latency": "10us"}}
+
+
+def scenario(**changes):
+    document = copy.deepcopy(BASE)
+    document["platform"] = copy.deepcopy(INLINE_PLATFORM)
+    for key, value in changes.items():
+        document[key] = value
+    return document
+
+
+def with_platform(**changes):
+    platform = copy.deepcopy(INLINE_PLATFORM)
+    platform.update(changes)
+    return scenario(platform=platform)
+
+
+def with_training(**changes):
+    training = copy.deepcopy(BASE["training"])
+    training.update(changes)
+    return scenario(training=training)
+
+
+WORKLOAD = os.path.join(ROOT, "workloads", "models", "resnet18-cifar10.json")
+with open(WORKLOAD) as handle:
+    GOOD_WORKLOAD = json.load(handle)
+
+
+def bad_workload(mutate):
+    workload = copy.deepcopy(GOOD_WORKLOAD)
+    mutate(workload)
+    return workload
+
+
+# (name, scenario document or raw text or None for a missing file,
+#  extra files {name: content}, extra args, substrings the message must hold)
+CASES = [
+    ("missing file", None, {}, [], ["scenario.json", "file not found"]),
+    ("malformed JSON", '{"name": "x",,}', {}, [], ["scenario.json", "malformed JSON at line 1"]),
+    ("not an object", "[1, 2]", {}, [], ["scenario.json", "/:", "expected a scenario object"]),
+    ("unknown field with did-you-mean", dict(scenario(), trainnig={}), {}, [],
+     ["scenario.json", "/trainnig", "did you mean \"training\""]),
+    ("wrong type", with_training(iterations="five"), {}, [],
+     ["/training/iterations", "expected an integer"]),
+    ("negative bandwidth", with_platform(link={"bandwidth": "-1Gbps", "latency": "10us"}), {}, [],
+     ["/platform/link/bandwidth", "positive bandwidth with a unit", "-1Gbps"]),
+    ("unit-less bandwidth", with_platform(link={"bandwidth": 1000, "latency": "10us"}), {}, [],
+     ["/platform/link/bandwidth", "with a unit"]),
+    ("negative latency", with_platform(link={"bandwidth": "1Gbps", "latency": "-5us"}), {}, [],
+     ["/platform/link/latency"]),
+    ("zero nodes", with_platform(nodes=0), {}, [], ["/platform/nodes", "[1, 65536]"]),
+    ("unknown topology", with_platform(topology="torus"), {}, [],
+     ["/platform/topology", "unknown value \"torus\""]),
+    ("unknown compressor", scenario(compressor={"name": "topkk"}), {}, [],
+     ["/compressor/name", "unknown compressor 'topkk'", "did you mean 'topk'"]),
+    ("compressor not an object", scenario(compressor="dense"), {}, [], ["/compressor"]),
+    ("unknown compressor parameter", scenario(compressor={"name": "topk", "densty": 0.01}), {}, [],
+     ["/compressor/densty", "did you mean 'density'"]),
+    ("compressor parameter out of range", scenario(compressor={"name": "topk", "density": 2}), {}, [],
+     ["/compressor/density"]),
+    ("missing workload", {k: v for k, v in scenario().items() if k != "workload"}, {}, [],
+     ["/workload", "required field is missing"]),
+    ("workload file not found", scenario(workload="workloads/models/nope.json"), {}, [],
+     ["/workload", "nope.json", "file not found"]),
+    ("device not found", scenario(device="platforms/devices/nope.json"), {}, [],
+     ["/device", "nope.json"]),
+    ("platform file not found", scenario(platform="platforms/nope.json"), {}, [],
+     ["/platform", "nope.json", "file not found"]),
+    ("zero iterations", with_training(iterations=0), {}, [], ["/training/iterations"]),
+    ("zero bucket", with_training(bucket_size="0MiB"), {}, [], ["/training/bucket_size"]),
+    ("parameter server on a star", with_training(allreduce="parameter_server"), {}, [],
+     ["/training/allreduce", "parameter_server"]),
+    ("fat-tree levels disagree",
+     with_platform(topology="fat_tree", nodes=None, fat_tree={"down": [4, 4], "up": [1]}), {}, [],
+     ["/platform"]),
+    ("name with a slash", scenario(name="a/b"), {}, [], ["/name"]),
+    ("negative seed", scenario(seed=-3), {}, [], ["/seed"]),
+    ("workload with negative FLOPs",
+     scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w["layers"][0].update(forward_flops=-1))}, [],
+     ["bad-workload.json", "/layers/0/forward_flops"]),
+    ("workload total that lies",
+     scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w.update(parameters=5))}, [],
+     ["bad-workload.json", "/parameters", "add up to 11173962"]),
+    ("unknown field inside a platform file", scenario(platform="plat.json"),
+     {"plat.json": dict(INLINE_PLATFORM, linkk={})}, [],
+     ["plat.json", "/linkk", "did you mean \"link\""]),
+    ("--set with a bad value", scenario(), {}, ["--set", "platform.link.bandwidth=fast"],
+     ["--set platform.link.bandwidth=fast", "/platform/link/bandwidth"]),
+    ("--set of an unknown field", scenario(), {}, ["--set", "training.bucket=1MiB"],
+     ["/training/bucket", "did you mean \"bucket_size\""]),
+    ("--set without =", scenario(), {}, ["--set", "platform.nodes"], ["--set platform.nodes"]),
+    ("--set into a number", scenario(), {}, ["--set", "seed.x=1"], ["--set seed.x=1", "/seed"]),
+    ("device profile that is not JSON", scenario(device="broken-device.json"),
+     {"broken-device.json": "{not json"}, [], ["broken-device.json", "malformed JSON"]),
+]
+
+
+def run_case(name, document, files, args, expected, workdir):
+    path = os.path.join(workdir, "scenario.json")
+    if document is not None:
+        with open(path, "w") as handle:
+            handle.write(document if isinstance(document, str) else json.dumps(document))
+    for file_name, content in files.items():
+        with open(os.path.join(workdir, file_name), "w") as handle:
+            handle.write(content if isinstance(content, str) else json.dumps(content))
+    out = os.path.join(workdir, "out")
+    result = subprocess.run([GCSIM, "run", path, "--out", out] + args, capture_output=True,
+                            text=True, timeout=120, cwd=workdir)
+    problems = []
+    if result.returncode != 2:
+        problems.append(f"exit status {result.returncode}, expected 2")
+    lines = result.stderr.strip().splitlines()
+    if len(lines) != 1:
+        problems.append(f"{len(lines)} lines on stderr, expected 1: {result.stderr!r}")
+    for needle in expected:
+        if needle not in result.stderr:
+            problems.append(f"message lacks {needle!r}: {result.stderr.strip()!r}")
+    if os.path.exists(os.path.join(out, "result.json")):
+        problems.append("a result.json was written")
+    if result.stdout:
+        problems.append(f"printed on stdout: {result.stdout[:200]!r}")
+    return problems
+
+
+def main():
+    failures = 0
+    for name, document, files, args, expected in CASES:
+        if isinstance(document, dict) and document.get("platform", {}) is not None and \
+                isinstance(document.get("platform"), dict) and "nodes" in document["platform"] and \
+                document["platform"]["nodes"] is None:
+            del document["platform"]["nodes"]
+        with tempfile.TemporaryDirectory() as workdir:
+            problems = run_case(name, document, files, args, expected, workdir)
+        status = "ok" if not problems else "FAIL"
+        print(f"{status}: {name}")
+        for problem in problems:
+            print(f"    {problem}")
+        failures += bool(problems)
+    print(f"{len(CASES) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

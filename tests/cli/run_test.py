@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""End-to-end checks of `gcsim run`: the result contract, determinism,
+overrides, the default output folder, --help and --version.
+
+Usage: run_test.py PATH/TO/gcsim
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+GCSIM = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+QUICKSTART = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
+FIELDS = ["iteration_time_s", "throughput_samples_per_s", "compute_s", "compression_s",
+          "communication_s", "bytes_sent_per_worker"]
+
+failures = []
+passed = 0
+
+
+def check(condition, message):
+    global passed
+    print(("ok: " if condition else "FAIL: ") + message)
+    if condition:
+        passed += 1
+    else:
+        failures.append(message)
+
+
+def gcsim(*args, cwd=None):
+    return subprocess.run([GCSIM, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def run(out, *extra):
+    result = gcsim("run", QUICKSTART, "--out", out, *extra)
+    if result.returncode != 0:
+        raise SystemExit(f"gcsim run failed ({result.returncode}): {result.stderr}")
+    with open(os.path.join(out, "result.json"), "rb") as handle:
+        raw = handle.read()
+    return result.stdout, raw, json.loads(raw)
+
+
+with tempfile.TemporaryDirectory() as work:
+    stdout, raw_a, result = run(os.path.join(work, "a"))
+    _, raw_b, _ = run(os.path.join(work, "b"))
+    check(raw_a == raw_b, "the same scenario and seed give a byte-identical result.json")
+
+    for field in FIELDS:
+        check(field in result["summary"], f"summary.{field} present")
+        check(all(field in it for it in result["iterations"]), f"iterations[].{field} present")
+    check(len(result["iterations"]) == 5, "one record per simulated iteration")
+    summary = result["summary"]
+    check(summary["workers"] == 8, "the quickstart platform has 8 workers")
+    check(abs(summary["iteration_time_s"] - summary["compute_s"] - summary["compression_s"]
+              - summary["communication_s"]) < 1e-9 * summary["iteration_time_s"],
+          "iteration time = compute + compression + exposed communication")
+    samples = summary["workers"] * result["scenario"]["training"]["batch_per_worker"]
+    check(abs(summary["throughput_samples_per_s"] * summary["iteration_time_s"] - samples) < 1e-6 * samples,
+          "throughput = samples per iteration / iteration time")
+    # Ring allreduce sends 2(P-1)/P of the gradient per worker.
+    gradient = summary["gradient_bytes"]
+    check(abs(summary["bytes_sent_per_worker"] - 2 * 7 / 8 * gradient) < 64,
+          "a dense ring allreduce sends 2(P-1)/P of the gradient per worker")
+    check("iteration time" in stdout and "ms" in stdout and "samples/s" in stdout,
+          "the summary table shows times with units")
+
+    _, _, four = run(os.path.join(work, "c"), "--set", "platform.nodes=4")
+    check(four["summary"]["workers"] == 4, "--set platform.nodes=4 gives 4 workers")
+    check(four["scenario"]["platform"]["nodes"] == 4, "the resolved scenario records the override")
+    _, _, slow = run(os.path.join(work, "d"), "--set", "platform.link.bandwidth=1Gbps")
+    check(slow["summary"]["communication_total_s"] > 5 * result["summary"]["communication_total_s"],
+          "a 10x slower link makes communication much slower")
+    _, _, other_seed = run(os.path.join(work, "e"), "--seed", "9")
+    check(other_seed["scenario"]["seed"] == 9 and other_seed["model"]["seed"] == 9,
+          "--seed overrides the scenario seed")
+
+    default = gcsim("run", QUICKSTART, "--quiet", cwd=work)
+    check(default.returncode == 0 and default.stdout == "", "--quiet prints nothing")
+    check(os.path.exists(os.path.join(work, "results", "quickstart", "result.json")),
+          "the default output folder is results/<scenario name>/")
+
+help_text = gcsim("--help")
+check(help_text.returncode == 0 and "run" in help_text.stdout, "gcsim --help lists the commands")
+run_help = gcsim("run", "--help")
+check(run_help.returncode == 0 and "--set" in run_help.stdout, "gcsim run --help documents --set")
+version = gcsim("--version")
+check(version.returncode == 0 and version.stdout.startswith("gcsim "), "gcsim --version")
+
+print(f"{passed} passed, {len(failures)} failed")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""End-to-end checks of `gcsim sweep`: points in grid order with readable ids,
+sweep.csv (rows, columns, values equal to the results), rerun commands that
+reproduce a point alone, byte-identical reruns, resuming without recomputing
+finished points, and bad sweep files rejected with exit 2 and one line.
+
+Usage: sweep_test.py PATH/TO/gcsim
+"""
+import csv
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+GCSIM = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+QUICKSTART = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
+IDS = ["p000_nodes-2_bandwidth-1Gbps", "p001_nodes-2_bandwidth-10Gbps",
+       "p002_nodes-4_bandwidth-1Gbps", "p003_nodes-4_bandwidth-10Gbps"]
+
+failures = []
+passed = 0
+
+
+def check(condition, message):
+    global passed
+    print(("ok: " if condition else "FAIL: ") + message)
+    if condition:
+        passed += 1
+    else:
+        failures.append(message)
+
+
+def write_json(path, value):
+    with open(path, "w") as handle:
+        json.dump(value, handle, indent=1)
+
+
+def read(path):
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def sweep(work, *args):
+    return subprocess.run([GCSIM, "sweep", *args], capture_output=True, text=True, timeout=300,
+                          cwd=work)
+
+
+def mtimes(out):
+    return {p: os.stat(os.path.join(out, "points", p, "result.json")).st_mtime_ns for p in IDS}
+
+
+def bad_input(work, name, document, expected_path, expected_words):
+    path = os.path.join(work, name)
+    if isinstance(document, str):
+        with open(path, "w") as handle:
+            handle.write(document)
+    else:
+        write_json(path, document)
+    result = sweep(work, path, "--out", os.path.join(work, "bad-out"))
+    lines = result.stderr.strip().splitlines()
+    check(result.returncode == 2, f"{name}: exit status 2 (got {result.returncode})")
+    line = lines[0] if lines else ""
+    check(len(lines) == 1 and line.startswith(path) and expected_path in line
+          and all(word in line for word in expected_words),
+          f"{name}: one line naming the file and {expected_path or 'the point'}: {line!r}")
+    return line
+
+
+with tempfile.TemporaryDirectory() as work:
+    spec = {"name": "tiny", "scenario": QUICKSTART,
+            "grid": {"platform.nodes": [2, 4], "platform.link.bandwidth": ["1Gbps", "10Gbps"]},
+            "set": {"training.iterations": 2}}
+    sweep_file = os.path.join(work, "tiny.sweep.json")
+    write_json(sweep_file, spec)
+
+    dry = sweep(work, sweep_file, "--dry-run")
+    check(dry.returncode == 0 and all(i in dry.stdout for i in IDS),
+          "--dry-run lists every point")
+    check(not os.path.exists(os.path.join(work, "results")), "--dry-run writes nothing")
+
+    first = sweep(work, sweep_file, "--jobs", "2")
+    check(first.returncode == 0, f"the sweep runs ({first.stderr.strip()[-400:]})")
+    out = os.path.join(work, "results", "tiny")
+    csv_path = os.path.join(out, "sweep.csv")
+    check(os.path.isfile(csv_path), "the default output folder is results/<name>/")
+    original = read(csv_path)
+    with open(csv_path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames
+        rows = list(reader)
+
+    check([row["point"] for row in rows] == IDS,
+          "one row per point, in grid order (last parameter fastest), readable ids")
+    check(header[:5] == ["point", "platform.nodes", "platform.link.bandwidth", "command",
+                         "compressor_name"],
+          f"point, the grid parameters, command, compressor_name lead the header: {header[:5]}")
+    metrics = header[5:]
+    check(metrics == sorted(metrics), "metric columns are sorted by name")
+    for field in ["iteration_time_s", "throughput_samples_per_s", "compute_s", "compression_s",
+                  "communication_s", "bytes_sent_per_worker", "workers"]:
+        check(field in metrics, f"metric column {field}")
+    check([row["platform.nodes"] for row in rows] == ["2", "2", "4", "4"]
+          and [row["platform.link.bandwidth"] for row in rows] == ["1Gbps", "10Gbps"] * 2,
+          "parameter cells hold the grid values")
+    check([row["compressor_name"] for row in rows] == ["dense"] * 4, "compressor_name column")
+
+    matches = True
+    for row in rows:
+        point = os.path.join(out, "points", row["point"])
+        with open(os.path.join(point, "result.json")) as handle:
+            summary = json.load(handle)["summary"]
+        for name in metrics:
+            if name in summary and float(row[name]) != float(summary[name]):
+                matches = False
+        with open(os.path.join(point, "command.txt")) as handle:
+            if handle.read().strip() != row["command"]:
+                matches = False
+        if row["command"] not in first.stdout:
+            matches = False
+    check(matches, "CSV values equal result.json exactly; command column = command.txt = printed")
+    check(float(rows[0]["communication_total_s"]) > 5 * float(rows[1]["communication_total_s"]),
+          "the bandwidth override reaches each point (1 Gbps is much slower than 10 Gbps)")
+    check([float(row["workers"]) for row in rows] == [2, 2, 4, 4],
+          "the nodes override reaches each point")
+
+    # A point rerun alone from its command gives the same result.
+    command = shlex.split(rows[3]["command"])
+    alone = os.path.join(work, "alone")
+    command[command.index("--out") + 1] = alone
+    rerun = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=work)
+    check(rerun.returncode == 0 and read(os.path.join(alone, "result.json"))
+          == read(os.path.join(out, "points", IDS[3], "result.json")),
+          "the printed command reruns a point alone, byte-identically")
+
+    before = mtimes(out)
+    again = sweep(work, sweep_file)
+    check(again.returncode == 0 and mtimes(out) == before,
+          "a finished sweep rerun recomputes nothing")
+    check(read(csv_path) == original, "and rewrites a byte-identical sweep.csv")
+
+    os.remove(os.path.join(out, "points", IDS[1], "result.json"))
+    resumed = sweep(work, sweep_file)
+    after = mtimes(out)
+    check(resumed.returncode == 0 and "1 to run" in resumed.stdout,
+          "an interrupted sweep resumes with only the missing point")
+    check(all(after[p] == before[p] for p in IDS if p != IDS[1]),
+          "finished points are not recomputed (their result.json untouched)")
+    check(read(csv_path) == original, "the resumed sweep gives a byte-identical sweep.csv")
+
+    shutil.rmtree(os.path.join(out, "points"))
+    fresh = sweep(work, sweep_file, "--jobs", "3")
+    check(fresh.returncode == 0 and read(csv_path) == original,
+          "recomputing every point gives a byte-identical sweep.csv")
+
+    # Bad sweep files: exit 2, one line naming the file and the JSON path.
+    bad_input(work, "no-scenario.json", {"grid": {"platform.nodes": [2]}}, "/scenario",
+              ["missing"])
+    bad_input(work, "missing-scenario.json",
+              {"scenario": "nowhere.json", "grid": {"platform.nodes": [2]}}, "/scenario",
+              ["nowhere.json", "not found"])
+    bad_input(work, "empty-grid.json", {"scenario": QUICKSTART, "grid": {}}, "/grid", ["empty"])
+    bad_input(work, "unknown-key.json",
+              {"scenario": QUICKSTART, "grdi": {"platform.nodes": [2]}, "grid": {"a": [1]}},
+              "/grdi", ["unknown field", "grid"])
+    bad_input(work, "not-a-list.json", {"scenario": QUICKSTART, "grid": {"platform.nodes": 4}},
+              "/grid/platform.nodes", ["array"])
+    bad_input(work, "duplicate.json",
+              {"scenario": QUICKSTART, "grid": {"platform.nodes": [2, 2]}},
+              "/grid/platform.nodes/1", ["duplicate"])
+    bad_input(work, "both.json",
+              {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]},
+               "set": {"platform.nodes": 4}}, "/set/platform.nodes", ["grid"])
+    bad_input(work, "syntax.json", '{"scenario": ', "", ["JSON"])
+    line = bad_input(work, "bad-value.json",
+                     {"scenario": QUICKSTART, "grid": {"platform.nodes": [2, 0]}}, "",
+                     ["p001_nodes-0", "/platform/nodes", "rerun alone:"])
+    line = bad_input(work, "bad-compressor.json",
+                     {"scenario": QUICKSTART, "set": {"training.iterations": 1},
+                      "grid": {"compressor": [{"name": "no_such_compressor"}]}}, "",
+                     ["p000_compressor-no_such_compressor", "rerun alone:", "gcsim run"])
+    check(not os.path.exists(os.path.join(work, "bad-out", "sweep.csv")),
+          "a failed sweep writes no sweep.csv")
+    jobs = sweep(work, sweep_file, "--jobs", "0")
+    check(jobs.returncode == 2, "--jobs 0 is bad input")
+
+print(f"{passed} passed, {len(failures)} failed")
+sys.exit(1 if failures else 0)
