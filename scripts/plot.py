@@ -1,0 +1,504 @@
+#!/usr/bin/python3
+"""Paper figures from a gcsim sweep (or from result.json files).
+
+Usage:
+  /usr/bin/python3 scripts/plot.py SWEEP_DIR_or_sweep.csv [--out DIR]
+  /usr/bin/python3 scripts/plot.py RESULT.json|POINT_DIR ... [--out DIR]
+
+Writes, as vector PDF and PNG, every figure whose columns the input has:
+  throughput      throughput (samples/s) vs workers, one line per compressor
+  time_breakdown  stacked compute / compression kernels / exposed communication
+                  per iteration, one panel per compressor, bars per worker count
+  density         density after aggregation vs workers
+  fidelity        cosine similarity (and relative L2 error) of the aggregated
+                  update vs the dense average, against the compression ratio
+  speedup         speedup over dense vs workers
+A figure whose columns are absent is skipped with a message. Each compressor
+keeps one colour and marker in every figure (Okabe-Ito based, colour-blind
+safe). Parameters of the sweep other than the compressor and the worker count
+become panels (line figures) or separate files (time breakdown).
+
+Runs on Debian's python3-matplotlib and python3-numpy; no pandas needed.
+"""
+import argparse
+import csv
+import glob
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.patheffects as path_effects  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+
+# One colour and marker per compressor, in every figure. The first eight
+# colours are Okabe & Ito's colour-blind-safe set; deft and iwp take two of
+# Paul Tol's muted colours that stay apart from them.
+STYLE = {
+    "dense": ("#000000", "o"),
+    "topk": ("#E69F00", "s"),
+    "gtopk": ("#56B4E9", "^"),
+    "dgc": ("#009E73", "D"),
+    "randomk": ("#F0E442", "v"),
+    "cltk": ("#0072B2", "P"),
+    "sketched_sgd": ("#D55E00", "X"),
+    "gs_sgd": ("#CC79A7", "<"),
+    "deft": ("#882255", ">"),
+    "iwp": ("#999933", "h"),
+}
+FALLBACK = [("#555555", "*"), ("#888888", "p"), ("#BBBBBB", "d"), ("#333333", "8")]
+# Yellow needs a dark outline to be seen on white.
+OUTLINED = {"#F0E442"}
+LINESTYLES = ["-", "--", ":", "-."]
+# Time-breakdown components: greys for compute and communication, Tol's
+# light palette for the compression kernels.
+COMPUTE_COLOUR = "#BBBBBB"
+COMMUNICATION_COLOUR = "#444444"
+KERNEL_COLOURS = ["#EE8866", "#EEDD88", "#77AADD", "#99DDFF", "#44BB99", "#BBCC33", "#FFAABB",
+                  "#AAAA00"]
+# Grid parameters that set the worker count are the x axis, not panels.
+WORKER_KEYS = ("nodes", "gpus_per_node", "workers")
+
+
+def style_of(name):
+    if name in STYLE:
+        return STYLE[name]
+    return FALLBACK[sum(map(ord, name)) % len(FALLBACK)]
+
+
+# ---------------------------------------------------------------- reading
+
+
+def number(text):
+    if text is None or text == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def flatten(value, prefix, out, numbers_only):
+    for key, item in value.items():
+        name = f"{prefix}.{key}" if prefix else key
+        if isinstance(item, dict):
+            flatten(item, name, out, numbers_only)
+        elif isinstance(item, bool) or isinstance(item, list):
+            continue
+        elif isinstance(item, (int, float)):
+            out[name] = float(item)
+        elif not numbers_only and isinstance(item, str):
+            out[name] = item
+
+
+def read_csv(path):
+    """Rows as dicts (numbers as floats) and the grid parameter columns."""
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames or []
+        rows = [dict(row) for row in reader]
+    # sweep.csv lists the grid parameters between "point" and "command".
+    params = []
+    if "point" in header and "command" in header:
+        params = header[header.index("point") + 1:header.index("command")]
+    for row in rows:
+        for key in list(row):
+            if key in params or key in ("point", "command", "compressor_name"):
+                continue
+            row[key] = number(row[key])
+    return rows, params
+
+
+def read_results(paths):
+    """Rows from result.json files; parameters are the scenario fields that differ."""
+    rows, scenarios = [], []
+    for path in paths:
+        with open(path) as handle:
+            result = json.load(handle)
+        row = {}
+        flatten(result.get("summary", {}), "", row, numbers_only=True)
+        scenario = {}
+        flatten(result.get("scenario", {}), "", scenario, numbers_only=False)
+        row["compressor_name"] = str(scenario.get("compressor.name", ""))
+        row["point"] = os.path.basename(os.path.dirname(os.path.abspath(path)))
+        rows.append(row)
+        scenarios.append(scenario)
+    keys = sorted({key for scenario in scenarios for key in scenario})
+    params = [key for key in keys if key not in ("name", "description")
+              and len({str(s.get(key)) for s in scenarios}) > 1]
+    for row, scenario in zip(rows, scenarios):
+        for key in params:
+            row[key] = str(scenario.get(key, ""))
+    return rows, params
+
+
+def load(inputs):
+    if len(inputs) == 1 and inputs[0].endswith(".csv"):
+        return read_csv(inputs[0]) + (os.path.dirname(os.path.abspath(inputs[0])),)
+    if len(inputs) == 1 and os.path.isfile(os.path.join(inputs[0], "sweep.csv")):
+        return read_csv(os.path.join(inputs[0], "sweep.csv")) + (os.path.abspath(inputs[0]),)
+    files = []
+    for item in inputs:
+        if os.path.isdir(item):
+            found = [os.path.join(item, "result.json")]
+            if not os.path.isfile(found[0]):  # an unfinished sweep folder
+                found = sorted(glob.glob(os.path.join(item, "points", "*", "result.json")))
+            files += [f for f in found if os.path.isfile(f)]
+        else:
+            files.append(item)
+    if not files:
+        raise SystemExit(f"plot.py: no sweep.csv or result.json found in {' '.join(inputs)}")
+    base = os.path.abspath(inputs[0] if os.path.isdir(inputs[0]) else os.path.dirname(inputs[0]))
+    return read_results(files) + (base,)
+
+
+# ---------------------------------------------------------------- grouping
+
+
+def compressor_of(row, params):
+    """(name, variant label) of the compressor a row ran."""
+    name = row.get("compressor_name") or ""
+    extras = []
+    for key in params:
+        value = row.get(key, "")
+        if key == "compressor":
+            try:
+                spec = json.loads(value)
+            except (TypeError, ValueError):
+                spec = {"name": value}
+            if isinstance(spec, dict):
+                name = name or str(spec.get("name", ""))
+                extras += [f"{k}={v}" for k, v in sorted(spec.items()) if k != "name"]
+        elif key.startswith("compressor."):
+            if key == "compressor.name":
+                name = name or value
+            else:
+                extras.append(f"{key[len('compressor.'):]}={value}")
+    name = name or "dense"
+    return name, name + (f" ({', '.join(extras)})" if extras else "")
+
+
+def facet_params(rows, params):
+    """Varying parameters that are neither the compressor nor the worker count."""
+    chosen = []
+    for key in params:
+        if key == "compressor" or key.startswith("compressor."):
+            continue
+        if key.split(".")[-1] in WORKER_KEYS:
+            continue
+        if len({str(row.get(key)) for row in rows}) > 1:
+            chosen.append(key)
+    return chosen
+
+
+def annotate(rows, params):
+    facets = facet_params(rows, params)
+    for row in rows:
+        row["_name"], row["_variant"] = compressor_of(row, params)
+        row["_facet"] = tuple((key, str(row.get(key))) for key in facets)
+    return facets
+
+
+def facet_title(facet):
+    return ", ".join(f"{key.split('.')[-1]} = {value}" for key, value in facet)
+
+
+def ordered_variants(rows):
+    """Variants in a stable order: known compressors in STYLE order, then by label."""
+    known = list(STYLE)
+    variants = {(row["_name"], row["_variant"]) for row in rows}
+    return sorted(variants, key=lambda v: (known.index(v[0]) if v[0] in known else len(known),
+                                           v[0], v[1]))
+
+
+def line_style(variant, variants):
+    name = variant[0]
+    same = [v for v in variants if v[0] == name]
+    colour, marker = style_of(name)
+    return dict(color=colour, marker=marker,
+                linestyle=LINESTYLES[same.index(variant) % len(LINESTYLES)],
+                markeredgecolor="#333333" if colour in OUTLINED else colour,
+                path_effects=([path_effects.Stroke(linewidth=2.6, foreground="#555555"),
+                               path_effects.Normal()] if colour in OUTLINED else None))
+
+
+def has(rows, column):
+    return any(row.get(column) is not None for row in rows)
+
+
+def facets_of(rows):
+    seen = []
+    for row in rows:
+        if row["_facet"] not in seen:
+            seen.append(row["_facet"])
+    return seen
+
+
+# ---------------------------------------------------------------- figures
+
+
+def setup_matplotlib():
+    plt.rcParams.update({
+        "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
+        "xtick.labelsize": 7, "ytick.labelsize": 7, "lines.linewidth": 1.4,
+        "lines.markersize": 4.5, "axes.spines.top": False, "axes.spines.right": False,
+        "axes.grid": True, "grid.color": "#DDDDDD", "grid.linewidth": 0.5,
+        "pdf.fonttype": 42, "svg.fonttype": "none", "savefig.dpi": 200,
+    })
+
+
+def workers_axis(axis, values):
+    values = sorted({v for v in values if v and v > 0})
+    axis.set_xscale("log", base=2)
+    if values:
+        axis.xaxis.set_major_locator(FixedLocator(values))
+        axis.xaxis.set_minor_locator(NullLocator())
+        axis.set_xticklabels([f"{v:g}" for v in values])
+    axis.set_xlabel("workers")
+
+
+def panels(count, width=3.4, height=2.5, sharey=False):
+    columns = min(count, 3)
+    rows = math.ceil(count / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(width * columns, height * rows),
+                                squeeze=False, layout="constrained", sharey=sharey)
+    for extra in axes.flat[count:]:
+        extra.set_visible(False)
+    return figure, list(axes.flat[:count])
+
+
+def legend_below(figure, axes, order=None):
+    handles, labels = {}, []
+    for axis in axes:
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            if label not in handles:
+                handles[label] = handle
+                labels.append(label)
+    if order:
+        labels.sort(key=lambda label: order.index(label) if label in order else len(order))
+    if labels:
+        # Below the panels; savefig's tight bounding box makes room for it.
+        figure.legend([handles[label] for label in labels], labels, loc="upper center",
+                      bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 4), frameon=False)
+
+
+def save(figure, out, stem, written):
+    for extension in ("pdf", "png"):
+        path = os.path.join(out, f"{stem}.{extension}")
+        # No creation date: the same data gives the same PDF.
+        metadata = {"CreationDate": None} if extension == "pdf" else {"Software": None}
+        figure.savefig(path, metadata=metadata, bbox_inches="tight", pad_inches=0.03)
+        written.append(path)
+    plt.close(figure)
+
+
+def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=None,
+                log_y=False, reference=None):
+    usable = [r for r in rows if r.get(column) is not None and r.get(x) is not None]
+    facets = facets_of(usable)
+    variants = ordered_variants(usable)
+    figure, axes = panels(len(facets))
+    for axis, facet in zip(axes, facets):
+        here = [r for r in usable if r["_facet"] == facet]
+        for variant in variants:
+            points = sorted((r[x], r[column]) for r in here if (r["_name"], r["_variant"]) == variant)
+            if points:
+                axis.plot(*zip(*points), label=variant[1], **line_style(variant, variants))
+        if reference:
+            reference(axis, here)
+        if x == "workers":
+            workers_axis(axis, [r[x] for r in here])
+        else:
+            axis.set_xscale("log")
+            axis.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.set_xlabel(xlabel)
+        if log_y:
+            axis.set_yscale("log")
+        axis.set_ylabel(ylabel)
+        if facet:
+            axis.set_title(facet_title(facet))
+    legend_below(figure, axes)
+    save(figure, out, stem, written)
+
+
+def linear_scaling(axis, rows):
+    dense = sorted((r["workers"], r["throughput_samples_per_s"]) for r in rows
+                   if r["_variant"] == "dense")
+    if len(dense) < 2:
+        return
+    p0, t0 = dense[0]
+    xs = [p for p, _ in dense]
+    axis.plot(xs, [t0 * p / p0 for p in xs], color="#999999", linewidth=0.8, linestyle=(0, (4, 3)),
+              label="linear scaling of dense", marker=None)
+
+
+def throughput_figure(rows, out, written):
+    if not (has(rows, "throughput_samples_per_s") and has(rows, "workers")):
+        return "no throughput_samples_per_s or workers column"
+    values = [r["throughput_samples_per_s"] for r in rows if r.get("throughput_samples_per_s")]
+    log_y = bool(values) and max(values) / max(min(values), 1e-300) > 20
+    line_figure(rows, out, "throughput", "throughput_samples_per_s", "throughput (samples/s)",
+                written, log_y=log_y, reference=linear_scaling)
+    return None
+
+
+def kernel_columns(rows):
+    """Per-kernel compression times, when the results split compression_s."""
+    names = set()
+    for row in rows:
+        for key, value in row.items():
+            if (isinstance(key, str) and key.startswith("compression") and "." in key
+                    and key.endswith("_s") and key != "compression_s" and value is not None):
+                names.add(key)
+    return sorted(names)
+
+
+def kernel_label(column):
+    label = column.split(".")[-1]
+    return (label[:-2] if label.endswith("_s") else label).replace("_", " ")
+
+
+def time_breakdown_figure(rows, out, written):
+    if not (has(rows, "compute_s") and has(rows, "communication_s") and has(rows, "workers")):
+        return "no compute_s, communication_s or workers column"
+    kernels = kernel_columns(rows)
+    for facet in facets_of(rows):
+        here = [r for r in rows if r["_facet"] == facet and r.get("compute_s") is not None]
+        variants = ordered_variants(here)
+        longest = max((r.get("iteration_time_s") or 0.0) for r in here)
+        longest = max(longest, max(r["compute_s"] + (r.get("compression_s") or 0.0)
+                                   + (r.get("communication_s") or 0.0) for r in here))
+        scale, unit = (1e3, "ms") if longest < 1.0 else (1.0, "s")
+        # One y scale for all panels, so compressors compare at a glance.
+        figure, axes = panels(len(variants), width=2.6, height=2.3, sharey=True)
+        for number_, (axis, variant) in enumerate(zip(axes, variants)):
+            mine = sorted((r for r in here if (r["_name"], r["_variant"]) == variant),
+                          key=lambda r: r["workers"])
+            labels = [f"{r['workers']:g}" for r in mine]
+            xs = list(range(len(mine)))
+            bottom = [0.0] * len(mine)
+
+            def stack(values, colour, label):
+                heights = [(v or 0.0) * scale for v in values]
+                axis.bar(xs, heights, 0.7, bottom=bottom, color=colour, label=label,
+                         edgecolor="white", linewidth=0.4)
+                for i, h in enumerate(heights):
+                    bottom[i] += h
+
+            stack([r["compute_s"] for r in mine], COMPUTE_COLOUR, "compute (fwd/bwd)")
+            split = [sum(r.get(k) or 0.0 for k in kernels) for r in mine]
+            if kernels and any(split):
+                for i, column in enumerate(kernels):
+                    stack([r.get(column) for r in mine], KERNEL_COLOURS[i % len(KERNEL_COLOURS)],
+                          f"kernel: {kernel_label(column)}")
+                rest = [max((r.get("compression_s") or 0.0) - s, 0.0) for r, s in zip(mine, split)]
+                if any(v * scale > 1e-9 for v in rest):
+                    stack(rest, "#DDDDDD", "compression, other")
+            elif any(r.get("compression_s") for r in mine):
+                stack([r.get("compression_s") for r in mine], KERNEL_COLOURS[0],
+                      "compression kernels")
+            stack([r["communication_s"] for r in mine], COMMUNICATION_COLOUR,
+                  "exposed communication")
+            axis.set_xticks(xs, labels)
+            axis.set_xlabel("workers")
+            if number_ % 3 == 0:
+                axis.set_ylabel(f"time per iteration ({unit})")
+            axis.grid(axis="x", visible=False)
+            axis.set_axisbelow(True)
+            colour, _ = style_of(variant[0])
+            axis.set_title(variant[1], color="#000000" if colour in OUTLINED else colour)
+        if facet:
+            figure.suptitle(facet_title(facet), fontsize=8)
+        order = (["compute (fwd/bwd)"] + [f"kernel: {kernel_label(k)}" for k in kernels]
+                 + ["compression, other", "compression kernels", "exposed communication"])
+        legend_below(figure, axes, order)
+        stem = "time_breakdown" + "".join(
+            "_" + "".join(c if c.isalnum() or c in ".+-" else "-" for c in f"{k.split('.')[-1]}-{v}")
+            for k, v in facet)
+        save(figure, out, stem, written)
+    return None
+
+
+def density_figure(rows, out, written):
+    if not has(rows, "density_after_aggregation"):
+        return "no density_after_aggregation column (dense-only results)"
+    line_figure(rows, out, "density", "density_after_aggregation",
+                "density after aggregation (fraction of gradient)", written, log_y=True)
+    return None
+
+
+def add_compression_ratio(rows):
+    """compression_ratio = dense bytes / sent bytes, from the results or a matching dense row."""
+    if has(rows, "compression_ratio"):
+        return True
+    dense = {(r["_facet"], r.get("workers")): r.get("bytes_sent_per_worker")
+             for r in rows if r["_variant"] == "dense"}
+    found = False
+    for row in rows:
+        sent = row.get("bytes_sent_per_worker")
+        reference = dense.get((row["_facet"], row.get("workers")))
+        if sent and reference:
+            row["compression_ratio"] = reference / sent
+            found = True
+    return found
+
+
+def fidelity_figure(rows, out, written):
+    metrics = [(c, label) for c, label in (
+        ("fidelity.cosine", "cosine similarity to the dense average"),
+        ("fidelity.rel_l2", "relative L2 error vs the dense average")) if has(rows, c)]
+    if not metrics:
+        return "no fidelity.cosine or fidelity.rel_l2 column (dense-only results)"
+    if not add_compression_ratio(rows):
+        return "no compression_ratio column and no dense rows to compute it from"
+    for column, label in metrics:
+        stem = "fidelity" if column == "fidelity.cosine" else "fidelity_rel_l2"
+        line_figure(rows, out, stem, column, label, written, x="compression_ratio",
+                    xlabel="compression ratio (dense bytes / sent bytes)")
+    return None
+
+
+def speedup_figure(rows, out, written):
+    if not (has(rows, "speedup_vs_dense") and has(rows, "workers")):
+        return "no speedup_vs_dense column"
+    line_figure(rows, out, "speedup", "speedup_vs_dense", "speedup over dense (x)", written)
+    return None
+
+
+FIGURES = [("throughput", throughput_figure), ("time_breakdown", time_breakdown_figure),
+           ("density", density_figure), ("fidelity", fidelity_figure),
+           ("speedup", speedup_figure)]
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("inputs", nargs="+",
+                        help="a sweep folder, a sweep.csv, or result.json files / point folders")
+    parser.add_argument("--out", help="folder for the figures (default: <input>/figures)")
+    args = parser.parse_args(argv)
+
+    rows, params, base = load(args.inputs)
+    if not rows:
+        raise SystemExit("plot.py: the input has no rows")
+    annotate(rows, params)
+    out = args.out or os.path.join(base, "figures")
+    os.makedirs(out, exist_ok=True)
+    setup_matplotlib()
+    written = []
+    for name, draw in FIGURES:
+        reason = draw(rows, out, written)
+        if reason:
+            print(f"skipped {name}: {reason}")
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

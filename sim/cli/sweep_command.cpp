@@ -1,0 +1,236 @@
+// `gcsim sweep SWEEP.json`: a base scenario plus a grid of overrides. Every
+// point is a plain `gcsim run` child process (one SimGrid engine per
+// process), run in parallel on the local cores; the results are gathered
+// into DIR/sweep.csv. Format: workloads/scenarios/README.md, "Sweeps".
+
+#include "sim/cli/command.hpp"
+#include "sim/input/input_error.hpp"
+#include "sim/input/json_reader.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/sweep/process.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+#include "sim/sweep/table.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+namespace gcsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Paths inside the working directory are printed relative to it, so that
+// commands stay readable and committed results carry no home directories.
+std::string display_path(const fs::path& path) {
+  const fs::path absolute = fs::absolute(path).lexically_normal();
+  const fs::path relative = absolute.lexically_relative(fs::current_path());
+  if (relative.empty() || *relative.begin() == "..")
+    return absolute.string();
+  return relative.string();
+}
+
+std::string shell_quoted(const std::string& word) {
+  const bool plain =
+      !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "0123456789_@%+=:,./-") == std::string::npos;
+  if (plain)
+    return word;
+  std::string quoted = "'";
+  for (char c : word)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const std::string& word : argv)
+    line += (line.empty() ? "" : " ") + shell_quoted(word);
+  return line;
+}
+
+// The last non-empty line of a child's log: where gcsim prints its error.
+std::string last_line(const fs::path& log) {
+  std::ifstream stream(log);
+  std::string line;
+  std::string last;
+  while (std::getline(stream, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos)
+      last = line;
+  return last.empty() ? "(no output)" : last;
+}
+
+nlohmann::json read_result(const fs::path& file) {
+  std::ifstream stream(file);
+  nlohmann::json result = nlohmann::json::parse(stream, nullptr, false);
+  if (result.is_discarded() || !result.is_object())
+    throw std::runtime_error(file.string() + " is not a result file; delete it to recompute");
+  return result;
+}
+
+class SweepCommand final : public Command {
+public:
+  std::string name() const override { return "sweep"; }
+  std::string description() const override {
+    return "Run a scenario over a grid of overrides in parallel: one result.json per point "
+           "and DIR/sweep.csv";
+  }
+  void configure(CLI::App& app) override {
+    app.add_option("sweep", sweep_file_, "Sweep JSON file")->required();
+    app.add_option("--out", out_dir_,
+                   "Folder for the points and sweep.csv "
+                   "(default: results/<sweep name>/)");
+    app.add_option("--jobs,-j", jobs_, "Points run at the same time (default: the cores)")
+        ->check(CLI::PositiveNumber);
+    app.add_flag("--dry-run", dry_run_, "List the points and their commands; run nothing");
+  }
+
+  int run() override {
+    const sweep::SweepSpec spec = sweep::load_sweep(sweep_file_);
+    const std::vector<sweep::Point> points = sweep::expand(spec);
+
+    const fs::path out = out_dir_.empty() ? fs::path("results") / spec.name : fs::path(out_dir_);
+    const fs::path executable = fs::read_symlink("/proc/self/exe");
+    std::vector<sweep::Job> jobs;
+    std::vector<std::string> commands;
+    for (const sweep::Point& point : points) {
+      std::vector<std::string> argv{display_path(executable), "run", display_path(spec.scenario),
+                                    "--out", display_path(out / "points" / point.id)};
+      if (argv[0].find('/') == std::string::npos)
+        argv[0] = "./" + argv[0];
+      for (const std::string& setting : point.set_arguments) {
+        argv.push_back("--set");
+        argv.push_back(setting);
+      }
+      commands.push_back(command_line(argv));
+      argv[0] = executable.string();
+      jobs.push_back({argv, out / "points" / point.id / "log.txt"});
+    }
+    check_points(spec, points, commands);
+
+    std::vector<size_t> pending;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const bool finished = fs::exists(out / "points" / points[i].id / "result.json");
+      if (!finished)
+        pending.push_back(i);
+      if (finished || dry_run_)
+        std::printf("  %s  %s\n    %s\n", points[i].id.c_str(), finished ? "done" : "to run",
+                    commands[i].c_str());
+    }
+    const int parallel = jobs_ > 0 ? jobs_ : sweep::available_cores();
+    std::printf("sweep %s: %zu points, %zu done, %zu to run", spec.name.c_str(), points.size(),
+                points.size() - pending.size(), pending.size());
+    if (dry_run_) {
+      std::printf(" (dry run)\n");
+      return 0;
+    }
+    std::printf(" on %d cores\n", parallel);
+
+    if (!run_points(spec, points, pending, jobs, commands, parallel))
+      return 1;
+    write_table(spec, points, commands, out);
+    return 0;
+  }
+
+private:
+  // Every point's scenario is loaded before anything runs, so a bad value
+  // in the grid stops the sweep at once instead of after hours of points.
+  static void check_points(const sweep::SweepSpec& spec, const std::vector<sweep::Point>& points,
+                           const std::vector<std::string>& commands) {
+    for (size_t i = 0; i < points.size(); ++i) {
+      const sweep::Point& point = points[i];
+      std::vector<Override> overrides;
+      try {
+        for (const std::string& setting : point.set_arguments)
+          overrides.push_back(parse_override(setting));
+        load_scenario(spec.scenario, overrides, std::nullopt);
+      } catch (const InputError& error) {
+        throw InputError(spec.file.string(), "",
+                         "point " + point.id + " is not a valid scenario: " + error.what() +
+                             "; rerun alone: " + commands[i]);
+      }
+    }
+  }
+
+  // Runs the pending points; false when one failed for a reason other than
+  // bad input (which throws, exit 2).
+  static bool run_points(const sweep::SweepSpec& spec, const std::vector<sweep::Point>& points,
+                         const std::vector<size_t>& pending,
+                         const std::vector<sweep::Job>& all_jobs,
+                         const std::vector<std::string>& commands, int parallel) {
+    std::vector<sweep::Job> jobs;
+    for (size_t index : pending) {
+      const sweep::Job& job = all_jobs[index];
+      fs::create_directories(job.log.parent_path());
+      sweep::write_file_atomically(job.log.parent_path() / "command.txt", commands[index] + "\n");
+      jobs.push_back(job);
+    }
+    std::vector<Clock::time_point> started(jobs.size());
+    size_t finished = 0;
+    std::optional<size_t> failed;
+    sweep::ExitStatus failure;
+    auto on_start = [&](size_t j) {
+      started[j] = Clock::now();
+      std::printf("  %s  started\n    %s\n", points[pending[j]].id.c_str(),
+                  commands[pending[j]].c_str());
+      std::fflush(stdout);
+    };
+    auto on_finish = [&](size_t j, const sweep::ExitStatus& status) {
+      ++finished;
+      double seconds = std::chrono::duration<double>(Clock::now() - started[j]).count();
+      std::printf("  %s  %s in %.1f s [%zu/%zu]\n", points[pending[j]].id.c_str(),
+                  status.ok() ? "done" : "FAILED", seconds, finished, jobs.size());
+      std::fflush(stdout);
+      if (status.ok())
+        return true;
+      if (!failed) {
+        failed = pending[j];
+        failure = status;
+      }
+      return false; // start nothing more; the running points finish
+    };
+    sweep::run_jobs(jobs, parallel, on_start, on_finish);
+    if (!failed)
+      return true;
+
+    const sweep::Job& job = all_jobs[*failed];
+    const std::string& id = points[*failed].id;
+    if (failure.code == 2)
+      throw InputError(spec.file.string(), "",
+                       "point " + id + " failed with bad input: " + last_line(job.log) +
+                           "; rerun alone: " + commands[*failed]);
+    std::fprintf(stderr, "gcsim sweep: point %s failed (%s): %s\n  log: %s\n  rerun alone: %s\n",
+                 id.c_str(), failure.describe().c_str(), last_line(job.log).c_str(),
+                 job.log.string().c_str(), commands[*failed].c_str());
+    return false;
+  }
+
+  static void write_table(const sweep::SweepSpec& spec, const std::vector<sweep::Point>& points,
+                          const std::vector<std::string>& commands, const fs::path& out) {
+    std::vector<std::string> keys;
+    for (const sweep::Axis& axis : spec.axes)
+      keys.push_back(axis.key);
+    std::vector<sweep::Row> rows;
+    for (size_t i = 0; i < points.size(); ++i)
+      rows.push_back({points[i].id, points[i].values, commands[i],
+                      read_result(out / "points" / points[i].id / "result.json")});
+    const fs::path csv = out / "sweep.csv";
+    sweep::write_file_atomically(csv, sweep::make_csv(keys, rows));
+    std::printf("  table: %s (%zu rows)\n", display_path(csv).c_str(), rows.size());
+  }
+
+  std::string sweep_file_;
+  std::string out_dir_;
+  int jobs_ = 0;
+  bool dry_run_ = false;
+};
+
+const CommandRegistration registration{[] { return std::make_unique<SweepCommand>(); }};
+
+} // namespace
+} // namespace gcsim::cli

@@ -1,0 +1,115 @@
+#include "sim/sweep/process.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <sched.h>
+#include <spawn.h>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace gcsim::sweep {
+namespace {
+
+// posix_spawn's file actions and attributes are C resources; these wrappers
+// release them on every path.
+class FileActions {
+public:
+  FileActions() { posix_spawn_file_actions_init(&actions_); }
+  ~FileActions() { posix_spawn_file_actions_destroy(&actions_); }
+  FileActions(const FileActions&) = delete;
+  FileActions& operator=(const FileActions&) = delete;
+  posix_spawn_file_actions_t* get() { return &actions_; }
+
+private:
+  posix_spawn_file_actions_t actions_;
+};
+
+// Returns the child's pid, or 0 with `error` set.
+pid_t spawn(const Job& job, std::string& error) {
+  FileActions actions;
+  posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(actions.get(), STDOUT_FILENO, job.log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(actions.get(), STDOUT_FILENO, STDERR_FILENO);
+
+  std::vector<char*> argv;
+  for (const std::string& argument : job.argv)
+    argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int status = posix_spawn(&pid, argv[0], actions.get(), nullptr, argv.data(), environ);
+  if (status != 0) {
+    error = "cannot start " + job.argv[0] + ": " + std::strerror(status);
+    return 0;
+  }
+  return pid;
+}
+
+} // namespace
+
+std::string ExitStatus::describe() const {
+  if (!spawn_error.empty())
+    return spawn_error;
+  if (signal != 0)
+    return std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) +
+           ")";
+  return "exit status " + std::to_string(code);
+}
+
+int available_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
+
+void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_start,
+              const OnFinish& on_finish) {
+  if (parallel < 1)
+    throw std::invalid_argument("run_jobs needs at least one job slot");
+  std::map<pid_t, size_t> running;
+  size_t next = 0;
+  bool starting = true;
+  while (true) {
+    while (starting && next < jobs.size() && running.size() < static_cast<size_t>(parallel)) {
+      size_t index = next++;
+      on_start(index);
+      ExitStatus status;
+      pid_t pid = spawn(jobs[index], status.spawn_error);
+      if (pid != 0) {
+        running[pid] = index;
+        continue;
+      }
+      starting = on_finish(index, status) && starting;
+    }
+    if (running.empty())
+      return;
+    int raw = 0;
+    pid_t pid = waitpid(-1, &raw, 0);
+    if (pid < 0) {
+      if (errno == EINTR)
+        continue;
+      throw std::runtime_error(std::string("waitpid failed: ") + std::strerror(errno));
+    }
+    auto it = running.find(pid);
+    if (it == running.end())
+      continue; // not one of ours
+    size_t index = it->second;
+    running.erase(it);
+    ExitStatus status;
+    if (WIFEXITED(raw))
+      status.code = WEXITSTATUS(raw);
+    else if (WIFSIGNALED(raw))
+      status.signal = WTERMSIG(raw);
+    starting = on_finish(index, status) && starting;
+  }
+}
+
+} // namespace gcsim::sweep

@@ -1,0 +1,39 @@
+#pragma once
+// Running child processes in parallel without a shell: posix_spawn, one log
+// file per child for its stdout and stderr, waitpid for completion.
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gcsim::sweep {
+
+struct Job {
+  std::vector<std::string> argv; // argv[0] is the executable's path
+  std::filesystem::path log;     // receives the child's stdout and stderr
+};
+
+struct ExitStatus {
+  int code = 0;            // the exit status when the child exited
+  int signal = 0;          // the signal that ended it, 0 when it exited
+  std::string spawn_error; // why it could not be started, empty when it was
+
+  bool ok() const { return code == 0 && signal == 0 && spawn_error.empty(); }
+  std::string describe() const;
+};
+
+/// Called when job `index` ends; returning false starts no further jobs
+/// (those running are still waited for).
+using OnFinish = std::function<bool(size_t index, const ExitStatus& status)>;
+using OnStart = std::function<void(size_t index)>;
+
+/// Runs `jobs` in list order, at most `parallel` at a time, and returns when
+/// every started job has ended.
+void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_start,
+              const OnFinish& on_finish);
+
+/// The number of cores this process may run on.
+int available_cores();
+
+} // namespace gcsim::sweep

@@ -1,0 +1,195 @@
+#include "sim/sweep/sweep_spec.hpp"
+
+#include "sim/input/json_reader.hpp"
+#include "sim/input/paths.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace gcsim::sweep {
+namespace {
+
+bool valid_dotted_path(const std::string& key) {
+  if (key.empty() || key.find('=') != std::string::npos)
+    return false;
+  return key.front() != '.' && key.back() != '.' && key.find("..") == std::string::npos;
+}
+
+// nlohmann::json keeps keys sorted; the grid's order is the user's loop
+// order, so the keys are read again from the text in file order.
+std::vector<std::string> keys_in_file_order(const std::filesystem::path& file,
+                                            const std::string& member) {
+  std::ifstream stream(file);
+  std::stringstream buffer;
+  buffer << stream.rdbuf();
+  nlohmann::ordered_json document = nlohmann::ordered_json::parse(buffer.str(), nullptr, false);
+  std::vector<std::string> keys;
+  if (document.is_discarded() || !document.is_object() || !document.contains(member))
+    return keys;
+  for (auto it = document[member].begin(); it != document[member].end(); ++it)
+    keys.push_back(it.key());
+  return keys;
+}
+
+// The part of a dotted key that names it in a point id: "platform.nodes" ->
+// "nodes", "compressor.name" -> "compressor".
+std::string short_name(const std::string& key) {
+  size_t dot = key.rfind('.');
+  if (dot == std::string::npos)
+    return key;
+  std::string last = key.substr(dot + 1);
+  if (last != "name")
+    return last;
+  size_t before = key.rfind('.', dot - 1);
+  return key.substr(before == std::string::npos ? 0 : before + 1,
+                    dot - (before == std::string::npos ? 0 : before + 1));
+}
+
+std::string label(const nlohmann::json& value) {
+  if (value.is_string())
+    return value.get<std::string>();
+  if (value.is_object()) {
+    std::string text = value.contains("name") ? label(value["name"]) : "";
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (it.key() == "name")
+        continue;
+      text += (text.empty() ? "" : "-") + it.key() + label(it.value());
+    }
+    return text;
+  }
+  if (value.is_array()) {
+    std::string text;
+    for (const nlohmann::json& element : value)
+      text += (text.empty() ? "" : "-") + label(element);
+    return text;
+  }
+  return value.dump();
+}
+
+// Ids are folder names and CSV cells: letters, digits, '.', '+' and single
+// dashes only, and short enough to read.
+std::string sanitized(const std::string& text) {
+  std::string result;
+  for (char c : text) {
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '+' || c == '_';
+    if (plain)
+      result += c;
+    else if (!result.empty() && result.back() != '-')
+      result += '-';
+  }
+  while (!result.empty() && result.back() == '-')
+    result.pop_back();
+  if (result.size() > 40)
+    result.resize(40);
+  return result;
+}
+
+} // namespace
+
+std::string override_text(const nlohmann::json& value) {
+  if (!value.is_string())
+    return value.dump();
+  const std::string& text = value.get<std::string>();
+  // "16" as a string must not come back as the number 16.
+  bool reads_as_json = !nlohmann::json::parse(text, nullptr, false).is_discarded();
+  return reads_as_json ? value.dump() : text;
+}
+
+std::string value_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+SweepSpec load_sweep(const std::filesystem::path& file) {
+  const nlohmann::json document = load_json_file(file);
+  ObjectReader root(document, file.string(), "");
+  root.allow("description");
+  root.allow("comment");
+
+  SweepSpec spec;
+  spec.file = file;
+  std::string stem = file.stem().string();
+  if (stem.size() > 6 && stem.compare(stem.size() - 6, 6, ".sweep") == 0)
+    stem.resize(stem.size() - 6);
+  spec.name = root.string_or("name", stem);
+  if (spec.name.empty())
+    root.fail("name", "expected a non-empty name");
+
+  std::string scenario = root.string("scenario");
+  spec.scenario = resolve_input_path(scenario, file);
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(spec.scenario, error))
+    root.fail("scenario", "scenario file \"" + scenario + "\" not found");
+
+  const nlohmann::json& grid = root.require("grid");
+  ObjectReader grid_reader(grid, file.string(), root.path_of("grid"));
+  if (grid.empty())
+    grid_reader.fail_here("the grid is empty; give at least one parameter and its values");
+  for (const std::string& key : keys_in_file_order(file, "grid")) {
+    const nlohmann::json& values = grid_reader.require(key);
+    if (!valid_dotted_path(key))
+      grid_reader.fail(key, "expected a dotted scenario path such as \"platform.nodes\"");
+    if (!values.is_array() || values.empty())
+      grid_reader.fail(key, "expected a non-empty array of values, got " + describe_json(values));
+    Axis axis{key, {}};
+    for (size_t i = 0; i < values.size(); ++i) {
+      for (const nlohmann::json& earlier : axis.values)
+        if (earlier == values[i])
+          throw InputError(file.string(), grid_reader.path_of(key) + "/" + std::to_string(i),
+                           "duplicate value " + values[i].dump());
+      if (values[i].is_null())
+        throw InputError(file.string(), grid_reader.path_of(key) + "/" + std::to_string(i),
+                         "null is not a value a scenario field can take");
+      axis.values.push_back(values[i]);
+    }
+    spec.axes.push_back(std::move(axis));
+  }
+  grid_reader.finish();
+
+  if (const nlohmann::json* set = root.find("set")) {
+    ObjectReader set_reader(*set, file.string(), root.path_of("set"));
+    for (const std::string& key : keys_in_file_order(file, "set")) {
+      const nlohmann::json& value = set_reader.require(key);
+      if (!valid_dotted_path(key))
+        set_reader.fail(key, "expected a dotted scenario path such as \"training.iterations\"");
+      if (grid.contains(key))
+        set_reader.fail(key, "also a grid parameter; give it in one place only");
+      spec.fixed.emplace_back(key, value);
+    }
+    set_reader.finish();
+  }
+  root.finish();
+  return spec;
+}
+
+std::vector<Point> expand(const SweepSpec& spec) {
+  size_t count = 1;
+  for (const Axis& axis : spec.axes)
+    count *= axis.values.size();
+  const size_t width = std::max<size_t>(3, std::to_string(count - 1).size());
+
+  std::vector<Point> points;
+  points.reserve(count);
+  for (size_t index = 0; index < count; ++index) {
+    Point point;
+    point.index = static_cast<int>(index);
+    std::string number = std::to_string(index);
+    point.id = "p" + std::string(width - number.size(), '0') + number;
+    for (const auto& [key, value] : spec.fixed)
+      point.set_arguments.push_back(key + "=" + override_text(value));
+    // Mixed radix: the last axis is the fastest digit.
+    size_t stride = count;
+    for (const Axis& axis : spec.axes) {
+      stride /= axis.values.size();
+      const nlohmann::json& value = axis.values[(index / stride) % axis.values.size()];
+      point.values.push_back(value);
+      point.set_arguments.push_back(axis.key + "=" + override_text(value));
+      std::string text = sanitized(label(value));
+      point.id += "_" + sanitized(short_name(axis.key)) + (text.empty() ? "" : "-" + text);
+    }
+    points.push_back(std::move(point));
+  }
+  return points;
+}
+
+} // namespace gcsim::sweep

@@ -1,0 +1,106 @@
+#include "sim/sweep/table.hpp"
+
+#include "sim/sweep/sweep_spec.hpp"
+
+#include <fstream>
+#include <set>
+#include <stdexcept>
+
+namespace gcsim::sweep {
+namespace {
+
+void collect(const nlohmann::json& object, const std::string& prefix,
+             std::map<std::string, nlohmann::json>& out) {
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    std::string name = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it->is_object())
+      collect(*it, name, out);
+    else if (it->is_number())
+      out[name] = *it;
+  }
+}
+
+void append_line(std::string& text, const std::vector<std::string>& fields) {
+  for (size_t i = 0; i < fields.size(); ++i)
+    text += (i == 0 ? "" : ",") + csv_field(fields[i]);
+  text += '\n';
+}
+
+// The compressor the point ran, as the result records it ("" if it does not).
+std::string compressor_name(const nlohmann::json& result) {
+  const nlohmann::json::json_pointer pointer("/scenario/compressor/name");
+  if (!result.contains(pointer) || !result[pointer].is_string())
+    return "";
+  return result[pointer].get<std::string>();
+}
+
+} // namespace
+
+std::map<std::string, nlohmann::json> numeric_fields(const nlohmann::json& object) {
+  std::map<std::string, nlohmann::json> out;
+  if (object.is_object())
+    collect(object, "", out);
+  return out;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos)
+    return text;
+  std::string quoted = "\"";
+  for (char c : text)
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string make_csv(const std::vector<std::string>& grid_keys, const std::vector<Row>& rows) {
+  std::vector<std::string> header{"point"};
+  header.insert(header.end(), grid_keys.begin(), grid_keys.end());
+  header.push_back("command");
+  header.push_back("compressor_name");
+  const std::set<std::string> taken(header.begin(), header.end());
+
+  std::vector<std::map<std::string, nlohmann::json>> metrics;
+  std::set<std::string> metric_names;
+  for (const Row& row : rows) {
+    std::map<std::string, nlohmann::json> fields;
+    for (auto& [name, value] :
+         numeric_fields(row.result.value("summary", nlohmann::json::object())))
+      fields[taken.count(name) != 0 ? "summary." + name : name] = value;
+    for (const auto& field : fields)
+      metric_names.insert(field.first);
+    metrics.push_back(std::move(fields));
+  }
+  header.insert(header.end(), metric_names.begin(), metric_names.end());
+
+  std::string text;
+  append_line(text, header);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Row& row = rows[r];
+    std::vector<std::string> fields{row.point};
+    for (const nlohmann::json& value : row.values)
+      fields.push_back(value_text(value));
+    fields.push_back(row.command);
+    fields.push_back(compressor_name(row.result));
+    for (const std::string& metric : metric_names) {
+      auto it = metrics[r].find(metric);
+      fields.push_back(it == metrics[r].end() ? "" : it->second.dump());
+    }
+    append_line(text, fields);
+  }
+  return text;
+}
+
+void write_file_atomically(const std::filesystem::path& file, const std::string& text) {
+  const std::filesystem::path temporary = file.string() + ".partial";
+  {
+    std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
+    if (!stream)
+      throw std::runtime_error("cannot write " + temporary.string());
+    stream << text;
+    if (!stream.flush())
+      throw std::runtime_error("cannot write " + temporary.string());
+  }
+  std::filesystem::rename(temporary, file);
+}
+
+} // namespace gcsim::sweep
