@@ -42,6 +42,8 @@ TEST_CASE("registry rejects unknown names and bad parameters with a message nami
   CHECK_THROWS_WITH_AS(gc::make_compressor("deft", {{"leader_rotation", 1}}),
                        doctest::Contains("expected true or false"), gc::ParameterError);
   CHECK_THROWS_AS(gc::make_compressor("topk", nlohmann::json::array()), gc::ParameterError);
+  CHECK_THROWS_WITH_AS(gc::make_compressor("deft", {{"index_bytes", 6}}),
+                       doctest::Contains("'index_bytes'"), gc::ParameterError);
   // A ParameterError is an std::invalid_argument, which the CLI maps to exit status 2.
   CHECK_THROWS_AS(gc::make_compressor("nope"), std::invalid_argument);
   // Values given are kept, others defaulted.
