@@ -41,8 +41,8 @@ PRESETS = {
                            dtype="float32", out=os.path.join(SHIPPED, "fmnist-cnn-16w")),
     # Larger traces, into the git-ignored cache folder.
     "fmnist-resnet18-8w": dict(model="resnet18", dataset="fashion-mnist", workers=8,
-                               micro_batch=32, iterations=41, capture_start=0,
-                               capture_stride=20, lr=0.05, seed=1, dtype="float32",
+                               micro_batch=32, iterations=21, capture_start=0,
+                               capture_stride=10, lr=0.05, seed=1, dtype="float32",
                                out=os.path.join(CACHE, "fmnist-resnet18-8w")),
     "fmnist-resnet50-4w": dict(model="resnet50", dataset="fashion-mnist", workers=4,
                                micro_batch=16, iterations=11, capture_start=0,

@@ -1,6 +1,7 @@
 #include "sim/trace/gradient_source.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace gcsim::trace {
@@ -13,11 +14,26 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// A uniform in (0, 1) from the top 53 bits; never 0, so log() is finite.
+double unit_open(uint64_t bits) {
+  return (static_cast<double>(bits >> 11) + 0.5) * 0x1p-53;
+}
+
 } // namespace
 
-GradientSource::GradientSource(Trace trace, int64_t workers, uint64_t seed, int64_t block_elements)
+const std::vector<std::string>& GradientSource::synthesis_methods() {
+  static const std::vector<std::string> methods = {"gaussian_deviation", "blockwise_shuffle"};
+  return methods;
+}
+
+GradientSource::GradientSource(Trace trace, int64_t workers, uint64_t seed,
+                               const std::string& synthesis, int64_t block_elements)
     : trace_(std::move(trace)), workers_(workers), seed_(seed), block_elements_(block_elements),
-      method_(workers <= trace_.captured_workers() ? "captured" : "blockwise_shuffle") {
+      method_(workers <= trace_.captured_workers() ? "captured" : synthesis) {
+  const auto& known = synthesis_methods();
+  if (std::find(known.begin(), known.end(), synthesis) == known.end())
+    throw std::invalid_argument("GradientSource: unknown synthesis method '" + synthesis +
+                                "' (callers validate input against synthesis_methods())");
   if (workers_ < 1)
     throw std::invalid_argument("GradientSource: at least one worker is needed");
   if (block_elements_ < 1)
@@ -34,10 +50,10 @@ nlohmann::json GradientSource::describe() const {
                                 {"captured_workers", trace_.captured_workers()},
                                 {"workers", workers_},
                                 {"iterations", trace_.manifest().iterations}};
-  if (method_ != "captured") {
+  if (method_ != "captured")
     description["seed"] = seed_;
+  if (method_ == "blockwise_shuffle")
     description["block_elements"] = block_elements_;
-  }
   return description;
 }
 
@@ -53,16 +69,73 @@ int64_t GradientSource::source_worker(size_t iteration_index, int64_t worker, in
   return (rank + static_cast<int64_t>(offset)) % captured;
 }
 
-void GradientSource::gradient(size_t iteration_index, int64_t worker,
-                              std::vector<float>& out) const {
+void GradientSource::gradient(size_t iteration_index, int64_t worker, std::vector<float>& out) {
   if (worker < 0 || worker >= workers_)
     throw std::out_of_range("GradientSource::gradient: worker " + std::to_string(worker) +
                             " outside 0.." + std::to_string(workers_ - 1));
-  const int64_t captured = trace_.captured_workers();
-  if (worker < captured) {
+  if (worker < trace_.captured_workers()) {
     trace_.read_gradient(iteration_index, worker, out);
     return;
   }
+  if (method_ == "blockwise_shuffle") {
+    shuffled(iteration_index, worker, out);
+    return;
+  }
+  gaussian(iteration_index, worker, out);
+}
+
+void GradientSource::load_moments(size_t iteration_index) {
+  if (moments_iteration_ == iteration_index)
+    return;
+  const auto total = static_cast<size_t>(trace_.total_params());
+  const int64_t captured = trace_.captured_workers();
+  // Two streaming passes over the captured files: the mean, then the
+  // variance around it (numerically safer than sums of squares).
+  std::vector<double> sum(total, 0.0);
+  std::vector<float> g;
+  for (int64_t w = 0; w < captured; ++w) {
+    trace_.read_gradient(iteration_index, w, g);
+    for (size_t j = 0; j < total; ++j)
+      sum[j] += static_cast<double>(g[j]);
+  }
+  mean_.resize(total);
+  for (size_t j = 0; j < total; ++j)
+    mean_[j] = static_cast<float>(sum[j] / static_cast<double>(captured));
+  std::fill(sum.begin(), sum.end(), 0.0);
+  for (int64_t w = 0; w < captured; ++w) {
+    trace_.read_gradient(iteration_index, w, g);
+    for (size_t j = 0; j < total; ++j) {
+      double d = static_cast<double>(g[j]) - static_cast<double>(mean_[j]);
+      sum[j] += d * d;
+    }
+  }
+  spread_.resize(total);
+  for (size_t j = 0; j < total; ++j)
+    spread_[j] = static_cast<float>(std::sqrt(sum[j] / static_cast<double>(captured)));
+  moments_iteration_ = iteration_index;
+}
+
+void GradientSource::gaussian(size_t iteration_index, int64_t worker, std::vector<float>& out) {
+  load_moments(iteration_index);
+  const size_t total = mean_.size();
+  out.resize(total);
+  const uint64_t key = splitmix64(seed_ ^ splitmix64(static_cast<uint64_t>(iteration_index) ^
+                                                     splitmix64(static_cast<uint64_t>(worker))));
+  // Box-Muller: one hashed pair of uniforms gives the normals of two elements.
+  const double two_pi = 6.283185307179586476925;
+  for (size_t j = 0; j < total; j += 2) {
+    uint64_t bits = splitmix64(key ^ static_cast<uint64_t>(j));
+    double radius = std::sqrt(-2.0 * std::log(unit_open(bits)));
+    double angle = two_pi * unit_open(splitmix64(bits));
+    out[j] = mean_[j] + spread_[j] * static_cast<float>(radius * std::cos(angle));
+    if (j + 1 < total)
+      out[j + 1] = mean_[j + 1] + spread_[j + 1] * static_cast<float>(radius * std::sin(angle));
+  }
+}
+
+void GradientSource::shuffled(size_t iteration_index, int64_t worker,
+                              std::vector<float>& out) const {
+  const int64_t captured = trace_.captured_workers();
   // Every captured file of the iteration is mapped; only the blocks taken
   // from each are paged in, and all are unmapped on return.
   std::vector<MappedNpy> sources;

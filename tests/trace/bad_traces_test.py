@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""End-to-end: `gcsim inspect` on broken traces exits with status 2 and prints
+one line that names the broken file and says what is wrong; a valid trace
+exits 0. Usage: bad_traces_test.py GCSIM WORKDIR"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tiny_trace  # noqa: E402
+
+
+def edit_manifest(folder, change):
+    path = os.path.join(folder, "manifest.json")
+    with open(path) as stream:
+        manifest = json.load(stream)
+    change(manifest)
+    with open(path, "w") as stream:
+        json.dump(manifest, stream)
+
+
+def worker_file(folder, it=1, w=1):
+    return os.path.join(folder, "iterations", f"{it:06d}", f"worker_{w:03d}.npy")
+
+
+def truncate(path, cut=5):
+    with open(path, "rb") as stream:
+        data = stream.read()
+    with open(path, "wb") as stream:
+        stream.write(data[:-cut])
+
+
+def set_element(path, index, value):
+    array = np.load(path)
+    array[index] = value
+    np.save(path, array)
+
+
+# name -> (how to break the trace, file named in the message, text in the message)
+CASES = {
+    "truncated file": (lambda f: truncate(worker_file(f)), worker_file, "truncated"),
+    "missing layer file": (lambda f: os.remove(worker_file(f)), worker_file, "file not found"),
+    "missing layer in manifest": (
+        lambda f: edit_manifest(f, lambda m: m["layers"].pop(1)), "manifest.json",
+        "/layers/1/offset"),
+    "shape mismatch": (
+        lambda f: np.save(worker_file(f), np.zeros(42, dtype=np.float32)), worker_file,
+        "has shape (42,)"),
+    "2-d gradient": (
+        lambda f: np.save(worker_file(f), np.zeros((43, 1), dtype=np.float32)), worker_file,
+        "has shape (43, 1)"),
+    "NaN gradient": (lambda f: set_element(worker_file(f), 30, np.nan), worker_file,
+                     "element 30 (layer fc2.weight, element 2) is NaN"),
+    "infinite gradient": (lambda f: set_element(worker_file(f), 0, np.inf), worker_file,
+                          "is infinite"),
+    "wrong dtype": (
+        lambda f: np.save(worker_file(f), np.zeros(43, dtype=np.float64)), worker_file,
+        "'<f8' is not supported"),
+    "float16 file, manifest says float32": (
+        lambda f: np.save(worker_file(f), np.zeros(43, dtype=np.float16)), worker_file,
+        "holds float16 but"),
+    "Fortran order": (
+        lambda f: np.save(worker_file(f), np.asfortranarray(np.zeros((43, 2), np.float32))),
+        worker_file, "Fortran order"),
+    "manifest lies about total size": (
+        lambda f: edit_manifest(f, lambda m: m.update(total_params=50)), "manifest.json",
+        "/total_params"),
+    "manifest lies about a layer size": (
+        lambda f: edit_manifest(f, lambda m: m["layers"][0].update(params=25)), "manifest.json",
+        "/layers/0/params"),
+    "manifest and files agree on a wrong size": (
+        lambda f: edit_manifest(f, lambda m: (m.update(total_params=44),
+                                              m["layers"][3].update(shape=[4], params=4),
+                                              m["modules"][2].update(params=16))),
+        lambda g: os.path.join(g, "iterations", "000000", "weights.npy"),
+        "says total_params 44"),
+    "unknown manifest field": (
+        lambda f: edit_manifest(f, lambda m: m.update(wokers=3)), "manifest.json", "wokers"),
+    "malformed manifest": (
+        lambda f: open(os.path.join(f, "manifest.json"), "w").write("{\"format\": "),
+        "manifest.json", "malformed JSON"),
+    "no manifest": (lambda f: os.remove(os.path.join(f, "manifest.json")), "manifest.json",
+                    "file not found"),
+    "uncaptured iteration asked": (lambda f: None, "manifest.json", "iteration 7 was not captured"),
+}
+
+
+def main(gcsim, workdir):
+    shutil.rmtree(workdir, ignore_errors=True)
+    failures = []
+    valid = os.path.join(workdir, "valid")
+    tiny_trace.write(valid)
+    result = subprocess.run([gcsim, "inspect", valid], capture_output=True, text=True)
+    if result.returncode != 0:
+        failures.append(f"valid trace: exit {result.returncode}: {result.stderr}")
+    for number, (name, (breaker, named, says)) in enumerate(CASES.items()):
+        folder = os.path.join(workdir, f"case{number}")
+        shutil.copytree(valid, folder)
+        breaker(folder)
+        expected_file = named(folder) if callable(named) else os.path.join(folder, named)
+        args = [gcsim, "inspect", folder, "--iteration", "1"]
+        if name == "uncaptured iteration asked":
+            args[-1] = "7"
+        result = subprocess.run(args, capture_output=True, text=True)
+        lines = result.stderr.strip().splitlines()
+        problems = []
+        if result.returncode != 2:
+            problems.append(f"exit status {result.returncode}, expected 2")
+        if len(lines) != 1:
+            problems.append(f"{len(lines)} lines on stderr, expected 1")
+        elif not lines[0].startswith(expected_file + ": "):
+            problems.append(f"message does not start with {expected_file}: ")
+        if says not in result.stderr:
+            problems.append(f"message lacks {says!r}")
+        status = "ok" if not problems else "FAIL: " + "; ".join(problems)
+        print(f"{name:45s} {status}\n    {result.stderr.strip()}")
+        if problems:
+            failures.append(name)
+    if failures:
+        print("failed:", ", ".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))
