@@ -139,7 +139,7 @@ std::string format_summary(const nlohmann::json& result) {
                       summary["workers"].get<int>(), model["network_model"].get<std::string>(),
                       model["compressor"].get<std::string>(), model["device"].get<std::string>());
   auto row = [&text](const char* label, const std::string& value) {
-    text += fmt::format("  {:<34} {:>16}\n", label, value);
+    text += fmt::format("  {:<48} {:>16}\n", label, value);
   };
   auto seconds = [&](const char* key) { return units::format_seconds(summary[key].get<double>()); };
   row("iteration time", seconds("iteration_time_s"));
