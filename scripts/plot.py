@@ -33,7 +33,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.patheffects as path_effects  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
 # One colour and marker per compressor, in every figure. The first eight
 # colours are Okabe & Ito's colour-blind-safe set; deft and iwp take two of
@@ -273,6 +273,8 @@ def panels(count, width=3.4, height=2.5, sharey=False):
 
 
 def legend_below(figure, axes, order=None):
+    # Two legend columns per panel column keep the legend as wide as the panels.
+    columns = 2 * len({axis.get_subplotspec().colspan.start for axis in axes})
     handles, labels = {}, []
     for axis in axes:
         for handle, label in zip(*axis.get_legend_handles_labels()):
@@ -284,7 +286,7 @@ def legend_below(figure, axes, order=None):
     if labels:
         # Below the panels; savefig's tight bounding box makes room for it.
         figure.legend([handles[label] for label in labels], labels, loc="upper center",
-                      bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 4), frameon=False)
+                      bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), columns), frameon=False)
 
 
 def save(figure, out, stem, written):
@@ -300,6 +302,9 @@ def save(figure, out, stem, written):
 def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=None,
                 log_y=False, reference=None):
     usable = [r for r in rows if r.get(column) is not None and r.get(x) is not None]
+    if log_y == "auto":  # a log scale only pays when values span more than a decade
+        values = [r[column] for r in usable if r[column] > 0]
+        log_y = bool(values) and max(values) > 10 * min(values)
     facets = facets_of(usable)
     variants = ordered_variants(usable)
     figure, axes = panels(len(facets))
@@ -314,11 +319,16 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
         if x == "workers":
             workers_axis(axis, [r[x] for r in here])
         else:
+            # Plain numbers at 1-2-5 steps: ratios rarely span many decades.
             axis.set_xscale("log")
+            axis.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
             axis.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.xaxis.set_minor_locator(NullLocator())
             axis.set_xlabel(xlabel)
         if log_y:
             axis.set_yscale("log")
+            axis.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
         axis.set_ylabel(ylabel)
         if facet:
             axis.set_title(facet_title(facet))
@@ -340,10 +350,8 @@ def linear_scaling(axis, rows):
 def throughput_figure(rows, out, written):
     if not (has(rows, "throughput_samples_per_s") and has(rows, "workers")):
         return "no throughput_samples_per_s or workers column"
-    values = [r["throughput_samples_per_s"] for r in rows if r.get("throughput_samples_per_s")]
-    log_y = bool(values) and max(values) / max(min(values), 1e-300) > 20
     line_figure(rows, out, "throughput", "throughput_samples_per_s", "throughput (samples/s)",
-                written, log_y=log_y, reference=linear_scaling)
+                written, log_y="auto", reference=linear_scaling)
     return None
 
 
@@ -352,8 +360,10 @@ def kernel_columns(rows):
     names = set()
     for row in rows:
         for key, value in row.items():
+            # compression_kernels_s.topk_select, or compression.topk_s
             if (isinstance(key, str) and key.startswith("compression") and "." in key
-                    and key.endswith("_s") and key != "compression_s" and value is not None):
+                    and (key.split(".")[0].endswith("_s") or key.endswith("_s"))
+                    and value is not None):
                 names.add(key)
     return sorted(names)
 
@@ -428,7 +438,7 @@ def density_figure(rows, out, written):
     if not has(rows, "density_after_aggregation"):
         return "no density_after_aggregation column (dense-only results)"
     line_figure(rows, out, "density", "density_after_aggregation",
-                "density after aggregation (fraction of gradient)", written, log_y=True)
+                "density after aggregation", written, log_y="auto")
     return None
 
 
@@ -450,8 +460,8 @@ def add_compression_ratio(rows):
 
 def fidelity_figure(rows, out, written):
     metrics = [(c, label) for c, label in (
-        ("fidelity.cosine", "cosine similarity to the dense average"),
-        ("fidelity.rel_l2", "relative L2 error vs the dense average")) if has(rows, c)]
+        ("fidelity.cosine", "cosine similarity to dense"),
+        ("fidelity.rel_l2", "relative L2 error vs dense")) if has(rows, c)]
     if not metrics:
         return "no fidelity.cosine or fidelity.rel_l2 column (dense-only results)"
     if not add_compression_ratio(rows):

@@ -69,8 +69,8 @@ def synthetic_rows(full):
                 }
                 if full:
                     row.update({
-                        "compression_kernels.topk_s": kernel_topk,
-                        "compression_kernels.pack_s": kernel_pack,
+                        "compression_kernels_s.topk_select": kernel_topk,
+                        "compression_kernels_s.sparse_pack": kernel_pack,
                         "density_after_aggregation": density,
                         "fidelity.cosine": 1.0 if dense else 0.7 + 0.02 * math.log2(workers),
                         "fidelity.rel_l2": 0.0 if dense else 0.5 - 0.02 * math.log2(workers),
