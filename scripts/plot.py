@@ -327,8 +327,9 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
             axis.set_xlabel(xlabel)
         if log_y:
             axis.set_yscale("log")
+            axis.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
             axis.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            axis.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+            axis.yaxis.set_minor_locator(NullLocator())
         axis.set_ylabel(ylabel)
         if facet:
             axis.set_title(facet_title(facet))
