@@ -4,6 +4,7 @@
 #include "sim/input/paths.hpp"
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace gcsim::sweep {
@@ -83,6 +84,20 @@ std::string sanitized(const std::string& text) {
   if (result.size() > 40)
     result.resize(40);
   return result;
+}
+
+// One label per value of an axis: the value's "name" alone when the names
+// tell the values apart (whole platform objects as values), else everything.
+std::vector<std::string> axis_labels(const Axis& axis) {
+  std::vector<std::string> names;
+  std::vector<std::string> full;
+  for (const nlohmann::json& value : axis.values) {
+    full.push_back(sanitized(label(value)));
+    bool named = value.is_object() && value.contains("name");
+    names.push_back(named ? sanitized(label(value["name"])) : full.back());
+  }
+  const std::set<std::string> distinct(names.begin(), names.end());
+  return distinct.size() == names.size() ? names : full;
 }
 
 } // namespace
@@ -168,6 +183,10 @@ std::vector<Point> expand(const SweepSpec& spec) {
     count *= axis.values.size();
   const size_t width = std::max<size_t>(3, std::to_string(count - 1).size());
 
+  std::vector<std::vector<std::string>> labels;
+  for (const Axis& axis : spec.axes)
+    labels.push_back(axis_labels(axis));
+
   std::vector<Point> points;
   points.reserve(count);
   for (size_t index = 0; index < count; ++index) {
@@ -179,12 +198,13 @@ std::vector<Point> expand(const SweepSpec& spec) {
       point.set_arguments.push_back(key + "=" + override_text(value));
     // Mixed radix: the last axis is the fastest digit.
     size_t stride = count;
-    for (const Axis& axis : spec.axes) {
+    for (size_t a = 0; a < spec.axes.size(); ++a) {
+      const Axis& axis = spec.axes[a];
       stride /= axis.values.size();
-      const nlohmann::json& value = axis.values[(index / stride) % axis.values.size()];
-      point.values.push_back(value);
-      point.set_arguments.push_back(axis.key + "=" + override_text(value));
-      std::string text = sanitized(label(value));
+      const size_t which = (index / stride) % axis.values.size();
+      point.values.push_back(axis.values[which]);
+      point.set_arguments.push_back(axis.key + "=" + override_text(axis.values[which]));
+      const std::string& text = labels[a][which];
       point.id += "_" + sanitized(short_name(axis.key)) + (text.empty() ? "" : "-" + text);
     }
     points.push_back(std::move(point));
