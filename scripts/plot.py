@@ -183,13 +183,22 @@ def compressor_of(row, params):
     return name, name + (f" ({', '.join(extras)})" if extras else "")
 
 
+def sets_workers(rows, key):
+    """True when each value of `key` goes with one worker count (nodes, whole
+    platform objects): such a parameter is the x axis, not a panel."""
+    workers = {}
+    for row in rows:
+        workers.setdefault(str(row.get(key)), set()).add(row.get("workers"))
+    return len(workers) > 1 and all(len(counts) == 1 for counts in workers.values())
+
+
 def facet_params(rows, params):
     """Varying parameters that are neither the compressor nor the worker count."""
     chosen = []
     for key in params:
         if key == "compressor" or key.startswith("compressor."):
             continue
-        if key.split(".")[-1] in WORKER_KEYS:
+        if key.split(".")[-1] in WORKER_KEYS or sets_workers(rows, key):
             continue
         if len({str(row.get(key)) for row in rows}) > 1:
             chosen.append(key)

@@ -150,6 +150,20 @@ with tempfile.TemporaryDirectory() as work:
     check(non_empty(os.path.join(out, "time_breakdown.png"), b"\x89PNG"),
           "the time breakdown has no facet suffix without facets")
 
+    # Whole platform objects as grid values set the worker count: they are
+    # the x axis, not one panel each.
+    rows = synthetic_rows(full=False)[:len(WORKERS)]
+    for row in rows:
+        row["platform.nodes"] = json.dumps({"name": f"cluster-{row['workers']}",
+                                            "nodes": row["workers"]})
+    platforms = os.path.join(work, "platforms.csv")
+    write_csv(platforms, [{("platform" if k == "platform.nodes" else k): v
+                           for k, v in row.items()} for row in rows])
+    out = os.path.join(work, "figures-platforms")
+    result = plot(platforms, "--out", out)
+    check(result.returncode == 0 and os.path.isfile(os.path.join(out, "time_breakdown.png")),
+          "a parameter that sets the worker count makes no panels or extra files")
+
     missing = plot(os.path.join(work, "nowhere"), "--out", out)
     check(missing.returncode != 0 and "plot.py" in missing.stderr,
           "a folder with no results is refused with a message")
