@@ -10,7 +10,7 @@ packages=(
   libsimgrid-dev libeigen3-dev nlohmann-json3-dev libfmt-dev doctest-dev libcli11-dev
   libbenchmark-dev
   python3-numpy python3-torch python3-torchvision python3-matplotlib
-  libopenblas0-pthread dataset-fashion-mnist
+  libopenblas0-pthread dataset-fashion-mnist iproute2
 )
 
 missing=()

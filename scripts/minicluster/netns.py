@@ -1,0 +1,111 @@
+"""A star cluster of network namespaces on one machine.
+
+P node namespaces, each with one veth ("eth0", 10.77.0.<i+1>/24) whose peer
+sits on a Linux bridge inside a namespace of its own. Both ends of every veth
+are rate-limited with an htb qdisc, so every node has a full-duplex NIC of the
+given rate behind a non-blocking switch: the `star` topology of
+platforms/README.md. This kernel has no netem, so no latency is added; the
+latency is whatever the stack gives and the benchmark measures it.
+
+Nothing here touches the host's interfaces, routes or addresses: links are
+created inside the bridge namespace and their peers moved straight into the
+node namespaces. Cluster is a context manager that always tears down (and
+run.py turns SIGINT/SIGTERM into an exception so that it does).
+"""
+
+import os
+import subprocess
+
+SUBNET = "10.77.0"
+
+
+def _ip(*args):
+    subprocess.run(["ip", *args], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE)
+
+
+def _in_ns(ns, *argv):
+    subprocess.run(["ip", "netns", "exec", ns, *argv], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _limit(ns, dev, rate_mbit):
+    # htb rather than tbf: one class, default traffic in it, burst sized by tc.
+    _in_ns(ns, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "10")
+    _in_ns(ns, "tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:10", "htb",
+           "rate", f"{rate_mbit}mbit", "ceil", f"{rate_mbit}mbit")
+
+
+class Cluster:
+    def __init__(self, nodes, rate_mbit, prefix=None):
+        if not 2 <= nodes <= 16:
+            raise ValueError("nodes must be 2..16")
+        if not 0 < rate_mbit <= 1000:
+            raise ValueError("rate must be in (0, 1000] Mbit/s: faster, two cores measure the CPU")
+        self.nodes = nodes
+        self.rate_mbit = rate_mbit
+        self.prefix = prefix or f"gcv{os.getpid()}"
+        self.bridge_ns = f"{self.prefix}-br"
+        self.node_ns = [f"{self.prefix}-n{i}" for i in range(nodes)]
+        self.addresses = [f"{SUBNET}.{i + 1}" for i in range(nodes)]
+        self.interface = "eth0"
+        self._created = []
+
+    def __enter__(self):
+        try:
+            self._up()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.down()
+        return False
+
+    def _add_ns(self, name):
+        _ip("netns", "add", name)
+        self._created.append(name)
+        _ip("-n", name, "link", "set", "lo", "up")
+
+    def _up(self):
+        self._add_ns(self.bridge_ns)
+        _ip("-n", self.bridge_ns, "link", "add", "br0", "type", "bridge")
+        _ip("-n", self.bridge_ns, "link", "set", "br0", "up")
+        for i, ns in enumerate(self.node_ns):
+            self._add_ns(ns)
+            port = f"p{i}"
+            _ip("-n", self.bridge_ns, "link", "add", port, "type", "veth", "peer", "name",
+                self.interface, "netns", ns)
+            _ip("-n", self.bridge_ns, "link", "set", port, "master", "br0")
+            _ip("-n", self.bridge_ns, "link", "set", port, "up")
+            _ip("-n", ns, "addr", "add", f"{self.addresses[i]}/24", "dev", self.interface)
+            _ip("-n", ns, "link", "set", self.interface, "up")
+            # The node's sending side and its receiving side (the bridge port's egress).
+            _limit(ns, self.interface, self.rate_mbit)
+            _limit(self.bridge_ns, port, self.rate_mbit)
+            _in_ns(ns, "sh", "-c", "echo reno > /proc/sys/net/ipv4/tcp_congestion_control")
+
+    def down(self):
+        # Deleting a namespace deletes its veth ends, and with them the peers.
+        for name in reversed(self._created):
+            subprocess.run(["ip", "netns", "pids", name], capture_output=True)
+            subprocess.run(["ip", "netns", "del", name], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        self._created = []
+
+    def exec_argv(self, rank, argv):
+        return ["ip", "netns", "exec", self.node_ns[rank], *argv]
+
+
+def can_create_namespaces():
+    """(True, "") when this process may create namespaces, else (False, why)."""
+    probe = f"gcvprobe{os.getpid()}"
+    try:
+        _ip("netns", "add", probe)
+    except FileNotFoundError:
+        return False, "the `ip` command is missing (apt-get install iproute2)"
+    except subprocess.CalledProcessError as error:
+        return False, f"`ip netns add` failed: {error.stderr.decode().strip()} (run as root)"
+    subprocess.run(["ip", "netns", "del", probe], stderr=subprocess.DEVNULL)
+    return True, ""

@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""Real mini-cluster runs on one machine, written in gcsim's measured-run format.
+
+Creates P network namespaces on a rate-limited star (netns.py), runs one
+torch.distributed (gloo) process per namespace, and writes one JSON file
+(format: results/validation/README.md) with
+  - the collective benchmark: allreduce / allgather / broadcast per size, and
+  - training runs of the small CNN on Fashion-MNIST: dense, topk, cltk, deft.
+Everything is torn down on exit, on error and on SIGINT/SIGTERM.
+
+  sudo scripts/minicluster/run.py --nodes 4 --rate 100 --out results/validation/p4-100mbit.json
+Needs root, iproute2 and Debian's python3-torch and dataset-fashion-mnist.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import netns  # noqa: E402
+
+PYTHON = "/usr/bin/python3"  # Debian's, with torch; never the one on PATH
+
+
+def parse_size(text):
+    units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+    text = text.strip().upper().rstrip("IB")
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--nodes", type=int, default=4)
+    p.add_argument("--rate", type=float, default=100, help="link rate in Mbit/s (at most 1000)")
+    p.add_argument("--sizes", default="4K,64K,1M,4M,16M,64M", help="collective sizes in bytes")
+    p.add_argument("--reps", type=int, default=3, help="timed repetitions per size (after one warm-up)")
+    p.add_argument("--train", default="dense,topk,cltk,deft",
+                   help="training runs: dense, topk, cltk, deft (comma list, or empty)")
+    p.add_argument("--iterations", type=int, default=40)
+    p.add_argument("--warmup", type=int, default=5, help="leading iterations left out of the comparison")
+    p.add_argument("--batch", type=int, default=32, help="samples per worker per iteration")
+    p.add_argument("--density", type=float, default=0.01)
+    p.add_argument("--timeout", type=float, default=900, help="seconds per job before giving up")
+    p.add_argument("--out", required=True)
+    return p.parse_args(argv)
+
+
+def run_job(cluster, argv_for_rank, timeout):
+    procs = []
+    env = dict(os.environ, GLOO_SOCKET_IFNAME=cluster.interface, OMP_NUM_THREADS="1")
+    try:
+        for rank in range(cluster.nodes):
+            procs.append(subprocess.Popen(cluster.exec_argv(rank, argv_for_rank(rank)), env=env))
+        deadline = time.time() + timeout
+        for proc in procs:
+            left = max(1.0, deadline - time.time())
+            if proc.wait(timeout=left) != 0:
+                raise RuntimeError(f"a worker exited with status {proc.returncode}")
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def mean(values):
+    return sum(values) / len(values)
+
+
+def training_entry(name, raw, args):
+    per_rank = raw["per_rank"]
+    iterations = []
+    for i in range(len(per_rank[0])):
+        rows = [ranks[i] for ranks in per_rank]
+        iterations.append(dict(
+            iteration_s=mean([r["iteration_s"] for r in rows]),
+            forward_s=mean([r["forward_s"] for r in rows]),
+            backward_s=mean([r["backward_s"] for r in rows]),
+            compute_s=mean([r["forward_s"] + r["backward_s"] for r in rows]),
+            compression_s=mean([r["compression_s"] for r in rows]),
+            communication_s=mean([r["communication_s"] for r in rows]),
+            optimizer_s=mean([r["optimizer_s"] for r in rows]),
+            loss=rows[0]["loss"]))
+    compressor = {"name": name}
+    if name != "dense":
+        compressor["density"] = args.density
+    entry = dict(name=name, compressor=compressor, ranks=args.nodes,
+                 workload=dict(model="small-cnn", dataset="fashion-mnist",
+                               batch_per_worker=args.batch, layers=raw["layers"]),
+                 overlap=False, warmup_iterations=args.warmup, iterations=iterations)
+    if raw.get("bytes_sent_rank0") is not None:
+        entry["bytes_sent_per_worker"] = raw["bytes_sent_rank0"]
+    return entry
+
+
+def main(argv):
+    args = parse_args(argv)
+    if os.geteuid() != 0:
+        sys.exit("run.py: needs root to create network namespaces")
+    ok, why = netns.can_create_namespaces()
+    if not ok:
+        sys.exit(f"run.py: cannot create network namespaces: {why}")
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s]
+    runs = [r for r in args.train.split(",") if r]
+    for r in runs:
+        if r not in ("dense", "topk", "cltk", "deft"):
+            sys.exit(f"run.py: unknown training run {r!r}")
+
+    def stop(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+    worker = os.path.join(HERE, "worker.py")
+    started = time.time()
+    measured = dict(format="gcsim-measured-run/1",
+                    name=os.path.splitext(os.path.basename(args.out))[0],
+                    source="scripts/minicluster/run.py " + " ".join(argv),
+                    date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                    machine=dict(host=socket.gethostname(), cpus=os.cpu_count()))
+    with tempfile.TemporaryDirectory() as tmp, netns.Cluster(args.nodes, args.rate) as cluster:
+        master = cluster.addresses[0]
+        bench_out = os.path.join(tmp, "bench.json")
+        collectives = []
+        latency = None
+        if sizes:
+            run_job(cluster, lambda r: [PYTHON, worker, "bench", str(r), str(args.nodes), master,
+                                        bench_out, ",".join(map(str, sizes)), str(args.reps)],
+                    args.timeout)
+            with open(bench_out) as f:
+                bench = json.load(f)
+            latency = bench["one_way_latency_s"]
+            collectives = bench["collectives"]
+        # A route crosses two links (sender NIC, receiver NIC): half each.
+        link_latency = f"{(latency or 0) / 2 * 1e6:.1f}us"
+        measured["cluster"] = dict(
+            topology="star", nodes=args.nodes,
+            link=dict(bandwidth=f"{args.rate:g}Mbps", latency=link_latency),
+            description=(f"{args.nodes} network namespaces on a Linux bridge, htb {args.rate:g} Mbit/s "
+                         "on both ends of every veth, TCP reno; latency: half the measured one-way "
+                         "time of a 4-byte gloo message between ranks 0 and 1"))
+        measured["collectives"] = collectives
+        training = []
+        for name in runs:
+            out = os.path.join(tmp, f"train-{name}.json")
+            run_job(cluster, lambda r: [PYTHON, worker, "train", str(r), str(args.nodes), master, out,
+                                        name, str(args.iterations), str(args.batch), str(args.density)],
+                    args.timeout)
+            with open(out) as f:
+                training.append(training_entry(name, json.load(f), args))
+        measured["training"] = training
+    measured["wall_s"] = round(time.time() - started, 1)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(measured, f, indent=1)
+        f.write("\n")
+    print(f"run.py: wrote {args.out} in {measured['wall_s']} s")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

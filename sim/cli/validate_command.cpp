@@ -1,0 +1,134 @@
+// `gcsim validate MEASURED.json`: simulate the setup of a real run and print
+// measured against simulated, per point and per phase, with the
+// geometric-mean error; optionally calibrate the platform first (--fit).
+
+#include "sim/cli/command.hpp"
+#include "sim/input/input_error.hpp"
+#include "sim/input/json_reader.hpp"
+#include "sim/scenario/platform_spec.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/validate/fit.hpp"
+#include "sim/validate/measured_run.hpp"
+#include "sim/validate/report.hpp"
+#include "sim/validate/simulate.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
+
+namespace gcsim::cli {
+namespace {
+
+void write_json(const std::string& path, const nlohmann::json& json) {
+  const std::filesystem::path file(path);
+  if (file.has_parent_path())
+    std::filesystem::create_directories(file.parent_path());
+  std::ofstream out(file);
+  out << json.dump(1) << "\n";
+  if (!out)
+    throw std::runtime_error("cannot write " + path);
+}
+
+class ValidateCommand final : public Command {
+public:
+  std::string name() const override { return "validate"; }
+  std::string description() const override {
+    return "Compare a measured run (results/validation/README.md) with its simulation";
+  }
+  void configure(CLI::App& app) override {
+    app.add_option("measured", measured_file_, "Measured-run JSON file")->required();
+    app.add_option("--scenario", scenario_file_, "Simulate on this scenario's platform");
+    app.add_option("--platform", platform_file_,
+                   "Simulate on this platform file (e.g. a calibrated one)");
+    app.add_flag(
+        "--fit", fit_,
+        "Calibrate alpha and bandwidth from the run's ring collectives and simulate on that");
+    app.add_option("--out", out_file_, "With --fit: write the calibrated platform file here");
+    app.add_option("--json", json_file_, "Write the comparison as JSON here");
+    app.add_flag("--quiet", quiet_, "Print nothing on success");
+  }
+
+  int run() override {
+    if (!out_file_.empty() && !fit_)
+      throw InputError("", "", "--out writes the calibrated platform: it needs --fit");
+    if (fit_ + !platform_file_.empty() + !scenario_file_.empty() > 1)
+      throw InputError("", "", "choose one of --fit, --platform and --scenario");
+    validate::MeasuredRun run = validate::read_measured_run(measured_file_);
+
+    validate::ValidationInput input;
+    input.run = &run;
+    input.platform = run.cluster;
+    input.platform_source = "the measured cluster description";
+    if (fit_) {
+      validate::FitResult fit = validate::fit_alpha_beta(run.collectives, measured_file_);
+      input.platform = validate::calibrated_platform(fit, run.cluster, run.name + "-calibrated");
+      input.platform_source = "the fit";
+      input.fit = fit;
+      if (!out_file_.empty())
+        write_json(out_file_, validate::platform_json(input.platform, fit, measured_file_));
+    } else if (!platform_file_.empty()) {
+      input.platform = read_platform_spec(load_json_file(platform_file_), platform_file_, "");
+      input.platform_source = platform_file_;
+      fit_node_count(input.platform, run, platform_file_);
+    } else if (!scenario_file_.empty()) {
+      Scenario scenario = load_scenario(scenario_file_, {}, std::nullopt);
+      input.platform = scenario.platform;
+      input.platform_source = scenario_file_;
+      fit_node_count(input.platform, run, scenario.platform_source);
+    }
+
+    std::vector<validate::TrainingRun> dense;
+    for (const validate::TrainingRun& t : run.training)
+      if (t.compressor == "dense")
+        dense.push_back(t);
+    if (dense.size() != run.training.size())
+      input.compressed_pending = "this build's iteration model is dense-only: the simulated side "
+                                 "of compressed runs is pending "
+                                 "the compression-aware iteration model";
+    try {
+      input.collective_seconds = validate::simulate_collectives(input.platform, run.collectives);
+      input.dense_training = validate::simulate_dense_training(input.platform, dense);
+    } catch (const std::invalid_argument& error) {
+      throw InputError(input.platform_source, "", error.what());
+    }
+
+    nlohmann::json report = validate::make_report(input);
+    if (!json_file_.empty())
+      write_json(json_file_, report);
+    if (!quiet_)
+      std::fputs(validate::format_report(report).c_str(), stdout);
+    return 0;
+  }
+
+private:
+  // A star platform is the same cluster at any size: take the run's node
+  // count. Other topologies must already have enough workers.
+  static void fit_node_count(net::PlatformSpec& platform, const validate::MeasuredRun& run,
+                             const std::string& source) {
+    const int needed = run.cluster.worker_count();
+    if (platform.topology == net::Topology::star) {
+      platform.nodes = needed;
+      return;
+    }
+    if (platform.worker_count() != needed)
+      throw InputError(source, "/nodes",
+                       "the measured run has " + std::to_string(needed) +
+                           " workers, the platform " + std::to_string(platform.worker_count()));
+  }
+
+  std::string measured_file_;
+  std::string scenario_file_;
+  std::string platform_file_;
+  std::string out_file_;
+  std::string json_file_;
+  bool fit_ = false;
+  bool quiet_ = false;
+};
+
+const CommandRegistration registration{[] { return std::make_unique<ValidateCommand>(); }};
+
+} // namespace
+} // namespace gcsim::cli

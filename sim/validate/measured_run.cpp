@@ -1,0 +1,221 @@
+#include "sim/validate/measured_run.hpp"
+
+#include "sim/input/json_reader.hpp"
+#include "sim/scenario/platform_spec.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace gcsim::validate {
+namespace {
+
+constexpr int kMaxRanks = 65536;
+
+double non_negative_seconds(ObjectReader& reader, std::string_view key) {
+  double value = reader.number(key);
+  if (!(value >= 0))
+    reader.fail(key, "expected a time in seconds >= 0, got " + std::to_string(value));
+  return value;
+}
+
+double non_negative_seconds_or(ObjectReader& reader, std::string_view key, double fallback) {
+  if (!reader.has(key)) {
+    reader.allow(key);
+    return fallback;
+  }
+  return non_negative_seconds(reader, key);
+}
+
+CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
+                           const std::string& path) {
+  ObjectReader reader(json, file, path);
+  reader.allow("samples_s");
+  reader.allow("comment");
+  CollectivePoint point;
+  std::string collective = reader.choice("collective", {"allreduce", "allgather", "broadcast"});
+  point.collective = collective == "allreduce"   ? Collective::allreduce
+                     : collective == "allgather" ? Collective::allgather
+                                                 : Collective::broadcast;
+  // Only the algorithms gloo runs are modelled here; anything else would be
+  // simulated as something it is not.
+  const std::string expected = point.collective == Collective::broadcast ? "binomial_tree" : "ring";
+  std::string algorithm = reader.string_or("algorithm", expected);
+  if (algorithm != expected)
+    reader.fail("algorithm", "gcsim validate models " + collective + " as \"" + expected +
+                                 "\" (gloo's), got \"" + algorithm + "\"");
+  point.algorithm =
+      point.collective == Collective::broadcast ? Algorithm::binomial_tree : Algorithm::ring;
+  point.ranks = static_cast<int>(reader.integer("ranks", 2, kMaxRanks));
+  point.bytes = static_cast<uint64_t>(reader.integer("bytes", 1, int64_t{1} << 50));
+  point.seconds = reader.positive_number("seconds");
+  point.repetitions = static_cast<int>(reader.integer_or("repetitions", 1, 1 << 30, 1));
+  reader.finish();
+  return point;
+}
+
+IterationTimes read_iteration(const nlohmann::json& json, const std::string& file,
+                              const std::string& path) {
+  ObjectReader reader(json, file, path);
+  reader.allow("loss");
+  reader.allow("comment");
+  IterationTimes times;
+  times.iteration_s = reader.positive_number("iteration_s");
+  times.forward_s = non_negative_seconds_or(reader, "forward_s", 0);
+  times.backward_s = non_negative_seconds_or(reader, "backward_s", 0);
+  times.compute_s =
+      non_negative_seconds_or(reader, "compute_s", times.forward_s + times.backward_s);
+  times.compression_s = non_negative_seconds_or(reader, "compression_s", 0);
+  times.communication_s = non_negative_seconds_or(reader, "communication_s", 0);
+  times.optimizer_s = non_negative_seconds_or(reader, "optimizer_s", 0);
+  // Without a forward/backward split, the compute counts as backward.
+  if (times.forward_s + times.backward_s == 0)
+    times.backward_s = times.compute_s;
+  reader.finish();
+  return times;
+}
+
+TrainingRun read_training(const nlohmann::json& json, const std::string& file,
+                          const std::string& path) {
+  ObjectReader reader(json, file, path);
+  reader.allow("comment");
+  reader.allow("bytes_sent_per_worker");
+  TrainingRun run;
+  ObjectReader compressor = reader.object("compressor");
+  run.compressor = compressor.choice("name", known_compressors());
+  run.compressor_params = reader.require("compressor");
+  if (run.compressor != "dense") {
+    double density = compressor.positive_number("density");
+    if (density > 1)
+      compressor.fail("density", "expected a density in (0, 1], got " + std::to_string(density));
+  }
+  compressor.finish();
+  run.name = reader.string_or("name", run.compressor);
+  run.ranks = static_cast<int>(reader.integer("ranks", 1, kMaxRanks));
+  run.overlap = reader.boolean_or("overlap", false);
+  run.warmup_iterations = static_cast<int>(reader.integer_or("warmup_iterations", 0, 1 << 30, 0));
+
+  ObjectReader workload = reader.object("workload");
+  workload.allow("model");
+  workload.allow("dataset");
+  workload.allow("comment");
+  run.batch_per_worker = static_cast<int>(workload.integer_or("batch_per_worker", 1, 1 << 30, 1));
+  const nlohmann::json& layers = workload.require("layers");
+  if (!layers.is_array() || layers.empty())
+    workload.fail("layers", "expected a non-empty array of {\"name\", \"bytes\"}, got " +
+                                describe_json(layers));
+  for (size_t i = 0; i < layers.size(); ++i) {
+    ObjectReader layer(layers[i], file, workload.path_of("layers") + "/" + std::to_string(i));
+    layer.allow("name");
+    run.layer_bytes.push_back(static_cast<uint64_t>(layer.integer("bytes", 1, int64_t{1} << 50)));
+    layer.finish();
+  }
+  workload.finish();
+
+  const nlohmann::json& iterations = reader.require("iterations");
+  if (!iterations.is_array() || iterations.empty())
+    reader.fail("iterations", "expected a non-empty array of per-iteration times, got " +
+                                  describe_json(iterations));
+  for (size_t i = 0; i < iterations.size(); ++i)
+    run.iterations.push_back(read_iteration(
+        iterations[i], file, reader.path_of("iterations") + "/" + std::to_string(i)));
+  if (run.warmup_iterations >= static_cast<int>(run.iterations.size()))
+    reader.fail("warmup_iterations",
+                "leaves no iteration to compare: " + std::to_string(run.warmup_iterations) +
+                    " of " + std::to_string(run.iterations.size()));
+  reader.finish();
+  return run;
+}
+
+} // namespace
+
+const char* collective_name(Collective collective) {
+  switch (collective) {
+  case Collective::allreduce:
+    return "allreduce";
+  case Collective::allgather:
+    return "allgather";
+  case Collective::broadcast:
+    return "broadcast";
+  }
+  return "?";
+}
+
+const char* algorithm_name(Algorithm algorithm) {
+  return algorithm == Algorithm::ring ? "ring" : "binomial_tree";
+}
+
+const std::vector<std::string>& known_compressors() {
+  static const std::vector<std::string> names{"dense", "topk", "cltk", "deft"};
+  return names;
+}
+
+IterationTimes TrainingRun::steady_mean() const {
+  IterationTimes mean;
+  const auto first = static_cast<size_t>(warmup_iterations);
+  const double count = static_cast<double>(iterations.size() - first);
+  for (size_t i = first; i < iterations.size(); ++i) {
+    const IterationTimes& t = iterations[i];
+    mean.iteration_s += t.iteration_s / count;
+    mean.forward_s += t.forward_s / count;
+    mean.backward_s += t.backward_s / count;
+    mean.compute_s += t.compute_s / count;
+    mean.compression_s += t.compression_s / count;
+    mean.communication_s += t.communication_s / count;
+    mean.optimizer_s += t.optimizer_s / count;
+  }
+  return mean;
+}
+
+uint64_t TrainingRun::gradient_bytes() const {
+  uint64_t total = 0;
+  for (uint64_t bytes : layer_bytes)
+    total += bytes;
+  return total;
+}
+
+MeasuredRun read_measured_run(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  nlohmann::json json = load_json_file(path);
+  ObjectReader reader(json, file, "");
+  for (const char* key : {"source", "date", "machine", "wall_s", "comment", "description"})
+    reader.allow(key);
+  std::string format = reader.string("format");
+  if (format != "gcsim-measured-run/1")
+    reader.fail("format", "expected \"gcsim-measured-run/1\", got \"" + format + "\"");
+  MeasuredRun run;
+  run.file = path;
+  run.name = reader.string_or("name", path.stem().string());
+  // The cluster is a platform description (platforms/README.md).
+  run.cluster = read_platform_spec(reader.require("cluster"), file, "/cluster");
+
+  if (const nlohmann::json* points = reader.find("collectives")) {
+    if (!points->is_array())
+      reader.fail("collectives", "expected an array, got " + describe_json(*points));
+    for (size_t i = 0; i < points->size(); ++i) {
+      std::string at = "/collectives/" + std::to_string(i);
+      run.collectives.push_back(read_point((*points)[i], file, at));
+      if (run.collectives.back().ranks > run.cluster.worker_count())
+        throw InputError(file, at + "/ranks",
+                         "more ranks than the cluster has workers (" +
+                             std::to_string(run.cluster.worker_count()) + ")");
+    }
+  }
+  if (const nlohmann::json* runs = reader.find("training")) {
+    if (!runs->is_array())
+      reader.fail("training", "expected an array, got " + describe_json(*runs));
+    for (size_t i = 0; i < runs->size(); ++i) {
+      std::string at = "/training/" + std::to_string(i);
+      run.training.push_back(read_training((*runs)[i], file, at));
+      if (run.training.back().ranks != run.cluster.worker_count())
+        throw InputError(file, at + "/ranks",
+                         "a training run uses the whole cluster: expected " +
+                             std::to_string(run.cluster.worker_count()) + " ranks");
+    }
+  }
+  if (run.collectives.empty() && run.training.empty())
+    reader.fail_here("nothing to validate: no \"collectives\" and no \"training\"");
+  reader.finish();
+  return run;
+}
+
+} // namespace gcsim::validate

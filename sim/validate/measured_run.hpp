@@ -1,0 +1,79 @@
+#pragma once
+// A measured run of a real cluster: the cluster as measured, collective
+// benchmark points and training runs with per-iteration times and phases.
+// Format ("gcsim-measured-run/1"): results/validation/README.md. Written by
+// scripts/minicluster/run.py; runs on other clusters are converted to it.
+
+#include "sim/network/platform.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gcsim::validate {
+
+enum class Collective { allreduce, allgather, broadcast };
+/// The algorithm the measured library used: gloo's allreduce and allgather
+/// are rings, its broadcast a binomial tree whose senders post all their
+/// sends at once (gloo/broadcast.cc).
+enum class Algorithm { ring, binomial_tree };
+
+const char* collective_name(Collective collective);
+const char* algorithm_name(Algorithm algorithm);
+
+/// One collective benchmark point. `bytes` is the whole buffer, as
+/// nccl-tests reports it: for allgather the output, each rank giving bytes/P.
+struct CollectivePoint {
+  Collective collective = Collective::allreduce;
+  Algorithm algorithm = Algorithm::ring;
+  int ranks = 0;
+  uint64_t bytes = 0;
+  double seconds = 0; // the median over the repetitions
+  int repetitions = 0;
+};
+
+struct IterationTimes {
+  double iteration_s = 0;
+  double forward_s = 0;
+  double backward_s = 0;
+  double compute_s = 0; // forward + backward
+  double compression_s = 0;
+  double communication_s = 0;
+  double optimizer_s = 0;
+};
+
+struct TrainingRun {
+  std::string name;
+  std::string compressor; // dense | topk | cltk | deft
+  nlohmann::json compressor_params;
+  int ranks = 0;
+  std::vector<uint64_t> layer_bytes; // forward order
+  int batch_per_worker = 0;
+  bool overlap = false;
+  int warmup_iterations = 0;
+  std::vector<IterationTimes> iterations; // every iteration, warm-up included
+
+  /// Mean of the iterations after the warm-up.
+  IterationTimes steady_mean() const;
+  uint64_t gradient_bytes() const;
+};
+
+struct MeasuredRun {
+  std::filesystem::path file;
+  std::string name;
+  net::PlatformSpec cluster; // as measured: rated bandwidth, measured latency
+  std::vector<CollectivePoint> collectives;
+  std::vector<TrainingRun> training;
+};
+
+/// The compressors a measured training run may name.
+const std::vector<std::string>& known_compressors();
+
+/// Reads and validates; every problem is an InputError naming the file and
+/// the JSON path.
+MeasuredRun read_measured_run(const std::filesystem::path& file);
+
+} // namespace gcsim::validate

@@ -1,0 +1,192 @@
+#include "sim/validate/report.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace gcsim::validate {
+namespace {
+
+nlohmann::json summary_entry(const std::vector<double>& measured,
+                             const std::vector<double>& simulated) {
+  return {{"points", measured.size()},
+          {"geomean_error", geometric_mean_error(measured, simulated)}};
+}
+
+std::string bytes_label(uint64_t bytes) {
+  char text[32];
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
+    std::snprintf(text, sizeof text, "%llu MiB", static_cast<unsigned long long>(bytes >> 20));
+  else if (bytes >= 1024 && bytes % 1024 == 0)
+    std::snprintf(text, sizeof text, "%llu KiB", static_cast<unsigned long long>(bytes >> 10));
+  else
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+  return text;
+}
+
+} // namespace
+
+double log_error(double measured, double simulated) {
+  return std::fabs(std::log(simulated / measured));
+}
+
+double geometric_mean_error(const std::vector<double>& measured,
+                            const std::vector<double>& simulated) {
+  if (measured.empty())
+    return 0;
+  double sum = 0;
+  for (size_t i = 0; i < measured.size(); ++i)
+    sum += log_error(measured[i], simulated[i]);
+  return std::exp(sum / static_cast<double>(measured.size())) - 1;
+}
+
+nlohmann::json make_report(const ValidationInput& input) {
+  const MeasuredRun& run = *input.run;
+  nlohmann::json report;
+  report["measured_file"] = run.file.string();
+  report["name"] = run.name;
+  report["platform"] = {{"source", input.platform_source},
+                        {"nodes", input.platform.worker_count()},
+                        {"bandwidth_Bps", input.platform.link.bandwidth_Bps},
+                        {"link_latency_s", input.platform.link.latency_s},
+                        {"network_model", input.platform.network.model}};
+  if (input.fit)
+    report["fit"] = {{"alpha_s", input.fit->alpha_s},
+                     {"bandwidth_Bps", input.fit->bandwidth_Bps()},
+                     {"points", input.fit->points},
+                     {"rms_relative_error", input.fit->rms_relative_error}};
+  report["error_measure"] = "relative_error = simulated / measured - 1; geomean_error = "
+                            "exp(mean |ln(simulated / measured)|) - 1";
+
+  std::vector<double> all_m, all_s, large_m, large_s;
+  nlohmann::json collectives = nlohmann::json::array();
+  for (size_t i = 0; i < run.collectives.size(); ++i) {
+    const CollectivePoint& point = run.collectives[i];
+    const double simulated = input.collective_seconds[i];
+    collectives.push_back({{"collective", collective_name(point.collective)},
+                           {"algorithm", algorithm_name(point.algorithm)},
+                           {"ranks", point.ranks},
+                           {"bytes", point.bytes},
+                           {"measured_s", point.seconds},
+                           {"simulated_s", simulated},
+                           {"relative_error", simulated / point.seconds - 1}});
+    all_m.push_back(point.seconds);
+    all_s.push_back(simulated);
+    if (point.bytes >= kLargeCollectiveBytes) {
+      large_m.push_back(point.seconds);
+      large_s.push_back(simulated);
+    }
+  }
+  report["collectives"] = collectives;
+
+  std::vector<double> train_m, train_s;
+  nlohmann::json training = nlohmann::json::array();
+  size_t dense_index = 0;
+  for (const TrainingRun& t : run.training) {
+    const IterationTimes mean = t.steady_mean();
+    nlohmann::json entry = {
+        {"name", t.name},
+        {"compressor", t.compressor_params},
+        {"ranks", t.ranks},
+        {"iterations_compared", t.iterations.size() - static_cast<size_t>(t.warmup_iterations)},
+        {"measured",
+         {{"iteration_s", mean.iteration_s},
+          {"compute_s", mean.compute_s},
+          {"compression_s", mean.compression_s},
+          {"communication_s", mean.communication_s},
+          {"optimizer_s", mean.optimizer_s}}}};
+    if (t.compressor == "dense" && dense_index < input.dense_training.size()) {
+      const SimulatedIteration& sim = input.dense_training[dense_index++];
+      entry["simulated"] = {{"iteration_s", sim.iteration_s},
+                            {"compute_s", sim.compute_s},
+                            {"communication_s", sim.communication_s}};
+      // The script's communication phase is the allreduce call; the rest of
+      // the iteration is compute and the optimizer.
+      const double measured_comm = mean.iteration_s - mean.compute_s - mean.optimizer_s;
+      entry["relative_error"] = {{"iteration_s", sim.iteration_s / mean.iteration_s - 1},
+                                 {"communication_s", sim.communication_s / measured_comm - 1}};
+      train_m.push_back(mean.iteration_s);
+      train_s.push_back(sim.iteration_s);
+    } else {
+      entry["simulated"] = nullptr;
+      entry["pending"] = input.compressed_pending;
+    }
+    training.push_back(entry);
+  }
+  report["training"] = training;
+  report["summary"] = {{"collectives_all", summary_entry(all_m, all_s)},
+                       {"collectives_4MiB_and_more", summary_entry(large_m, large_s)},
+                       {"training_dense_iteration", summary_entry(train_m, train_s)}};
+  return report;
+}
+
+std::string format_report(const nlohmann::json& report) {
+  std::string text;
+  char line[256];
+  const nlohmann::json& platform = report["platform"];
+  std::snprintf(line, sizeof line, "validate %s on %s: %d nodes, %.2f Mbit/s, %.1f us per link\n",
+                report["name"].get<std::string>().c_str(),
+                platform["source"].get<std::string>().c_str(), platform["nodes"].get<int>(),
+                platform["bandwidth_Bps"].get<double>() * 8 / 1e6,
+                platform["link_latency_s"].get<double>() * 1e6);
+  text += line;
+  if (report.contains("fit")) {
+    const nlohmann::json& fit = report["fit"];
+    std::snprintf(
+        line, sizeof line,
+        "  fit: alpha %.1f us per message, bandwidth %.2f Mbit/s (%d points, rms %.1f%%)\n",
+        fit["alpha_s"].get<double>() * 1e6, fit["bandwidth_Bps"].get<double>() * 8 / 1e6,
+        fit["points"].get<int>(), 100 * fit["rms_relative_error"].get<double>());
+    text += line;
+  }
+  if (!report["collectives"].empty())
+    text += "  collective   ranks      bytes    measured_s  simulated_s   error\n";
+  for (const nlohmann::json& c : report["collectives"]) {
+    std::snprintf(line, sizeof line, "  %-10s %5d %10s %13.6f %12.6f %+7.1f%%\n",
+                  c["collective"].get<std::string>().c_str(), c["ranks"].get<int>(),
+                  bytes_label(c["bytes"].get<uint64_t>()).c_str(), c["measured_s"].get<double>(),
+                  c["simulated_s"].get<double>(), 100 * c["relative_error"].get<double>());
+    text += line;
+  }
+  if (!report["training"].empty())
+    text += "  training     phase            measured_s  simulated_s   error\n";
+  for (const nlohmann::json& t : report["training"]) {
+    const nlohmann::json& m = t["measured"];
+    const std::string name = t["name"].get<std::string>();
+    if (t["simulated"].is_null()) {
+      std::snprintf(line, sizeof line, "  %-12s iteration     %13.6f      pending\n", name.c_str(),
+                    m["iteration_s"].get<double>());
+      text += line;
+      continue;
+    }
+    const nlohmann::json& s = t["simulated"];
+    const double measured_comm = m["iteration_s"].get<double>() - m["compute_s"].get<double>() -
+                                 m["optimizer_s"].get<double>();
+    const struct {
+      const char* phase;
+      double measured;
+      double simulated;
+    } rows[] = {{"iteration", m["iteration_s"].get<double>(), s["iteration_s"].get<double>()},
+                {"compute", m["compute_s"].get<double>() + m["optimizer_s"].get<double>(),
+                 s["compute_s"].get<double>()},
+                {"communication", measured_comm, s["communication_s"].get<double>()}};
+    for (const auto& row : rows) {
+      std::snprintf(line, sizeof line, "  %-12s %-13s %13.6f %12.6f %+7.1f%%\n", name.c_str(),
+                    row.phase, row.measured, row.simulated,
+                    100 * (row.simulated / row.measured - 1));
+      text += line;
+    }
+  }
+  const nlohmann::json& summary = report["summary"];
+  for (const char* key :
+       {"collectives_4MiB_and_more", "collectives_all", "training_dense_iteration"}) {
+    const nlohmann::json& entry = summary[key];
+    if (entry["points"].get<int>() == 0)
+      continue;
+    std::snprintf(line, sizeof line, "  geometric-mean error, %s: %.1f%% (%d points)\n", key,
+                  100 * entry["geomean_error"].get<double>(), entry["points"].get<int>());
+    text += line;
+  }
+  return text;
+}
+
+} // namespace gcsim::validate

@@ -1,0 +1,41 @@
+#pragma once
+// Measured against simulated: per point, per phase, and geometric-mean
+// errors, as a readable table and as JSON.
+
+#include "sim/validate/fit.hpp"
+#include "sim/validate/measured_run.hpp"
+#include "sim/validate/simulate.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gcsim::validate {
+
+/// |ln(simulated / measured)|: symmetric in over- and under-estimation.
+double log_error(double measured, double simulated);
+/// exp(mean |ln(simulated / measured)|) - 1 over the pairs; 0 for none. A
+/// value of 0.05 means "off by a factor 1.05 on (geometric) average".
+double geometric_mean_error(const std::vector<double>& measured,
+                            const std::vector<double>& simulated);
+
+struct ValidationInput {
+  const MeasuredRun* run = nullptr;
+  net::PlatformSpec platform;
+  std::string platform_source; // "measured cluster description", a file, or "fit"
+  std::optional<FitResult> fit;
+  std::vector<double> collective_seconds;         // per run->collectives
+  std::vector<SimulatedIteration> dense_training; // per dense run, in order
+  /// Why compressed runs have no simulated side; empty when they have one.
+  std::string compressed_pending;
+};
+
+/// Collectives of at least this many bytes are the 5% target of issue 7.
+constexpr uint64_t kLargeCollectiveBytes = 4u << 20;
+
+nlohmann::json make_report(const ValidationInput& input);
+std::string format_report(const nlohmann::json& report);
+
+} // namespace gcsim::validate

@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""Bad measured-run files get exit status 2 and one clear line naming the
+file and the JSON path; a good one is accepted.
+
+Usage: bad_measured_test.py PATH/TO/gcsim
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+GCSIM = os.path.abspath(sys.argv[1])
+
+GOOD = {
+    "format": "gcsim-measured-run/1",
+    "name": "tiny",
+    "cluster": {"topology": "star", "nodes": 2,
+                "link": {"bandwidth": "100Mbps", "latency": "50us"}},
+    "collectives": [
+        {"collective": "allreduce", "algorithm": "ring", "ranks": 2, "bytes": 1048576,
+         "seconds": 0.09, "repetitions": 3},
+        {"collective": "broadcast", "ranks": 2, "bytes": 65536, "seconds": 0.006},
+    ],
+    "training": [
+        {"name": "dense", "compressor": {"name": "dense"}, "ranks": 2,
+         "workload": {"model": "m", "batch_per_worker": 8,
+                      "layers": [{"name": "w", "bytes": 4000}, {"name": "b", "bytes": 40}]},
+         "warmup_iterations": 1,
+         "iterations": [{"iteration_s": 0.02, "compute_s": 0.01, "optimizer_s": 0.001},
+                        {"iteration_s": 0.02, "compute_s": 0.01, "optimizer_s": 0.001}]},
+    ],
+}
+
+
+def variant(edit):
+    document = copy.deepcopy(GOOD)
+    edit(document)
+    return document
+
+
+CASES = [
+    ("missing format", lambda d: d.pop("format"), "/format"),
+    ("missing cluster", lambda d: d.pop("cluster"), "/cluster"),
+    ("missing seconds", lambda d: d["collectives"][0].pop("seconds"), "/collectives/0/seconds"),
+    ("negative seconds", lambda d: d["collectives"][0].update(seconds=-1.0), "/collectives/0/seconds"),
+    ("negative iteration time",
+     lambda d: d["training"][0]["iterations"][1].update(iteration_s=-0.5),
+     "/training/0/iterations/1/iteration_s"),
+    ("negative compute time",
+     lambda d: d["training"][0]["iterations"][0].update(compute_s=-0.5),
+     "/training/0/iterations/0/compute_s"),
+    ("unknown compressor",
+     lambda d: d["training"][0].update(compressor={"name": "topkk", "density": 0.01}),
+     "/training/0/compressor/name"),
+    ("compressor without density",
+     lambda d: d["training"][0].update(compressor={"name": "topk"}),
+     "/training/0/compressor/density"),
+    ("unknown collective", lambda d: d["collectives"][0].update(collective="alltoall"),
+     "/collectives/0/collective"),
+    ("more ranks than nodes", lambda d: d["collectives"][0].update(ranks=3), "/collectives/0/ranks"),
+    ("missing layers", lambda d: d["training"][0]["workload"].pop("layers"), "/training/0/workload/layers"),
+    ("typo in a field", lambda d: d["collectives"][0].update(repetitons=3), "/collectives/0/repetitons"),
+    ("empty iterations", lambda d: d["training"][0].update(iterations=[]), "/training/0/iterations"),
+    ("bad bandwidth", lambda d: d["cluster"]["link"].update(bandwidth="-1Gbps"), "/cluster/link/bandwidth"),
+]
+
+failures = []
+with tempfile.TemporaryDirectory() as tmp:
+    good = os.path.join(tmp, "good.json")
+    with open(good, "w") as f:
+        json.dump(GOOD, f)
+    out = os.path.join(tmp, "cmp.json")
+    done = subprocess.run([GCSIM, "validate", good, "--json", out], capture_output=True, text=True)
+    if done.returncode != 0 or not os.path.exists(out):
+        failures.append(f"good file: status {done.returncode}: {done.stderr.strip()}")
+    for label, edit, path in CASES:
+        file = os.path.join(tmp, label.replace(" ", "_") + ".json")
+        with open(file, "w") as f:
+            json.dump(variant(edit), f)
+        done = subprocess.run([GCSIM, "validate", file, "--quiet"], capture_output=True, text=True)
+        lines = done.stderr.strip().splitlines()
+        if done.returncode != 2:
+            failures.append(f"{label}: expected status 2, got {done.returncode}: {done.stderr.strip()}")
+        elif len(lines) != 1 or file not in lines[0] or path not in lines[0]:
+            failures.append(f"{label}: expected one line naming {file} and {path}, got {lines}")
+        else:
+            print(f"ok  {label}: {lines[0].replace(tmp + '/', '')}")
+    # --fit without enough ring points is bad input too.
+    fit_file = os.path.join(tmp, "one_point.json")
+    with open(fit_file, "w") as f:
+        json.dump(variant(lambda d: d.update(collectives=d["collectives"][:1])), f)
+    done = subprocess.run([GCSIM, "validate", fit_file, "--fit"], capture_output=True, text=True)
+    if done.returncode != 2 or len(done.stderr.strip().splitlines()) != 1:
+        failures.append(f"--fit on one point: status {done.returncode}: {done.stderr.strip()}")
+
+for failure in failures:
+    print("FAIL", failure)
+sys.exit(1 if failures else 0)

@@ -1,0 +1,103 @@
+// The fit recovers a known alpha and beta from synthetic ring benchmark
+// points, and the simulated collectives on the calibrated platform equal the
+// closed form (no contention, CM02): the fit and the simulation agree.
+
+#include "sim/input/input_error.hpp"
+#include "sim/validate/fit.hpp"
+#include "sim/validate/report.hpp"
+#include "sim/validate/simulate.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+using namespace gcsim::validate;
+
+namespace {
+
+std::vector<CollectivePoint> synthetic(double alpha, double beta, double noise) {
+  std::vector<CollectivePoint> points;
+  int sign = 1;
+  for (int ranks : {4, 8})
+    for (Collective collective : {Collective::allreduce, Collective::allgather})
+      for (uint64_t bytes : {4096ull, 65536ull, 1ull << 20, 4ull << 20, 64ull << 20}) {
+        CollectivePoint point;
+        point.collective = collective;
+        point.ranks = ranks;
+        point.bytes = bytes;
+        PathCost cost;
+        REQUIRE(ring_path_cost(point, cost));
+        point.seconds = (cost.messages * alpha + cost.bytes * beta) * (1 + sign * noise);
+        sign = -sign;
+        points.push_back(point);
+      }
+  return points;
+}
+
+} // namespace
+
+TEST_CASE("the fit recovers alpha and beta from exact points") {
+  const double alpha = 350e-6;
+  const double beta = 1 / 11.9e6;
+  FitResult fit = fit_alpha_beta(synthetic(alpha, beta, 0), "synthetic.json");
+  CHECK(fit.points == 20);
+  CHECK(fit.alpha_s == doctest::Approx(alpha).epsilon(1e-9));
+  CHECK(fit.beta_s_per_byte == doctest::Approx(beta).epsilon(1e-9));
+  CHECK(fit.rms_relative_error < 1e-9);
+}
+
+TEST_CASE("the fit stays close under 2% alternating noise") {
+  FitResult fit = fit_alpha_beta(synthetic(1e-3, 1 / 1.2e8, 0.02), "synthetic.json");
+  CHECK(std::fabs(fit.alpha_s / 1e-3 - 1) < 0.1);
+  CHECK(std::fabs(fit.beta_s_per_byte * 1.2e8 - 1) < 0.03);
+}
+
+TEST_CASE("the fit refuses a single size") {
+  std::vector<CollectivePoint> points = synthetic(1e-3, 1e-8, 0);
+  points.resize(1);
+  CHECK_THROWS_AS(fit_alpha_beta(points, "one.json"), gcsim::InputError);
+}
+
+TEST_CASE("simulated ring collectives on the calibrated platform equal the fitted closed form") {
+  const double alpha = 500e-6;
+  const double beta = 1 / 12e6;
+  std::vector<CollectivePoint> points = synthetic(alpha, beta, 0);
+  FitResult fit = fit_alpha_beta(points, "synthetic.json");
+  gcsim::net::PlatformSpec measured;
+  measured.nodes = 8;
+  measured.link = {12.5e6, 1e-4};
+  gcsim::net::PlatformSpec platform = calibrated_platform(fit, measured, "calibrated");
+  // Simulated twice in one process: each simulation runs in its own child.
+  for (int round = 0; round < 2; ++round) {
+    std::vector<double> simulated = simulate_collectives(platform, points);
+    REQUIRE(simulated.size() == points.size());
+    for (size_t i = 0; i < points.size(); ++i) {
+      INFO("point " << i);
+      CHECK(simulated[i] == doctest::Approx(points[i].seconds).epsilon(1e-6));
+    }
+  }
+}
+
+TEST_CASE("gloo's broadcast shares the root's link between its concurrent sends") {
+  // P=4: the root sends to ranks 1 and 2 at once (half rate each), then rank 1
+  // forwards to rank 3: 3 n beta + 2 alpha.
+  CollectivePoint point;
+  point.collective = Collective::broadcast;
+  point.algorithm = Algorithm::binomial_tree;
+  point.ranks = 4;
+  point.bytes = 1u << 20;
+  gcsim::net::PlatformSpec platform;
+  platform.nodes = 4;
+  platform.link = {1e7, 1e-4};
+  std::vector<double> simulated = simulate_collectives(platform, {point});
+  const double alpha = 2e-4;
+  const double beta = 1e-7;
+  CHECK(simulated.at(0) == doctest::Approx(3 * (1u << 20) * beta + 2 * alpha).epsilon(1e-6));
+}
+
+TEST_CASE("geometric-mean error is symmetric and zero on equality") {
+  CHECK(geometric_mean_error({1, 2}, {1, 2}) == doctest::Approx(0));
+  CHECK(geometric_mean_error({1}, {1.1}) == doctest::Approx(0.1));
+  CHECK(geometric_mean_error({1.1}, {1}) == doctest::Approx(0.1));
+}
