@@ -213,8 +213,23 @@ def annotate(rows, params):
     return facets
 
 
+def short_value(value):
+    """A parameter value as a reader wants it in a title: a file's stem, an
+    object's name."""
+    try:
+        spec = json.loads(value)
+    except (TypeError, ValueError):
+        spec = None
+    if isinstance(spec, dict) and "name" in spec:
+        return str(spec["name"])
+    if isinstance(value, str) and "/" in value:
+        value = os.path.basename(value)
+        return value[:-5] if value.endswith(".json") else value
+    return value
+
+
 def facet_title(facet):
-    return ", ".join(f"{key.split('.')[-1]} = {value}" for key, value in facet)
+    return ", ".join(f"{key.split('.')[-1]} = {short_value(value)}" for key, value in facet)
 
 
 def ordered_variants(rows):
@@ -438,7 +453,8 @@ def time_breakdown_figure(rows, out, written):
                  + ["compression, other", "compression kernels", "exposed communication"])
         legend_below(figure, axes, order)
         stem = "time_breakdown" + "".join(
-            "_" + "".join(c if c.isalnum() or c in ".+-" else "-" for c in f"{k.split('.')[-1]}-{v}")
+            "_" + "".join(c if c.isalnum() or c in ".+-" else "-"
+                          for c in f"{k.split('.')[-1]}-{short_value(v)}")
             for k, v in facet)
         save(figure, out, stem, written)
     return None
