@@ -35,8 +35,8 @@ public:
 std::unique_ptr<GradientFeed> make_trace_feed(const std::filesystem::path& trace, int workers,
                                               uint64_t seed, const std::string& synthesis);
 
-/// Synthetic gradients sized like `workload`: per layer, a shared Laplace
-/// "signal" plus a per-worker Laplace deviation, scaled per layer. Only for
+/// Synthetic gradients sized like `workload`: per layer, a shared cubed-
+/// Laplace "signal" plus a per-worker triangular deviation, scaled per layer. Only for
 /// timing studies of models with no captured trace.
 std::unique_ptr<GradientFeed> make_synthetic_feed(const Workload& workload, int workers,
                                                   uint64_t seed);
