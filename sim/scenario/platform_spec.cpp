@@ -82,7 +82,9 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
     std::error_code error;
     if (!std::filesystem::exists(spec.xml_file, error))
       reader.fail("xml", "SimGrid platform file not found: " + spec.xml_file);
-    spec.nodes = static_cast<int>(reader.integer_or("nodes", 1, kMaxWorkers, 0));
+    // The worker count must be known before the platform is built (the
+    // compressors run first), so an XML platform says how many hosts to use.
+    spec.nodes = static_cast<int>(reader.integer("nodes", 1, kMaxWorkers));
     reader.finish();
     return spec;
   }

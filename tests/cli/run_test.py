@@ -5,6 +5,7 @@ overrides, the default output folder, --help and --version.
 Usage: run_test.py PATH/TO/gcsim
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -80,6 +81,29 @@ with tempfile.TemporaryDirectory() as work:
     check(default.returncode == 0 and default.stdout == "", "--quiet prints nothing")
     check(os.path.exists(os.path.join(work, "results", "quickstart", "result.json")),
           "the default output folder is results/<scenario name>/")
+
+    # Every platform kind runs, with the worker count it promises.
+    for platform, workers in (("ring-16x10g", 16), ("ps-4s-32w-10g", 32), ("dgx-2x8-v100", 16),
+                              ("xml-cluster", 4), ("fattree-96-1g", 96), ("cluster96-1g", 96)):
+        _, _, other = run(os.path.join(work, platform), "--set", f"platform=platforms/{platform}.json",
+                          "--set", "training.iterations=1")
+        check(other["summary"]["workers"] == workers and other["model"]["platform"] == platform,
+              f"{platform} runs with {workers} workers")
+        if platform == "ring-16x10g":
+            # Ring neighbours are one cable apart on a physical ring: each
+            # bucket's allreduce costs 2(P-1)(alpha + ceil(b/P) beta) with the
+            # cable's latency and bandwidth, and nothing else is on the network.
+            alpha, beta, p = 5e-6, 1 / 1.25e9, workers
+            expected = sum(2 * (p - 1) * (alpha + math.ceil(b["bytes"] / p) * beta)
+                           for b in other["buckets"])
+            check(abs(other["summary"]["communication_total_s"] - expected) < 1e-6 * expected,
+                  "ring allreduce on the physical ring costs the one-hop alpha-beta time")
+        if platform == "ps-4s-32w-10g":
+            check(other["model"]["allreduce"] == "parameter_server",
+                  "a parameter-server platform trains through its servers")
+            # Push and pull of the whole gradient: twice the gradient per worker.
+            check(abs(other["summary"]["bytes_sent_per_worker"] - 2 * other["summary"]["gradient_bytes"] / 2)
+                  <= 4 * len(other["buckets"]), "a worker pushes its whole gradient once per iteration")
 
 help_text = gcsim("--help")
 check(help_text.returncode == 0 and "run" in help_text.stdout, "gcsim --help lists the commands")
