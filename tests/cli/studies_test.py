@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""The small versions of the studies: each study sweep with the first two
+values of every grid dimension and two iterations runs end to end, gives
+one CSV row per point with the metrics the study is about, and plots.
+
+Usage: studies_test.py PATH/TO/gcsim
+"""
+import csv
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+GCSIM = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SCENARIOS = os.path.join(ROOT, "workloads", "scenarios")
+
+failures = []
+passed = 0
+
+
+def check(condition, message):
+    global passed
+    print(("ok: " if condition else "FAIL: ") + message)
+    if condition:
+        passed += 1
+    else:
+        failures.append(message)
+
+
+studies = sorted(glob.glob(os.path.join(SCENARIOS, "study-*.sweep.json")))
+check(len(studies) == 4, f"four study sweeps ship: {[os.path.basename(s) for s in studies]}")
+with tempfile.TemporaryDirectory() as work:
+    for path in studies:
+        with open(path) as handle:
+            sweep = json.load(handle)
+        sweep["scenario"] = os.path.join(SCENARIOS, sweep["scenario"])
+        sweep["grid"] = {key: values[:2] for key, values in sweep["grid"].items()}
+        sweep.setdefault("set", {})["training.iterations"] = 2
+        small = os.path.join(work, os.path.basename(path))
+        with open(small, "w") as handle:
+            json.dump(sweep, handle)
+        out = os.path.join(work, sweep["name"])
+        result = subprocess.run([GCSIM, "sweep", small, "--out", out, "--jobs", "2"],
+                                capture_output=True, text=True, timeout=900)
+        check(result.returncode == 0, f"{sweep['name']}: the small version runs ({result.stderr.strip()[-300:]})")
+        if result.returncode != 0:
+            continue
+        with open(os.path.join(out, "sweep.csv")) as handle:
+            rows = list(csv.DictReader(handle))
+        expected = 1
+        for values in sweep["grid"].values():
+            expected *= len(values)
+        check(len(rows) == expected, f"{sweep['name']}: one row per point ({len(rows)} of {expected})")
+        for column in ("throughput_samples_per_s", "iteration_time_s", "bytes_sent_per_worker"):
+            check(all(float(row[column]) > 0 for row in rows), f"{sweep['name']}: {column} in every row")
+        sparse = [row for row in rows if row["compressor_name"] != "dense"]
+        check(all(0 < float(row["density_after_aggregation"]) <= 1 for row in sparse),
+              f"{sweep['name']}: compressed points report their density after aggregation")
+        figures = os.path.join(out, "figures")
+        plot = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "plot.py"), out,
+                               "--out", figures], capture_output=True, text=True, timeout=300)
+        check(plot.returncode == 0 and os.path.getsize(os.path.join(figures, "throughput.png")) > 1000,
+              f"{sweep['name']}: the figures are drawn ({plot.stderr.strip()[-200:]})")
+
+print(f"{passed} passed, {len(failures)} failed")
+sys.exit(1 if failures else 0)
