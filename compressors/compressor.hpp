@@ -96,8 +96,10 @@ struct IterationResult {
 
   // Steps (indices into `steps`) this rank takes part in, in order.
   std::vector<std::size_t> steps_of(int rank) const;
-  // Bytes this rank puts on the wire over all steps (its contributions and,
-  // for point-to-point steps, the messages it sends).
+  // Payload this rank contributes over all steps: bytes[i] of the collectives it
+  // takes part in (for a broadcast only the root's), plus the point-to-point
+  // messages it sends. The traffic a collective really generates (e.g. 2(P-1)/P
+  // of the buffer per rank for a ring allreduce) is the simulator's business.
   std::uint64_t bytes_sent_by(int rank) const;
   // support.size() / update.size()
   double density() const;

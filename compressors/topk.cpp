@@ -125,6 +125,38 @@ std::pair<std::uint32_t, std::size_t> radix_threshold_keys(const std::uint32_t* 
   return {prefix, need};
 }
 
+// Appends (index, key) of every element of x[0, n - n % B) with key >= bound;
+// returns where it stopped. Each block of B is reduced branch-free first,
+// because most blocks hold no candidate; blocks that do are compacted without
+// branches.
+template <std::size_t B>
+std::size_t filter_blocks(const float* x, std::size_t n, std::uint32_t bound,
+                          std::vector<Index>& cand_idx, std::vector<std::uint32_t>& cand_key,
+                          std::size_t& capacity, std::size_t& m) {
+  std::size_t i = 0;
+  for (; i + B <= n; i += B) {
+    std::uint32_t any = 0;
+    for (std::size_t j = 0; j < B; ++j) {
+      any |= static_cast<std::uint32_t>(key_of(x[i + j]) >= bound);
+    }
+    if (any == 0) {
+      continue;
+    }
+    if (m + B > capacity) {
+      capacity *= 2;
+      cand_idx.resize(capacity);
+      cand_key.resize(capacity);
+    }
+    for (std::size_t j = 0; j < B; ++j) {
+      const std::uint32_t key = key_of(x[i + j]);
+      cand_idx[m] = static_cast<Index>(i + j);
+      cand_key[m] = key;
+      m += key >= bound ? 1 : 0;
+    }
+  }
+  return i;
+}
+
 } // namespace
 
 void check_no_nan(const float* x, std::size_t n) {
@@ -184,36 +216,20 @@ void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Inde
   // every NaN among the candidates, where it is reported.
   const std::uint32_t bound = std::min(keys[rank], kInfKey);
 
-  // 2. One streaming pass keeps the indices (and keys) with key >= bound. Blocks
-  //    are tested with a branch-free reduction first because most hold none;
-  //    blocks that do are compacted without branches.
-  constexpr std::size_t kBlock = 32;
+  // 2. One streaming pass keeps the indices (and keys) with key >= bound.
   std::size_t capacity =
-      static_cast<std::size_t>(1.5 * static_cast<double>(rank) * static_cast<double>(stride)) +
-      4 * kBlock;
+      static_cast<std::size_t>(1.5 * static_cast<double>(rank) * static_cast<double>(stride)) + 256;
   std::vector<Index> cand_idx(capacity);
   std::vector<std::uint32_t> cand_key(capacity);
   std::size_t m = 0;
   std::size_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    std::uint32_t any = 0;
-    for (std::size_t j = 0; j < kBlock; ++j) {
-      any |= static_cast<std::uint32_t>(key_of(x[i + j]) >= bound);
-    }
-    if (any == 0) {
-      continue;
-    }
-    if (m + kBlock > capacity) {
-      capacity *= 2;
-      cand_idx.resize(capacity);
-      cand_key.resize(capacity);
-    }
-    for (std::size_t j = 0; j < kBlock; ++j) {
-      const std::uint32_t key = key_of(x[i + j]);
-      cand_idx[m] = static_cast<Index>(i + j);
-      cand_key[m] = key;
-      m += key >= bound ? 1 : 0;
-    }
+  // Block size by the expected share of candidates: long blocks skip more
+  // cheaply when hits are rare, short ones compact less when they are not.
+  const double hit_rate = static_cast<double>(rank) / static_cast<double>(samples);
+  if (hit_rate < 0.004) {
+    i = filter_blocks<64>(x, n, bound, cand_idx, cand_key, capacity, m);
+  } else {
+    i = filter_blocks<8>(x, n, bound, cand_idx, cand_key, capacity, m);
   }
   for (; i < n; ++i) {
     const std::uint32_t key = key_of(x[i]);
