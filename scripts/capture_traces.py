@@ -243,6 +243,8 @@ def capture(args):
                     micro_batch=args.micro_batch, samples=timer.samples,
                     forward_total_s=timer.forward_total_s / max(timer.samples, 1),
                     backward_total_s=timer.backward_total_s / max(timer.samples, 1),
+                    # Times on a shared machine are inflated; say how busy it was.
+                    load_average=[round(x, 2) for x in os.getloadavg()],
                     method="module hooks with time.perf_counter; see "
                            "scripts/trace_tools/timing.py"),
         loss=loss_log, test_accuracy=accuracy,

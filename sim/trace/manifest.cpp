@@ -102,6 +102,7 @@ CaptureTiming read_timing(ObjectReader reader) {
   timing.forward_total_s = seconds_or_none(reader, "forward_total_s").value_or(0);
   timing.backward_total_s = seconds_or_none(reader, "backward_total_s").value_or(0);
   timing.method = reader.string_or("method", "");
+  reader.allow("load_average"); // informational: how busy the capture machine was
   reader.finish();
   return timing;
 }

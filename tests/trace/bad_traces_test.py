@@ -94,9 +94,26 @@ def main(gcsim, workdir):
     failures = []
     valid = os.path.join(workdir, "valid")
     tiny_trace.write(valid)
-    result = subprocess.run([gcsim, "inspect", valid], capture_output=True, text=True)
+    report = os.path.join(workdir, "inspect.json")
+    result = subprocess.run([gcsim, "inspect", valid, "--iteration", "1", "--json", report],
+                            capture_output=True, text=True)
     if result.returncode != 0:
         failures.append(f"valid trace: exit {result.returncode}: {result.stderr}")
+    else:
+        with open(report) as stream:
+            data = json.load(stream)
+        layers = data["layers"]
+        if data["iteration"] != 1 or [l["name"] for l in layers] != [l[0] for l in tiny_trace.LAYERS]:
+            failures.append("inspect --json: wrong iteration or layers")
+        g = [np.load(os.path.join(valid, "iterations", "000001", f"worker_{w:03d}.npy"))
+             for w in range(2)]
+        norm = np.mean([np.linalg.norm(x[:24]) for x in g])
+        if abs(layers[0]["norm"] - norm) > 1e-5 * norm:
+            failures.append(f"inspect --json: fc1.weight norm {layers[0]['norm']}, numpy {norm}")
+        if [m["name"] for m in data["workload_layers"]] != ["fc1", "fc2"]:
+            failures.append("inspect --json: workload layers are not fc1, fc2")
+        if "fc1.weight" not in result.stdout:
+            failures.append("inspect: the table lacks the layer names")
     for number, (name, (breaker, named, says)) in enumerate(CASES.items()):
         folder = os.path.join(workdir, f"case{number}")
         shutil.copytree(valid, folder)

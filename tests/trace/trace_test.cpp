@@ -167,3 +167,23 @@ TEST_CASE("captured gradients: their mean is the weight change divided by the le
     }
   }
 }
+
+TEST_CASE("the shipped ResNet-18 statistics trace gives a workload but no tensors") {
+  Trace trace =
+      Trace::open(std::string(GCSIM_SOURCE_DIR) + "/workloads/traces/fmnist-resnet18-stats");
+  CHECK_FALSE(trace.manifest().has_tensors);
+  CHECK(trace.total_params() == 11173962); // the CIFAR ResNet-18 of the DEFT paper
+  CHECK(trace.manifest().layers.size() == 62);
+  std::vector<float> g;
+  CHECK_THROWS_AS(trace.read_gradient(0, 0, g), gcsim::InputError);
+  CHECK_THROWS_AS(GradientSource(trace, 4, 1), gcsim::InputError);
+  TraceWorkload workload = workload_from_trace(trace.manifest());
+  // conv1, bn1, 8 blocks x (conv, bn, conv, bn), 3 shortcuts x (conv, bn), linear
+  CHECK(workload.layers.size() == 41);
+  CHECK(workload.has_times);
+  CHECK(workload.layers.back().name == "linear");
+  int64_t params = 0;
+  for (const WorkloadLayer& layer : workload.layers)
+    params += layer.params;
+  CHECK(params == 11173962);
+}
