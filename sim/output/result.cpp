@@ -41,7 +41,7 @@ nlohmann::json mean_of(const nlohmann::json& iterations) {
     for (auto it = iteration.begin(); it != iteration.end(); ++it) {
       if (it->is_number()) {
         mean[it.key()] = mean.value(it.key(), 0.0) + it->get<double>() / count;
-      } else if (it->is_object()) {
+      } else if (it->is_object() && it.key() != "compressor_info") {
         nlohmann::json& inner = mean[it.key()];
         if (inner.is_null())
           inner = nlohmann::json::object();
@@ -79,22 +79,28 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
     iterations.push_back(std::move(iteration));
   }
 
-  // The summary is the mean over iterations of every per-iteration field,
-  // except throughput and speedup, which are ratios of mean times.
-  nlohmann::json summary = mean_of(iterations);
+  // The summary is the mean over the iterations after the warm-up of every
+  // per-iteration field, except throughput and speedup, which are ratios of
+  // mean times.
+  const int warmup = scenario.training.warmup_iterations;
+  for (int i = 0; i < warmup; ++i)
+    iterations[static_cast<size_t>(i)]["warmup"] = true;
+  nlohmann::json measured(iterations.begin() + warmup, iterations.end());
+  nlohmann::json summary = mean_of(measured);
   double mean_time = summary["iteration_time_s"].get<double>();
   if (extras.dense_baseline != nullptr) {
     double dense = summary["dense_iteration_time_s"].get<double>();
     summary["speedup_vs_dense"] = dense / mean_time;
     summary["compression_ratio"] =
         summary["bytes_sent_per_worker"].get<double>() > 0
-            ? extras.dense_baseline->iterations.front().bytes_sent_per_worker /
+            ? extras.dense_baseline->iterations.back().bytes_sent_per_worker /
                   summary["bytes_sent_per_worker"].get<double>()
             : 0.0;
   }
   summary["throughput_samples_per_s"] = mean_time > 0 ? samples / mean_time : 0.0;
   summary["workers"] = workers;
   summary["iterations"] = static_cast<int>(run.iterations.size());
+  summary["warmup_iterations"] = warmup;
   summary["samples_per_iteration"] = samples;
   summary["parameters"] = scenario.workload.parameters();
   summary["gradient_bytes"] = scenario.workload.gradient_bytes();

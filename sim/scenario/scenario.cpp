@@ -38,6 +38,8 @@ TrainingSpec read_training(ObjectReader& parent, bool has_servers) {
   ObjectReader reader = parent.object("training");
   reader.allow("comment");
   training.iterations = static_cast<int>(reader.integer_or("iterations", 1, 100000, 3));
+  training.warmup_iterations = static_cast<int>(
+      reader.integer_or("warmup_iterations", 0, training.iterations - 1, 0));
   training.batch_per_worker =
       static_cast<int>(reader.integer_or("batch_per_worker", 1, 1 << 20, 32));
   training.bucket_bytes = reader.size_or("bucket_size", training.bucket_bytes);

@@ -21,6 +21,9 @@ const char* algorithm_name(AllreduceAlgorithm algorithm);
 
 struct TrainingSpec {
   int iterations = 3;
+  /// The first iterations, left out of the summary (a compressor's dense
+  /// warm-up, a threshold settling); still listed per iteration.
+  int warmup_iterations = 0;
   int batch_per_worker = 32;
   double bucket_bytes = 25.0 * 1048576; // PyTorch DDP's default bucket_cap_mb
   bool overlap = true;                  // communication overlaps the backward pass
