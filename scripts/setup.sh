@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what gcsim needs from Debian's packages (only what is missing) and
 # builds it into build/. Idempotent: a second run installs nothing and only
-# rebuilds what changed. Usage: scripts/setup.sh [--quiet]
+# rebuilds what changed. Usage: scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,7 +9,7 @@ packages=(
   build-essential cmake pkg-config git
   libsimgrid-dev libeigen3-dev nlohmann-json3-dev libfmt-dev doctest-dev libcli11-dev
   libbenchmark-dev
-  python3-numpy python3-torch python3-torchvision python3-matplotlib
+  python3-numpy python3-torch python3-torchvision python3-matplotlib python3-sklearn
   libopenblas0-pthread dataset-fashion-mnist iproute2
 )
 
