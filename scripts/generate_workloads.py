@@ -19,48 +19,10 @@ import torch
 import torch.nn as nn
 import torchvision
 
-
-class BasicBlock(nn.Module):
-    expansion = 1
-
-    def __init__(self, in_planes, planes, stride=1):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_planes, planes, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(planes)
-        self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(planes)
-        self.shortcut = nn.Sequential()
-        if stride != 1 or in_planes != planes:
-            self.shortcut = nn.Sequential(
-                nn.Conv2d(in_planes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
-
-    def forward(self, x):
-        out = torch.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        return torch.relu(out + self.shortcut(x))
-
-
-class CifarResNet18(nn.Module):
-    """The CIFAR-10 ResNet-18 of the DEFT and Top-k papers (11,173,962
-    parameters): 3x3 stem, no max-pool, 10 classes."""
-
-    def __init__(self, num_classes=10):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(64)
-        layers, in_planes = [], 64
-        for planes, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
-            blocks = [BasicBlock(in_planes, planes, stride), BasicBlock(planes, planes, 1)]
-            in_planes = planes
-            layers.append(nn.Sequential(*blocks))
-        self.layer1, self.layer2, self.layer3, self.layer4 = layers
-        self.linear = nn.Linear(512, num_classes)
-
-    def forward(self, x):
-        out = torch.relu(self.bn1(self.conv1(x)))
-        out = self.layer4(self.layer3(self.layer2(self.layer1(out))))
-        out = torch.flatten(nn.functional.adaptive_avg_pool2d(out, 1), 1)
-        return self.linear(out)
+# The CIFAR-10 ResNet-18 of the DEFT and Top-k papers (11,173,962 parameters)
+# is the one the trace capture trains too: one definition for both.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_tools.models import CifarResNet18  # noqa: E402
 
 
 class WordLSTM(nn.Module):

@@ -1,23 +1,11 @@
 #include "sim/network/alpha_beta.hpp"
 
+#include "sim/network/log2.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 namespace gcsim::net::alpha_beta {
-namespace {
-int ceil_log2(int value) {
-  int log = 0;
-  while ((1 << log) < value)
-    ++log;
-  return log;
-}
-int floor_log2(int value) {
-  int log = 0;
-  while ((2 << log) <= value)
-    ++log;
-  return log;
-}
-} // namespace
 
 double ring_allreduce(const Cost& cost, int ranks, uint64_t bytes) {
   if (ranks < 2)

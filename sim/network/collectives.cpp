@@ -1,5 +1,7 @@
 #include "sim/network/collectives.hpp"
 
+#include "sim/network/log2.hpp"
+
 #include <cassert>
 #include <utility>
 
@@ -12,13 +14,6 @@ namespace {
 
 // SimGrid needs a non-null payload pointer; the bytes are what matter.
 int payload_token = 0;
-
-int floor_log2(int value) {
-  int log = 0;
-  while ((2 << log) <= value)
-    ++log;
-  return log;
-}
 
 } // namespace
 

@@ -13,21 +13,14 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TRACE = os.path.join(ROOT, "workloads", "traces", "fmnist-cnn-16w")
 
-failures = []
-passed = 0
-
-
-def check(condition, message):
-    global passed
-    print(("ok: " if condition else "FAIL: ") + message)
-    if condition:
-        passed += 1
-    else:
-        failures.append(message)
+check = Checks()
 
 
 def scenario(work, compressor, nodes, extra=None):
@@ -140,5 +133,4 @@ with tempfile.TemporaryDirectory() as work:
     check(times["tree-96-1g-oversubscribed"] > 1.5 * times["fattree-96-1g"],
           f"oversubscribed uplinks slow recursive doubling down: {times}")
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+check.finish()

@@ -14,6 +14,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PLOT = os.path.join(ROOT, "scripts", "plot.py")
 PYTHON = "/usr/bin/python3"
@@ -21,17 +24,7 @@ COMPRESSORS = ["dense", "topk", "gtopk", "dgc", "randomk", "cltk", "sketched_sgd
                "deft", "iwp"]
 WORKERS = [2, 8, 64]
 
-failures = []
-passed = 0
-
-
-def check(condition, message):
-    global passed
-    print(("ok: " if condition else "FAIL: ") + message)
-    if condition:
-        passed += 1
-    else:
-        failures.append(message)
+check = Checks()
 
 
 def synthetic_rows(full):
@@ -172,9 +165,9 @@ with tempfile.TemporaryDirectory() as work:
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import plot as plot_module  # noqa: E402
 
+
 colours = [plot_module.style_of(name)[0] for name in COMPRESSORS]
 check(len(set(colours)) == len(COMPRESSORS), "each of the ten compressors has its own colour")
 check(plot_module.style_of("topk") == ("#E69F00", "s"), "topk keeps Okabe-Ito orange")
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+check.finish()

@@ -11,23 +11,16 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 QUICKSTART = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
 FIELDS = ["iteration_time_s", "throughput_samples_per_s", "compute_s", "compression_s",
           "communication_s", "bytes_sent_per_worker"]
 
-failures = []
-passed = 0
-
-
-def check(condition, message):
-    global passed
-    print(("ok: " if condition else "FAIL: ") + message)
-    if condition:
-        passed += 1
-    else:
-        failures.append(message)
+check = Checks()
 
 
 def gcsim(*args, cwd=None):
@@ -112,5 +105,4 @@ check(run_help.returncode == 0 and "--set" in run_help.stdout, "gcsim run --help
 version = gcsim("--version")
 check(version.returncode == 0 and version.stdout.startswith("gcsim "), "gcsim --version")
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+check.finish()

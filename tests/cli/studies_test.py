@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The small versions of the studies: each study sweep with the first two
-values of every grid dimension and two iterations runs end to end, gives
+values of every grid dimension and two iterations (the first a warm-up) runs end to end, gives
 one CSV row per point with the metrics the study is about, and plots.
 
 Usage: studies_test.py PATH/TO/gcsim
@@ -13,21 +13,14 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCENARIOS = os.path.join(ROOT, "workloads", "scenarios")
 
-failures = []
-passed = 0
-
-
-def check(condition, message):
-    global passed
-    print(("ok: " if condition else "FAIL: ") + message)
-    if condition:
-        passed += 1
-    else:
-        failures.append(message)
+check = Checks()
 
 
 studies = sorted(glob.glob(os.path.join(SCENARIOS, "study-*.sweep.json")))
@@ -38,7 +31,7 @@ with tempfile.TemporaryDirectory() as work:
             sweep = json.load(handle)
         sweep["scenario"] = os.path.join(SCENARIOS, sweep["scenario"])
         sweep["grid"] = {key: values[:2] for key, values in sweep["grid"].items()}
-        sweep.setdefault("set", {})["training.iterations"] = 2
+        sweep.setdefault("set", {}).update({"training.iterations": 2, "training.warmup_iterations": 1})
         small = os.path.join(work, os.path.basename(path))
         with open(small, "w") as handle:
             json.dump(sweep, handle)
@@ -65,5 +58,4 @@ with tempfile.TemporaryDirectory() as work:
         check(plot.returncode == 0 and os.path.getsize(os.path.join(figures, "throughput.png")) > 1000,
               f"{sweep['name']}: the figures are drawn ({plot.stderr.strip()[-200:]})")
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+check.finish()

@@ -15,23 +15,16 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 QUICKSTART = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
 IDS = ["p000_nodes-2_bandwidth-1Gbps", "p001_nodes-2_bandwidth-10Gbps",
        "p002_nodes-4_bandwidth-1Gbps", "p003_nodes-4_bandwidth-10Gbps"]
 
-failures = []
-passed = 0
-
-
-def check(condition, message):
-    global passed
-    print(("ok: " if condition else "FAIL: ") + message)
-    if condition:
-        passed += 1
-    else:
-        failures.append(message)
+check = Checks()
 
 
 def write_json(path, value):
@@ -187,5 +180,4 @@ with tempfile.TemporaryDirectory() as work:
     jobs = sweep(work, sweep_file, "--jobs", "0")
     check(jobs.returncode == 2, "--jobs 0 is bad input")
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+check.finish()
