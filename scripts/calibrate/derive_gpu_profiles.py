@@ -138,8 +138,8 @@ def build(key, gpu, figures):
         scale = GPUS["v100"]["bandwidth"] / gpu["bandwidth"]
         c = c_legacy * scale
         kernels["topk_select"] = kernel(
-            "n_log2k", {"n": n_range, "k": k_range},
-            [segment(latency_s=LEGACY_TOPK_LATENCY_S, per_n_s=0.0, per_n_log2k_s=fmt(c))],
+            "selection", {"n": n_range, "k": k_range},
+            [segment(latency_s=LEGACY_TOPK_LATENCY_S, per_n_s=0.0, per_k_s=0.0, per_n_log2k_s=fmt(c))],
             "legacy torch.topk: t = c n log2 k with c = %.3f ns fitted to kljp's V100 figures "
             "(ResNet-18 106 ms, LSTM 340 ms at density 0.001)%s" % (
                 c_legacy * 1e9,
@@ -147,8 +147,8 @@ def build(key, gpu, figures):
             "legacy_torch_topk")
     else:
         kernels["topk_select"] = kernel(
-            "n_log2k", {"n": n_range, "k": k_range},
-            [segment(latency_s=fmt(6 * L), per_n_s=fmt(RADIX_PASSES * 4 * per_byte), per_n_log2k_s=0.0)],
+            "selection", {"n": n_range, "k": k_range},
+            [segment(latency_s=fmt(6 * L), per_n_s=fmt(RADIX_PASSES * 4 * per_byte), per_k_s=0.0, per_n_log2k_s=0.0)],
             "radix select (PyTorch >= 1.12 torch.topk): %d passes over 4-byte floats, 6 launches; %s" % (
                 RADIX_PASSES, stream),
             "radix_select_memory_bound")

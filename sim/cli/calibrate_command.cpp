@@ -43,6 +43,8 @@ public:
     subcommand.add_option("--min-log2", min_log2_, "Smallest size, as log2 of elements");
     subcommand.add_option("--max-log2", max_log2_, "Largest size, as log2 of elements");
     subcommand.add_option("--steps-per-octave", steps_, "Sizes per doubling");
+    subcommand.add_option("--rounds", rounds_,
+                          "Passes over the grid (each point keeps its fastest)");
     subcommand.add_flag("--verbose", verbose_, "Print every timed point");
   }
   int run() override {
@@ -52,14 +54,11 @@ public:
                        "CUDA program in scripts/calibrate/");
     cost::CalibrationOptions options;
     if (quick_) {
-      options.min_log2_n = 10;
-      options.max_log2_n = 22;
-      options.seconds_per_point = 0.01;
-      options.max_reps = 50;
+      options = cost::quick_calibration_options();
     } else {
-      // Large sizes take ~1 s per run; a few runs each keeps the whole
-      // calibration within ~15 minutes.
-      options.seconds_per_point = 0.25;
+      // Large sizes take up to seconds per run; three runs per point in each
+      // of three rounds keeps the whole calibration within ~15 minutes.
+      options.seconds_per_point = 0.05;
     }
     if (min_log2_ > 0)
       options.min_log2_n = min_log2_;
@@ -67,6 +66,8 @@ public:
       options.max_log2_n = max_log2_;
     if (steps_ > 0)
       options.steps_per_octave = steps_;
+    if (rounds_ > 0)
+      options.rounds = rounds_;
     if (options.min_log2_n < 4 || options.max_log2_n > 30 ||
         options.min_log2_n > options.max_log2_n)
       throw InputError("", "--min-log2/--max-log2", "sizes must satisfy 4 <= min <= max <= 30");
@@ -84,6 +85,8 @@ public:
       command += " --max-log2 " + std::to_string(max_log2_);
     if (steps_ > 0)
       command += " --steps-per-octave " + std::to_string(steps_);
+    if (rounds_ > 0)
+      command += " --rounds " + std::to_string(rounds_);
 
     const auto start = std::chrono::steady_clock::now();
     const cost::CalibrationPoints points = cost::measure_cpu_kernels(options);
@@ -117,6 +120,7 @@ private:
   int min_log2_ = 0;
   int max_log2_ = 0;
   int steps_ = 0;
+  int rounds_ = 0;
 };
 
 const CommandRegistration registration{[] { return std::make_unique<CalibrateCommand>(); }};

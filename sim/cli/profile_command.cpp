@@ -27,10 +27,9 @@ void print_curve(const cost::KernelModel& model) {
     std::printf(", k in [%.4g, %.4g]", range.k_min, range.k_max);
   std::printf("\n");
   for (const cost::Segment& segment : model.curve.segments()) {
-    if (std::isinf(segment.up_to))
-      std::printf("    %-16s", "rest:");
-    else
-      std::printf("    n <= %-11.4g", segment.up_to);
+    char span[64];
+    std::snprintf(span, sizeof span, "n in [%.4g, %.4g]", segment.from, segment.up_to);
+    std::printf("    %-24s", span);
     for (std::size_t t = 0; t < family.term_count; ++t)
       std::printf("  %s=%.4g", std::string(cost::term_key(family.terms[t])).c_str(),
                   segment.coefficients[t]);

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <cassert>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
+#include <time.h>
 #include <unistd.h>
 
 #if GCSIM_COST_WITH_COMPRESSORS
@@ -21,10 +21,13 @@
 namespace gcsim::cost {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
+// The calibrating thread's CPU time, not wall time: time the thread spends
+// descheduled while other processes run does not count, so a busy machine
+// (builds next to the calibration) distorts the timings far less.
+double thread_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
 double median(std::vector<double> values) {
@@ -39,30 +42,39 @@ struct Timing {
   double repetitions = 0;
 };
 
-// Median time of one call after a warm-up call. Short calls are timed in
+// Fastest time of one call. Short calls are timed in
 // batches of at least ~20 us so the clock's resolution and overhead vanish.
 template <typename Kernel> Timing time_kernel(Kernel&& kernel, const CalibrationOptions& options) {
-  kernel(); // warm-up: page faults, caches, branch predictors
-  Clock::time_point start = Clock::now();
+  // The first call warms caches, page tables and branch predictors; it is
+  // also a candidate for the minimum (a cold call is only ever slower), which
+  // saves a call at the largest sizes.
+  double start = thread_seconds();
   kernel();
-  const double first = seconds_since(start);
-  const double batch_target = 20e-6;
+  const double first = thread_seconds() - start;
+  // Batches of >= 50 us make the clock's ~1 us read cost negligible.
+  const double batch_target = 50e-6;
   const int batch =
       first >= batch_target ? 1 : static_cast<int>(std::ceil(batch_target / std::max(first, 1e-9)));
   std::vector<double> times;
-  if (batch == 1)
+  if (batch == 1 && first > 0)
     times.push_back(first);
   double spent = first;
   while (static_cast<int>(times.size()) < options.min_reps ||
          (spent < options.seconds_per_point && static_cast<int>(times.size()) < options.max_reps)) {
-    start = Clock::now();
+    start = thread_seconds();
     for (int b = 0; b < batch; ++b)
       kernel();
-    const double elapsed = seconds_since(start);
+    const double elapsed = thread_seconds() - start;
     spent += elapsed;
-    times.push_back(elapsed / batch);
+    // A virtual machine's CPU clock can step; a non-positive reading is not a time.
+    if (elapsed > 0)
+      times.push_back(elapsed / batch);
+    else if (spent > 10 * options.seconds_per_point + 1)
+      throw std::runtime_error("calibration: the thread CPU clock does not advance");
   }
-  return Timing{median(times), static_cast<double>(times.size())};
+  // The minimum, not the median: other processes on the machine only ever add
+  // time (preemption, shared caches and memory bandwidth).
+  return Timing{*std::min_element(times.begin(), times.end()), static_cast<double>(times.size())};
 }
 
 // Deterministic splitmix64 for data and indices.
@@ -122,11 +134,50 @@ std::string read_cpu_model() {
   return "unknown CPU";
 }
 
+std::string read_loadavg() {
+  std::ifstream file("/proc/loadavg");
+  std::string line;
+  std::getline(file, line);
+  return line;
+}
+
 std::string read_hostname() {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0)
     return {};
   return host;
+}
+
+// How each kernel was exercised, stored with its points.
+std::string kernel_setup(Kernel kernel, double sparse_span) {
+  const std::string loop =
+      "sim/cost/cpu_kernels.cpp loop (compressors/ exposes no function for it)";
+  const std::string sparse =
+      loop + "; n sorted indices spread over a gradient of 16 n floats (at most 2^" +
+      std::to_string(static_cast<int>(std::lround(std::log2(sparse_span)))) + ")";
+  switch (kernel) {
+  case Kernel::topk_select:
+    return "compressors::topk_indices (sampled bound + radix select) on standard-normal floats, "
+           "k = density x n";
+  case Kernel::threshold_select:
+    return "compressors::select_at_or_above with the threshold at the density's |x| quantile; "
+           "k = elements kept";
+  case Kernel::sample_threshold:
+    return "compressors::estimate_threshold; k = samples = 0.1% and 1% of n";
+  case Kernel::sketch_insert:
+    return "compressors::CountSketch clear() + insert(); rows = 5, cols = max(256, n / 100) and "
+           "max(256, n / 10)";
+  case Kernel::sketch_query:
+    return "compressors::CountSketch::estimate_all over n coordinates; rows = 5, cols = max(256, "
+           "n / 100)";
+  case Kernel::gather:
+  case Kernel::scatter_add:
+  case Kernel::sparse_pack:
+  case Kernel::sparse_unpack:
+    return sparse;
+  default:
+    return loop;
+  }
 }
 
 volatile double g_sink = 0; // keeps results of pure kernels alive
@@ -151,6 +202,16 @@ nlohmann::json describe_cpu() {
   return details;
 }
 
+CalibrationOptions quick_calibration_options() {
+  CalibrationOptions options;
+  options.min_log2_n = 10;
+  options.max_log2_n = 22;
+  options.seconds_per_point = 0.01;
+  options.max_reps = 50;
+  options.rounds = 3;
+  return options;
+}
+
 CalibrationPoints measure_cpu_kernels(const CalibrationOptions& options) {
 #if !GCSIM_COST_WITH_COMPRESSORS
   (void)options;
@@ -166,8 +227,12 @@ CalibrationPoints measure_cpu_kernels(const CalibrationOptions& options) {
     sizes.push_back(static_cast<std::size_t>(std::llround(
         std::ldexp(1.0, 0) * std::pow(2.0, static_cast<double>(step) / options.steps_per_octave))));
   const std::size_t largest = sizes.back();
+  // Sparse kernels address a gradient 16x longer than their n; the buffers
+  // hold 16x the largest n up to 2^28 floats (1 GiB), which bounds their n.
+  const std::size_t span =
+      std::max(largest, std::clamp(16 * largest, std::size_t{1} << 26, std::size_t{1} << 28));
 
-  std::vector<float> x(largest), y(largest, 0.5f), m(largest, 0.0f), values(largest);
+  std::vector<float> x(span), y(span, 0.5f), m(largest, 0.0f), values(largest);
   std::vector<std::uint16_t> half(largest);
   fill_normal(x, options.seed);
   std::vector<std::uint32_t> index, out_index(largest);
@@ -176,88 +241,119 @@ CalibrationPoints measure_cpu_kernels(const CalibrationOptions& options) {
   std::vector<float> estimates;
 
   CalibrationPoints points;
+  points.load_before = read_loadavg();
+  points.sparse_span = static_cast<double>(span);
+  // Each round measures the whole grid; a point keeps its fastest round. Rounds
+  // spread a point's runs over time, so a burst of activity elsewhere on the
+  // machine cannot spoil every run of one point.
+  int round = 0;
+  std::array<std::size_t, kKernelCount> position{};
   auto record = [&](Kernel kernel, KernelShape shape, const Timing& timing) {
-    points.samples[static_cast<std::size_t>(kernel)].push_back(Sample{shape, timing.seconds});
-    points.repetitions[static_cast<std::size_t>(kernel)].push_back(timing.repetitions);
+    const auto slot = static_cast<std::size_t>(kernel);
+    auto& samples = points.samples[slot];
+    auto& repetitions = points.repetitions[slot];
+    const std::size_t at = position[slot]++;
+    if (round == 0) {
+      samples.push_back(Sample{shape, timing.seconds});
+      repetitions.push_back(timing.repetitions);
+    } else {
+      assert(at < samples.size() && samples[at].shape.n == shape.n && "rounds see the same grid");
+      samples[at].seconds = std::min(samples[at].seconds, timing.seconds);
+      repetitions[at] += timing.repetitions;
+    }
     if (options.progress) {
       char line[160];
-      std::snprintf(line, sizeof line, "%-16s n=%-10.0f k=%-9.0f %10.4g s (%g runs)",
-                    std::string(kernel_name(kernel)).c_str(), shape.n, shape.k, timing.seconds,
-                    timing.repetitions);
+      std::snprintf(line, sizeof line, "round %d %-16s n=%-10.0f k=%-9.0f %10.4g s (%g runs)",
+                    round + 1, std::string(kernel_name(kernel)).c_str(), shape.n, shape.k,
+                    timing.seconds, timing.repetitions);
       options.progress(line);
     }
   };
 
-  for (std::size_t n : sizes) {
-    const double dn = static_cast<double>(n);
-    const float* data = x.data();
+  for (; round < std::max(1, options.rounds); ++round) {
+    position.fill(0);
+    for (std::size_t n : sizes) {
+      const double dn = static_cast<double>(n);
+      const float* data = x.data();
 
-    for (double density : options.densities) {
-      const auto k = static_cast<std::size_t>(std::max(1.0, std::floor(density * dn)));
-      record(Kernel::topk_select, {dn, static_cast<double>(k), 0, 0},
-             time_kernel([&] { compress::topk_indices(data, n, k, selected); }, options));
-      const float threshold = magnitude_quantile(data, n, density);
-      compress::select_at_or_above(data, n, threshold, selected);
-      const double kept = static_cast<double>(selected.size());
-      record(Kernel::threshold_select, {dn, kept, 0, 0},
-             time_kernel([&] { compress::select_at_or_above(data, n, threshold, selected); },
+      for (double density : options.densities) {
+        const auto k = static_cast<std::size_t>(std::max(1.0, std::floor(density * dn)));
+        record(Kernel::topk_select, {dn, static_cast<double>(k), 0, 0},
+               time_kernel([&] { compress::topk_indices(data, n, k, selected); }, options));
+        const float threshold = magnitude_quantile(data, n, density);
+        compress::select_at_or_above(data, n, threshold, selected);
+        const double kept = static_cast<double>(selected.size());
+        record(Kernel::threshold_select, {dn, kept, 0, 0},
+               time_kernel([&] { compress::select_at_or_above(data, n, threshold, selected); },
+                           options));
+      }
+      for (double ratio : {1e-3, 1e-2}) {
+        const auto samples = static_cast<std::size_t>(std::clamp(std::floor(ratio * dn), 64.0, dn));
+        record(
+            Kernel::sample_threshold, {dn, static_cast<double>(samples), 0, 0},
+            time_kernel(
+                [&] {
+                  g_sink =
+                      compress::estimate_threshold(data, n, 1e-3, samples, options.seed).threshold;
+                },
+                options));
+      }
+      record(Kernel::l2_norm, {dn, 0, 0, 0},
+             time_kernel([&] { g_sink = cpu::l2_norm(data, n); }, options));
+
+      if (n <= (std::size_t{1} << options.sketch_max_log2_n)) {
+        // gs-SGD and Sketched-SGD use 10 k columns: n / 100 at density 1e-3 and
+        // n / 10 at 1e-2 (at least 256), with 5 rows. Two table sizes per n
+        // separate the per-element cost from the table's (clearing, cache
+        // misses), which would otherwise both grow with n.
+        const std::uint32_t rows = 5;
+        for (std::size_t per_column : {100, 10}) {
+          const auto cols = static_cast<std::uint32_t>(std::max<std::size_t>(256, n / per_column));
+          compress::CountSketch sketch(rows, cols, options.seed);
+          record(Kernel::sketch_insert, {dn, 0, rows, static_cast<double>(cols)},
+                 time_kernel(
+                     [&] {
+                       sketch.clear();
+                       sketch.insert(data, n);
+                     },
+                     options));
+          if (per_column == 100)
+            record(Kernel::sketch_query, {dn, 0, rows, static_cast<double>(cols)},
+                   time_kernel([&] { sketch.estimate_all(n, estimates); }, options));
+        }
+      }
+
+      // Sparse kernels: n sorted indices spread over a gradient 16x longer
+      // (density 1/16: one index per 64-byte line on average), as a compressor
+      // gathers its selected values out of a layer or bucket.
+      if (16 * n <= span) {
+        spread_indices(n, 16 * n, options.seed, index);
+        record(Kernel::gather, {dn, 0, 0, 0},
+               time_kernel([&] { cpu::gather(data, index.data(), n, values.data()); }, options));
+        record(Kernel::scatter_add, {dn, 0, 0, 0},
+               time_kernel([&] { cpu::scatter_add(data, index.data(), n, y.data()); }, options));
+        record(
+            Kernel::sparse_pack, {dn, 0, 0, 0},
+            time_kernel(
+                [&] { cpu::sparse_pack(data, index.data(), n, out_index.data(), values.data()); },
+                options));
+        record(Kernel::sparse_unpack, {dn, 0, 0, 0},
+               time_kernel([&] { cpu::sparse_unpack(index.data(), data, n, y.data()); }, options));
+      }
+
+      record(Kernel::dense_add, {dn, 0, 0, 0},
+             time_kernel([&] { cpu::dense_add(data, n, y.data()); }, options));
+      // 1 - 2^-24 keeps y finite and normal over any number of repetitions.
+      record(Kernel::dense_scale, {dn, 0, 0, 0},
+             time_kernel([&] { cpu::dense_scale(0.99999994f, n, y.data()); }, options));
+      record(Kernel::fp16_cast, {dn, 0, 0, 0},
+             time_kernel([&] { cpu::fp16_cast(data, n, half.data()); }, options));
+      record(Kernel::sgd_momentum, {dn, 0, 0, 0},
+             time_kernel([&] { cpu::sgd_momentum(data, n, 1e-6f, 0.9f, y.data(), m.data()); },
                          options));
     }
-    for (double ratio : {1e-3, 1e-2}) {
-      const auto samples = static_cast<std::size_t>(std::clamp(std::floor(ratio * dn), 64.0, dn));
-      record(Kernel::sample_threshold, {dn, static_cast<double>(samples), 0, 0},
-             time_kernel(
-                 [&] {
-                   g_sink =
-                       compress::estimate_threshold(data, n, 1e-3, samples, options.seed).threshold;
-                 },
-                 options));
-    }
-    record(Kernel::l2_norm, {dn, 0, 0, 0},
-           time_kernel([&] { g_sink = cpu::l2_norm(data, n); }, options));
-
-    if (n <= (std::size_t{1} << options.sketch_max_log2_n)) {
-      // gs-SGD sizes its sketch to the number of heavy hitters; one column per
-      // 100 elements (density 1%) with 5 rows, at least 256 columns.
-      const std::uint32_t rows = 5;
-      const auto cols = static_cast<std::uint32_t>(std::max<std::size_t>(256, n / 100));
-      compress::CountSketch sketch(rows, cols, options.seed);
-      record(Kernel::sketch_insert, {dn, 0, rows, static_cast<double>(cols)},
-             time_kernel(
-                 [&] {
-                   sketch.clear();
-                   sketch.insert(data, n);
-                 },
-                 options));
-      record(Kernel::sketch_query, {dn, 0, rows, static_cast<double>(cols)},
-             time_kernel([&] { sketch.estimate_all(n, estimates); }, options));
-    }
-
-    // Sparse kernels: n sorted indices over a gradient 16x longer (density
-    // 1/16, the middle of the densities the seeds use), capped by the buffer.
-    spread_indices(n, std::min(largest, 16 * n), options.seed, index);
-    record(Kernel::gather, {dn, 0, 0, 0},
-           time_kernel([&] { cpu::gather(data, index.data(), n, values.data()); }, options));
-    record(Kernel::scatter_add, {dn, 0, 0, 0},
-           time_kernel([&] { cpu::scatter_add(data, index.data(), n, y.data()); }, options));
-    record(Kernel::sparse_pack, {dn, 0, 0, 0},
-           time_kernel(
-               [&] { cpu::sparse_pack(data, index.data(), n, out_index.data(), values.data()); },
-               options));
-    record(Kernel::sparse_unpack, {dn, 0, 0, 0},
-           time_kernel([&] { cpu::sparse_unpack(index.data(), data, n, y.data()); }, options));
-
-    record(Kernel::dense_add, {dn, 0, 0, 0},
-           time_kernel([&] { cpu::dense_add(data, n, y.data()); }, options));
-    // 1 - 2^-24 keeps y finite and normal over any number of repetitions.
-    record(Kernel::dense_scale, {dn, 0, 0, 0},
-           time_kernel([&] { cpu::dense_scale(0.99999994f, n, y.data()); }, options));
-    record(Kernel::fp16_cast, {dn, 0, 0, 0},
-           time_kernel([&] { cpu::fp16_cast(data, n, half.data()); }, options));
-    record(
-        Kernel::sgd_momentum, {dn, 0, 0, 0},
-        time_kernel([&] { cpu::sgd_momentum(data, n, 1e-6f, 0.9f, y.data(), m.data()); }, options));
   }
+  points.load_after = read_loadavg();
   return points;
 #endif
 }
@@ -298,7 +394,12 @@ DeviceProfile fit_cpu_profile(const CalibrationPoints& points, double gemm_flops
   DeviceProfile profile;
   const std::string model_name = read_cpu_model();
   profile.set_name(model_name + " (measured, 1 thread)");
-  profile.set_device("cpu", model_name, describe_cpu());
+  nlohmann::json details = describe_cpu();
+  details["loadavg_before"] = points.load_before;
+  details["loadavg_after"] = points.load_after;
+  details["timing"] = "thread CPU time (CLOCK_THREAD_CPUTIME_ID), minimum over repetitions after "
+                      "one warm-up run; calls under 50 us timed in batches";
+  profile.set_device("cpu", model_name, details);
   Provenance provenance;
   provenance.kind = "measured";
   provenance.command = command;
@@ -329,11 +430,7 @@ DeviceProfile fit_cpu_profile(const CalibrationPoints& points, double gemm_flops
     model.curve = fit_curve(kernel_family(kernel), samples);
     model.points = samples;
     model.repetitions = points.repetitions[static_cast<std::size_t>(kernel)];
-    const bool own_loop = kernel != Kernel::topk_select && kernel != Kernel::threshold_select &&
-                          kernel != Kernel::sample_threshold && kernel != Kernel::sketch_insert &&
-                          kernel != Kernel::sketch_query;
-    model.source = own_loop ? "sim/cost/cpu_kernels.cpp (compressors/ has no such function)"
-                            : "compressors/ implementation";
+    model.source = kernel_setup(kernel, points.sparse_span);
     profile.set_kernel(kernel, std::move(model));
   }
   return profile;

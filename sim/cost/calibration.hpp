@@ -29,6 +29,8 @@ struct CalibrationOptions {
   /// taken seconds_per_point or max_reps runs. Calls under ~20 us are timed in
   /// batches so the clock's resolution does not matter.
   double seconds_per_point = 0.1;
+  /// Passes over the whole grid; each point keeps its fastest pass.
+  int rounds = 3;
   int min_reps = 3;
   int max_reps = 200;
   std::uint64_t seed = 1;
@@ -36,10 +38,19 @@ struct CalibrationOptions {
   std::function<void(std::string_view)> progress;
 };
 
+/// The reduced grid of `gcsim calibrate --quick` and of the test suite:
+/// 2^10..2^22 elements, three short rounds; seconds, not minutes.
+CalibrationOptions quick_calibration_options();
+
 /// Raw timings per kernel (index = Kernel) and how many runs each median has.
 struct CalibrationPoints {
   std::array<std::vector<Sample>, kKernelCount> samples;
   std::array<std::vector<double>, kKernelCount> repetitions;
+  /// /proc/loadavg before and after: how busy the machine was (honesty about
+  /// interference; the minimum over repetitions filters most of it).
+  std::string load_before, load_after;
+  /// Length of the gradient the sparse kernels' indices are spread over.
+  double sparse_span = 0;
 };
 
 CalibrationPoints measure_cpu_kernels(const CalibrationOptions& options);

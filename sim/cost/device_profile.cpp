@@ -63,6 +63,15 @@ Curve read_curve(ObjectReader& reader, const Family& family) {
     std::tie(range.rows_min, range.rows_max) = read_interval(range_reader, "rows");
   if (family.uses_cols)
     std::tie(range.cols_min, range.cols_max) = read_interval(range_reader, "cols");
+  if (family.uses_k && range_reader.has("k_per_n")) {
+    range.has_k_per_n = true;
+    std::tie(range.k_per_n_min, range.k_per_n_max) = read_interval(range_reader, "k_per_n");
+  }
+  if (family.uses_cols && range_reader.has("cols_per_n")) {
+    range.has_cols_per_n = true;
+    std::tie(range.cols_per_n_min, range.cols_per_n_max) =
+        read_interval(range_reader, "cols_per_n");
+  }
   range_reader.finish();
 
   const nlohmann::json& list = reader.require("segments");
@@ -73,6 +82,8 @@ Curve read_curve(ObjectReader& reader, const Family& family) {
     ObjectReader segment_reader(list[s], reader.file(),
                                 reader.path_of("segments") + "/" + std::to_string(s));
     Segment segment;
+    // Without "from" a segment starts where the previous one ends (no gap).
+    segment.from = segment_reader.number_or("from", segments.empty() ? 0.0 : segments.back().up_to);
     segment.up_to = segment_reader.number_or("up_to", std::numeric_limits<double>::infinity());
     for (std::size_t t = 0; t < family.term_count; ++t)
       segment.coefficients[t] = segment_reader.number(term_key(family.terms[t]));
@@ -267,9 +278,15 @@ nlohmann::json DeviceProfile::to_json() const {
       fit["range"]["rows"] = {range.rows_min, range.rows_max};
     if (family.uses_cols)
       fit["range"]["cols"] = {range.cols_min, range.cols_max};
+    if (family.uses_k && range.has_k_per_n)
+      fit["range"]["k_per_n"] = {rounded(range.k_per_n_min), rounded(range.k_per_n_max)};
+    if (family.uses_cols && range.has_cols_per_n)
+      fit["range"]["cols_per_n"] = {rounded(range.cols_per_n_min), rounded(range.cols_per_n_max)};
     fit["segments"] = nlohmann::json::array();
     for (const Segment& segment : model.curve.segments()) {
       nlohmann::json piece = nlohmann::json::object();
+      if (segment.from > 0)
+        piece["from"] = rounded(segment.from);
       if (std::isfinite(segment.up_to))
         piece["up_to"] = rounded(segment.up_to);
       for (std::size_t t = 0; t < family.term_count; ++t)

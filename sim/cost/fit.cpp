@@ -54,8 +54,8 @@ struct PieceFit {
 };
 
 // Non-negative least squares of sum((model/t - 1)^2) over samples[first, last).
-// With at most three terms, the optimum is the best feasible unconstrained
-// solution over the 7 non-empty subsets of terms.
+// With at most four terms, the optimum is the best feasible unconstrained
+// solution over the 15 non-empty subsets of terms.
 PieceFit fit_piece(const Family& family, const std::vector<Sample>& samples, std::size_t first,
                    std::size_t last) {
   const std::size_t terms = family.term_count;
@@ -71,7 +71,10 @@ PieceFit fit_piece(const Family& family, const std::vector<Sample>& samples, std
     s = s > 0 ? std::sqrt(s) : 1.0;
 
   PieceFit best;
-  for (unsigned mask = 1; mask < (1u << terms); ++mask) {
+  // Larger masks first: when several subsets fit equally well (a piece with a
+  // single size), the size-dependent terms win over a bare latency, so the
+  // piece still scales with n.
+  for (unsigned mask = (1u << terms) - 1; mask >= 1; --mask) {
     std::vector<std::size_t> active;
     for (std::size_t t = 0; t < terms; ++t)
       if (mask & (1u << t))
@@ -109,18 +112,30 @@ PieceFit fit_piece(const Family& family, const std::vector<Sample>& samples, std
   return best;
 }
 
+KernelShape with_piecewise_value(const Family& family, KernelShape shape, double value) {
+  (family.piecewise_in == 'k' ? shape.k : shape.n) = value;
+  return shape;
+}
+
 bool monotone_at(const Family& family, const Segment& left, const Segment& right,
                  const ShapeRange& range) {
-  // Within a piece every term is non-decreasing; only the jump at the boundary
-  // can break monotonicity, so the boundary is checked at the corners of the
-  // other shape fields.
-  const double boundary = left.up_to;
-  for (double k : {range.k_min, range.k_max})
+  // Within a piece every term is non-decreasing, so only the step in the gap
+  // between the pieces (at its geometric middle) can break monotonicity; it is
+  // checked at every corner of the other shape fields (k and cols along the
+  // ratios to n seen in the data, when the range records them).
+  const double middle = std::sqrt(left.up_to * right.from);
+  const double n = family.piecewise_in == 'k' ? range.n_max : middle;
+  const std::pair<double, double> ks = range.has_k_per_n
+                                           ? std::pair{range.k_per_n_min * n, range.k_per_n_max * n}
+                                           : std::pair{range.k_min, range.k_max};
+  const std::pair<double, double> colses =
+      range.has_cols_per_n ? std::pair{range.cols_per_n_min * n, range.cols_per_n_max * n}
+                           : std::pair{range.cols_min, range.cols_max};
+  for (double k : {ks.first, ks.second})
     for (double rows : {range.rows_min, range.rows_max})
-      for (double cols : {range.cols_min, range.cols_max}) {
-        KernelShape shape{boundary, k, rows, cols};
-        if (family.piecewise_in == 'k')
-          shape = KernelShape{range.n_max, boundary, rows, cols};
+      for (double cols : {colses.first, colses.second}) {
+        const KernelShape shape =
+            with_piecewise_value(family, KernelShape{range.n_max, k, rows, cols}, middle);
         const double before = evaluate(family, left, shape);
         const double after = evaluate(family, right, shape);
         if (after < before * (1 - 1e-5) - 1e-15)
@@ -145,9 +160,17 @@ Curve::Curve(const Family& family, std::vector<Segment> segments, ShapeRange ran
 double Curve::seconds(const KernelShape& shape) const {
   assert(family_ != nullptr && "seconds() on an empty curve");
   const double x = piecewise_value(*family_, shape);
-  for (const Segment& segment : segments_)
-    if (x <= segment.up_to)
+  for (std::size_t s = 0; s < segments_.size(); ++s) {
+    const Segment& segment = segments_[s];
+    if (x > segment.up_to)
+      continue;
+    if (s == 0 || x >= segment.from)
       return evaluate(*family_, segment, shape);
+    // In the gap after the previous piece, each piece extends to the gap's
+    // geometric middle: a cache boundary is a step, not a ramp.
+    const Segment& previous = segments_[s - 1];
+    return evaluate(*family_, x * x <= previous.up_to * segment.from ? previous : segment, shape);
+  }
   return evaluate(*family_, segments_.back(), shape);
 }
 
@@ -172,14 +195,18 @@ std::string Curve::problem(std::string* where) const {
     if (last != std::isinf(segments_[s].up_to))
       return report(piece + "/up_to", last ? "the last segment must not have an upper bound"
                                            : "every segment but the last needs up_to");
-    if (s > 0 && !(segments_[s].up_to > segments_[s - 1].up_to))
-      return report(piece + "/up_to", "segment bounds must increase");
+    if (s > 0 && !(segments_[s].from >= segments_[s - 1].up_to))
+      return report(piece + "/from", "a segment must start at or after the previous one's up_to");
+    if (!(segments_[s].up_to >= segments_[s].from) || segments_[s].from < 0)
+      return report(piece + "/up_to", "a segment's up_to must not be below its from");
   }
   for (std::size_t s = 0; s + 1 < segments_.size(); ++s)
     if (!monotone_at(*family_, segments_[s], segments_[s + 1], range_))
       return report("/segments/" + std::to_string(s + 1),
-                    "fit is not monotone: time drops at " + std::string(1, family_->piecewise_in) +
-                        " = " + number_text(segments_[s].up_to) + " going into this segment");
+                    "fit is not monotone: time drops where this segment takes over from the "
+                    "previous one (" +
+                        std::string(1, family_->piecewise_in) + " = " +
+                        number_text(std::sqrt(segments_[s].up_to * segments_[s + 1].from)) + ")");
   return {};
 }
 
@@ -187,6 +214,9 @@ ShapeRange range_of(const std::vector<Sample>& samples) {
   if (samples.empty())
     return {};
   ShapeRange range{kInfinity, 0, kInfinity, 0, kInfinity, 0, kInfinity, 0};
+  // k_per_n / cols_per_n stay unset: checking monotonicity at the absolute
+  // corners is stricter, and on this project's CPU data it generalised better
+  // (hold-out) than checking along the measured ratios.
   for (const Sample& sample : samples) {
     range.n_min = std::min(range.n_min, sample.shape.n);
     range.n_max = std::max(range.n_max, sample.shape.n);
@@ -232,17 +262,14 @@ Curve fit_curve(const Family& family, const std::vector<Sample>& input, const Fi
     }
     return memo[a][b];
   };
-  auto boundary = [&](std::size_t position) {
-    // Between the last value of the left piece and the first of the right.
-    const double left = piecewise_value(family, samples[starts[position] - 1].shape);
-    const double right = piecewise_value(family, samples[starts[position]].shape);
-    return std::sqrt(left * right);
+  auto value_at = [&](std::size_t position) {
+    return piecewise_value(family, samples[starts[position]].shape);
   };
 
   const double count = static_cast<double>(samples.size());
   double best_score = kInfinity;
   std::vector<Segment> best;
-  // Candidate cut lists: none, one cut, two cuts (max_segments <= 3).
+  // Candidate cut lists: none, one, two or three cuts (max_segments <= 4).
   std::vector<std::vector<std::size_t>> candidates{{}};
   if (options.max_segments >= 2)
     for (std::size_t a = min_run; a + min_run <= distinct; ++a)
@@ -251,6 +278,11 @@ Curve fit_curve(const Family& family, const std::vector<Sample>& input, const Fi
     for (std::size_t a = min_run; a + 2 * min_run <= distinct; ++a)
       for (std::size_t b = a + min_run; b + min_run <= distinct; ++b)
         candidates.push_back({a, b});
+  if (options.max_segments >= 4)
+    for (std::size_t a = min_run; a + 3 * min_run <= distinct; ++a)
+      for (std::size_t b = a + min_run; b + 2 * min_run <= distinct; ++b)
+        for (std::size_t c = b + min_run; c + min_run <= distinct; ++c)
+          candidates.push_back({a, b, c});
   for (const auto& cuts : candidates) {
     std::vector<std::size_t> edges{0};
     edges.insert(edges.end(), cuts.begin(), cuts.end());
@@ -263,7 +295,10 @@ Curve fit_curve(const Family& family, const std::vector<Sample>& input, const Fi
       feasible = std::isfinite(fit.rss);
       rss += fit.rss;
       Segment segment = fit.segment;
-      segment.up_to = p + 2 < edges.size() ? boundary(edges[p + 1]) : kInfinity;
+      // A piece spans its own first and last size; the gap to the next piece
+      // is interpolated (see Segment).
+      segment.from = p == 0 ? 0.0 : value_at(edges[p]);
+      segment.up_to = p + 2 < edges.size() ? value_at(edges[p + 1] - 1) : kInfinity;
       segments.push_back(segment);
     }
     if (!feasible)

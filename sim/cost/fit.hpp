@@ -19,11 +19,15 @@ struct Sample {
   double seconds = 0;
 };
 
-/// One piece of a curve: valid for piecewise values up to `up_to` (inclusive;
-/// infinity for the last piece). Coefficients follow the family's terms.
+/// One piece of a curve, fitted to the sizes in [from, up_to] of its
+/// piecewise value (n). The first piece also covers everything below, the
+/// last (up_to = infinity) everything above. In the gap between one piece's
+/// up_to and the next one's from (where a cache boundary lies) each piece
+/// extends to the gap's geometric middle. Coefficients follow the family's terms.
 struct Segment {
+  double from = 0;
   double up_to = std::numeric_limits<double>::infinity();
-  std::array<double, 3> coefficients{};
+  std::array<double, 4> coefficients{};
 };
 
 /// The box of shapes a curve was fitted (or derived) over. Monotonicity is
@@ -33,6 +37,12 @@ struct ShapeRange {
   double k_min = 0, k_max = 0;
   double rows_min = 0, rows_max = 0;
   double cols_min = 0, cols_max = 0;
+  /// Where k and cols grow with n (k = density x n, cols = n / 100), the
+  /// ratios seen; monotonicity is then checked along those ratios instead of
+  /// at the absolute corners (large n with tiny k never occurs).
+  bool has_k_per_n = false, has_cols_per_n = false;
+  double k_per_n_min = 0, k_per_n_max = 0;
+  double cols_per_n_min = 0, cols_per_n_max = 0;
 };
 
 class Curve {
@@ -56,14 +66,14 @@ private:
 };
 
 struct FitOptions {
-  std::size_t max_segments = 3;
+  std::size_t max_segments = 4;
   /// A piece needs at least this many distinct piecewise values.
-  std::size_t min_distinct_per_segment = 3;
+  std::size_t min_distinct_per_segment = 1;
 };
 
 /// Least squares on relative residuals ((model - t) / t), coefficients
 /// constrained non-negative (exact NNLS by active-set enumeration: at most
-/// three terms). The number of pieces and the breakpoints are chosen by BIC
+/// four terms). The number of pieces and the breakpoints are chosen by BIC
 /// among monotone candidates. Throws std::invalid_argument on no samples or
 /// non-positive times.
 Curve fit_curve(const Family& family, const std::vector<Sample>& samples,

@@ -7,25 +7,44 @@
 namespace gcsim::cost {
 namespace {
 
-// Families, documented in platforms/devices/README.md.
-constexpr Family kLatencyLinear{
-    "latency_linear", {Term::latency, Term::per_n, Term::latency}, 2, 'n', false, false, false};
-constexpr Family kLatencyLinearNK{
-    "latency_linear_nk", {Term::latency, Term::per_n, Term::per_k}, 3, 'n', true, false, false};
-// Selection: a radix select is linear in n, a legacy torch.topk grows like
-// n log2 k; one family covers both regimes (either coefficient may be zero).
-constexpr Family kNLog2K{
-    "n_log2k", {Term::latency, Term::per_n, Term::per_n_log2k}, 3, 'n', true, false, false};
+// Families, documented in platforms/devices/README.md. Unused trailing terms
+// repeat latency and are ignored (term_count).
+constexpr Family kLatencyLinear{"latency_linear",
+                                {Term::latency, Term::per_n, Term::latency, Term::latency},
+                                2,
+                                'n',
+                                false,
+                                false,
+                                false};
+constexpr Family kLatencyLinearNK{"latency_linear_nk",
+                                  {Term::latency, Term::per_n, Term::per_k, Term::latency},
+                                  3,
+                                  'n',
+                                  true,
+                                  false,
+                                  false};
+// Selection: a radix select is linear in n, a sampled-bound select (as in
+// compressors/) adds a cost per kept candidate, and legacy torch.topk grows
+// like n log2 k; one family covers all three regimes (coefficients may be 0).
+constexpr Family kSelection{
+    "selection", {Term::latency, Term::per_n, Term::per_k, Term::per_n_log2k}, 4, 'n', true, false,
+    false};
 // Insert does rows scatter-adds per element and clears the rows x cols table.
-constexpr Family kSketchInsert{"sketch_insert",
-                               {Term::latency, Term::per_n_rows, Term::per_rows_cols},
-                               3,
-                               'n',
-                               false,
-                               true,
-                               true};
-constexpr Family kSketchQuery{
-    "sketch_query", {Term::latency, Term::per_n_rows, Term::latency}, 2, 'n', false, true, false};
+constexpr Family kSketchInsert{
+    "sketch_insert",
+    {Term::latency, Term::per_n_rows, Term::per_rows_cols, Term::latency},
+    3,
+    'n',
+    false,
+    true,
+    true};
+constexpr Family kSketchQuery{"sketch_query",
+                              {Term::latency, Term::per_n_rows, Term::latency, Term::latency},
+                              2,
+                              'n',
+                              false,
+                              true,
+                              false};
 
 struct Entry {
   Kernel kernel;
@@ -34,7 +53,7 @@ struct Entry {
 };
 
 constexpr std::array<Entry, kKernelCount> kEntries{{
-    {Kernel::topk_select, "topk_select", &kNLog2K},
+    {Kernel::topk_select, "topk_select", &kSelection},
     {Kernel::threshold_select, "threshold_select", &kLatencyLinearNK},
     {Kernel::l2_norm, "l2_norm", &kLatencyLinear},
     {Kernel::sample_threshold, "sample_threshold", &kLatencyLinearNK},

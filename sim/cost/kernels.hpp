@@ -52,7 +52,7 @@ double term_value(Term term, const KernelShape& shape);
 /// curve may be piecewise (where a cache boundary shows).
 struct Family {
   std::string_view name;
-  std::array<Term, 3> terms;
+  std::array<Term, 4> terms;
   std::size_t term_count;
   char piecewise_in; // 'n' or 'k'
   bool uses_k;
