@@ -75,10 +75,24 @@ public:
       }
     }
   }
-  bool weights(int, std::vector<float>&) override { return false; }
+  // Weights for compressors that weigh gradients by them (IWP): fixed
+  // across iterations, uniform with a per-layer scale like common inits.
+  bool weights(int, std::vector<float>& out) override {
+    out.resize(layout_.total());
+    for (size_t l = 0; l < layout_.size(); ++l) {
+      const compress::Layer& layer = layout_[l];
+      const float scale = std::sqrt(3.0f / static_cast<float>(layer.size));
+      for (size_t i = 0; i < layer.size; ++i) {
+        uint64_t bits = mix(seed_ ^ 0xD1B54A32D192ED03ULL ^ ((layer.offset + i) * 0x9E3779B97F4A7C15ULL));
+        out[layer.offset + i] = scale * (static_cast<float>(bits >> 40) * 0x1.0p-23f - 1.0f);
+      }
+    }
+    return true;
+  }
   nlohmann::json describe() const override {
     return {{"kind", "synthetic"},
-            {"method", "shared cubed-Laplace signal + per-worker triangular noise, per-layer scaled"},
+            {"method", "shared cubed-Laplace signal + per-worker triangular noise, per-layer scaled; "
+                       "uniform weights scaled by sqrt(3 / layer size)"},
             {"workers", workers_},
             {"seed", seed_},
             {"note", "not real gradients: timing studies only; use a trace for fidelity"}};
