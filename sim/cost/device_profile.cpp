@@ -364,17 +364,4 @@ void DeviceProfile::set_kernel(Kernel kernel, KernelModel model) {
   kernels_[static_cast<std::size_t>(kernel)] = std::move(model);
 }
 
-std::filesystem::path resolve_profile_path(const std::string& value,
-                                           const std::filesystem::path& scenario_file,
-                                           const std::filesystem::path& repo_root) {
-  const std::filesystem::path path(value);
-  if (path.is_absolute())
-    return path;
-  const std::filesystem::path beside = scenario_file.parent_path() / path;
-  std::error_code error;
-  if (std::filesystem::exists(beside, error))
-    return beside;
-  return repo_root / path;
-}
-
 } // namespace gcsim::cost

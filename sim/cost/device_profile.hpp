@@ -110,11 +110,4 @@ private:
   std::array<KernelModel, kKernelCount> kernels_;
 };
 
-/// Where a scenario's "device" value points: absolute as is; otherwise
-/// relative to the scenario file's folder if that file exists, else relative
-/// to `repo_root`. Does not check that the result exists.
-std::filesystem::path resolve_profile_path(const std::string& value,
-                                           const std::filesystem::path& scenario_file,
-                                           const std::filesystem::path& repo_root);
-
 } // namespace gcsim::cost
