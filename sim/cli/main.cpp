@@ -22,7 +22,9 @@ CommandRegistration::CommandRegistration(CommandFactory factory) {
   factories().push_back(std::move(factory));
 }
 
-std::vector<CommandFactory> registered_commands() { return factories(); }
+std::vector<CommandFactory> registered_commands() {
+  return factories();
+}
 
 } // namespace gcsim::cli
 

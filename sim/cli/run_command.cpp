@@ -1,16 +1,16 @@
 // `gcsim run SCENARIO.json`: simulate a scenario, print a summary and write
 // DIR/result.json.
 
+#include "compressors/params.hpp"
+#include "compressors/registry.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/input_error.hpp"
-#include "compressors/params.hpp"
-#include "compressors/registry.hpp"
 #include "sim/output/result.hpp"
 #include "sim/output/timeline.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/training/compression.hpp"
 #include "sim/training/gradient_feed.hpp"
-#include "sim/scenario/scenario.hpp"
 #include "sim/training/plan.hpp"
 
 #include <chrono>
@@ -32,8 +32,7 @@ public:
   }
   void configure(CLI::App& app) override {
     app.add_option("scenario", scenario_file_, "Scenario JSON file")->required();
-    app.add_option("--out", out_dir_,
-                   "Folder for result.json (default: results/<scenario name>/)");
+    app.add_option("--out", out_dir_, "Folder for result.json (default: results/<scenario name>/)");
     app.add_option("--set", sets_,
                    "Override a scenario field by its dotted path, e.g. "
                    "--set platform.nodes=16 --set platform.link.bandwidth=10Gbps (repeatable)")
@@ -81,7 +80,8 @@ public:
     const bool show_progress = isatty(STDERR_FILENO) != 0 && !quiet_;
     const int iterations = plan.iterations;
     auto progress = [&](int iteration, double clock) {
-      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
       if (show_progress && wall > 1.0)
         std::fprintf(stderr, "\r  iteration %d/%d, simulated %.3f s, wall %.1f s", iteration + 1,
                      iterations, clock, wall);

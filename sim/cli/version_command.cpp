@@ -3,9 +3,9 @@
 #include "sim/cli/command.hpp"
 
 #include <cstdio>
+#include <xbt/base.h> // defines the macros simgrid/version.h uses
 
 #include <CLI/CLI.hpp>
-#include <xbt/base.h> // defines the macros simgrid/version.h uses
 #include <simgrid/version.h>
 
 namespace gcsim::cli {

@@ -54,7 +54,10 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
     // nlohmann's byte offset is turned into line:column for humans.
     const std::string text = buffer.str();
     size_t offset = std::min<size_t>(parse_error.byte, text.size());
-    size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset > 0 ? offset - 1 : 0), '\n'));
+    size_t line =
+        1 + static_cast<size_t>(std::count(
+                text.begin(),
+                text.begin() + static_cast<std::ptrdiff_t>(offset > 0 ? offset - 1 : 0), '\n'));
     size_t line_start = text.rfind('\n', offset > 0 ? offset - 1 : 0);
     size_t column = offset - (line_start == std::string::npos ? 0 : line_start + 1);
     throw InputError(file.string(), "",
@@ -210,8 +213,7 @@ int64_t ObjectReader::integer(std::string_view key, int64_t min, int64_t max) {
                                     : value.get<int64_t>();
 }
 
-int64_t ObjectReader::integer_or(std::string_view key, int64_t min, int64_t max,
-                                 int64_t fallback) {
+int64_t ObjectReader::integer_or(std::string_view key, int64_t min, int64_t max, int64_t fallback) {
   return has(key) ? integer(key, min, max) : (known_.emplace(key), fallback);
 }
 
@@ -226,8 +228,8 @@ bool ObjectReader::boolean_or(std::string_view key, bool fallback) {
 
 namespace {
 template <typename Parser>
-double parse_unit_field(ObjectReader& reader, std::string_view key, Parser parser,
-                        const char* what, const char* example, bool allow_zero) {
+double parse_unit_field(ObjectReader& reader, std::string_view key, Parser parser, const char* what,
+                        const char* example, bool allow_zero) {
   const nlohmann::json& value = reader.require(key);
   if (value.is_string()) {
     auto parsed = parser(value.template get<std::string>());
@@ -262,7 +264,9 @@ ObjectReader ObjectReader::object(std::string_view key) {
   return ObjectReader(require(key), file_, path_of(key));
 }
 
-void ObjectReader::allow(std::string_view key) { known_.emplace(key); }
+void ObjectReader::allow(std::string_view key) {
+  known_.emplace(key);
+}
 
 void ObjectReader::fail(std::string_view key, const std::string& what) const {
   throw InputError(file_, path_of(key), what);

@@ -8,7 +8,9 @@
 
 namespace gcsim {
 
-std::filesystem::path source_root() { return GCSIM_SOURCE_ROOT; }
+std::filesystem::path source_root() {
+  return GCSIM_SOURCE_ROOT;
+}
 
 std::filesystem::path resolve_input_path(const std::string& value,
                                          const std::filesystem::path& referring_file) {

@@ -66,10 +66,21 @@ std::optional<double> parse_with(std::string_view text, const std::array<Unit, N
 }
 
 constexpr std::array<Unit, 16> kBandwidthUnits{{
-    {"bps", 1.0 / 8},      {"kbps", 1e3 / 8},  {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8},
-    {"Gbps", 1e9 / 8},     {"Tbps", 1e12 / 8}, {"Bps", 1.0},      {"kBps", 1e3},
-    {"KBps", 1e3},         {"MBps", 1e6},      {"GBps", 1e9},     {"TBps", 1e12},
-    {"KiBps", 1024.0},     {"MiBps", 1048576.0}, {"GiBps", 1073741824.0},
+    {"bps", 1.0 / 8},
+    {"kbps", 1e3 / 8},
+    {"Kbps", 1e3 / 8},
+    {"Mbps", 1e6 / 8},
+    {"Gbps", 1e9 / 8},
+    {"Tbps", 1e12 / 8},
+    {"Bps", 1.0},
+    {"kBps", 1e3},
+    {"KBps", 1e3},
+    {"MBps", 1e6},
+    {"GBps", 1e9},
+    {"TBps", 1e12},
+    {"KiBps", 1024.0},
+    {"MiBps", 1048576.0},
+    {"GiBps", 1073741824.0},
     {"TiBps", 1099511627776.0},
 }};
 
@@ -132,7 +143,9 @@ std::optional<double> parse_bandwidth(std::string_view text) {
 std::optional<double> parse_duration(std::string_view text) {
   return parse_with(text, kDurationUnits);
 }
-std::optional<double> parse_size(std::string_view text) { return parse_with(text, kSizeUnits); }
+std::optional<double> parse_size(std::string_view text) {
+  return parse_with(text, kSizeUnits);
+}
 std::optional<double> parse_flop_rate(std::string_view text) {
   return parse_with(text, kFlopUnits);
 }

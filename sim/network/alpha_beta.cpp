@@ -30,7 +30,8 @@ double ring_allgatherv(const Cost& cost, const std::vector<uint64_t>& bytes_per_
     return 0;
   // The largest block travels P-1 hops; every step waits for it.
   uint64_t largest = *std::max_element(bytes_per_rank.begin(), bytes_per_rank.end());
-  return static_cast<double>(bytes_per_rank.size() - 1) * cost.message(static_cast<double>(largest));
+  return static_cast<double>(bytes_per_rank.size() - 1) *
+         cost.message(static_cast<double>(largest));
 }
 
 double binomial_broadcast(const Cost& cost, int ranks, uint64_t bytes) {

@@ -3,8 +3,8 @@
 // (Thakur, Rabenseifner and Gropp, "Optimization of Collective
 // Communication Operations in MPICH", IJHPCA 2005), without the reduction
 // term, for whole-byte messages: where a buffer of n bytes is cut into P
-// chunks, the largest chunk, ceil(n/P), sets the pace. This is the analytic oracle the SimGrid path is checked against
-// when nothing contends for the network.
+// chunks, the largest chunk, ceil(n/P), sets the pace. This is the analytic oracle the SimGrid path
+// is checked against when nothing contends for the network.
 
 #include <cstdint>
 #include <vector>

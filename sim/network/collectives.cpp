@@ -186,7 +186,8 @@ void ps_worker_push_pull(Group& group, int rank, int workers, uint64_t bytes) {
   std::vector<sg4::CommPtr> pulls;
   std::vector<int*> received(static_cast<size_t>(servers));
   for (int s = 0; s < servers; ++s)
-    pulls.push_back(group.mailbox(workers + s, rank)->get_async<int>(&received[static_cast<size_t>(s)]));
+    pulls.push_back(
+        group.mailbox(workers + s, rank)->get_async<int>(&received[static_cast<size_t>(s)]));
   sg4::Comm::wait_all(pulls);
 }
 

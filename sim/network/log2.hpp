@@ -19,6 +19,7 @@ constexpr int ceil_log2(int value) {
   return log;
 }
 
-static_assert(floor_log2(1) == 0 && floor_log2(96) == 6 && ceil_log2(96) == 7 && ceil_log2(64) == 6);
+static_assert(floor_log2(1) == 0 && floor_log2(96) == 6 && ceil_log2(96) == 7 &&
+              ceil_log2(64) == 6);
 
 } // namespace gcsim::net

@@ -34,9 +34,10 @@ Platform build_star(const PlatformSpec& spec) {
   Platform platform;
   std::vector<sg4::LinkInRoute> backbone;
   if (spec.backbone) {
-    const sg4::Link* shared = zone->create_link(spec.name + "-backbone", spec.backbone->bandwidth_Bps)
-                                  ->set_latency(spec.backbone->latency_s)
-                                  ->seal();
+    const sg4::Link* shared =
+        zone->create_link(spec.name + "-backbone", spec.backbone->bandwidth_Bps)
+            ->set_latency(spec.backbone->latency_s)
+            ->seal();
     backbone.emplace_back(shared);
   }
   auto add_host = [&](const std::string& name, const LinkSpec& link) {
@@ -77,13 +78,16 @@ Platform build_ring(const PlatformSpec& spec) {
 Platform build_fat_tree(const PlatformSpec& spec) {
   Platform platform;
   std::vector<sg4::Host*> hosts;
-  auto make_leaf = [&hosts](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+  auto make_leaf = [&hosts](sg4::NetZone* zone, const std::vector<unsigned long>&,
+                            unsigned long id) {
     sg4::Host* host = zone->create_host("gpu-" + std::to_string(id), kHostSpeed)->seal();
     hosts.push_back(host);
-    return std::make_pair(host->get_netpoint(), static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
+    return std::make_pair(host->get_netpoint(),
+                          static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
   };
   const auto& tree = spec.fat_tree;
-  sg4::FatTreeParams params(static_cast<unsigned>(tree.down.size()), tree.down, tree.up, tree.links);
+  sg4::FatTreeParams params(static_cast<unsigned>(tree.down.size()), tree.down, tree.up,
+                            tree.links);
   sg4::create_fatTree_zone(spec.name, nullptr, params, sg4::ClusterCallbacks(make_leaf),
                            spec.link.bandwidth_Bps, spec.link.latency_s,
                            sg4::Link::SharingPolicy::SPLITDUPLEX)
@@ -124,9 +128,8 @@ Platform build_multi_gpu(const PlatformSpec& spec) {
 Platform build_from_xml(sg4::Engine& engine, const PlatformSpec& spec) {
   engine.load_platform(spec.xml_file);
   std::vector<sg4::Host*> hosts = engine.get_all_hosts();
-  std::sort(hosts.begin(), hosts.end(), [](const sg4::Host* a, const sg4::Host* b) {
-    return a->get_name() < b->get_name();
-  });
+  std::sort(hosts.begin(), hosts.end(),
+            [](const sg4::Host* a, const sg4::Host* b) { return a->get_name() < b->get_name(); });
   if (spec.nodes > 0 && static_cast<size_t>(spec.nodes) > hosts.size())
     throw std::invalid_argument("the XML platform has " + std::to_string(hosts.size()) +
                                 " hosts, fewer than the " + std::to_string(spec.nodes) +
@@ -162,7 +165,8 @@ void configure_network_model(const NetworkModelSpec& network) {
   sg4::Engine::set_config(std::string("network/crosstraffic:") +
                           (network.crosstraffic ? "1" : "0"));
   sg4::Engine::set_config("network/latency-factor:" + fmt::format("{}", network.latency_factor));
-  sg4::Engine::set_config("network/bandwidth-factor:" + fmt::format("{}", network.bandwidth_factor));
+  sg4::Engine::set_config("network/bandwidth-factor:" +
+                          fmt::format("{}", network.bandwidth_factor));
   // SimGrid bounds a flow at gamma / (2 latency); a huge gamma removes the
   // bound so that CM02 is exactly latency + size / bandwidth.
   double gamma = network.tcp_window_bytes.value_or(1e30);

@@ -38,8 +38,8 @@ struct NetworkModelSpec {
 enum class Topology { star, ring, parameter_server, fat_tree, multi_gpu, simgrid_xml };
 
 struct FatTreeSpec {
-  std::vector<unsigned> down; // children per switch, leaf level first
-  std::vector<unsigned> up;   // parents per element, leaf level first
+  std::vector<unsigned> down;  // children per switch, leaf level first
+  std::vector<unsigned> up;    // parents per element, leaf level first
   std::vector<unsigned> links; // parallel links per connection
 };
 
@@ -62,7 +62,9 @@ struct PlatformSpec {
   NetworkModelSpec network;
 
   /// Workers (one per GPU) the platform provides.
-  int worker_count() const { return topology == Topology::multi_gpu ? nodes * gpus_per_node : nodes; }
+  int worker_count() const {
+    return topology == Topology::multi_gpu ? nodes * gpus_per_node : nodes;
+  }
 };
 
 const char* topology_name(Topology topology);

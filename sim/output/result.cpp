@@ -107,9 +107,10 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
 
   nlohmann::json buckets = nlohmann::json::array();
   for (const training::Bucket& bucket : run.buckets)
-    buckets.push_back({{"first_layer", scenario.workload.layers[static_cast<size_t>(bucket.first_layer)].name},
-                       {"last_layer", scenario.workload.layers[static_cast<size_t>(bucket.last_layer)].name},
-                       {"bytes", bucket.bytes}});
+    buckets.push_back(
+        {{"first_layer", scenario.workload.layers[static_cast<size_t>(bucket.first_layer)].name},
+         {"last_layer", scenario.workload.layers[static_cast<size_t>(bucket.last_layer)].name},
+         {"bytes", bucket.bytes}});
 
   nlohmann::json result = {
       {"gcsim_version", GCSIM_VERSION_STRING},
@@ -153,9 +154,11 @@ std::string format_summary(const nlohmann::json& result) {
   row("  compression", seconds("compression_s"));
   row("  communication not hidden", seconds("communication_s"));
   row("communication total (overlapped)", seconds("communication_total_s"));
-  row("throughput", fmt::format("{:.1f} samples/s", summary["throughput_samples_per_s"].get<double>()));
+  row("throughput",
+      fmt::format("{:.1f} samples/s", summary["throughput_samples_per_s"].get<double>()));
   if (summary.contains("compression_kernels_s"))
-    for (auto it = summary["compression_kernels_s"].begin(); it != summary["compression_kernels_s"].end(); ++it)
+    for (auto it = summary["compression_kernels_s"].begin();
+         it != summary["compression_kernels_s"].end(); ++it)
       row(("    " + it.key()).c_str(), units::format_seconds(it->get<double>()));
   row("bytes sent per worker", units::format_bytes(summary["bytes_sent_per_worker"].get<double>()));
   if (summary.contains("bytes_sent_per_worker_by_step"))
@@ -163,14 +166,19 @@ std::string format_summary(const nlohmann::json& result) {
          it != summary["bytes_sent_per_worker_by_step"].end(); ++it)
       row(("  " + it.key()).c_str(), units::format_bytes(it->get<double>()));
   if (summary.contains("density_after_aggregation")) {
-    row("density after aggregation", fmt::format("{:.6f}", summary["density_after_aggregation"].get<double>()));
-    row("fidelity: cosine vs dense", fmt::format("{:.4f}", summary["fidelity"]["cosine"].get<double>()));
-    row("fidelity: relative L2 error", fmt::format("{:.4f}", summary["fidelity"]["rel_l2"].get<double>()));
+    row("density after aggregation",
+        fmt::format("{:.6f}", summary["density_after_aggregation"].get<double>()));
+    row("fidelity: cosine vs dense",
+        fmt::format("{:.4f}", summary["fidelity"]["cosine"].get<double>()));
+    row("fidelity: relative L2 error",
+        fmt::format("{:.4f}", summary["fidelity"]["rel_l2"].get<double>()));
   }
   if (summary.contains("speedup_vs_dense")) {
-    row("dense iteration time (same run)", units::format_seconds(summary["dense_iteration_time_s"].get<double>()));
+    row("dense iteration time (same run)",
+        units::format_seconds(summary["dense_iteration_time_s"].get<double>()));
     row("speedup vs dense", fmt::format("{:.2f}x", summary["speedup_vs_dense"].get<double>()));
-    row("compression ratio (dense/sent)", fmt::format("{:.1f}", summary["compression_ratio"].get<double>()));
+    row("compression ratio (dense/sent)",
+        fmt::format("{:.1f}", summary["compression_ratio"].get<double>()));
   }
   row("gradient size", units::format_bytes(summary["gradient_bytes"].get<double>()));
   row("buckets", std::to_string(result["buckets"].size()));

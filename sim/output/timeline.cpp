@@ -14,11 +14,13 @@ void write_timeline(const std::filesystem::path& file,
   nlohmann::json trace_events = nlohmann::json::array();
   std::set<std::pair<int, int>> tracks;
   for (size_t p = 0; p < run_names.size(); ++p)
-    trace_events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", p},
-                            {"args", {{"name", run_names[p]}}}});
+    trace_events.push_back(
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", p}, {"args", {{"name", run_names[p]}}}});
   for (const training::TimelineEvent& event : events) {
     if (tracks.insert({event.plan, event.worker}).second)
-      trace_events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", event.plan},
+      trace_events.push_back({{"name", "thread_name"},
+                              {"ph", "M"},
+                              {"pid", event.plan},
                               {"tid", event.worker},
                               {"args", {{"name", "worker " + std::to_string(event.worker)}}}});
     // Trace-event times are microseconds.

@@ -1,1 +1,3 @@
-namespace gcsim { int sim_library_anchor = 0; }
+namespace gcsim {
+int sim_library_anchor = 0;
+}

@@ -30,7 +30,8 @@ Override parse_override(const std::string& text) {
   size_t start = 0;
   while (start <= path.size()) {
     size_t dot = path.find('.', start);
-    std::string token = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::string token =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (token.empty())
       throw InputError("--set " + text, "", "empty component in the path \"" + path + "\"");
     result.path.push_back(token);

@@ -15,7 +15,7 @@ namespace gcsim {
 struct Override {
   std::vector<std::string> path; // the dotted path, split
   nlohmann::json value;
-  std::string text;              // as the user wrote it, for messages
+  std::string text; // as the user wrote it, for messages
 
   /// JSON pointer of the overridden field ("/platform/link/bandwidth").
   std::string pointer() const;

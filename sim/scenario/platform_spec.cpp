@@ -23,7 +23,8 @@ net::LinkSpec read_link(ObjectReader& parent, std::string_view key) {
 std::vector<unsigned> read_levels(ObjectReader& reader, std::string_view key) {
   const nlohmann::json& value = reader.require(key);
   if (!value.is_array() || value.empty())
-    reader.fail(key, "expected a non-empty array of positive integers, got " + describe_json(value));
+    reader.fail(key,
+                "expected a non-empty array of positive integers, got " + describe_json(value));
   std::vector<unsigned> levels;
   for (size_t i = 0; i < value.size(); ++i) {
     const nlohmann::json& item = value[i];

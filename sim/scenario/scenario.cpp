@@ -38,8 +38,8 @@ TrainingSpec read_training(ObjectReader& parent, bool has_servers) {
   ObjectReader reader = parent.object("training");
   reader.allow("comment");
   training.iterations = static_cast<int>(reader.integer_or("iterations", 1, 100000, 3));
-  training.warmup_iterations = static_cast<int>(
-      reader.integer_or("warmup_iterations", 0, training.iterations - 1, 0));
+  training.warmup_iterations =
+      static_cast<int>(reader.integer_or("warmup_iterations", 0, training.iterations - 1, 0));
   training.batch_per_worker =
       static_cast<int>(reader.integer_or("batch_per_worker", 1, 1 << 20, 32));
   training.bucket_bytes = reader.size_or("bucket_size", training.bucket_bytes);
@@ -156,8 +156,8 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     if (reader.has("gradients")) {
       ObjectReader gradients = reader.object("gradients");
       gradients.allow("comment");
-      scenario.synthesis = gradients.choice_or("synthesis", trace::GradientSource::synthesis_methods(),
-                                               scenario.synthesis);
+      scenario.synthesis = gradients.choice_or(
+          "synthesis", trace::GradientSource::synthesis_methods(), scenario.synthesis);
       gradients.finish();
     } else {
       reader.allow("gradients");

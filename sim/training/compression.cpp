@@ -74,7 +74,8 @@ CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& fee
     }
     bool has_weights = feed.weights(t, weights);
     compress::WeightsView weight_view{weights.data(), &layout};
-    compress::IterationContext context{static_cast<uint64_t>(t), static_cast<size_t>(workers), seed};
+    compress::IterationContext context{static_cast<uint64_t>(t), static_cast<size_t>(workers),
+                                       seed};
     compress::IterationResult result =
         compressor.run_iteration(views, has_weights ? &weight_view : nullptr, context, memories);
     compress::Fidelity fidelity = compress::measure_fidelity(views, result.update);

@@ -15,7 +15,8 @@ public:
       : source_(std::move(opened), workers, seed, synthesis) {
     std::vector<compress::Layer> layers;
     for (const auto& layer : source_.trace().manifest().layers)
-      layers.push_back({layer.name, static_cast<size_t>(layer.offset), static_cast<size_t>(layer.params)});
+      layers.push_back(
+          {layer.name, static_cast<size_t>(layer.offset), static_cast<size_t>(layer.params)});
     layout_ = compress::LayerLayout(std::move(layers));
   }
   const compress::LayerLayout& layout() const override { return layout_; }
@@ -61,7 +62,8 @@ public:
     if (iteration != signal_iteration_)
       make_signal(iteration);
     out.resize(layout_.total());
-    const uint64_t stream = seed_ * 0xBF58476D1CE4E5B9ULL + static_cast<uint64_t>(iteration) * 1000003ULL +
+    const uint64_t stream = seed_ * 0xBF58476D1CE4E5B9ULL +
+                            static_cast<uint64_t>(iteration) * 1000003ULL +
                             static_cast<uint64_t>(worker) + 1;
     for (size_t l = 0; l < layout_.size(); ++l) {
       const compress::Layer& layer = layout_[l];
@@ -83,7 +85,8 @@ public:
       const compress::Layer& layer = layout_[l];
       const float scale = std::sqrt(3.0f / static_cast<float>(layer.size));
       for (size_t i = 0; i < layer.size; ++i) {
-        uint64_t bits = mix(seed_ ^ 0xD1B54A32D192ED03ULL ^ ((layer.offset + i) * 0x9E3779B97F4A7C15ULL));
+        uint64_t bits =
+            mix(seed_ ^ 0xD1B54A32D192ED03ULL ^ ((layer.offset + i) * 0x9E3779B97F4A7C15ULL));
         out[layer.offset + i] = scale * (static_cast<float>(bits >> 40) * 0x1.0p-23f - 1.0f);
       }
     }
@@ -91,8 +94,9 @@ public:
   }
   nlohmann::json describe() const override {
     return {{"kind", "synthetic"},
-            {"method", "shared cubed-Laplace signal + per-worker triangular noise, per-layer scaled; "
-                       "uniform weights scaled by sqrt(3 / layer size)"},
+            {"method",
+             "shared cubed-Laplace signal + per-worker triangular noise, per-layer scaled; "
+             "uniform weights scaled by sqrt(3 / layer size)"},
             {"workers", workers_},
             {"seed", seed_},
             {"note", "not real gradients: timing studies only; use a trace for fidelity"}};

@@ -9,9 +9,9 @@
 #include <memory>
 #include <numeric>
 #include <stdexcept>
+#include <xbt/log.h>
 
 #include <simgrid/s4u.hpp>
-#include <xbt/log.h>
 
 namespace sg4 = simgrid::s4u;
 
@@ -22,11 +22,11 @@ bool engine_created = false;
 
 // What a worker's trainer and its communication actor share.
 struct WorkerChannel {
-  std::deque<int> ready;               // buckets whose gradients are complete
+  std::deque<int> ready; // buckets whose gradients are complete
   sg4::SemaphorePtr ready_count = sg4::Semaphore::create(0);
   sg4::SemaphorePtr done_count = sg4::Semaphore::create(0);
-  double busy_s = 0;                   // collective time in the current iteration
-  std::vector<double> iteration_end;   // simulated clock per iteration
+  double busy_s = 0;                 // collective time in the current iteration
+  std::vector<double> iteration_end; // simulated clock per iteration
   std::vector<double> iteration_start;
   std::vector<double> busy_per_iteration;
   std::vector<uint64_t> sent_per_iteration;
@@ -37,7 +37,8 @@ struct WorkerChannel {
 class PlanRun {
 public:
   PlanRun(const IterationPlan& plan, const net::Platform& platform, int index)
-      : plan_(plan), platform_(platform), buckets_(make_buckets(plan.layer_bytes, plan.bucket_bytes)) {
+      : plan_(plan), platform_(platform),
+        buckets_(make_buckets(plan.layer_bytes, plan.bucket_bytes)) {
     std::vector<sg4::Host*> hosts = platform.workers;
     if (plan.algorithm == AllreduceAlgorithm::parameter_server)
       hosts.insert(hosts.end(), platform.servers.begin(), platform.servers.end());
@@ -57,8 +58,10 @@ public:
     const int workers = static_cast<int>(platform_.workers.size());
     for (int w = 0; w < workers; ++w) {
       sg4::Host* host = platform_.workers[static_cast<size_t>(w)];
-      actors.push_back(sg4::Actor::create("trainer-" + std::to_string(w), host, [this, w] { train(w); }));
-      actors.push_back(sg4::Actor::create("comm-" + std::to_string(w), host, [this, w] { communicate(w); }));
+      actors.push_back(
+          sg4::Actor::create("trainer-" + std::to_string(w), host, [this, w] { train(w); }));
+      actors.push_back(
+          sg4::Actor::create("comm-" + std::to_string(w), host, [this, w] { communicate(w); }));
     }
     if (plan_.algorithm == AllreduceAlgorithm::parameter_server) {
       for (size_t s = 0; s < platform_.servers.size(); ++s) {
@@ -97,7 +100,8 @@ public:
           record.kernel_s[name] += seconds * share;
           record.compression_s += seconds * share;
         }
-        for (const auto& [label, bytes] : channel->bytes_by_step_per_iteration[static_cast<size_t>(i)])
+        for (const auto& [label, bytes] :
+             channel->bytes_by_step_per_iteration[static_cast<size_t>(i)])
           record.bytes_by_step[label] += bytes * share;
       }
       record.communication_s = std::max(0.0, record.iteration_s - compute - record.compression_s);
@@ -122,8 +126,9 @@ private:
   }
 
   double forward_seconds() const {
-    return std::accumulate(plan_.layers.begin(), plan_.layers.end(), 0.0,
-                           [](double sum, const LayerTimes& layer) { return sum + layer.forward_s; });
+    return std::accumulate(
+        plan_.layers.begin(), plan_.layers.end(), 0.0,
+        [](double sum, const LayerTimes& layer) { return sum + layer.forward_s; });
   }
   double compute_seconds() const {
     return std::accumulate(plan_.layers.begin(), plan_.layers.end(), plan_.optimizer_s,
@@ -203,7 +208,8 @@ private:
       if (member == step.participants.end() || *member != worker)
         continue;
       double start = sg4::Engine::get_clock();
-      uint64_t bytes = run_step(step, static_cast<size_t>(s), static_cast<int>(member - step.participants.begin()), worker);
+      uint64_t bytes = run_step(step, static_cast<size_t>(s),
+                                static_cast<int>(member - step.participants.begin()), worker);
       busy += sg4::Engine::get_clock() - start;
       sent += bytes;
       channel.bytes_by_step_per_iteration.back()[step.label] += static_cast<double>(bytes);
@@ -225,8 +231,9 @@ private:
     // runs its steps in the same order.
     net::Group group(tag_ + "s" + std::to_string(index), hosts, step.participants);
     auto local_of = [&](int rank) {
-      return static_cast<int>(std::lower_bound(step.participants.begin(), step.participants.end(), rank) -
-                              step.participants.begin());
+      return static_cast<int>(
+          std::lower_bound(step.participants.begin(), step.participants.end(), rank) -
+          step.participants.begin());
     };
     const uint64_t my_bytes = step.bytes.empty() ? 0 : step.bytes[static_cast<size_t>(local_rank)];
     switch (step.kind) {
@@ -303,7 +310,8 @@ private:
       channel.busy_per_iteration.push_back(busy);
       channel.sent_per_iteration.push_back(group_->bytes_sent(worker) - sent_before);
       // The trainer opened this iteration's maps before any bucket was ready.
-      channel.bytes_by_step_per_iteration[static_cast<size_t>(iteration)]["allreduce gradient buckets"] =
+      channel.bytes_by_step_per_iteration[static_cast<size_t>(iteration)]
+                                         ["allreduce gradient buckets"] =
           static_cast<double>(group_->bytes_sent(worker) - sent_before);
     }
   }

@@ -16,9 +16,9 @@ int64_t Workload::parameters() const {
 
 Workload read_layer_spec(const nlohmann::json& json, const std::string& file) {
   ObjectReader reader(json, file, "");
-  for (const char* informative : {"description", "dataset", "sample_unit", "input_shape",
-                                  "flops_per_sample", "generated_by", "torch_version",
-                                  "comment", "parameters"})
+  for (const char* informative :
+       {"description", "dataset", "sample_unit", "input_shape", "flops_per_sample", "generated_by",
+        "torch_version", "comment", "parameters"})
     reader.allow(informative);
   Workload workload;
   workload.source = file;
@@ -45,7 +45,8 @@ Workload read_layer_spec(const nlohmann::json& json, const std::string& file) {
   if (workload.parameters() <= 0)
     reader.fail("layers", "the model has no parameters");
   if (const nlohmann::json* total = reader.find("parameters");
-      total != nullptr && (!total->is_number_integer() || total->get<int64_t>() != workload.parameters()))
+      total != nullptr &&
+      (!total->is_number_integer() || total->get<int64_t>() != workload.parameters()))
     reader.fail("parameters", "says " + total->dump() + " but the layers add up to " +
                                   std::to_string(workload.parameters()));
   reader.finish();

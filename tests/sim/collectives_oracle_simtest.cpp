@@ -12,10 +12,10 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include <xbt/log.h>
 
 #include <doctest/doctest.h>
 #include <simgrid/s4u.hpp>
-#include <xbt/log.h>
 
 namespace sg4 = simgrid::s4u;
 using namespace gcsim::net;
@@ -69,15 +69,15 @@ std::vector<Case> build_cases() {
                        alpha_beta::recursive_doubling_allreduce(cost, ranks, bytes)});
       // The push/pull closed form holds for equal shards (see alpha_beta.hpp).
       uint64_t sharded = bytes - bytes % kServers;
-      cases.push_back(
-          {"ps_push_pull" + suffix, ranks, true,
-           [sharded, ranks](Group& g, int r) {
-             if (r < ranks)
-               ps_worker_push_pull(g, r, ranks, sharded);
-             else
-               ps_server_push_pull(g, r, ranks, sharded);
-           },
-           alpha_beta::ps_push_pull(2 * kLatency, kBandwidth, kBandwidth, ranks, kServers, sharded)});
+      cases.push_back({"ps_push_pull" + suffix, ranks, true,
+                       [sharded, ranks](Group& g, int r) {
+                         if (r < ranks)
+                           ps_worker_push_pull(g, r, ranks, sharded);
+                         else
+                           ps_server_push_pull(g, r, ranks, sharded);
+                       },
+                       alpha_beta::ps_push_pull(2 * kLatency, kBandwidth, kBandwidth, ranks,
+                                                kServers, sharded)});
     }
   }
   return cases;
@@ -113,7 +113,8 @@ TEST_CASE("collectives on SimGrid CM02 equal the alpha-beta oracle to 1e-6") {
 
   std::vector<std::unique_ptr<Group>> groups;
   for (size_t c = 0; c < cases.size(); ++c) {
-    std::vector<sg4::Host*> hosts(platform.workers.begin(), platform.workers.begin() + cases[c].ranks);
+    std::vector<sg4::Host*> hosts(platform.workers.begin(),
+                                  platform.workers.begin() + cases[c].ranks);
     if (cases[c].with_servers)
       hosts.insert(hosts.end(), platform.servers.begin(), platform.servers.end());
     groups.push_back(std::make_unique<Group>("case" + std::to_string(c), hosts));
@@ -137,9 +138,11 @@ TEST_CASE("collectives on SimGrid CM02 equal the alpha-beta oracle to 1e-6") {
     }
   };
   for (int w = 0; w < kWorkers; ++w)
-    sg4::Actor::create("worker", platform.workers[static_cast<size_t>(w)], [&body, w] { body(w, false); });
+    sg4::Actor::create("worker", platform.workers[static_cast<size_t>(w)],
+                       [&body, w] { body(w, false); });
   for (int s = 0; s < kServers; ++s)
-    sg4::Actor::create("server", platform.servers[static_cast<size_t>(s)], [&body, s] { body(s, true); });
+    sg4::Actor::create("server", platform.servers[static_cast<size_t>(s)],
+                       [&body, s] { body(s, true); });
   engine.run();
 
   for (size_t c = 0; c < cases.size(); ++c) {

@@ -20,8 +20,10 @@ TEST_CASE("dense through the compressed path equals the dense model") {
   Workload workload;
   workload.name = "three-layers";
   for (int64_t params : {300000, 20000, 1000000})
-    workload.layers.push_back({"layer" + std::to_string(params), "linear", params, 1e9, 2e9, {}, {}});
-  cost::DeviceProfile profile = cost::DeviceProfile::load(source_root() / "platforms/devices/v100.json");
+    workload.layers.push_back(
+        {"layer" + std::to_string(params), "linear", params, 1e9, 2e9, {}, {}});
+  cost::DeviceProfile profile =
+      cost::DeviceProfile::load(source_root() / "platforms/devices/v100.json");
 
   IterationPlan dense;
   for (const Layer& layer : workload.layers) {
@@ -41,7 +43,8 @@ TEST_CASE("dense through the compressed path equals the dense model") {
 
   auto topk = compress::make_compressor("topk", {{"density", 0.01}});
   std::unique_ptr<GradientFeed> topk_feed = make_synthetic_feed(workload, kWorkers, 3);
-  CompressedRun topk_run = run_compressor(*topk, *topk_feed, kWorkers, dense.iterations, 3, profile);
+  CompressedRun topk_run =
+      run_compressor(*topk, *topk_feed, kWorkers, dense.iterations, 3, profile);
   IterationPlan sparse = dense;
   sparse.compressed = topk_run.schedule;
 
@@ -71,7 +74,8 @@ TEST_CASE("dense through the compressed path equals the dense model") {
     CHECK(c.compression_s > 0);
     CHECK(c.kernel_s.count("topk_select") == 1);
     CHECK(c.bytes_sent_per_worker < a.bytes_sent_per_worker / 10);
-    CHECK(c.iteration_s == doctest::Approx(c.compute_s + c.compression_s + c.communication_s).epsilon(1e-9));
+    CHECK(c.iteration_s ==
+          doctest::Approx(c.compute_s + c.compression_s + c.communication_s).epsilon(1e-9));
     // A ring allgather of k (index, value) pairs: each worker forwards P-1 blocks.
     const double k = 13200; // floor(0.01 * 1,320,000)
     CHECK(c.bytes_sent_per_worker == (kWorkers - 1) * k * 8);

@@ -68,7 +68,7 @@ TEST_CASE("iteration time bounds and exact cases on SimGrid") {
   std::vector<IterationPlan> plans;
   for (uint64_t bucket : {uint64_t{1} << 20, uint64_t{25} << 20, uint64_t{4} << 20})
     plans.push_back(random_plan(random, bucket, true));
-  plans.push_back(random_plan(random, uint64_t{1} << 40, true)); // one bucket
+  plans.push_back(random_plan(random, uint64_t{1} << 40, true));  // one bucket
   plans.push_back(random_plan(random, uint64_t{4} << 20, false)); // no overlap
 
   net::PlatformSpec platform;
