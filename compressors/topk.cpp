@@ -197,7 +197,7 @@ void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Inde
   //    The sample is sized for about 256 expected hits: more only costs cache misses.
   const std::size_t samples = std::clamp<std::size_t>(
       static_cast<std::size_t>(256.0 * static_cast<double>(n) / static_cast<double>(k)), 4096,
-      std::min<std::size_t>(65536, n / 16));
+      std::min<std::size_t>(65536, n / 128));
   const std::size_t stride = n / samples;
   std::vector<std::uint32_t> keys(samples);
   for (std::size_t s = 0; s < samples; ++s) {
