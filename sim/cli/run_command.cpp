@@ -12,6 +12,7 @@
 #include "sim/training/compression.hpp"
 #include "sim/training/gradient_feed.hpp"
 #include "sim/training/plan.hpp"
+#include "sim/training/schedule_file.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -40,6 +41,9 @@ public:
     app.add_option("--seed", seed_, "Override the scenario's seed");
     app.add_option("--timeline", timeline_file_,
                    "Also write a Chrome trace-event timeline (open it in Perfetto)");
+    app.add_option("--replay", replay_file_,
+                   "Timing only: simulate the schedule.json of an earlier compressed run (its "
+                   "real selection sizes) on this scenario's platform and device, without tensors");
     app.add_flag("--quiet", quiet_, "Print nothing on success");
   }
 
@@ -49,16 +53,32 @@ public:
       overrides.push_back(parse_override(text));
     Scenario scenario = load_scenario(scenario_file_, overrides, seed_);
     cost::DeviceProfile profile = cost::DeviceProfile::load(scenario.device_file);
-    std::unique_ptr<compress::Compressor> compressor = compressor_of(scenario);
-    const bool dense = compressor->name() == "dense";
     const int workers = scenario.platform.worker_count();
+    std::unique_ptr<compress::Compressor> compressor;
+    nlohmann::json compressor_json = scenario.compressor;
+    if (replay_file_.empty()) {
+      compressor = compressor_of(scenario);
+      compressor_json = compressor->params();
+      compressor_json["name"] = compressor->name();
+    }
+    const bool dense = compressor != nullptr && compressor->name() == "dense";
 
     // A compressed run also simulates the dense baseline on the same
     // platform, first, so that speedup_vs_dense compares like with like.
     std::vector<training::IterationPlan> plans{training::dense_plan(scenario, profile)};
     training::CompressedRun compressed;
     nlohmann::json gradient_source;
-    if (!dense) {
+    if (!replay_file_.empty()) {
+      nlohmann::json replayed_gradients;
+      compressed = training::schedule_from_file(replay_file_, workers, profile, compressor_json,
+                                                replayed_gradients);
+      gradient_source = {
+          {"kind", "replay"}, {"schedule", replay_file_}, {"recorded_from", replayed_gradients}};
+      plans.front().iterations = static_cast<int>(compressed.schedule.size());
+      training::IterationPlan plan = plans.front();
+      plan.compressed = compressed.schedule;
+      plans.push_back(std::move(plan));
+    } else if (!dense) {
       std::unique_ptr<training::GradientFeed> feed =
           scenario.trace_folder
               ? training::make_trace_feed(*scenario.trace_folder, workers, scenario.seed,
@@ -98,7 +118,7 @@ public:
       std::fprintf(stderr, "\r%60s\r", "");
 
     output::CompressionExtras extras;
-    extras.compressor_params = compressor->params();
+    extras.compressor_params = compressor_json;
     if (!dense) {
       extras.dense_baseline = &runs.front();
       extras.quality = &compressed.quality;
@@ -107,10 +127,14 @@ public:
     nlohmann::json result = output::make_result(scenario, runs.back(), profile.name(), extras);
     std::string directory = out_dir_.empty() ? "results/" + scenario.name : out_dir_;
     output::write_result(directory, result);
+    if (!dense && replay_file_.empty())
+      output::write_json_file(
+          std::filesystem::path(directory) / "schedule.json",
+          training::schedule_to_json(compressed, workers, compressor_json, gradient_source));
     if (!timeline_file_.empty()) {
       std::vector<std::string> names{"dense"};
       if (!dense)
-        names.push_back(compressor->name());
+        names.push_back(compressor_json.value("name", "compressed"));
       output::write_timeline(timeline_file_, timeline, names);
     }
     if (!quiet_) {
@@ -146,6 +170,7 @@ private:
   std::string scenario_file_;
   std::string out_dir_;
   std::string timeline_file_;
+  std::string replay_file_;
   std::vector<std::string> sets_;
   std::optional<uint64_t> seed_;
   bool quiet_ = false;

@@ -122,7 +122,9 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
         {"network_model", scenario.platform.network.model},
         {"device", device_name},
         {"allreduce", algorithm_name(scenario.training.allreduce)},
-        {"compressor", scenario.compressor.value("name", "dense")},
+        {"compressor", extras.compressor_params.is_object()
+                           ? extras.compressor_params.value("name", "dense")
+                           : scenario.compressor.value("name", "dense")},
         {"seed", scenario.seed}}},
       {"units", {{"time", "seconds"}, {"data", "bytes"}, {"throughput", "samples per second"}}},
       {"summary", summary},
@@ -186,19 +188,25 @@ std::string format_summary(const nlohmann::json& result) {
   return text;
 }
 
-void write_result(const std::filesystem::path& directory, const nlohmann::json& result) {
-  std::filesystem::create_directories(directory);
-  const std::filesystem::path final_path = directory / "result.json";
-  const std::filesystem::path temporary = directory / ".result.json.partial";
+void write_json_file(const std::filesystem::path& file, const nlohmann::json& document,
+                     int indent) {
+  if (file.has_parent_path())
+    std::filesystem::create_directories(file.parent_path());
+  std::filesystem::path temporary = file;
+  temporary += ".partial";
   {
     std::ofstream stream(temporary, std::ios::trunc);
     if (!stream)
       throw std::runtime_error("cannot write " + temporary.string());
-    stream << result.dump(1) << '\n';
+    stream << document.dump(indent) << '\n';
     if (!stream.flush())
       throw std::runtime_error("cannot write " + temporary.string());
   }
-  std::filesystem::rename(temporary, final_path);
+  std::filesystem::rename(temporary, file);
+}
+
+void write_result(const std::filesystem::path& directory, const nlohmann::json& result) {
+  write_json_file(directory / "result.json", result);
 }
 
 } // namespace gcsim::output

@@ -41,4 +41,9 @@ std::string format_summary(const nlohmann::json& result);
 /// rename, so a reader never sees half a result.
 void write_result(const std::filesystem::path& directory, const nlohmann::json& result);
 
+/// Writes any JSON document through a temporary file and a rename; indent
+/// -1 writes it compact.
+void write_json_file(const std::filesystem::path& file, const nlohmann::json& document,
+                     int indent = 1);
+
 } // namespace gcsim::output

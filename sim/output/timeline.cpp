@@ -1,8 +1,8 @@
 #include "sim/output/timeline.hpp"
 
-#include <fstream>
+#include "sim/output/result.hpp"
+
 #include <set>
-#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -32,20 +32,7 @@ void write_timeline(const std::filesystem::path& file,
                             {"ts", event.start_s * 1e6},
                             {"dur", (event.end_s - event.start_s) * 1e6}});
   }
-  nlohmann::json document = {{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}};
-  if (file.has_parent_path())
-    std::filesystem::create_directories(file.parent_path());
-  std::filesystem::path temporary = file;
-  temporary += ".partial";
-  {
-    std::ofstream stream(temporary, std::ios::trunc);
-    if (!stream)
-      throw std::runtime_error("cannot write " + temporary.string());
-    stream << document.dump() << '\n';
-    if (!stream.flush())
-      throw std::runtime_error("cannot write " + temporary.string());
-  }
-  std::filesystem::rename(temporary, file);
+  write_json_file(file, {{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}}, -1);
 }
 
 } // namespace gcsim::output

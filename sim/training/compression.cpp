@@ -53,7 +53,8 @@ CompressedIteration schedule_of(const compress::IterationResult& result, int wor
                               static_cast<double>(run.rows), static_cast<double>(run.cols)};
       std::string name = compress::to_string(run.kind);
       iteration.kernels[static_cast<size_t>(w)].push_back(
-          {name, profile.kernel_seconds(name, shape), run.before_step});
+          {name, profile.kernel_seconds(name, shape), run.before_step, shape.n, shape.k, shape.rows,
+           shape.cols});
     }
   }
   return iteration;

@@ -56,6 +56,11 @@ struct KernelPlan {
   std::string name;
   double seconds = 0;
   size_t before_step = 0;
+  /// The sizes it processed (elements), so a replay can price it again.
+  double n = 0;
+  double k = 0;
+  double rows = 0;
+  double cols = 0;
 };
 
 /// What a compressor decided for one iteration: the steps every worker

@@ -117,6 +117,27 @@ with tempfile.TemporaryDirectory() as work:
           "summary.fidelity has cosine and rel_l2")
     check(first["model"]["gradients"]["kind"] == "trace", "result.json says the gradients came from the trace")
 
+    # Timing-only replay: the schedule a compressed run writes, simulated
+    # again without tensors, gives the same times on the same platform and
+    # follows the network elsewhere; a worker-count mismatch is bad input.
+    schedule = os.path.join(work, "t1", "schedule.json")
+    check(os.path.exists(schedule), "a compressed run writes its schedule.json")
+    replay, _ = run(work, {"name": "deft", "density": 0.01}, 8, "--replay", schedule, out="r1")
+    for field in ("iteration_time_s", "compression_s", "communication_s", "bytes_sent_per_worker",
+                  "density_after_aggregation"):
+        check(replay["summary"][field] == first["summary"][field], f"replay reproduces summary.{field}")
+    check(replay["model"]["gradients"]["kind"] == "replay", "result.json says the run was a replay")
+    slow, _ = run(work, {"name": "deft", "density": 0.01}, 8, "--replay", schedule,
+                  "--set", "platform.link.bandwidth=100Mbps", out="r2")
+    # (The CNN's messages are a few kB, so latency keeps the slow-down modest.)
+    check(slow["summary"]["communication_total_s"] > 1.5 * first["summary"]["communication_total_s"],
+          "a replay on a 100x slower link communicates longer")
+    path = scenario(work, {"name": "deft"}, 4)
+    mismatch = subprocess.run([GCSIM, "run", path, "--out", os.path.join(work, "r3"), "--replay", schedule],
+                              capture_output=True, text=True, timeout=60)
+    check(mismatch.returncode == 2 and "schedule.json: /workers" in mismatch.stderr,
+          f"a replay for another worker count is refused: {mismatch.stderr.strip()}")
+
     # Topology: recursive doubling crosses leaf switches; 6:1 oversubscribed
     # uplinks must make it slower than the non-blocking fat-tree.
     times = {}

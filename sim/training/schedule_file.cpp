@@ -1,0 +1,178 @@
+#include "sim/training/schedule_file.hpp"
+
+#include "sim/cost/device_profile.hpp"
+#include "sim/input/json_reader.hpp"
+
+#include <stdexcept>
+
+namespace gcsim::training {
+namespace {
+
+const std::vector<std::string>& kind_names() {
+  static const std::vector<std::string> names{"allreduce_ring", "allreduce_recursive_doubling",
+                                              "allgather",      "allgatherv",
+                                              "broadcast",      "reduce",
+                                              "point_to_point"};
+  return names;
+}
+
+std::vector<int> read_ranks(ObjectReader& reader, std::string_view key, int workers) {
+  const nlohmann::json& value = reader.require(key);
+  if (!value.is_array())
+    reader.fail(key, "expected an array of worker ranks");
+  std::vector<int> ranks;
+  for (const nlohmann::json& rank : value) {
+    if (!rank.is_number_integer() || rank.get<int64_t>() < 0 || rank.get<int64_t>() >= workers)
+      reader.fail(key,
+                  "expected ranks in [0, " + std::to_string(workers) + "), got " + rank.dump());
+    if (!ranks.empty() && rank.get<int>() <= ranks.back())
+      reader.fail(key, "ranks must be ascending");
+    ranks.push_back(rank.get<int>());
+  }
+  return ranks;
+}
+
+} // namespace
+
+nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
+                                const nlohmann::json& compressor,
+                                const nlohmann::json& gradient_source) {
+  nlohmann::json iterations = nlohmann::json::array();
+  for (size_t i = 0; i < run.schedule.size(); ++i) {
+    const CompressedIteration& iteration = run.schedule[i];
+    nlohmann::json steps = nlohmann::json::array();
+    for (const StepPlan& step : iteration.steps) {
+      nlohmann::json messages = nlohmann::json::array();
+      for (const StepPlan::Message& message : step.messages)
+        messages.push_back({message.src, message.dst, message.bytes});
+      steps.push_back({{"kind", kind_names()[static_cast<size_t>(step.kind)]},
+                       {"label", step.label},
+                       {"root", step.root},
+                       {"participants", step.participants},
+                       {"bytes", step.bytes},
+                       {"messages", messages}});
+    }
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const std::vector<KernelPlan>& worker : iteration.kernels) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const KernelPlan& kernel : worker)
+        list.push_back(
+            {kernel.name, kernel.before_step, kernel.n, kernel.k, kernel.rows, kernel.cols});
+      kernels.push_back(list);
+    }
+    const CompressionQuality& quality = run.quality[i];
+    iterations.push_back({{"steps", steps},
+                          {"kernels", kernels},
+                          {"quality",
+                           {{"density_after_aggregation", quality.density_after_aggregation},
+                            {"cosine", quality.cosine},
+                            {"rel_l2", quality.rel_l2},
+                            {"energy_share", quality.energy_share},
+                            {"bytes_sent_mean", quality.bytes_sent_mean},
+                            {"info", quality.info}}}});
+  }
+  return {{"format", "gcsim-schedule/1"},
+          {"workers", workers},
+          {"compressor", compressor},
+          {"gradients", gradient_source},
+          {"kernel_fields", {"name", "before_step", "n", "k", "rows", "cols"}},
+          {"iterations", iterations}};
+}
+
+CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
+                                 const cost::DeviceProfile& profile, nlohmann::json& compressor,
+                                 nlohmann::json& gradient_source) {
+  const std::string name = file.string();
+  nlohmann::json document = load_json_file(file);
+  ObjectReader reader(document, name, "");
+  reader.allow("kernel_fields");
+  if (reader.string("format") != "gcsim-schedule/1")
+    reader.fail("format", "expected \"gcsim-schedule/1\"");
+  int64_t recorded = reader.integer("workers", 1, 1 << 16);
+  if (recorded != workers)
+    reader.fail("workers", "the schedule is for " + std::to_string(recorded) +
+                               " workers but the platform has " + std::to_string(workers));
+  compressor = reader.require("compressor");
+  gradient_source = reader.require("gradients");
+  const nlohmann::json& iterations = reader.require("iterations");
+  if (!iterations.is_array() || iterations.empty())
+    reader.fail("iterations", "expected a non-empty array");
+  CompressedRun run;
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    const std::string where = "/iterations/" + std::to_string(i);
+    ObjectReader item(iterations[i], name, where);
+    CompressedIteration iteration;
+    const nlohmann::json& steps = item.require("steps");
+    if (!steps.is_array())
+      item.fail("steps", "expected an array");
+    for (size_t s = 0; s < steps.size(); ++s) {
+      ObjectReader step_reader(steps[s], name, where + "/steps/" + std::to_string(s));
+      StepPlan step;
+      std::string kind = step_reader.choice("kind", kind_names());
+      step.kind = static_cast<StepPlan::Kind>(
+          std::find(kind_names().begin(), kind_names().end(), kind) - kind_names().begin());
+      step.label = step_reader.string("label");
+      step.root = static_cast<int>(step_reader.integer("root", -1, workers - 1));
+      step.participants = read_ranks(step_reader, "participants", workers);
+      const nlohmann::json& bytes = step_reader.require("bytes");
+      if (!bytes.is_array() || bytes.size() != step.participants.size())
+        step_reader.fail("bytes", "expected one byte count per participant");
+      for (const nlohmann::json& count : bytes) {
+        if (!count.is_number_unsigned() &&
+            !(count.is_number_integer() && count.get<int64_t>() >= 0))
+          step_reader.fail("bytes", "expected non-negative integers");
+        step.bytes.push_back(count.get<uint64_t>());
+      }
+      for (const nlohmann::json& message : step_reader.require("messages")) {
+        if (!message.is_array() || message.size() != 3 || !message[0].is_number_integer() ||
+            !message[1].is_number_integer() || !message[2].is_number_integer() ||
+            message[0].get<int64_t>() < 0 || message[0].get<int64_t>() >= workers ||
+            message[1].get<int64_t>() < 0 || message[1].get<int64_t>() >= workers ||
+            message[2].get<int64_t>() < 0)
+          step_reader.fail("messages", "expected [src, dst, bytes] with ranks below " +
+                                           std::to_string(workers));
+        step.messages.push_back(
+            {message[0].get<int>(), message[1].get<int>(), message[2].get<uint64_t>()});
+      }
+      step_reader.finish();
+      iteration.steps.push_back(std::move(step));
+    }
+    const nlohmann::json& kernels = item.require("kernels");
+    if (!kernels.is_array() || kernels.size() != static_cast<size_t>(workers))
+      item.fail("kernels", "expected one kernel list per worker");
+    for (size_t w = 0; w < kernels.size(); ++w) {
+      std::vector<KernelPlan> list;
+      for (const nlohmann::json& kernel : kernels[w]) {
+        if (!kernel.is_array() || kernel.size() != 6 || !kernel[0].is_string())
+          item.fail("kernels", "expected [name, before_step, n, k, rows, cols] entries");
+        KernelPlan plan{kernel[0].get<std::string>(), 0,
+                        kernel[1].get<size_t>(),      kernel[2].get<double>(),
+                        kernel[3].get<double>(),      kernel[4].get<double>(),
+                        kernel[5].get<double>()};
+        try {
+          plan.seconds = profile.kernel_seconds(plan.name, {plan.n, plan.k, plan.rows, plan.cols});
+        } catch (const std::invalid_argument& error) {
+          throw InputError(name, where + "/kernels/" + std::to_string(w), error.what());
+        }
+        list.push_back(std::move(plan));
+      }
+      iteration.kernels.push_back(std::move(list));
+    }
+    ObjectReader quality_reader = item.object("quality");
+    CompressionQuality quality;
+    quality.density_after_aggregation = quality_reader.number("density_after_aggregation");
+    quality.cosine = quality_reader.number("cosine");
+    quality.rel_l2 = quality_reader.number("rel_l2");
+    quality.energy_share = quality_reader.number("energy_share");
+    quality.bytes_sent_mean = quality_reader.number("bytes_sent_mean");
+    quality.info = quality_reader.require("info");
+    quality_reader.finish();
+    item.finish();
+    run.schedule.push_back(std::move(iteration));
+    run.quality.push_back(std::move(quality));
+  }
+  reader.finish();
+  return run;
+}
+
+} // namespace gcsim::training
