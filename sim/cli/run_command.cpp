@@ -74,7 +74,13 @@ public:
                                                 replayed_gradients);
       gradient_source = {
           {"kind", "replay"}, {"schedule", replay_file_}, {"recorded_from", replayed_gradients}};
-      plans.front().iterations = static_cast<int>(compressed.schedule.size());
+      const int replayed = static_cast<int>(compressed.schedule.size());
+      if (scenario.training.warmup_iterations >= replayed)
+        throw InputError(replay_file_, "/iterations",
+                         "the schedule has " + std::to_string(replayed) +
+                             " iterations, not more than the scenario's warmup_iterations (" +
+                             std::to_string(scenario.training.warmup_iterations) + ")");
+      plans.front().iterations = replayed;
       training::IterationPlan plan = plans.front();
       plan.compressed = compressed.schedule;
       plans.push_back(std::move(plan));
