@@ -24,7 +24,8 @@ public:
         index_bytes_(static_cast<std::uint64_t>(integer("index_bytes"))) {
     if (index_bytes_ != 4 && index_bytes_ != 8) {
       throw ParameterError("deft: parameter 'index_bytes': expected 4 or 8, got " +
-                           std::to_string(index_bytes_));
+                               std::to_string(index_bytes_),
+                           "index_bytes");
     }
   }
 

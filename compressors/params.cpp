@@ -85,12 +85,12 @@ nlohmann::json check_value(const std::string& compressor, const ParamSpec& s,
   switch (s.type) {
   case ParamSpec::Type::boolean:
     if (!v.is_boolean()) {
-      throw ParameterError(where + "expected true or false, got " + v.dump());
+      throw ParameterError(where + "expected true or false, got " + v.dump(), s.name);
     }
     return v;
   case ParamSpec::Type::choice: {
     if (!v.is_string()) {
-      throw ParameterError(where + "expected a string, got " + v.dump());
+      throw ParameterError(where + "expected a string, got " + v.dump(), s.name);
     }
     const auto value = v.get<std::string>();
     if (std::find(s.choices.begin(), s.choices.end(), value) == s.choices.end()) {
@@ -98,22 +98,23 @@ nlohmann::json check_value(const std::string& compressor, const ParamSpec& s,
       for (const auto& c : s.choices) {
         list += (list.empty() ? "" : ", ") + c;
       }
-      throw ParameterError(where + "expected one of " + list + ", got \"" + value + "\"");
+      throw ParameterError(where + "expected one of " + list + ", got \"" + value + "\"", s.name);
     }
     return v;
   }
   case ParamSpec::Type::integer:
   case ParamSpec::Type::number: {
     if (!v.is_number()) {
-      throw ParameterError(where + "expected a number, got " + v.dump());
+      throw ParameterError(where + "expected a number, got " + v.dump(), s.name);
     }
     const double x = v.get<double>();
     if (s.type == ParamSpec::Type::integer && (!std::isfinite(x) || std::floor(x) != x)) {
-      throw ParameterError(where + "expected an integer, got " + v.dump());
+      throw ParameterError(where + "expected an integer, got " + v.dump(), s.name);
     }
     const bool low = s.min_exclusive ? !(x > s.min) : !(x >= s.min);
     if (!std::isfinite(x) || low || x > s.max) {
-      throw ParameterError(where + "expected a value in " + range_text(s) + ", got " + v.dump());
+      throw ParameterError(where + "expected a value in " + range_text(s) + ", got " + v.dump(),
+                           s.name);
     }
     if (s.type == ParamSpec::Type::integer) {
       return nlohmann::json(static_cast<long long>(x));
@@ -164,7 +165,7 @@ nlohmann::json resolve_params(const std::string& compressor, const std::vector<P
       if (!guess.empty()) {
         message += "; did you mean '" + guess + "'?";
       }
-      throw ParameterError(message);
+      throw ParameterError(message, key);
     }
     resolved[key] = check_value(compressor, *it, value);
   }

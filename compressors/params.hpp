@@ -14,7 +14,14 @@ namespace gcsim::compress {
 // message names the parameter (and suggests the closest known name).
 class ParameterError : public std::invalid_argument {
 public:
-  using std::invalid_argument::invalid_argument;
+  explicit ParameterError(const std::string& message, std::string parameter = {})
+      : std::invalid_argument(message), parameter_(std::move(parameter)) {}
+  // The parameter at fault; empty when it is the compressor's name or the
+  // parameter object as a whole.
+  const std::string& parameter() const { return parameter_; }
+
+private:
+  std::string parameter_;
 };
 
 struct ParamSpec {

@@ -30,7 +30,8 @@ private:
   void iterate(IterationWork& work) override {
     if (server_ >= work.P) {
       throw ParameterError("sketched_sgd: parameter 'server_rank' is " + std::to_string(server_) +
-                           " but P = " + std::to_string(work.P));
+                               " but P = " + std::to_string(work.P),
+                           "server_rank");
     }
     const auto P = static_cast<std::size_t>(work.P);
     const std::size_t k = k_for_density(work.d, density_);

@@ -94,6 +94,9 @@ public:
       try {
         compressed = training::run_compressor(*compressor, *feed, workers,
                                               scenario.training.iterations, scenario.seed, profile);
+      } catch (const compress::ParameterError& error) {
+        // Parameters that only fail against P (e.g. sketched_sgd's server rank).
+        throw InputError(scenario.file.string(), "/compressor/" + error.parameter(), error.what());
       } catch (const std::invalid_argument& error) {
         throw InputError(scenario.file.string(), "/compressor", error.what());
       }
@@ -153,8 +156,8 @@ public:
   }
 
 private:
-  // The registry validates the name and every parameter. Its messages say
-  // "parameter 'X'" when a parameter is at fault; that becomes the JSON path.
+  // The registry validates the name and every parameter; the parameter at
+  // fault becomes the JSON path.
   static std::unique_ptr<compress::Compressor> compressor_of(const Scenario& scenario) {
     std::string name = scenario.compressor["name"].get<std::string>();
     nlohmann::json params = scenario.compressor;
@@ -162,14 +165,9 @@ private:
     try {
       return compress::make_compressor(name, params);
     } catch (const compress::ParameterError& error) {
-      std::string message = error.what();
-      std::string path = "/compressor/name";
-      size_t quote = message.find("parameter '");
-      if (quote != std::string::npos) {
-        size_t begin = quote + 11;
-        path = "/compressor/" + message.substr(begin, message.find('\'', begin) - begin);
-      }
-      throw InputError(scenario.file.string(), path, message);
+      std::string path =
+          error.parameter().empty() ? "/compressor/name" : "/compressor/" + error.parameter();
+      throw InputError(scenario.file.string(), path, error.what());
     }
   }
 
