@@ -143,6 +143,8 @@ public:
   virtual const std::string& name() const = 0;
   // Every parameter with the value in force (defaults filled in).
   virtual const nlohmann::json& params() const = 0;
+  // Whether run_iteration needs the weights (so callers read them only then).
+  virtual bool needs_weights() const { return false; }
 
   // One iteration over all P workers. grads[w] is worker w's raw gradient; all
   // share one layout. weights may be null except for compressors that need them

@@ -43,6 +43,8 @@ public:
         release_age_(static_cast<std::uint32_t>(integer("release_age"))),
         release_cap_(number("release_cap")), clip_norm_(number("clip_norm")) {}
 
+  bool needs_weights() const override { return true; }
+
 private:
   void iterate(IterationWork& work) override {
     if (work.weights == nullptr) {

@@ -118,6 +118,30 @@ void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes) {
   }
 }
 
+void eager_binomial_broadcast(Group& group, int rank, int root, uint64_t bytes) {
+  const int size = group.size();
+  const int relative = (rank - root + size) % size;
+  const int dimensions = ceil_log2(size);
+  std::vector<sg4::CommPtr> sends;
+  int mask = (1 << dimensions) - 1;
+  for (int bit = 0; bit < dimensions; ++bit) {
+    mask ^= 1 << bit;
+    if ((relative & mask) != 0)
+      continue;
+    const int relative_peer = relative ^ (1 << bit);
+    if (relative_peer >= size)
+      continue;
+    const int peer = (relative_peer + root) % size;
+    if ((relative & (1 << bit)) == 0) {
+      group.count_sent(rank, bytes);
+      sends.push_back(group.mailbox(rank, peer)->put_async(&payload_token, bytes));
+    } else {
+      receive(group, rank, peer);
+    }
+  }
+  sg4::Comm::wait_all(sends);
+}
+
 void binomial_reduce(Group& group, int rank, int root, uint64_t bytes) {
   const int size = group.size();
   const int relative = (rank - root + size) % size;

@@ -65,6 +65,10 @@ void ring_allgather(Group& group, int rank, uint64_t bytes_per_rank);
 void ring_allgatherv(Group& group, int rank, const std::vector<uint64_t>& bytes_per_rank);
 /// Binomial-tree broadcast of `bytes` from `root`.
 void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
+/// gloo's broadcast (gloo/broadcast.cc): the same binomial tree, but a rank
+/// posts the sends to all its children at once after it has received, and
+/// waits for them only at the end, so concurrent sends share its link.
+void eager_binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// Binomial-tree reduce of `bytes` to `root`.
 void binomial_reduce(Group& group, int rank, int root, uint64_t bytes);
 /// Recursive-doubling allreduce of `bytes`; non-powers of two fold the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <xbt/log.h>
 
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
@@ -160,6 +161,8 @@ const char* topology_name(Topology topology) {
   return "unknown";
 }
 
+namespace {
+// Applies the network model settings; must run before the platform is built.
 void configure_network_model(const NetworkModelSpec& network) {
   sg4::Engine::set_config("network/model:" + network.model);
   sg4::Engine::set_config(std::string("network/crosstraffic:") +
@@ -193,6 +196,32 @@ Platform build_platform(sg4::Engine& engine, const PlatformSpec& spec) {
     return build_from_xml(engine, spec);
   }
   throw std::logic_error("unhandled topology");
+}
+
+bool engine_created = false;
+
+} // namespace
+
+Simulation::Simulation(const PlatformSpec& spec) {
+  if (engine_created)
+    throw std::logic_error("one SimGrid engine per process: a Simulation already ran here");
+  engine_created = true;
+  static int argc = 1;
+  static char name[] = "gcsim";
+  static char* argv[] = {name, nullptr};
+  engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+  // SimGrid's own chatter would drown gcsim's output; gcsim reports errors.
+  xbt_log_control_set("root.thres:critical");
+  configure_network_model(spec.network);
+  platform_ = build_platform(*engine_, spec);
+  if (platform_.workers.empty())
+    throw std::invalid_argument("the platform has no workers");
+}
+
+Simulation::~Simulation() = default;
+
+void Simulation::run() {
+  engine_->run();
 }
 
 } // namespace gcsim::net

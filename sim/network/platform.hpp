@@ -6,6 +6,7 @@
 // hosts, links and routes inside the running engine. Each worker is one GPU:
 // one SimGrid host whose network attachments follow the topology.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,11 +76,25 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> servers;
 };
 
-/// Applies the network model settings; must run before build_platform().
-void configure_network_model(const NetworkModelSpec& network);
+/// A SimGrid engine, quiet and configured with the platform's network
+/// model, with the platform built in it. SimGrid allows one engine per
+/// process: a second Simulation in the same process is a logic_error.
+class Simulation {
+public:
+  /// Throws std::invalid_argument for a platform that cannot be built
+  /// (an XML file with too few hosts) or that has no workers.
+  explicit Simulation(const PlatformSpec& spec);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
 
-/// Builds the SimGrid zones for `spec` in the current engine.
-/// Throws std::invalid_argument for an XML platform that has too few hosts.
-Platform build_platform(simgrid::s4u::Engine& engine, const PlatformSpec& spec);
+  const Platform& platform() const { return platform_; }
+  /// Runs every actor created so far to completion.
+  void run();
+
+private:
+  std::unique_ptr<simgrid::s4u::Engine> engine_;
+  Platform platform_;
+};
 
 } // namespace gcsim::net

@@ -73,7 +73,8 @@ CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& fee
       feed.gradient(t, w, gradients[static_cast<size_t>(w)]);
       views.push_back({gradients[static_cast<size_t>(w)].data(), &layout});
     }
-    bool has_weights = feed.weights(t, weights);
+    // Only compressors that weigh gradients by the weights pay for reading them.
+    const bool has_weights = compressor.needs_weights() && feed.weights(t, weights);
     compress::WeightsView weight_view{weights.data(), &layout};
     compress::IterationContext context{static_cast<uint64_t>(t), static_cast<size_t>(workers),
                                        seed};

@@ -9,7 +9,6 @@
 #include <memory>
 #include <numeric>
 #include <stdexcept>
-#include <xbt/log.h>
 
 #include <simgrid/s4u.hpp>
 
@@ -17,8 +16,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace gcsim::training {
 namespace {
-
-bool engine_created = false;
 
 // What a worker's trainer and its communication actor share.
 struct WorkerChannel {
@@ -42,6 +39,7 @@ public:
     std::vector<sg4::Host*> hosts = platform.workers;
     if (plan.algorithm == AllreduceAlgorithm::parameter_server)
       hosts.insert(hosts.end(), platform.servers.begin(), platform.servers.end());
+    plan_index_ = index;
     tag_ = "plan" + std::to_string(index);
     group_ = std::make_unique<net::Group>(tag_, hosts);
     for (size_t w = 0; w < platform.workers.size(); ++w)
@@ -116,13 +114,12 @@ public:
 
   ProgressCallback progress;
   std::vector<TimelineEvent>* timeline = nullptr;
-  int plan_index = 0;
 
 private:
   void record_span(int worker, const char* category, std::string name, double start) {
     if (timeline != nullptr)
       timeline->push_back(
-          {plan_index, worker, category, std::move(name), start, sg4::Engine::get_clock()});
+          {plan_index_, worker, category, std::move(name), start, sg4::Engine::get_clock()});
   }
 
   double forward_seconds() const {
@@ -220,16 +217,26 @@ private:
     channel.sent_per_iteration.push_back(sent);
   }
 
+  // The participants' group of a step, made once by the first of them to
+  // get there. Mailboxes are named by step index and global ranks: steps of
+  // later iterations reuse them in order, which is safe because every
+  // worker runs its steps in the same order.
+  net::Group& step_group(const StepPlan& step, size_t index) {
+    std::unique_ptr<net::Group>& group = step_groups_[&step];
+    if (!group) {
+      std::vector<sg4::Host*> hosts;
+      for (int rank : step.participants)
+        hosts.push_back(platform_.workers[static_cast<size_t>(rank)]);
+      group = std::make_unique<net::Group>(tag_ + "s" + std::to_string(index), std::move(hosts),
+                                           step.participants);
+    }
+    return *group;
+  }
+
   // One step as the messages of its algorithm; returns the bytes this
   // worker sent.
   uint64_t run_step(const StepPlan& step, size_t index, int local_rank, int worker) {
-    std::vector<sg4::Host*> hosts;
-    for (int rank : step.participants)
-      hosts.push_back(platform_.workers[static_cast<size_t>(rank)]);
-    // Mailboxes are named by step index and global ranks: steps of later
-    // iterations reuse them in order, which is safe because every worker
-    // runs its steps in the same order.
-    net::Group group(tag_ + "s" + std::to_string(index), hosts, step.participants);
+    net::Group& group = step_group(step, index);
     auto local_of = [&](int rank) {
       return static_cast<int>(
           std::lower_bound(step.participants.begin(), step.participants.end(), rank) -
@@ -329,6 +336,8 @@ private:
   std::vector<int> closing_bucket_;
   std::unique_ptr<net::Group> group_;
   std::vector<std::unique_ptr<WorkerChannel>> channels_;
+  int plan_index_ = 0;
+  std::map<const StepPlan*, std::unique_ptr<net::Group>> step_groups_;
   std::string tag_;
   int message_token_ = 0;
 };
@@ -360,19 +369,8 @@ std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
                                 const std::vector<IterationPlan>& plans,
                                 const ProgressCallback& progress,
                                 std::vector<TimelineEvent>* timeline) {
-  if (engine_created)
-    throw std::logic_error("simulate() runs once per process: SimGrid has one engine");
-  engine_created = true;
-  int argc = 1;
-  char name[] = "gcsim";
-  char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
-  // SimGrid's own chatter would drown the summary; gcsim reports its errors.
-  xbt_log_control_set("root.thres:critical");
-  net::configure_network_model(platform_spec.network);
-  net::Platform platform = net::build_platform(engine, platform_spec);
-  if (platform.workers.empty())
-    throw std::invalid_argument("the platform has no workers");
+  net::Simulation simulation(platform_spec);
+  const net::Platform& platform = simulation.platform();
 
   std::vector<RunResult> results(plans.size());
   // A driver actor runs the plans one after the other.
@@ -381,14 +379,13 @@ std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
       PlanRun run(plans[p], platform, static_cast<int>(p));
       run.progress = progress;
       run.timeline = timeline;
-      run.plan_index = static_cast<int>(p);
       double start = sg4::Engine::get_clock();
       for (const sg4::ActorPtr& actor : run.start())
         actor->join();
       results[p] = run.result(start);
     }
   });
-  engine.run();
+  simulation.run();
   return results;
 }
 

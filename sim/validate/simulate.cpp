@@ -11,7 +11,6 @@
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <xbt/log.h>
 
 #include <simgrid/s4u.hpp>
 
@@ -19,8 +18,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace gcsim::validate {
 namespace {
-
-int payload_token = 0;
 
 /// Runs `work` in a child process and returns the numbers it computed.
 std::vector<double> run_in_child(const std::function<std::vector<double>()>& work) {
@@ -77,37 +74,6 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& wor
   return values;
 }
 
-/// gloo::broadcast (gloo/broadcast.cc): a binomial tree on ranks relative to
-/// the root, where a rank receives from its parent and then posts every send
-/// to its children at once, waiting for them only at the end; concurrent
-/// sends share the sender's link.
-void gloo_broadcast(net::Group& group, int rank, int root, uint64_t bytes) {
-  const int size = group.size();
-  const int vrank = (rank - root + size) % size;
-  int dim = 0;
-  while ((1 << dim) < size)
-    ++dim;
-  std::vector<sg4::CommPtr> sends;
-  int mask = (1 << dim) - 1;
-  for (int i = 0; i < dim; ++i) {
-    mask ^= 1 << i;
-    if ((vrank & mask) != 0)
-      continue;
-    int vpeer = vrank ^ (1 << i);
-    if (vpeer >= size)
-      continue;
-    int peer = (vpeer + root) % size;
-    if ((vrank & (1 << i)) == 0) {
-      group.count_sent(rank, bytes);
-      sends.push_back(group.mailbox(rank, peer)->put_async(&payload_token, bytes));
-    } else {
-      net::receive(group, rank, peer);
-    }
-  }
-  for (const sg4::CommPtr& send : sends)
-    send->wait();
-}
-
 void run_point(net::Group& group, int rank, const CollectivePoint& point) {
   switch (point.collective) {
   case Collective::allreduce:
@@ -117,20 +83,15 @@ void run_point(net::Group& group, int rank, const CollectivePoint& point) {
     net::ring_allgather(group, rank, point.bytes / static_cast<uint64_t>(point.ranks));
     return;
   case Collective::broadcast:
-    gloo_broadcast(group, rank, 0, point.bytes);
+    net::eager_binomial_broadcast(group, rank, 0, point.bytes);
     return;
   }
 }
 
 std::vector<double> collectives_in_engine(const net::PlatformSpec& spec,
                                           const std::vector<CollectivePoint>& points) {
-  int argc = 1;
-  char name[] = "gcsim-validate";
-  char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
-  xbt_log_control_set("root.thres:critical");
-  net::configure_network_model(spec.network);
-  net::Platform platform = net::build_platform(engine, spec);
+  net::Simulation simulation(spec);
+  const net::Platform& platform = simulation.platform();
   const int workers = static_cast<int>(platform.workers.size());
 
   std::vector<std::unique_ptr<net::Group>> groups;
@@ -158,7 +119,7 @@ std::vector<double> collectives_in_engine(const net::PlatformSpec& spec,
                          }
                        });
   }
-  engine.run();
+  simulation.run();
   return seconds;
 }
 

@@ -12,7 +12,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-#include <xbt/log.h>
 
 #include <doctest/doctest.h>
 #include <simgrid/s4u.hpp>
@@ -90,13 +89,6 @@ struct Measured {
 } // namespace
 
 TEST_CASE("collectives on SimGrid CM02 equal the alpha-beta oracle to 1e-6") {
-  int argc = 1;
-  char name[] = "collectives_oracle";
-  char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
-  xbt_log_control_set("root.thres:critical");
-  configure_network_model(NetworkModelSpec{});
-
   PlatformSpec spec;
   spec.name = "oracle";
   spec.topology = Topology::parameter_server;
@@ -104,7 +96,8 @@ TEST_CASE("collectives on SimGrid CM02 equal the alpha-beta oracle to 1e-6") {
   spec.servers = kServers;
   spec.link = {kBandwidth, kLatency};
   spec.server_link = {kBandwidth, kLatency};
-  Platform platform = build_platform(engine, spec);
+  Simulation simulation(spec);
+  const Platform& platform = simulation.platform();
 
   const std::vector<Case> cases = build_cases();
   std::vector<double> measured(cases.size(), -1.0);
@@ -143,7 +136,7 @@ TEST_CASE("collectives on SimGrid CM02 equal the alpha-beta oracle to 1e-6") {
   for (int s = 0; s < kServers; ++s)
     sg4::Actor::create("server", platform.servers[static_cast<size_t>(s)],
                        [&body, s] { body(s, true); });
-  engine.run();
+  simulation.run();
 
   for (size_t c = 0; c < cases.size(); ++c) {
     INFO(cases[c].label);
