@@ -4,7 +4,7 @@ RSS of `gcsim run` on given scenarios (medians over repetitions, one process
 per run, measured with os.wait4).
 
   /usr/bin/python3 scripts/bench_simulation.py [--gcsim build/gcsim] [--repeat 3] \
-      SCENARIO [SCENARIO ...] [--set path=value ...]
+      SCENARIO [SCENARIO ...] [--set path=value ...] [--replay DIR/schedule.json]
 """
 import argparse
 import json
@@ -16,10 +16,12 @@ import tempfile
 import time
 
 
-def run_once(gcsim, scenario, sets, out):
+def run_once(gcsim, scenario, sets, out, replay=None):
     command = [gcsim, "run", scenario, "--out", out, "--quiet"]
     for item in sets:
         command += ["--set", item]
+    if replay:
+        command += ["--replay", replay]
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
@@ -39,6 +41,7 @@ def main():
     parser.add_argument("--gcsim", default=os.path.join(os.path.dirname(__file__), "..", "build", "gcsim"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--set", action="append", default=[], dest="sets")
+    parser.add_argument("--replay", help="time the timing-only replay of this schedule.json")
     args = parser.parse_args()
     print(f"{'scenario':<34} {'workers':>7} {'iters':>5} {'wall s (median)':>16} "
           f"{'s / iteration':>14} {'peak RSS MiB':>13} {'simulated iteration s':>22}")
@@ -46,7 +49,7 @@ def main():
         walls, rss = [], []
         with tempfile.TemporaryDirectory() as out:
             for _ in range(args.repeat):
-                wall, peak, result = run_once(args.gcsim, scenario, args.sets, out)
+                wall, peak, result = run_once(args.gcsim, scenario, args.sets, out, args.replay)
                 walls.append(wall)
                 rss.append(peak)
         iterations = result["summary"]["iterations"]
