@@ -47,34 +47,41 @@ void emit_by_threshold(const float* x, std::size_t n, std::uint32_t t, std::size
   }
 }
 
-// Radix select of the k-th largest key (1 <= k <= n) over the whole input.
-// Returns the threshold key and how many elements equal to it are to be kept.
-std::pair<std::uint32_t, std::size_t> radix_threshold(const float* x, std::size_t n,
-                                                      std::size_t k) {
+// Radix select of the k-th largest of n keys (1 <= k <= n), key_at(i) giving
+// key i: over the whole input (the fallback) or over the sampled path's
+// candidates. Returns the threshold key, how many elements equal to it are
+// to be kept, and the largest key seen (a key above +inf's is a NaN).
+struct RadixThreshold {
+  std::uint32_t threshold = 0;
+  std::size_t ties = 0;
+  std::uint32_t max_key = 0;
+};
+
+template <typename KeyAt>
+RadixThreshold radix_threshold(std::size_t n, std::size_t k, KeyAt key_at) {
   // Key bits 30..20, 19..9, 8..0 (bit 31 is the cleared sign).
   constexpr int kShift[3] = {20, 9, 0};
   constexpr std::uint32_t kMask[3] = {0x7FFu, 0x7FFu, 0x1FFu};
   std::uint32_t prefix = 0;
   std::uint32_t prefix_mask = 0;
+  std::uint32_t max_key = 0;
   std::size_t need = k;
   std::array<std::size_t, 2048> hist{};
   for (int pass = 0; pass < 3; ++pass) {
     hist.fill(0);
     const int shift = kShift[pass];
     const std::uint32_t mask = kMask[pass];
+    // The first pass sees every key (no prefix yet) and notes the largest;
+    // the others count only keys under the prefix chosen so far.
     if (pass == 0) {
-      std::uint32_t max_key = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t key = key_of(x[i]);
+        const std::uint32_t key = key_at(i);
         max_key = std::max(max_key, key);
         ++hist[(key >> shift) & mask];
       }
-      if (max_key > kInfKey) {
-        check_no_nan(x, n);
-      }
     } else {
       for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t key = key_of(x[i]);
+        const std::uint32_t key = key_at(i);
         if ((key & prefix_mask) == prefix) {
           ++hist[(key >> shift) & mask];
         }
@@ -91,38 +98,7 @@ std::pair<std::uint32_t, std::size_t> radix_threshold(const float* x, std::size_
     prefix |= static_cast<std::uint32_t>(bucket) << shift;
     prefix_mask |= mask << shift;
   }
-  return {prefix, need};
-}
-
-// The same radix select over an array of keys (the sampled path's candidates).
-std::pair<std::uint32_t, std::size_t> radix_threshold_keys(const std::uint32_t* keys, std::size_t m,
-                                                           std::size_t k) {
-  constexpr int kShift[3] = {20, 9, 0};
-  constexpr std::uint32_t kMask[3] = {0x7FFu, 0x7FFu, 0x1FFu};
-  std::uint32_t prefix = 0;
-  std::uint32_t prefix_mask = 0;
-  std::size_t need = k;
-  std::array<std::size_t, 2048> hist{};
-  for (int pass = 0; pass < 3; ++pass) {
-    hist.fill(0);
-    const int shift = kShift[pass];
-    const std::uint32_t mask = kMask[pass];
-    for (std::size_t i = 0; i < m; ++i) {
-      if ((keys[i] & prefix_mask) == prefix) {
-        ++hist[(keys[i] >> shift) & mask];
-      }
-    }
-    std::size_t bucket = mask;
-    for (;; --bucket) {
-      if (hist[bucket] >= need) {
-        break;
-      }
-      need -= hist[bucket];
-    }
-    prefix |= static_cast<std::uint32_t>(bucket) << shift;
-    prefix_mask |= mask << shift;
-  }
-  return {prefix, need};
+  return {prefix, need, max_key};
 }
 
 // Appends (index, key) of every element of x[0, n - n % B) with key >= bound;
@@ -177,9 +153,12 @@ void topk_indices_radix(const float* x, std::size_t n, std::size_t k, std::vecto
     }
     return;
   }
-  const auto [threshold, ties] = radix_threshold(x, n, k);
+  const RadixThreshold found = radix_threshold(n, k, [x](std::size_t i) { return key_of(x[i]); });
+  if (found.max_key > kInfKey) {
+    check_no_nan(x, n);
+  }
   out.reserve(k);
-  emit_by_threshold(x, n, threshold, ties, out);
+  emit_by_threshold(x, n, found.threshold, found.ties, out);
 }
 
 void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out) {
@@ -250,13 +229,14 @@ void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Inde
   }
 
   // 3. Exact threshold among the candidates, then keep them in index order.
-  const std::uint32_t max_key =
-      *std::max_element(cand_key.begin(), cand_key.begin() + static_cast<std::ptrdiff_t>(m));
-  if (max_key > kInfKey) {
+  const std::uint32_t* candidate_keys = cand_key.data();
+  const RadixThreshold found =
+      radix_threshold(m, k, [candidate_keys](std::size_t c) { return candidate_keys[c]; });
+  if (found.max_key > kInfKey) {
     check_no_nan(x, n);
   }
-  const auto [threshold, ties_at_threshold] = radix_threshold_keys(cand_key.data(), m, k);
-  std::size_t ties = ties_at_threshold;
+  const std::uint32_t threshold = found.threshold;
+  std::size_t ties = found.ties;
   out.clear();
   out.reserve(k);
   for (std::size_t c = 0; c < m; ++c) {
