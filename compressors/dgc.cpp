@@ -1,5 +1,6 @@
 // dgc: Deep Gradient Compression (Lin et al., ICLR 2018).
 #include "compressors/detail/base.hpp"
+#include "compressors/detail/momentum.hpp"
 #include "compressors/detail/sparse.hpp"
 #include "compressors/rng.hpp"
 #include "compressors/threshold_estimator.hpp"
@@ -37,27 +38,14 @@ public:
 private:
   void iterate(IterationWork& work) override {
     const auto P = static_cast<std::size_t>(work.P);
-    const bool use_momentum = momentum_correction_ && momentum_ > 0.0;
-    if (use_momentum && momentum_state_.size() != P) {
-      momentum_state_.assign(P, std::vector<float>(work.d, 0.0f));
-    }
+    const bool use_momentum = momentum_correction_ && momentum_.active();
     std::vector<std::vector<Index>> sets(P);
     std::vector<std::uint64_t> counts(P, 0);
     std::vector<Index> layer_sel;
     for (std::size_t w = 0; w < P; ++w) {
       float* v = work.acc[w];
-      const float* g = (*work.grads)[w].data;
       if (use_momentum) {
-        // v already holds residual + g; turn it into residual + u with u = m*u + g.
-        std::vector<float>& u = momentum_state_[w];
-        const auto m = static_cast<float>(momentum_);
-        for (std::size_t j = 0; j < work.d; ++j) {
-          const float un = m * u[j] + g[j];
-          v[j] += un - g[j];
-          u[j] = un;
-        }
-        work.add_kernel(static_cast<int>(w), KernelKind::dense_add, 2 * work.d, 0, 0, 0,
-                        "momentum correction");
+        momentum_.accumulate(work, static_cast<int>(w), "momentum correction");
       }
       for (std::size_t l = 0; l < work.layout->size(); ++l) {
         const Layer& layer = (*work.layout)[l];
@@ -68,9 +56,7 @@ private:
       }
       counts[w] = sets[w].size();
       if (use_momentum) {
-        for (const Index j : sets[w]) {
-          momentum_state_[w][j] = 0.0f;
-        }
+        momentum_.clear_at(static_cast<int>(w), sets[w]);
       }
       work.add_kernel(static_cast<int>(w), KernelKind::sparse_pack, counts[w], 0, 0, 0,
                       "pack pairs");
@@ -156,14 +142,13 @@ private:
 
   double density_;
   double sample_rate_;
-  double momentum_;
+  LocalMomentum momentum_;
   bool momentum_correction_;
   double upper_;
   double lower_;
   long long max_adapt_;
   bool resample_;
   std::size_t min_layer_;
-  std::vector<std::vector<float>> momentum_state_;
 };
 
 } // namespace

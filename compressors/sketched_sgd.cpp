@@ -1,6 +1,7 @@
 // sketched_sgd: Sketched-SGD (Ivkin et al., NeurIPS 2019), star topology.
 #include "compressors/count_sketch.hpp"
 #include "compressors/detail/base.hpp"
+#include "compressors/detail/momentum.hpp"
 #include "compressors/detail/sparse.hpp"
 #include "compressors/rng.hpp"
 
@@ -37,9 +38,6 @@ private:
     const std::size_t k = k_for_density(work.d, density_);
     const std::uint32_t cols = columns_ != 0 ? columns_ : static_cast<std::uint32_t>(10 * k);
     const std::uint64_t seed = derive_seed(work.ctx.seed, 0, 0, kPurposeSketchedSgd);
-    if (momentum_ > 0.0 && momentum_state_.size() != P) {
-      momentum_state_.assign(P, std::vector<float>(work.d, 0.0f));
-    }
     // The server's summed sketch equals the sketch of the summed accumulators
     // (linearity), computed once instead of P times (equal up to the order of
     // float additions); each worker is still charged its own insert.
@@ -48,17 +46,8 @@ private:
     std::vector<Transfer> push;
     for (std::size_t w = 0; w < P; ++w) {
       float* v = work.acc[w];
-      if (momentum_ > 0.0) {
-        const float* g = (*work.grads)[w].data;
-        std::vector<float>& u = momentum_state_[w];
-        const auto rho = static_cast<float>(momentum_);
-        for (std::size_t j = 0; j < work.d; ++j) {
-          const float un = rho * u[j] + g[j];
-          v[j] += un - g[j];
-          u[j] = un;
-        }
-        work.add_kernel(static_cast<int>(w), KernelKind::dense_add, 2 * work.d, 0, 0, 0,
-                        "momentum and error accumulation");
+      if (momentum_.active()) {
+        momentum_.accumulate(work, static_cast<int>(w), "momentum and error accumulation");
       }
       for (std::size_t j = 0; j < work.d; ++j) {
         sum[j] += v[j];
@@ -116,11 +105,9 @@ private:
       work.add_kernel_all(KernelKind::sparse_unpack, k, 0, 0, 0, "apply the update");
       apply_estimated(work, chosen, sums);
     }
-    if (momentum_ > 0.0) {
-      for (auto& u : momentum_state_) {
-        for (const Index j : chosen) {
-          u[j] = 0.0f;
-        }
+    if (momentum_.active()) {
+      for (int w = 0; w < work.P; ++w) {
+        momentum_.clear_at(w, chosen);
       }
     }
     work.result.info["k"] = k;
@@ -150,11 +137,10 @@ private:
   double density_;
   std::uint32_t rows_;
   std::uint32_t columns_;
-  double momentum_;
+  LocalMomentum momentum_;
   bool second_round_;
   double factor_;
   int server_;
-  std::vector<std::vector<float>> momentum_state_;
 };
 
 } // namespace
