@@ -127,7 +127,9 @@ public:
       std::fprintf(stderr, "\r%60s\r", "");
 
     output::CompressionExtras extras;
+    extras.compressor_name = compressor_json.value("name", "dense");
     extras.compressor_params = compressor_json;
+    extras.compressor_params.erase("name"); // result.json names it under model.compressor
     if (!dense) {
       extras.dense_baseline = &runs.front();
       extras.quality = &compressed.quality;

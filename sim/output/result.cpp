@@ -122,9 +122,7 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
         {"network_model", scenario.platform.network.model},
         {"device", device_name},
         {"allreduce", algorithm_name(scenario.training.allreduce)},
-        {"compressor", extras.compressor_params.is_object()
-                           ? extras.compressor_params.value("name", "dense")
-                           : scenario.compressor.value("name", "dense")},
+        {"compressor", extras.compressor_name},
         {"seed", scenario.seed}}},
       {"units", {{"time", "seconds"}, {"data", "bytes"}, {"throughput", "samples per second"}}},
       {"summary", summary},

@@ -26,7 +26,8 @@ namespace gcsim::output {
 struct CompressionExtras {
   const training::RunResult* dense_baseline = nullptr;
   const std::vector<training::CompressionQuality>* quality = nullptr;
-  nlohmann::json compressor_params;
+  std::string compressor_name = "dense";
+  nlohmann::json compressor_params; // without the name
   nlohmann::json gradient_source;
 };
 
