@@ -129,46 +129,57 @@ IterationResult Compressor::run_iteration(const std::vector<GradientView>& grads
     throw std::invalid_argument(name() + ": context says P = " + std::to_string(ctx.workers) +
                                 " but " + std::to_string(grads.size()) + " gradients were passed");
   }
-  if (memories.size() != grads.size()) {
+  return run_iteration([&grads](std::size_t w) { return grads[w]; }, weights, ctx, memories);
+}
+
+IterationResult Compressor::run_iteration(const GradientSupplier& gradient_of,
+                                          const WeightsView* weights, const IterationContext& ctx,
+                                          std::vector<ErrorFeedback>& memories) {
+  if (ctx.workers == 0) {
+    throw std::invalid_argument(name() + ": no worker gradients");
+  }
+  if (memories.size() != ctx.workers) {
     throw std::invalid_argument(name() + ": " + std::to_string(memories.size()) +
-                                " error-feedback memories for " + std::to_string(grads.size()) +
+                                " error-feedback memories for " + std::to_string(ctx.workers) +
                                 " workers");
   }
-  const LayerLayout* layout = grads.front().layout;
-  if (layout == nullptr || grads.front().data == nullptr) {
-    throw std::invalid_argument(name() + ": gradient of worker 0 has no data or layout");
-  }
-  for (std::size_t w = 0; w < grads.size(); ++w) {
-    if (grads[w].data == nullptr || grads[w].layout == nullptr || !(*grads[w].layout == *layout)) {
-      throw std::invalid_argument(name() + ": gradient of worker " + std::to_string(w) +
-                                  " has no data or another layout than worker 0's");
-    }
-  }
-  if (weights != nullptr && (weights->data == nullptr || weights->layout == nullptr ||
-                             weights->size() != layout->total())) {
-    throw std::invalid_argument(name() + ": weights do not match the gradient layout");
-  }
   IterationWork work;
-  work.grads = &grads;
   work.weights = weights;
   work.ctx = ctx;
-  work.layout = layout;
-  work.d = layout->total();
-  work.P = static_cast<int>(grads.size());
-  work.result.kernels.resize(grads.size());
-  work.result.update.assign(work.d, 0.0f);
+  work.P = static_cast<int>(ctx.workers);
+  work.result.kernels.resize(ctx.workers);
   const bool keep = error_feedback();
-  for (std::size_t w = 0; w < grads.size(); ++w) {
-    check_no_nan(grads[w].data, work.d);
+  LayerLayout layout; // worker 0's; every other worker must match it
+  for (std::size_t w = 0; w < ctx.workers; ++w) {
+    const GradientView g = gradient_of(w);
+    if (g.data == nullptr || g.layout == nullptr) {
+      throw std::invalid_argument(name() + ": gradient of worker " + std::to_string(w) +
+                                  " has no data or layout");
+    }
+    if (w == 0) {
+      layout = *g.layout;
+      work.d = layout.total();
+      work.result.update.assign(work.d, 0.0f);
+      if (weights != nullptr &&
+          (weights->data == nullptr || weights->layout == nullptr || weights->size() != work.d)) {
+        throw std::invalid_argument(name() + ": weights do not match the gradient layout");
+      }
+    } else if (!(*g.layout == layout)) {
+      throw std::invalid_argument(name() + ": gradient of worker " + std::to_string(w) +
+                                  " has another layout than worker 0's");
+    }
+    check_no_nan(g.data, work.d);
     memories[w].ensure_size(work.d);
-    memories[w].accumulate(grads[w].data, keep);
+    memories[w].accumulate(g.data, keep);
     work.acc.push_back(memories[w].data());
     if (keep) {
       // Error compensation g + r is a dense add on the device.
       work.result.kernels[w].push_back(KernelRun{KernelKind::dense_add, work.d, 0, 0, 0, 0,
                                                  "error feedback: gradient + residual"});
     }
+    absorb_gradient(work, static_cast<int>(w), g.data);
   }
+  work.layout = &layout;
   iterate(work);
   if (!keep) {
     for (auto& memory : memories) {

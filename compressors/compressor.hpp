@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -108,9 +109,9 @@ struct IterationResult {
 // What a compressor implementation sees (public for the implementations and
 // their tests; the simulator never needs it). For worker w, acc[w] is its
 // gradient plus residual (error-compensated); the implementation removes from it
-// what was applied, and what remains is the worker's new residual.
+// what was applied, and what remains is the worker's new residual. The raw
+// gradients are not kept: each is seen once, by Compressor::absorb_gradient.
 struct IterationWork {
-  const std::vector<GradientView>* grads = nullptr;
   const WeightsView* weights = nullptr;
   IterationContext ctx;
   const LayerLayout* layout = nullptr;
@@ -133,6 +134,11 @@ struct IterationWork {
                       std::uint32_t cols = 0, const std::string& label = {});
 };
 
+// Worker w's raw gradient, for w = 0..P-1 in that order, each called once. The
+// view must stay valid until the next call: a caller can stream P gradients
+// through one buffer, so memory holds P residuals and not P gradients too.
+using GradientSupplier = std::function<GradientView(std::size_t worker)>;
+
 class Compressor {
 public:
   virtual ~Compressor() = default;
@@ -154,9 +160,18 @@ public:
   // Throws std::invalid_argument on inconsistent inputs or NaN gradients.
   IterationResult run_iteration(const std::vector<GradientView>& grads, const WeightsView* weights,
                                 const IterationContext& ctx, std::vector<ErrorFeedback>& memories);
+  // The same iteration with the gradients streamed: gradient_of(w) is called
+  // for w = 0..ctx.workers-1 (see GradientSupplier). Results are identical.
+  IterationResult run_iteration(const GradientSupplier& gradient_of, const WeightsView* weights,
+                                const IterationContext& ctx, std::vector<ErrorFeedback>& memories);
 
 protected:
   virtual void iterate(IterationWork& work) = 0;
+  // Called once per worker, in worker order, after its raw gradient has been
+  // added to acc[worker] and before iterate(): the one chance to use the raw
+  // gradient (local momentum does). The gradient is gone afterwards.
+  virtual void absorb_gradient(IterationWork& /*work*/, int /*worker*/, const float* /*gradient*/) {
+  }
   // Whether memories carry residuals to the next iteration (the error_feedback parameter).
   virtual bool error_feedback() const = 0;
 };

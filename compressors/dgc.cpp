@@ -36,6 +36,12 @@ public:
         min_layer_(static_cast<std::size_t>(integer("min_layer_size"))) {}
 
 private:
+  void absorb_gradient(IterationWork& work, int worker, const float* gradient) override {
+    if (momentum_correction_ && momentum_.active()) {
+      momentum_.accumulate(work, worker, gradient, "momentum correction");
+    }
+  }
+
   void iterate(IterationWork& work) override {
     const auto P = static_cast<std::size_t>(work.P);
     const bool use_momentum = momentum_correction_ && momentum_.active();
@@ -44,9 +50,6 @@ private:
     std::vector<Index> layer_sel;
     for (std::size_t w = 0; w < P; ++w) {
       float* v = work.acc[w];
-      if (use_momentum) {
-        momentum_.accumulate(work, static_cast<int>(w), "momentum correction");
-      }
       for (std::size_t l = 0; l < work.layout->size(); ++l) {
         const Layer& layer = (*work.layout)[l];
         select_layer(work, static_cast<int>(w), l, v + layer.offset, layer.size, layer_sel);

@@ -4,19 +4,12 @@
 #include <stdexcept>
 
 namespace gcsim::compress {
+namespace {
 
-Fidelity measure_fidelity(const std::vector<GradientView>& raw_grads,
-                          const std::vector<float>& update) {
-  if (raw_grads.empty()) {
-    throw std::invalid_argument("fidelity: no gradients");
-  }
+// average_at(j) is the dense average a_j; one pass, no copy of it kept.
+template <typename AverageAt>
+Fidelity fidelity_of(const std::vector<float>& update, AverageAt average_at) {
   const std::size_t d = update.size();
-  for (const auto& g : raw_grads) {
-    if (g.size() != d) {
-      throw std::invalid_argument("fidelity: gradient and update sizes differ");
-    }
-  }
-  const double inv_p = 1.0 / static_cast<double>(raw_grads.size());
   double dot = 0.0;
   double uu = 0.0;
   double aa = 0.0;
@@ -24,11 +17,7 @@ Fidelity measure_fidelity(const std::vector<GradientView>& raw_grads,
   double delivered = 0.0;
   std::size_t nonzeros = 0;
   for (std::size_t j = 0; j < d; ++j) {
-    double a = 0.0;
-    for (const auto& g : raw_grads) {
-      a += static_cast<double>(g.data[j]);
-    }
-    a *= inv_p;
+    const double a = average_at(j);
     const auto u = static_cast<double>(update[j]);
     dot += u * a;
     uu += u * u;
@@ -49,6 +38,40 @@ Fidelity measure_fidelity(const std::vector<GradientView>& raw_grads,
   f.relative_l2_error = aa > 0.0 ? std::sqrt(diff / aa) : std::sqrt(uu);
   f.energy_share = aa > 0.0 ? delivered / aa : 1.0;
   return f;
+}
+
+} // namespace
+
+Fidelity measure_fidelity(const std::vector<GradientView>& raw_grads,
+                          const std::vector<float>& update) {
+  if (raw_grads.empty()) {
+    throw std::invalid_argument("fidelity: no gradients");
+  }
+  for (const auto& g : raw_grads) {
+    if (g.size() != update.size()) {
+      throw std::invalid_argument("fidelity: gradient and update sizes differ");
+    }
+  }
+  const double inv_p = 1.0 / static_cast<double>(raw_grads.size());
+  return fidelity_of(update, [&](std::size_t j) {
+    double a = 0.0;
+    for (const auto& g : raw_grads) {
+      a += static_cast<double>(g.data[j]);
+    }
+    return a * inv_p;
+  });
+}
+
+Fidelity measure_fidelity(const std::vector<double>& raw_sum, std::size_t workers,
+                          const std::vector<float>& update) {
+  if (workers == 0) {
+    throw std::invalid_argument("fidelity: no gradients");
+  }
+  if (raw_sum.size() != update.size()) {
+    throw std::invalid_argument("fidelity: gradient and update sizes differ");
+  }
+  const double inv_p = 1.0 / static_cast<double>(workers);
+  return fidelity_of(update, [&](std::size_t j) { return raw_sum[j] * inv_p; });
 }
 
 } // namespace gcsim::compress

@@ -21,4 +21,10 @@ struct Fidelity {
 Fidelity measure_fidelity(const std::vector<GradientView>& raw_grads,
                           const std::vector<float>& update);
 
+// The same against a dense average the caller summed while streaming the
+// gradients: `raw_sum` holds sum_w g_w in double, added in worker order, and
+// `workers` is P, so results equal the overload above bit for bit.
+Fidelity measure_fidelity(const std::vector<double>& raw_sum, std::size_t workers,
+                          const std::vector<float>& update);
+
 } // namespace gcsim::compress

@@ -28,6 +28,12 @@ public:
         server_(static_cast<int>(integer("server_rank"))) {}
 
 private:
+  void absorb_gradient(IterationWork& work, int worker, const float* gradient) override {
+    if (momentum_.active()) {
+      momentum_.accumulate(work, worker, gradient, "momentum and error accumulation");
+    }
+  }
+
   void iterate(IterationWork& work) override {
     if (server_ >= work.P) {
       throw ParameterError("sketched_sgd: parameter 'server_rank' is " + std::to_string(server_) +
@@ -45,10 +51,7 @@ private:
     const std::uint64_t sketch_bytes = static_cast<std::uint64_t>(rows_) * cols * 4;
     std::vector<Transfer> push;
     for (std::size_t w = 0; w < P; ++w) {
-      float* v = work.acc[w];
-      if (momentum_.active()) {
-        momentum_.accumulate(work, static_cast<int>(w), "momentum and error accumulation");
-      }
+      const float* v = work.acc[w];
       for (std::size_t j = 0; j < work.d; ++j) {
         sum[j] += v[j];
       }

@@ -2,13 +2,14 @@
 
 namespace gcsim::compress::detail {
 
-void LocalMomentum::accumulate(IterationWork& work, int worker, const char* label) {
+void LocalMomentum::accumulate(IterationWork& work, int worker, const float* gradient,
+                               const char* label) {
   const auto workers = static_cast<std::size_t>(work.P);
   if (state_.size() != workers)
     state_.assign(workers, std::vector<float>(work.d, 0.0f));
   const auto w = static_cast<std::size_t>(worker);
   float* v = work.acc[w];
-  const float* g = (*work.grads)[w].data;
+  const float* g = gradient;
   std::vector<float>& u = state_[w];
   for (std::size_t j = 0; j < work.d; ++j) {
     const float next = factor_ * u[j] + g[j];

@@ -17,9 +17,10 @@ public:
 
   bool active() const { return factor_ > 0.0f; }
 
-  // work.acc[worker] holds residual + g; turns it into residual + u, and
-  // charges the worker a dense_add kernel labelled `label`.
-  void accumulate(IterationWork& work, int worker, const char* label);
+  // work.acc[worker] holds residual + g, g the worker's raw `gradient`; turns
+  // it into residual + u, and charges the worker a dense_add kernel labelled
+  // `label`.
+  void accumulate(IterationWork& work, int worker, const float* gradient, const char* label);
 
   // Clears the worker's momentum at `indices`.
   void clear_at(int worker, const std::vector<Index>& indices);

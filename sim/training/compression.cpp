@@ -4,6 +4,7 @@
 #include "sim/cost/device_profile.hpp"
 
 #include <stdexcept>
+#include <string>
 
 namespace gcsim::training {
 namespace {
@@ -63,24 +64,33 @@ CompressedIteration schedule_of(const compress::IterationResult& result, int wor
 CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& feed, int workers,
                              int iterations, uint64_t seed, const cost::DeviceProfile& profile) {
   const compress::LayerLayout& layout = feed.layout();
-  std::vector<std::vector<float>> gradients(static_cast<size_t>(workers));
+  // One gradient buffer streamed through all workers: memory holds the P
+  // residuals (and local momenta), never P gradients besides.
+  std::vector<float> gradient;
+  std::vector<double> raw_sum; // sum of the raw gradients, for fidelity
   std::vector<compress::ErrorFeedback> memories(static_cast<size_t>(workers));
   std::vector<float> weights;
   CompressedRun run;
   for (int t = 0; t < iterations; ++t) {
-    std::vector<compress::GradientView> views;
-    for (int w = 0; w < workers; ++w) {
-      feed.gradient(t, w, gradients[static_cast<size_t>(w)]);
-      views.push_back({gradients[static_cast<size_t>(w)].data(), &layout});
-    }
+    raw_sum.assign(layout.total(), 0.0);
+    const compress::GradientSupplier gradient_of = [&](size_t w) {
+      feed.gradient(t, static_cast<int>(w), gradient);
+      if (gradient.size() != raw_sum.size())
+        throw std::logic_error("gradient feed returned " + std::to_string(gradient.size()) +
+                               " values for a layout of " + std::to_string(raw_sum.size()));
+      for (size_t j = 0; j < gradient.size(); ++j)
+        raw_sum[j] += static_cast<double>(gradient[j]);
+      return compress::GradientView{gradient.data(), &layout};
+    };
     // Only compressors that weigh gradients by the weights pay for reading them.
     const bool has_weights = compressor.needs_weights() && feed.weights(t, weights);
     compress::WeightsView weight_view{weights.data(), &layout};
     compress::IterationContext context{static_cast<uint64_t>(t), static_cast<size_t>(workers),
                                        seed};
-    compress::IterationResult result =
-        compressor.run_iteration(views, has_weights ? &weight_view : nullptr, context, memories);
-    compress::Fidelity fidelity = compress::measure_fidelity(views, result.update);
+    compress::IterationResult result = compressor.run_iteration(
+        gradient_of, has_weights ? &weight_view : nullptr, context, memories);
+    compress::Fidelity fidelity =
+        compress::measure_fidelity(raw_sum, static_cast<size_t>(workers), result.update);
     CompressionQuality quality;
     quality.density_after_aggregation = result.density();
     quality.cosine = fidelity.cosine;
