@@ -10,6 +10,9 @@ public:
   Cltk(std::string name, nlohmann::json params)
       : CompressorBase(std::move(name), std::move(params)), density_(number("density")) {}
 
+  // Selects within each layer range it is given, independently of the rest.
+  bool can_run_per_bucket() const override { return true; }
+
 private:
   void iterate(IterationWork& work) override {
     const std::size_t k = k_for_density(work.d, density_);

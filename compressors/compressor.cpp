@@ -135,6 +135,15 @@ IterationResult Compressor::run_iteration(const std::vector<GradientView>& grads
 IterationResult Compressor::run_iteration(const GradientSupplier& gradient_of,
                                           const WeightsView* weights, const IterationContext& ctx,
                                           std::vector<ErrorFeedback>& memories) {
+  begin_iteration(weights, ctx, memories);
+  for (std::size_t w = 0; w < ctx.workers; ++w) {
+    add_gradient(gradient_of(w));
+  }
+  return finish_iteration();
+}
+
+void Compressor::begin_iteration(const WeightsView* weights, const IterationContext& ctx,
+                                 std::vector<ErrorFeedback>& memories) {
   if (ctx.workers == 0) {
     throw std::invalid_argument(name() + ": no worker gradients");
   }
@@ -143,46 +152,72 @@ IterationResult Compressor::run_iteration(const GradientSupplier& gradient_of,
                                 " error-feedback memories for " + std::to_string(ctx.workers) +
                                 " workers");
   }
-  IterationWork work;
+  pending_ = std::make_unique<Pending>();
+  pending_->memories = &memories;
+  IterationWork& work = pending_->work;
   work.weights = weights;
   work.ctx = ctx;
   work.P = static_cast<int>(ctx.workers);
   work.result.kernels.resize(ctx.workers);
-  const bool keep = error_feedback();
-  LayerLayout layout; // worker 0's; every other worker must match it
-  for (std::size_t w = 0; w < ctx.workers; ++w) {
-    const GradientView g = gradient_of(w);
-    if (g.data == nullptr || g.layout == nullptr) {
-      throw std::invalid_argument(name() + ": gradient of worker " + std::to_string(w) +
-                                  " has no data or layout");
-    }
-    if (w == 0) {
-      layout = *g.layout;
-      work.d = layout.total();
-      work.result.update.assign(work.d, 0.0f);
-      if (weights != nullptr &&
-          (weights->data == nullptr || weights->layout == nullptr || weights->size() != work.d)) {
-        throw std::invalid_argument(name() + ": weights do not match the gradient layout");
-      }
-    } else if (!(*g.layout == layout)) {
-      throw std::invalid_argument(name() + ": gradient of worker " + std::to_string(w) +
-                                  " has another layout than worker 0's");
-    }
-    check_no_nan(g.data, work.d);
-    memories[w].ensure_size(work.d);
-    memories[w].accumulate(g.data, keep);
-    work.acc.push_back(memories[w].data());
-    if (keep) {
-      // Error compensation g + r is a dense add on the device.
-      work.result.kernels[w].push_back(KernelRun{KernelKind::dense_add, work.d, 0, 0, 0, 0,
-                                                 "error feedback: gradient + residual"});
-    }
-    absorb_gradient(work, static_cast<int>(w), g.data);
+}
+
+void Compressor::add_gradient(const GradientView& g) {
+  if (!pending_) {
+    throw std::logic_error(name() + ": add_gradient outside begin_iteration/finish_iteration");
   }
-  work.layout = &layout;
+  IterationWork& work = pending_->work;
+  const std::size_t w = pending_->added;
+  if (w >= work.ctx.workers) {
+    throw std::invalid_argument(name() + ": more gradients than the " +
+                                std::to_string(work.ctx.workers) + " workers");
+  }
+  if (g.data == nullptr || g.layout == nullptr) {
+    throw std::invalid_argument(name() + ": gradient of worker " + std::to_string(w) +
+                                " has no data or layout");
+  }
+  if (w == 0) {
+    pending_->layout = *g.layout;
+    work.d = pending_->layout.total();
+    work.result.update.assign(work.d, 0.0f);
+    const WeightsView* weights = work.weights;
+    if (weights != nullptr &&
+        (weights->data == nullptr || weights->layout == nullptr || weights->size() != work.d)) {
+      throw std::invalid_argument(name() + ": weights do not match the gradient layout");
+    }
+  } else if (!(*g.layout == pending_->layout)) {
+    throw std::invalid_argument(name() + ": gradient of worker " + std::to_string(w) +
+                                " has another layout than worker 0's");
+  }
+  check_no_nan(g.data, work.d);
+  ErrorFeedback& memory = (*pending_->memories)[w];
+  const bool keep = error_feedback();
+  memory.ensure_size(work.d);
+  memory.accumulate(g.data, keep);
+  work.acc.push_back(memory.data());
+  if (keep) {
+    // Error compensation g + r is a dense add on the device.
+    work.result.kernels[w].push_back(KernelRun{KernelKind::dense_add, work.d, 0, 0, 0, 0,
+                                               "error feedback: gradient + residual"});
+  }
+  absorb_gradient(work, static_cast<int>(w), g.data);
+  ++pending_->added;
+}
+
+IterationResult Compressor::finish_iteration() {
+  if (!pending_) {
+    throw std::logic_error(name() + ": finish_iteration without begin_iteration");
+  }
+  // Whatever happens next, this iteration is over.
+  std::unique_ptr<Pending> pending = std::move(pending_);
+  IterationWork& work = pending->work;
+  if (pending->added != work.ctx.workers) {
+    throw std::invalid_argument(name() + ": " + std::to_string(pending->added) + " gradients for " +
+                                std::to_string(work.ctx.workers) + " workers");
+  }
+  work.layout = &pending->layout;
   iterate(work);
-  if (!keep) {
-    for (auto& memory : memories) {
+  if (!error_feedback()) {
+    for (auto& memory : *pending->memories) {
       memory.clear();
     }
   }

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,12 @@ public:
   virtual const nlohmann::json& params() const = 0;
   // Whether run_iteration needs the weights (so callers read them only then).
   virtual bool needs_weights() const { return false; }
+  // Whether the algorithm may run on one bucket of layers on its own, so a
+  // simulator can start it while the backward pass still computes earlier
+  // layers. False where it selects over the whole model at once (DEFT's
+  // partitions, gs-SGD's and Sketched-SGD's sketch, gTop-k's merge, IWP's
+  // global level).
+  virtual bool can_run_per_bucket() const { return false; }
 
   // One iteration over all P workers. grads[w] is worker w's raw gradient; all
   // share one layout. weights may be null except for compressors that need them
@@ -164,6 +171,15 @@ public:
   // for w = 0..ctx.workers-1 (see GradientSupplier). Results are identical.
   IterationResult run_iteration(const GradientSupplier& gradient_of, const WeightsView* weights,
                                 const IterationContext& ctx, std::vector<ErrorFeedback>& memories);
+  // The same iteration in three calls, for callers that interleave several
+  // compressors (one per bucket) over one pass through the workers:
+  // begin_iteration, then add_gradient for workers 0..P-1 in order (each view
+  // needed only during the call), then finish_iteration. `memories` and
+  // `weights` must stay valid until finish_iteration.
+  void begin_iteration(const WeightsView* weights, const IterationContext& ctx,
+                       std::vector<ErrorFeedback>& memories);
+  void add_gradient(const GradientView& gradient);
+  IterationResult finish_iteration();
 
 protected:
   virtual void iterate(IterationWork& work) = 0;
@@ -174,6 +190,16 @@ protected:
   }
   // Whether memories carry residuals to the next iteration (the error_feedback parameter).
   virtual bool error_feedback() const = 0;
+
+private:
+  // The iteration between begin_iteration and finish_iteration.
+  struct Pending {
+    IterationWork work;
+    LayerLayout layout; // worker 0's; every other worker must match it
+    std::vector<ErrorFeedback>* memories = nullptr;
+    std::size_t added = 0;
+  };
+  std::unique_ptr<Pending> pending_;
 };
 
 const char* to_string(CommKind kind);

@@ -35,6 +35,9 @@ public:
         resample_(flag("resample")),
         min_layer_(static_cast<std::size_t>(integer("min_layer_size"))) {}
 
+  // Selects within each layer range it is given, independently of the rest.
+  bool can_run_per_bucket() const override { return true; }
+
 private:
   void absorb_gradient(IterationWork& work, int worker, const float* gradient) override {
     if (momentum_correction_ && momentum_.active()) {

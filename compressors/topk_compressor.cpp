@@ -11,6 +11,9 @@ public:
       : CompressorBase(std::move(name), std::move(params)), density_(number("density")),
         pairs_(text("variant") == "allgather_pairs") {}
 
+  // Selects within each layer range it is given, independently of the rest.
+  bool can_run_per_bucket() const override { return true; }
+
 private:
   void iterate(IterationWork& work) override {
     const std::size_t k = k_for_density(work.d, density_);

@@ -14,6 +14,7 @@
 #include "sim/training/plan.hpp"
 #include "sim/training/schedule_file.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -80,6 +81,17 @@ public:
                          "the schedule has " + std::to_string(replayed) +
                              " iterations, not more than the scenario's warmup_iterations (" +
                              std::to_string(scenario.training.warmup_iterations) + ")");
+      const size_t layers = plans.front().layers.size();
+      for (int i = 0; i < replayed; ++i) {
+        const auto& parts = compressed.schedule[static_cast<size_t>(i)].parts;
+        for (size_t p = 0; p < parts.size(); ++p)
+          if (static_cast<size_t>(parts[p].ready_layer) >= layers)
+            throw InputError(
+                replay_file_,
+                "/iterations/" + std::to_string(i) + "/parts/" + std::to_string(p) + "/ready_layer",
+                "layer " + std::to_string(parts[p].ready_layer) +
+                    " does not exist: the workload has " + std::to_string(layers) + " layers");
+      }
       plans.front().iterations = replayed;
       training::IterationPlan plan = plans.front();
       plan.compressed = compressed.schedule;
@@ -91,9 +103,26 @@ public:
                                           scenario.synthesis)
               : training::make_synthetic_feed(scenario.workload, workers, scenario.seed);
       gradient_source = feed->describe();
+      const std::string& scope = scenario.training.compression_scope;
+      if (scope == "bucket" && !compressor->can_run_per_bucket())
+        throw InputError(scenario.file.string(), "/training/compression_scope",
+                         "\"bucket\" is not possible for " + compressor->name() +
+                             ": it selects over the whole model at once (use \"model\" or "
+                             "\"auto\")");
+      const bool per_bucket =
+          scope == "bucket" || (scope == "auto" && compressor->can_run_per_bucket());
       try {
-        compressed = training::run_compressor(*compressor, *feed, workers,
-                                              scenario.training.iterations, scenario.seed, profile);
+        if (per_bucket) {
+          const training::IterationPlan& dense_plan = plans.front();
+          auto make = [&scenario] { return compressor_of(scenario); };
+          compressed = training::run_compressor_per_bucket(
+              make, *feed, training::make_buckets(dense_plan.layer_bytes, dense_plan.bucket_bytes),
+              dense_plan.layer_bytes, workers, scenario.training.iterations, scenario.seed,
+              profile);
+        } else {
+          compressed = training::run_compressor(
+              *compressor, *feed, workers, scenario.training.iterations, scenario.seed, profile);
+        }
       } catch (const compress::ParameterError& error) {
         // Parameters that only fail against P (e.g. sketched_sgd's server rank).
         throw InputError(scenario.file.string(), "/compressor/" + error.parameter(), error.what());
@@ -134,6 +163,13 @@ public:
       extras.dense_baseline = &runs.front();
       extras.quality = &compressed.quality;
       extras.gradient_source = gradient_source;
+      // What the schedule holds (a replay's too): parts that start before
+      // the backward pass ends come from per-bucket compression.
+      const std::vector<training::CompressionPart>& parts = compressed.schedule.front().parts;
+      extras.compression_parts = static_cast<int>(parts.size());
+      const bool overlapping = std::any_of(parts.begin(), parts.end(),
+                                           [](const auto& part) { return part.ready_layer > 0; });
+      extras.compression_scope = parts.size() > 1 || overlapping ? "bucket" : "model";
     }
     nlohmann::json result = output::make_result(scenario, runs.back(), profile.name(), extras);
     std::string directory = out_dir_.empty() ? "results/" + scenario.name : out_dir_;

@@ -133,6 +133,10 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
     result["model"]["compressor_params"] = extras.compressor_params;
   if (!extras.gradient_source.is_null())
     result["model"]["gradients"] = extras.gradient_source;
+  if (!extras.compression_scope.empty()) {
+    result["model"]["compression_scope"] = extras.compression_scope;
+    result["model"]["compression_parts"] = extras.compression_parts;
+  }
   return result;
 }
 

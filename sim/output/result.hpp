@@ -29,6 +29,8 @@ struct CompressionExtras {
   std::string compressor_name = "dense";
   nlohmann::json compressor_params; // without the name
   nlohmann::json gradient_source;
+  std::string compression_scope; // "model" or "bucket"; empty for dense runs
+  int compression_parts = 0;     // parts per iteration (buckets compressed apart)
 };
 
 nlohmann::json make_result(const Scenario& scenario, const training::RunResult& run,

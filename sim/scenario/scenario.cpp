@@ -44,6 +44,8 @@ TrainingSpec read_training(ObjectReader& parent, bool has_servers) {
       static_cast<int>(reader.integer_or("batch_per_worker", 1, 1 << 20, 32));
   training.bucket_bytes = reader.size_or("bucket_size", training.bucket_bytes);
   training.overlap = reader.boolean_or("overlap", true);
+  training.compression_scope =
+      reader.choice_or("compression_scope", {"auto", "model", "bucket"}, "auto");
   std::string algorithm =
       reader.choice_or("allreduce", {"ring", "recursive_doubling", "parameter_server"},
                        has_servers ? "parameter_server" : "ring");

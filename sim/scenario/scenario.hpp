@@ -27,6 +27,11 @@ struct TrainingSpec {
   int batch_per_worker = 32;
   double bucket_bytes = 25.0 * 1048576; // PyTorch DDP's default bucket_cap_mb
   bool overlap = true;                  // communication overlaps the backward pass
+  /// Where a compressor runs: "model" (on the whole gradient, once the
+  /// backward pass is over), "bucket" (one instance per bucket, overlapping
+  /// the backward pass; only compressors that can), or "auto" (bucket where
+  /// the compressor can, model otherwise).
+  std::string compression_scope = "auto";
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::ring;
 };
 

@@ -3,6 +3,8 @@
 #include "compressors/fidelity.hpp"
 #include "sim/cost/device_profile.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -33,9 +35,9 @@ StepPlan::Kind step_kind(compress::CommKind kind) {
 
 } // namespace
 
-CompressedIteration schedule_of(const compress::IterationResult& result, int workers,
-                                const cost::DeviceProfile& profile) {
-  CompressedIteration iteration;
+CompressionPart schedule_of(const compress::IterationResult& result, int workers,
+                            const cost::DeviceProfile& profile) {
+  CompressionPart iteration;
   for (const compress::CommStep& step : result.steps) {
     StepPlan plan;
     plan.kind = step_kind(step.kind);
@@ -61,50 +63,158 @@ CompressedIteration schedule_of(const compress::IterationResult& result, int wor
   return iteration;
 }
 
-CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& feed, int workers,
-                             int iterations, uint64_t seed, const cost::DeviceProfile& profile) {
+namespace {
+
+// One compressor and the contiguous slice of the model it works on.
+struct Slice {
+  compress::Compressor* compressor = nullptr;
+  int first_layer = 0;
+  size_t offset = 0; // of the first layer in the whole gradient
+  compress::LayerLayout layout;
+  std::vector<compress::ErrorFeedback> memories;
+};
+
+// The layers [first, last] of `whole`, re-based to offset 0; they must be
+// packed one after the other, as every feed lays them out.
+compress::LayerLayout slice_layout(const compress::LayerLayout& whole, int first, int last) {
+  std::vector<compress::Layer> layers;
+  const size_t base = whole[static_cast<size_t>(first)].offset;
+  size_t next = base;
+  for (int l = first; l <= last; ++l) {
+    compress::Layer layer = whole[static_cast<size_t>(l)];
+    if (layer.offset != next)
+      throw std::logic_error("layer '" + layer.name + "' is not packed after the previous one");
+    next += layer.size;
+    layer.offset -= base;
+    layers.push_back(std::move(layer));
+  }
+  return compress::LayerLayout(std::move(layers));
+}
+
+// Every iteration: one pass through the workers' gradients feeds every
+// slice's compressor (so each gradient is made once), then each compressor
+// finishes its iteration and becomes one part of the schedule.
+CompressedRun run_slices(std::vector<Slice>& slices, GradientFeed& feed, int workers,
+                         int iterations, uint64_t seed, const cost::DeviceProfile& profile) {
   const compress::LayerLayout& layout = feed.layout();
-  // One gradient buffer streamed through all workers: memory holds the P
-  // residuals (and local momenta), never P gradients besides.
-  std::vector<float> gradient;
+  const auto P = static_cast<size_t>(workers);
+  bool any_needs_weights = false;
+  for (Slice& slice : slices) {
+    slice.memories.resize(P);
+    any_needs_weights = any_needs_weights || slice.compressor->needs_weights();
+  }
+  std::vector<float> gradient; // one buffer streamed through all workers
   std::vector<double> raw_sum; // sum of the raw gradients, for fidelity
-  std::vector<compress::ErrorFeedback> memories(static_cast<size_t>(workers));
   std::vector<float> weights;
+  std::vector<float> update(layout.total());
   CompressedRun run;
   for (int t = 0; t < iterations; ++t) {
+    // Only compressors that weigh gradients by the weights pay for reading them.
+    const bool has_weights = any_needs_weights && feed.weights(t, weights);
+    std::vector<compress::WeightsView> weight_views;
+    for (size_t b = 0; b < slices.size(); ++b) {
+      weight_views.push_back({weights.data() + slices[b].offset, &slices[b].layout});
+      // Bucket b > 0 draws its random numbers from its own stream.
+      const uint64_t slice_seed = b == 0 ? seed : seed ^ (0x9E3779B97F4A7C15ULL * b);
+      slices[b].compressor->begin_iteration(has_weights ? &weight_views.back() : nullptr,
+                                            {static_cast<uint64_t>(t), P, slice_seed},
+                                            slices[b].memories);
+    }
     raw_sum.assign(layout.total(), 0.0);
-    const compress::GradientSupplier gradient_of = [&](size_t w) {
+    for (size_t w = 0; w < P; ++w) {
       feed.gradient(t, static_cast<int>(w), gradient);
       if (gradient.size() != raw_sum.size())
         throw std::logic_error("gradient feed returned " + std::to_string(gradient.size()) +
                                " values for a layout of " + std::to_string(raw_sum.size()));
       for (size_t j = 0; j < gradient.size(); ++j)
         raw_sum[j] += static_cast<double>(gradient[j]);
-      return compress::GradientView{gradient.data(), &layout};
-    };
-    // Only compressors that weigh gradients by the weights pay for reading them.
-    const bool has_weights = compressor.needs_weights() && feed.weights(t, weights);
-    compress::WeightsView weight_view{weights.data(), &layout};
-    compress::IterationContext context{static_cast<uint64_t>(t), static_cast<size_t>(workers),
-                                       seed};
-    compress::IterationResult result = compressor.run_iteration(
-        gradient_of, has_weights ? &weight_view : nullptr, context, memories);
-    compress::Fidelity fidelity =
-        compress::measure_fidelity(raw_sum, static_cast<size_t>(workers), result.update);
+      for (Slice& slice : slices)
+        slice.compressor->add_gradient({gradient.data() + slice.offset, &slice.layout});
+    }
     CompressionQuality quality;
-    quality.density_after_aggregation = result.density();
+    CompressedIteration iteration;
+    size_t support = 0;
+    double sent = 0;
+    nlohmann::json bucket_info = nlohmann::json::array();
+    for (Slice& slice : slices) {
+      compress::IterationResult result = slice.compressor->finish_iteration();
+      std::copy(result.update.begin(), result.update.end(),
+                update.begin() + static_cast<std::ptrdiff_t>(slice.offset));
+      support += result.support.size();
+      for (int w = 0; w < workers; ++w)
+        sent += static_cast<double>(result.bytes_sent_by(w));
+      bucket_info.push_back(std::move(result.info));
+      CompressionPart part = schedule_of(result, workers, profile);
+      part.ready_layer = slice.first_layer;
+      iteration.parts.push_back(std::move(part));
+    }
+    compress::Fidelity fidelity = compress::measure_fidelity(raw_sum, P, update);
+    quality.density_after_aggregation =
+        static_cast<double>(support) / static_cast<double>(layout.total());
     quality.cosine = fidelity.cosine;
     quality.rel_l2 = fidelity.relative_l2_error;
     quality.energy_share = fidelity.energy_share;
-    double sent = 0;
-    for (int w = 0; w < workers; ++w)
-      sent += static_cast<double>(result.bytes_sent_by(w));
     quality.bytes_sent_mean = sent / workers;
-    quality.info = result.info;
+    quality.info = slices.size() == 1 ? std::move(bucket_info.front())
+                                      : nlohmann::json{{"buckets", std::move(bucket_info)}};
     run.quality.push_back(std::move(quality));
-    run.schedule.push_back(schedule_of(result, workers, profile));
+    run.schedule.push_back(std::move(iteration));
   }
   return run;
+}
+
+} // namespace
+
+CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& feed, int workers,
+                             int iterations, uint64_t seed, const cost::DeviceProfile& profile) {
+  std::vector<Slice> slices(1);
+  slices.front().compressor = &compressor;
+  slices.front().layout = feed.layout();
+  return run_slices(slices, feed, workers, iterations, seed, profile);
+}
+
+CompressedRun run_compressor_per_bucket(const CompressorFactory& make, GradientFeed& feed,
+                                        const std::vector<Bucket>& buckets,
+                                        const std::vector<uint64_t>& layer_bytes, int workers,
+                                        int iterations, uint64_t seed,
+                                        const cost::DeviceProfile& profile) {
+  // The plan's layers (modules, parameter-free ones included) and the feed's
+  // (parameter tensors) tile the same packed gradient; a bucket is the range
+  // of its layers' elements, and the feed's tensors inside it.
+  const compress::LayerLayout& layout = feed.layout();
+  std::vector<size_t> plan_offset{0};
+  for (uint64_t bytes : layer_bytes)
+    plan_offset.push_back(plan_offset.back() + bytes / sizeof(float));
+  if (plan_offset.back() != layout.total())
+    throw std::logic_error("the gradient feed's layers do not cover the plan's");
+  std::vector<std::unique_ptr<compress::Compressor>> owned;
+  std::vector<Slice> slices;
+  for (const Bucket& bucket : buckets) {
+    const size_t begin = plan_offset[static_cast<size_t>(bucket.first_layer)];
+    const size_t end = plan_offset[static_cast<size_t>(bucket.last_layer) + 1];
+    if (begin == end)
+      continue; // a bucket of parameter-free layers carries nothing
+    int first = -1;
+    int last = -1;
+    for (size_t l = 0; l < layout.size(); ++l) {
+      if (layout[l].offset >= begin && layout[l].offset + layout[l].size <= end) {
+        if (first < 0)
+          first = static_cast<int>(l);
+        last = static_cast<int>(l);
+      }
+    }
+    if (first < 0 || layout[static_cast<size_t>(first)].offset != begin ||
+        layout[static_cast<size_t>(last)].offset + layout[static_cast<size_t>(last)].size != end)
+      throw std::logic_error("a bucket's edge falls inside one of the feed's tensors");
+    owned.push_back(make());
+    Slice slice;
+    slice.compressor = owned.back().get();
+    slice.first_layer = bucket.first_layer;
+    slice.offset = begin;
+    slice.layout = slice_layout(layout, first, last);
+    slices.push_back(std::move(slice));
+  }
+  return run_slices(slices, feed, workers, iterations, seed, profile);
 }
 
 } // namespace gcsim::training

@@ -9,6 +9,8 @@
 #include "sim/training/gradient_feed.hpp"
 #include "sim/training/iteration_model.hpp"
 
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,13 +35,29 @@ struct CompressedRun {
   std::vector<CompressionQuality> quality;
 };
 
-/// One schedule entry from a compressor's iteration result.
-CompressedIteration schedule_of(const compress::IterationResult& result, int workers,
-                                const cost::DeviceProfile& profile);
+/// One schedule part from a compressor's iteration result (ready_layer 0).
+CompressionPart schedule_of(const compress::IterationResult& result, int workers,
+                            const cost::DeviceProfile& profile);
 
 /// Runs `iterations` iterations of `compressor` on `feed` for `workers`
-/// workers (error feedback memories kept across iterations).
+/// workers (error feedback memories kept across iterations), on the whole
+/// model: each iteration is one part, ready when the backward pass ends.
 CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& feed, int workers,
                              int iterations, uint64_t seed, const cost::DeviceProfile& profile);
+
+using CompressorFactory = std::function<std::unique_ptr<compress::Compressor>()>;
+
+/// The same with one compressor (made by `make`, so each keeps its own
+/// state) per bucket, on that bucket's layers: each iteration has one part
+/// per bucket, in the buckets' (backward) order, ready when the backward
+/// pass reaches the bucket's first layer. `buckets` and `layer_bytes` are
+/// the plan's (make_buckets over IterationPlan::layer_bytes; layers without
+/// parameters, which the feed leaves out, included). Only for compressors
+/// that can_run_per_bucket(). Bucket 0 uses `seed`, bucket b another stream.
+CompressedRun run_compressor_per_bucket(const CompressorFactory& make, GradientFeed& feed,
+                                        const std::vector<Bucket>& buckets,
+                                        const std::vector<uint64_t>& layer_bytes, int workers,
+                                        int iterations, uint64_t seed,
+                                        const cost::DeviceProfile& profile);
 
 } // namespace gcsim::training

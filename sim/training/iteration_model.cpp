@@ -155,10 +155,22 @@ private:
       sg4::this_actor::sleep_for(forward);
       record_span(worker, "compute", "forward", start);
       if (compressed()) {
+        const std::vector<CompressionPart>& parts =
+            plan_.compressed[static_cast<size_t>(iteration)].parts;
         double backward_start = sg4::Engine::get_clock();
-        sg4::this_actor::sleep_for(backward);
+        // Parts come in backward order: part p is ready once the backward
+        // pass has computed its ready_layer.
+        size_t next_part = 0;
+        for (int layer = static_cast<int>(plan_.layers.size()) - 1; layer >= 0; --layer) {
+          sg4::this_actor::sleep_for(plan_.layers[static_cast<size_t>(layer)].backward_s);
+          while (plan_.overlap && next_part < parts.size() && parts[next_part].ready_layer >= layer)
+            mark_ready(channel, static_cast<int>(next_part++));
+        }
         record_span(worker, "compute", "backward", backward_start);
-        run_compressed(worker, channel, plan_.compressed[static_cast<size_t>(iteration)]);
+        while (next_part < parts.size())
+          mark_ready(channel, static_cast<int>(next_part++));
+        for (size_t part = 0; part < parts.size(); ++part)
+          channel.done_count->acquire();
       } else {
         double backward_start = sg4::Engine::get_clock();
         for (int layer = static_cast<int>(plan_.layers.size()) - 1; layer >= 0; --layer) {
@@ -183,60 +195,84 @@ private:
     }
   }
 
-  // The compressor's kernels and steps, in its order, on this worker.
-  void run_compressed(int worker, WorkerChannel& channel, const CompressedIteration& work) {
-    const std::vector<KernelPlan>& kernels = work.kernels[static_cast<size_t>(worker)];
+  // One part's kernels and steps, in the compressor's order, on this
+  // worker; adds its communication time and bytes sent to `busy`, `sent`.
+  void run_part(int worker, WorkerChannel& channel, const CompressionPart& part, size_t part_index,
+                int iteration, double& busy, uint64_t& sent) {
+    const std::vector<KernelPlan>& kernels = part.kernels[static_cast<size_t>(worker)];
+    auto& kernel_seconds = channel.kernels_per_iteration[static_cast<size_t>(iteration)];
+    auto& step_bytes = channel.bytes_by_step_per_iteration[static_cast<size_t>(iteration)];
     size_t next_kernel = 0;
     auto run_kernels_before = [&](size_t step) {
       while (next_kernel < kernels.size() && kernels[next_kernel].before_step <= step) {
         const KernelPlan& kernel = kernels[next_kernel++];
         double start = sg4::Engine::get_clock();
         sg4::this_actor::sleep_for(kernel.seconds);
-        channel.kernels_per_iteration.back()[kernel.name] += kernel.seconds;
+        kernel_seconds[kernel.name] += kernel.seconds;
         record_span(worker, "kernel", kernel.name, start);
       }
     };
-    double busy = 0;
-    uint64_t sent = 0;
-    for (size_t s = 0; s < work.steps.size(); ++s) {
+    for (size_t s = 0; s < part.steps.size(); ++s) {
       run_kernels_before(s);
-      const StepPlan& step = work.steps[s];
+      const StepPlan& step = part.steps[s];
       auto member = std::lower_bound(step.participants.begin(), step.participants.end(), worker);
       if (member == step.participants.end() || *member != worker)
         continue;
       double start = sg4::Engine::get_clock();
-      uint64_t bytes = run_step(step, static_cast<size_t>(s),
+      uint64_t bytes = run_step(step, part_index, s,
                                 static_cast<int>(member - step.participants.begin()), worker);
       busy += sg4::Engine::get_clock() - start;
       sent += bytes;
-      channel.bytes_by_step_per_iteration.back()[step.label] += static_cast<double>(bytes);
+      step_bytes[step.label] += static_cast<double>(bytes);
       record_span(worker, "communication", step.label, start);
     }
-    run_kernels_before(work.steps.size());
-    channel.busy_per_iteration.push_back(busy);
-    channel.sent_per_iteration.push_back(sent);
+    run_kernels_before(part.steps.size());
+  }
+
+  // A compressed run's communication actor: each iteration's parts in the
+  // order the trainer marks them ready.
+  void communicate_compressed(int worker) {
+    WorkerChannel& channel = *channels_[static_cast<size_t>(worker)];
+    for (int iteration = 0; iteration < plan_.iterations; ++iteration) {
+      const std::vector<CompressionPart>& parts =
+          plan_.compressed[static_cast<size_t>(iteration)].parts;
+      double busy = 0;
+      uint64_t sent = 0;
+      for (size_t p = 0; p < parts.size(); ++p) {
+        channel.ready_count->acquire();
+        const int part = channel.ready.front();
+        channel.ready.pop_front();
+        run_part(worker, channel, parts[static_cast<size_t>(part)], static_cast<size_t>(part),
+                 iteration, busy, sent);
+        channel.done_count->release();
+      }
+      channel.busy_per_iteration.push_back(busy);
+      channel.sent_per_iteration.push_back(sent);
+    }
   }
 
   // The participants' group of a step, made once by the first of them to
   // get there. Mailboxes are named by step index and global ranks: steps of
   // later iterations reuse them in order, which is safe because every
   // worker runs its steps in the same order.
-  net::Group& step_group(const StepPlan& step, size_t index) {
+  net::Group& step_group(const StepPlan& step, size_t part, size_t index) {
     std::unique_ptr<net::Group>& group = step_groups_[&step];
     if (!group) {
       std::vector<sg4::Host*> hosts;
       for (int rank : step.participants)
         hosts.push_back(platform_.workers[static_cast<size_t>(rank)]);
-      group = std::make_unique<net::Group>(tag_ + "s" + std::to_string(index), std::move(hosts),
-                                           step.participants);
+      // Part 0 keeps the names it had before parts existed.
+      const std::string name =
+          tag_ + (part == 0 ? "" : "p" + std::to_string(part)) + "s" + std::to_string(index);
+      group = std::make_unique<net::Group>(name, std::move(hosts), step.participants);
     }
     return *group;
   }
 
   // One step as the messages of its algorithm; returns the bytes this
   // worker sent.
-  uint64_t run_step(const StepPlan& step, size_t index, int local_rank, int worker) {
-    net::Group& group = step_group(step, index);
+  uint64_t run_step(const StepPlan& step, size_t part, size_t index, int local_rank, int worker) {
+    net::Group& group = step_group(step, part, index);
     auto local_of = [&](int rank) {
       return static_cast<int>(
           std::lower_bound(step.participants.begin(), step.participants.end(), rank) -
@@ -286,8 +322,10 @@ private:
   }
 
   void communicate(int worker) {
-    if (compressed())
-      return; // the trainer runs the compressor's steps itself
+    if (compressed()) {
+      communicate_compressed(worker);
+      return;
+    }
     WorkerChannel& channel = *channels_[static_cast<size_t>(worker)];
     const int workers = static_cast<int>(platform_.workers.size());
     for (int iteration = 0; iteration < plan_.iterations; ++iteration) {

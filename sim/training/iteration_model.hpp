@@ -5,9 +5,12 @@
 // are fused into buckets (PyTorch DDP style) and each bucket's allreduce
 // starts when its last gradient is ready, overlapping the rest of the
 // backward pass (or after it, with overlap off); the optimizer step follows
-// the last bucket. One communication actor per worker runs the buckets'
-// collectives in order, so concurrent traffic shares the network as SimGrid
-// says it does.
+// the last bucket. A compressed iteration does the same with its parts: a
+// per-bucket compressor's kernels and steps overlap the backward pass, a
+// whole-model one's start when it ends. Kernels run on the communication
+// actor, like a second CUDA stream: they do not slow the backward pass down. One communication
+// actor per worker runs the buckets' collectives in order, so concurrent traffic shares the network
+// as SimGrid says it does.
 
 #include "sim/network/platform.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -63,11 +66,22 @@ struct KernelPlan {
   double cols = 0;
 };
 
-/// What a compressor decided for one iteration: the steps every worker
-/// takes part in, and each worker's kernels.
-struct CompressedIteration {
+/// What one compressor call decided: the steps every worker takes part in,
+/// and each worker's kernels. It may start once the backward pass has
+/// computed layer `ready_layer` (forward order) and every later one: 0 for a
+/// compressor that needs the whole gradient, a bucket's first layer for one
+/// that runs per bucket.
+struct CompressionPart {
+  int ready_layer = 0;
   std::vector<StepPlan> steps;
   std::vector<std::vector<KernelPlan>> kernels; // [worker]
+};
+
+/// One iteration of a compressed run: its parts in the order they become
+/// ready (backward order), run one after the other by each worker's
+/// communication actor.
+struct CompressedIteration {
+  std::vector<CompressionPart> parts;
 };
 
 /// Everything one simulated training run needs, in plain numbers.
@@ -80,8 +94,8 @@ struct IterationPlan {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;
   int iterations = 1;
   /// Empty: dense data parallelism with buckets. Otherwise one entry per
-  /// iteration: the compressor works on the whole gradient, so its kernels
-  /// and steps start when the backward pass is over (no bucket overlap).
+  /// iteration; each part's kernels and steps start when the backward pass
+  /// reaches its ready_layer (with overlap off: when the backward pass ends).
   std::vector<CompressedIteration> compressed;
 };
 

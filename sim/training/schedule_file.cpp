@@ -3,6 +3,7 @@
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/json_reader.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gcsim::training {
@@ -32,6 +33,98 @@ std::vector<int> read_ranks(ObjectReader& reader, std::string_view key, int work
   return ranks;
 }
 
+// A part's steps and kernels, as JSON members of `out`.
+void write_part(const CompressionPart& part, nlohmann::json& out) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepPlan& step : part.steps) {
+    nlohmann::json messages = nlohmann::json::array();
+    for (const StepPlan::Message& message : step.messages)
+      messages.push_back({message.src, message.dst, message.bytes});
+    steps.push_back({{"kind", kind_names()[static_cast<size_t>(step.kind)]},
+                     {"label", step.label},
+                     {"root", step.root},
+                     {"participants", step.participants},
+                     {"bytes", step.bytes},
+                     {"messages", messages}});
+  }
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const std::vector<KernelPlan>& worker : part.kernels) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const KernelPlan& kernel : worker)
+      list.push_back(
+          {kernel.name, kernel.before_step, kernel.n, kernel.k, kernel.rows, kernel.cols});
+    kernels.push_back(list);
+  }
+  out["steps"] = std::move(steps);
+  out["kernels"] = std::move(kernels);
+}
+
+// Reads a part's "steps" and "kernels" members from `item`.
+CompressionPart read_part(ObjectReader& item, const std::string& name, const std::string& where,
+                          int workers, const cost::DeviceProfile& profile) {
+  CompressionPart iteration;
+  const nlohmann::json& steps = item.require("steps");
+  if (!steps.is_array())
+    item.fail("steps", "expected an array");
+  for (size_t s = 0; s < steps.size(); ++s) {
+    ObjectReader step_reader(steps[s], name, where + "/steps/" + std::to_string(s));
+    StepPlan step;
+    std::string kind = step_reader.choice("kind", kind_names());
+    step.kind = static_cast<StepPlan::Kind>(
+        std::find(kind_names().begin(), kind_names().end(), kind) - kind_names().begin());
+    step.label = step_reader.string("label");
+    step.root = static_cast<int>(step_reader.integer("root", -1, workers - 1));
+    step.participants = read_ranks(step_reader, "participants", workers);
+    const nlohmann::json& bytes = step_reader.require("bytes");
+    if (!bytes.is_array() || bytes.size() != step.participants.size())
+      step_reader.fail("bytes", "expected one byte count per participant");
+    for (const nlohmann::json& count : bytes) {
+      if (!count.is_number_unsigned() && !(count.is_number_integer() && count.get<int64_t>() >= 0))
+        step_reader.fail("bytes", "expected non-negative integers");
+      step.bytes.push_back(count.get<uint64_t>());
+    }
+    for (const nlohmann::json& message : step_reader.require("messages")) {
+      if (!message.is_array() || message.size() != 3 || !message[0].is_number_integer() ||
+          !message[1].is_number_integer() || !message[2].is_number_integer() ||
+          message[0].get<int64_t>() < 0 || message[0].get<int64_t>() >= workers ||
+          message[1].get<int64_t>() < 0 || message[1].get<int64_t>() >= workers ||
+          message[2].get<int64_t>() < 0)
+        step_reader.fail("messages",
+                         "expected [src, dst, bytes] with ranks below " + std::to_string(workers));
+      step.messages.push_back(
+          {message[0].get<int>(), message[1].get<int>(), message[2].get<uint64_t>()});
+    }
+    step_reader.finish();
+    iteration.steps.push_back(std::move(step));
+  }
+  const nlohmann::json& kernels = item.require("kernels");
+  if (!kernels.is_array() || kernels.size() != static_cast<size_t>(workers))
+    item.fail("kernels", "expected one kernel list per worker");
+  for (size_t w = 0; w < kernels.size(); ++w) {
+    std::vector<KernelPlan> list;
+    for (const nlohmann::json& kernel : kernels[w]) {
+      if (!kernel.is_array() || kernel.size() != 6 || !kernel[0].is_string() ||
+          !kernel[1].is_number_unsigned() ||
+          !std::all_of(kernel.begin() + 2, kernel.end(), [](const nlohmann::json& size) {
+            return size.is_number() && size.get<double>() >= 0;
+          }))
+        item.fail("kernels", "expected [name, before_step, n, k, rows, cols] entries");
+      KernelPlan plan{kernel[0].get<std::string>(), 0,
+                      kernel[1].get<size_t>(),      kernel[2].get<double>(),
+                      kernel[3].get<double>(),      kernel[4].get<double>(),
+                      kernel[5].get<double>()};
+      try {
+        plan.seconds = profile.kernel_seconds(plan.name, {plan.n, plan.k, plan.rows, plan.cols});
+      } catch (const std::invalid_argument& error) {
+        throw InputError(name, where + "/kernels/" + std::to_string(w), error.what());
+      }
+      list.push_back(std::move(plan));
+    }
+    iteration.kernels.push_back(std::move(list));
+  }
+  return iteration;
+}
+
 } // namespace
 
 nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
@@ -39,37 +132,27 @@ nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
                                 const nlohmann::json& gradient_source) {
   nlohmann::json iterations = nlohmann::json::array();
   for (size_t i = 0; i < run.schedule.size(); ++i) {
-    const CompressedIteration& iteration = run.schedule[i];
-    nlohmann::json steps = nlohmann::json::array();
-    for (const StepPlan& step : iteration.steps) {
-      nlohmann::json messages = nlohmann::json::array();
-      for (const StepPlan::Message& message : step.messages)
-        messages.push_back({message.src, message.dst, message.bytes});
-      steps.push_back({{"kind", kind_names()[static_cast<size_t>(step.kind)]},
-                       {"label", step.label},
-                       {"root", step.root},
-                       {"participants", step.participants},
-                       {"bytes", step.bytes},
-                       {"messages", messages}});
-    }
-    nlohmann::json kernels = nlohmann::json::array();
-    for (const std::vector<KernelPlan>& worker : iteration.kernels) {
-      nlohmann::json list = nlohmann::json::array();
-      for (const KernelPlan& kernel : worker)
-        list.push_back(
-            {kernel.name, kernel.before_step, kernel.n, kernel.k, kernel.rows, kernel.cols});
-      kernels.push_back(list);
+    const std::vector<CompressionPart>& parts = run.schedule[i].parts;
+    // One whole-model part keeps the flat form; bucketed runs list parts.
+    nlohmann::json entry = nlohmann::json::object();
+    if (parts.size() == 1 && parts.front().ready_layer == 0) {
+      write_part(parts.front(), entry);
+    } else {
+      entry["parts"] = nlohmann::json::array();
+      for (const CompressionPart& part : parts) {
+        nlohmann::json item = {{"ready_layer", part.ready_layer}};
+        write_part(part, item);
+        entry["parts"].push_back(std::move(item));
+      }
     }
     const CompressionQuality& quality = run.quality[i];
-    iterations.push_back({{"steps", steps},
-                          {"kernels", kernels},
-                          {"quality",
-                           {{"density_after_aggregation", quality.density_after_aggregation},
-                            {"cosine", quality.cosine},
-                            {"rel_l2", quality.rel_l2},
-                            {"energy_share", quality.energy_share},
-                            {"bytes_sent_mean", quality.bytes_sent_mean},
-                            {"info", quality.info}}}});
+    entry["quality"] = {{"density_after_aggregation", quality.density_after_aggregation},
+                        {"cosine", quality.cosine},
+                        {"rel_l2", quality.rel_l2},
+                        {"energy_share", quality.energy_share},
+                        {"bytes_sent_mean", quality.bytes_sent_mean},
+                        {"info", quality.info}};
+    iterations.push_back(std::move(entry));
   }
   return {{"format", "gcsim-schedule/1"},
           {"workers", workers},
@@ -102,61 +185,24 @@ CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
     const std::string where = "/iterations/" + std::to_string(i);
     ObjectReader item(iterations[i], name, where);
     CompressedIteration iteration;
-    const nlohmann::json& steps = item.require("steps");
-    if (!steps.is_array())
-      item.fail("steps", "expected an array");
-    for (size_t s = 0; s < steps.size(); ++s) {
-      ObjectReader step_reader(steps[s], name, where + "/steps/" + std::to_string(s));
-      StepPlan step;
-      std::string kind = step_reader.choice("kind", kind_names());
-      step.kind = static_cast<StepPlan::Kind>(
-          std::find(kind_names().begin(), kind_names().end(), kind) - kind_names().begin());
-      step.label = step_reader.string("label");
-      step.root = static_cast<int>(step_reader.integer("root", -1, workers - 1));
-      step.participants = read_ranks(step_reader, "participants", workers);
-      const nlohmann::json& bytes = step_reader.require("bytes");
-      if (!bytes.is_array() || bytes.size() != step.participants.size())
-        step_reader.fail("bytes", "expected one byte count per participant");
-      for (const nlohmann::json& count : bytes) {
-        if (!count.is_number_unsigned() &&
-            !(count.is_number_integer() && count.get<int64_t>() >= 0))
-          step_reader.fail("bytes", "expected non-negative integers");
-        step.bytes.push_back(count.get<uint64_t>());
+    if (item.has("parts")) {
+      const nlohmann::json& parts = item.require("parts");
+      if (!parts.is_array() || parts.empty())
+        item.fail("parts", "expected a non-empty array");
+      for (size_t p = 0; p < parts.size(); ++p) {
+        const std::string part_where = where + "/parts/" + std::to_string(p);
+        ObjectReader part_reader(parts[p], name, part_where);
+        const int ready = static_cast<int>(part_reader.integer("ready_layer", 0, 1 << 30));
+        if (p > 0 && ready > iteration.parts.back().ready_layer)
+          part_reader.fail("ready_layer", "parts must come in backward order (ready_layer "
+                                          "not increasing)");
+        CompressionPart part = read_part(part_reader, name, part_where, workers, profile);
+        part.ready_layer = ready;
+        part_reader.finish();
+        iteration.parts.push_back(std::move(part));
       }
-      for (const nlohmann::json& message : step_reader.require("messages")) {
-        if (!message.is_array() || message.size() != 3 || !message[0].is_number_integer() ||
-            !message[1].is_number_integer() || !message[2].is_number_integer() ||
-            message[0].get<int64_t>() < 0 || message[0].get<int64_t>() >= workers ||
-            message[1].get<int64_t>() < 0 || message[1].get<int64_t>() >= workers ||
-            message[2].get<int64_t>() < 0)
-          step_reader.fail("messages", "expected [src, dst, bytes] with ranks below " +
-                                           std::to_string(workers));
-        step.messages.push_back(
-            {message[0].get<int>(), message[1].get<int>(), message[2].get<uint64_t>()});
-      }
-      step_reader.finish();
-      iteration.steps.push_back(std::move(step));
-    }
-    const nlohmann::json& kernels = item.require("kernels");
-    if (!kernels.is_array() || kernels.size() != static_cast<size_t>(workers))
-      item.fail("kernels", "expected one kernel list per worker");
-    for (size_t w = 0; w < kernels.size(); ++w) {
-      std::vector<KernelPlan> list;
-      for (const nlohmann::json& kernel : kernels[w]) {
-        if (!kernel.is_array() || kernel.size() != 6 || !kernel[0].is_string())
-          item.fail("kernels", "expected [name, before_step, n, k, rows, cols] entries");
-        KernelPlan plan{kernel[0].get<std::string>(), 0,
-                        kernel[1].get<size_t>(),      kernel[2].get<double>(),
-                        kernel[3].get<double>(),      kernel[4].get<double>(),
-                        kernel[5].get<double>()};
-        try {
-          plan.seconds = profile.kernel_seconds(plan.name, {plan.n, plan.k, plan.rows, plan.cols});
-        } catch (const std::invalid_argument& error) {
-          throw InputError(name, where + "/kernels/" + std::to_string(w), error.what());
-        }
-        list.push_back(std::move(plan));
-      }
-      iteration.kernels.push_back(std::move(list));
+    } else {
+      iteration.parts.push_back(read_part(item, name, where, workers, profile));
     }
     ObjectReader quality_reader = item.object("quality");
     CompressionQuality quality;

@@ -138,6 +138,34 @@ with tempfile.TemporaryDirectory() as work:
     check(mismatch.returncode == 2 and "schedule.json: /workers" in mismatch.stderr,
           f"a replay for another worker count is refused: {mismatch.stderr.strip()}")
 
+    # Per-bucket compression: top-k in four buckets of the CNN's layers
+    # overlaps the backward pass; its schedule lists one part per bucket and
+    # a replay reproduces it; DEFT needs the whole model and stays one part.
+    buckets = {"training": {"iterations": 2, "batch_per_worker": 64, "bucket_size": "8KiB"}}
+    per_bucket, _ = run(work, {"name": "topk", "density": 0.01}, 8, extra=buckets, out="b1")
+    whole, _ = run(work, {"name": "topk", "density": 0.01}, 8,
+                   extra={"training": dict(buckets["training"], compression_scope="model")}, out="b2")
+    check(per_bucket["model"]["compression_scope"] == "bucket" and
+          per_bucket["model"]["compression_parts"] == len(per_bucket["buckets"]) > 1,
+          f"auto scope runs top-k per bucket: {per_bucket['model'].get('compression_parts')} parts")
+    check(whole["model"]["compression_scope"] == "model" and whole["model"]["compression_parts"] == 1,
+          "compression_scope=model runs top-k once on the whole model")
+    check(per_bucket["summary"]["communication_s"] < whole["summary"]["communication_s"],
+          "per-bucket top-k hides communication behind the backward pass: "
+          f"{per_bucket['summary']['communication_s']} < {whole['summary']['communication_s']} s exposed")
+    with open(os.path.join(work, "b1", "schedule.json")) as handle:
+        parts = json.load(handle)["iterations"][0]["parts"]
+    check([p["ready_layer"] for p in parts] == sorted((p["ready_layer"] for p in parts), reverse=True)
+          and parts[-1]["ready_layer"] == 0 and parts[0]["ready_layer"] > 0,
+          "schedule parts come in backward order, the first ready before the backward pass ends")
+    replayed, _ = run(work, {"name": "topk", "density": 0.01}, 8, "--replay",
+                      os.path.join(work, "b1", "schedule.json"), extra=buckets, out="b3")
+    check(replayed["summary"]["iteration_time_s"] == per_bucket["summary"]["iteration_time_s"],
+          "a replay of a per-bucket schedule reproduces its iteration time")
+    deft_auto, _ = run(work, {"name": "deft", "density": 0.01}, 8, extra=buckets, out="b4")
+    check(deft_auto["model"]["compression_scope"] == "model",
+          "auto scope keeps DEFT on the whole model")
+
     # Topology: recursive doubling crosses leaf switches; 6:1 oversubscribed
     # uplinks must make it slower than the non-blocking fat-tree.
     times = {}

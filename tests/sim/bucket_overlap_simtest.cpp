@@ -1,0 +1,139 @@
+// Per-bucket compression overlaps the backward pass; whole-model compression
+// waits for it. The same top-k on the same gradients and network:
+//   model scope: one part, ready when the backward pass ends;
+//   bucket scope: one top-k per bucket, each ready when the backward pass
+//     reaches the bucket, so the early buckets' kernels and allgathers hide
+//     behind the rest of the backward pass;
+//   bucket scope, overlap off: the same parts, all started after backward;
+//   bucket scope with one bucket: the same as model scope, exactly.
+
+#include "compressors/registry.hpp"
+#include "sim/cost/device_profile.hpp"
+#include "sim/input/paths.hpp"
+#include "sim/training/compression.hpp"
+#include "sim/training/iteration_model.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace gcsim;
+using namespace gcsim::training;
+
+namespace {
+
+constexpr int kWorkers = 8;
+constexpr int kIterations = 2;
+const nlohmann::json kTopk = {{"density", 0.01}};
+
+Workload four_layers() {
+  Workload workload;
+  workload.name = "four-layers";
+  for (int64_t params : {400000, 300000, 200000, 100000})
+    workload.layers.push_back(
+        {"layer" + std::to_string(params), "linear", params, 1e9, 2e9, {}, {}});
+  return workload;
+}
+
+IterationPlan base_plan(const Workload& workload, uint64_t bucket_bytes) {
+  IterationPlan plan;
+  for (const Layer& layer : workload.layers) {
+    plan.layers.push_back({1e-3, 4e-3});
+    plan.layer_bytes.push_back(static_cast<uint64_t>(layer.parameters) * 4);
+  }
+  plan.optimizer_s = 5e-4;
+  plan.bucket_bytes = bucket_bytes;
+  plan.iterations = kIterations;
+  return plan;
+}
+
+CompressedRun per_bucket(const Workload& workload, const IterationPlan& plan,
+                         const cost::DeviceProfile& profile) {
+  std::unique_ptr<GradientFeed> feed = make_synthetic_feed(workload, kWorkers, 3);
+  return run_compressor_per_bucket([] { return compress::make_compressor("topk", kTopk); },
+                                   *feed, make_buckets(plan.layer_bytes, plan.bucket_bytes),
+                                   plan.layer_bytes, kWorkers, kIterations, 3, profile);
+}
+
+double first_start(const std::vector<TimelineEvent>& timeline, int plan, int worker,
+                   const std::string& category) {
+  double first = 1e300;
+  for (const TimelineEvent& event : timeline)
+    if (event.plan == plan && event.worker == worker && event.category == category)
+      first = std::min(first, event.start_s);
+  return first;
+}
+
+double first_backward_end(const std::vector<TimelineEvent>& timeline, int plan) {
+  for (const TimelineEvent& event : timeline)
+    if (event.plan == plan && event.worker == 0 && event.name == "backward")
+      return event.end_s;
+  return -1;
+}
+
+} // namespace
+
+TEST_CASE("per-bucket compression overlaps the backward pass") {
+  const Workload workload = four_layers();
+  cost::DeviceProfile profile =
+      cost::DeviceProfile::load(source_root() / "platforms/devices/v100.json");
+
+  // One layer per bucket (the smallest layer is 400 kB).
+  IterationPlan model = base_plan(workload, 300000);
+  {
+    auto topk = compress::make_compressor("topk", kTopk);
+    std::unique_ptr<GradientFeed> feed = make_synthetic_feed(workload, kWorkers, 3);
+    model.compressed = run_compressor(*topk, *feed, kWorkers, kIterations, 3, profile).schedule;
+  }
+  IterationPlan bucket = base_plan(workload, 300000);
+  CompressedRun bucket_run = per_bucket(workload, bucket, profile);
+  bucket.compressed = bucket_run.schedule;
+  IterationPlan serial = bucket;
+  serial.overlap = false;
+  IterationPlan one_bucket = base_plan(workload, uint64_t{1} << 40);
+  one_bucket.compressed = per_bucket(workload, one_bucket, profile).schedule;
+
+  REQUIRE(bucket.compressed.front().parts.size() == 4);
+  // Backward order: the last layer's bucket first, ready at layer 3.
+  CHECK(bucket.compressed.front().parts.front().ready_layer == 3);
+  CHECK(bucket.compressed.front().parts.back().ready_layer == 0);
+  REQUIRE(model.compressed.front().parts.size() == 1);
+  CHECK(model.compressed.front().parts.front().ready_layer == 0);
+
+  net::PlatformSpec platform;
+  platform.name = "overlap";
+  platform.topology = net::Topology::star;
+  platform.nodes = kWorkers;
+  platform.link = {1.25e8, 5e-6}; // 1 Gbps: the allgathers take milliseconds
+  std::vector<TimelineEvent> timeline;
+  std::vector<RunResult> results =
+      simulate(platform, {model, bucket, serial, one_bucket}, {}, &timeline);
+
+  for (size_t i = 0; i < kIterations; ++i) {
+    CAPTURE(i);
+    const IterationRecord& m = results[0].iterations[i];
+    const IterationRecord& b = results[1].iterations[i];
+    const IterationRecord& s = results[2].iterations[i];
+    const IterationRecord& one = results[3].iterations[i];
+    // k per bucket: floor(0.01 * layer) pairs of 8 bytes, ring allgather of
+    // P blocks: each worker forwards P - 1 of them.
+    CHECK(b.bytes_sent_per_worker == (kWorkers - 1) * (4000 + 3000 + 2000 + 1000) * 8.0);
+    CHECK(s.bytes_sent_per_worker == b.bytes_sent_per_worker);
+    // The same parts: overlap only moves them earlier.
+    CHECK(s.compression_s == doctest::Approx(b.compression_s));
+    CHECK(b.iteration_s < s.iteration_s - 5e-3);
+    CHECK(b.iteration_s < m.iteration_s - 5e-3);
+    // Serial: the whole of the compression and communication is exposed.
+    CHECK(s.iteration_s ==
+          doctest::Approx(s.compute_s + s.compression_s + s.communication_total_s).epsilon(1e-6));
+    // One bucket holding everything is model scope (plans start at other
+    // clock values, hence the rounding).
+    CHECK(one.iteration_s == doctest::Approx(m.iteration_s).epsilon(1e-9));
+    CHECK(one.bytes_sent_per_worker == m.bytes_sent_per_worker);
+    CHECK(bucket_run.quality[i].density_after_aggregation > 0.01);
+  }
+  // First iteration, worker 0: bucket scope communicates before the backward
+  // pass ends; model scope and overlap off do not.
+  CHECK(first_start(timeline, 1, 0, "communication") < first_backward_end(timeline, 1));
+  CHECK(first_start(timeline, 1, 0, "kernel") < first_backward_end(timeline, 1));
+  CHECK(first_start(timeline, 0, 0, "communication") >= first_backward_end(timeline, 0));
+  CHECK(first_start(timeline, 2, 0, "kernel") >= first_backward_end(timeline, 2));
+}
