@@ -4,6 +4,7 @@
 Usage:
   /usr/bin/python3 scripts/plot.py SWEEP_DIR_or_sweep.csv [--out DIR]
   /usr/bin/python3 scripts/plot.py RESULT.json|POINT_DIR ... [--out DIR]
+  /usr/bin/python3 scripts/plot.py --validation COMPARISON.json ... [--out DIR] [--stem NAME]
 
 Writes, as vector PDF and PNG, every figure whose columns the input has:
   throughput      throughput (samples/s) vs workers, one line per compressor
@@ -13,6 +14,10 @@ Writes, as vector PDF and PNG, every figure whose columns the input has:
   fidelity        cosine similarity (and relative L2 error) of the aggregated
                   update vs the dense average, against the compression ratio
   speedup         speedup over dense vs workers
+With --validation the inputs are `gcsim validate --json` comparisons and one
+figure is drawn (validation.pdf/.png unless --stem): simulated against
+measured seconds on log axes with the y = x line and +-10% band, one panel
+per comparison, collectives by name and training iterations by compressor.
 A figure whose columns are absent is skipped with a message. Each compressor
 keeps one colour and marker in every figure (Okabe-Ito based, colour-blind
 safe). Parameters of the sweep other than the compressor and the worker count
@@ -511,13 +516,111 @@ FIGURES = [("throughput", throughput_figure), ("time_breakdown", time_breakdown_
            ("speedup", speedup_figure)]
 
 
+# ---------------------------------------------------------------- validation
+
+# Collectives are open markers in colours no compressor uses; training
+# iterations are filled, in their compressor's colour and marker.
+COLLECTIVE_STYLE = {
+    "allreduce": ("#332288", "o"),
+    "allgather": ("#117733", "^"),
+    "broadcast": ("#AA4499", "v"),
+}
+
+
+def validation_points(report):
+    """(kind label, measured_s, simulated_s, filled, colour, marker) per point."""
+    points = []
+    for c in report.get("collectives", []):
+        colour, marker = COLLECTIVE_STYLE.get(c["collective"], style_of(c["collective"]))
+        points.append((c["collective"], c["measured_s"], c["simulated_s"], False, colour, marker))
+    for t in report.get("training", []):
+        if not t.get("simulated"):
+            continue
+        name = t["compressor"]["name"]
+        colour, marker = style_of(name)
+        points.append((f"{name} iteration", t["measured"]["iteration_s"],
+                       t["simulated"]["iteration_s"], True, colour, marker))
+    return points
+
+
+def validation_title(report):
+    platform = report.get("platform", {})
+    source = platform.get("source", "")
+    on = "fitted platform" if source == "the fit" else source
+    return f"{report.get('name', '?')} ({on})"
+
+
+def validation_figure(reports, out, stem, written):
+    count = len(reports)
+    columns = 2 if count in (2, 4) else min(count, 3)
+    rows = math.ceil(count / columns)
+    figure, grid = plt.subplots(rows, columns, figsize=(3.0 * columns, 2.9 * rows),
+                                squeeze=False, layout="constrained")
+    for extra in grid.flat[count:]:
+        extra.set_visible(False)
+    axes = list(grid.flat[:count])
+    for axis, report in zip(axes, reports):
+        points = validation_points(report)
+        values = [v for p in points for v in p[1:3] if v > 0]
+        if not values:
+            axis.set_title(validation_title(report) + ": no points")
+            continue
+        low, high = min(values) / 1.6, max(values) * 1.6
+        line = [low, high]
+        axis.fill_between(line, [v / 1.1 for v in line], [v * 1.1 for v in line],
+                          color="#E4E4E4", linewidth=0, label="within 10%")
+        axis.plot(line, line, color="#777777", linewidth=0.8, linestyle="--", label="y = x")
+        for label, measured, simulated, filled, colour, marker in points:
+            edge = "#000000" if colour in OUTLINED else colour
+            axis.scatter([measured], [simulated], marker=marker, s=22, linewidths=0.9,
+                         facecolors=colour if filled else "none", edgecolors=edge,
+                         label=label, zorder=3)
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_xlim(low, high)
+        axis.set_ylim(low, high)
+        axis.set_aspect("equal")
+        axis.set_xlabel("measured (s)")
+        axis.set_ylabel("simulated (s)")
+        axis.set_title(validation_title(report))
+    order = ["y = x", "within 10%"] + list(COLLECTIVE_STYLE) + [
+        f"{name} iteration" for name in STYLE]
+    legend_below(figure, axes, order)
+    save(figure, out, stem, written)
+
+
+def validation_main(inputs, out, stem):
+    reports = []
+    for path in inputs:
+        with open(path) as f:
+            report = json.load(f)
+        if "collectives" not in report or "error_measure" not in report:
+            raise SystemExit(f"plot.py: {path}: not a `gcsim validate --json` comparison")
+        reports.append(report)
+    out = out or os.path.dirname(os.path.abspath(inputs[0]))
+    os.makedirs(out, exist_ok=True)
+    setup_matplotlib()
+    written = []
+    validation_figure(reports, out, stem, written)
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("inputs", nargs="+",
                         help="a sweep folder, a sweep.csv, or result.json files / point folders")
-    parser.add_argument("--out", help="folder for the figures (default: <input>/figures)")
+    parser.add_argument("--out", help="folder for the figures (default: <input>/figures; "
+                        "with --validation: the first input's folder)")
+    parser.add_argument("--validation", action="store_true",
+                        help="inputs are `gcsim validate --json` comparisons: simulated vs measured")
+    parser.add_argument("--stem", default="validation",
+                        help="with --validation: the figure's file name without extension")
     args = parser.parse_args(argv)
+    if args.validation:
+        return validation_main(args.inputs, args.out, args.stem)
 
     rows, params, base = load(args.inputs)
     if not rows:

@@ -5,6 +5,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
+#include "sim/input/paths.hpp"
 #include "sim/scenario/platform_spec.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/validate/fit.hpp"
@@ -48,6 +49,13 @@ public:
         "Calibrate alpha and bandwidth from the run's ring collectives and simulate on that");
     app.add_option("--out", out_file_, "With --fit: write the calibrated platform file here");
     app.add_option("--json", json_file_, "Write the comparison as JSON here");
+    app.add_option("--trace", trace_,
+                   "Compressed runs: the gradient trace the compressors run on (its layers must "
+                   "be the measured model's)")
+        ->capture_default_str();
+    app.add_option("--device", device_,
+                   "Compressed runs: the device profile that prices the compression kernels")
+        ->capture_default_str();
     app.add_flag("--quiet", quiet_, "Print nothing on success");
   }
 
@@ -80,17 +88,15 @@ public:
       fit_node_count(input.platform, run, scenario.platform_source);
     }
 
-    std::vector<validate::TrainingRun> dense;
-    for (const validate::TrainingRun& t : run.training)
-      if (t.compressor == "dense")
-        dense.push_back(t);
-    if (dense.size() != run.training.size())
-      input.compressed_pending = "this build's iteration model is dense-only: the simulated side "
-                                 "of compressed runs is pending "
-                                 "the compression-aware iteration model";
+    validate::TrainingInputs training;
+    training.trace = resolve_input_path(trace_, measured_file_);
+    training.device = resolve_input_path(device_, measured_file_);
+    training.measured_file = measured_file_;
+    input.gradient_trace = trace_;
+    input.device_profile = device_;
     try {
       input.collective_seconds = validate::simulate_collectives(input.platform, run.collectives);
-      input.dense_training = validate::simulate_dense_training(input.platform, dense);
+      input.training = validate::simulate_training(input.platform, run.training, training);
     } catch (const std::invalid_argument& error) {
       throw InputError(input.platform_source, "", error.what());
     }
@@ -124,6 +130,8 @@ private:
   std::string platform_file_;
   std::string out_file_;
   std::string json_file_;
+  std::string trace_ = "workloads/traces/fmnist-cnn-16w";
+  std::string device_ = "platforms/devices/cpu-amd-epyc-zen4.json";
   bool fit_ = false;
   bool quiet_ = false;
 };

@@ -78,7 +78,6 @@ TrainingRun read_training(const nlohmann::json& json, const std::string& file,
                           const std::string& path) {
   ObjectReader reader(json, file, path);
   reader.allow("comment");
-  reader.allow("bytes_sent_per_worker");
   TrainingRun run;
   ObjectReader compressor = reader.object("compressor");
   run.compressor = compressor.choice("name", known_compressors());
@@ -93,6 +92,12 @@ TrainingRun read_training(const nlohmann::json& json, const std::string& file,
   run.ranks = static_cast<int>(reader.integer("ranks", 1, kMaxRanks));
   run.overlap = reader.boolean_or("overlap", false);
   run.warmup_iterations = static_cast<int>(reader.integer_or("warmup_iterations", 0, 1 << 30, 0));
+  if (reader.has("bytes_sent_per_worker")) {
+    run.bytes_sent_per_worker = reader.number("bytes_sent_per_worker");
+    if (run.bytes_sent_per_worker < 0)
+      reader.fail("bytes_sent_per_worker", "expected a number of bytes >= 0, got " +
+                                               std::to_string(run.bytes_sent_per_worker));
+  }
 
   ObjectReader workload = reader.object("workload");
   workload.allow("model");

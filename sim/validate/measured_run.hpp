@@ -55,6 +55,8 @@ struct TrainingRun {
   bool overlap = false;
   int warmup_iterations = 0;
   std::vector<IterationTimes> iterations; // every iteration, warm-up included
+  /// As the script counted it (optional; -1 when absent): informative only.
+  double bytes_sent_per_worker = -1;
 
   /// Mean of the iterations after the warm-up.
   IterationTimes steady_mean() const;

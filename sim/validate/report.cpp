@@ -78,44 +78,68 @@ nlohmann::json make_report(const ValidationInput& input) {
   }
   report["collectives"] = collectives;
 
-  std::vector<double> train_m, train_s;
+  std::vector<double> dense_m, dense_s, compressed_m, compressed_s;
   nlohmann::json training = nlohmann::json::array();
-  size_t dense_index = 0;
-  for (const TrainingRun& t : run.training) {
+  bool any_compressed = false;
+  for (size_t i = 0; i < run.training.size(); ++i) {
+    const TrainingRun& t = run.training[i];
     const IterationTimes mean = t.steady_mean();
+    const SimulatedIteration& sim = input.training[i];
+    const bool dense = t.compressor == "dense";
+    any_compressed = any_compressed || !dense;
+    // The script's phases: compute (forward + backward), compression, the
+    // collectives' calls, and the rest (gradient flattening, decoding, the
+    // optimizer). The simulation's compute gets compute + optimizer as input;
+    // its communication is what the iteration adds beyond compute and
+    // compression, so the measured one is taken the same way.
+    const double measured_compute = mean.compute_s + mean.optimizer_s;
+    const double measured_compression = dense ? 0.0 : mean.compression_s;
+    const double measured_comm = mean.iteration_s - measured_compute - measured_compression;
+    nlohmann::json measured = {
+        {"iteration_s", mean.iteration_s},     {"compute_s", mean.compute_s},
+        {"compression_s", mean.compression_s}, {"communication_s", mean.communication_s},
+        {"optimizer_s", mean.optimizer_s},     {"rest_of_iteration_s", measured_comm}};
+    if (t.bytes_sent_per_worker >= 0)
+      measured["bytes_sent_per_worker"] = t.bytes_sent_per_worker;
+    nlohmann::json simulated = {{"iteration_s", sim.iteration_s},
+                                {"compute_s", sim.compute_s},
+                                {"compression_s", sim.compression_s},
+                                {"communication_s", sim.communication_s},
+                                {"bytes_sent_per_worker", sim.bytes_sent_per_worker}};
+    nlohmann::json errors = {{"iteration_s", sim.iteration_s / mean.iteration_s - 1},
+                             {"compute_s", sim.compute_s / measured_compute - 1},
+                             {"communication_s", sim.communication_s / measured_comm - 1}};
+    if (!dense && measured_compression > 0)
+      errors["compression_s"] = sim.compression_s / measured_compression - 1;
     nlohmann::json entry = {
         {"name", t.name},
         {"compressor", t.compressor_params},
         {"ranks", t.ranks},
         {"iterations_compared", t.iterations.size() - static_cast<size_t>(t.warmup_iterations)},
-        {"measured",
-         {{"iteration_s", mean.iteration_s},
-          {"compute_s", mean.compute_s},
-          {"compression_s", mean.compression_s},
-          {"communication_s", mean.communication_s},
-          {"optimizer_s", mean.optimizer_s}}}};
-    if (t.compressor == "dense" && dense_index < input.dense_training.size()) {
-      const SimulatedIteration& sim = input.dense_training[dense_index++];
-      entry["simulated"] = {{"iteration_s", sim.iteration_s},
-                            {"compute_s", sim.compute_s},
-                            {"communication_s", sim.communication_s}};
-      // The script's communication phase is the allreduce call; the rest of
-      // the iteration is compute and the optimizer.
-      const double measured_comm = mean.iteration_s - mean.compute_s - mean.optimizer_s;
-      entry["relative_error"] = {{"iteration_s", sim.iteration_s / mean.iteration_s - 1},
-                                 {"communication_s", sim.communication_s / measured_comm - 1}};
-      train_m.push_back(mean.iteration_s);
-      train_s.push_back(sim.iteration_s);
-    } else {
-      entry["simulated"] = nullptr;
-      entry["pending"] = input.compressed_pending;
-    }
+        {"measured", measured},
+        {"simulated", simulated},
+        {"relative_error", errors}};
+    if (!dense)
+      entry["simulated_compressor"] = simulated_compressor_params(t);
     training.push_back(entry);
+    (dense ? dense_m : compressed_m).push_back(mean.iteration_s);
+    (dense ? dense_s : compressed_s).push_back(sim.iteration_s);
   }
   report["training"] = training;
+  if (any_compressed)
+    report["training_inputs"] = {
+        {"gradients", input.gradient_trace},
+        {"compression_kernels", "priced by the device profile " + input.device_profile +
+                                    " from the sizes the compressor really processed"},
+        {"compute", "the measured forward, backward and optimizer means"}};
+  std::vector<double> train_m = dense_m, train_s = dense_s;
+  train_m.insert(train_m.end(), compressed_m.begin(), compressed_m.end());
+  train_s.insert(train_s.end(), compressed_s.begin(), compressed_s.end());
   report["summary"] = {{"collectives_all", summary_entry(all_m, all_s)},
                        {"collectives_4MiB_and_more", summary_entry(large_m, large_s)},
-                       {"training_dense_iteration", summary_entry(train_m, train_s)}};
+                       {"training_dense_iteration", summary_entry(dense_m, dense_s)},
+                       {"training_compressed_iteration", summary_entry(compressed_m, compressed_s)},
+                       {"training_iteration", summary_entry(train_m, train_s)}};
   return report;
 }
 
@@ -151,34 +175,37 @@ std::string format_report(const nlohmann::json& report) {
     text += "  training     phase            measured_s  simulated_s   error\n";
   for (const nlohmann::json& t : report["training"]) {
     const nlohmann::json& m = t["measured"];
-    const std::string name = t["name"].get<std::string>();
-    if (t["simulated"].is_null()) {
-      std::snprintf(line, sizeof line, "  %-12s iteration     %13.6f      pending\n", name.c_str(),
-                    m["iteration_s"].get<double>());
-      text += line;
-      continue;
-    }
     const nlohmann::json& s = t["simulated"];
-    const double measured_comm = m["iteration_s"].get<double>() - m["compute_s"].get<double>() -
-                                 m["optimizer_s"].get<double>();
+    const std::string name = t["name"].get<std::string>();
+    const bool dense = t["compressor"]["name"] == "dense";
     const struct {
       const char* phase;
       double measured;
       double simulated;
-    } rows[] = {{"iteration", m["iteration_s"].get<double>(), s["iteration_s"].get<double>()},
-                {"compute", m["compute_s"].get<double>() + m["optimizer_s"].get<double>(),
-                 s["compute_s"].get<double>()},
-                {"communication", measured_comm, s["communication_s"].get<double>()}};
+      bool shown;
+    } rows[] = {
+        {"iteration", m["iteration_s"].get<double>(), s["iteration_s"].get<double>(), true},
+        {"compute", m["compute_s"].get<double>() + m["optimizer_s"].get<double>(),
+         s["compute_s"].get<double>(), true},
+        {"compression", m["compression_s"].get<double>(), s["compression_s"].get<double>(), !dense},
+        {"communication", m["rest_of_iteration_s"].get<double>(),
+         s["communication_s"].get<double>(), true}};
     for (const auto& row : rows) {
-      std::snprintf(line, sizeof line, "  %-12s %-13s %13.6f %12.6f %+7.1f%%\n", name.c_str(),
-                    row.phase, row.measured, row.simulated,
-                    100 * (row.simulated / row.measured - 1));
+      if (!row.shown)
+        continue;
+      if (row.measured > 0)
+        std::snprintf(line, sizeof line, "  %-12s %-13s %13.6f %12.6f %+7.1f%%\n", name.c_str(),
+                      row.phase, row.measured, row.simulated,
+                      100 * (row.simulated / row.measured - 1));
+      else
+        std::snprintf(line, sizeof line, "  %-12s %-13s %13.6f %12.6f\n", name.c_str(), row.phase,
+                      row.measured, row.simulated);
       text += line;
     }
   }
   const nlohmann::json& summary = report["summary"];
-  for (const char* key :
-       {"collectives_4MiB_and_more", "collectives_all", "training_dense_iteration"}) {
+  for (const char* key : {"collectives_4MiB_and_more", "collectives_all",
+                          "training_dense_iteration", "training_compressed_iteration"}) {
     const nlohmann::json& entry = summary[key];
     if (entry["points"].get<int>() == 0)
       continue;

@@ -26,10 +26,11 @@ struct ValidationInput {
   net::PlatformSpec platform;
   std::string platform_source; // "measured cluster description", a file, or "fit"
   std::optional<FitResult> fit;
-  std::vector<double> collective_seconds;         // per run->collectives
-  std::vector<SimulatedIteration> dense_training; // per dense run, in order
-  /// Why compressed runs have no simulated side; empty when they have one.
-  std::string compressed_pending;
+  std::vector<double> collective_seconds;   // per run->collectives
+  std::vector<SimulatedIteration> training; // per run->training, in order
+  /// What the compressed runs' simulation used besides the measured file.
+  std::string gradient_trace;
+  std::string device_profile;
 };
 
 /// Collectives of at least this many bytes are the 5% target of issue 7.

@@ -1,12 +1,19 @@
 #include "sim/validate/simulate.hpp"
 
+#include "compressors/registry.hpp"
+#include "sim/cost/device_profile.hpp"
+#include "sim/input/input_error.hpp"
 #include "sim/network/collectives.hpp"
+#include "sim/training/compression.hpp"
+#include "sim/training/gradient_feed.hpp"
 #include "sim/training/iteration_model.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <sys/wait.h>
@@ -123,6 +130,37 @@ std::vector<double> collectives_in_engine(const net::PlatformSpec& spec,
   return seconds;
 }
 
+/// The real compressor on the trace's gradients, one schedule entry per
+/// measured iteration (error feedback carried across them).
+std::vector<training::CompressedIteration> compressed_schedule(const TrainingRun& run, size_t index,
+                                                               const TrainingInputs& inputs,
+                                                               const cost::DeviceProfile& profile) {
+  const std::string at = "/training/" + std::to_string(index);
+  std::unique_ptr<training::GradientFeed> feed =
+      training::make_trace_feed(inputs.trace, run.ranks, inputs.seed, "gaussian_deviation");
+  const compress::LayerLayout& layout = feed->layout();
+  bool same_layers = layout.size() == run.layer_bytes.size();
+  for (size_t l = 0; same_layers && l < layout.size(); ++l)
+    same_layers = layout[l].size * sizeof(float) == run.layer_bytes[l];
+  if (!same_layers)
+    throw InputError(
+        inputs.measured_file, at + "/workload/layers",
+        "the compressors run on the gradients of " + inputs.trace.string() + ", whose layers (" +
+            std::to_string(layout.size()) + ", " + std::to_string(layout.total() * sizeof(float)) +
+            " bytes) differ from the run's (" + std::to_string(run.layer_bytes.size()) + ", " +
+            std::to_string(run.gradient_bytes()) + " bytes)");
+  try {
+    std::unique_ptr<compress::Compressor> compressor =
+        compress::make_compressor(run.compressor, simulated_compressor_params(run));
+    training::CompressedRun compressed =
+        training::run_compressor(*compressor, *feed, run.ranks,
+                                 static_cast<int>(run.iterations.size()), inputs.seed, profile);
+    return std::move(compressed.schedule);
+  } catch (const compress::ParameterError& error) {
+    throw InputError(inputs.measured_file, at + "/compressor", error.what());
+  }
+}
+
 } // namespace
 
 std::vector<double> simulate_collectives(const net::PlatformSpec& platform,
@@ -132,14 +170,30 @@ std::vector<double> simulate_collectives(const net::PlatformSpec& platform,
   return run_in_child([&] { return collectives_in_engine(platform, points); });
 }
 
-std::vector<SimulatedIteration> simulate_dense_training(const net::PlatformSpec& platform,
-                                                        const std::vector<TrainingRun>& runs) {
+nlohmann::json simulated_compressor_params(const TrainingRun& run) {
+  nlohmann::json params = {{"density", run.compressor_params.value("density", 1.0)}};
+  // worker.py's top-k allgathers k (value, index) pairs of 4 + 4 bytes.
+  if (run.compressor == "topk")
+    params["variant"] = "allgather_pairs";
+  // worker.py's DEFT pads every worker's selection to the largest and sends
+  // indices as float32: 4 bytes each.
+  if (run.compressor == "deft") {
+    params["pad_indices"] = true;
+    params["index_bytes"] = 4;
+  }
+  return params;
+}
+
+std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platform,
+                                                  const std::vector<TrainingRun>& runs,
+                                                  const TrainingInputs& inputs) {
   if (runs.empty())
     return {};
   std::vector<training::IterationPlan> plans;
-  for (const TrainingRun& run : runs) {
-    if (run.compressor != "dense")
-      throw std::invalid_argument("simulate_dense_training: \"" + run.name + "\" is not dense");
+  std::vector<size_t> warmups;
+  std::optional<cost::DeviceProfile> profile;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const TrainingRun& run = runs[r];
     const IterationTimes mean = run.steady_mean();
     training::IterationPlan plan;
     plan.layer_bytes = run.layer_bytes;
@@ -152,26 +206,40 @@ std::vector<SimulatedIteration> simulate_dense_training(const net::PlatformSpec&
     plan.bucket_bytes = run.gradient_bytes(); // one flat allreduce
     plan.overlap = run.overlap;
     plan.algorithm = AllreduceAlgorithm::ring; // gloo's allreduce
-    plan.iterations = 3;                       // steady state is reached at once
-    plans.push_back(plan);
+    plan.iterations = static_cast<int>(run.iterations.size());
+    warmups.push_back(static_cast<size_t>(run.warmup_iterations));
+    if (run.compressor != "dense") {
+      if (!profile)
+        profile = cost::DeviceProfile::load(inputs.device);
+      plan.compressed = compressed_schedule(run, r, inputs, *profile);
+    }
+    plans.push_back(std::move(plan));
   }
   std::vector<double> flat = run_in_child([&] {
     std::vector<double> values;
-    for (const training::RunResult& result : training::simulate(platform, plans)) {
+    const std::vector<training::RunResult> results = training::simulate(platform, plans);
+    for (size_t r = 0; r < results.size(); ++r) {
+      const std::vector<training::IterationRecord>& records = results[r].iterations;
       SimulatedIteration mean;
-      const double count = static_cast<double>(result.iterations.size());
-      for (const training::IterationRecord& record : result.iterations) {
+      const size_t first = std::min(warmups[r], records.size() - 1);
+      const double count = static_cast<double>(records.size() - first);
+      for (size_t i = first; i < records.size(); ++i) {
+        const training::IterationRecord& record = records[i];
         mean.iteration_s += record.iteration_s / count;
         mean.compute_s += record.compute_s / count;
+        mean.compression_s += record.compression_s / count;
         mean.communication_s += record.communication_s / count;
+        mean.bytes_sent_per_worker += record.bytes_sent_per_worker / count;
       }
-      values.insert(values.end(), {mean.iteration_s, mean.compute_s, mean.communication_s});
+      values.insert(values.end(), {mean.iteration_s, mean.compute_s, mean.compression_s,
+                                   mean.communication_s, mean.bytes_sent_per_worker});
     }
     return values;
   });
+  constexpr size_t kFields = 5;
   std::vector<SimulatedIteration> simulated;
-  for (size_t i = 0; i + 2 < flat.size(); i += 3)
-    simulated.push_back({flat[i], flat[i + 1], flat[i + 2]});
+  for (size_t i = 0; i + kFields <= flat.size(); i += kFields)
+    simulated.push_back({flat[i], flat[i + 1], flat[i + 2], flat[i + 3], flat[i + 4]});
   return simulated;
 }
 

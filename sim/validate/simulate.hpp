@@ -9,7 +9,12 @@
 #include "sim/network/platform.hpp"
 #include "sim/validate/measured_run.hpp"
 
+#include <cstdint>
+#include <filesystem>
+#include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace gcsim::validate {
 
@@ -23,17 +28,42 @@ std::vector<double> simulate_collectives(const net::PlatformSpec& platform,
 
 struct SimulatedIteration {
   double iteration_s = 0;
-  double compute_s = 0;
+  double compute_s = 0;       // forward + backward + optimizer (the measured inputs)
+  double compression_s = 0;   // the compressor's kernels, mean over workers
   double communication_s = 0; // not hidden by compute
+  double bytes_sent_per_worker = 0;
 };
 
-/// Simulated mean iteration of each dense training run (the rest must be
-/// filtered out by the caller) through training::simulate(): the measured
-/// forward, backward and optimizer times are the workload's inputs (this
-/// validates the network and the iteration's composition, not the cost
-/// model), the gradient is reduced in one bucket after the backward pass as
-/// scripts/minicluster/worker.py does (overlap as recorded).
-std::vector<SimulatedIteration> simulate_dense_training(const net::PlatformSpec& platform,
-                                                        const std::vector<TrainingRun>& runs);
+/// Where compressed runs take what the measured file does not hold.
+struct TrainingInputs {
+  /// The gradients the compressors run on: a captured trace of the same
+  /// model (workloads/traces/fmnist-cnn-16w for the mini-cluster's CNN);
+  /// its layers must match the measured run's.
+  std::filesystem::path trace;
+  /// Prices the compression kernels (the CPU profile for the mini-cluster).
+  std::filesystem::path device;
+  uint64_t seed = 1;
+  /// For error messages: the measured file; `runs` are its training[] in order.
+  std::string measured_file;
+};
+
+/// The parameters the simulated compressor gets for a measured run: its
+/// density, and the wire format closest to scripts/minicluster/worker.py's
+/// (results/validation/README.md lists what still differs).
+nlohmann::json simulated_compressor_params(const TrainingRun& run);
+
+/// Simulated mean iteration (after the run's warm-up) of each training run
+/// through training::simulate(): the measured forward, backward and
+/// optimizer means are the workload's inputs (this validates the network,
+/// the compressors' communication and the iteration's composition, not the
+/// compute cost model). Dense runs reduce the gradient in one bucket after
+/// the backward pass, as scripts/minicluster/worker.py does (overlap as
+/// recorded). Compressed runs run the real compressor (compressors/) on the
+/// trace's gradients for as many iterations as were measured, with its
+/// kernels priced by the device profile, through the compressed iteration
+/// model. Throws InputError for a trace that does not fit a run.
+std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platform,
+                                                  const std::vector<TrainingRun>& runs,
+                                                  const TrainingInputs& inputs);
 
 } // namespace gcsim::validate

@@ -64,6 +64,11 @@ CASES = [
     ("typo in a field", lambda d: d["collectives"][0].update(repetitons=3), "/collectives/0/repetitons"),
     ("empty iterations", lambda d: d["training"][0].update(iterations=[]), "/training/0/iterations"),
     ("bad bandwidth", lambda d: d["cluster"]["link"].update(bandwidth="-1Gbps"), "/cluster/link/bandwidth"),
+    ("negative bytes sent", lambda d: d["training"][0].update(bytes_sent_per_worker=-8),
+     "/training/0/bytes_sent_per_worker"),
+    ("density above one",
+     lambda d: d["training"][0].update(compressor={"name": "topk", "density": 1.5}),
+     "/training/0/compressor/density"),
 ]
 
 failures = []

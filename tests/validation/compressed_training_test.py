@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""The simulated side of compressed training in `gcsim validate`.
+
+From the shipped measured run results/validation/minicluster-p4-100mbit.json
+(its training runs only, a few iterations each) it checks that topk, cltk and
+deft are simulated through the real compressors on the fmnist-cnn trace and
+that their simulated times respond to what they should:
+  - the simulated compute is the measured forward + backward + optimizer;
+  - every compressed run has kernels (compression_s > 0) and sends bytes;
+  - a lower density sends fewer bytes and communicates for less time;
+  - a slower link makes communication longer, and compute stays the same;
+  - top-k's bytes are what its wire format says: k (value, index) pairs of
+    8 bytes, allgathered over a ring: 8 k (P - 1) per worker;
+and that a compressed run whose layers are not the trace's is bad input
+(exit status 2, one line naming the file and /training/i/workload/layers).
+
+Usage: compressed_training_test.py PATH/TO/gcsim
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+GCSIM = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SHIPPED = os.path.join(ROOT, "results", "validation", "minicluster-p4-100mbit.json")
+
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+    print(("ok  " if condition else "FAIL ") + message)
+
+
+def small_run():
+    with open(SHIPPED) as f:
+        run = json.load(f)
+    run["name"] = "small"
+    run["collectives"] = []
+    for t in run["training"]:
+        t["iterations"] = t["iterations"][:8]
+        t["warmup_iterations"] = 2
+    return run
+
+
+def validate(tmp, run, label):
+    path = os.path.join(tmp, label + ".json")
+    out = os.path.join(tmp, label + "-report.json")
+    with open(path, "w") as f:
+        json.dump(run, f)
+    done = subprocess.run([GCSIM, "validate", path, "--json", out, "--quiet"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"FAIL {label}: status {done.returncode}: {done.stderr.strip()}")
+    with open(out) as f:
+        report = json.load(f)
+    return {t["name"]: t for t in report["training"]}, report
+
+
+def with_density(run, density):
+    run = copy.deepcopy(run)
+    for t in run["training"]:
+        if t["compressor"]["name"] != "dense":
+            t["compressor"]["density"] = density
+    return run
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    base = small_run()
+    reference, report = validate(tmp, base, "reference")
+    check(set(reference) == {"dense", "topk", "cltk", "deft"},
+          f"all four runs simulated: {sorted(reference)}")
+    check(report["summary"]["training_compressed_iteration"]["points"] == 3,
+          "the summary counts three compressed iterations")
+    for name, t in reference.items():
+        m, s = t["measured"], t["simulated"]
+        compute = m["compute_s"] + m["optimizer_s"]
+        check(abs(s["compute_s"] - compute) <= 1e-9 * compute,
+              f"{name}: simulated compute {s['compute_s']:.6f} s is the measured {compute:.6f} s")
+        check(abs(s["iteration_s"] - s["compute_s"] - s["compression_s"] - s["communication_s"])
+              <= 1e-9 * s["iteration_s"], f"{name}: the simulated phases add up to the iteration")
+        if name == "dense":
+            continue
+        check(s["compression_s"] > 0, f"{name}: the compressor's kernels take time "
+                                      f"({s['compression_s'] * 1e6:.1f} us)")
+        check(s["bytes_sent_per_worker"] > 0, f"{name}: sends {s['bytes_sent_per_worker']:.0f} B")
+        check("relative_error" in t and "iteration_s" in t["relative_error"],
+              f"{name}: has relative errors")
+    d = sum(layer["bytes"] for layer in base["training"][1]["workload"]["layers"]) // 4
+    k = int(0.01 * d)  # compressors/: k = floor(density d)
+    topk_bytes = reference["topk"]["simulated"]["bytes_sent_per_worker"]
+    check(topk_bytes == 8 * k * 3, f"topk sends 8 k (P - 1) = {8 * k * 3} B per worker: {topk_bytes:.0f}")
+
+    sparse, _ = validate(tmp, with_density(base, 0.001), "sparse")
+    denser, _ = validate(tmp, with_density(base, 0.1), "denser")
+    for name in ("topk", "cltk", "deft"):
+        low, mid, high = (r[name]["simulated"] for r in (sparse, reference, denser))
+        check(low["bytes_sent_per_worker"] < mid["bytes_sent_per_worker"]
+              < high["bytes_sent_per_worker"],
+              f"{name}: bytes grow with density: {low['bytes_sent_per_worker']:.0f} < "
+              f"{mid['bytes_sent_per_worker']:.0f} < {high['bytes_sent_per_worker']:.0f}")
+        check(low["communication_s"] < mid["communication_s"] < high["communication_s"],
+              f"{name}: communication grows with density: {low['communication_s'] * 1e3:.3f} < "
+              f"{mid['communication_s'] * 1e3:.3f} < {high['communication_s'] * 1e3:.3f} ms")
+
+    slow_run = copy.deepcopy(base)
+    slow_run["cluster"]["link"]["bandwidth"] = "10Mbps"
+    slow, _ = validate(tmp, slow_run, "slow")
+    for name in ("dense", "topk", "cltk", "deft"):
+        fast_s, slow_s = reference[name]["simulated"], slow[name]["simulated"]
+        check(slow_s["communication_s"] > fast_s["communication_s"]
+              and slow_s["compute_s"] == fast_s["compute_s"],
+              f"{name}: 10 Mbit/s communicates longer ({slow_s['communication_s'] * 1e3:.2f} ms "
+              f"vs {fast_s['communication_s'] * 1e3:.2f} ms), same compute")
+
+    wrong = copy.deepcopy(base)
+    wrong["training"][2]["workload"]["layers"] = [{"name": "w", "bytes": 4000}]
+    path = os.path.join(tmp, "wrong_layers.json")
+    with open(path, "w") as f:
+        json.dump(wrong, f)
+    done = subprocess.run([GCSIM, "validate", path, "--quiet"], capture_output=True, text=True)
+    lines = done.stderr.strip().splitlines()
+    check(done.returncode == 2 and len(lines) == 1 and path in lines[0]
+          and "/training/2/workload/layers" in lines[0],
+          f"layers unlike the trace's: status {done.returncode}, {lines}")
+
+sys.exit(1 if failures else 0)
