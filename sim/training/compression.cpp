@@ -4,6 +4,8 @@
 #include "sim/cost/device_profile.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -103,8 +105,8 @@ CompressedRun run_slices(std::vector<Slice>& slices, GradientFeed& feed, int wor
     slice.memories.resize(P);
     any_needs_weights = any_needs_weights || slice.compressor->needs_weights();
   }
-  std::vector<float> gradient; // one buffer streamed through all workers
-  std::vector<double> raw_sum; // sum of the raw gradients, for fidelity
+  std::vector<float> gradients[2]; // streamed through by all workers, see below
+  std::vector<double> raw_sum;     // sum of the raw gradients, for fidelity
   std::vector<float> weights;
   std::vector<float> update(layout.total());
   CompressedRun run;
@@ -121,8 +123,20 @@ CompressedRun run_slices(std::vector<Slice>& slices, GradientFeed& feed, int wor
                                             slices[b].memories);
     }
     raw_sum.assign(layout.total(), 0.0);
+    // Two buffers: while the compressors take worker w's gradient, another
+    // thread has the feed make worker w + 1's (the feed is only ever called
+    // from one thread at a time, and always in worker order, so the values
+    // do not depend on the timing).
+    auto produce = [&feed, t](size_t w, std::vector<float>& out) {
+      feed.gradient(t, static_cast<int>(w), out);
+    };
+    std::future<void> next =
+        std::async(std::launch::async, produce, size_t{0}, std::ref(gradients[0]));
     for (size_t w = 0; w < P; ++w) {
-      feed.gradient(t, static_cast<int>(w), gradient);
+      next.get();
+      std::vector<float>& gradient = gradients[w % 2];
+      if (w + 1 < P)
+        next = std::async(std::launch::async, produce, w + 1, std::ref(gradients[(w + 1) % 2]));
       if (gradient.size() != raw_sum.size())
         throw std::logic_error("gradient feed returned " + std::to_string(gradient.size()) +
                                " values for a layout of " + std::to_string(raw_sum.size()));
