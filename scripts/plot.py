@@ -403,6 +403,15 @@ def kernel_label(column):
     return (label[:-2] if label.endswith("_s") else label).replace("_", " ")
 
 
+def exposed_share(row):
+    """The fraction of a row's kernel time not hidden behind the backward pass
+    (1 for whole-model compression and for results older than the split)."""
+    total, exposed = row.get("compression_s"), row.get("compression_exposed_s")
+    if not total or exposed is None:
+        return 1.0
+    return min(max(exposed / total, 0.0), 1.0)
+
+
 def time_breakdown_figure(rows, out, written):
     if not (has(rows, "compute_s") and has(rows, "communication_s") and has(rows, "workers")):
         return "no compute_s, communication_s or workers column"
@@ -411,7 +420,7 @@ def time_breakdown_figure(rows, out, written):
         here = [r for r in rows if r["_facet"] == facet and r.get("compute_s") is not None]
         variants = ordered_variants(here)
         longest = max((r.get("iteration_time_s") or 0.0) for r in here)
-        longest = max(longest, max(r["compute_s"] + (r.get("compression_s") or 0.0)
+        longest = max(longest, max(r["compute_s"] + (r.get("compression_s") or 0.0) * exposed_share(r)
                                    + (r.get("communication_s") or 0.0) for r in here))
         scale, unit = (1e3, "ms") if longest < 1.0 else (1.0, "s")
         # One y scale for all panels, so compressors compare at a glance.
@@ -431,17 +440,22 @@ def time_breakdown_figure(rows, out, written):
                     bottom[i] += h
 
             stack([r["compute_s"] for r in mine], COMPUTE_COLOUR, "compute (fwd/bwd)")
+            # Kernels that ran beside the backward pass (per-bucket compression)
+            # are hidden: each kernel's bar is its share of the exposed time.
+            exposed = [exposed_share(r) for r in mine]
             split = [sum(r.get(k) or 0.0 for k in kernels) for r in mine]
             if kernels and any(split):
                 for i, column in enumerate(kernels):
-                    stack([r.get(column) for r in mine], KERNEL_COLOURS[i % len(KERNEL_COLOURS)],
+                    stack([(r.get(column) or 0.0) * f for r, f in zip(mine, exposed)],
+                          KERNEL_COLOURS[i % len(KERNEL_COLOURS)],
                           f"kernel: {kernel_label(column)}")
-                rest = [max((r.get("compression_s") or 0.0) - s, 0.0) for r, s in zip(mine, split)]
+                rest = [max((r.get("compression_s") or 0.0) - s, 0.0) * f
+                        for r, s, f in zip(mine, split, exposed)]
                 if any(v * scale > 1e-9 for v in rest):
                     stack(rest, "#DDDDDD", "compression, other")
             elif any(r.get("compression_s") for r in mine):
-                stack([r.get("compression_s") for r in mine], KERNEL_COLOURS[0],
-                      "compression kernels")
+                stack([(r.get("compression_s") or 0.0) * f for r, f in zip(mine, exposed)],
+                      KERNEL_COLOURS[0], "compression kernels")
             stack([r["communication_s"] for r in mine], COMMUNICATION_COLOUR,
                   "exposed communication")
             axis.set_xticks(xs, labels)

@@ -29,6 +29,10 @@ struct WorkerChannel {
   std::vector<uint64_t> sent_per_iteration;
   std::vector<std::map<std::string, double>> kernels_per_iteration;
   std::vector<std::map<std::string, double>> bytes_by_step_per_iteration;
+  // Compressed runs: when the backward pass ended, and how much kernel time
+  // came after that point (not hidden behind it), per iteration.
+  std::vector<double> backward_end;
+  std::vector<double> exposed_kernel_per_iteration;
 };
 
 class PlanRun {
@@ -102,7 +106,12 @@ public:
              channel->bytes_by_step_per_iteration[static_cast<size_t>(i)])
           record.bytes_by_step[label] += bytes * share;
       }
-      record.communication_s = std::max(0.0, record.iteration_s - compute - record.compression_s);
+      for (const auto& channel : channels_)
+        if (channel->exposed_kernel_per_iteration.size() > static_cast<size_t>(i))
+          record.compression_exposed_s +=
+              channel->exposed_kernel_per_iteration[static_cast<size_t>(i)] * share;
+      record.communication_s =
+          std::max(0.0, record.iteration_s - compute - record.compression_exposed_s);
       record.communication_total_s = channels_.front()->busy_per_iteration[static_cast<size_t>(i)];
       record.bytes_sent_per_worker = sent_sum / static_cast<double>(channels_.size());
       record.bytes_sent_max_worker = sent_max;
@@ -152,6 +161,7 @@ private:
       channel.iteration_start.push_back(start);
       channel.kernels_per_iteration.emplace_back();
       channel.bytes_by_step_per_iteration.emplace_back();
+      channel.exposed_kernel_per_iteration.push_back(0);
       sg4::this_actor::sleep_for(forward);
       record_span(worker, "compute", "forward", start);
       if (compressed()) {
@@ -167,6 +177,7 @@ private:
             mark_ready(channel, static_cast<int>(next_part++));
         }
         record_span(worker, "compute", "backward", backward_start);
+        channel.backward_end.push_back(sg4::Engine::get_clock());
         while (next_part < parts.size())
           mark_ready(channel, static_cast<int>(next_part++));
         for (size_t part = 0; part < parts.size(); ++part)
@@ -209,6 +220,12 @@ private:
         double start = sg4::Engine::get_clock();
         sg4::this_actor::sleep_for(kernel.seconds);
         kernel_seconds[kernel.name] += kernel.seconds;
+        // The part of it after the backward pass ended is on the critical path.
+        if (channel.backward_end.size() > static_cast<size_t>(iteration)) {
+          const double ended = channel.backward_end[static_cast<size_t>(iteration)];
+          channel.exposed_kernel_per_iteration[static_cast<size_t>(iteration)] +=
+              start >= ended ? kernel.seconds : std::max(0.0, sg4::Engine::get_clock() - ended);
+        }
         record_span(worker, "kernel", kernel.name, start);
       }
     };

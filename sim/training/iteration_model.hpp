@@ -116,9 +116,11 @@ struct IterationRecord {
   double iteration_s = 0;                      // from the previous iteration's end to this one's
   double compute_s = 0;                        // forward + backward + optimizer on one worker
   double compression_s = 0;                    // compression kernels, mean over workers
+  double compression_exposed_s = 0;            // the part of them after the backward pass
+                                               // (all of it unless they run per bucket)
   std::map<std::string, double> kernel_s;      // per kernel name, mean over workers
   std::map<std::string, double> bytes_by_step; // per step label, mean over workers
-  double communication_s = 0;                  // communication not hidden by compute
+  double communication_s = 0;                  // the rest of the time not hidden by compute
   double communication_total_s = 0;            // time the collectives ran, hidden or not
   double bytes_sent_per_worker = 0;            // mean over workers
   double bytes_sent_max_worker = 0;

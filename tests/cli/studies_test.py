@@ -24,7 +24,7 @@ check = Checks()
 
 
 studies = sorted(glob.glob(os.path.join(SCENARIOS, "study-*.sweep.json")))
-check(len(studies) == 4, f"four study sweeps ship: {[os.path.basename(s) for s in studies]}")
+check(len(studies) == 6, f"six study sweeps ship: {[os.path.basename(s) for s in studies]}")
 with tempfile.TemporaryDirectory() as work:
     for path in studies:
         with open(path) as handle:

@@ -48,8 +48,8 @@ IterationPlan base_plan(const Workload& workload, uint64_t bucket_bytes) {
 CompressedRun per_bucket(const Workload& workload, const IterationPlan& plan,
                          const cost::DeviceProfile& profile) {
   std::unique_ptr<GradientFeed> feed = make_synthetic_feed(workload, kWorkers, 3);
-  return run_compressor_per_bucket([] { return compress::make_compressor("topk", kTopk); },
-                                   *feed, make_buckets(plan.layer_bytes, plan.bucket_bytes),
+  return run_compressor_per_bucket([] { return compress::make_compressor("topk", kTopk); }, *feed,
+                                   make_buckets(plan.layer_bytes, plan.bucket_bytes),
                                    plan.layer_bytes, kWorkers, kIterations, 3, profile);
 }
 
@@ -124,6 +124,12 @@ TEST_CASE("per-bucket compression overlaps the backward pass") {
     // Serial: the whole of the compression and communication is exposed.
     CHECK(s.iteration_s ==
           doctest::Approx(s.compute_s + s.compression_s + s.communication_total_s).epsilon(1e-6));
+    // The breakdown adds up with the kernels' exposed part: all of it for
+    // model scope, less for buckets that ran beside the backward pass.
+    CHECK(m.compression_exposed_s == doctest::Approx(m.compression_s).epsilon(1e-9));
+    CHECK(b.compression_exposed_s < b.compression_s);
+    CHECK(b.iteration_s ==
+          doctest::Approx(b.compute_s + b.compression_exposed_s + b.communication_s).epsilon(1e-9));
     // One bucket holding everything is model scope (plans start at other
     // clock values, hence the rounding).
     CHECK(one.iteration_s == doctest::Approx(m.iteration_s).epsilon(1e-9));
