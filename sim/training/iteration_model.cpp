@@ -106,10 +106,13 @@ public:
              channel->bytes_by_step_per_iteration[static_cast<size_t>(i)])
           record.bytes_by_step[label] += bytes * share;
       }
+      // The worker with the most exposed kernel time is the one the others
+      // wait for (CLT-k's or IWP's leader, DEFT's fullest bin).
       for (const auto& channel : channels_)
         if (channel->exposed_kernel_per_iteration.size() > static_cast<size_t>(i))
-          record.compression_exposed_s +=
-              channel->exposed_kernel_per_iteration[static_cast<size_t>(i)] * share;
+          record.compression_exposed_s =
+              std::max(record.compression_exposed_s,
+                       channel->exposed_kernel_per_iteration[static_cast<size_t>(i)]);
       record.communication_s =
           std::max(0.0, record.iteration_s - compute - record.compression_exposed_s);
       record.communication_total_s = channels_.front()->busy_per_iteration[static_cast<size_t>(i)];

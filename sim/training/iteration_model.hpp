@@ -116,8 +116,9 @@ struct IterationRecord {
   double iteration_s = 0;                      // from the previous iteration's end to this one's
   double compute_s = 0;                        // forward + backward + optimizer on one worker
   double compression_s = 0;                    // compression kernels, mean over workers
-  double compression_exposed_s = 0;            // the part of them after the backward pass
-                                               // (all of it unless they run per bucket)
+  double compression_exposed_s = 0;            // kernel time after the backward pass on the
+                                               // worker with the most (the one the others
+                                               // wait for: a leader, the fullest bin)
   std::map<std::string, double> kernel_s;      // per kernel name, mean over workers
   std::map<std::string, double> bytes_by_step; // per step label, mean over workers
   double communication_s = 0;                  // the rest of the time not hidden by compute

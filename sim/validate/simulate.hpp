@@ -30,7 +30,7 @@ struct SimulatedIteration {
   double iteration_s = 0;
   double compute_s = 0;       // forward + backward + optimizer (the measured inputs)
   double compression_s = 0;   // the compressor's kernels, mean over workers
-  double communication_s = 0; // not hidden by compute
+  double communication_s = 0; // iteration - compute - compression_s, as measured
   double bytes_sent_per_worker = 0;
 };
 
