@@ -21,6 +21,75 @@ double unit_open(uint64_t bits) {
 
 } // namespace
 
+namespace detail {
+
+// mean_scaling: the per-element variance v[j] of the residual, estimated
+// from W workers, is noisy, and every synthesized worker shares that noise:
+// the elements whose estimate came out high gather all their top-k sets (on
+// a 16-worker ResNet-18 capture the top-1% overlap came out 18-90% high).
+// So v is shrunk toward a separable model of a weight gradient's variance:
+// the gradient of weight [o, i, ...] sums products of an output-side and an
+// input-side term, so its variance is about row(o) * column(i) / overall,
+// with row, column and overall the means of v over the other indices:
+//   v'[j] = lambda v[j] + (1 - lambda) row(o) column(i) / overall,
+// lambda = 1 - (sampling variance of v) / (spread of v around the model),
+// both summed over the layer, the sampling variance of v[j] being
+// (mu4[j] - v[j]^2) / W (empirical Bayes, method of moments). The layer's
+// sum of v, hence its expected squared norm, is unchanged. Tensors of one
+// dimension (biases, norms) are left alone. `second` and `fourth` hold sums
+// over the W workers of r^2 and r^4; `second` is rewritten.
+void shrink_variance(const TraceLayer& layer, double workers, std::vector<double>& second,
+                     const std::vector<double>& fourth) {
+  if (layer.shape.size() < 2 || layer.params < 2)
+    return;
+  const auto rows = static_cast<size_t>(layer.shape[0]);
+  const auto columns = static_cast<size_t>(layer.shape[1]);
+  const auto params = static_cast<size_t>(layer.params);
+  if (rows < 1 || columns < 1 || params % (rows * columns) != 0)
+    return;
+  const size_t inner = params / (rows * columns);
+  const auto first = static_cast<size_t>(layer.offset);
+  auto at = [&](size_t r, size_t c, size_t k) { return first + (r * columns + c) * inner + k; };
+  std::vector<double> row(rows, 0.0), column(columns, 0.0);
+  double overall = 0;
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < columns; ++c)
+      for (size_t k = 0; k < inner; ++k) {
+        double v = second[at(r, c, k)] / workers;
+        row[r] += v;
+        column[c] += v;
+        overall += v;
+      }
+  if (overall <= 0)
+    return;
+  overall /= static_cast<double>(params);
+  for (double& v : row)
+    v /= static_cast<double>(columns * inner);
+  for (double& v : column)
+    v /= static_cast<double>(rows * inner);
+  double noise = 0, spread = 0;
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < columns; ++c)
+      for (size_t k = 0; k < inner; ++k) {
+        double v = second[at(r, c, k)] / workers;
+        double mu4 = fourth[at(r, c, k)] / workers;
+        double model = row[r] * column[c] / overall;
+        noise += (mu4 - v * v) / workers;
+        spread += (v - model) * (v - model);
+      }
+  if (spread <= 0)
+    return;
+  const double lambda = std::clamp(1.0 - noise / spread, 0.0, 1.0);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < columns; ++c)
+      for (size_t k = 0; k < inner; ++k) {
+        double& total = second[at(r, c, k)];
+        total = lambda * total + (1.0 - lambda) * workers * row[r] * column[c] / overall;
+      }
+}
+
+} // namespace detail
+
 const std::vector<std::string>& GradientSource::synthesis_methods() {
   static const std::vector<std::string> methods = {"mean_scaling", "gaussian_deviation",
                                                    "blockwise_shuffle"};
@@ -62,7 +131,8 @@ nlohmann::json GradientSource::describe() const {
   if (method_ == "mean_scaling") {
     description["scale_resampling"] = "per group of captured_workers synthesized workers, a "
                                       "seeded permutation of the captured workers' scales";
-    description["residual"] = "per-element gaussian";
+    description["residual"] = "per-element gaussian, variance shrunk toward a separable "
+                              "row x column model (empirical Bayes, per layer)";
   }
   return description;
 }
@@ -159,8 +229,11 @@ void GradientSource::load_moments(size_t iteration_index) {
   }
 
   // Layers tile [0, total_params) (the manifest is checked for it); with no
-  // scaling (a = 0) the residual is d_w itself.
+  // scaling (a = 0) the residual is d_w itself. mean_scaling also needs the
+  // residual's fourth moment, for the shrinkage below.
+  const bool shrink = method_ == "mean_scaling";
   std::fill(sum.begin(), sum.end(), 0.0);
+  std::vector<double> fourth(shrink ? total : 0, 0.0);
   for (int64_t w = 0; w < captured; ++w) {
     trace_.read_gradient(iteration_index, w, g);
     for (size_t l = 0; l < layers.size(); ++l) {
@@ -171,12 +244,18 @@ void GradientSource::load_moments(size_t iteration_index) {
         double m = static_cast<double>(mean_[j]);
         double r = static_cast<double>(g[j]) - m - a * m;
         sum[j] += r * r;
+        if (shrink)
+          fourth[j] += r * r * r * r;
       }
     }
   }
+  const auto count = static_cast<double>(captured);
+  if (shrink)
+    for (const TraceLayer& layer : layers)
+      detail::shrink_variance(layer, count, sum, fourth);
   spread_.resize(total);
   for (size_t j = 0; j < total; ++j)
-    spread_[j] = static_cast<float>(std::sqrt(sum[j] / static_cast<double>(captured)));
+    spread_[j] = static_cast<float>(std::sqrt(sum[j] / count));
   moments_iteration_ = iteration_index;
 }
 
@@ -238,6 +317,11 @@ void GradientSource::shuffled(size_t iteration_index, int64_t worker,
     if (bad != MappedNpy::npos)
       trace_.fail_non_finite(source, bad, out[bad]);
   }
+}
+
+const std::vector<float>& GradientSource::noise_spread(size_t iteration_index) {
+  load_moments(iteration_index);
+  return spread_;
 }
 
 void GradientSource::weights(size_t iteration_index, std::vector<float>& out) const {
