@@ -155,6 +155,8 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       }
       scenario.workload = training::read_layer_spec(workload_json, workload_file.string());
     }
+    // The trace library owns the default (scenario.hpp's initializer is not it).
+    scenario.synthesis = trace::GradientSource::default_synthesis();
     if (reader.has("gradients")) {
       ObjectReader gradients = reader.object("gradients");
       gradients.allow("comment");
