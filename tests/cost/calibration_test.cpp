@@ -38,16 +38,10 @@ TEST_CASE("hold-out accuracy of the fitted CPU profile (reduced range)") {
     CAPTURE(gcsim::cost::kernel_name(result.kernel));
     CAPTURE(result.max_abs_error);
     CHECK(result.points >= 2);
-    // Known shortfall (platforms/devices/README.md, "Known limits"): the
-    // compressors' sampled-bound top-k and the sampling threshold estimator
-    // are not smooth in n on this CPU (their cost at sizes between the fitted
-    // ones is off by 15-30%); the figure is reported, not yet required.
-    const bool known_shortfall = result.kernel == gcsim::cost::Kernel::topk_select ||
-                                 result.kernel == gcsim::cost::Kernel::sample_threshold;
-    if (known_shortfall)
-      WARN(result.median_abs_error <= 0.15);
-    else
-      CHECK(result.median_abs_error <= 0.15);
+    // Every kernel, no exceptions (issue 5). The large maxima are the points
+    // on a cache boundary; topk_select and gather sit close to the limit on
+    // this grid (platforms/devices/README.md, "Known limits").
+    CHECK(result.median_abs_error <= 0.15);
     MESSAGE(gcsim::cost::kernel_name(result.kernel), ": hold-out median ",
             100 * result.median_abs_error, "%");
   }
