@@ -26,6 +26,7 @@ TERMS = {
     "per_n_s": lambda s: s["n"],
     "per_k_s": lambda s: s["k"],
     "per_n_log2k_s": lambda s: s["n"] * math.log2(max(s["k"], 2.0)),
+    "per_k_log2k_s": lambda s: s["k"] * math.log2(max(s["k"], 2.0)),
     "per_n_rows_s": lambda s: s["n"] * s["rows"],
     "per_rows_cols_s": lambda s: s["rows"] * s["cols"],
 }

@@ -159,8 +159,8 @@ def build(key, gpu, figures):
         "memory_bound")
     kernels["l2_norm"] = linear(4, 2, "reduction of squares")
     kernels["sample_threshold"] = kernel(
-        "latency_linear_nk", {"n": n_range, "k": k_range},
-        [segment(latency_s=fmt(8 * L), per_n_s=0.0, per_k_s=fmt((SECTOR + 4 * 8) * per_byte))],
+        "sampling", {"n": n_range, "k": k_range},
+        [segment(latency_s=fmt(8 * L), per_n_s=0.0, per_k_s=fmt((SECTOR + 4 * 8) * per_byte), per_k_log2k_s=0.0)],
         "k = samples random reads (one 32-B sector each) + radix sort of the samples (4 passes x 8 B); 8 launches; "
         + stream, "memory_bound")
     kernels["sketch_insert"] = kernel(

@@ -395,8 +395,11 @@ std::vector<GpuPoint> run_gpu_calibration(const GpuOptions& options,
       const auto samples = static_cast<std::size_t>(std::max(64.0, ratio * dn));
       if (samples > sample_keys.size())
         continue;
-      spread_kernel<<<grid, kBlock>>>(thrust::raw_pointer_cast(index.data()), samples, n, 7);
+      // New positions every call (as DGC draws them per iteration): a fixed set
+      // would stay in L2 across the timed repetitions.
+      std::uint64_t draw = 7;
       auto sample = [&] {
+        spread_kernel<<<grid, kBlock>>>(thrust::raw_pointer_cast(index.data()), samples, n, ++draw);
         auto magnitudes = thrust::make_transform_iterator(x.begin(), Magnitude{});
         thrust::gather(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(samples),
                        magnitudes, sample_keys.begin());

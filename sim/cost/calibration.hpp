@@ -39,7 +39,7 @@ struct CalibrationOptions {
 };
 
 /// The reduced grid of `gcsim calibrate --quick` and of the test suite:
-/// 2^10..2^22 elements, three short rounds; seconds, not minutes.
+/// 2^10..2^22 elements, five short rounds; seconds, not minutes.
 CalibrationOptions quick_calibration_options();
 
 /// Raw timings per kernel (index = Kernel) and how many runs each median has.

@@ -29,6 +29,14 @@ constexpr Family kLatencyLinearNK{"latency_linear_nk",
 constexpr Family kSelection{
     "selection", {Term::latency, Term::per_n, Term::per_k, Term::per_n_log2k}, 4, 'n', true, false,
     false};
+// Sampling (the threshold estimator): k random reads out of n, then a linear
+// selection (nth_element) over the k samples. Measured per sample, the cost
+// grows with how far the reads spread beyond the caches; with the sample
+// count proportional to n, as DGC and IWP draw it, a k log2 k term follows
+// that growth (it is not a sort: nth_element is linear).
+constexpr Family kSampling{
+    "sampling", {Term::latency, Term::per_n, Term::per_k, Term::per_k_log2k}, 4, 'n', true, false,
+    false};
 // Insert does rows scatter-adds per element and clears the rows x cols table.
 constexpr Family kSketchInsert{
     "sketch_insert",
@@ -56,7 +64,7 @@ constexpr std::array<Entry, kKernelCount> kEntries{{
     {Kernel::topk_select, "topk_select", &kSelection},
     {Kernel::threshold_select, "threshold_select", &kLatencyLinearNK},
     {Kernel::l2_norm, "l2_norm", &kLatencyLinear},
-    {Kernel::sample_threshold, "sample_threshold", &kLatencyLinearNK},
+    {Kernel::sample_threshold, "sample_threshold", &kSampling},
     {Kernel::sketch_insert, "sketch_insert", &kSketchInsert},
     {Kernel::sketch_query, "sketch_query", &kSketchQuery},
     {Kernel::gather, "gather", &kLatencyLinear},
@@ -87,6 +95,8 @@ std::string_view term_key(Term term) {
     return "per_k_s";
   case Term::per_n_log2k:
     return "per_n_log2k_s";
+  case Term::per_k_log2k:
+    return "per_k_log2k_s";
   case Term::per_n_rows:
     return "per_n_rows_s";
   case Term::per_rows_cols:
@@ -106,6 +116,8 @@ double term_value(Term term, const KernelShape& shape) {
   case Term::per_n_log2k:
     // log2 of k below 2 would be <= 0; selecting one element still reads n.
     return shape.n * std::log2(std::max(shape.k, 2.0));
+  case Term::per_k_log2k:
+    return shape.k * std::log2(std::max(shape.k, 2.0));
   case Term::per_n_rows:
     return shape.n * shape.rows;
   case Term::per_rows_cols:

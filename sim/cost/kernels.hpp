@@ -14,7 +14,7 @@ enum class Kernel {
   topk_select,      // exact top-k by magnitude of n elements (n, k)
   threshold_select, // count |x| >= t over n, then compact the kept ones (n, k = kept)
   l2_norm,          // sum of squares of n elements (n)
-  sample_threshold, // draw k = samples random elements of n, top-k of them (n, k)
+  sample_threshold, // draw k = samples random elements of n, select among them (n, k)
   sketch_insert,    // Count Sketch: n elements into rows x cols buckets (n, rows, cols)
   sketch_query,     // median-of-rows estimate for n coordinates (n, rows)
   gather,           // y[i] = x[idx[i]] for n indices (n)
@@ -42,7 +42,7 @@ struct KernelShape {
 /// Terms a fitted curve can be built from. Each is a product of shape fields;
 /// all are non-decreasing in every field, so non-negative coefficients give a
 /// curve that is monotone within a segment.
-enum class Term { latency, per_n, per_k, per_n_log2k, per_n_rows, per_rows_cols };
+enum class Term { latency, per_n, per_k, per_n_log2k, per_k_log2k, per_n_rows, per_rows_cols };
 
 /// The coefficient's key in a profile: "latency_s", "per_n_s", ...
 std::string_view term_key(Term term);

@@ -38,13 +38,14 @@ TEST_CASE("hold-out accuracy of the fitted CPU profile (reduced range)") {
     CAPTURE(gcsim::cost::kernel_name(result.kernel));
     CAPTURE(result.max_abs_error);
     CHECK(result.points >= 2);
-    // Known shortfall (platforms/devices/README.md, "Known limits"): the
-    // compressors' sampled-bound top-k and the sampling threshold estimator
-    // are not smooth in n on this CPU (their cost at sizes between the fitted
-    // ones is off by 15-30%); the figure is reported, not yet required.
-    const bool known_shortfall = result.kernel == gcsim::cost::Kernel::topk_select ||
-                                 result.kernel == gcsim::cost::Kernel::sample_threshold;
-    if (known_shortfall)
+    // The large maxima are the points on a cache boundary. topk_select is
+    // reported, not required, on this grid: it sits at 13.5-15.2 %, a
+    // systematic error (2^17 is predicted from the flat piece over 2^14, radix
+    // path, and 2^16, sampled bound) that more rounds, a second measurement
+    // and another rule at a gap's middle did not remove; its full-range
+    // figure (the requirement) is 9.9 %. platforms/devices/README.md,
+    // "Known limits".
+    if (result.kernel == gcsim::cost::Kernel::topk_select)
       WARN(result.median_abs_error <= 0.15);
     else
       CHECK(result.median_abs_error <= 0.15);
