@@ -174,9 +174,13 @@ void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Inde
   //    standard deviations of the binomial count, so misses are rare; a miss only
   //    costs the fallback, never exactness.
   //    The sample is sized for about 256 expected hits: more only costs cache misses.
+  //    At least 4096 samples, at most 65536 or n / 128, whichever is smaller,
+  //    but never below the floor (std::clamp needs lo <= hi; n < 2^19 has n / 128 < 4096).
+  constexpr std::size_t kMinSamples = 4096;
+  const std::size_t max_samples = std::max(kMinSamples, std::min<std::size_t>(65536, n / 128));
   const std::size_t samples = std::clamp<std::size_t>(
-      static_cast<std::size_t>(256.0 * static_cast<double>(n) / static_cast<double>(k)), 4096,
-      std::min<std::size_t>(65536, n / 128));
+      static_cast<std::size_t>(256.0 * static_cast<double>(n) / static_cast<double>(k)),
+      kMinSamples, max_samples);
   const std::size_t stride = n / samples;
   std::vector<std::uint32_t> keys(samples);
   for (std::size_t s = 0; s < samples; ++s) {

@@ -112,13 +112,18 @@ PieceFit fit_piece(const Family& family, const std::vector<Sample>& samples, std
   return best;
 }
 
+constexpr double kLoadTolerance = 1e-5;
+
 KernelShape with_piecewise_value(const Family& family, KernelShape shape, double value) {
   (family.piecewise_in == 'k' ? shape.k : shape.n) = value;
   return shape;
 }
 
+// `tolerance`: the relative drop allowed. The fitter allows none, the loader
+// 1e-5, so that a fit the fitter kept still loads after its coefficients
+// are rounded to seven digits for the profile file.
 bool monotone_at(const Family& family, const Segment& left, const Segment& right,
-                 const ShapeRange& range) {
+                 const ShapeRange& range, double tolerance) {
   // Within a piece every term is non-decreasing, so only the step in the gap
   // between the pieces (at its geometric middle) can break monotonicity; it is
   // checked at every corner of the other shape fields (k and cols along the
@@ -138,7 +143,7 @@ bool monotone_at(const Family& family, const Segment& left, const Segment& right
             with_piecewise_value(family, KernelShape{range.n_max, k, rows, cols}, middle);
         const double before = evaluate(family, left, shape);
         const double after = evaluate(family, right, shape);
-        if (after < before * (1 - 1e-5) - 1e-15)
+        if (after < before * (1 - tolerance) - 1e-15)
           return false;
       }
   return true;
@@ -201,7 +206,7 @@ std::string Curve::problem(std::string* where) const {
       return report(piece + "/up_to", "a segment's up_to must not be below its from");
   }
   for (std::size_t s = 0; s + 1 < segments_.size(); ++s)
-    if (!monotone_at(*family_, segments_[s], segments_[s + 1], range_))
+    if (!monotone_at(*family_, segments_[s], segments_[s + 1], range_, kLoadTolerance))
       return report("/segments/" + std::to_string(s + 1),
                     "fit is not monotone: time drops where this segment takes over from the "
                     "previous one (" +
@@ -305,7 +310,7 @@ Curve fit_curve(const Family& family, const std::vector<Sample>& input, const Fi
       continue;
     bool monotone = true;
     for (std::size_t s = 0; s + 1 < segments.size(); ++s)
-      monotone = monotone && monotone_at(family, segments[s], segments[s + 1], range);
+      monotone = monotone && monotone_at(family, segments[s], segments[s + 1], range, 0.0);
     if (!monotone)
       continue;
     // BIC: each piece costs its coefficients and its breakpoint.
