@@ -385,17 +385,25 @@ def throughput_figure(rows, out, written):
     return None
 
 
+EXPOSED_KERNELS = "compression_exposed_kernels_s."
+
+
 def kernel_columns(rows):
-    """Per-kernel compression times, when the results split compression_s."""
-    names = set()
+    """Per-kernel compression times, when the results split compression_s:
+    the exposed ones (the most loaded worker's kernel time after the backward
+    pass) where the results have them, otherwise the per-worker means."""
+    names, exposed = set(), set()
     for row in rows:
         for key, value in row.items():
+            if not isinstance(key, str) or value is None:
+                continue
+            if key.startswith(EXPOSED_KERNELS):
+                exposed.add(key)
             # compression_kernels_s.topk_select, or compression.topk_s
-            if (isinstance(key, str) and key.startswith("compression") and "." in key
-                    and (key.split(".")[0].endswith("_s") or key.endswith("_s"))
-                    and value is not None):
+            elif (key.startswith("compression") and "." in key
+                    and (key.split(".")[0].endswith("_s") or key.endswith("_s"))):
                 names.add(key)
-    return sorted(names)
+    return sorted(exposed) if exposed else sorted(names)
 
 
 def kernel_label(column):
@@ -403,16 +411,21 @@ def kernel_label(column):
     return (label[:-2] if label.endswith("_s") else label).replace("_", " ")
 
 
-def exposed_share(row):
-    """What to scale the mean kernel times by so that they stack to the
-    exposed compression time: below 1 where per-bucket kernels hid behind
-    the backward pass, above 1 where one worker (CLT-k's or IWP's leader,
-    DEFT's fullest bin) selects for everyone; 1 for results without the
-    split."""
+def exposed_share(row, kernels):
+    """What to scale the kernel columns by so that they stack to the exposed
+    compression time: 1 when they are the exposed ones already, or for
+    results without the split; otherwise exposed / mean."""
     total, exposed = row.get("compression_s"), row.get("compression_exposed_s")
-    if not total or exposed is None:
+    if any(k.startswith(EXPOSED_KERNELS) for k in kernels) or not total or exposed is None:
         return 1.0
     return max(exposed / total, 0.0)
+
+
+def compression_shown(row):
+    """The compression time the breakdown stacks: the exposed part when the
+    results have it, the kernels' mean otherwise."""
+    exposed = row.get("compression_exposed_s")
+    return exposed if exposed is not None else (row.get("compression_s") or 0.0)
 
 
 def time_breakdown_figure(rows, out, written):
@@ -423,7 +436,7 @@ def time_breakdown_figure(rows, out, written):
         here = [r for r in rows if r["_facet"] == facet and r.get("compute_s") is not None]
         variants = ordered_variants(here)
         longest = max((r.get("iteration_time_s") or 0.0) for r in here)
-        longest = max(longest, max(r["compute_s"] + (r.get("compression_s") or 0.0) * exposed_share(r)
+        longest = max(longest, max(r["compute_s"] + compression_shown(r)
                                    + (r.get("communication_s") or 0.0) for r in here))
         scale, unit = (1e3, "ms") if longest < 1.0 else (1.0, "s")
         # One y scale for all panels, so compressors compare at a glance.
@@ -443,22 +456,22 @@ def time_breakdown_figure(rows, out, written):
                     bottom[i] += h
 
             stack([r["compute_s"] for r in mine], COMPUTE_COLOUR, "compute (fwd/bwd)")
-            # Kernels that ran beside the backward pass (per-bucket compression)
-            # are hidden: each kernel's bar is its share of the exposed time.
-            exposed = [exposed_share(r) for r in mine]
+            # The kernels' exposed time: the most loaded worker's kernel time
+            # after the backward pass (per-bucket kernels that ran beside it
+            # are hidden; a leader's selection counts once, in full).
+            exposed = [exposed_share(r, kernels) for r in mine]
             split = [sum(r.get(k) or 0.0 for k in kernels) for r in mine]
             if kernels and any(split):
                 for i, column in enumerate(kernels):
                     stack([(r.get(column) or 0.0) * f for r, f in zip(mine, exposed)],
                           KERNEL_COLOURS[i % len(KERNEL_COLOURS)],
                           f"kernel: {kernel_label(column)}")
-                rest = [max((r.get("compression_s") or 0.0) - s, 0.0) * f
-                        for r, s, f in zip(mine, split, exposed)]
+                rest = [max(compression_shown(r) - s * f, 0.0) for r, s, f in zip(mine, split, exposed)]
                 if any(v * scale > 1e-9 for v in rest):
                     stack(rest, "#DDDDDD", "compression, other")
             elif any(r.get("compression_s") for r in mine):
-                stack([(r.get("compression_s") or 0.0) * f for r, f in zip(mine, exposed)],
-                      KERNEL_COLOURS[0], "compression kernels")
+                stack([compression_shown(r) for r in mine], KERNEL_COLOURS[0],
+                      "compression kernels")
             stack([r["communication_s"] for r in mine], COMMUNICATION_COLOUR,
                   "exposed communication")
             axis.set_xticks(xs, labels)

@@ -15,6 +15,9 @@ nlohmann::json iteration_json(const training::IterationRecord& record, double sa
   nlohmann::json kernels = nlohmann::json::object();
   for (const auto& [name, seconds] : record.kernel_s)
     kernels[name] = seconds;
+  nlohmann::json exposed = nlohmann::json::object();
+  for (const auto& [name, seconds] : record.kernel_exposed_s)
+    exposed[name] = seconds;
   nlohmann::json by_step = nlohmann::json::object();
   for (const auto& [label, bytes] : record.bytes_by_step)
     by_step[label] = bytes;
@@ -25,6 +28,7 @@ nlohmann::json iteration_json(const training::IterationRecord& record, double sa
       {"compression_s", record.compression_s},
       {"compression_exposed_s", record.compression_exposed_s},
       {"compression_kernels_s", kernels},
+      {"compression_exposed_kernels_s", exposed},
       {"communication_s", record.communication_s},
       {"communication_total_s", record.communication_total_s},
       {"bytes_sent_per_worker", record.bytes_sent_per_worker},

@@ -33,6 +33,7 @@ struct WorkerChannel {
   // came after that point (not hidden behind it), per iteration.
   std::vector<double> backward_end;
   std::vector<double> exposed_kernel_per_iteration;
+  std::vector<std::map<std::string, double>> exposed_kernels_per_iteration; // by kernel name
 };
 
 class PlanRun {
@@ -109,10 +110,13 @@ public:
       // The worker with the most exposed kernel time is the one the others
       // wait for (CLT-k's or IWP's leader, DEFT's fullest bin).
       for (const auto& channel : channels_)
-        if (channel->exposed_kernel_per_iteration.size() > static_cast<size_t>(i))
+        if (channel->exposed_kernel_per_iteration.size() > static_cast<size_t>(i) &&
+            channel->exposed_kernel_per_iteration[static_cast<size_t>(i)] >
+                record.compression_exposed_s) {
           record.compression_exposed_s =
-              std::max(record.compression_exposed_s,
-                       channel->exposed_kernel_per_iteration[static_cast<size_t>(i)]);
+              channel->exposed_kernel_per_iteration[static_cast<size_t>(i)];
+          record.kernel_exposed_s = channel->exposed_kernels_per_iteration[static_cast<size_t>(i)];
+        }
       record.communication_s =
           std::max(0.0, record.iteration_s - compute - record.compression_exposed_s);
       record.communication_total_s = channels_.front()->busy_per_iteration[static_cast<size_t>(i)];
@@ -165,6 +169,7 @@ private:
       channel.kernels_per_iteration.emplace_back();
       channel.bytes_by_step_per_iteration.emplace_back();
       channel.exposed_kernel_per_iteration.push_back(0);
+      channel.exposed_kernels_per_iteration.emplace_back();
       sg4::this_actor::sleep_for(forward);
       record_span(worker, "compute", "forward", start);
       if (compressed()) {
@@ -226,8 +231,11 @@ private:
         // The part of it after the backward pass ended is on the critical path.
         if (channel.backward_end.size() > static_cast<size_t>(iteration)) {
           const double ended = channel.backward_end[static_cast<size_t>(iteration)];
-          channel.exposed_kernel_per_iteration[static_cast<size_t>(iteration)] +=
+          const double exposed =
               start >= ended ? kernel.seconds : std::max(0.0, sg4::Engine::get_clock() - ended);
+          channel.exposed_kernel_per_iteration[static_cast<size_t>(iteration)] += exposed;
+          channel.exposed_kernels_per_iteration[static_cast<size_t>(iteration)][kernel.name] +=
+              exposed;
         }
         record_span(worker, "kernel", kernel.name, start);
       }

@@ -112,18 +112,19 @@ struct Bucket {
 std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint64_t bucket_bytes);
 
 struct IterationRecord {
-  double start_s = 0;                          // simulated clock when the iteration began
-  double iteration_s = 0;                      // from the previous iteration's end to this one's
-  double compute_s = 0;                        // forward + backward + optimizer on one worker
-  double compression_s = 0;                    // compression kernels, mean over workers
-  double compression_exposed_s = 0;            // kernel time after the backward pass on the
-                                               // worker with the most (the one the others
-                                               // wait for: a leader, the fullest bin)
-  std::map<std::string, double> kernel_s;      // per kernel name, mean over workers
-  std::map<std::string, double> bytes_by_step; // per step label, mean over workers
-  double communication_s = 0;                  // the rest of the time not hidden by compute
-  double communication_total_s = 0;            // time the collectives ran, hidden or not
-  double bytes_sent_per_worker = 0;            // mean over workers
+  double start_s = 0;                             // simulated clock when the iteration began
+  double iteration_s = 0;                         // from the previous iteration's end to this one's
+  double compute_s = 0;                           // forward + backward + optimizer on one worker
+  double compression_s = 0;                       // compression kernels, mean over workers
+  double compression_exposed_s = 0;               // kernel time after the backward pass on the
+                                                  // worker with the most (the one the others
+                                                  // wait for: a leader, the fullest bin)
+  std::map<std::string, double> kernel_s;         // per kernel name, mean over workers
+  std::map<std::string, double> kernel_exposed_s; // per kernel name, that worker's exposed part
+  std::map<std::string, double> bytes_by_step;    // per step label, mean over workers
+  double communication_s = 0;                     // the rest of the time not hidden by compute
+  double communication_total_s = 0;               // time the collectives ran, hidden or not
+  double bytes_sent_per_worker = 0;               // mean over workers
   double bytes_sent_max_worker = 0;
 };
 

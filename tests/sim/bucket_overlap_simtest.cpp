@@ -128,6 +128,10 @@ TEST_CASE("per-bucket compression overlaps the backward pass") {
     // model scope, less for buckets that ran beside the backward pass.
     CHECK(m.compression_exposed_s == doctest::Approx(m.compression_s).epsilon(1e-9));
     CHECK(b.compression_exposed_s < b.compression_s);
+    double by_kernel = 0;
+    for (const auto& [name, seconds] : b.kernel_exposed_s)
+      by_kernel += seconds;
+    CHECK(by_kernel == doctest::Approx(b.compression_exposed_s).epsilon(1e-12));
     CHECK(b.iteration_s ==
           doctest::Approx(b.compute_s + b.compression_exposed_s + b.communication_s).epsilon(1e-9));
     // One bucket holding everything is model scope (plans start at other
