@@ -218,6 +218,11 @@ CalibrationOptions quick_calibration_options() {
   CalibrationOptions options;
   options.min_log2_n = 10;
   options.max_log2_n = 22;
+  // Half octaves: with whole ones the hold-out predicted top-k at 2^17 from
+  // a piece fitted over 2^14 (radix path) and 2^16 (sampled path), 13-15 %
+  // off; with half octaves every kernel's held-out sizes have fitted
+  // neighbours on the same path.
+  options.steps_per_octave = 2;
   options.seconds_per_point = 0.01;
   options.max_reps = 50;
   options.rounds = 5;

@@ -51,21 +51,24 @@ LayerStatistics layer_statistics(const SliceReader& read, int64_t workers, int64
   stats.norm /= static_cast<double>(workers);
   stats.top_mass /= static_cast<double>(workers);
 
-  if (workers == 1) {
-    stats.overlap = 1;
-    return stats;
-  }
-  double overlap = 0;
+  stats.overlap = mean_pairwise_overlap(tops, stats.k);
+  return stats;
+}
+
+double mean_pairwise_overlap(const std::vector<std::vector<int64_t>>& tops, int64_t k) {
+  if (tops.size() < 2)
+    return 1.0;
+  double sum = 0;
   std::vector<int64_t> common;
   for (size_t a = 0; a < tops.size(); ++a)
     for (size_t b = a + 1; b < tops.size(); ++b) {
       common.clear();
       std::set_intersection(tops[a].begin(), tops[a].end(), tops[b].begin(), tops[b].end(),
                             std::back_inserter(common));
-      overlap += static_cast<double>(common.size()) / static_cast<double>(stats.k);
+      sum += static_cast<double>(common.size()) / static_cast<double>(k);
     }
-  stats.overlap = overlap / (static_cast<double>(workers) * static_cast<double>(workers - 1) / 2);
-  return stats;
+  const auto n = static_cast<double>(tops.size());
+  return sum / (n * (n - 1) / 2);
 }
 
 } // namespace gcsim::trace

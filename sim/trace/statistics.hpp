@@ -31,6 +31,10 @@ using SliceReader = std::function<void(int64_t worker, int64_t offset, int64_t c
 LayerStatistics layer_statistics(const SliceReader& read, int64_t workers, int64_t offset,
                                  int64_t params, double fraction = 0.01);
 
+/// Mean over pairs of top sets (each ascending) of |a ∩ b| / k; 1 for fewer
+/// than two sets.
+double mean_pairwise_overlap(const std::vector<std::vector<int64_t>>& tops, int64_t k);
+
 /// Indices of the k largest |values| (ties: the lower index wins), ascending.
 std::vector<int64_t> top_k_indices(const float* values, int64_t n, int64_t k);
 

@@ -117,19 +117,25 @@ TEST_CASE("error feedback off: residuals are cleared every iteration") {
   CHECK(r0.update == r1.update);
 }
 
+// Density 0.02 (dense: none), IWP with a one-iteration warm-up.
+static nlohmann::json small_params(const std::string& name) {
+  if (name == "dense") {
+    return nlohmann::json::object();
+  }
+  nlohmann::json params = {{"density", 0.02}};
+  if (name == "iwp") {
+    params["warmup_iterations"] = 1;
+  }
+  return params;
+}
+
 TEST_CASE("every compressor is deterministic for a seed") {
   gc::test::SyntheticWorkers data({700, 30, 900}, 4, 5);
   const auto weights = weights_for(data.layout);
   const gc::WeightsView wv{weights.data(), &data.layout};
   for (const auto& info : gc::list_compressors()) {
     CAPTURE(info.name);
-    nlohmann::json params = {{"density", 0.02}};
-    if (info.name == "dense") {
-      params = nlohmann::json::object();
-    }
-    if (info.name == "iwp") {
-      params["warmup_iterations"] = 1;
-    }
+    const nlohmann::json params = small_params(info.name);
     Run a(info.name, params, 4);
     Run b(info.name, params, 4);
     const auto views = data.views();
@@ -430,13 +436,7 @@ TEST_CASE("streamed gradients through one reused buffer give the vector API's re
   const auto weights_data = weights_for(gc::test::SyntheticWorkers({700, 30, 900}, P, 5).layout);
   for (const auto& info : gc::list_compressors()) {
     CAPTURE(info.name);
-    nlohmann::json params = {{"density", 0.02}};
-    if (info.name == "dense") {
-      params = nlohmann::json::object();
-    }
-    if (info.name == "iwp") {
-      params["warmup_iterations"] = 1;
-    }
+    const nlohmann::json params = small_params(info.name);
     Run whole(info.name, params, P);
     Run streamed(info.name, params, P);
     std::vector<float> buffer;

@@ -39,20 +39,7 @@ struct Accumulator {
   }
   double mean_norm() const { return norm / static_cast<double>(tops.size()); }
   double mean_mass() const { return mass / static_cast<double>(tops.size()); }
-  double overlap(int64_t k) const {
-    double sum = 0;
-    size_t pairs = 0;
-    std::vector<int64_t> common;
-    for (size_t a = 0; a < tops.size(); ++a)
-      for (size_t b = a + 1; b < tops.size(); ++b) {
-        common.clear();
-        std::set_intersection(tops[a].begin(), tops[a].end(), tops[b].begin(), tops[b].end(),
-                              std::back_inserter(common));
-        sum += static_cast<double>(common.size()) / static_cast<double>(k);
-        ++pairs;
-      }
-    return pairs > 0 ? sum / static_cast<double>(pairs) : 1.0;
-  }
+  double overlap(int64_t k) const { return gcsim::trace::mean_pairwise_overlap(tops, k); }
 };
 
 double percent(double produced, double captured) {
