@@ -162,6 +162,18 @@ with tempfile.TemporaryDirectory() as work:
                       os.path.join(work, "b1", "schedule.json"), extra=buckets, out="b3")
     check(replayed["summary"]["iteration_time_s"] == per_bucket["summary"]["iteration_time_s"],
           "a replay of a per-bucket schedule reproduces its iteration time")
+    with open(os.path.join(work, "b1", "schedule.json")) as handle:
+        shuffled = json.load(handle)
+    shuffled["iterations"][0]["parts"].reverse()
+    bad_schedule = os.path.join(work, "shuffled-schedule.json")
+    with open(bad_schedule, "w") as handle:
+        json.dump(shuffled, handle)
+    refused = subprocess.run([GCSIM, "run", scenario(work, {"name": "topk", "density": 0.01}, 8, buckets),
+                              "--out", os.path.join(work, "b5"), "--replay", bad_schedule],
+                             capture_output=True, text=True, timeout=60)
+    check(refused.returncode == 2 and "/iterations/0/parts/1/ready_layer" in refused.stderr
+          and not os.path.exists(os.path.join(work, "b5", "result.json")),
+          f"a schedule whose parts are out of backward order is refused: {refused.stderr.strip()}")
     deft_auto, _ = run(work, {"name": "deft", "density": 0.01}, 8, extra=buckets, out="b4")
     check(deft_auto["model"]["compression_scope"] == "model",
           "auto scope keeps DEFT on the whole model")
