@@ -129,15 +129,9 @@ IterationResult Compressor::run_iteration(const std::vector<GradientView>& grads
     throw std::invalid_argument(name() + ": context says P = " + std::to_string(ctx.workers) +
                                 " but " + std::to_string(grads.size()) + " gradients were passed");
   }
-  return run_iteration([&grads](std::size_t w) { return grads[w]; }, weights, ctx, memories);
-}
-
-IterationResult Compressor::run_iteration(const GradientSupplier& gradient_of,
-                                          const WeightsView* weights, const IterationContext& ctx,
-                                          std::vector<ErrorFeedback>& memories) {
   begin_iteration(weights, ctx, memories);
-  for (std::size_t w = 0; w < ctx.workers; ++w) {
-    add_gradient(gradient_of(w));
+  for (const GradientView& gradient : grads) {
+    add_gradient(gradient);
   }
   return finish_iteration();
 }

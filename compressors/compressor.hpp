@@ -14,7 +14,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -135,11 +134,6 @@ struct IterationWork {
                       std::uint32_t cols = 0, const std::string& label = {});
 };
 
-// Worker w's raw gradient, for w = 0..P-1 in that order, each called once. The
-// view must stay valid until the next call: a caller can stream P gradients
-// through one buffer, so memory holds P residuals and not P gradients too.
-using GradientSupplier = std::function<GradientView(std::size_t worker)>;
-
 class Compressor {
 public:
   virtual ~Compressor() = default;
@@ -167,15 +161,13 @@ public:
   // Throws std::invalid_argument on inconsistent inputs or NaN gradients.
   IterationResult run_iteration(const std::vector<GradientView>& grads, const WeightsView* weights,
                                 const IterationContext& ctx, std::vector<ErrorFeedback>& memories);
-  // The same iteration with the gradients streamed: gradient_of(w) is called
-  // for w = 0..ctx.workers-1 (see GradientSupplier). Results are identical.
-  IterationResult run_iteration(const GradientSupplier& gradient_of, const WeightsView* weights,
-                                const IterationContext& ctx, std::vector<ErrorFeedback>& memories);
-  // The same iteration in three calls, for callers that interleave several
-  // compressors (one per bucket) over one pass through the workers:
-  // begin_iteration, then add_gradient for workers 0..P-1 in order (each view
-  // needed only during the call), then finish_iteration. `memories` and
-  // `weights` must stay valid until finish_iteration.
+  // The same iteration streamed, in three calls: begin_iteration, then
+  // add_gradient for workers 0..P-1 in order, each view needed only during
+  // its call (so P gradients can pass through one buffer and memory holds P
+  // residuals, not P gradients too), then finish_iteration. One pass over
+  // the workers can feed several compressors (one per bucket). `memories`
+  // and `weights` must stay valid until finish_iteration. Results equal the
+  // vector form's.
   void begin_iteration(const WeightsView* weights, const IterationContext& ctx,
                        std::vector<ErrorFeedback>& memories);
   void add_gradient(const GradientView& gradient);

@@ -446,15 +446,15 @@ TEST_CASE("streamed gradients through one reused buffer give the vector API's re
       const auto views = data.views();
       const auto expected = whole.step(views, t, 11, &wv);
       std::vector<double> raw_sum(data.layout.total(), 0.0);
-      const gc::GradientSupplier supply = [&](std::size_t w) {
+      streamed.compressor->begin_iteration(&wv, gc::IterationContext{t, P, 11}, streamed.memories);
+      for (std::size_t w = 0; w < P; ++w) {
         buffer = data.grads[w];
         for (std::size_t j = 0; j < buffer.size(); ++j) {
           raw_sum[j] += static_cast<double>(buffer[j]);
         }
-        return gc::GradientView{buffer.data(), &data.layout};
-      };
-      const auto got = streamed.compressor->run_iteration(
-          supply, &wv, gc::IterationContext{t, P, 11}, streamed.memories);
+        streamed.compressor->add_gradient(gc::GradientView{buffer.data(), &data.layout});
+      }
+      const auto got = streamed.compressor->finish_iteration();
       CHECK(got.update == expected.update);
       CHECK(got.support == expected.support);
       REQUIRE(got.steps.size() == expected.steps.size());
