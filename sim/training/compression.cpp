@@ -39,7 +39,7 @@ StepPlan::Kind step_kind(compress::CommKind kind) {
 
 CompressionPart schedule_of(const compress::IterationResult& result, int workers,
                             const cost::DeviceProfile& profile) {
-  CompressionPart iteration;
+  CompressionPart part;
   for (const compress::CommStep& step : result.steps) {
     StepPlan plan;
     plan.kind = step_kind(step.kind);
@@ -49,20 +49,20 @@ CompressionPart schedule_of(const compress::IterationResult& result, int workers
     plan.bytes = step.bytes;
     for (const compress::Transfer& transfer : step.transfers)
       plan.messages.push_back({transfer.src, transfer.dst, transfer.bytes});
-    iteration.steps.push_back(std::move(plan));
+    part.steps.push_back(std::move(plan));
   }
-  iteration.kernels.resize(static_cast<size_t>(workers));
+  part.kernels.resize(static_cast<size_t>(workers));
   for (int w = 0; w < workers; ++w) {
     for (const compress::KernelRun& run : result.kernels[static_cast<size_t>(w)]) {
       cost::KernelShape shape{static_cast<double>(run.n), static_cast<double>(run.k),
                               static_cast<double>(run.rows), static_cast<double>(run.cols)};
       std::string name = compress::to_string(run.kind);
-      iteration.kernels[static_cast<size_t>(w)].push_back(
-          {name, profile.kernel_seconds(name, shape), run.before_step, shape.n, shape.k, shape.rows,
-           shape.cols});
+      part.kernels[static_cast<size_t>(w)].push_back({name, profile.kernel_seconds(name, shape),
+                                                      run.before_step, shape.n, shape.k, shape.rows,
+                                                      shape.cols});
     }
   }
-  return iteration;
+  return part;
 }
 
 namespace {
@@ -113,12 +113,15 @@ CompressedRun run_slices(std::vector<Slice>& slices, GradientFeed& feed, int wor
   for (int t = 0; t < iterations; ++t) {
     // Only compressors that weigh gradients by the weights pay for reading them.
     const bool has_weights = any_needs_weights && feed.weights(t, weights);
+    // Each compressor keeps a pointer to its view until finish_iteration, so
+    // the views are made before any is handed out.
     std::vector<compress::WeightsView> weight_views;
+    for (const Slice& slice : slices)
+      weight_views.push_back({weights.data() + slice.offset, &slice.layout});
     for (size_t b = 0; b < slices.size(); ++b) {
-      weight_views.push_back({weights.data() + slices[b].offset, &slices[b].layout});
       // Bucket b > 0 draws its random numbers from its own stream.
       const uint64_t slice_seed = b == 0 ? seed : seed ^ (0x9E3779B97F4A7C15ULL * b);
-      slices[b].compressor->begin_iteration(has_weights ? &weight_views.back() : nullptr,
+      slices[b].compressor->begin_iteration(has_weights ? &weight_views[b] : nullptr,
                                             {static_cast<uint64_t>(t), P, slice_seed},
                                             slices[b].memories);
     }

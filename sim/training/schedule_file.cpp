@@ -62,7 +62,7 @@ void write_part(const CompressionPart& part, nlohmann::json& out) {
 // Reads a part's "steps" and "kernels" members from `item`.
 CompressionPart read_part(ObjectReader& item, const std::string& name, const std::string& where,
                           int workers, const cost::DeviceProfile& profile) {
-  CompressionPart iteration;
+  CompressionPart part;
   const nlohmann::json& steps = item.require("steps");
   if (!steps.is_array())
     item.fail("steps", "expected an array");
@@ -95,7 +95,7 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
           {message[0].get<int>(), message[1].get<int>(), message[2].get<uint64_t>()});
     }
     step_reader.finish();
-    iteration.steps.push_back(std::move(step));
+    part.steps.push_back(std::move(step));
   }
   const nlohmann::json& kernels = item.require("kernels");
   if (!kernels.is_array() || kernels.size() != static_cast<size_t>(workers))
@@ -120,9 +120,9 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
       }
       list.push_back(std::move(plan));
     }
-    iteration.kernels.push_back(std::move(list));
+    part.kernels.push_back(std::move(list));
   }
-  return iteration;
+  return part;
 }
 
 } // namespace
