@@ -328,6 +328,13 @@ def save(figure, out, stem, written):
     plt.close(figure)
 
 
+def plain_log_ticks(axis):
+    """Plain numbers at 1-2-5 steps on a log axis: ratios rarely span many decades."""
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_locator(NullLocator())
+
+
 def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=None,
                 log_y=False, reference=None):
     usable = [r for r in rows if r.get(column) is not None and r.get(x) is not None]
@@ -348,17 +355,12 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
         if x == "workers":
             workers_axis(axis, [r[x] for r in here])
         else:
-            # Plain numbers at 1-2-5 steps: ratios rarely span many decades.
             axis.set_xscale("log")
-            axis.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-            axis.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            axis.xaxis.set_minor_locator(NullLocator())
+            plain_log_ticks(axis.xaxis)
             axis.set_xlabel(xlabel)
         if log_y:
             axis.set_yscale("log")
-            axis.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-            axis.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            axis.yaxis.set_minor_locator(NullLocator())
+            plain_log_ticks(axis.yaxis)
         axis.set_ylabel(ylabel)
         if facet:
             axis.set_title(facet_title(facet))
@@ -411,16 +413,6 @@ def kernel_label(column):
     return (label[:-2] if label.endswith("_s") else label).replace("_", " ")
 
 
-def exposed_share(row, kernels):
-    """What to scale the kernel columns by so that they stack to the exposed
-    compression time: 1 when they are the exposed ones already, or for
-    results without the split; otherwise exposed / mean."""
-    total, exposed = row.get("compression_s"), row.get("compression_exposed_s")
-    if any(k.startswith(EXPOSED_KERNELS) for k in kernels) or not total or exposed is None:
-        return 1.0
-    return max(exposed / total, 0.0)
-
-
 def compression_shown(row):
     """The compression time the breakdown stacks: the exposed part when the
     results have it, the kernels' mean otherwise."""
@@ -459,14 +451,12 @@ def time_breakdown_figure(rows, out, written):
             # The kernels' exposed time: the most loaded worker's kernel time
             # after the backward pass (per-bucket kernels that ran beside it
             # are hidden; a leader's selection counts once, in full).
-            exposed = [exposed_share(r, kernels) for r in mine]
             split = [sum(r.get(k) or 0.0 for k in kernels) for r in mine]
             if kernels and any(split):
                 for i, column in enumerate(kernels):
-                    stack([(r.get(column) or 0.0) * f for r, f in zip(mine, exposed)],
-                          KERNEL_COLOURS[i % len(KERNEL_COLOURS)],
+                    stack([r.get(column) for r in mine], KERNEL_COLOURS[i % len(KERNEL_COLOURS)],
                           f"kernel: {kernel_label(column)}")
-                rest = [max(compression_shown(r) - s * f, 0.0) for r, s, f in zip(mine, split, exposed)]
+                rest = [max(compression_shown(r) - s, 0.0) for r, s in zip(mine, split)]
                 if any(v * scale > 1e-9 for v in rest):
                     stack(rest, "#DDDDDD", "compression, other")
             elif any(r.get("compression_s") for r in mine):
