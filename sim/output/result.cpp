@@ -165,12 +165,13 @@ std::string format_summary(const nlohmann::json& result) {
   row("communication total (overlapped)", seconds("communication_total_s"));
   row("throughput",
       fmt::format("{:.1f} samples/s", summary["throughput_samples_per_s"].get<double>()));
-  if (summary.contains("compression_kernels_s"))
+  // Dense runs have no kernels to list.
+  if (summary.contains("compression_kernels_s") && !summary["compression_kernels_s"].empty()) {
     row("compression kernels (hidden or not)", seconds("compression_s"));
-  if (summary.contains("compression_kernels_s"))
     for (auto it = summary["compression_kernels_s"].begin();
          it != summary["compression_kernels_s"].end(); ++it)
       row(("    " + it.key()).c_str(), units::format_seconds(it->get<double>()));
+  }
   row("bytes sent per worker", units::format_bytes(summary["bytes_sent_per_worker"].get<double>()));
   if (summary.contains("bytes_sent_per_worker_by_step"))
     for (auto it = summary["bytes_sent_per_worker_by_step"].begin();

@@ -70,6 +70,18 @@ with tempfile.TemporaryDirectory() as work:
     check(other_seed["scenario"]["seed"] == 9 and other_seed["model"]["seed"] == 9,
           "--seed overrides the scenario seed")
 
+    # The README's sample output is what the first Quick start command prints
+    # (its "..." stands for lines left out), in the same order.
+    with open(os.path.join(ROOT, "README.md")) as handle:
+        readme = handle.read()
+    sample = readme.split("The first prints:", 1)[1].split("```", 2)[1].strip("\n").splitlines()
+    printed = gcsim("run", QUICKSTART, cwd=work).stdout.splitlines()
+    shown = [line for line in sample if line.strip() != "..."]
+    positions = [printed.index(line) if line in printed else -1 for line in shown]
+    check(len(shown) > 5 and -1 not in positions and positions == sorted(positions),
+          "the README's Quick start output is what gcsim prints: "
+          f"{[line for line, at in zip(shown, positions) if at < 0]}")
+
     default = gcsim("run", QUICKSTART, "--quiet", cwd=work)
     check(default.returncode == 0 and default.stdout == "", "--quiet prints nothing")
     check(os.path.exists(os.path.join(work, "results", "quickstart", "result.json")),
