@@ -99,6 +99,10 @@ def training_entry(name, raw, args):
                  workload=dict(model="small-cnn", dataset="fashion-mnist",
                                batch_per_worker=args.batch, layers=raw["layers"]),
                  overlap=False, warmup_iterations=args.warmup, iterations=iterations)
+    alone = raw["alone_per_rank"]
+    entry["compute_alone"] = dict(forward_s=mean([a[0] for a in alone]),
+                                  backward_s=mean([a[1] for a in alone]),
+                                  optimizer_s=mean([a[2] for a in alone]))
     if raw.get("bytes_sent_rank0") is not None:
         entry["bytes_sent_per_worker"] = raw["bytes_sent_rank0"]
     return entry
@@ -147,8 +151,11 @@ def main(argv):
         measured["cluster"] = dict(
             topology="star", nodes=args.nodes,
             link=dict(bandwidth=f"{args.rate:g}Mbps", latency=link_latency),
+            # Every rank is a process of this machine: their compute shares its cores.
+            shared_cores=len(os.sched_getaffinity(0)),
             description=(f"{args.nodes} network namespaces on a Linux bridge, htb {args.rate:g} Mbit/s "
-                         "on both ends of every veth, TCP reno; latency: half the measured one-way "
+                         "on both ends of every veth, TCP reno, the ranks' processes sharing the "
+                         "machine's cores; latency: half the measured one-way "
                          "time of a 4-byte gloo message between ranks 0 and 1"))
         measured["collectives"] = collectives
         training = []

@@ -9,7 +9,9 @@ allgather its ring, broadcast its binomial tree (gloo/allreduce.cc,
 allgather.cc, broadcast.cc).
 """
 
+import copy
 import gzip
+import math
 import json
 import os
 import statistics
@@ -119,14 +121,45 @@ def load_fashion(limit):
     return torch.from_numpy(x).unsqueeze(1), torch.from_numpy(y)
 
 
-def lpt_bins(sizes, bins):
-    """Layers into bins by longest-processing-time on their sizes (DEFT's packing)."""
-    load = [0] * bins
+def deft_partitions(layer_sizes, world):
+    """DEFT's partitions (PAPERS.md, step 1): a layer above d/P elements is cut
+    into P contiguous chunks (the first n mod P one longer), any other layer
+    is one partition. Returns (offset, size) pairs."""
+    d = sum(layer_sizes)
+    parts, offset = [], 0
+    for n in layer_sizes:
+        if n > d / world:
+            base, extra = divmod(n, world)
+            for c in range(world):
+                size = base + (1 if c < extra else 0)
+                parts.append((offset, size))
+                offset += size
+        else:
+            parts.append((offset, n))
+            offset += n
+    return parts
+
+
+def deft_k(norms, sizes, k):
+    """k per partition by norm (PAPERS.md, step 2)."""
+    ks = [0] * len(sizes)
+    rem_k, rem_norm = k, sum(norms)
+    for i in sorted(range(len(sizes)), key=lambda i: -norms[i]):
+        tmp = int(rem_k * norms[i] / rem_norm) if rem_norm > 0 else 0
+        ks[i] = sizes[i] if tmp > sizes[i] else max(1, tmp)
+        rem_k -= ks[i]
+        rem_norm -= norms[i]
+    return ks
+
+
+def lpt_bins(costs, bins):
+    """Items into bins, largest cost first into the least loaded (DEFT's packing)."""
+    load = [0.0] * bins
     members = [[] for _ in range(bins)]
-    for layer in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+    for item in sorted(range(len(costs)), key=lambda i: -costs[i]):
         b = min(range(bins), key=lambda j: load[j])
-        load[b] += sizes[layer]
-        members[b].append(layer)
+        load[b] += costs[item]
+        members[b].append(item)
     return members
 
 
@@ -134,15 +167,14 @@ class Sparse:
     """topk, cltk and deft with error feedback, on the flat gradient.
 
     Independent of compressors/: this is the check of the C++ library's
-    communication behaviour (what each one sends, in which collective)."""
+    communication behaviour (what each one sends, in which collective).
+    Indices travel as int32, values as float32."""
 
     def __init__(self, name, numel, density, layer_sizes, world, rank):
         self.name, self.n, self.world, self.rank = name, numel, world, rank
-        self.k = max(1, int(round(density * numel)))
+        self.k = max(1, int(density * numel))
         self.residual = torch.zeros(numel)
-        offsets = np.cumsum([0] + layer_sizes)
-        self.layer_ranges = [(int(offsets[i]), int(offsets[i + 1])) for i in range(len(layer_sizes))]
-        self.bins = lpt_bins(layer_sizes, world)
+        self.partitions = deft_partitions(layer_sizes, world)
         self.bytes_sent = 0
 
     def step(self, grad, iteration):
@@ -150,61 +182,137 @@ class Sparse:
         t0 = time.perf_counter()
         if self.name == "topk":
             _, idx = torch.topk(acc.abs(), self.k, sorted=False)
-            comm, total = self._gather(acc, idx, t0)
-        elif self.name == "cltk":
-            leader = iteration % self.world
-            idx = torch.zeros(self.k, dtype=torch.int64)
-            if self.rank == leader:
-                _, idx = torch.topk(acc.abs(), self.k, sorted=False)
-            selected = time.perf_counter()
-            c0 = time.perf_counter()
-            dist.broadcast(idx, leader)
-            values = acc[idx].clone()
-            dist.all_reduce(values)
-            comm = time.perf_counter() - c0
-            self.bytes_sent += 8 * self.k + 4 * self.k
-            total = torch.zeros(self.n)
-            total[idx] = values
+            values = acc[idx]
             acc[idx] = 0.0
             self.residual = acc
-            compression = (selected - t0)
+            packed = torch.cat([values, idx.to(torch.int32).view(torch.float32)])
+            compression = time.perf_counter() - t0
+            c0 = time.perf_counter()
+            gathered = [torch.empty_like(packed) for _ in range(self.world)]
+            dist.all_gather(gathered, packed)
+            comm = time.perf_counter() - c0
+            self.bytes_sent += 8 * self.k
+            total = torch.zeros(self.n)
+            for g in gathered:
+                total.index_add_(0, g[self.k:].view(torch.int32).long(), g[:self.k])
             return total / self.world, compression, comm
-        else:  # deft
-            mine = self.bins[(iteration + self.rank) % self.world]
-            ranges = [self.layer_ranges[l] for l in mine]
-            size = sum(b - a for a, b in ranges)
-            k_mine = max(1, int(round(self.k * size / self.n)))
-            pieces = torch.cat([torch.arange(a, b) for a, b in ranges])
-            _, local = torch.topk(acc[pieces].abs(), min(k_mine, len(pieces)), sorted=False)
-            idx = pieces[local]
-            comm, total = self._gather(acc, idx, t0, pad=True)
-        compression = self._compression
+        if self.name == "cltk":
+            leader = iteration % self.world
+            idx = torch.zeros(self.k, dtype=torch.int32)
+            if self.rank == leader:
+                _, top = torch.topk(acc.abs(), self.k, sorted=False)
+                idx = top.to(torch.int32)
+            compression = time.perf_counter() - t0
+            c0 = time.perf_counter()
+            dist.broadcast(idx, leader)
+            long_idx = idx.long()
+            values = acc[long_idx].clone()
+            dist.all_reduce(values)
+            comm = time.perf_counter() - c0
+            self.bytes_sent += 8 * self.k
+            total = torch.zeros(self.n)
+            total[long_idx] = values
+            acc[long_idx] = 0.0
+            self.residual = acc
+            return total / self.world, compression, comm
+        return self._deft(acc, iteration, t0)
+
+    def _deft(self, acc, iteration, t0):
+        """PAPERS.md's DEFT: norms -> k_i, the leader's bin packing broadcast,
+        top-k on the owned bin, allgather of counts and of padded indices, the
+        union's values allreduced."""
+        world, parts = self.world, self.partitions
+        sizes = [n for _, n in parts]
+        norms = [float(acc[o:o + n].norm()) for o, n in parts]
+        ks = deft_k(norms, sizes, self.k)
+        leader = iteration % world
+        comm = 0.0
+        # The leader packs by its own k_i; everyone learns the assignment.
+        assignment = torch.zeros(world + len(parts), dtype=torch.int32)
+        if self.rank == leader:
+            packed = [i for i in range(len(parts)) if ks[i] != sizes[i]]
+            costs = [sizes[i] * math.log2(ks[i]) if ks[i] > 1 else sizes[i] for i in packed]
+            bins = lpt_bins(costs, world)
+            ids = []
+            for b in range(world):
+                assignment[b] = len(bins[b])
+                ids += [packed[item] for item in bins[b]]
+            assignment[world:world + len(ids)] = torch.tensor(ids, dtype=torch.int32)
+            # Whole partitions (k_i = n_i) are marked -1-i after the bins.
+            common = [i for i in range(len(parts)) if ks[i] == sizes[i]]
+            for j, i in enumerate(common):
+                assignment[world + len(ids) + j] = -1 - i
+        compression = time.perf_counter() - t0
+        c0 = time.perf_counter()
+        dist.broadcast(assignment, leader)
+        comm += time.perf_counter() - c0
+        t1 = time.perf_counter()
+        counts = assignment[:world].tolist()
+        ids = assignment[world:].tolist()
+        mine = (iteration + self.rank) % world
+        start = sum(counts[:mine])
+        selected = []
+        for i in ids[start:start + counts[mine]]:
+            o, n = parts[i]
+            _, local = torch.topk(acc[o:o + n].abs(), min(ks[i], n), sorted=False)
+            selected.append(local + o)
+        idx = torch.cat(selected) if selected else torch.zeros(0, dtype=torch.int64)
+        compression += time.perf_counter() - t1
+        c0 = time.perf_counter()
+        count = torch.tensor([len(idx)], dtype=torch.int32)
+        all_counts = [torch.zeros(1, dtype=torch.int32) for _ in range(world)]
+        dist.all_gather(all_counts, count)
+        width = max(int(c[0]) for c in all_counts)
+        padded = torch.full((width,), -1, dtype=torch.int32)
+        padded[:len(idx)] = idx.to(torch.int32)
+        gathered = [torch.empty(width, dtype=torch.int32) for _ in range(world)]
+        dist.all_gather(gathered, padded)
+        union = torch.cat([g[g >= 0] for g in gathered]).long()
+        whole = [parts[-1 - i] for i in ids if i < 0]
+        if whole:
+            union = torch.cat([union] + [torch.arange(o, o + n) for o, n in whole])
+        values = acc[union].clone()
+        dist.all_reduce(values)
+        comm += time.perf_counter() - c0
+        self.bytes_sent += 4 * (world + len(parts)) * (self.rank == leader) + 4 + 4 * width + 4 * len(union)
+        total = torch.zeros(self.n)
+        total[union] = values
+        acc[union] = 0.0
+        self.residual = acc
         return total / self.world, compression, comm
 
-    def _gather(self, acc, idx, t0, pad=False):
-        values = acc[idx]
-        acc[idx] = 0.0
-        self.residual = acc
-        count = len(idx)
-        width = count
-        if pad:  # DEFT's per-worker counts differ: pad to the largest
-            width_t = torch.tensor([count])
-            dist.all_reduce(width_t, op=dist.ReduceOp.MAX)
-            width = int(width_t[0])
-        packed = torch.full((2 * width,), -1.0)
-        packed[:count] = values
-        packed[width:width + count] = idx.float()  # exact below 2^24 elements
-        self._compression = time.perf_counter() - t0
-        c0 = time.perf_counter()
-        gathered = [torch.empty(2 * width) for _ in range(self.world)]
-        dist.all_gather(gathered, packed)
-        comm = time.perf_counter() - c0
-        self.bytes_sent += 8 * width * (self.world - 1)
-        total = torch.zeros(self.n)
-        for g in gathered:
-            keep = g[width:] >= 0
-            total.index_add_(0, g[width:][keep].long(), g[:width][keep])
-        return comm, total
+
+def compute_alone(model, xb, yb, lr, rounds=12):
+    """Median forward, backward and update times of this rank while every other
+    rank waits in a barrier: what the compute costs on a core of its own.
+
+    Inside a run the ranks' processes share the machine's cores, so their
+    in-run compute times hold the sharing; a simulator that models the
+    sharing needs the cost without it. Runs on a copy of the model."""
+    model = copy.deepcopy(model)
+    params = list(model.parameters())
+    samples = []
+    for turn in range(dist.get_world_size()):
+        dist.barrier()
+        if turn == dist.get_rank():
+            for _ in range(rounds):
+                t0 = time.perf_counter()
+                loss = F.cross_entropy(model(xb), yb)
+                t1 = time.perf_counter()
+                for p in params:
+                    p.grad = None
+                loss.backward()
+                t2 = time.perf_counter()
+                grad = torch.cat([p.grad.reshape(-1) for p in params])
+                with torch.no_grad():
+                    offset = 0
+                    for p in params:
+                        p.add_(grad[offset:offset + p.numel()].view_as(p), alpha=-lr)
+                        offset += p.numel()
+                samples.append((t1 - t0, t2 - t1, time.perf_counter() - t2))
+        dist.barrier()
+    warm = samples[rounds // 4:]
+    return [statistics.median(s[i] for s in warm) for i in range(3)]
 
 
 def train(rank, world, out, compressor, iterations, batch, density):
@@ -216,6 +324,7 @@ def train(rank, world, out, compressor, iterations, batch, density):
     x, y = load_fashion(world * batch * iterations)
     sparse = None if compressor == "dense" else Sparse(compressor, numel, density, sizes, world, rank)
     lr = 0.05
+    alone = compute_alone(model, x[:batch], y[:batch], lr)
     records = []
     dist.barrier()
     previous_end = time.perf_counter()
@@ -254,10 +363,12 @@ def train(rank, world, out, compressor, iterations, batch, density):
     # Every rank's records reach rank 0 (tiny, after the timed loop).
     gathered = [None] * world
     dist.all_gather_object(gathered, records)
+    alone_gathered = [None] * world
+    dist.all_gather_object(alone_gathered, alone)
     if rank == 0:
         layers = [dict(name=n, bytes=4 * p.numel()) for n, p in model.named_parameters()]
         with open(out, "w") as f:
-            json.dump(dict(layers=layers, per_rank=gathered, k=None if sparse is None else sparse.k,
+            json.dump(dict(layers=layers, per_rank=gathered, alone_per_rank=alone_gathered, k=None if sparse is None else sparse.k,
                            bytes_sent_rank0=None if sparse is None else sparse.bytes_sent / iterations),
                       f)
 

@@ -13,8 +13,9 @@ namespace sg4 = simgrid::s4u;
 namespace gcsim::net {
 namespace {
 
-// Host speed is irrelevant: compute time comes from the cost model and is
-// charged with sleep_for, never with SimGrid executions.
+// Host speed only converts seconds to flops: compute time comes from the cost
+// model and is charged with sleep_for, or, on a machine whose cores the
+// workers share, as executions of seconds x speed on that machine.
 constexpr double kHostSpeed = 1e9;
 
 sg4::SplitDuplexLink* make_duplex(sg4::NetZone* zone, const std::string& name,
@@ -52,6 +53,12 @@ Platform build_star(const PlatformSpec& spec) {
     platform.servers.push_back(add_host("server-" + std::to_string(s), spec.server_link));
   for (int w = 0; w < spec.nodes; ++w)
     platform.workers.push_back(add_host("gpu-" + std::to_string(w), spec.link));
+  // SimGrid shares a multi-core host's cores among its executions, each at
+  // most one core's speed: the time slicing of P single-threaded processes.
+  if (spec.shared_cores > 0)
+    platform.shared_cpu = zone->create_host(spec.name + "-shared-cpu", kHostSpeed)
+                              ->set_core_count(spec.shared_cores)
+                              ->seal();
   zone->seal();
   return platform;
 }

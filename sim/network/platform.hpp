@@ -58,6 +58,10 @@ struct PlatformSpec {
   // multi_gpu: `nodes` machines with gpus_per_node GPUs behind one NIC (`link`)
   int gpus_per_node = 1;
   LinkSpec gpu_link;
+  // star only: the workers are processes on one machine with this many
+  // cores, so their compute shares them (0: every worker has a processor of
+  // its own). A mini-cluster of network namespaces is such a machine.
+  int shared_cores = 0;
   // simgrid_xml
   std::string xml_file;
   NetworkModelSpec network;
@@ -74,6 +78,9 @@ const char* topology_name(Topology topology);
 struct Platform {
   std::vector<simgrid::s4u::Host*> workers;
   std::vector<simgrid::s4u::Host*> servers;
+  /// The machine whose cores the workers' compute shares (shared_cores), or
+  /// null when every worker computes on its own processor.
+  simgrid::s4u::Host* shared_cpu = nullptr;
 };
 
 /// A SimGrid engine, quiet and configured with the platform's network

@@ -75,6 +75,10 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
   std::string topology = reader.choice(
       "topology", {"star", "ring", "parameter_server", "fat_tree", "multi_gpu", "simgrid_xml"});
   spec.network = read_network(reader);
+  if (topology != "star" && reader.has("shared_cores"))
+    reader.fail("shared_cores", "only a star platform models workers that share one machine's "
+                                "cores (a mini-cluster of namespaces), not a " +
+                                    topology + " platform");
 
   if (topology == "simgrid_xml") {
     spec.topology = net::Topology::simgrid_xml;
@@ -128,6 +132,7 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
       spec.backbone = read_link(reader, "backbone");
     else
       reader.allow("backbone");
+    spec.shared_cores = static_cast<int>(reader.integer_or("shared_cores", 1, 4096, 0));
   } else if (topology == "ring") {
     spec.topology = net::Topology::ring;
   } else if (topology == "parameter_server") {

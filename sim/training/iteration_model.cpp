@@ -25,6 +25,7 @@ struct WorkerChannel {
   double busy_s = 0;                 // collective time in the current iteration
   std::vector<double> iteration_end; // simulated clock per iteration
   std::vector<double> iteration_start;
+  std::vector<double> compute_per_iteration; // simulated seconds the compute took
   std::vector<double> busy_per_iteration;
   std::vector<uint64_t> sent_per_iteration;
   std::vector<std::map<std::string, double>> kernels_per_iteration;
@@ -96,7 +97,15 @@ public:
       }
       record.start_s = start - plan_start;
       record.iteration_s = end - previous_end;
+      // On shared cores compute takes what the sharing made of it (mean over
+      // workers); otherwise exactly the plan's seconds.
       record.compute_s = compute;
+      if (platform_.shared_cpu != nullptr) {
+        record.compute_s = 0;
+        for (const auto& channel : channels_)
+          record.compute_s += channel->compute_per_iteration[static_cast<size_t>(i)] /
+                              static_cast<double>(channels_.size());
+      }
       const double share = 1.0 / static_cast<double>(channels_.size());
       for (const auto& channel : channels_) {
         for (const auto& [name, seconds] : channel->kernels_per_iteration[static_cast<size_t>(i)]) {
@@ -118,7 +127,7 @@ public:
           record.kernel_exposed_s = channel->exposed_kernels_per_iteration[static_cast<size_t>(i)];
         }
       record.communication_s =
-          std::max(0.0, record.iteration_s - compute - record.compression_exposed_s);
+          std::max(0.0, record.iteration_s - record.compute_s - record.compression_exposed_s);
       record.communication_total_s = channels_.front()->busy_per_iteration[static_cast<size_t>(i)];
       record.bytes_sent_per_worker = sent_sum / static_cast<double>(channels_.size());
       record.bytes_sent_max_worker = sent_max;
@@ -157,6 +166,18 @@ private:
 
   bool compressed() const { return !plan_.compressed.empty(); }
 
+  // `seconds` of one core's compute: on the worker's own processor, or as an
+  // execution on the machine whose cores the workers share, where it takes
+  // longer while more workers compute than there are cores.
+  void compute_for(double seconds) const {
+    sg4::Host* shared = platform_.shared_cpu;
+    if (shared == nullptr || seconds <= 0) {
+      sg4::this_actor::sleep_for(seconds);
+      return;
+    }
+    sg4::this_actor::exec_init(seconds * shared->get_speed())->set_host(shared)->wait();
+  }
+
   void train(int worker) {
     WorkerChannel& channel = *channels_[static_cast<size_t>(worker)];
     const double forward = forward_seconds();
@@ -170,8 +191,9 @@ private:
       channel.bytes_by_step_per_iteration.emplace_back();
       channel.exposed_kernel_per_iteration.push_back(0);
       channel.exposed_kernels_per_iteration.emplace_back();
-      sg4::this_actor::sleep_for(forward);
+      compute_for(forward);
       record_span(worker, "compute", "forward", start);
+      double computing = sg4::Engine::get_clock() - start;
       if (compressed()) {
         const std::vector<CompressionPart>& parts =
             plan_.compressed[static_cast<size_t>(iteration)].parts;
@@ -180,11 +202,12 @@ private:
         // pass has computed its ready_layer.
         size_t next_part = 0;
         for (int layer = static_cast<int>(plan_.layers.size()) - 1; layer >= 0; --layer) {
-          sg4::this_actor::sleep_for(plan_.layers[static_cast<size_t>(layer)].backward_s);
+          compute_for(plan_.layers[static_cast<size_t>(layer)].backward_s);
           while (plan_.overlap && next_part < parts.size() && parts[next_part].ready_layer >= layer)
             mark_ready(channel, static_cast<int>(next_part++));
         }
         record_span(worker, "compute", "backward", backward_start);
+        computing += sg4::Engine::get_clock() - backward_start;
         channel.backward_end.push_back(sg4::Engine::get_clock());
         while (next_part < parts.size())
           mark_ready(channel, static_cast<int>(next_part++));
@@ -193,12 +216,13 @@ private:
       } else {
         double backward_start = sg4::Engine::get_clock();
         for (int layer = static_cast<int>(plan_.layers.size()) - 1; layer >= 0; --layer) {
-          sg4::this_actor::sleep_for(plan_.layers[static_cast<size_t>(layer)].backward_s);
+          compute_for(plan_.layers[static_cast<size_t>(layer)].backward_s);
           int bucket = closing_bucket_[static_cast<size_t>(layer)];
           if (bucket >= 0 && plan_.overlap)
             mark_ready(channel, bucket);
         }
         record_span(worker, "compute", "backward", backward_start);
+        computing += sg4::Engine::get_clock() - backward_start;
         if (!plan_.overlap)
           for (size_t bucket = 0; bucket < buckets_.size(); ++bucket)
             mark_ready(channel, static_cast<int>(bucket));
@@ -206,8 +230,10 @@ private:
           channel.done_count->acquire();
       }
       double optimizer_start = sg4::Engine::get_clock();
-      sg4::this_actor::sleep_for(plan_.optimizer_s);
+      compute_for(plan_.optimizer_s);
       record_span(worker, "compute", "optimizer", optimizer_start);
+      channel.compute_per_iteration.push_back(computing + sg4::Engine::get_clock() -
+                                              optimizer_start);
       channel.iteration_end.push_back(sg4::Engine::get_clock());
       if (worker == 0 && progress)
         progress(iteration, sg4::Engine::get_clock());
@@ -226,13 +252,16 @@ private:
       while (next_kernel < kernels.size() && kernels[next_kernel].before_step <= step) {
         const KernelPlan& kernel = kernels[next_kernel++];
         double start = sg4::Engine::get_clock();
-        sg4::this_actor::sleep_for(kernel.seconds);
-        kernel_seconds[kernel.name] += kernel.seconds;
+        compute_for(kernel.seconds);
+        // On shared cores a kernel may take longer than its price.
+        const double took =
+            platform_.shared_cpu == nullptr ? kernel.seconds : sg4::Engine::get_clock() - start;
+        kernel_seconds[kernel.name] += took;
         // The part of it after the backward pass ended is on the critical path.
         if (channel.backward_end.size() > static_cast<size_t>(iteration)) {
           const double ended = channel.backward_end[static_cast<size_t>(iteration)];
           const double exposed =
-              start >= ended ? kernel.seconds : std::max(0.0, sg4::Engine::get_clock() - ended);
+              start >= ended ? took : std::max(0.0, sg4::Engine::get_clock() - ended);
           channel.exposed_kernel_per_iteration[static_cast<size_t>(iteration)] += exposed;
           channel.exposed_kernels_per_iteration[static_cast<size_t>(iteration)][kernel.name] +=
               exposed;

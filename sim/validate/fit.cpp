@@ -77,6 +77,8 @@ net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformS
   spec.topology = net::Topology::star;
   spec.nodes = measured.worker_count();
   spec.link = {fit.bandwidth_Bps(), fit.alpha_s / 2};
+  // The machine the ranks ran on is a fact of the run, not something fitted.
+  spec.shared_cores = measured.topology == net::Topology::star ? measured.shared_cores : 0;
   // CM02 without factors: the fitted numbers are the effective ones already.
   spec.network = net::NetworkModelSpec{};
   return spec;
@@ -95,13 +97,16 @@ nlohmann::json platform_json(const net::PlatformSpec& spec, const FitResult& fit
   char latency[64];
   std::snprintf(bandwidth, sizeof bandwidth, "%.6gBps", spec.link.bandwidth_Bps);
   std::snprintf(latency, sizeof latency, "%.6gus", spec.link.latency_s * 1e6);
-  return {{"name", spec.name},
-          {"description", description},
-          {"source", source},
-          {"topology", "star"},
-          {"nodes", spec.nodes},
-          {"link", {{"bandwidth", bandwidth}, {"latency", latency}}},
-          {"network", {{"model", "CM02"}}}};
+  nlohmann::json platform = {{"name", spec.name},
+                             {"description", description},
+                             {"source", source},
+                             {"topology", "star"},
+                             {"nodes", spec.nodes},
+                             {"link", {{"bandwidth", bandwidth}, {"latency", latency}}},
+                             {"network", {{"model", "CM02"}}}};
+  if (spec.shared_cores > 0)
+    platform["shared_cores"] = spec.shared_cores;
+  return platform;
 }
 
 } // namespace gcsim::validate

@@ -99,6 +99,19 @@ TrainingRun read_training(const nlohmann::json& json, const std::string& file,
                                                std::to_string(run.bytes_sent_per_worker));
   }
 
+  if (reader.has("compute_alone")) {
+    ObjectReader alone = reader.object("compute_alone");
+    alone.allow("comment");
+    ComputeAlone times;
+    times.forward_s = non_negative_seconds(alone, "forward_s");
+    times.backward_s = non_negative_seconds(alone, "backward_s");
+    times.optimizer_s = non_negative_seconds(alone, "optimizer_s");
+    alone.finish();
+    run.compute_alone = times;
+  } else {
+    reader.allow("compute_alone");
+  }
+
   ObjectReader workload = reader.object("workload");
   workload.allow("model");
   workload.allow("dataset");

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,14 @@ struct IterationTimes {
   double optimizer_s = 0;
 };
 
+/// A rank's compute measured while every other rank waited: its cost on a
+/// core of its own (the in-run times hold whatever core sharing there was).
+struct ComputeAlone {
+  double forward_s = 0;
+  double backward_s = 0;
+  double optimizer_s = 0;
+};
+
 struct TrainingRun {
   std::string name;
   std::string compressor; // dense | topk | cltk | deft
@@ -55,6 +64,8 @@ struct TrainingRun {
   bool overlap = false;
   int warmup_iterations = 0;
   std::vector<IterationTimes> iterations; // every iteration, warm-up included
+  /// Optional (run.py writes it); mean over ranks.
+  std::optional<ComputeAlone> compute_alone;
   /// As the script counted it (optional; -1 when absent): informative only.
   double bytes_sent_per_worker = -1;
 

@@ -176,7 +176,7 @@ nlohmann::json simulated_compressor_params(const TrainingRun& run) {
   if (run.compressor == "topk")
     params["variant"] = "allgather_pairs";
   // worker.py's DEFT pads every worker's selection to the largest and sends
-  // indices as float32: 4 bytes each.
+  // indices as int32: 4 bytes each.
   if (run.compressor == "deft") {
     params["pad_indices"] = true;
     params["index_bytes"] = 4;
@@ -200,9 +200,13 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
     plan.layers.resize(run.layer_bytes.size());
     // The script times forward and backward as a whole; where inside them the
     // time falls does not matter when communication starts after backward.
-    plan.layers.back().forward_s = mean.forward_s;
-    plan.layers.back().backward_s = mean.backward_s;
-    plan.optimizer_s = mean.optimizer_s;
+    // Where the ranks share the machine's cores the simulation shares them
+    // too, so it takes the compute's cost on a core of its own; the in-run
+    // times already hold the sharing.
+    const bool shared = platform.shared_cores > 0 && run.compute_alone.has_value();
+    plan.layers.back().forward_s = shared ? run.compute_alone->forward_s : mean.forward_s;
+    plan.layers.back().backward_s = shared ? run.compute_alone->backward_s : mean.backward_s;
+    plan.optimizer_s = shared ? run.compute_alone->optimizer_s : mean.optimizer_s;
     plan.bucket_bytes = run.gradient_bytes(); // one flat allreduce
     plan.overlap = run.overlap;
     plan.algorithm = AllreduceAlgorithm::ring; // gloo's allreduce

@@ -56,12 +56,13 @@ nlohmann::json simulated_compressor_params(const TrainingRun& run);
 /// through training::simulate(): the measured forward, backward and
 /// optimizer means are the workload's inputs (this validates the network,
 /// the compressors' communication and the iteration's composition, not the
-/// compute cost model). Dense runs reduce the gradient in one bucket after
-/// the backward pass, as scripts/minicluster/worker.py does (overlap as
-/// recorded). Compressed runs run the real compressor (compressors/) on the
-/// trace's gradients for as many iterations as were measured, with its
-/// kernels priced by the device profile, through the compressed iteration
-/// model. Throws InputError for a trace that does not fit a run.
+/// compute cost model). On a platform whose workers share a machine's cores
+/// (`shared_cores`) the inputs are the run's `compute_alone` times instead,
+/// when it has them: the simulation does the sharing itself. Dense runs reduce the gradient in one
+/// bucket after the backward pass, as scripts/minicluster/worker.py does (overlap as recorded).
+/// Compressed runs run the real compressor (compressors/) on the trace's gradients for as many
+/// iterations as were measured, with its kernels priced by the device profile, through the
+/// compressed iteration model. Throws InputError for a trace that does not fit a run.
 std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platform,
                                                   const std::vector<TrainingRun>& runs,
                                                   const TrainingInputs& inputs);
