@@ -44,7 +44,8 @@ def parse_args(argv):
     p.add_argument("--nodes", type=int, default=4)
     p.add_argument("--rate", type=float, default=100, help="link rate in Mbit/s (at most 1000)")
     p.add_argument("--sizes", default="4K,64K,1M,4M,16M,64M", help="collective sizes in bytes")
-    p.add_argument("--reps", type=int, default=3, help="timed repetitions per size (after one warm-up)")
+    p.add_argument("--reps", type=int, default=3,
+                   help="timed repetitions per size (after one warm-up; at least 15 below 1 MiB)")
     p.add_argument("--train", default="dense,topk,cltk,deft",
                    help="training runs: dense, topk, cltk, deft (comma list, or empty)")
     p.add_argument("--iterations", type=int, default=40)
