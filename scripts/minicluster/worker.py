@@ -286,6 +286,25 @@ class Sparse:
         return total / self.world, compression, comm
 
 
+def backward(loss, params):
+    for p in params:
+        p.grad = None
+    loss.backward()
+
+
+def flat_gradient(params):
+    return torch.cat([p.grad.reshape(-1) for p in params])
+
+
+def apply_update(params, update, lr):
+    """Plain SGD with a flat update."""
+    with torch.no_grad():
+        offset = 0
+        for p in params:
+            p.add_(update[offset:offset + p.numel()].view_as(p), alpha=-lr)
+            offset += p.numel()
+
+
 def compute_alone(model, xb, yb, lr, rounds=12):
     """Median forward, backward and update times of this rank while every other
     rank waits in a barrier: what the compute costs on a core of its own.
@@ -303,16 +322,9 @@ def compute_alone(model, xb, yb, lr, rounds=12):
                 t0 = time.perf_counter()
                 loss = F.cross_entropy(model(xb), yb)
                 t1 = time.perf_counter()
-                for p in params:
-                    p.grad = None
-                loss.backward()
+                backward(loss, params)
                 t2 = time.perf_counter()
-                grad = torch.cat([p.grad.reshape(-1) for p in params])
-                with torch.no_grad():
-                    offset = 0
-                    for p in params:
-                        p.add_(grad[offset:offset + p.numel()].view_as(p), alpha=-lr)
-                        offset += p.numel()
+                apply_update(params, flat_gradient(params), lr)
                 samples.append((t1 - t0, t2 - t1, time.perf_counter() - t2))
         dist.barrier()
     warm = samples[rounds // 4:]
@@ -339,11 +351,9 @@ def train(rank, world, out, compressor, iterations, batch, density):
         t_fwd = time.perf_counter()
         loss = F.cross_entropy(model(xb), yb)
         t_bwd = time.perf_counter()
-        for p in params:
-            p.grad = None
-        loss.backward()
+        backward(loss, params)
         t_compute = time.perf_counter()
-        grad = torch.cat([p.grad.reshape(-1) for p in params])
+        grad = flat_gradient(params)
         if sparse is None:
             c0 = time.perf_counter()
             dist.all_reduce(grad)
@@ -352,11 +362,7 @@ def train(rank, world, out, compressor, iterations, batch, density):
         else:
             update, compression, comm = sparse.step(grad, it)
         t_comm = time.perf_counter()
-        with torch.no_grad():
-            offset = 0
-            for p in params:
-                p.add_(update[offset:offset + p.numel()].view_as(p), alpha=-lr)
-                offset += p.numel()
+        apply_update(params, update, lr)
         end = time.perf_counter()
         records.append(dict(iteration_s=end - previous_end, forward_s=t_bwd - t_fwd,
                             backward_s=t_compute - t_bwd, compression_s=compression,
