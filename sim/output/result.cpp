@@ -142,6 +142,8 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
     result["model"]["compression_scope"] = extras.compression_scope;
     result["model"]["compression_parts"] = extras.compression_parts;
   }
+  if (scenario.training.kernels_share_device)
+    result["model"]["kernels_share_device"] = true;
   return result;
 }
 

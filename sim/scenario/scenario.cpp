@@ -46,6 +46,7 @@ TrainingSpec read_training(ObjectReader& parent, bool has_servers) {
   training.overlap = reader.boolean_or("overlap", true);
   training.compression_scope =
       reader.choice_or("compression_scope", {"auto", "model", "bucket"}, "auto");
+  training.kernels_share_device = reader.boolean_or("kernels_share_device", false);
   std::string algorithm =
       reader.choice_or("allreduce", {"ring", "recursive_doubling", "parameter_server"},
                        has_servers ? "parameter_server" : "ring");

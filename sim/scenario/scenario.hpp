@@ -32,6 +32,10 @@ struct TrainingSpec {
   /// the backward pass; only compressors that can), or "auto" (bucket where
   /// the compressor can, model otherwise).
   std::string compression_scope = "auto";
+  /// Whether compression kernels that run while the backward pass computes
+  /// share the worker's device with it (each slowed while both run), or
+  /// overlap it for free (the default, an optimistic bound).
+  bool kernels_share_device = false;
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::ring;
 };
 

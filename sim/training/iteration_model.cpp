@@ -97,10 +97,10 @@ public:
       }
       record.start_s = start - plan_start;
       record.iteration_s = end - previous_end;
-      // On shared cores compute takes what the sharing made of it (mean over
+      // Shared, compute takes what the sharing made of it (mean over
       // workers); otherwise exactly the plan's seconds.
       record.compute_s = compute;
-      if (platform_.shared_cpu != nullptr) {
+      if (compute_is_shared()) {
         record.compute_s = 0;
         for (const auto& channel : channels_)
           record.compute_s += channel->compute_per_iteration[static_cast<size_t>(i)] /
@@ -166,16 +166,30 @@ private:
 
   bool compressed() const { return !plan_.compressed.empty(); }
 
-  // `seconds` of one core's compute: on the worker's own processor, or as an
-  // execution on the machine whose cores the workers share, where it takes
-  // longer while more workers compute than there are cores.
-  void compute_for(double seconds) const {
-    sg4::Host* shared = platform_.shared_cpu;
-    if (shared == nullptr || seconds <= 0) {
+  // Where worker `worker` computes when its compute can be slowed down by
+  // other work: the machine whose cores the workers share, or its own
+  // device when kernels share it with the backward pass; null when every
+  // compute phase simply takes its seconds.
+  sg4::Host* compute_host(int worker) const {
+    if (platform_.shared_cpu != nullptr)
+      return platform_.shared_cpu;
+    if (plan_.kernels_share_device)
+      return platform_.workers[static_cast<size_t>(worker)];
+    return nullptr;
+  }
+  bool compute_is_shared() const { return compute_host(0) != nullptr; }
+
+  // `seconds` of one core's compute on worker `worker`: a sleep, or an
+  // execution on its compute host, where it takes longer while other
+  // executions share that host (more workers than cores, or a kernel beside
+  // the backward pass).
+  void compute_for(int worker, double seconds) const {
+    sg4::Host* host = compute_host(worker);
+    if (host == nullptr || seconds <= 0) {
       sg4::this_actor::sleep_for(seconds);
       return;
     }
-    sg4::this_actor::exec_init(seconds * shared->get_speed())->set_host(shared)->wait();
+    sg4::this_actor::exec_init(seconds * host->get_speed())->set_host(host)->wait();
   }
 
   void train(int worker) {
@@ -191,7 +205,7 @@ private:
       channel.bytes_by_step_per_iteration.emplace_back();
       channel.exposed_kernel_per_iteration.push_back(0);
       channel.exposed_kernels_per_iteration.emplace_back();
-      compute_for(forward);
+      compute_for(worker, forward);
       record_span(worker, "compute", "forward", start);
       double computing = sg4::Engine::get_clock() - start;
       if (compressed()) {
@@ -202,7 +216,7 @@ private:
         // pass has computed its ready_layer.
         size_t next_part = 0;
         for (int layer = static_cast<int>(plan_.layers.size()) - 1; layer >= 0; --layer) {
-          compute_for(plan_.layers[static_cast<size_t>(layer)].backward_s);
+          compute_for(worker, plan_.layers[static_cast<size_t>(layer)].backward_s);
           while (plan_.overlap && next_part < parts.size() && parts[next_part].ready_layer >= layer)
             mark_ready(channel, static_cast<int>(next_part++));
         }
@@ -216,7 +230,7 @@ private:
       } else {
         double backward_start = sg4::Engine::get_clock();
         for (int layer = static_cast<int>(plan_.layers.size()) - 1; layer >= 0; --layer) {
-          compute_for(plan_.layers[static_cast<size_t>(layer)].backward_s);
+          compute_for(worker, plan_.layers[static_cast<size_t>(layer)].backward_s);
           int bucket = closing_bucket_[static_cast<size_t>(layer)];
           if (bucket >= 0 && plan_.overlap)
             mark_ready(channel, bucket);
@@ -230,7 +244,7 @@ private:
           channel.done_count->acquire();
       }
       double optimizer_start = sg4::Engine::get_clock();
-      compute_for(plan_.optimizer_s);
+      compute_for(worker, plan_.optimizer_s);
       record_span(worker, "compute", "optimizer", optimizer_start);
       channel.compute_per_iteration.push_back(computing + sg4::Engine::get_clock() -
                                               optimizer_start);
@@ -252,10 +266,9 @@ private:
       while (next_kernel < kernels.size() && kernels[next_kernel].before_step <= step) {
         const KernelPlan& kernel = kernels[next_kernel++];
         double start = sg4::Engine::get_clock();
-        compute_for(kernel.seconds);
-        // On shared cores a kernel may take longer than its price.
-        const double took =
-            platform_.shared_cpu == nullptr ? kernel.seconds : sg4::Engine::get_clock() - start;
+        compute_for(worker, kernel.seconds);
+        // Sharing its host, a kernel may take longer than its price.
+        const double took = compute_is_shared() ? sg4::Engine::get_clock() - start : kernel.seconds;
         kernel_seconds[kernel.name] += took;
         // The part of it after the backward pass ended is on the critical path.
         if (channel.backward_end.size() > static_cast<size_t>(iteration)) {

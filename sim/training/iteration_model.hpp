@@ -91,6 +91,10 @@ struct IterationPlan {
   double optimizer_s = 0;
   uint64_t bucket_bytes = 0;
   bool overlap = true;
+  /// Compression kernels and the worker's compute share its device (SimGrid
+  /// executions on the worker's host: both slow down while both run);
+  /// otherwise a kernel overlaps the backward pass for free.
+  bool kernels_share_device = false;
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;
   int iterations = 1;
   /// Empty: dense data parallelism with buckets. Otherwise one entry per

@@ -32,6 +32,7 @@ IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& pr
   plan.optimizer_s = profile.optimizer_seconds(static_cast<double>(scenario.workload.parameters()));
   plan.bucket_bytes = static_cast<uint64_t>(scenario.training.bucket_bytes);
   plan.overlap = scenario.training.overlap;
+  plan.kernels_share_device = scenario.training.kernels_share_device;
   plan.algorithm = scenario.training.allreduce;
   plan.iterations = scenario.training.iterations;
   return plan;

@@ -174,6 +174,18 @@ with tempfile.TemporaryDirectory() as work:
     check(refused.returncode == 2 and "/iterations/0/parts/1/ready_layer" in refused.stderr
           and not os.path.exists(os.path.join(work, "b5", "result.json")),
           f"a schedule whose parts are out of backward order is refused: {refused.stderr.strip()}")
+    # Kernels beside the backward pass: free by default, sharing the device
+    # when asked, which costs time and shows in result.json.
+    shared, _ = run(work, {"name": "topk", "density": 0.01}, 8,
+                    extra={"training": dict(buckets["training"], kernels_share_device=True)},
+                    out="b6")
+    check(shared["model"].get("kernels_share_device") is True
+          and "kernels_share_device" not in per_bucket["model"],
+          "result.json says when kernels share the device")
+    check(shared["summary"]["compute_s"] > per_bucket["summary"]["compute_s"]
+          and shared["summary"]["iteration_time_s"] > per_bucket["summary"]["iteration_time_s"],
+          "kernels that share the device slow the backward pass: compute "
+          f"{shared['summary']['compute_s']} > {per_bucket['summary']['compute_s']} s")
     deft_auto, _ = run(work, {"name": "deft", "density": 0.01}, 8, extra=buckets, out="b4")
     check(deft_auto["model"]["compression_scope"] == "model",
           "auto scope keeps DEFT on the whole model")
