@@ -137,6 +137,15 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
       best = option;
     }
   }
+  if (!best.empty() || word.size() < 3) {
+    return best;
+  }
+  // A truncated name ("bucket" for "bucket_size") is a likely slip too.
+  for (const auto& option : options) {
+    if (option.compare(0, word.size(), word) == 0) {
+      return option;
+    }
+  }
   return best;
 }
 

@@ -44,7 +44,9 @@ struct ParamSpec {
                           std::string desc);
 };
 
-// The name of the option closest to `word` by edit distance, or "" if none is close.
+// The name of the option closest to `word` by edit distance, or one that
+// starts with `word` (3 characters or more), or "" if none is close. Also
+// what the simulator's input reader suggests for misspelt fields and values.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& options);
 
 // Checks `given` (a JSON object, or null for "all defaults") against the specs

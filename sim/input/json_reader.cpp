@@ -1,32 +1,15 @@
 #include "sim/input/json_reader.hpp"
 
+#include "compressors/params.hpp"
 #include "sim/input/units.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <limits>
 #include <sstream>
 
 namespace gcsim {
 namespace {
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 std::string quoted(const nlohmann::json& value) {
   std::string text = value.dump();
@@ -64,27 +47,6 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
                      "malformed JSON at line " + std::to_string(line) + ", column " +
                          std::to_string(column == 0 ? 1 : column));
   }
-}
-
-std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_distance = std::numeric_limits<size_t>::max();
-  for (const std::string& candidate : candidates) {
-    size_t distance = edit_distance(word, candidate);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
-    }
-  }
-  size_t limit = std::max<size_t>(2, word.size() / 3);
-  if (best_distance <= limit)
-    return best;
-  // A truncated name ("bucket" for "bucket_size") is a likely slip too.
-  if (word.size() >= 3)
-    for (const std::string& candidate : candidates)
-      if (candidate.compare(0, word.size(), word) == 0)
-        return candidate;
-  return std::string();
 }
 
 std::string describe_json(const nlohmann::json& value) {
@@ -161,7 +123,7 @@ std::string ObjectReader::choice(std::string_view key, const std::vector<std::st
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end())
     return value;
   std::string message = "unknown value \"" + value + "\"";
-  std::string suggestion = did_you_mean(value, allowed);
+  std::string suggestion = compress::did_you_mean(value, allowed);
   if (!suggestion.empty())
     message += " (did you mean \"" + suggestion + "\"?)";
   message += "; expected one of:";
@@ -282,7 +244,7 @@ void ObjectReader::finish() const {
     if (known_.count(it.key()) != 0)
       continue;
     std::string message = "unknown field";
-    std::string suggestion = did_you_mean(it.key(), known);
+    std::string suggestion = compress::did_you_mean(it.key(), known);
     if (!suggestion.empty())
       message += " (did you mean \"" + suggestion + "\"?)";
     throw InputError(file_, path_of(it.key()), message);

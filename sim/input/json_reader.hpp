@@ -21,9 +21,6 @@ namespace gcsim {
 /// Parses a JSON file; a missing file or a syntax error is an InputError.
 nlohmann::json load_json_file(const std::filesystem::path& file);
 
-/// The closest candidate within a small edit distance, or "" if none is close.
-std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
-
 /// "expected a number" style description of a JSON value's type, for messages.
 std::string describe_json(const nlohmann::json& value);
 

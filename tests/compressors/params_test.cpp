@@ -55,4 +55,7 @@ TEST_CASE("registry rejects unknown names and bad parameters with a message nami
 TEST_CASE("did_you_mean picks the closest name or nothing") {
   CHECK(gc::did_you_mean("second_rnd", {"rows", "second_round"}) == "second_round");
   CHECK(gc::did_you_mean("zzzzzzzz", {"rows", "columns"}).empty());
+  // A truncated name is suggested whole; two letters are too few to guess.
+  CHECK(gc::did_you_mean("bucket", {"bucket_size", "overlap"}) == "bucket_size");
+  CHECK(gc::did_you_mean("ov", {"bucket_size", "overlap"}).empty());
 }
