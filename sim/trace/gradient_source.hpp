@@ -67,7 +67,7 @@ public:
   /// Names accepted by the constructor, for validating scenario input; the
   /// first is the default.
   static const std::vector<std::string>& synthesis_methods();
-  /// "mean_scaling"
+  /// "shrunk_mean_scaling"
   static const std::string& default_synthesis();
 
   /// `workers` is P >= 1; `seed` is the scenario seed; `synthesis` one of
@@ -93,6 +93,12 @@ public:
   /// gaussian_deviation and mean_scaling: the per-element standard deviation
   /// of the noise added at that iteration (s, or r after the shrinkage).
   const std::vector<float>& noise_spread(size_t iteration_index);
+  /// shrunk_mean_scaling: per layer, the factor c that multiplies the captured
+  /// mean (1 for the other methods).
+  const std::vector<double>& mean_factors(size_t iteration_index);
+  /// shrunk_mean_scaling: captured worker `captured_worker`'s residual norm in
+  /// `layer` over the captured workers' rms (1 for the other methods).
+  double residual_scale(size_t iteration_index, int64_t captured_worker, size_t layer);
   /// Weights of that iteration (the same for every worker).
   void weights(size_t iteration_index, std::vector<float>& out) const;
 
@@ -106,8 +112,11 @@ private:
   void shuffled(size_t iteration_index, int64_t worker, std::vector<float>& out) const;
   void gaussian(size_t iteration_index, int64_t worker, std::vector<float>& out);
   void scaled(size_t iteration_index, int64_t worker, std::vector<float>& out);
-  void add_normal(size_t iteration_index, int64_t worker, std::vector<float>& out) const;
+  void add_normal(size_t iteration_index, int64_t worker, std::vector<float>& out,
+                  const double* layer_scales = nullptr) const;
   void load_moments(size_t iteration_index);
+  void shrink_mean(const std::vector<double>& energy, std::vector<double>& second);
+  bool scales_mean() const { return method_ == "mean_scaling" || method_ == "shrunk_mean_scaling"; }
 
   Trace trace_;
   int64_t workers_;
@@ -122,6 +131,10 @@ private:
   std::vector<float> mean_;
   std::vector<float> spread_;
   std::vector<double> scales_;
+  // shrunk_mean_scaling: per layer, the factor c on the captured mean; per
+  // [captured worker][layer], the worker's residual norm over the rms.
+  std::vector<double> mean_factors_;
+  std::vector<double> residual_scales_;
 };
 
 namespace detail {
