@@ -98,14 +98,16 @@ public:
   const std::string& method() const { return method_; }
   /// {"method", "trace", "captured_workers", "workers", "iterations", and for
   /// synthesis "seed"; "block_elements" for blockwise_shuffle; for
-  /// mean_scaling "scale_resampling" and "residual", in words}
+  /// mean_scaling "scale_resampling" and "residual", in words, and for
+  /// shrunk_mean_scaling also "mean"}
   nlohmann::json describe() const;
 
   /// Gradient of simulated worker `worker` (0..P-1) at captured iteration
   /// index `iteration_index`, float32, layers at their manifest offsets.
   void gradient(size_t iteration_index, int64_t worker, std::vector<float>& out);
-  /// gaussian_deviation and mean_scaling: the per-element standard deviation
-  /// of the noise added at that iteration (s, or r after the shrinkage).
+  /// gaussian_deviation and the mean-scaling methods: the per-element standard
+  /// deviation of the noise added at that iteration (s; r after the variance
+  /// shrinkage; for shrunk_mean_scaling r', before a worker's residual scale).
   const std::vector<float>& noise_spread(size_t iteration_index);
   /// shrunk_mean_scaling: per layer, the factor c that multiplies the captured
   /// mean (1 for the other methods).
@@ -118,8 +120,9 @@ public:
 
   /// blockwise_shuffle: the captured worker that supplies block `block`.
   int64_t source_worker(size_t iteration_index, int64_t worker, int64_t block) const;
-  /// mean_scaling: the captured worker whose per-layer scales worker `worker`
-  /// takes (itself for a captured worker).
+  /// mean_scaling and shrunk_mean_scaling: the captured worker whose per-layer
+  /// scales (and residual scales) worker `worker` takes (itself for a
+  /// captured worker).
   int64_t scale_source(size_t iteration_index, int64_t worker) const;
 
 private:
