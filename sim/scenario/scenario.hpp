@@ -49,7 +49,7 @@ struct Scenario {
   /// compressors. Otherwise compressors run on labelled synthetic gradients.
   std::optional<std::filesystem::path> trace_folder;
   /// How a trace makes gradients for more workers than it captured.
-  std::string synthesis = "mean_scaling"; // trace::GradientSource::default_synthesis()
+  std::string synthesis = "shrunk_mean_scaling"; // trace::GradientSource::default_synthesis()
   std::filesystem::path device_file;
   TrainingSpec training;
   nlohmann::json compressor = {{"name", "dense"}};
