@@ -3,6 +3,7 @@
 
 #include "compressors/params.hpp"
 #include "compressors/registry.hpp"
+#include "compressors/scratch_file.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/input_error.hpp"
@@ -46,6 +47,17 @@ public:
                    "Timing only: simulate the schedule.json of an earlier compressed run (its "
                    "real selection sizes) on this scenario's platform and device, without tensors");
     app.add_flag("--quiet", quiet_, "Print nothing on success");
+    app.add_option("--spill", spill_.mode,
+                   "Where DGC's and Sketched-SGD's local momenta (one gradient-sized vector per "
+                   "worker) live: 'auto' keeps them in memory unless the residuals and momenta "
+                   "together would take more than half of the physical memory, 'always' puts "
+                   "them in a scratch file, 'never' keeps them in memory. Results do not depend "
+                   "on it")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
+    app.add_option("--scratch-dir", spill_.dir,
+                   "Directory for the spilled momenta (an unlinked file, gone when gcsim ends)")
+        ->capture_default_str();
   }
 
   int run() override {
@@ -111,10 +123,25 @@ public:
                              "\"auto\")");
       const bool per_bucket =
           scope == "bucket" || (scope == "auto" && compressor->can_run_per_bucket());
+      spilled_ = training::should_spill(spill_, *compressor, feed->layout().total(), workers);
+      if (spilled_) {
+        try {
+          compress::ScratchFile::check_dir(spill_.dir);
+        } catch (const std::runtime_error& error) {
+          throw InputError("--scratch-dir", "", error.what());
+        }
+        if (!per_bucket) // per bucket, each bucket's compressor spills (below)
+          compressor->spill_worker_state(spill_.dir);
+      }
       try {
         if (per_bucket) {
           const training::IterationPlan& dense_plan = plans.front();
-          auto make = [&scenario] { return compressor_of(scenario); };
+          auto make = [this, &scenario] {
+            std::unique_ptr<compress::Compressor> made = compressor_of(scenario);
+            if (spilled_)
+              made->spill_worker_state(spill_.dir);
+            return made;
+          };
           compressed = training::run_compressor_per_bucket(
               make, *feed, training::make_buckets(dense_plan.layer_bytes, dense_plan.bucket_bytes),
               dense_plan.layer_bytes, workers, scenario.training.iterations, scenario.seed,
@@ -187,6 +214,9 @@ public:
     if (!quiet_) {
       std::fputs(output::format_summary(result).c_str(), stdout);
       std::printf("  result: %s/result.json\n", directory.c_str());
+      if (spilled_)
+        std::printf("  local momenta: kept in a scratch file in %s (--spill)\n",
+                    spill_.dir.c_str());
       if (!timeline_file_.empty())
         std::printf("  timeline: %s (open in https://ui.perfetto.dev)\n", timeline_file_.c_str());
     }
@@ -216,6 +246,8 @@ private:
   std::vector<std::string> sets_;
   std::optional<uint64_t> seed_;
   bool quiet_ = false;
+  training::StateSpill spill_{"auto", training::default_scratch_dir()};
+  bool spilled_ = false;
 };
 
 const CommandRegistration registration{[] { return std::make_unique<RunCommand>(); }};

@@ -4,11 +4,13 @@
 #include "sim/cost/device_profile.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unistd.h>
 
 namespace gcsim::training {
 namespace {
@@ -181,6 +183,25 @@ CompressedRun run_slices(std::vector<Slice>& slices, GradientFeed& feed, int wor
 }
 
 } // namespace
+
+std::string default_scratch_dir() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  return tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+}
+
+bool should_spill(const StateSpill& policy, const compress::Compressor& compressor, size_t d,
+                  int workers) {
+  const size_t state = compressor.worker_state_floats(d);
+  if (state == 0 || policy.mode == "never")
+    return false;
+  if (policy.mode == "always")
+    return true;
+  const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES));
+  const double page = static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const double needed =
+      static_cast<double>(workers) * static_cast<double>(d + state) * sizeof(float);
+  return pages > 0 && page > 0 && needed > 0.5 * pages * page;
+}
 
 CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& feed, int workers,
                              int iterations, uint64_t seed, const cost::DeviceProfile& profile) {

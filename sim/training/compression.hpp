@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,24 @@ CompressionPart schedule_of(const compress::IterationResult& result, int workers
 /// model: each iteration is one part, ready when the backward pass ends.
 CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& feed, int workers,
                              int iterations, uint64_t seed, const cost::DeviceProfile& profile);
+
+/// Where a compressor's dense per-worker state besides the residuals (DGC's
+/// and Sketched-SGD's local momentum) lives: in memory, or in an unlinked
+/// scratch file in `dir` (same results, slower). "auto" spills when the
+/// residuals and that state of all workers together would take more than
+/// half of the machine's physical memory.
+struct StateSpill {
+  std::string mode = "auto"; // "auto", "always" or "never"
+  std::string dir;           // the scratch directory (default_scratch_dir())
+};
+
+/// $TMPDIR when set and not empty, /tmp otherwise.
+std::string default_scratch_dir();
+
+/// Whether `policy` spills the per-worker state of `compressor` for a
+/// gradient of d values on `workers` workers (never when it keeps none).
+bool should_spill(const StateSpill& policy, const compress::Compressor& compressor, size_t d,
+                  int workers);
 
 using CompressorFactory = std::function<std::unique_ptr<compress::Compressor>()>;
 
