@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <stdexcept>
+#include <string>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
 
@@ -112,6 +114,34 @@ void ScratchFile::clear() {
   if (::ftruncate(fd_, 0) != 0)
     throw system_error(dir_, "cannot empty the scratch file", errno);
   last_bytes_ = 0;
+}
+
+ScratchMapping::ScratchMapping(const std::string& dir, std::size_t floats) : size_(floats) {
+  if (floats == 0)
+    return;
+  const int fd = open_unlinked(dir);
+  const auto bytes = static_cast<off_t>(floats * sizeof(float));
+  const int reserved = ::posix_fallocate(fd, 0, bytes);
+  if (reserved != 0) {
+    ::close(fd);
+    throw system_error(dir, "cannot reserve " + std::to_string(bytes) + " bytes for a scratch file",
+                       reserved);
+  }
+  void* mapped =
+      ::mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int error = errno;
+  ::close(fd); // the mapping keeps the file
+  if (mapped == MAP_FAILED)
+    throw system_error(dir, "cannot map a scratch file", error);
+  // Passes over the residuals go worker by worker: read ahead, and let the
+  // pages just used go first when memory is short.
+  ::madvise(mapped, static_cast<std::size_t>(bytes), MADV_SEQUENTIAL);
+  data_ = static_cast<float*>(mapped);
+}
+
+ScratchMapping::~ScratchMapping() {
+  if (data_ != nullptr)
+    ::munmap(data_, size_ * sizeof(float));
 }
 
 } // namespace gcsim::compress

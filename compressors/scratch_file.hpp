@@ -48,4 +48,27 @@ private:
   std::uint64_t last_bytes_ = 0;
 };
 
+// `floats` zeros in an unlinked scratch file in `dir`, mapped into memory,
+// for state that is larger than memory and must be accessed in place (the P
+// error-feedback residuals, which compressors read in whatever order their
+// algorithm needs). The kernel reads pages in when they are touched and
+// writes dirty ones back when memory is short, so the memory a process uses
+// is what the kernel leaves cached, not the mapping's size. The disk space is
+// reserved up front, so a full disk is an error here, not a crash later.
+// Throws std::runtime_error naming the directory.
+class ScratchMapping {
+public:
+  ScratchMapping(const std::string& dir, std::size_t floats);
+  ~ScratchMapping();
+  ScratchMapping(const ScratchMapping&) = delete;
+  ScratchMapping& operator=(const ScratchMapping&) = delete;
+
+  float* data() { return data_; }
+  std::size_t size() const { return size_; }
+
+private:
+  float* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 } // namespace gcsim::compress

@@ -4,6 +4,7 @@
 #include "compressors/scratch_file.hpp"
 #include "test_util.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -43,8 +44,14 @@ int unlinked_files_in(const fs::path& dir) {
   return count;
 }
 
+bool same_bits(const float* a, std::size_t na, const float* b, std::size_t nb) {
+  return na == nb && std::memcmp(a, b, na * sizeof(float)) == 0;
+}
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  return same_bits(a.data(), a.size(), b.data(), b.size());
+}
+bool same_bits(const gc::ResidualView& a, const gc::ResidualView& b) {
+  return same_bits(a.data(), a.size(), b.data(), b.size());
 }
 
 } // namespace
@@ -150,5 +157,74 @@ TEST_CASE("local momentum matters, so the bit-for-bit comparison above can fail"
       differ = differ || !same_bits(a.update, b.update);
     }
     CHECK(differ);
+  }
+}
+
+TEST_CASE("scratch mapping: zeros, in an unlinked file; an impossible size is refused") {
+  TempDir dir;
+  {
+    gc::ScratchMapping mapping(dir.path.string(), 3000);
+    CHECK(mapping.size() == 3000);
+    CHECK(unlinked_files_in(dir.path) == 0); // the mapping, not a descriptor, holds it
+    CHECK(fs::is_empty(dir.path));
+    CHECK(same_bits(mapping.data(), 3000, std::vector<float>(3000, 0.0f).data(), 3000));
+    mapping.data()[2999] = 1.5f;
+    CHECK(mapping.data()[2999] == 1.5f);
+  }
+  const std::string missing = (dir.path / "missing").string();
+  CHECK_THROWS_AS(gc::ScratchMapping(missing, 10), std::runtime_error);
+  // More than any disk holds: refused up front, not a crash on first touch.
+  CHECK_THROWS_WITH_AS(gc::ScratchMapping(dir.path.string(), std::size_t{1} << 60),
+                       doctest::Contains("cannot reserve"), std::runtime_error);
+  CHECK(fs::is_empty(dir.path));
+}
+
+TEST_CASE("error feedback in borrowed storage: the results of memories that own theirs") {
+  // Every compressor, several iterations with error feedback: the residuals
+  // live in one mapped scratch file (worker w's at w*d, as the simulator
+  // lays them out) or in each memory's own vector; updates and residuals
+  // must agree bit for bit, and the residuals must really be in the file.
+  const std::size_t P = 4;
+  const std::vector<std::size_t> layers{700, 64, 1500, 10};
+  const std::size_t d = 2274;
+  const gc::test::SyntheticWorkers weights_source(layers, 1, 99);
+  const gc::WeightsView weights{weights_source.grads.front().data(), &weights_source.layout};
+  const std::vector<std::pair<std::string, nlohmann::json>> cases{
+      {"topk", {{"density", 0.02}}},
+      {"gtopk", {{"density", 0.02}}},
+      {"dgc", {{"density", 0.02}}},
+      {"sketched_sgd", {{"density", 0.02}}},
+      {"iwp", {{"density", 0.02}, {"warmup_iterations", 1}}},
+  };
+  for (const auto& [name, params] : cases) {
+    CAPTURE(name);
+    TempDir dir;
+    gc::ScratchMapping mapping(dir.path.string(), P * d);
+    auto owning = gc::make_compressor(name, params);
+    auto borrowing = gc::make_compressor(name, params);
+    std::vector<gc::ErrorFeedback> own(P);
+    std::vector<gc::ErrorFeedback> borrowed(P);
+    for (std::size_t w = 0; w < P; ++w)
+      borrowed[w].use_storage(mapping.data() + w * d, d);
+    for (std::uint64_t t = 0; t < 4; ++t) {
+      CAPTURE(t);
+      const gc::test::SyntheticWorkers workers(layers, P, 17, t);
+      const gc::IterationContext ctx{t, P, 5};
+      const gc::IterationResult a = owning->run_iteration(workers.views(), &weights, ctx, own);
+      const gc::IterationResult b =
+          borrowing->run_iteration(workers.views(), &weights, ctx, borrowed);
+      CHECK(same_bits(a.update, b.update));
+      CHECK(a.info == b.info);
+      for (std::size_t w = 0; w < P; ++w) {
+        CHECK(same_bits(own[w].residual(), borrowed[w].residual()));
+        CHECK(borrowed[w].residual().data() == mapping.data() + w * d);
+      }
+    }
+    // Not all zeros: the comparison above compared something.
+    CHECK(std::any_of(mapping.data(), mapping.data() + P * d, [](float v) { return v != 0.0f; }));
+    // A copy owns its values.
+    const gc::ErrorFeedback copy = borrowed[1];
+    CHECK(copy.residual().data() != borrowed[1].residual().data());
+    CHECK(copy.residual() == borrowed[1].residual());
   }
 }
