@@ -105,11 +105,6 @@ void ScratchFile::release(std::uint64_t offset, std::uint64_t bytes) const {
   ::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(bytes), POSIX_FADV_DONTNEED);
 }
 
-void ScratchFile::prefetch(std::uint64_t offset, std::size_t count) const {
-  ::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(count * sizeof(float)),
-                  POSIX_FADV_WILLNEED);
-}
-
 void ScratchFile::clear() {
   if (::ftruncate(fd_, 0) != 0)
     throw system_error(dir_, "cannot empty the scratch file", errno);

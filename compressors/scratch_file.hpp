@@ -14,7 +14,8 @@ namespace gcsim::compress {
 // has finished with are written back and dropped from the page cache, so the
 // cache holds at most a few rows and the memory a run uses stays bounded.
 // Throws std::runtime_error (naming the directory and the system's reason)
-// when the file cannot be created, read or written.
+// when the file cannot be created, read or written. A read and a write of
+// different ranges may run on two threads at once; writes one at a time.
 class ScratchFile {
 public:
   explicit ScratchFile(const std::string& dir);
@@ -30,8 +31,6 @@ public:
   // without waiting. Then waits for the range written before this one and
   // drops it from the page cache.
   void write(std::uint64_t offset, const float* in, std::size_t count);
-  // Asks the kernel to start reading this range now (a hint; may do nothing).
-  void prefetch(std::uint64_t offset, std::size_t count) const;
   // Empties the file.
   void clear();
 

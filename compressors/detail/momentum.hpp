@@ -20,11 +20,11 @@ namespace gcsim::compress::detail {
 // pattern only: once per iteration each worker's is read and rewritten
 // whole (accumulate, in worker order), then cleared at a few indices
 // (clear_at). So they can live in a scratch file instead of memory
-// (spill_to): accumulate reads the worker's row into one buffer, applies
-// the clears recorded for it since, updates it and writes it back; every
-// file access is sequential and whole rows. The values, and so the results,
-// are the same as in memory: nothing reads a momentum between a clear and
-// that worker's next accumulate.
+// (spill_to): accumulate takes the worker's row (read ahead into a
+// buffer), applies the clears recorded for it since, updates it and hands
+// it to be written back; every file access is a whole row, in order. The values, and so the
+// results, are the same as in memory: nothing reads a momentum between a clear and that worker's
+// next accumulate.
 class LocalMomentum {
 public:
   explicit LocalMomentum(double factor) : factor_(static_cast<float>(factor)) {}
