@@ -126,11 +126,11 @@ public:
       const bool per_bucket =
           scope == "bucket" || (scope == "auto" && compressor->can_run_per_bucket());
       spilled_ = training::should_spill(spill_, *compressor, feed->layout().total(), workers);
-      const std::string residual_dir =
-          training::should_spill_residuals(spill_, feed->layout().total(), workers) ? spill_.dir
-                                                                                    : "";
-      mapped_ = !residual_dir.empty();
+      mapped_ = training::should_spill_residuals(spill_, feed->layout().total(), workers);
+      const std::string residual_dir = mapped_ ? spill_.dir : "";
       if (spilled_ || mapped_) {
+        if (spill_.dir.empty())
+          throw InputError("--scratch-dir", "", "empty: name a directory for the scratch files");
         try {
           compress::ScratchFile::check_dir(spill_.dir);
         } catch (const std::runtime_error& error) {

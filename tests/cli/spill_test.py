@@ -110,6 +110,9 @@ with tempfile.TemporaryDirectory() as work:
               f"{result.stderr.strip()!r})")
         check(not os.path.exists(os.path.join(out, "result.json")),
               f"--scratch-dir {bad}: no result.json written")
+    result = run(path, os.path.join(work, "bad"), "--spill", "always", "--scratch-dir", "")
+    check(result.returncode == 2 and result.stderr.startswith("--scratch-dir: empty"),
+          f"--scratch-dir '': exit 2 naming it (got {result.returncode}: {result.stderr.strip()!r})")
     result = run(path, os.path.join(work, "bad"), "--spill", "sometimes")
     check(result.returncode == 2 and "--spill" in result.stderr,
           f"--spill sometimes: exit 2 naming --spill (got {result.returncode})")
