@@ -152,6 +152,14 @@ public:
   // partitions, gs-SGD's and Sketched-SGD's sketch, gTop-k's merge, IWP's
   // global level).
   virtual bool can_run_per_bucket() const { return false; }
+  // Dense state kept per worker besides its error-feedback memory (DGC's and
+  // Sketched-SGD's local momentum), in floats per worker for a gradient of d
+  // values; 0 when there is none.
+  virtual std::size_t worker_state_floats(std::size_t /*d*/) const { return 0; }
+  // Keeps that state in an unlinked scratch file in `dir` instead of in
+  // memory: slower, same results. Call before the first iteration. Throws
+  // std::runtime_error if no file can be created there.
+  virtual void spill_worker_state(const std::string& /*dir*/) {}
 
   // One iteration over all P workers. grads[w] is worker w's raw gradient; all
   // share one layout. weights may be null except for compressors that need them

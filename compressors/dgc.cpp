@@ -38,6 +38,14 @@ public:
   // Selects within each layer range it is given, independently of the rest.
   bool can_run_per_bucket() const override { return true; }
 
+  std::size_t worker_state_floats(std::size_t d) const override {
+    return momentum_correction_ && momentum_.active() ? d : 0;
+  }
+  void spill_worker_state(const std::string& dir) override {
+    if (momentum_correction_ && momentum_.active())
+      momentum_.spill_to(dir);
+  }
+
 private:
   void absorb_gradient(IterationWork& work, int worker, const float* gradient) override {
     if (momentum_correction_ && momentum_.active()) {

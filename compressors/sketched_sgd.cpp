@@ -27,6 +27,14 @@ public:
         second_round_(flag("second_round")), factor_(number("candidates_factor")),
         server_(static_cast<int>(integer("server_rank"))) {}
 
+  std::size_t worker_state_floats(std::size_t d) const override {
+    return momentum_.active() ? d : 0;
+  }
+  void spill_worker_state(const std::string& dir) override {
+    if (momentum_.active())
+      momentum_.spill_to(dir);
+  }
+
 private:
   void absorb_gradient(IterationWork& work, int worker, const float* gradient) override {
     if (momentum_.active()) {

@@ -3,6 +3,7 @@
 
 #include "compressors/params.hpp"
 #include "compressors/registry.hpp"
+#include "compressors/scratch_file.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/input_error.hpp"
@@ -46,6 +47,19 @@ public:
                    "Timing only: simulate the schedule.json of an earlier compressed run (its "
                    "real selection sizes) on this scenario's platform and device, without tensors");
     app.add_flag("--quiet", quiet_, "Print nothing on success");
+    app.add_option("--spill", spill_.mode,
+                   "Per-worker state in a scratch file instead of memory (same results, "
+                   "slower): DGC's and Sketched-SGD's local momenta (read and written a worker "
+                   "at a time) and the error-feedback residuals (mapped, paged by the kernel). "
+                   "'auto': the momenta when residuals and momenta together would take more "
+                   "than half of the physical memory, the residuals too when they alone would; "
+                   "'always': both; 'never': neither")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
+    app.add_option("--scratch-dir", spill_.dir,
+                   "Directory for the spilled state (unlinked files, gone when gcsim ends; "
+                   "default $TMPDIR, else /tmp)")
+        ->capture_default_str();
   }
 
   int run() override {
@@ -111,17 +125,37 @@ public:
                              "\"auto\")");
       const bool per_bucket =
           scope == "bucket" || (scope == "auto" && compressor->can_run_per_bucket());
+      spilled_ = training::should_spill(spill_, *compressor, feed->layout().total(), workers);
+      mapped_ = training::should_spill_residuals(spill_, feed->layout().total(), workers);
+      const std::string residual_dir = mapped_ ? spill_.dir : "";
+      if (spilled_ || mapped_) {
+        if (spill_.dir.empty())
+          throw InputError("--scratch-dir", "", "empty: name a directory for the scratch files");
+        try {
+          compress::ScratchFile::check_dir(spill_.dir);
+        } catch (const std::runtime_error& error) {
+          throw InputError("--scratch-dir", "", error.what());
+        }
+        if (spilled_ && !per_bucket) // per bucket, each bucket's compressor spills (below)
+          compressor->spill_worker_state(spill_.dir);
+      }
       try {
         if (per_bucket) {
           const training::IterationPlan& dense_plan = plans.front();
-          auto make = [&scenario] { return compressor_of(scenario); };
+          auto make = [this, &scenario] {
+            std::unique_ptr<compress::Compressor> made = compressor_of(scenario);
+            if (spilled_)
+              made->spill_worker_state(spill_.dir);
+            return made;
+          };
           compressed = training::run_compressor_per_bucket(
               make, *feed, training::make_buckets(dense_plan.layer_bytes, dense_plan.bucket_bytes),
-              dense_plan.layer_bytes, workers, scenario.training.iterations, scenario.seed,
-              profile);
+              dense_plan.layer_bytes, workers, scenario.training.iterations, scenario.seed, profile,
+              residual_dir);
         } else {
-          compressed = training::run_compressor(
-              *compressor, *feed, workers, scenario.training.iterations, scenario.seed, profile);
+          compressed =
+              training::run_compressor(*compressor, *feed, workers, scenario.training.iterations,
+                                       scenario.seed, profile, residual_dir);
         }
       } catch (const compress::ParameterError& error) {
         // Parameters that only fail against P (e.g. sketched_sgd's server rank).
@@ -187,6 +221,11 @@ public:
     if (!quiet_) {
       std::fputs(output::format_summary(result).c_str(), stdout);
       std::printf("  result: %s/result.json\n", directory.c_str());
+      if (spilled_ || mapped_)
+        std::printf("  scratch files in %s (--spill): %s\n", spill_.dir.c_str(),
+                    spilled_ && mapped_ ? "local momenta, residuals"
+                    : spilled_          ? "local momenta"
+                                        : "residuals");
       if (!timeline_file_.empty())
         std::printf("  timeline: %s (open in https://ui.perfetto.dev)\n", timeline_file_.c_str());
     }
@@ -216,6 +255,9 @@ private:
   std::vector<std::string> sets_;
   std::optional<uint64_t> seed_;
   bool quiet_ = false;
+  training::StateSpill spill_{"auto", training::default_scratch_dir()};
+  bool spilled_ = false; // the compressor's local momenta
+  bool mapped_ = false;  // the residuals
 };
 
 const CommandRegistration registration{[] { return std::make_unique<RunCommand>(); }};

@@ -1,14 +1,17 @@
 #include "sim/training/compression.hpp"
 
 #include "compressors/fidelity.hpp"
+#include "compressors/scratch_file.hpp"
 #include "sim/cost/device_profile.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unistd.h>
 
 namespace gcsim::training {
 namespace {
@@ -97,13 +100,26 @@ compress::LayerLayout slice_layout(const compress::LayerLayout& whole, int first
 // slice's compressor (so each gradient is made once), then each compressor
 // finishes its iteration and becomes one part of the schedule.
 CompressedRun run_slices(std::vector<Slice>& slices, GradientFeed& feed, int workers,
-                         int iterations, uint64_t seed, const cost::DeviceProfile& profile) {
+                         int iterations, uint64_t seed, const cost::DeviceProfile& profile,
+                         const std::string& residual_dir) {
   const compress::LayerLayout& layout = feed.layout();
   const auto P = static_cast<size_t>(workers);
   bool any_needs_weights = false;
   for (Slice& slice : slices) {
     slice.memories.resize(P);
     any_needs_weights = any_needs_weights || slice.compressor->needs_weights();
+  }
+  // Out of core: worker w's whole residual is row w of one mapped file (the
+  // slices' parts one after the other), so each pass over the workers
+  // walks the file in order.
+  std::unique_ptr<compress::ScratchMapping> residuals;
+  if (!residual_dir.empty()) {
+    const size_t d = layout.total();
+    residuals = std::make_unique<compress::ScratchMapping>(residual_dir, P * d);
+    for (Slice& slice : slices)
+      for (size_t w = 0; w < P; ++w)
+        slice.memories[w].use_storage(residuals->data() + w * d + slice.offset,
+                                      slice.layout.total());
   }
   std::vector<float> gradients[2]; // streamed through by all workers, see below
   std::vector<double> raw_sum;     // sum of the raw gradients, for fidelity
@@ -177,24 +193,62 @@ CompressedRun run_slices(std::vector<Slice>& slices, GradientFeed& feed, int wor
     run.quality.push_back(std::move(quality));
     run.schedule.push_back(std::move(iteration));
   }
+  for (Slice& slice : slices) // the memories must not outlive their storage
+    slice.memories.clear();
   return run;
 }
 
 } // namespace
 
+std::string default_scratch_dir() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  return tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+}
+
+namespace {
+
+// Whether `floats` floats would take more than half of the physical memory.
+bool over_half_the_memory(double floats) {
+  const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES));
+  const double page = static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  return pages > 0 && page > 0 && floats * sizeof(float) > 0.5 * pages * page;
+}
+
+} // namespace
+
+bool should_spill(const StateSpill& policy, const compress::Compressor& compressor, size_t d,
+                  int workers) {
+  const size_t state = compressor.worker_state_floats(d);
+  if (state == 0 || policy.mode == "never")
+    return false;
+  if (policy.mode == "always")
+    return true;
+  return over_half_the_memory(static_cast<double>(workers) * static_cast<double>(d + state));
+}
+
+bool should_spill_residuals(const StateSpill& policy, size_t d, int workers) {
+  if (policy.mode == "never")
+    return false;
+  if (policy.mode == "always")
+    return true;
+  return over_half_the_memory(static_cast<double>(workers) * static_cast<double>(d));
+}
+
 CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& feed, int workers,
-                             int iterations, uint64_t seed, const cost::DeviceProfile& profile) {
+                             int iterations, uint64_t seed, const cost::DeviceProfile& profile,
+                             const std::string& residual_dir) {
   std::vector<Slice> slices(1);
   slices.front().compressor = &compressor;
   slices.front().layout = feed.layout();
-  return run_slices(slices, feed, workers, iterations, seed, profile);
+  return run_slices(slices, feed, workers, iterations, seed, profile, residual_dir);
 }
 
 CompressedRun run_compressor_per_bucket(const CompressorFactory& make, GradientFeed& feed,
                                         const std::vector<Bucket>& buckets,
                                         const std::vector<uint64_t>& layer_bytes, int workers,
                                         int iterations, uint64_t seed,
-                                        const cost::DeviceProfile& profile) {
+                                        const cost::DeviceProfile& profile,
+                                        const std::string& residual_dir) {
   // The plan's layers (modules, parameter-free ones included) and the feed's
   // (parameter tensors) tile the same packed gradient; a bucket is the range
   // of its layers' elements, and the feed's tensors inside it.
@@ -231,7 +285,7 @@ CompressedRun run_compressor_per_bucket(const CompressorFactory& make, GradientF
     slice.layout = slice_layout(layout, first, last);
     slices.push_back(std::move(slice));
   }
-  return run_slices(slices, feed, workers, iterations, seed, profile);
+  return run_slices(slices, feed, workers, iterations, seed, profile, residual_dir);
 }
 
 } // namespace gcsim::training

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -42,8 +43,36 @@ CompressionPart schedule_of(const compress::IterationResult& result, int workers
 /// Runs `iterations` iterations of `compressor` on `feed` for `workers`
 /// workers (error feedback memories kept across iterations), on the whole
 /// model: each iteration is one part, ready when the backward pass ends.
+/// With a `residual_dir`, the residuals are mapped from an unlinked scratch
+/// file there instead of kept in memory (same results).
 CompressedRun run_compressor(compress::Compressor& compressor, GradientFeed& feed, int workers,
-                             int iterations, uint64_t seed, const cost::DeviceProfile& profile);
+                             int iterations, uint64_t seed, const cost::DeviceProfile& profile,
+                             const std::string& residual_dir = {});
+
+/// Where the per-worker state lives: in memory, or in unlinked scratch
+/// files in `dir` (same results, slower). Two kinds: the dense state a
+/// compressor keeps besides the residuals (DGC's and Sketched-SGD's local
+/// momentum, read and written a row per worker) and the error-feedback
+/// residuals themselves (mapped from the file, paged by the kernel). "auto"
+/// spills the momenta when residuals and momenta of all workers together
+/// would take more than half of the machine's physical memory, and the
+/// residuals too when they alone would; "always" spills both, "never"
+/// neither.
+struct StateSpill {
+  std::string mode = "auto"; // "auto", "always" or "never"
+  std::string dir;           // the scratch directory (default_scratch_dir())
+};
+
+/// $TMPDIR when set and not empty, /tmp otherwise.
+std::string default_scratch_dir();
+
+/// Whether `policy` spills the per-worker state of `compressor` for a
+/// gradient of d values on `workers` workers (never when it keeps none).
+bool should_spill(const StateSpill& policy, const compress::Compressor& compressor, size_t d,
+                  int workers);
+/// Whether `policy` maps the residuals of `workers` workers (d values each)
+/// from a scratch file.
+bool should_spill_residuals(const StateSpill& policy, size_t d, int workers);
 
 using CompressorFactory = std::function<std::unique_ptr<compress::Compressor>()>;
 
@@ -58,6 +87,7 @@ CompressedRun run_compressor_per_bucket(const CompressorFactory& make, GradientF
                                         const std::vector<Bucket>& buckets,
                                         const std::vector<uint64_t>& layer_bytes, int workers,
                                         int iterations, uint64_t seed,
-                                        const cost::DeviceProfile& profile);
+                                        const cost::DeviceProfile& profile,
+                                        const std::string& residual_dir = {});
 
 } // namespace gcsim::training
