@@ -88,6 +88,14 @@ public:
     app.add_option("--jobs,-j", jobs_, "Points run at the same time (default: the cores)")
         ->check(CLI::PositiveNumber);
     app.add_flag("--dry-run", dry_run_, "List the points and their commands; run nothing");
+    app.add_option("--spill", spill_,
+                   "Passed to every point's gcsim run (and its command): where per-worker "
+                   "state goes (see gcsim run --help); without it points use run's default")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
+    scratch_option_ =
+        app.add_option("--scratch-dir", scratch_dir_,
+                       "Passed to every point's gcsim run (and its command): the directory for "
+                       "spilled state");
   }
 
   int run() override {
@@ -107,6 +115,11 @@ public:
         argv.push_back("--set");
         argv.push_back(setting);
       }
+      // Only when asked, so that earlier sweeps' commands stay as they were.
+      if (!spill_.empty())
+        argv.insert(argv.end(), {"--spill", spill_});
+      if (scratch_option_->count() > 0)
+        argv.insert(argv.end(), {"--scratch-dir", scratch_dir_});
       commands.push_back(command_line(argv));
       argv[0] = executable.string();
       jobs.push_back({argv, out / "points" / point.id / "log.txt"});
@@ -226,6 +239,9 @@ private:
 
   std::string sweep_file_;
   std::string out_dir_;
+  std::string spill_;
+  std::string scratch_dir_;
+  CLI::Option* scratch_option_ = nullptr;
   int jobs_ = 0;
   bool dry_run_ = false;
 };

@@ -122,4 +122,39 @@ with tempfile.TemporaryDirectory() as work:
     check(result.returncode == 0 and NOTE not in result.stdout,
           "--spill never: the scratch directory is not used, so not checked")
 
+    # gcsim sweep passes --spill and --scratch-dir to every point, and into the
+    # command printed to rerun it; the points' results are the unspilled ones.
+    sweep_file = os.path.join(work, "spill.sweep.json")
+    with open(sweep_file, "w") as handle:
+        json.dump({"name": "spill-sweep", "scenario": scenario(work, {"name": "dgc", "density": 0.01},
+                                                                "model"),
+                   "grid": {"platform.nodes": [2, 4]}}, handle)
+    outs = {}
+    for mode in ("never", "always"):
+        out = os.path.join(work, "sweep-" + mode)
+        result = subprocess.run([GCSIM, "sweep", sweep_file, "--out", out, "--jobs", "2",
+                                 "--spill", mode, "--scratch-dir", scratch],
+                                capture_output=True, text=True, timeout=600)
+        if not check(result.returncode == 0, f"sweep --spill {mode} runs ({result.stderr.strip()[-200:]})"):
+            continue
+        outs[mode] = out
+        points = sorted(os.listdir(os.path.join(out, "points")))
+        commands = [read(os.path.join(out, "points", p, "command.txt")).decode() for p in points]
+        check(len(commands) == 2 and all(f"--spill {mode} --scratch-dir {scratch}" in c
+                                         for c in commands),
+              f"sweep --spill {mode}: every point's command carries the flags")
+    if len(outs) == 2:
+        for p in sorted(os.listdir(os.path.join(outs["never"], "points"))):
+            check(read(os.path.join(outs["never"], "points", p, "result.json")) ==
+                  read(os.path.join(outs["always"], "points", p, "result.json")),
+                  f"sweep point {p}: the same result.json spilled or not")
+    plain = subprocess.run([GCSIM, "sweep", sweep_file, "--out", os.path.join(work, "sweep-plain"),
+                            "--dry-run"], capture_output=True, text=True, timeout=60)
+    check(plain.returncode == 0 and "--spill" not in plain.stdout,
+          "sweep without the flags leaves the points' commands as they were")
+    bad = subprocess.run([GCSIM, "sweep", sweep_file, "--dry-run", "--spill", "sometimes"],
+                         capture_output=True, text=True, timeout=60)
+    check(bad.returncode == 2 and "--spill" in bad.stderr,
+          f"sweep --spill sometimes: exit 2 naming --spill (got {bad.returncode})")
+
 check.finish()
