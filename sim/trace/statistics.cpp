@@ -19,9 +19,11 @@ std::vector<int64_t> top_k_indices(const float* values, int64_t n, int64_t k) {
     return ma > mb || (ma == mb && a < b);
   };
   std::nth_element(order.begin(), order.begin() + k, order.end(), larger);
-  order.resize(static_cast<size_t>(k));
-  std::sort(order.begin(), order.end());
-  return order;
+  // A copy of the k, not the n-sized buffer resized: callers keep one top
+  // set per worker, and W buffers of n indices would dwarf the sets.
+  std::vector<int64_t> top(order.begin(), order.begin() + k);
+  std::sort(top.begin(), top.end());
+  return top;
 }
 
 LayerStatistics layer_statistics(const SliceReader& read, int64_t workers, int64_t offset,
