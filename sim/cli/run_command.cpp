@@ -52,7 +52,8 @@ public:
                    "slower): DGC's and Sketched-SGD's local momenta (read and written a worker "
                    "at a time) and the error-feedback residuals (mapped, paged by the kernel). "
                    "'auto': the momenta when residuals and momenta together would take more "
-                   "than half of the physical memory, the residuals too when they alone would; "
+                   "than half of the physical memory (or leave too little room under the "
+                   "process's cgroup memory limit), the residuals too when they alone would; "
                    "'always': both; 'never': neither")
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->capture_default_str();

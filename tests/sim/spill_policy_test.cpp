@@ -3,6 +3,8 @@
 #include "sim/training/compression.hpp"
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <unistd.h>
 
@@ -10,22 +12,20 @@
 
 namespace gc = gcsim::compress;
 namespace tr = gcsim::training;
+namespace fs = std::filesystem;
 
 namespace {
 
-double physical_bytes() {
-  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
-}
-
-// Floats per worker so that P workers' residuals take `share` of the physical memory.
+// Floats per worker so that P workers' residuals take `share` of half the
+// machine's memory, the limit "auto" judges by without a cgroup limit.
 size_t floats_for(double share, int workers) {
-  return static_cast<size_t>(share * physical_bytes() / (4.0 * workers));
+  return static_cast<size_t>(share * 0.5 * tr::memory_limits().physical_bytes / (4.0 * workers));
 }
 
 } // namespace
 
-TEST_CASE("--spill: auto spills the momenta first, then the residuals, at half the memory") {
-  REQUIRE(physical_bytes() > 0);
+TEST_CASE("--spill: auto spills the momenta first, then the residuals") {
+  REQUIRE(tr::memory_limits().physical_bytes > 0);
   const auto dgc = gc::make_compressor("dgc", {{"density", 0.01}});
   const auto no_momentum = gc::make_compressor("dgc", {{"density", 0.01}, {"momentum", 0.0}});
   const auto topk = gc::make_compressor("topk", {{"density", 0.01}});
@@ -34,19 +34,32 @@ TEST_CASE("--spill: auto spills the momenta first, then the residuals, at half t
   // Small: everything in memory.
   CHECK_FALSE(tr::should_spill(automatic, *dgc, 1000, P));
   CHECK_FALSE(tr::should_spill_residuals(automatic, 1000, P));
-  // Residuals 30% of the memory, with the momenta 60%: the momenta go.
-  const size_t middle = floats_for(0.3, P);
-  CHECK(tr::should_spill(automatic, *dgc, middle, P));
-  CHECK_FALSE(tr::should_spill_residuals(automatic, middle, P));
-  CHECK_FALSE(tr::should_spill(automatic, *no_momentum, middle, P)); // nothing to spill
-  CHECK_FALSE(tr::should_spill(automatic, *topk, middle, P));
-  // Residuals alone 60%: they go too.
-  const size_t large = floats_for(0.6, P);
-  CHECK(tr::should_spill(automatic, *dgc, large, P));
-  CHECK(tr::should_spill_residuals(automatic, large, P));
-  CHECK_FALSE(tr::should_spill(automatic, *topk, large, P));
-  // The threshold depends on P as much as on d.
-  CHECK_FALSE(tr::should_spill_residuals(automatic, large, 1));
+  // Nothing to spill, whatever the size.
+  const size_t huge = floats_for(4.0, P);
+  CHECK_FALSE(tr::should_spill(automatic, *no_momentum, huge, P));
+  CHECK_FALSE(tr::should_spill(automatic, *topk, huge, P));
+  // Far more than the machine: both go.
+  CHECK(tr::should_spill(automatic, *dgc, huge, P));
+  CHECK(tr::should_spill_residuals(automatic, huge, P));
+}
+
+TEST_CASE("state_fits: half the machine, and room inside a cgroup's limit") {
+  const size_t d = 25'000'000; // 100 MB per worker
+  const tr::MemoryLimits machine{24e9, std::nullopt};
+  // Half the physical memory: 12 GB of state.
+  CHECK(tr::state_fits(96.0 * d, d, machine));           // 9.6 GB of residuals
+  CHECK_FALSE(tr::state_fits(2 * 96.0 * d, d, machine)); // and as many momenta
+  // Under a 12 GB cgroup limit the residuals (9.6 GB) and eight buffers
+  // (0.8 GB) fit in 95% of it; with the momenta they do not.
+  const tr::MemoryLimits limited{64e9, 12e9};
+  CHECK(tr::state_fits(96.0 * d, d, limited));
+  CHECK_FALSE(tr::state_fits(2 * 96.0 * d, d, limited));
+  // Under 1.5 GB, 8 workers' 0.8 GB of residuals leave too little room.
+  const tr::MemoryLimits small{64e9, 1.5e9};
+  CHECK_FALSE(tr::state_fits(8.0 * d, d, small));
+  CHECK(tr::state_fits(4.0 * d, d, small)); // 0.4 GB + 0.8 GB < 1.425 GB
+  // The lower of the two rules decides.
+  CHECK_FALSE(tr::state_fits(96.0 * d, d, tr::MemoryLimits{16e9, 64e9}));
 }
 
 TEST_CASE("--spill: always and never override the size") {
@@ -57,7 +70,7 @@ TEST_CASE("--spill: always and never override the size") {
   CHECK(tr::should_spill(always, *sketched, 10, 2));
   CHECK(tr::should_spill_residuals(always, 10, 2));
   CHECK_FALSE(tr::should_spill(always, *topk, 10, 2)); // keeps no momenta
-  const size_t large = floats_for(0.6, 8);
+  const size_t large = floats_for(4.0, 8);
   CHECK_FALSE(tr::should_spill(never, *sketched, large, 8));
   CHECK_FALSE(tr::should_spill_residuals(never, large, 8));
 }
@@ -73,4 +86,26 @@ TEST_CASE("--scratch-dir defaults to $TMPDIR, else /tmp") {
   CHECK(tr::default_scratch_dir() == "/tmp");
   if (saved != nullptr)
     ::setenv("TMPDIR", previous.c_str(), 1);
+}
+
+TEST_CASE("the budget follows a cgroup's memory limit, v1 or v2") {
+  const fs::path root = fs::temp_directory_path() / ("gcsim-cgroup-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  auto write = [&](const fs::path& file, const std::string& text) {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << text << "\n";
+  };
+  write(root / "memory" / "batch" / "job" / "memory.limit_in_bytes", "12000000000");
+  write(root / "unified" / "user" / "memory.max", "max");
+  write(root / "app" / "memory.max", "8000000000");
+  // v1 (hybrid system): the memory controller's limit.
+  CHECK(tr::cgroup_memory_limit("9:cpu:/x\n5:memory:/batch/job\n0::/user\n", root) == 12e9);
+  // v2: "max" is no limit; a number is.
+  CHECK_FALSE(tr::cgroup_memory_limit("0::/user\n", root).has_value());
+  CHECK(tr::cgroup_memory_limit("0::/app\n", root) == 8e9);
+  // Both: the lower one; nothing readable: none.
+  CHECK(tr::cgroup_memory_limit("5:memory:/batch/job\n0::/app\n", root) == 8e9);
+  CHECK_FALSE(tr::cgroup_memory_limit("5:memory:/elsewhere\n", root).has_value());
+  CHECK_FALSE(tr::cgroup_memory_limit("garbage\n", root).has_value());
+  fs::remove_all(root);
 }
