@@ -14,6 +14,7 @@
 #include "sim/training/gradient_feed.hpp"
 #include "sim/training/plan.hpp"
 #include "sim/training/schedule_file.hpp"
+#include "sim/training/state_spill.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,6 @@
 // When gcsim run spills per-worker state to scratch files (--spill).
 #include "compressors/registry.hpp"
-#include "sim/training/compression.hpp"
+#include "sim/training/state_spill.hpp"
 
 #include <cstdlib>
 #include <filesystem>
