@@ -52,6 +52,9 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int, default=5, help="leading iterations left out of the comparison")
     p.add_argument("--batch", type=int, default=32, help="samples per worker per iteration")
     p.add_argument("--density", type=float, default=0.01)
+    p.add_argument("--barrier", action="store_true",
+                   help="diagnostic: a barrier before each training step's communication, its wait "
+                        "recorded as wait_s, so communication_s times the collectives alone")
     p.add_argument("--timeout", type=float, default=900, help="seconds per job before giving up")
     p.add_argument("--out", required=True)
     return p.parse_args(argv)
@@ -93,6 +96,8 @@ def training_entry(name, raw, args):
             communication_s=mean([r["communication_s"] for r in rows]),
             optimizer_s=mean([r["optimizer_s"] for r in rows]),
             loss=rows[0]["loss"]))
+        if args.barrier:
+            iterations[-1]["wait_s"] = mean([r["wait_s"] for r in rows])
     compressor = {"name": name}
     if name != "dense":
         compressor["density"] = args.density
@@ -163,7 +168,8 @@ def main(argv):
         for name in runs:
             out = os.path.join(tmp, f"train-{name}.json")
             run_job(cluster, lambda r: [PYTHON, worker, "train", str(r), str(args.nodes), master, out,
-                                        name, str(args.iterations), str(args.batch), str(args.density)],
+                                        name, str(args.iterations), str(args.batch), str(args.density)]
+                                       + (["barrier"] if args.barrier else []),
                     args.timeout)
             with open(out) as f:
                 training.append(training_entry(name, json.load(f), args))

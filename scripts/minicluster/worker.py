@@ -1,7 +1,7 @@
 """One rank of the mini-cluster, run inside its namespace by run.py.
 
   worker.py bench RANK P MASTER OUT.json SIZES REPS
-  worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY
+  worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY [barrier]
 
 Rank 0 writes OUT.json. Each process uses one thread (torch.set_num_threads(1)).
 The collectives are torch.distributed's gloo ones: allreduce is gloo's ring,
@@ -331,7 +331,7 @@ def compute_alone(model, xb, yb, lr, rounds=12):
     return [statistics.median(s[i] for s in warm) for i in range(3)]
 
 
-def train(rank, world, out, compressor, iterations, batch, density):
+def train(rank, world, out, compressor, iterations, batch, density, barrier=False):
     torch.manual_seed(1)
     model = SmallCNN()
     params = list(model.parameters())
@@ -354,6 +354,13 @@ def train(rank, world, out, compressor, iterations, batch, density):
         backward(loss, params)
         t_compute = time.perf_counter()
         grad = flat_gradient(params)
+        # Diagnostic (run.py --barrier): wait for the slowest rank first, so
+        # that the communication phase times the collectives alone.
+        wait = 0.0
+        if barrier:
+            b0 = time.perf_counter()
+            dist.barrier()
+            wait = time.perf_counter() - b0
         if sparse is None:
             c0 = time.perf_counter()
             dist.all_reduce(grad)
@@ -367,8 +374,8 @@ def train(rank, world, out, compressor, iterations, batch, density):
         records.append(dict(iteration_s=end - previous_end, forward_s=t_bwd - t_fwd,
                             backward_s=t_compute - t_bwd, compression_s=compression,
                             communication_s=comm,
-                            optimizer_s=(end - t_comm) + (t_comm - t_compute - comm - compression),
-                            loss=float(loss)))
+                            optimizer_s=(end - t_comm) + (t_comm - t_compute - comm - compression - wait),
+                            wait_s=wait, loss=float(loss)))
         previous_end = end
     # Every rank's records reach rank 0 (tiny, after the timed loop).
     gathered = [None] * world
@@ -389,7 +396,8 @@ def main(argv):
     if mode == "bench":
         bench(rank, world, out, [int(s) for s in argv[6].split(",")], int(argv[7]))
     else:
-        train(rank, world, out, argv[6], int(argv[7]), int(argv[8]), float(argv[9]))
+        train(rank, world, out, argv[6], int(argv[7]), int(argv[8]), float(argv[9]),
+              barrier=len(argv) > 10 and argv[10] == "barrier")
     dist.barrier()
     dist.destroy_process_group()
 

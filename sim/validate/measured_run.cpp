@@ -58,6 +58,7 @@ IterationTimes read_iteration(const nlohmann::json& json, const std::string& fil
   ObjectReader reader(json, file, path);
   reader.allow("loss");
   reader.allow("comment");
+  reader.allow("wait_s"); // run.py --barrier's diagnostic wait: informative only
   IterationTimes times;
   times.iteration_s = reader.positive_number("iteration_s");
   times.forward_s = non_negative_seconds_or(reader, "forward_s", 0);

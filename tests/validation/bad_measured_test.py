@@ -29,7 +29,7 @@ GOOD = {
                       "layers": [{"name": "w", "bytes": 4000}, {"name": "b", "bytes": 40}]},
          "warmup_iterations": 1,
          "compute_alone": {"forward_s": 0.003, "backward_s": 0.005, "optimizer_s": 0.001},
-         "iterations": [{"iteration_s": 0.02, "compute_s": 0.01, "optimizer_s": 0.001},
+         "iterations": [{"iteration_s": 0.02, "compute_s": 0.01, "optimizer_s": 0.001, "wait_s": 0.002},
                         {"iteration_s": 0.02, "compute_s": 0.01, "optimizer_s": 0.001}]},
     ],
 }
