@@ -174,18 +174,23 @@ def oracle_training(run):
         mean = {k: sum(i.get(k, 0) for i in its) / len(its) for k in its[0]}
         d = sum(layer["bytes"] for layer in t["workload"]["layers"]) // 4
         name = t["compressor"]["name"]
-        k = max(1, round(t["compressor"].get("density", 1) * d))
+        k = max(1, int(t["compressor"].get("density", 1) * d))  # worker.py's floor(density d)
+        # The collectives worker.py makes per step (its docstrings), in
+        # nccl-tests' byte convention (allgather: the whole output).
         if name == "dense":
             calls = [("allreduce", 4 * d)]
         elif name == "topk":
             calls = [("allgather", 8 * k * P)]
-        elif name == "cltk":
-            calls = [("broadcast", 8 * k), ("allreduce", 4 * k)]
-        else:  # deft: width allreduce, then the padded (value, index) allgather
-            # The script counts 8 * width * (P - 1) bytes sent; without it, k / P.
-            width = (t["bytes_sent_per_worker"] / (8 * (P - 1)) if "bytes_sent_per_worker" in t
-                     else math.ceil(k / P))
-            calls = [("allreduce", 8), ("allgather", 8 * width * P)]
+        elif name == "cltk":  # the leader's int32 indices, then the values
+            calls = [("broadcast", 4 * k), ("allreduce", 4 * k)]
+        else:
+            # deft: the bin assignment (P + L int32), the counts, the int32
+            # indices padded to the largest count (about k / P when the bins
+            # balance), the values at the union (about k: partitions are disjoint).
+            sizes = [layer["bytes"] // 4 for layer in t["workload"]["layers"]]
+            partitions = sum(P if n > d / P else 1 for n in sizes)
+            calls = [("broadcast", 4 * (P + partitions)), ("allgather", 4 * P),
+                     ("allgather", 4 * math.ceil(k / P) * P), ("allreduce", 4 * k)]
         comm = sum(interpolate(points, c, P, n) for c, n in calls)
         compute = mean["forward_s"] + mean["backward_s"] + mean.get("optimizer_s", 0)
         oracle = compute + (mean.get("compression_s", 0) if name != "deft" else 0) + comm

@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Two checks of what the mini-cluster's 2-core machine does to its ranks.
+
+  scheduling_check.py compute [--ranks 2,4,8]
+      P processes run the small CNN's training step (forward, backward,
+      update; one thread each) in lockstep, a barrier after every step. Prints
+      each rank's step alone, the processor-sharing bound gcsim simulates
+      (alone x P / cores) and the measured lockstep iteration: does fluid
+      sharing of the cores hold for the compute? No root needed.
+
+  scheduling_check.py collectives [--nodes 4] [--rate 100] [--no-limit]   (root)
+      Small gloo collectives (4 and 64 KiB) on the namespaced star, timed back
+      to back (100 in a row) and as run.py's benchmark times them (a barrier
+      before each, the slowest rank's time). --no-limit leaves out the htb
+      qdiscs, to see whether the per-message cost is the rate limiter's.
+
+Diagnostics behind results/validation/README.md; they write nothing.
+"""
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+PYTHON = "/usr/bin/python3"
+
+
+def _lockstep_rank(rank, world, barrier, results, steps):
+    import torch
+    import torch.nn.functional as F
+    import worker
+    torch.set_num_threads(1)
+    torch.manual_seed(1)
+    model = worker.SmallCNN()
+    params = list(model.parameters())
+    x, y = worker.load_fashion(32)
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        worker.backward(loss, params)
+        worker.apply_update(params, worker.flat_gradient(params), 0.01)
+
+    for _ in range(20):
+        step()
+    alone = []
+    for turn in range(world):  # the others wait, as run.py's compute_alone
+        barrier.wait()
+        if turn == rank:
+            for _ in range(12):
+                t0 = time.perf_counter()
+                step()
+                alone.append(time.perf_counter() - t0)
+    iterations, finishes = [], []
+    for _ in range(steps):
+        barrier.wait()
+        t0 = time.perf_counter()
+        step()
+        finishes.append(time.perf_counter() - t0)
+        barrier.wait()
+        iterations.append(time.perf_counter() - t0)
+    results.put((statistics.median(alone[3:]), statistics.median(iterations),
+                 statistics.mean(finishes)))
+
+
+def check_compute(ranks):
+    cores = os.cpu_count()
+    print(f"{cores} cores; one training step of the small CNN (batch 32) per rank, in lockstep")
+    for world in ranks:
+        barrier, results = multiprocessing.Barrier(world), multiprocessing.Queue()
+        procs = [multiprocessing.Process(target=_lockstep_rank,
+                                         args=(r, world, barrier, results, 150))
+                 for r in range(world)]
+        for p in procs:
+            p.start()
+        got = [results.get() for _ in procs]
+        for p in procs:
+            p.join()
+        alone = statistics.mean(g[0] for g in got)
+        shared = alone * max(1.0, world / cores)
+        iteration = max(g[1] for g in got)
+        print(f"  P = {world}: alone {alone * 1e3:.2f} ms, processor sharing {shared * 1e3:.2f} ms, "
+              f"measured {iteration * 1e3:.2f} ms ({100 * (iteration / shared - 1):+.0f}%), "
+              f"mean rank's own step {statistics.mean(g[2] for g in got) * 1e3:.2f} ms")
+
+
+def _collectives_rank(rank, world, master, out):
+    import torch
+    import torch.distributed as dist
+    import worker
+    worker.init(rank, world, master)
+    rows = []
+    for collective in ("allreduce", "allgather", "broadcast"):
+        for size in (4096, 65536):
+            elements = size // 4 // (world if collective == "allgather" else 1)
+            data = torch.ones(elements)
+            outputs = [torch.empty(elements) for _ in range(world)]
+
+            def once():
+                if collective == "allreduce":
+                    dist.all_reduce(data)
+                elif collective == "allgather":
+                    dist.all_gather(outputs, data)
+                else:
+                    dist.broadcast(data, 0)
+
+            for _ in range(5):
+                once()
+            dist.barrier()
+            t0 = time.perf_counter()
+            for _ in range(100):
+                once()
+            in_a_row = (time.perf_counter() - t0) / 100
+            after_barrier = []
+            for _ in range(30):
+                dist.barrier()
+                t0 = time.perf_counter()
+                once()
+                after_barrier.append(worker.all_max(time.perf_counter() - t0))
+            rows.append((collective, size, in_a_row, statistics.median(after_barrier)))
+    if rank == 0:
+        with open(out, "w") as f:
+            json.dump(rows, f)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def check_collectives(nodes, rate, limit):
+    import netns
+    import run
+    ok, why = netns.can_create_namespaces()
+    if not ok:
+        sys.exit(f"scheduling_check.py: cannot create network namespaces: {why}")
+    if not limit:
+        netns._limit = lambda *args: None  # a diagnostic: the bare veths and bridge
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "rows.json")
+        with netns.Cluster(nodes, rate) as cluster:
+            run.run_job(cluster, lambda r: [PYTHON, os.path.abspath(__file__), "_rank", str(r),
+                                            str(nodes), cluster.addresses[0], out], 600)
+        with open(out) as f:
+            rows = json.load(f)
+    steps = {"allreduce": 2 * (nodes - 1), "allgather": nodes - 1,
+             "broadcast": max(1, (nodes - 1).bit_length())}
+    print(f"{nodes} ranks, {'htb ' + str(rate) + ' Mbit/s' if limit else 'no rate limit'}; "
+          f"per step: a ring's 2(P-1) or P-1 steps, the tree's log2 P levels")
+    for collective, size, in_a_row, after_barrier in rows:
+        print(f"  {collective:9s} {size:6d} B: back to back {in_a_row * 1e3:6.2f} ms "
+              f"({in_a_row * 1e3 / steps[collective]:.2f} per step), after a barrier "
+              f"{after_barrier * 1e3:6.2f} ms")
+
+
+def main(argv):
+    if argv and argv[0] == "_rank":
+        _collectives_rank(int(argv[1]), int(argv[2]), argv[3], argv[4])
+        return
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="check", required=True)
+    compute = sub.add_parser("compute")
+    compute.add_argument("--ranks", default="2,4,8")
+    collectives = sub.add_parser("collectives")
+    collectives.add_argument("--nodes", type=int, default=4)
+    collectives.add_argument("--rate", type=int, default=100, help="Mbit/s")
+    collectives.add_argument("--no-limit", action="store_true")
+    args = parser.parse_args(argv)
+    if args.check == "compute":
+        check_compute([int(r) for r in args.ranks.split(",")])
+    else:
+        check_collectives(args.nodes, args.rate, not args.no_limit)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
