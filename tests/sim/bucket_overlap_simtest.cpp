@@ -12,6 +12,7 @@
 #include "sim/input/paths.hpp"
 #include "sim/training/compression.hpp"
 #include "sim/training/iteration_model.hpp"
+#include "tests/sim/star_platform.hpp"
 
 #include <doctest/doctest.h>
 
@@ -98,11 +99,8 @@ TEST_CASE("per-bucket compression overlaps the backward pass") {
   REQUIRE(model.compressed.front().parts.size() == 1);
   CHECK(model.compressed.front().parts.front().ready_layer == 0);
 
-  net::PlatformSpec platform;
-  platform.name = "overlap";
-  platform.topology = net::Topology::star;
-  platform.nodes = kWorkers;
-  platform.link = {1.25e8, 5e-6}; // 1 Gbps: the allgathers take milliseconds
+  const net::PlatformSpec platform = testing::star_platform(
+      "overlap", kWorkers, 1.25e8, 5e-6); // 1 Gbps: the allgathers take milliseconds
   std::vector<TimelineEvent> timeline;
   std::vector<RunResult> results =
       simulate(platform, {model, bucket, serial, one_bucket}, {}, &timeline);

@@ -9,6 +9,7 @@
 #include "sim/input/paths.hpp"
 #include "sim/training/compression.hpp"
 #include "sim/training/iteration_model.hpp"
+#include "tests/sim/star_platform.hpp"
 
 #include <doctest/doctest.h>
 
@@ -48,11 +49,7 @@ TEST_CASE("dense through the compressed path equals the dense model") {
   IterationPlan sparse = dense;
   sparse.compressed = topk_run.schedule;
 
-  net::PlatformSpec platform;
-  platform.name = "equality";
-  platform.topology = net::Topology::star;
-  platform.nodes = kWorkers;
-  platform.link = {1.25e9, 5e-6};
+  const net::PlatformSpec platform = testing::star_platform("equality", kWorkers, 1.25e9, 5e-6);
   std::vector<RunResult> results = simulate(platform, {dense, through_compressor, sparse});
 
   for (size_t i = 0; i < 2; ++i) {

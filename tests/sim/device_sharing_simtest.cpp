@@ -6,6 +6,7 @@
 // both run at half speed while both run, so the backward pass ends K later.
 
 #include "sim/training/iteration_model.hpp"
+#include "tests/sim/star_platform.hpp"
 
 #include <doctest/doctest.h>
 
@@ -48,11 +49,7 @@ IterationPlan plan(bool share) {
 } // namespace
 
 TEST_CASE("kernels beside the backward pass share the device only when asked") {
-  net::PlatformSpec platform;
-  platform.name = "pair";
-  platform.topology = net::Topology::star;
-  platform.nodes = kWorkers;
-  platform.link = {1.25e9, 1e-6};
+  const net::PlatformSpec platform = testing::star_platform("pair", kWorkers, 1.25e9, 1e-6);
   std::vector<RunResult> results = simulate(platform, {plan(false), plan(true)});
   REQUIRE(results.size() == 2);
   const double compute = kForward + kBackwardFirst + kBackwardLast + kOptimizer;

@@ -5,6 +5,7 @@
 
 #include "sim/network/alpha_beta.hpp"
 #include "sim/training/iteration_model.hpp"
+#include "tests/sim/star_platform.hpp"
 
 #include <cmath>
 #include <random>
@@ -71,11 +72,8 @@ TEST_CASE("iteration time bounds and exact cases on SimGrid") {
   plans.push_back(random_plan(random, uint64_t{1} << 40, true));  // one bucket
   plans.push_back(random_plan(random, uint64_t{4} << 20, false)); // no overlap
 
-  net::PlatformSpec platform;
-  platform.name = "bounds";
-  platform.topology = net::Topology::star;
-  platform.nodes = kWorkers;
-  platform.link = {kBandwidth, kLatency};
+  const net::PlatformSpec platform =
+      testing::star_platform("bounds", kWorkers, kBandwidth, kLatency);
   std::vector<RunResult> results = simulate(platform, plans);
   REQUIRE(results.size() == plans.size());
 

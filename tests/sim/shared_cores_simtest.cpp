@@ -6,6 +6,7 @@
 
 #include "sim/network/alpha_beta.hpp"
 #include "sim/training/iteration_model.hpp"
+#include "tests/sim/star_platform.hpp"
 
 #include <doctest/doctest.h>
 
@@ -59,11 +60,8 @@ IterationPlan leader_plan(double kernel_s) {
 } // namespace
 
 TEST_CASE("workers sharing a machine's cores share its compute") {
-  net::PlatformSpec platform;
-  platform.name = "one-machine";
-  platform.topology = net::Topology::star;
-  platform.nodes = kWorkers;
-  platform.link = {kBandwidth, kLatency};
+  net::PlatformSpec platform =
+      testing::star_platform("one-machine", kWorkers, kBandwidth, kLatency);
   platform.shared_cores = 2;
   const double kernel_s = 4e-3;
   std::vector<RunResult> results = simulate(platform, {dense_plan(), leader_plan(kernel_s)});
