@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <unistd.h>
@@ -61,6 +62,19 @@ public:
     app.add_option("--scratch-dir", spill_.dir,
                    "Directory for the spilled state (unlinked files, gone when gcsim ends; "
                    "default $TMPDIR, else /tmp)")
+        ->capture_default_str();
+    app.add_option("--memory-share", spill_.memory_share,
+                   "The part of the machine's (and cgroup's) memory that --spill auto counts "
+                   "on, in (0, 1]: runs beside each other share it (gcsim sweep --jobs N "
+                   "gives each point 1/N)")
+        ->check(CLI::Validator(
+            [](std::string& text) {
+              char* end = nullptr;
+              const double share = std::strtod(text.c_str(), &end);
+              const bool ok = end != text.c_str() && *end == '\0' && share > 0 && share <= 1;
+              return ok ? std::string() : "must be a number in (0, 1]: " + text;
+            },
+            "(0, 1]"))
         ->capture_default_str();
   }
 

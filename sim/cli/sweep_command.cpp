@@ -11,6 +11,7 @@
 #include "sim/sweep/sweep_spec.hpp"
 #include "sim/sweep/table.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -23,6 +24,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+// A point's share of the memory, as its --memory-share argument.
+std::string format_share(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", share);
+  return text;
+}
 
 // Paths inside the working directory are printed relative to it, so that
 // commands stay readable and committed results carry no home directories.
@@ -143,6 +151,17 @@ public:
       return 0;
     }
     std::printf(" on %d cores\n", parallel);
+    // Points beside each other share the memory --spill auto judges by; a
+    // point's command (run alone) leaves the option out and gets all of it.
+    const size_t beside = std::min(pending.size(), static_cast<size_t>(parallel));
+    if (beside > 1) {
+      const std::string share = format_share(1.0 / static_cast<double>(beside));
+      for (sweep::Job& job : jobs)
+        job.argv.insert(job.argv.end(), {"--memory-share", share});
+      std::printf("  %zu points at a time: each runs with --memory-share %s (what --spill auto "
+                  "counts on)\n",
+                  beside, share.c_str());
+    }
 
     if (!run_points(spec, points, pending, jobs, commands, parallel))
       return 1;

@@ -1,5 +1,6 @@
 #include "sim/training/state_spill.hpp"
 
+#include <cassert>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -59,7 +60,8 @@ std::optional<double> cgroup_memory_limit(const std::string& proc_self_cgroup,
   return lowest;
 }
 
-MemoryLimits memory_limits() {
+MemoryLimits memory_limits(double share) {
+  assert(share > 0 && share <= 1 && "a memory share is in (0, 1]");
   MemoryLimits limits;
   const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES));
   const double page = static_cast<double>(sysconf(_SC_PAGE_SIZE));
@@ -68,6 +70,9 @@ MemoryLimits memory_limits() {
   std::stringstream text;
   text << file.rdbuf();
   limits.cgroup_bytes = cgroup_memory_limit(text.str(), "/sys/fs/cgroup");
+  limits.physical_bytes *= share;
+  if (limits.cgroup_bytes)
+    *limits.cgroup_bytes *= share;
   return limits;
 }
 
@@ -91,7 +96,7 @@ bool should_spill(const StateSpill& policy, const compress::Compressor& compress
   if (policy.mode == "always")
     return true;
   return !state_fits(static_cast<double>(workers) * static_cast<double>(d + state), d,
-                     memory_limits());
+                     memory_limits(policy.memory_share));
 }
 
 bool should_spill_residuals(const StateSpill& policy, size_t d, int workers) {
@@ -99,7 +104,8 @@ bool should_spill_residuals(const StateSpill& policy, size_t d, int workers) {
     return false;
   if (policy.mode == "always")
     return true;
-  return !state_fits(static_cast<double>(workers) * static_cast<double>(d), d, memory_limits());
+  return !state_fits(static_cast<double>(workers) * static_cast<double>(d), d,
+                     memory_limits(policy.memory_share));
 }
 
 } // namespace gcsim::training

@@ -23,6 +23,9 @@ namespace gcsim::training {
 struct StateSpill {
   std::string mode = "auto"; // "auto", "always" or "never"
   std::string dir;           // the scratch directory (default_scratch_dir())
+  // The part of the memory limits this run counts on when "auto" judges:
+  // gcsim sweep --jobs N runs N points at once and gives each 1/N.
+  double memory_share = 1.0;
 };
 
 /// $TMPDIR when set and not empty, /tmp otherwise.
@@ -35,7 +38,9 @@ struct MemoryLimits {
   double physical_bytes = 0;
   std::optional<double> cgroup_bytes;
 };
-MemoryLimits memory_limits();
+/// `share` (in (0, 1]) of both: what one of several runs beside each other
+/// may count on.
+MemoryLimits memory_limits(double share = 1.0);
 /// Whether `state_floats` floats of per-worker state (for a gradient of d
 /// values) may stay in memory: at most half of the physical memory, and,
 /// under a cgroup limit, with room for about eight gradient-sized buffers

@@ -116,6 +116,10 @@ with tempfile.TemporaryDirectory() as work:
     result = run(path, os.path.join(work, "bad"), "--spill", "sometimes")
     check(result.returncode == 2 and "--spill" in result.stderr,
           f"--spill sometimes: exit 2 naming --spill (got {result.returncode})")
+    for share in ("0", "1.5", "half"):
+        result = run(path, os.path.join(work, "bad"), "--memory-share", share)
+        check(result.returncode == 2 and "--memory-share" in result.stderr,
+              f"--memory-share {share}: exit 2 naming --memory-share (got {result.returncode})")
     # Nothing spilled: the directory is not used, so not checked.
     result = run(path, os.path.join(work, "never"), "--spill", "never",
                  "--scratch-dir", os.path.join(work, "missing"))
@@ -143,6 +147,12 @@ with tempfile.TemporaryDirectory() as work:
         check(len(commands) == 2 and all(f"--spill {mode} --scratch-dir {scratch}" in c
                                          for c in commands),
               f"sweep --spill {mode}: every point's command carries the flags")
+        # Two points at once share the memory "auto" judges by; a point's
+        # command, run alone, has all of it.
+        check("each runs with --memory-share 0.5" in result.stdout
+              and not any("--memory-share" in c for c in commands),
+              f"sweep --jobs 2 --spill {mode}: points run with --memory-share 0.5, "
+              f"their commands without it")
     if len(outs) == 2:
         for p in sorted(os.listdir(os.path.join(outs["never"], "points"))):
             check(read(os.path.join(outs["never"], "points", p, "result.json")) ==

@@ -62,6 +62,24 @@ TEST_CASE("state_fits: half the machine, and room inside a cgroup's limit") {
   CHECK_FALSE(tr::state_fits(96.0 * d, d, tr::MemoryLimits{16e9, 64e9}));
 }
 
+TEST_CASE("--memory-share: runs beside each other count on their share of the memory") {
+  const tr::MemoryLimits whole = tr::memory_limits();
+  const tr::MemoryLimits half = tr::memory_limits(0.5);
+  CHECK(half.physical_bytes == doctest::Approx(whole.physical_bytes / 2));
+  REQUIRE(half.cgroup_bytes.has_value() == whole.cgroup_bytes.has_value());
+  if (whole.cgroup_bytes)
+    CHECK(*half.cgroup_bytes == doctest::Approx(*whole.cgroup_bytes / 2));
+  // The largest power-of-two gradient whose residuals still fit this
+  // machine's "auto" limits: alone they stay in memory, on a quarter of the
+  // memory they go to a scratch file.
+  const int P = 8;
+  size_t d = 1024;
+  while (tr::state_fits(P * 2.0 * static_cast<double>(d), 2 * d, whole))
+    d *= 2;
+  CHECK_FALSE(tr::should_spill_residuals(tr::StateSpill{"auto", "/tmp", 1.0}, d, P));
+  CHECK(tr::should_spill_residuals(tr::StateSpill{"auto", "/tmp", 0.25}, d, P));
+}
+
 TEST_CASE("--spill: always and never override the size") {
   const auto sketched = gc::make_compressor("sketched_sgd", {{"density", 0.01}});
   const auto topk = gc::make_compressor("topk", {{"density", 0.01}});
