@@ -11,6 +11,7 @@ packages=(
   libbenchmark-dev
   python3-numpy python3-torch python3-torchvision python3-matplotlib python3-sklearn
   libopenblas0-pthread dataset-fashion-mnist iproute2
+  clang-format python3-pyflakes
 )
 
 missing=()

@@ -103,12 +103,7 @@ def _collectives_rank(rank, world, master, out):
             outputs = [torch.empty(elements) for _ in range(world)]
 
             def once():
-                if collective == "allreduce":
-                    dist.all_reduce(data)
-                elif collective == "allgather":
-                    dist.all_gather(outputs, data)
-                else:
-                    dist.broadcast(data, 0)
+                worker.run_collective(collective, data, outputs)
 
             for _ in range(5):
                 once()

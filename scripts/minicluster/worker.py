@@ -56,6 +56,17 @@ def ping_pong(rounds=200):
     return statistics.median(samples[rounds // 4:]) / 2
 
 
+def run_collective(collective, data, outputs):
+    """One benchmark collective: allreduce of `data`, allgather of it into
+    `outputs` (one tensor per rank), or broadcast of it from rank 0."""
+    if collective == "allreduce":
+        dist.all_reduce(data)
+    elif collective == "allgather":
+        dist.all_gather(outputs, data)
+    else:
+        dist.broadcast(data, 0)
+
+
 def bench(rank, world, out, sizes, reps):
     dist.barrier()
     one_way = all_max(ping_pong() if rank < 2 else 0.0)
@@ -76,12 +87,7 @@ def bench(rank, world, out, sizes, reps):
             for rep in range(count + 1):
                 dist.barrier()
                 start = time.perf_counter()
-                if collective == "allreduce":
-                    dist.all_reduce(data)
-                elif collective == "allgather":
-                    dist.all_gather(outputs, data)
-                else:
-                    dist.broadcast(data, 0)
+                run_collective(collective, data, outputs)
                 elapsed = all_max(time.perf_counter() - start)
                 if rep > 0:  # the first one warms up connections and buffers
                     times.append(elapsed)
@@ -345,7 +351,6 @@ def train(rank, world, out, compressor, iterations, batch, density, barrier=Fals
     dist.barrier()
     previous_end = time.perf_counter()
     for it in range(iterations):
-        start = time.perf_counter()
         lo = (it * world + rank) * batch
         xb, yb = x[lo:lo + batch], y[lo:lo + batch]
         t_fwd = time.perf_counter()

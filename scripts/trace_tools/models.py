@@ -5,7 +5,6 @@ hooks see it and its time is measured, and so that gradient hooks on module
 outputs are well defined.
 """
 
-import torch
 from torch import nn
 
 

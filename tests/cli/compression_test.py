@@ -7,7 +7,6 @@ matters in the direction bandwidth says, timelines open, runs repeat.
 Usage: compression_test.py PATH/TO/gcsim
 """
 import json
-import math
 import os
 import subprocess
 import sys
