@@ -43,6 +43,10 @@ def path(point):
         return dict(m=2 * (P - 1), b=2 * (P - 1) * chunk, r=(P - 1) * chunk, n=0)
     if point["collective"] == "allgather":
         return dict(m=P - 1, b=(P - 1) * chunk, r=0, n=n)
+    if point.get("algorithm") == "ring":  # NCCL's: a pipeline of pieces along the chain
+        chunk = point.get("chunk_bytes", 512 * 1024)
+        stages = math.ceil(n / chunk) + P - 2
+        return dict(m=stages, b=stages * min(chunk, n), r=0, n=0)
     levels = int(round(math.log2(P)))
     # gloo's broadcast: each level's sender shares its link among its children.
     return dict(m=levels, b=levels * (levels + 1) // 2 * n, r=0, n=0)

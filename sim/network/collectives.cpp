@@ -2,6 +2,7 @@
 
 #include "sim/network/log2.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <utility>
 
@@ -137,6 +138,28 @@ void eager_binomial_broadcast(Group& group, int rank, int root, uint64_t bytes) 
       sends.push_back(group.mailbox(rank, peer)->put_async(&payload_token, bytes));
     } else {
       receive(group, rank, peer);
+    }
+  }
+  sg4::Comm::wait_all(sends);
+}
+
+void pipelined_ring_broadcast(Group& group, int rank, int root, uint64_t bytes, uint64_t chunk) {
+  assert(chunk > 0 && "a pipeline needs pieces of at least a byte");
+  const int size = group.size();
+  const int relative = (rank - root + size) % size;
+  const int previous = (rank + size - 1) % size;
+  const int next = (rank + 1) % size;
+  const bool forwards = relative + 1 < size; // the chain's last rank only receives
+  const uint64_t pieces = bytes == 0 ? 1 : (bytes + chunk - 1) / chunk;
+  // Receiving piece i + 1 overlaps sending piece i: the sends wait at the end.
+  std::vector<sg4::CommPtr> sends;
+  for (uint64_t piece = 0; piece < pieces; ++piece) {
+    const uint64_t piece_bytes = std::min(chunk, bytes - piece * chunk);
+    if (relative != 0)
+      receive(group, rank, previous);
+    if (forwards) {
+      group.count_sent(rank, piece_bytes);
+      sends.push_back(group.mailbox(rank, next)->put_async(&payload_token, piece_bytes));
     }
   }
   sg4::Comm::wait_all(sends);

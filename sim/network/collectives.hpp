@@ -69,6 +69,11 @@ void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// posts the sends to all its children at once after it has received, and
 /// waits for them only at the end, so concurrent sends share its link.
 void eager_binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
+/// NCCL's ring broadcast: a chain from `root` along the ranks, the buffer
+/// cut into pieces of at most `chunk` bytes that every rank forwards as soon
+/// as it has them, so the chain is a pipeline: about bytes / B plus one
+/// chunk per hop, where a tree takes a multiple of bytes / B.
+void pipelined_ring_broadcast(Group& group, int rank, int root, uint64_t bytes, uint64_t chunk);
 /// Binomial-tree reduce of `bytes` to `root`.
 void binomial_reduce(Group& group, int rank, int root, uint64_t bytes);
 /// Recursive-doubling allreduce of `bytes`; non-powers of two fold the

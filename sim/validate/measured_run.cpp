@@ -36,17 +36,29 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
   point.collective = collective == "allreduce"   ? Collective::allreduce
                      : collective == "allgather" ? Collective::allgather
                                                  : Collective::broadcast;
-  // Only the algorithms gloo runs are modelled here; anything else would be
-  // simulated as something it is not.
-  const std::string expected = point.collective == Collective::broadcast ? "binomial_tree" : "ring";
-  std::string algorithm = reader.string_or("algorithm", expected);
-  if (algorithm != expected)
-    reader.fail("algorithm", "gcsim validate models " + collective + " as \"" + expected +
-                                 "\" (gloo's), got \"" + algorithm + "\"");
-  point.algorithm =
-      point.collective == Collective::broadcast ? Algorithm::binomial_tree : Algorithm::ring;
+  // Only the algorithms gloo and NCCL run are modelled here; anything else
+  // would be simulated as something it is not.
+  if (point.collective == Collective::broadcast) {
+    const std::string algorithm = reader.string_or("algorithm", "binomial_tree");
+    if (algorithm != "binomial_tree" && algorithm != "ring")
+      reader.fail("algorithm", "gcsim validate models broadcast as \"binomial_tree\" (gloo's) "
+                               "or \"ring\" (NCCL's), got \"" +
+                                   algorithm + "\"");
+    point.algorithm = algorithm == "ring" ? Algorithm::ring : Algorithm::binomial_tree;
+  } else {
+    const std::string algorithm = reader.string_or("algorithm", "ring");
+    if (algorithm != "ring")
+      reader.fail("algorithm", "gcsim validate models " + collective +
+                                   " as \"ring\" (gloo's and NCCL's), got \"" + algorithm + "\"");
+    point.algorithm = Algorithm::ring;
+  }
   point.ranks = static_cast<int>(reader.integer("ranks", 2, kMaxRanks));
   point.bytes = static_cast<uint64_t>(reader.integer("bytes", 1, int64_t{1} << 50));
+  if (point.collective == Collective::broadcast && point.algorithm == Algorithm::ring)
+    point.chunk_bytes = static_cast<uint64_t>(reader.integer_or(
+        "chunk_bytes", 1, int64_t{1} << 50, static_cast<int64_t>(kNcclChunkBytes)));
+  else if (reader.has("chunk_bytes"))
+    reader.fail("chunk_bytes", "only a \"ring\" broadcast (NCCL's) is sent in pieces");
   point.seconds = reader.positive_number("seconds");
   point.repetitions = static_cast<int>(reader.integer_or("repetitions", 1, 1 << 30, 1));
   reader.finish();

@@ -17,10 +17,15 @@
 namespace gcsim::validate {
 
 enum class Collective { allreduce, allgather, broadcast };
-/// The algorithm the measured library used: gloo's allreduce and allgather
-/// are rings, its broadcast a binomial tree whose senders post all their
-/// sends at once (gloo/broadcast.cc).
+/// The algorithm the measured library used: gloo's and NCCL's allreduce
+/// and allgather are rings; gloo's broadcast is a binomial tree whose
+/// senders post all their sends at once (gloo/broadcast.cc), NCCL's a ring
+/// (a chain from the root) pipelined in chunks.
 enum class Algorithm { ring, binomial_tree };
+
+/// NCCL's default step (NCCL_BUFFSIZE 4 MiB over its 8 steps): the piece
+/// its ring broadcast forwards at a time.
+constexpr uint64_t kNcclChunkBytes = 512 * 1024;
 
 const char* collective_name(Collective collective);
 const char* algorithm_name(Algorithm algorithm);
@@ -32,7 +37,8 @@ struct CollectivePoint {
   Algorithm algorithm = Algorithm::ring;
   int ranks = 0;
   uint64_t bytes = 0;
-  double seconds = 0; // the median over the repetitions
+  uint64_t chunk_bytes = kNcclChunkBytes; // a ring broadcast's pipeline piece
+  double seconds = 0;                     // the median over the repetitions
   int repetitions = 0;
 };
 

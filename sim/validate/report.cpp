@@ -69,6 +69,8 @@ nlohmann::json make_report(const ValidationInput& input) {
                            {"measured_s", point.seconds},
                            {"simulated_s", simulated},
                            {"relative_error", simulated / point.seconds - 1}});
+    if (point.collective == Collective::broadcast && point.algorithm == Algorithm::ring)
+      collectives.back()["chunk_bytes"] = point.chunk_bytes;
     all_m.push_back(point.seconds);
     all_s.push_back(simulated);
     if (point.bytes >= kLargeCollectiveBytes) {

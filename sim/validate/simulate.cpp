@@ -90,7 +90,10 @@ void run_point(net::Group& group, int rank, const CollectivePoint& point) {
     net::ring_allgather(group, rank, point.bytes / static_cast<uint64_t>(point.ranks));
     return;
   case Collective::broadcast:
-    net::eager_binomial_broadcast(group, rank, 0, point.bytes);
+    if (point.algorithm == Algorithm::ring)
+      net::pipelined_ring_broadcast(group, rank, 0, point.bytes, point.chunk_bytes);
+    else
+      net::eager_binomial_broadcast(group, rank, 0, point.bytes);
     return;
   }
 }

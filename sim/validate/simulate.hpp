@@ -20,9 +20,9 @@ namespace gcsim::validate {
 
 /// Simulated seconds of each collective point, in order, each run alone on
 /// the first `ranks` workers of `platform`, with the algorithm the measured
-/// library used (gloo: ring allreduce and allgather, binomial-tree
-/// broadcast whose senders post all their sends at once). Throws
-/// std::runtime_error when the simulation fails.
+/// library used (ring allreduce and allgather; gloo's binomial-tree
+/// broadcast whose senders post all their sends at once, or NCCL's
+/// pipelined ring). Throws std::runtime_error when the simulation fails.
 std::vector<double> simulate_collectives(const net::PlatformSpec& platform,
                                          const std::vector<CollectivePoint>& points);
 

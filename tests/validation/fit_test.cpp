@@ -96,6 +96,32 @@ TEST_CASE("gloo's broadcast shares the root's link between its concurrent sends"
   CHECK(simulated.at(0) == doctest::Approx(3 * (1u << 20) * beta + 2 * alpha).epsilon(1e-6));
 }
 
+TEST_CASE("NCCL's ring broadcast is a pipeline along the chain of ranks") {
+  // P=8, n = 16 pieces of c: every hop carries one piece at a time (alpha +
+  // c beta) and the last piece leaves the root after 15 others, then crosses
+  // the 6 hops behind the first: (16 + 8 - 2) (alpha + c beta), where gloo's
+  // tree takes 6 n beta.
+  CollectivePoint point;
+  point.collective = Collective::broadcast;
+  point.algorithm = Algorithm::ring;
+  point.ranks = 8;
+  point.bytes = 8u << 20;
+  point.chunk_bytes = 512u << 10;
+  gcsim::net::PlatformSpec platform;
+  platform.nodes = 8;
+  platform.link = {1e7, 1e-4};
+  CollectivePoint small = point; // one piece: P - 1 hops of the whole buffer
+  small.bytes = 100000;
+  CollectivePoint tree = point;
+  tree.algorithm = Algorithm::binomial_tree;
+  std::vector<double> simulated = simulate_collectives(platform, {point, small, tree});
+  const double alpha = 2e-4;
+  const double beta = 1e-7;
+  CHECK(simulated.at(0) == doctest::Approx(22 * (alpha + (512u << 10) * beta)).epsilon(1e-3));
+  CHECK(simulated.at(1) == doctest::Approx(7 * (alpha + 100000 * beta)).epsilon(1e-6));
+  CHECK(simulated.at(2) > 4 * simulated.at(0));
+}
+
 TEST_CASE("geometric-mean error is symmetric and zero on equality") {
   CHECK(geometric_mean_error({1, 2}, {1, 2}) == doctest::Approx(0));
   CHECK(geometric_mean_error({1}, {1.1}) == doctest::Approx(0.1));

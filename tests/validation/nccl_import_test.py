@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""scripts/import_nccl_tests.py end to end, on logs in nccl-tests' format.
+
+The logs' times are made from the alpha-beta costs of the algorithms gcsim
+simulates (ring allreduce and allgather, NCCL's pipelined ring broadcast) on
+a known star, so that after the import `gcsim validate --fit` must recover
+that star's per-message cost and bandwidth and simulate every point to
+within a fraction of a percent: a wrong column, unit, size convention or
+broadcast model shows as an error of percents. Also: the in-place column,
+the iteration count, and bad input (exit 2, one line naming the file).
+
+Usage: nccl_import_test.py PATH/TO/gcsim
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+GCSIM = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+IMPORT = os.path.join(ROOT, "scripts", "import_nccl_tests.py")
+
+RANKS = 4
+ALPHA = 30e-6   # seconds per message: twice the link latency of 15 us
+BETA = 1 / 1.25e9  # seconds per byte: 10 Gbit/s
+CHUNK = 512 * 1024
+SIZES = [1 << 20, 4 << 20, 16 << 20, 64 << 20]
+
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+    print(("ok  " if condition else "FAIL ") + message)
+
+
+def model_seconds(kind, size):
+    chunk = math.ceil(size / RANKS)
+    if kind == "allreduce":
+        return 2 * (RANKS - 1) * (ALPHA + chunk * BETA)
+    if kind == "allgather":
+        return (RANKS - 1) * (ALPHA + chunk * BETA)
+    pieces = math.ceil(size / CHUNK)
+    return (pieces + RANKS - 2) * (ALPHA + CHUNK * BETA)
+
+
+def log_text(kind, in_place_factor=1.0):
+    """What an nccl-tests *_perf program prints (2.13-style columns)."""
+    lines = [
+        "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 67108864 step: 4(factor) "
+        "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0",
+        "#",
+        "# Using devices",
+    ]
+    lines += [f"#  Rank {r:2d} Group  0 Pid {4100 + r:6d} on     node{r:02d} device  0 [0x07] "
+              "NVIDIA A100-SXM4-80GB" for r in range(RANKS)]
+    lines += [
+        "#",
+        "#                                                              out-of-place"
+        "                       in-place          ",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+        "     time   algbw   busbw #wrong",
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)       "
+        "     (us)  (GB/s)  (GB/s)       ",
+        "           0             0     float     sum      -1     0.31    0.00    0.00      0"
+        "     0.30    0.00    0.00      0",
+    ]
+    redop, root = ("sum", -1) if kind == "allreduce" else ("none", 0 if kind == "broadcast" else -1)
+    for size in SIZES:
+        us = model_seconds(kind, size) * 1e6
+        lines.append(f"{size:12d} {size // 4:13d}     float {redop:>7s} {root:7d} {us:8.1f}"
+                     f"    1.00    1.00      0 {us * in_place_factor:8.1f}    1.00    1.00    N/A")
+    lines += ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1.00", "#"]
+    return "\n".join(lines) + "\n"
+
+
+def run_import(tmp, *args):
+    return subprocess.run(["/usr/bin/python3", IMPORT, *args], capture_output=True, text=True,
+                          cwd=tmp)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    logs = {}
+    for kind in ("allreduce", "allgather", "broadcast"):
+        logs[kind] = os.path.join(tmp, kind + ".log")
+        with open(logs[kind], "w") as f:
+            f.write(log_text(kind, in_place_factor=2.0))
+    measured = os.path.join(tmp, "cluster.json")
+    done = run_import(tmp, *[f"{k}={v}" for k, v in logs.items()], "--bandwidth", "10Gbps",
+                      "--latency", "15us", "--out", measured)
+    check(done.returncode == 0, f"the import runs ({done.stderr.strip()})")
+    with open(measured) as f:
+        run = json.load(f)
+    points = run["collectives"]
+    check(len(points) == 12, f"12 points, the 0-byte rows left out: {len(points)}")
+    check(all(p["ranks"] == RANKS and p["repetitions"] == 20 for p in points),
+          "ranks from the '# Rank' lines, repetitions from 'iters: 20' (not the warm-up's 5)")
+    check(run["cluster"] == {"topology": "star", "nodes": RANKS,
+                             "link": {"bandwidth": "10Gbps", "latency": "15us"}},
+          f"a star of the logs' ranks: {run['cluster']}")
+    big = [p for p in points if p["collective"] == "allgather" and p["bytes"] == 64 << 20][0]
+    check(abs(big["seconds"] - model_seconds("allgather", 64 << 20)) < 1e-6,
+          f"seconds from the out-of-place microseconds: {big['seconds']}")
+
+    report_path = os.path.join(tmp, "report.json")
+    done = subprocess.run([GCSIM, "validate", measured, "--fit", "--out",
+                           os.path.join(tmp, "platform.json"), "--json", report_path, "--quiet"],
+                          capture_output=True, text=True)
+    check(done.returncode == 0, f"gcsim validate --fit runs ({done.stderr.strip()})")
+    if done.returncode == 0:
+        with open(report_path) as f:
+            report = json.load(f)
+        fit = report["fit"]
+        check(abs(fit["alpha_s"] / ALPHA - 1) < 0.01 and abs(fit["bandwidth_Bps"] * BETA - 1) < 0.001,
+              f"the fit recovers alpha {fit['alpha_s'] * 1e6:.2f} us and "
+              f"{fit['bandwidth_Bps'] * 8e-9:.4f} Gbit/s")
+        worst = max(abs(p["relative_error"]) for p in report["collectives"])
+        check(worst < 0.005, f"every point simulated within 0.5% (worst {100 * worst:.3f}%)")
+        broadcast = [p for p in report["collectives"] if p["collective"] == "broadcast"]
+        check(all(p["algorithm"] == "ring" and p["chunk_bytes"] == CHUNK for p in broadcast),
+              "broadcast is simulated as NCCL's ring in 512 KiB pieces")
+
+    in_place = os.path.join(tmp, "in-place.json")
+    done = run_import(tmp, f"allreduce={logs['allreduce']}", "--bandwidth", "10Gbps", "--latency",
+                      "15us", "--in-place", "--out", in_place)
+    with open(in_place) as f:
+        doubled = json.load(f)["collectives"]
+    check(done.returncode == 0 and all(
+        abs(p["seconds"] / model_seconds("allreduce", p["bytes"]) - 2) < 1e-3 for p in doubled),
+        "--in-place reads the second time column")
+
+    # Bad input: exit 2, one line naming what is wrong.
+    empty = os.path.join(tmp, "empty.log")
+    with open(empty, "w") as f:
+        f.write("# nThread 1 nGpus 1\nsomething else\n")
+    other = os.path.join(tmp, "eight.log")
+    with open(other, "w") as f:
+        f.write(log_text("allgather").replace("#  Rank  0", "#  Rank  0\n#  Rank  9", 1)
+                .replace("#  Rank  1", "#  Rank  1\n#  Rank  8\n#  Rank  7\n#  Rank  6", 1))
+    out = os.path.join(tmp, "bad.json")
+    for label, args, needle in [
+            ("a log without rows", [f"allreduce={empty}"], empty),
+            ("an unknown collective", [f"alltoall={logs['allreduce']}"], "alltoall"),
+            ("a missing log", [f"allreduce={tmp}/missing.log"], "missing.log"),
+            ("logs of different rank counts", [f"allreduce={logs['allreduce']}",
+                                               f"allgather={other}"], "different numbers of ranks")]:
+        done = run_import(tmp, *args, "--bandwidth", "10Gbps", "--latency", "15us", "--out", out)
+        lines = done.stderr.strip().splitlines()
+        check(done.returncode == 2 and len(lines) == 1 and needle in lines[0]
+              and not os.path.exists(out),
+              f"{label}: exit 2 with one line naming it, nothing written "
+              f"(got {done.returncode}: {lines})")
+
+sys.exit(1 if failures else 0)
