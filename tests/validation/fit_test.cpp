@@ -79,18 +79,33 @@ TEST_CASE("simulated ring collectives on the calibrated platform equal the fitte
   }
 }
 
+namespace {
+
+// A broadcast point, and the star it runs on: links of 1e7 B/s and 100 us,
+// so alpha = 2e-4 s per message (two links) and beta = 1e-7 s per byte.
+CollectivePoint broadcast_point(Algorithm algorithm, int ranks, uint64_t bytes) {
+  CollectivePoint point;
+  point.collective = Collective::broadcast;
+  point.algorithm = algorithm;
+  point.ranks = ranks;
+  point.bytes = bytes;
+  return point;
+}
+
+gcsim::net::PlatformSpec broadcast_star(int nodes) {
+  gcsim::net::PlatformSpec platform;
+  platform.nodes = nodes;
+  platform.link = {1e7, 1e-4};
+  return platform;
+}
+
+} // namespace
+
 TEST_CASE("gloo's broadcast shares the root's link between its concurrent sends") {
   // P=4: the root sends to ranks 1 and 2 at once (half rate each), then rank 1
   // forwards to rank 3: 3 n beta + 2 alpha.
-  CollectivePoint point;
-  point.collective = Collective::broadcast;
-  point.algorithm = Algorithm::binomial_tree;
-  point.ranks = 4;
-  point.bytes = 1u << 20;
-  gcsim::net::PlatformSpec platform;
-  platform.nodes = 4;
-  platform.link = {1e7, 1e-4};
-  std::vector<double> simulated = simulate_collectives(platform, {point});
+  std::vector<double> simulated = simulate_collectives(
+      broadcast_star(4), {broadcast_point(Algorithm::binomial_tree, 4, 1u << 20)});
   const double alpha = 2e-4;
   const double beta = 1e-7;
   CHECK(simulated.at(0) == doctest::Approx(3 * (1u << 20) * beta + 2 * alpha).epsilon(1e-6));
@@ -101,20 +116,13 @@ TEST_CASE("NCCL's ring broadcast is a pipeline along the chain of ranks") {
   // c beta) and the last piece leaves the root after 15 others, then crosses
   // the 6 hops behind the first: (16 + 8 - 2) (alpha + c beta), where gloo's
   // tree takes 6 n beta.
-  CollectivePoint point;
-  point.collective = Collective::broadcast;
-  point.algorithm = Algorithm::ring;
-  point.ranks = 8;
-  point.bytes = 8u << 20;
+  CollectivePoint point = broadcast_point(Algorithm::ring, 8, 8u << 20);
   point.chunk_bytes = 512u << 10;
-  gcsim::net::PlatformSpec platform;
-  platform.nodes = 8;
-  platform.link = {1e7, 1e-4};
   CollectivePoint small = point; // one piece: P - 1 hops of the whole buffer
   small.bytes = 100000;
   CollectivePoint tree = point;
   tree.algorithm = Algorithm::binomial_tree;
-  std::vector<double> simulated = simulate_collectives(platform, {point, small, tree});
+  std::vector<double> simulated = simulate_collectives(broadcast_star(8), {point, small, tree});
   const double alpha = 2e-4;
   const double beta = 1e-7;
   CHECK(simulated.at(0) == doctest::Approx(22 * (alpha + (512u << 10) * beta)).epsilon(1e-3));
