@@ -1,15 +1,17 @@
 #!/usr/bin/python3
-"""scripts/import_nccl_tests.py end to end, on logs in nccl-tests' format.
+"""scripts/import_benchmarks.py end to end, on logs in nccl-tests' format and
+in the format of gloo's benchmark program.
 
 The logs' times are made from the alpha-beta costs of the algorithms gcsim
-simulates (ring allreduce and allgather, NCCL's pipelined ring broadcast) on
-a known star, so that after the import `gcsim validate --fit` must recover
-that star's per-message cost and bandwidth and simulate every point to
-within a fraction of a percent: a wrong column, unit, size convention or
-broadcast model shows as an error of percents. Also: the in-place column,
-the iteration count, and bad input (exit 2, one line naming the file).
+simulates (ring allreduce and allgather; NCCL's pipelined ring broadcast,
+gloo's binomial tree) on a known star, so that after the import `gcsim
+validate --fit` must recover that star's per-message cost and bandwidth and
+simulate every point to within a fraction of a percent: a wrong column,
+unit, size convention or broadcast model shows as an error of percents.
+Also: the in-place column, the iteration counts, and bad input (exit 2, one
+line naming the file).
 
-Usage: nccl_import_test.py PATH/TO/gcsim
+Usage: import_benchmarks_test.py PATH/TO/gcsim
 """
 import json
 import math
@@ -20,7 +22,7 @@ import tempfile
 
 GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-IMPORT = os.path.join(ROOT, "scripts", "import_nccl_tests.py")
+IMPORT = os.path.join(ROOT, "scripts", "import_benchmarks.py")
 
 RANKS = 4
 ALPHA = 30e-6   # seconds per message: twice the link latency of 15 us
@@ -37,14 +39,35 @@ def check(condition, message):
     print(("ok  " if condition else "FAIL ") + message)
 
 
-def model_seconds(kind, size):
+def model_seconds(kind, size, tree=False):
+    """`size` as the measured-run format counts it (allgather: the output)."""
     chunk = math.ceil(size / RANKS)
     if kind == "allreduce":
         return 2 * (RANKS - 1) * (ALPHA + chunk * BETA)
     if kind == "allgather":
         return (RANKS - 1) * (ALPHA + chunk * BETA)
+    if tree:  # gloo's eager binomial tree at P = 4: 3 n beta + 2 alpha
+        return 3 * size * BETA + 2 * ALPHA
     pieces = math.ceil(size / CHUNK)
     return (pieces + RANKS - 2) * (ALPHA + CHUNK * BETA)
+
+
+def gloo_log_text(benchmark, kind):
+    """What gloo's benchmark program prints (gloo/benchmark/runner.cc)."""
+    rule = "=" * 92
+    lines = [rule, " " * 38 + benchmark.upper(), "",
+             "Device:                  tcp, pci=0000:00:03.0, iface=eth0, speed=10000, "
+             "addr=[10.0.0.1]",
+             f"Options:                 processes={RANKS}, inputs=1, threads=1, verify=true", "",
+             rule, " " * 36 + "BENCHMARK RESULTS", "",
+             "    size (B)    elements     min (us)    p50 (us)    p99 (us)    max (us)"
+             "    bandwidth (GB/s)  iterations"]
+    for size in SIZES:
+        per_rank = size // RANKS if kind == "allgather" else size  # gloo prints the input
+        us = round(model_seconds(kind, size, tree=True) * 1e6)
+        lines.append(f"{per_rank:12d}{per_rank // 4:12d}{us - 3:12d}{us:12d}{us + 9:12d}"
+                     f"{us + 20:12d}{1.0:20.3f}{250:12d}")
+    return "\n".join(lines) + "\n"
 
 
 def log_text(kind, in_place_factor=1.0):
@@ -89,8 +112,8 @@ with tempfile.TemporaryDirectory() as tmp:
         with open(logs[kind], "w") as f:
             f.write(log_text(kind, in_place_factor=2.0))
     measured = os.path.join(tmp, "cluster.json")
-    done = run_import(tmp, *[f"{k}={v}" for k, v in logs.items()], "--bandwidth", "10Gbps",
-                      "--latency", "15us", "--out", measured)
+    done = run_import(tmp, "nccl-tests", *[f"{k}={v}" for k, v in logs.items()],
+                      "--bandwidth", "10Gbps", "--latency", "15us", "--out", measured)
     check(done.returncode == 0, f"the import runs ({done.stderr.strip()})")
     with open(measured) as f:
         run = json.load(f)
@@ -124,13 +147,45 @@ with tempfile.TemporaryDirectory() as tmp:
               "broadcast is simulated as NCCL's ring in 512 KiB pieces")
 
     in_place = os.path.join(tmp, "in-place.json")
-    done = run_import(tmp, f"allreduce={logs['allreduce']}", "--bandwidth", "10Gbps", "--latency",
-                      "15us", "--in-place", "--out", in_place)
+    done = run_import(tmp, "nccl-tests", f"allreduce={logs['allreduce']}", "--bandwidth", "10Gbps",
+                      "--latency", "15us", "--in-place", "--out", in_place)
     with open(in_place) as f:
         doubled = json.load(f)["collectives"]
     check(done.returncode == 0 and all(
         abs(p["seconds"] / model_seconds("allreduce", p["bytes"]) - 2) < 1e-3 for p in doubled),
         "--in-place reads the second time column")
+
+    # gloo's benchmark program: the title names the collective, allgather's
+    # size is per rank, p50 is the time, broadcast is gloo's tree.
+    gloo_logs = []
+    for benchmark, kind in (("allreduce_ring", "allreduce"), ("allgather_ring", "allgather"),
+                            ("broadcast", "broadcast")):
+        gloo_logs.append(os.path.join(tmp, benchmark + ".txt"))
+        with open(gloo_logs[-1], "w") as f:
+            f.write(gloo_log_text(benchmark, kind))
+    gloo_run = os.path.join(tmp, "gloo.json")
+    done = run_import(tmp, "gloo", *gloo_logs, "--bandwidth", "10Gbps", "--latency", "15us",
+                      "--out", gloo_run)
+    check(done.returncode == 0, f"gloo: the import runs ({done.stderr.strip()})")
+    with open(gloo_run) as f:
+        gloo_points = json.load(f)["collectives"]
+    check(len(gloo_points) == 12 and all(p["ranks"] == RANKS and p["repetitions"] == 250
+                                         for p in gloo_points),
+          "gloo: 12 points, ranks from processes=, repetitions from the iterations column")
+    check(sorted({p["bytes"] for p in gloo_points if p["collective"] == "allgather"}) == SIZES,
+          "gloo: an allgather's bytes are its output, processes x the printed input")
+    report_path = os.path.join(tmp, "gloo-report.json")
+    done = subprocess.run([GCSIM, "validate", gloo_run, "--fit", "--out",
+                           os.path.join(tmp, "gloo-platform.json"), "--json", report_path,
+                           "--quiet"], capture_output=True, text=True)
+    check(done.returncode == 0, f"gloo: gcsim validate --fit runs ({done.stderr.strip()})")
+    if done.returncode == 0:
+        with open(report_path) as f:
+            report = json.load(f)
+        worst = max(abs(p["relative_error"]) for p in report["collectives"])
+        check(worst < 0.005 and all(p["algorithm"] == "binomial_tree" for p in
+                                    report["collectives"] if p["collective"] == "broadcast"),
+              f"gloo: every point within 0.5%, broadcast as gloo's tree (worst {100 * worst:.3f}%)")
 
     # Bad input: exit 2, one line naming what is wrong.
     empty = os.path.join(tmp, "empty.log")
@@ -147,11 +202,29 @@ with tempfile.TemporaryDirectory() as tmp:
             ("a missing log", [f"allreduce={tmp}/missing.log"], "missing.log"),
             ("logs of different rank counts", [f"allreduce={logs['allreduce']}",
                                                f"allgather={other}"], "different numbers of ranks")]:
-        done = run_import(tmp, *args, "--bandwidth", "10Gbps", "--latency", "15us", "--out", out)
+        done = run_import(tmp, "nccl-tests", *args, "--bandwidth", "10Gbps", "--latency", "15us",
+                          "--out", out)
         lines = done.stderr.strip().splitlines()
         check(done.returncode == 2 and len(lines) == 1 and needle in lines[0]
               and not os.path.exists(out),
               f"{label}: exit 2 with one line naming it, nothing written "
               f"(got {done.returncode}: {lines})")
+
+    halving = os.path.join(tmp, "halving.txt")
+    with open(halving, "w") as f:
+        f.write(gloo_log_text("allreduce_halving_doubling", "allreduce"))
+    two_inputs = os.path.join(tmp, "two-inputs.txt")
+    with open(two_inputs, "w") as f:
+        f.write(gloo_log_text("allreduce_ring", "allreduce").replace("inputs=1", "inputs=2"))
+    for label, log, needle in [("an algorithm gcsim does not simulate", halving,
+                                "allreduce_halving_doubling"),
+                               ("two inputs per process", two_inputs, "inputs=2"),
+                               ("a log that is not gloo's", empty, "no benchmark title")]:
+        done = run_import(tmp, "gloo", log, "--bandwidth", "10Gbps", "--latency", "15us",
+                          "--out", out)
+        lines = done.stderr.strip().splitlines()
+        check(done.returncode == 2 and len(lines) == 1 and needle in lines[0]
+              and not os.path.exists(out),
+              f"gloo, {label}: exit 2 with one line naming it (got {done.returncode}: {lines})")
 
 sys.exit(1 if failures else 0)
