@@ -27,6 +27,27 @@ int open_unlinked(const std::string& dir) {
   return fd;
 }
 
+// Moves `left` bytes at file offset `at` with `io` (pread or pwrite, as a
+// lambda of (buffer, count, offset)), retrying short and interrupted calls.
+// Returns the bytes not moved because the file ended first (reads only).
+template <typename Bytes, typename Io>
+std::size_t transfer(Bytes* bytes, std::size_t left, off_t at, Io io, const std::string& dir,
+                     const char* what) {
+  while (left > 0) {
+    const ssize_t moved = io(bytes, left, at);
+    if (moved < 0 && errno == EINTR)
+      continue;
+    if (moved < 0)
+      throw system_error(dir, what, errno);
+    if (moved == 0)
+      return left;
+    bytes += moved;
+    left -= static_cast<std::size_t>(moved);
+    at += moved;
+  }
+  return 0;
+}
+
 } // namespace
 
 ScratchFile::ScratchFile(const std::string& dir) : dir_(dir), fd_(open_unlinked(dir)) {}
@@ -49,39 +70,22 @@ void ScratchFile::check_dir(const std::string& dir) {
 
 void ScratchFile::read(std::uint64_t offset, float* out, std::size_t count) const {
   auto* bytes = reinterpret_cast<char*>(out);
-  std::size_t left = count * sizeof(float);
-  auto at = static_cast<off_t>(offset);
-  while (left > 0) {
-    const ssize_t got = ::pread(fd_, bytes, left, at);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0)
-      throw system_error(dir_, "cannot read the scratch file", errno);
-    if (got == 0) { // past the end: never written
-      std::memset(bytes, 0, left);
-      return;
-    }
-    bytes += got;
-    left -= static_cast<std::size_t>(got);
-    at += got;
-  }
+  const std::size_t total = count * sizeof(float);
+  const std::size_t unread = transfer(
+      bytes, total, static_cast<off_t>(offset),
+      [this](char* to, std::size_t n, off_t at) { return ::pread(fd_, to, n, at); }, dir_,
+      "cannot read the scratch file");
+  std::memset(bytes + (total - unread), 0, unread); // past the end: never written
 }
 
 void ScratchFile::write(std::uint64_t offset, const float* in, std::size_t count) {
-  const auto* bytes = reinterpret_cast<const char*>(in);
   const std::uint64_t total = count * sizeof(float);
-  std::size_t left = total;
-  auto at = static_cast<off_t>(offset);
-  while (left > 0) {
-    const ssize_t put = ::pwrite(fd_, bytes, left, at);
-    if (put < 0 && errno == EINTR)
-      continue;
-    if (put < 0)
-      throw system_error(dir_, "cannot write the scratch file", errno);
-    bytes += put;
-    left -= static_cast<std::size_t>(put);
-    at += put;
-  }
+  const std::size_t unwritten = transfer(
+      reinterpret_cast<const char*>(in), total, static_cast<off_t>(offset),
+      [this](const char* from, std::size_t n, off_t at) { return ::pwrite(fd_, from, n, at); },
+      dir_, "cannot write the scratch file");
+  if (unwritten > 0) // pwrite makes no progress only when the disk is full
+    throw system_error(dir_, "cannot write the scratch file", ENOSPC);
 #ifdef __linux__
   // Start writing this range back now; the previous range should be on disk
   // by the time it is released below.
