@@ -1,0 +1,51 @@
+#!/usr/bin/python3
+"""The analysis scripts the validation README quotes run on the committed
+measured runs and print what the README reads off them:
+collective_models.py's model comparison and oracle, repeatability.py's
+run-to-run differences (0.2% for the two 4-node 100 Mbit/s runs).
+
+Usage: analysis_scripts_test.py
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+RESULTS = os.path.join(ROOT, "results", "validation")
+SCRIPTS = os.path.join(ROOT, "scripts", "minicluster")
+
+failures = []
+
+
+def run(script, files):
+    done = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, script), *files],
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        failures.append(f"{script}: status {done.returncode}: {done.stderr.strip()[-300:]}")
+    return done.stdout
+
+
+published = [os.path.join(RESULTS, f"minicluster-p{p}-{r}.json")
+             for p in (4, 8) for r in ("100mbit", "1gbit")]
+models = run("collective_models.py", published)
+for needle in ("alpha-beta    held-out ring", "training with the measured benchmark time"):
+    if needle not in models:
+        failures.append(f"collective_models.py: no '{needle}' in its output")
+if len(re.findall(r"oracle\s+[\d.]+ ms", models)) != 16:
+    failures.append("collective_models.py: expected 16 oracle lines (4 runs x 4 trainings)")
+
+repeats = run("repeatability.py", published + sorted(glob.glob(os.path.join(RESULTS, "repeats",
+                                                                             "minicluster-p?-*-?.json"))))
+found = re.search(r"4 nodes, 100Mbps: 2 runs.*\n  collectives >= 4 MiB, run to run: ([\d.]+)%",
+                  repeats)
+if not found or float(found.group(1)) > 1.0:
+    failures.append(f"repeatability.py: 4 nodes at 100 Mbit/s should repeat within 1%: "
+                    f"{found.group(0) if found else repeats[:300]}")
+
+print(models[-600:])
+print(repeats)
+if failures:
+    print("FAILED:\n  " + "\n  ".join(failures))
+sys.exit(1 if failures else 0)
