@@ -200,6 +200,9 @@ private:
       const sweep::Job& job = all_jobs[index];
       fs::create_directories(job.log.parent_path());
       sweep::write_file_atomically(job.log.parent_path() / "command.txt", commands[index] + "\n");
+      // The log opens with the command as run: command.txt's, plus what only
+      // a sweep adds (--memory-share); the point's output follows.
+      sweep::write_file_atomically(job.log, "# run as: " + command_line(job.argv) + "\n");
       jobs.push_back(job);
     }
     std::vector<Clock::time_point> started(jobs.size());

@@ -33,8 +33,9 @@ private:
 pid_t spawn(const Job& job, std::string& error) {
   FileActions actions;
   posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // Appended: the caller may have started the log with a header.
   posix_spawn_file_actions_addopen(actions.get(), STDOUT_FILENO, job.log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(actions.get(), STDOUT_FILENO, STDERR_FILENO);
 
   std::vector<char*> argv;

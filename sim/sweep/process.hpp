@@ -11,7 +11,7 @@ namespace gcsim::sweep {
 
 struct Job {
   std::vector<std::string> argv; // argv[0] is the executable's path
-  std::filesystem::path log;     // receives the child's stdout and stderr
+  std::filesystem::path log;     // the child's stdout and stderr are appended to it
 };
 
 struct ExitStatus {

@@ -149,10 +149,14 @@ with tempfile.TemporaryDirectory() as work:
               f"sweep --spill {mode}: every point's command carries the flags")
         # Two points at once share the memory "auto" judges by; a point's
         # command, run alone, has all of it.
+        headers = [read(os.path.join(out, "points", p, "log.txt")).decode().splitlines()[0]
+                   for p in points]
         check("each runs with --memory-share 0.5" in result.stdout
+              and all(h.startswith("# run as: ") and h.endswith("--memory-share 0.5")
+                      for h in headers)
               and not any("--memory-share" in c for c in commands),
-              f"sweep --jobs 2 --spill {mode}: points run with --memory-share 0.5, "
-              f"their commands without it")
+              f"sweep --jobs 2 --spill {mode}: points run with --memory-share 0.5 (their logs' "
+              f"first line), their commands without it")
     if len(outs) == 2:
         for p in sorted(os.listdir(os.path.join(outs["never"], "points"))):
             check(read(os.path.join(outs["never"], "points", p, "result.json")) ==
