@@ -37,13 +37,16 @@ def _limit(ns, dev, rate_mbit):
 
 
 class Cluster:
-    def __init__(self, nodes, rate_mbit, prefix=None):
+    def __init__(self, nodes, rate_mbit, prefix=None, rate_limited=True):
+        """rate_limited=False leaves out the htb qdiscs (a diagnostic: the bare
+        veths and bridge, scheduling_check.py --no-limit)."""
         if not 2 <= nodes <= 16:
             raise ValueError("nodes must be 2..16")
         if not 0 < rate_mbit <= 1000:
             raise ValueError("rate must be in (0, 1000] Mbit/s: faster, two cores measure the CPU")
         self.nodes = nodes
         self.rate_mbit = rate_mbit
+        self.rate_limited = rate_limited
         self.prefix = prefix or f"gcv{os.getpid()}"
         self.bridge_ns = f"{self.prefix}-br"
         self.node_ns = [f"{self.prefix}-n{i}" for i in range(nodes)]
@@ -82,8 +85,9 @@ class Cluster:
             _ip("-n", ns, "addr", "add", f"{self.addresses[i]}/24", "dev", self.interface)
             _ip("-n", ns, "link", "set", self.interface, "up")
             # The node's sending side and its receiving side (the bridge port's egress).
-            _limit(ns, self.interface, self.rate_mbit)
-            _limit(self.bridge_ns, port, self.rate_mbit)
+            if self.rate_limited:
+                _limit(ns, self.interface, self.rate_mbit)
+                _limit(self.bridge_ns, port, self.rate_mbit)
             _in_ns(ns, "sh", "-c", "echo reno > /proc/sys/net/ipv4/tcp_congestion_control")
 
     def down(self):

@@ -132,11 +132,9 @@ def check_collectives(nodes, rate, limit):
     ok, why = netns.can_create_namespaces()
     if not ok:
         sys.exit(f"scheduling_check.py: cannot create network namespaces: {why}")
-    if not limit:
-        netns._limit = lambda *args: None  # a diagnostic: the bare veths and bridge
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "rows.json")
-        with netns.Cluster(nodes, rate) as cluster:
+        with netns.Cluster(nodes, rate, rate_limited=limit) as cluster:
             run.run_job(cluster, lambda r: [PYTHON, os.path.abspath(__file__), "_rank", str(r),
                                             str(nodes), cluster.addresses[0], out], 600)
         with open(out) as f:
