@@ -14,6 +14,11 @@ interval ends when loss.backward() returns. On a CPU autograd runs one node
 at a time, so these intervals partition the backward pass: each holds the
 module's input-gradient and weight-gradient kernels (and the few unhooked
 operations between modules, such as residual additions).
+
+On a GPU the same marks are CUDA events recorded on the current stream
+(CudaClock): kernels run in stream order, so the time between two events is
+the GPU time of the kernels queued between the two hooks, not the host's
+launch time.
 """
 
 import time
@@ -21,8 +26,37 @@ import time
 import torch
 
 
+class CpuClock:
+    """Marks are host times: the CPU runs each module's work inside its hooks."""
+
+    def mark(self):
+        return time.perf_counter()
+
+    def seconds(self, begin, end):
+        return end - begin
+
+    def wait(self):
+        pass
+
+
+class CudaClock:
+    """Marks are CUDA events on the current stream: GPU time between hooks."""
+
+    def mark(self):
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def seconds(self, begin, end):
+        return begin.elapsed_time(end) / 1e3
+
+    def wait(self):
+        torch.cuda.synchronize()
+
+
 class LayerTimer:
-    def __init__(self, model):
+    def __init__(self, model, clock=None):
+        self.clock = clock or CpuClock()
         self.order = []  # leaf module names in first-execution order
         self.forward_s = {}
         self.backward_s = {}
@@ -41,14 +75,14 @@ class LayerTimer:
     def _pre(self, name):
         def hook(module, inputs):
             if self._active:
-                self._calls.append([name, time.perf_counter(), None])
+                self._calls.append([name, self.clock.mark(), None])
         return hook
 
     def _post(self, name):
         def hook(module, inputs, output):
             if not self._active:
                 return
-            now = time.perf_counter()
+            now = self.clock.mark()
             call = self._calls[-1]
             assert call[0] == name, "leaf modules do not nest, so calls cannot interleave"
             call[2] = now
@@ -58,31 +92,35 @@ class LayerTimer:
 
     def _grad(self, name):
         def hook(grad):
-            self._grad_events.append((time.perf_counter(), name))
+            # Autograd runs the hooks one at a time in the order its work is
+            # queued, so the list is already in time order.
+            self._grad_events.append((self.clock.mark(), name))
         return hook
 
     def run(self, model, loss_fn, x, y):
         """One forward and backward pass, timed; returns the loss tensor."""
         self._active, self._calls, self._grad_events = True, [], []
-        start = time.perf_counter()
+        start = self.clock.mark()
         loss = loss_fn(model(x), y)
-        forward_end = time.perf_counter()
+        forward_end = self.clock.mark()
         self._active = False
         loss.backward()
-        backward_end = time.perf_counter()
+        backward_end = self.clock.mark()
+        self.clock.wait()
+        seconds = self.clock.seconds
 
         for name, begin, end in self._calls:
             if name not in self.forward_s:
                 self.order.append(name)
                 self.forward_s[name] = 0.0
                 self.backward_s[name] = 0.0
-            self.forward_s[name] += end - begin
-        events = sorted(self._grad_events)
-        for i, (t, name) in enumerate(events):
+            self.forward_s[name] += seconds(begin, end)
+        events = self._grad_events
+        for i, (mark, name) in enumerate(events):
             following = events[i + 1][0] if i + 1 < len(events) else backward_end
-            self.backward_s[name] += following - t
-        self.forward_total_s += forward_end - start
-        self.backward_total_s += backward_end - forward_end
+            self.backward_s[name] += seconds(mark, following)
+        self.forward_total_s += seconds(start, forward_end)
+        self.backward_total_s += seconds(forward_end, backward_end)
         self.samples += 1
         return loss
 

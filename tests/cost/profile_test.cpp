@@ -33,6 +33,30 @@ std::string load_error(const std::string& file) {
 
 } // namespace
 
+TEST_CASE("the measured H200 profile's streaming kernels are no faster than its memory") {
+  // A timing that missed the kernel (an event recorded on another stream, a
+  // kernel that did nothing) would come out under the bandwidth floor.
+  const DeviceProfile h200 = DeviceProfile::load(kDevices + "h200.json");
+  CHECK(h200.provenance().kind == "measured");
+  CHECK(h200.device_kind() == "gpu");
+  const double bandwidth = h200.device().at("details").at("memory_bandwidth_Bps").get<double>();
+  REQUIRE(bandwidth > 1e12);
+  const double n = 1 << 28;
+  struct Streaming {
+    gcsim::cost::Kernel kernel;
+    double bytes_per_element; // floats read and written
+  };
+  for (const Streaming& streaming : {Streaming{gcsim::cost::Kernel::dense_add, 12},
+                                     Streaming{gcsim::cost::Kernel::dense_scale, 8},
+                                     Streaming{gcsim::cost::Kernel::sgd_momentum, 20}}) {
+    CAPTURE(gcsim::cost::kernel_name(streaming.kernel));
+    const double seconds = h200.kernel_seconds(streaming.kernel, KernelShape{n, 0, 0, 0});
+    const double floor = n * streaming.bytes_per_element / bandwidth;
+    CHECK(seconds >= floor);
+    CHECK(seconds < 2 * floor); // and a streaming kernel on HBM gets within 2x of it
+  }
+}
+
 TEST_CASE("every shipped GPU profile loads and is derived with sources") {
   for (const char* name : {"gtx1080ti", "v100", "a100", "h100"}) {
     CAPTURE(name);

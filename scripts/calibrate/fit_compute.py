@@ -1,0 +1,200 @@
+#!/usr/bin/python3
+"""Fit a device profile's compute section to measured per-layer times.
+
+gcsim's compute model (platforms/devices/README.md) gives a layer of forward
+FLOPs f, for the whole micro-batch, of kind k
+
+    forward  = L + f / (R * e_k)
+    backward = L + 2 f / (R_b * e_k)
+
+This script reads the passes timed by time_models_cuda.py (without hooks),
+keeps R (the profile's measured GEMM rate) and fits L, every measured kind's
+e_k and R_b by least squares on the relative error of each model's whole
+forward and backward pass: the sums over layers are what a simulation
+uses. Only models whose per-layer times add up to within 5% of their passes
+timed without hooks enter the fit: elsewhere the host's launch time, not the
+GPU, set the times, and a FLOP model cannot say that.
+
+It prints, per model, the measured and fitted passes: first on the fit, then
+with each file held out of the fit in turn (one batch size each, say), and
+writes the profile with its compute section replaced. Kinds it measured no
+layer of keep the profile's values.
+
+    /usr/bin/python3 scripts/calibrate/fit_compute.py --profile h200-kernels.json \\
+        h200-layer-times-b32.json h200-layer-times-b128.json --out platforms/devices/h200.json
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODELS = os.path.join(REPO, "workloads", "models")
+HOOK_TOLERANCE = 0.05
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profile", required=True, help="device profile to start from")
+    parser.add_argument("layer_times", nargs="+", help="time_models_cuda.py outputs to fit")
+    parser.add_argument("--out", help="profile to write with the fitted compute section")
+    return parser.parse_args(argv)
+
+
+def fail(path, message):
+    print(f"{path}: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_rate(path, text):
+    units = {"Tflops": 1e12, "Gflops": 1e9, "Mflops": 1e6, "flops": 1.0}
+    for unit, scale in units.items():
+        if isinstance(text, str) and text.endswith(unit):
+            try:
+                return float(text[:-len(unit)]) * scale
+            except ValueError:
+                break
+    fail(path, f"/compute/forward_flop_rate: {text!r} is not a rate such as '50.5Tflops'")
+
+
+def layers_of(path, name, entry):
+    """(kind, forward FLOPs of the micro-batch) of every layer of the model's spec."""
+    spec_path = os.path.join(MODELS, name + ".json")
+    if not os.path.exists(spec_path):
+        fail(path, f"/models/{name}: no workloads/models/{name}.json")
+    with open(spec_path) as spec_file:
+        spec = json.load(spec_file)
+    timed = {module["name"] for module in entry["layers"]}
+    missing = [layer["name"] for layer in spec["layers"] if layer["name"] not in timed]
+    if missing:
+        fail(path, f"/models/{name}/layers: not the spec's architecture, no times for "
+                   f"{missing[:3]}")
+    return [(layer["kind"], layer["forward_flops"] * entry["batch"]) for layer in spec["layers"]]
+
+
+def load(path):
+    with open(path) as file:
+        data = json.load(file)
+    if data.get("format") != "gcsim-layer-times/1":
+        fail(path, "/format: not 'gcsim-layer-times/1' (time_models_cuda.py's output)")
+    runs = []
+    for name, entry in data["models"].items():
+        hooked = sum(m["forward_s"] + m["backward_s"] for m in entry["layers"])
+        plain = entry["plain_forward_median_s"] + entry["plain_backward_median_s"]
+        runs.append(dict(model=name, batch=entry["batch"], layers=layers_of(path, name, entry),
+                         forward_s=entry["plain_forward_median_s"],
+                         backward_s=entry["plain_backward_median_s"],
+                         gpu_bound=abs(hooked / plain - 1) <= HOOK_TOLERANCE))
+    return data, runs
+
+
+class Fit:
+    """L, 1/(R e_k) per kind and R / R_b, fitted to whole passes."""
+
+    def __init__(self, runs):
+        self.kinds = sorted({kind for run in runs for kind, _ in run["layers"]})
+        column = {kind: i + 1 for i, kind in enumerate(self.kinds)}
+        measured = np.array([t for run in runs for t in (run["forward_s"], run["backward_s"])])
+        best = None
+        # R / R_b multiplies 1/(R e_k): a linear fit for each value of it, and
+        # a search over it.
+        for ratio in np.geomspace(0.25, 4.0, 481):
+            design = np.zeros((len(measured), len(self.kinds) + 1))
+            for i, run in enumerate(runs):
+                design[2 * i:2 * i + 2, 0] = len(run["layers"])
+                for kind, flops in run["layers"]:
+                    design[2 * i, column[kind]] += flops
+                    design[2 * i + 1, column[kind]] += 2 * ratio * flops
+            weighted = design / measured[:, None]
+            ones = np.ones_like(measured)
+            solution, *_ = np.linalg.lstsq(weighted, ones, rcond=None)
+            if solution[0] < 0:  # no negative latency: fit without one
+                solution[0] = 0.0
+                solution[1:], *_ = np.linalg.lstsq(weighted[:, 1:], ones, rcond=None)
+            loss = float(np.sum((weighted @ solution - ones) ** 2))
+            if best is None or loss < best[0]:
+                best = (loss, ratio, solution)
+        _, self.ratio, solution = best
+        self.latency_s = float(solution[0])
+        self.per_flop = {kind: float(solution[column[kind]]) for kind in self.kinds}
+        if any(value <= 0 for value in self.per_flop.values()):
+            raise ValueError(f"a kind's time per FLOP came out non-positive: {self.per_flop}")
+
+    def passes(self, run):
+        forward = sum(self.latency_s + self.per_flop[kind] * flops for kind, flops in run["layers"])
+        backward = sum(self.latency_s + 2 * self.ratio * self.per_flop[kind] * flops
+                       for kind, flops in run["layers"])
+        return forward, backward
+
+
+def report(title, fit, runs):
+    print(title)
+    print(f"  {'model':<20} {'batch':>5} {'forward ms':>18} {'backward ms':>18} {'error':>7}")
+    for run in runs:
+        forward, backward = fit.passes(run)
+        measured = run["forward_s"] + run["backward_s"]
+        note = "" if run["gpu_bound"] else "  (host-bound, not fitted)"
+        print(f"  {run['model']:<20} {run['batch']:>5} {run['forward_s'] * 1e3:>8.2f} /"
+              f"{forward * 1e3:>8.2f} {run['backward_s'] * 1e3:>8.2f} /{backward * 1e3:>8.2f}"
+              f" {(forward + backward) / measured - 1:>+7.1%}{note}")
+
+
+def main(argv):
+    args = parse_args(argv)
+    with open(args.profile) as file:
+        profile = json.load(file)
+    rate = parse_rate(args.profile, profile["compute"]["forward_flop_rate"])
+    loaded = [load(path) for path in args.layer_times]
+    runs = [run for _, file_runs in loaded for run in file_runs]
+    fitted = [run for run in runs if run["gpu_bound"]]
+    if not fitted:
+        fail(args.layer_times[0], "/models: no model's layer times are GPU-bound")
+    fit = Fit(fitted)
+
+    print(f"layer latency {fit.latency_s * 1e6:.2f} us, backward rate "
+          f"{rate / fit.ratio / 1e12:.2f} TFLOP/s (forward {rate / 1e12:.2f}), efficiency "
+          + ", ".join(f"{kind}={1 / (rate * fit.per_flop[kind]):.3f}" for kind in fit.kinds))
+    report("measured / simulated passes, on the fit (error: both passes)", fit, runs)
+    # Held out: each file (a batch size, say) predicted by the fit on the others.
+    for path, (_, held_runs) in zip(args.layer_times, loaded):
+        rest = [run for other, (_, file_runs) in zip(args.layer_times, loaded) if other != path
+                for run in file_runs if run["gpu_bound"]]
+        held = [run for run in held_runs if run["gpu_bound"]]
+        if not rest or not held:
+            continue
+        try:
+            report(f"{path} held out of the fit", Fit(rest), held)
+        except ValueError as error:
+            print(f"{path} held out of the fit: no fit on the rest ({error})")
+
+    if args.out:
+        data = loaded[0][0]
+        batches = {}
+        for run in fitted:
+            batches.setdefault(run["model"], set()).add(run["batch"])
+        names = [f"{model} (batch {', '.join(str(b) for b in sorted(batches[model]))})"
+                 for model in sorted(batches)]
+        compute = profile["compute"]
+        compute["layer_latency"] = f"{fit.latency_s * 1e6:.3f}us"
+        compute["backward_flop_rate"] = f"{rate / fit.ratio / 1e12:.4g}Tflops"
+        for kind in fit.kinds:
+            compute["efficiency"][kind] = round(1 / (rate * fit.per_flop[kind]), 4)
+        unfitted = sorted(set(compute["efficiency"]) - set(fit.kinds))
+        compute["source"] = (
+            f"forward rate: measured cuBLAS SGEMM 4096^3 (FP32, no TF32); layer latency, backward "
+            f"rate and the efficiency of {', '.join(fit.kinds)}: fitted by "
+            f"scripts/calibrate/fit_compute.py to whole passes of {', '.join(names)} timed by "
+            f"scripts/calibrate/time_models_cuda.py on {data['date']} (torch "
+            f"{data['torch_version']}, FP32); {', '.join(unfitted)}: assumptions")
+        with open(args.out, "w") as file:
+            file.write(json.dumps(profile, indent=1) + "\n")
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

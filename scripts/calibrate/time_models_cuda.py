@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""Time the workload models' layers on a GPU, for the device profile's compute part.
+
+For each model of workloads/models/ (built as scripts/generate_workloads.py
+builds it, so the layer names match), runs forward and backward passes of one
+micro-batch of random data and times every leaf module with CUDA events
+(scripts/trace_tools/timing.py, CudaClock), after warm-up. FP32 with TF32
+off, like gcsim_calibrate_cuda's SGEMM rate, unless --tf32. Writes one JSON
+file; scripts/calibrate/fit_compute.py turns it into the profile's compute
+section and compares the profile's prediction with it.
+
+    python3 scripts/calibrate/time_models_cuda.py --out h200-layer-times.json
+    /usr/bin/python3 scripts/calibrate/time_models_cuda.py --device cpu --models resnet18-cifar10 \\
+        --batch 4 --iterations 2 --warmup 1 --out /tmp/cpu-layer-times.json   # a smoke test
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from generate_workloads import models  # noqa: E402
+from trace_tools.timing import CpuClock, CudaClock, LayerTimer  # noqa: E402
+
+DEFAULT_MODELS = ["resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet", "resnet18-cifar10"]
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True, help="JSON file to write")
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                        help="comma-separated workloads/models names (image models only)")
+    parser.add_argument("--batch", type=int, default=32, help="samples per micro-batch")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed iterations first")
+    parser.add_argument("--iterations", type=int, default=20, help="timed iterations")
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--tf32", action="store_true", help="allow TF32 in matmul and cuDNN")
+    return parser.parse_args(argv)
+
+
+def time_model(name, build, shape, args, device, clock):
+    torch.manual_seed(0)
+    model = build().to(device).train()
+    for module in model.modules():
+        if isinstance(module, nn.ReLU):
+            module.inplace = False  # hooks on in-place outputs would see the layer before
+    kinds = {module_name: type(module).__name__ for module_name, module in model.named_modules()}
+    x = torch.randn((args.batch,) + tuple(shape[1:]), device=device)
+    with torch.no_grad():
+        classes = model(x[:1]).shape[-1]
+    y = torch.randint(0, classes, (args.batch,), device=device)
+    loss_fn = nn.CrossEntropyLoss()
+
+    for _ in range(args.warmup):
+        model.zero_grad(set_to_none=True)
+        loss_fn(model(x), y).backward()
+    clock.wait()
+
+    # The whole passes without hooks first: the hooks' own host time can leave
+    # the GPU idle when kernels are short, and this says how much.
+    plain_forward, plain_backward = [], []
+    for _ in range(args.iterations):
+        model.zero_grad(set_to_none=True)
+        start = clock.mark()
+        loss = loss_fn(model(x), y)
+        middle = clock.mark()
+        loss.backward()
+        end = clock.mark()
+        clock.wait()
+        plain_forward.append(clock.seconds(start, middle))
+        plain_backward.append(clock.seconds(middle, end))
+
+    timer = LayerTimer(model, clock)
+    forward, backward = [], []
+    for _ in range(args.iterations):
+        model.zero_grad(set_to_none=True)
+        before_f, before_b = timer.forward_total_s, timer.backward_total_s
+        timer.run(model, loss_fn, x, y)
+        forward.append(timer.forward_total_s - before_f)
+        backward.append(timer.backward_total_s - before_b)
+    layers = [{"name": layer, "module": kinds[layer], "forward_s": f, "backward_s": b}
+              for layer, f, b in timer.averages()]
+    return {"batch": args.batch, "iterations": args.iterations, "warmup": args.warmup,
+            "plain_forward_median_s": statistics.median(plain_forward),
+            "plain_backward_median_s": statistics.median(plain_backward),
+            "forward_median_s": statistics.median(forward),
+            "backward_median_s": statistics.median(backward),
+            "forward_mean_s": timer.forward_total_s / timer.samples,
+            "backward_mean_s": timer.backward_total_s / timer.samples,
+            "layers": layers}
+
+
+def main(argv):
+    args = parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("time_models_cuda.py: no CUDA device is available", file=sys.stderr)
+        return 1
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
+    torch.backends.cudnn.allow_tf32 = args.tf32
+    device = torch.device(args.device)
+    clock = CudaClock() if args.device == "cuda" else CpuClock()
+    known = models()
+    result = {
+        "format": "gcsim-layer-times/1",
+        "command": " ".join(["python3", "scripts/calibrate/time_models_cuda.py"] + argv),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        "host": platform.node(),
+        "device": torch.cuda.get_device_name() if args.device == "cuda" else platform.processor(),
+        "torch_version": torch.__version__,
+        "cudnn_version": torch.backends.cudnn.version() if args.device == "cuda" else None,
+        "settings": {"dtype": "float32", "tf32": args.tf32,
+                     "cudnn_benchmark": torch.backends.cudnn.benchmark,
+                     "timing": "CUDA events around every leaf module (forward) and between "
+                               "output-gradient hooks (backward); means over the timed iterations"},
+        "models": {},
+    }
+    for name in args.models.split(","):
+        if name not in known or known[name][3] != "image":
+            print(f"time_models_cuda.py: --models: {name!r} is not an image model of "
+                  f"workloads/models", file=sys.stderr)
+            return 2
+        build, shape = known[name][0], known[name][1]
+        started = time.perf_counter()
+        result["models"][name] = time_model(name, build, shape, args, device, clock)
+        entry = result["models"][name]
+        print(f"{name}: forward {entry['forward_median_s'] * 1e3:.3f} ms, backward "
+              f"{entry['backward_median_s'] * 1e3:.3f} ms; without hooks "
+              f"{entry['plain_forward_median_s'] * 1e3:.3f} + "
+              f"{entry['plain_backward_median_s'] * 1e3:.3f} ms (median of {args.iterations}; "
+              f"{time.perf_counter() - started:.1f} s)", flush=True)
+    with open(args.out, "w") as out:
+        json.dump(result, out, indent=1)
+        out.write("\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

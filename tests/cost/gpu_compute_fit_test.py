@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""The GPU compute calibration scripts (scripts/calibrate/):
+
+- fit_compute.py recovers a known compute model (layer latency, backward rate,
+  per-kind efficiency) from whole-pass times made with it;
+- run on the committed H200 layer times it writes exactly the committed
+  platforms/devices/h200.json, so the profile is what the script fits;
+- a file that is not time_models_cuda.py's output exits 2 naming the file;
+- time_models_cuda.py, on the CPU, times every layer of a workload model and
+  its per-layer forward times fit inside the pass they were taken in.
+
+Usage: gpu_compute_fit_test.py
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SCRIPTS = os.path.join(ROOT, "scripts", "calibrate")
+DEVICES = os.path.join(ROOT, "platforms", "devices")
+PYTHON = "/usr/bin/python3"
+
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+
+
+def fit(args):
+    return subprocess.run([PYTHON, os.path.join(SCRIPTS, "fit_compute.py"), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def synthetic_layer_times(path, batch, latency, per_flop, ratio):
+    """Passes of three workload models as the compute model gives them."""
+    models = {}
+    for name in ["resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet"]:
+        with open(os.path.join(ROOT, "workloads", "models", name + ".json")) as spec_file:
+            spec = json.load(spec_file)
+        forward = [latency + per_flop[layer["kind"]] * layer["forward_flops"] * batch
+                   for layer in spec["layers"]]
+        backward = [latency + 2 * ratio * per_flop[layer["kind"]] * layer["forward_flops"] * batch
+                    for layer in spec["layers"]]
+        models[name] = {
+            "batch": batch,
+            "plain_forward_median_s": sum(forward),
+            "plain_backward_median_s": sum(backward),
+            "layers": [{"name": layer["name"], "module": "?", "forward_s": f, "backward_s": b}
+                       for layer, f, b in zip(spec["layers"], forward, backward)],
+        }
+    data = {"format": "gcsim-layer-times/1", "command": "synthetic", "date": "2026-11-30",
+            "torch_version": "none", "models": models}
+    with open(path, "w") as file:
+        json.dump(data, file)
+
+
+def rate_of(text):
+    assert text.endswith("Tflops"), text
+    return float(text[:-len("Tflops")]) * 1e12
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    # 1. A known model comes back out of the fit.
+    rate = rate_of(json.load(open(os.path.join(DEVICES, "h200.json")))["compute"]["forward_flop_rate"])
+    efficiency = {"conv": 0.8, "linear": 0.3, "norm": 0.02}
+    per_flop = {kind: 1 / (rate * e) for kind, e in efficiency.items()}
+    latency = 20e-6
+    files = []
+    for batch in (32, 128):
+        files.append(os.path.join(tmp, f"b{batch}.json"))
+        synthetic_layer_times(files[-1], batch, latency, per_flop, ratio=1.0)
+    out = os.path.join(tmp, "fitted.json")
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *files, "--out", out])
+    check(done.returncode == 0, f"fit of synthetic passes: status {done.returncode}: {done.stderr}")
+    if done.returncode == 0:
+        compute = json.load(open(out))["compute"]
+        got_latency = float(compute["layer_latency"][:-len("us")]) * 1e-6
+        check(abs(got_latency / latency - 1) < 1e-3, f"layer latency {got_latency} != {latency}")
+        check(abs(rate_of(compute["backward_flop_rate"]) / rate - 1) < 1e-3,
+              f"backward rate {compute['backward_flop_rate']} != forward rate {rate}")
+        for kind, e in efficiency.items():
+            check(abs(compute["efficiency"][kind] / e - 1) < 1e-3,
+                  f"efficiency of {kind}: {compute['efficiency'][kind]} != {e}")
+        check("held out of the fit" in done.stdout and "+0.0%" in done.stdout,
+              f"no exact hold-out in:\n{done.stdout}")
+
+    # 2. The committed profile is the fit of the committed layer times.
+    measured = sorted(os.path.join(DEVICES, "h200-layer-times", name)
+                      for name in os.listdir(os.path.join(DEVICES, "h200-layer-times"))
+                      if "tf32" not in name)
+    refit = os.path.join(tmp, "h200.json")
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *measured, "--out", refit])
+    check(done.returncode == 0, f"refit of h200: status {done.returncode}: {done.stderr}")
+    if done.returncode == 0:
+        check(open(refit).read() == open(os.path.join(DEVICES, "h200.json")).read(),
+              "platforms/devices/h200.json is not what fit_compute.py makes of "
+              "platforms/devices/h200-layer-times/b*.json")
+
+    # 3. Not a layer-times file: exit 2, one line naming it.
+    bad = os.path.join(tmp, "bad.json")
+    with open(bad, "w") as file:
+        json.dump({"format": "something-else", "models": {}}, file)
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), bad])
+    check(done.returncode == 2 and done.stderr.count("\n") == 1 and bad in done.stderr
+          and "/format" in done.stderr, f"bad file: status {done.returncode}: {done.stderr!r}")
+
+    # 4. time_models_cuda.py on the CPU.
+    times = os.path.join(tmp, "cpu.json")
+    done = subprocess.run([PYTHON, os.path.join(SCRIPTS, "time_models_cuda.py"), "--device", "cpu",
+                           "--models", "resnet18-cifar10", "--batch", "2", "--warmup", "1",
+                           "--iterations", "2", "--out", times],
+                          capture_output=True, text=True, timeout=300)
+    check(done.returncode == 0, f"time_models_cuda.py: status {done.returncode}: {done.stderr}")
+    if done.returncode == 0:
+        model = json.load(open(times))["models"]["resnet18-cifar10"]
+        spec = json.load(open(os.path.join(ROOT, "workloads", "models", "resnet18-cifar10.json")))
+        timed = {layer["name"] for layer in model["layers"]}
+        missing = [layer["name"] for layer in spec["layers"] if layer["name"] not in timed]
+        check(not missing, f"layers not timed: {missing}")
+        check(all(layer["forward_s"] > 0 and layer["backward_s"] >= 0 for layer in model["layers"]),
+              "a layer's time is not positive")
+        # Modules run one after the other inside the forward pass.
+        forward_sum = sum(layer["forward_s"] for layer in model["layers"])
+        check(0.5 * model["forward_mean_s"] < forward_sum <= model["forward_mean_s"] * (1 + 1e-9),
+              f"per-layer forward {forward_sum} s against the pass's {model['forward_mean_s']} s")
+        # Backward intervals partition the pass from the first output gradient on.
+        backward_sum = sum(layer["backward_s"] for layer in model["layers"])
+        check(0.5 * model["backward_mean_s"] < backward_sum <= model["backward_mean_s"] * (1 + 1e-9),
+              f"per-layer backward {backward_sum} s against the pass's {model['backward_mean_s']} s")
+
+for failure in failures:
+    print("FAIL:", failure)
+print("gpu_compute_fit_test:", "FAILED" if failures else "ok")
+sys.exit(1 if failures else 0)
