@@ -144,6 +144,16 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   }
   if (scenario.training.kernels_share_device)
     result["model"]["kernels_share_device"] = true;
+  // Which times the compute is: a trace's own (sim/training/plan.cpp) or the
+  // device profile's FLOP model. Said because a GPU profile does not change
+  // the former.
+  if (scenario.workload.measured_batch)
+    result["model"]["compute_times"] = {{"source", "trace capture"},
+                                        {"device", scenario.workload.measured_on},
+                                        {"micro_batch", *scenario.workload.measured_batch},
+                                        {"scaled_to_batch", scenario.training.batch_per_worker}};
+  else
+    result["model"]["compute_times"] = {{"source", "device profile"}};
   return result;
 }
 
@@ -156,6 +166,14 @@ std::string format_summary(const nlohmann::json& result) {
                       model["platform"].get<std::string>(), model["topology"].get<std::string>(),
                       summary["workers"].get<int>(), model["network_model"].get<std::string>(),
                       model["compressor"].get<std::string>(), model["device"].get<std::string>());
+  const nlohmann::json compute_times = model.value("compute_times", nlohmann::json::object());
+  if (compute_times.value("source", "") == "trace capture")
+    text += fmt::format("  compute times measured at the trace's capture on {} (micro-batch {}, "
+                        "scaled to {}); the device profile times the optimizer and the "
+                        "compression kernels\n",
+                        compute_times["device"].get<std::string>(),
+                        compute_times["micro_batch"].get<int>(),
+                        compute_times["scaled_to_batch"].get<int>());
   auto row = [&text](const char* label, const std::string& value) {
     text += fmt::format("  {:<48} {:>16}\n", label, value);
   };

@@ -78,8 +78,10 @@ Workload workload_from_trace_folder(const std::filesystem::path& folder) {
   Workload workload;
   workload.name = layers.model;
   workload.source = folder.string();
-  if (layers.has_times)
+  if (layers.has_times) {
     workload.measured_batch = static_cast<int>(layers.micro_batch);
+    workload.measured_on = layers.timing_device;
+  }
   for (const trace::WorkloadLayer& layer : layers.layers) {
     Layer converted;
     converted.name = layer.name;

@@ -28,8 +28,11 @@ struct Workload {
   std::string name;
   std::string source; // the file it came from
   std::vector<Layer> layers;
-  /// Micro-batch of the measured times, if any.
+  /// Micro-batch of the measured times, if any, and the device they were
+  /// measured on ("cpu"): those times, scaled to the scenario's batch, are the
+  /// compute; the device profile then times only the compression kernels.
   std::optional<int> measured_batch;
+  std::string measured_on;
 
   int64_t parameters() const;
   double gradient_bytes() const { return 4.0 * static_cast<double>(parameters()); }

@@ -115,6 +115,11 @@ with tempfile.TemporaryDirectory() as work:
     check("cosine" in first["summary"]["fidelity"] and "rel_l2" in first["summary"]["fidelity"],
           "summary.fidelity has cosine and rel_l2")
     check(first["model"]["gradients"]["kind"] == "trace", "result.json says the gradients came from the trace")
+    # The trace's own times are the compute, whatever the device profile, and
+    # the result says so.
+    check(first["model"]["compute_times"] == {"source": "trace capture", "device": "cpu",
+                                              "micro_batch": 32, "scaled_to_batch": 64},
+          f"result.json says the compute is the trace's capture times: {first['model'].get('compute_times')}")
 
     # Timing-only replay: the schedule a compressed run writes, simulated
     # again without tensors, gives the same times on the same platform and

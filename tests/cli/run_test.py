@@ -59,6 +59,9 @@ with tempfile.TemporaryDirectory() as work:
           "a dense ring allreduce sends 2(P-1)/P of the gradient per worker")
     check("iteration time" in stdout and "ms" in stdout and "samples/s" in stdout,
           "the summary table shows times with units")
+    check(result["model"]["compute_times"] == {"source": "device profile"},
+          "a layer spec's compute comes from the device profile, and result.json says so")
+    check("compute times measured" not in stdout, "no capture-times line without a trace")
 
     _, _, four = run(os.path.join(work, "c"), "--set", "platform.nodes=4")
     check(four["summary"]["workers"] == 4, "--set platform.nodes=4 gives 4 workers")
