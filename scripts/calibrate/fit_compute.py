@@ -20,6 +20,14 @@ with each file held out of the fit in turn (one batch size each, say), and
 writes the profile with its compute section replaced. Kinds it measured no
 layer of keep the profile's values.
 
+With --model-times it also writes the measured times themselves into the
+profile (`model_times`, platforms/devices/README.md): per model and layer of
+its spec, forward and backward seconds at every measured batch, each
+parameter-less module charged to the layer before it and each pass scaled to
+its time without hooks. A simulation of a model of that name then uses them
+instead of the FLOP model, interpolated between batches; the script prints
+how well that interpolation predicts each inner batch from the others.
+
     /usr/bin/python3 scripts/calibrate/fit_compute.py --profile h200-kernels.json \\
         h200-layer-times-b32.json h200-layer-times-b128.json --out platforms/devices/h200.json
 """
@@ -42,6 +50,8 @@ def parse_args(argv):
     parser.add_argument("--profile", required=True, help="device profile to start from")
     parser.add_argument("layer_times", nargs="+", help="time_models_cuda.py outputs to fit")
     parser.add_argument("--out", help="profile to write with the fitted compute section")
+    parser.add_argument("--model-times", action="store_true",
+                        help="also write the measured per-layer times into the profile")
     return parser.parse_args(argv)
 
 
@@ -59,6 +69,64 @@ def parse_rate(path, text):
             except ValueError:
                 break
     fail(path, f"/compute/forward_flop_rate: {text!r} is not a rate such as '50.5Tflops'")
+
+
+def measured_layers(path, name, entry):
+    """{spec layer: [forward_s, backward_s]} for one pass, scaled to the pass without hooks."""
+    with open(os.path.join(MODELS, name + ".json")) as spec_file:
+        names = {layer["name"] for layer in json.load(spec_file)["layers"]}
+    grouped, current = {}, None
+    for module in entry["layers"]:
+        if module["name"] in names:
+            current = grouped.setdefault(module["name"], [0.0, 0.0])
+        if current is not None:  # parameter-less modules go to the layer before
+            current[0] += module["forward_s"]
+            current[1] += module["backward_s"]
+    forward_scale = entry["plain_forward_median_s"] / sum(t[0] for t in grouped.values())
+    backward_scale = entry["plain_backward_median_s"] / sum(t[1] for t in grouped.values())
+    return {layer: [t[0] * forward_scale, t[1] * backward_scale] for layer, t in grouped.items()}
+
+
+def interpolate(batches, values, batch):
+    """gcsim's rule (sim/cost/device_profile.cpp, ModelTimes::layer_seconds)."""
+    if batch <= batches[0]:
+        return values[0] * batch / batches[0]
+    if batch >= batches[-1]:
+        return values[-1] * batch / batches[-1]
+    i = max(j for j in range(len(batches)) if batches[j] <= batch)
+    w = (batch - batches[i]) / (batches[i + 1] - batches[i])
+    return values[i] + w * (values[i + 1] - values[i])
+
+
+def model_times(paths, loaded):
+    """The profile's model_times, and the held-out error of each inner batch."""
+    measured = {}
+    for path, (data, _) in zip(paths, loaded):
+        for name, entry in data["models"].items():
+            if entry["batch"] in measured.setdefault(name, {}):
+                fail(path, f"/models/{name}: batch {entry['batch']} measured twice")
+            measured[name][entry["batch"]] = (measured_layers(path, name, entry),
+                                              entry["plain_forward_median_s"]
+                                              + entry["plain_backward_median_s"])
+    section, held_out = {}, []
+    for name, by_batch in sorted(measured.items()):
+        batches = sorted(by_batch)
+        layers = sorted(by_batch[batches[0]][0])
+        section[name] = {
+            "source": "scripts/calibrate/time_models_cuda.py, FP32; each pass scaled to its time "
+                      "without hooks, parameter-less modules charged to the layer before them",
+            "batches": batches,
+            "layers": {layer: {"forward_s": [float(f"{by_batch[b][0][layer][0]:.6g}")
+                                             for b in batches],
+                               "backward_s": [float(f"{by_batch[b][0][layer][1]:.6g}")
+                                              for b in batches]}
+                       for layer in layers}}
+        for i in range(1, len(batches) - 1):
+            rest = batches[:i] + batches[i + 1:]
+            predicted = sum(interpolate(rest, [sum(by_batch[b][0][layer]) for b in rest], batches[i])
+                            for layer in layers)
+            held_out.append((name, batches[i], by_batch[batches[i]][1], predicted))
+    return section, held_out
 
 
 def layers_of(path, name, entry):
@@ -170,6 +238,17 @@ def main(argv):
             report(f"{path} held out of the fit", Fit(rest), held)
         except ValueError as error:
             print(f"{path} held out of the fit: no fit on the rest ({error})")
+
+    if args.model_times:
+        section, held_out = model_times(args.layer_times, loaded)
+        print("measured layer times, each inner batch interpolated from the others:")
+        print(f"  {'model':<20} {'batch':>5} {'measured ms':>12} {'interpolated':>12} {'error':>7}")
+        for name, batch, measured, predicted in held_out:
+            print(f"  {name:<20} {batch:>5} {measured * 1e3:>12.2f} {predicted * 1e3:>12.2f}"
+                  f" {predicted / measured - 1:>+7.1%}")
+        profile["model_times"] = section
+    elif "model_times" in profile:
+        del profile["model_times"]
 
     if args.out:
         data = loaded[0][0]

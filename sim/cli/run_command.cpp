@@ -221,7 +221,7 @@ public:
                                            [](const auto& part) { return part.ready_layer > 0; });
       extras.compression_scope = parts.size() > 1 || overlapping ? "bucket" : "model";
     }
-    nlohmann::json result = output::make_result(scenario, runs.back(), profile.name(), extras);
+    nlohmann::json result = output::make_result(scenario, runs.back(), profile, extras);
     std::string directory = out_dir_.empty() ? "results/" + scenario.name : out_dir_;
     output::write_result(directory, result);
     if (!dense && replay_file_.empty())

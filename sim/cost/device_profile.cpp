@@ -5,6 +5,7 @@
 #include "sim/input/units.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -167,6 +168,47 @@ ComputeModel read_compute(ObjectReader& reader) {
   return compute;
 }
 
+ModelTimes read_model_times(ObjectReader& reader) {
+  ModelTimes times;
+  times.source = reader.string_or("source", "");
+  const nlohmann::json& batches = reader.require("batches");
+  if (!batches.is_array() || batches.empty())
+    reader.fail("batches", "expected a non-empty array of micro-batch sizes");
+  for (const nlohmann::json& batch : batches) {
+    if (!batch.is_number_integer() || batch.get<int64_t>() <= 0 || batch.get<int64_t>() > 1 << 24)
+      reader.fail("batches", "expected positive integers, got " + batch.dump());
+    if (!times.batches.empty() && batch.get<int>() <= times.batches.back())
+      reader.fail("batches", "must increase");
+    times.batches.push_back(batch.get<int>());
+  }
+  const nlohmann::json& layers = reader.require("layers");
+  ObjectReader layers_reader = reader.object("layers");
+  if (layers.empty())
+    reader.fail("layers", "expected one entry per layer");
+  auto series = [&](ObjectReader& layer, std::string_view key) {
+    const nlohmann::json& values = layer.require(key);
+    std::vector<double> seconds;
+    if (!values.is_array() || values.size() != times.batches.size())
+      layer.fail(key, "expected one time per batch (" + std::to_string(times.batches.size()) +
+                          "), got " + describe_json(values));
+    for (const nlohmann::json& value : values) {
+      if (!value.is_number() || !(value.get<double>() >= 0) || !std::isfinite(value.get<double>()))
+        layer.fail(key, "expected seconds >= 0, got " + value.dump());
+      seconds.push_back(value.get<double>());
+    }
+    return seconds;
+  };
+  for (auto it = layers.begin(); it != layers.end(); ++it) {
+    ObjectReader layer = layers_reader.object(it.key());
+    ModelTimes::Layer& entry = times.layers[it.key()];
+    entry.forward_s = series(layer, "forward_s");
+    entry.backward_s = series(layer, "backward_s");
+    layer.finish();
+  }
+  layers_reader.finish();
+  return times;
+}
+
 std::size_t layer_kind_index(std::string_view kind) {
   for (std::size_t i = 0; i < kLayerKinds.size(); ++i)
     if (kLayerKinds[i] == kind)
@@ -182,6 +224,30 @@ void check_flops(double flops) {
 }
 
 } // namespace
+
+std::optional<std::pair<double, double>> ModelTimes::layer_seconds(std::string_view layer,
+                                                                   int batch) const {
+  const auto found = layers.find(layer);
+  if (found == layers.end())
+    return std::nullopt;
+  const Layer& times = found->second;
+  assert(!batches.empty() && times.forward_s.size() == batches.size() &&
+         "checked when the profile was read");
+  const auto b = static_cast<double>(batch);
+  const std::size_t last = batches.size() - 1;
+  // Outside the measured batches: proportional to the batch from the nearest.
+  if (batch <= batches.front() || batch >= batches.back()) {
+    const std::size_t i = batch <= batches.front() ? 0 : last;
+    const double scale = b / batches[i];
+    return std::pair{times.forward_s[i] * scale, times.backward_s[i] * scale};
+  }
+  std::size_t i = 0;
+  while (batches[i + 1] < batch)
+    ++i;
+  const double w = (b - batches[i]) / (batches[i + 1] - batches[i]);
+  auto between = [&](const std::vector<double>& s) { return s[i] + w * (s[i + 1] - s[i]); };
+  return std::pair{between(times.forward_s), between(times.backward_s)};
+}
 
 const std::array<std::string_view, 7>& DeviceProfile::layer_kinds() {
   return kLayerKinds;
@@ -221,8 +287,26 @@ DeviceProfile DeviceProfile::from_json(const nlohmann::json& json, const std::st
     entry.finish();
   }
   kernels.finish();
+  if (const nlohmann::json* all = root.find("model_times")) {
+    ObjectReader models(*all, file, "/model_times");
+    for (auto it = all->begin(); it != all->end(); ++it) {
+      ObjectReader entry = models.object(it.key());
+      profile.model_times_[it.key()] = read_model_times(entry);
+      entry.finish();
+    }
+  }
   root.finish();
+  profile.file_ = file;
   return profile;
+}
+
+const ModelTimes* DeviceProfile::model_times(std::string_view model) const {
+  const auto found = model_times_.find(model);
+  return found == model_times_.end() ? nullptr : &found->second;
+}
+
+void DeviceProfile::set_model_times(std::string model, ModelTimes times) {
+  model_times_[std::move(model)] = std::move(times);
 }
 
 nlohmann::json DeviceProfile::to_json() const {
@@ -314,6 +398,15 @@ nlohmann::json DeviceProfile::to_json() const {
     kernels[std::string(kernel_name(kernel))] = entry;
   }
   json["kernels"] = kernels;
+  for (const auto& [model, times] : model_times_) {
+    nlohmann::json entry{{"batches", times.batches}, {"layers", nlohmann::json::object()}};
+    if (!times.source.empty())
+      entry["source"] = times.source;
+    for (const auto& [layer, seconds] : times.layers)
+      entry["layers"][layer] = {{"forward_s", seconds.forward_s},
+                                {"backward_s", seconds.backward_s}};
+    json["model_times"][model] = entry;
+  }
   return json;
 }
 

@@ -8,8 +8,12 @@
 
 #include <array>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +58,23 @@ struct ComputeModel {
   std::string source;
 };
 
+/// One model's per-layer forward and backward times measured on this device
+/// at a few micro-batch sizes (scripts/calibrate/fit_compute.py
+/// --model-times). They replace the FLOP model for a workload of that name.
+struct ModelTimes {
+  struct Layer {
+    std::vector<double> forward_s, backward_s; // one per entry of batches
+  };
+  std::string source;
+  std::vector<int> batches; // increasing
+  std::map<std::string, Layer, std::less<>> layers;
+
+  /// {forward, backward} seconds of `layer` for a micro-batch of `batch`:
+  /// linear between the two measured batches around it, proportional to the
+  /// batch from the nearest one outside them; nullopt for a layer not measured.
+  std::optional<std::pair<double, double>> layer_seconds(std::string_view layer, int batch) const;
+};
+
 class DeviceProfile {
 public:
   /// Reads and validates a profile; every problem is an InputError naming the
@@ -77,6 +98,10 @@ public:
   const KernelModel& kernel(Kernel kernel) const {
     return kernels_[static_cast<std::size_t>(kernel)];
   }
+  /// Measured layer times of the model named `model`, or nullptr.
+  const ModelTimes* model_times(std::string_view model) const;
+  /// The file the profile was read from ("" when built in code), for messages.
+  const std::string& file() const { return file_; }
 
   /// Forward time of one layer for a whole micro-batch; `flops` are the
   /// layer's forward FLOPs (2 per multiply-accumulate) for that micro-batch.
@@ -99,6 +124,7 @@ public:
   void set_provenance(Provenance provenance) { provenance_ = std::move(provenance); }
   void set_compute(ComputeModel compute) { compute_ = std::move(compute); }
   void set_kernel(Kernel kernel, KernelModel model);
+  void set_model_times(std::string model, ModelTimes times);
 
 private:
   std::string name_;
@@ -108,6 +134,8 @@ private:
   Provenance provenance_;
   ComputeModel compute_;
   std::array<KernelModel, kKernelCount> kernels_;
+  std::map<std::string, ModelTimes, std::less<>> model_times_;
+  std::string file_;
 };
 
 } // namespace gcsim::cost

@@ -62,7 +62,7 @@ nlohmann::json mean_of(const nlohmann::json& iterations) {
 } // namespace
 
 nlohmann::json make_result(const Scenario& scenario, const training::RunResult& run,
-                           const std::string& device_name, const CompressionExtras& extras) {
+                           const cost::DeviceProfile& profile, const CompressionExtras& extras) {
   const int workers = scenario.platform.worker_count();
   const double samples = static_cast<double>(workers) * scenario.training.batch_per_worker;
   nlohmann::json iterations = nlohmann::json::array();
@@ -125,7 +125,7 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
         {"platform", scenario.platform.name},
         {"topology", net::topology_name(scenario.platform.topology)},
         {"network_model", scenario.platform.network.model},
-        {"device", device_name},
+        {"device", profile.name()},
         {"allreduce", algorithm_name(scenario.training.allreduce)},
         {"compressor", extras.compressor_name},
         {"seed", scenario.seed}}},
@@ -152,6 +152,10 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
                                         {"device", scenario.workload.measured_on},
                                         {"micro_batch", *scenario.workload.measured_batch},
                                         {"scaled_to_batch", scenario.training.batch_per_worker}};
+  else if (const cost::ModelTimes* measured_times = profile.model_times(scenario.workload.name))
+    result["model"]["compute_times"] = {{"source", "device profile"},
+                                        {"measured_layer_times", true},
+                                        {"measured_batches", measured_times->batches}};
   else
     result["model"]["compute_times"] = {{"source", "device profile"}};
   return result;
@@ -174,6 +178,14 @@ std::string format_summary(const nlohmann::json& result) {
                         compute_times["device"].get<std::string>(),
                         compute_times["micro_batch"].get<int>(),
                         compute_times["scaled_to_batch"].get<int>());
+  if (compute_times.value("measured_layer_times", false)) {
+    std::string batches;
+    for (const nlohmann::json& batch : compute_times["measured_batches"])
+      batches += (batches.empty() ? "" : ", ") + batch.dump();
+    text += fmt::format("  compute times measured on this device for this model at micro-batches "
+                        "{} (others interpolated)\n",
+                        batches);
+  }
   auto row = [&text](const char* label, const std::string& value) {
     text += fmt::format("  {:<48} {:>16}\n", label, value);
   };

@@ -9,6 +9,7 @@
 //   iterations[] - the same fields per iteration
 //   buckets[] - the gradient buckets and their sizes
 
+#include "sim/cost/device_profile.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/training/compression.hpp"
 #include "sim/training/iteration_model.hpp"
@@ -34,7 +35,7 @@ struct CompressionExtras {
 };
 
 nlohmann::json make_result(const Scenario& scenario, const training::RunResult& run,
-                           const std::string& device_name,
+                           const cost::DeviceProfile& profile,
                            const CompressionExtras& extras = CompressionExtras{});
 
 /// The aligned table printed on stdout.

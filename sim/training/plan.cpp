@@ -1,6 +1,8 @@
 #include "sim/training/plan.hpp"
 
 #include "sim/cost/device_profile.hpp"
+#include "sim/input/input_error.hpp"
+#include "sim/input/json_reader.hpp"
 
 namespace gcsim::training {
 
@@ -8,12 +10,24 @@ std::vector<LayerTimes> layer_times(const Workload& workload, const cost::Device
                                     int batch) {
   std::vector<LayerTimes> times;
   times.reserve(workload.layers.size());
+  // A trace's own times come first; then the profile's measured times of a
+  // model of this name; then the FLOP model.
+  const cost::ModelTimes* measured =
+      workload.measured_batch ? nullptr : profile.model_times(workload.name);
   for (const Layer& layer : workload.layers) {
     LayerTimes time;
     if (layer.measured_forward_s && layer.measured_backward_s && workload.measured_batch) {
       double scale = static_cast<double>(batch) / *workload.measured_batch;
       time.forward_s = *layer.measured_forward_s * scale;
       time.backward_s = *layer.measured_backward_s * scale;
+    } else if (measured) {
+      const auto seconds = measured->layer_seconds(layer.name, batch);
+      if (!seconds)
+        throw InputError(profile.file(), "/model_times/" + json_pointer_token(workload.name),
+                         "no times for layer \"" + layer.name + "\" of " + workload.source +
+                             ": measured on another architecture of that name");
+      time.forward_s = seconds->first;
+      time.backward_s = seconds->second;
     } else {
       double flops = layer.forward_flops * batch;
       time.forward_s = profile.forward_seconds(layer.kind, flops);

@@ -4,7 +4,8 @@
 - fit_compute.py recovers a known compute model (layer latency, backward rate,
   per-kind efficiency) from whole-pass times made with it;
 - run on the committed H200 layer times it writes exactly the committed
-  platforms/devices/h200.json, so the profile is what the script fits;
+  platforms/devices/h200.json, so the profile is what the script fits, and
+  the measured layer times it stores add up to the passes they came from;
 - a file that is not time_models_cuda.py's output exits 2 naming the file;
 - time_models_cuda.py, on the CPU, times every layer of a workload model and
   its per-layer forward times fit inside the pass they were taken in.
@@ -93,12 +94,24 @@ with tempfile.TemporaryDirectory() as tmp:
                       for name in os.listdir(os.path.join(DEVICES, "h200-layer-times"))
                       if "tf32" not in name)
     refit = os.path.join(tmp, "h200.json")
-    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *measured, "--out", refit])
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *measured, "--model-times",
+                "--out", refit])
     check(done.returncode == 0, f"refit of h200: status {done.returncode}: {done.stderr}")
     if done.returncode == 0:
         check(open(refit).read() == open(os.path.join(DEVICES, "h200.json")).read(),
-              "platforms/devices/h200.json is not what fit_compute.py makes of "
+              "platforms/devices/h200.json is not what fit_compute.py --model-times makes of "
               "platforms/devices/h200-layer-times/b*.json")
+        # The measured times add up to each pass timed without hooks.
+        section = json.load(open(refit))["model_times"]
+        for path in measured:
+            for name, entry in json.load(open(path))["models"].items():
+                at = section[name]["batches"].index(entry["batch"])
+                for key, plain in (("forward_s", entry["plain_forward_median_s"]),
+                                   ("backward_s", entry["plain_backward_median_s"])):
+                    total = sum(layer[key][at] for layer in section[name]["layers"].values())
+                    check(abs(total / plain - 1) < 1e-4,
+                          f"{name} at batch {entry['batch']}: {key} layers add to {total}, "
+                          f"the pass took {plain}")
 
     # 3. Not a layer-times file: exit 2, one line naming it.
     bad = os.path.join(tmp, "bad.json")

@@ -162,3 +162,48 @@ TEST_CASE("schema errors name the file and the JSON path") {
                          doctest::Contains("/kernels/topk_select/fit/family"), gcsim::InputError);
   }
 }
+
+TEST_CASE("measured model times: exact at a measured batch, linear between, proportional outside") {
+  nlohmann::json profile = gcsim::load_json_file(kDevices + "v100.json");
+  profile["model_times"]["net"] = {
+      {"batches", {16, 64}},
+      {"layers", {{"conv1", {{"forward_s", {1.0, 3.0}}, {"backward_s", {2.0, 8.0}}}}}}};
+  const DeviceProfile loaded = DeviceProfile::from_json(profile, "p.json");
+  REQUIRE(loaded.model_times("net") != nullptr);
+  CHECK(loaded.model_times("other") == nullptr);
+  const gcsim::cost::ModelTimes& times = *loaded.model_times("net");
+  auto at = [&](int batch) { return times.layer_seconds("conv1", batch).value(); };
+  CHECK(at(16) == std::pair{1.0, 2.0});
+  CHECK(at(64) == std::pair{3.0, 8.0});
+  CHECK(at(40).first == doctest::Approx(2.0)); // halfway from 16 to 64
+  CHECK(at(40).second == doctest::Approx(5.0));
+  CHECK(at(8).first == doctest::Approx(0.5)); // half the smallest batch
+  CHECK(at(128).second == doctest::Approx(16.0));
+  CHECK(!times.layer_seconds("fc", 16).has_value());
+
+  // It survives the round trip through to_json.
+  const DeviceProfile again = DeviceProfile::from_json(loaded.to_json(), "again.json");
+  REQUIRE(again.model_times("net") != nullptr);
+  CHECK(again.model_times("net")->layer_seconds("conv1", 40).value().first == doctest::Approx(2.0));
+
+  SUBCASE("batches must increase") {
+    profile["model_times"]["net"]["batches"] = {64, 16};
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
+                         doctest::Contains("p.json: /model_times/net/batches: must increase"),
+                         gcsim::InputError);
+  }
+  SUBCASE("one time per batch") {
+    profile["model_times"]["net"]["layers"]["conv1"]["forward_s"] = {1.0};
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
+                         doctest::Contains("/model_times/net/layers/conv1/forward_s: expected one "
+                                           "time per batch (2)"),
+                         gcsim::InputError);
+  }
+  SUBCASE("no negative times") {
+    profile["model_times"]["net"]["layers"]["conv1"]["backward_s"] = {1.0, -1.0};
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
+                         doctest::Contains("/model_times/net/layers/conv1/backward_s: expected "
+                                           "seconds >= 0, got -1"),
+                         gcsim::InputError);
+  }
+}

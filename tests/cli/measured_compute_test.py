@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""A device profile's measured layer times (`model_times`, the H200's) are
+the compute of a model of that name: exact at a measured micro-batch, linear
+between two, said in result.json and the summary; a spec whose layers the
+profile did not measure is bad input naming the profile.
+
+Usage: measured_compute_test.py PATH/TO/gcsim
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
+GCSIM = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SCENARIO = os.path.join(ROOT, "workloads", "scenarios", "dense-resnet50-96x1g.json")
+H200 = os.path.join(ROOT, "platforms", "devices", "h200.json")
+MODEL = "resnet50-imagenet"
+
+check = Checks()
+with open(H200) as handle:
+    measured = json.load(handle)["model_times"][MODEL]
+
+
+def passes(batch):
+    """Forward + backward of the whole model at a measured batch."""
+    at = measured["batches"].index(batch)
+    return sum(layer["forward_s"][at] + layer["backward_s"][at]
+               for layer in measured["layers"].values())
+
+
+def run(work, batch, device=H200, out="out"):
+    out = os.path.join(work, out)
+    done = subprocess.run([GCSIM, "run", SCENARIO, "--out", out, "--set", f"device={device}",
+                           "--set", f"training.batch_per_worker={batch}"],
+                          capture_output=True, text=True, timeout=300)
+    result = None
+    if done.returncode == 0:
+        with open(os.path.join(out, "result.json")) as handle:
+            result = json.load(handle)
+    return done, result
+
+
+with tempfile.TemporaryDirectory() as work:
+    computes = {}
+    for batch in (64, 128, 96):
+        done, result = run(work, batch, out=f"b{batch}")
+        check(done.returncode == 0, f"batch {batch} runs: {done.stderr.strip()}")
+        if result is None:
+            continue
+        computes[batch] = result["summary"]["compute_s"]
+        check(result["model"]["compute_times"] == {"source": "device profile",
+                                                   "measured_layer_times": True,
+                                                   "measured_batches": measured["batches"]},
+              f"result.json says the compute is the profile's measured times: "
+              f"{result['model']['compute_times']}")
+        check("compute times measured on this device for this model" in done.stdout,
+              "the summary says so")
+    if len(computes) == 3:
+        # compute = passes + the optimizer step, which does not depend on the batch.
+        optimizer = computes[128] - passes(128)
+        check(0 < optimizer < 1e-3, f"a measured batch's compute is its passes + the optimizer: "
+                                    f"{optimizer * 1e3:.3f} ms of optimizer")
+        check(abs(computes[64] - passes(64) - optimizer) < 1e-9,
+              "the same holds at batch 64")
+        halfway = (passes(64) + passes(128)) / 2 + optimizer
+        check(abs(computes[96] / halfway - 1) < 1e-9,
+              f"batch 96 is halfway between 64 and 128: {computes[96]} against {halfway}")
+
+    # A spec of the same name with a layer the profile has no times for.
+    with open(H200) as handle:
+        profile = json.load(handle)
+    del profile["model_times"][MODEL]["layers"]["fc"]
+    other = os.path.join(work, "h200-missing-fc.json")
+    with open(other, "w") as handle:
+        json.dump(profile, handle)
+    done, _ = run(work, 32, device=other, out="bad")
+    lines = done.stderr.strip().splitlines()
+    check(done.returncode == 2 and len(lines) == 1 and other in lines[0]
+          and f"/model_times/{MODEL}" in lines[0] and "\"fc\"" in lines[0],
+          f"a layer without measured times is exit 2 naming the profile: {done.returncode} "
+          f"{done.stderr.strip()!r}")
+    check(not os.path.exists(os.path.join(work, "bad", "result.json")), "and writes no result")
+
+check.finish()
