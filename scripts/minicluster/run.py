@@ -9,7 +9,8 @@ torch.distributed (gloo) process per namespace, and writes one JSON file
 Everything is torn down on exit, on error and on SIGINT/SIGTERM.
 
   sudo scripts/minicluster/run.py --nodes 4 --rate 100 --out results/validation/p4-100mbit.json
-Needs root, iproute2 and Debian's python3-torch and dataset-fashion-mnist.
+Needs root, iproute2, dataset-fashion-mnist and Debian's python3-torch (or
+another interpreter with torch: --python).
 """
 
 import argparse
@@ -27,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import netns  # noqa: E402
 
-PYTHON = "/usr/bin/python3"  # Debian's, with torch; never the one on PATH
+PYTHON = "/usr/bin/python3"  # Debian's, with torch; never the one on PATH by default
 
 
 def parse_size(text):
@@ -56,6 +57,8 @@ def parse_args(argv):
                         "recorded as wait_s, so communication_s times the collectives alone")
     p.add_argument("--timeout", type=float, default=900, help="seconds per job before giving up")
     p.add_argument("--out", required=True)
+    p.add_argument("--python", default=PYTHON,
+                   help="interpreter with torch that runs the ranks (default: Debian's)")
     return p.parse_args(argv)
 
 
@@ -144,7 +147,7 @@ def main(argv):
         collectives = []
         latency = None
         if sizes:
-            run_job(cluster, lambda r: [PYTHON, worker, "bench", str(r), str(args.nodes), master,
+            run_job(cluster, lambda r: [args.python, worker, "bench", str(r), str(args.nodes), master,
                                         bench_out, ",".join(map(str, sizes)), str(args.reps)],
                     args.timeout)
             with open(bench_out) as f:
@@ -166,7 +169,7 @@ def main(argv):
         training = []
         for name in runs:
             out = os.path.join(tmp, f"train-{name}.json")
-            run_job(cluster, lambda r: [PYTHON, worker, "train", str(r), str(args.nodes), master, out,
+            run_job(cluster, lambda r: [args.python, worker, "train", str(r), str(args.nodes), master, out,
                                         name, str(args.iterations), str(args.batch), str(args.density)]
                                        + (["barrier"] if args.barrier else []),
                     args.timeout)
