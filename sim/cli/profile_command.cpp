@@ -97,6 +97,22 @@ public:
     std::printf("\n");
     if (!compute.source.empty())
       std::printf("  source: %s\n", compute.source.c_str());
+    if (!profile.all_model_times().empty())
+      std::printf("measured layer times (these models use them instead of the FLOP model):\n");
+    for (const auto& [model, times] : profile.all_model_times()) {
+      std::printf("  %s: %zu layers; forward + backward at batch", model.c_str(),
+                  times.layers.size());
+      for (std::size_t b = 0; b < times.batches.size(); ++b) {
+        double forward = 0, backward = 0;
+        for (const auto& [layer, seconds] : times.layers) {
+          forward += seconds.forward_s[b];
+          backward += seconds.backward_s[b];
+        }
+        std::printf("%s %d: %.3g + %.3g ms", b == 0 ? "" : ",", times.batches[b], forward * 1e3,
+                    backward * 1e3);
+      }
+      std::printf("\n");
+    }
 
     for (Kernel kernel : cost::all_kernels()) {
       const cost::KernelModel& model = profile.kernel(kernel);

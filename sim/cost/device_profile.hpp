@@ -100,6 +100,9 @@ public:
   }
   /// Measured layer times of the model named `model`, or nullptr.
   const ModelTimes* model_times(std::string_view model) const;
+  const std::map<std::string, ModelTimes, std::less<>>& all_model_times() const {
+    return model_times_;
+  }
   /// The file the profile was read from ("" when built in code), for messages.
   const std::string& file() const { return file_; }
 
