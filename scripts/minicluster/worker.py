@@ -380,7 +380,7 @@ def train(rank, world, out, compressor, iterations, batch, density, barrier=Fals
                             backward_s=t_compute - t_bwd, compression_s=compression,
                             communication_s=comm,
                             optimizer_s=(end - t_comm) + (t_comm - t_compute - comm - compression - wait),
-                            wait_s=wait, loss=float(loss)))
+                            wait_s=wait, loss=loss.item()))
         previous_end = end
     # Every rank's records reach rank 0 (tiny, after the timed loop).
     gathered = [None] * world
