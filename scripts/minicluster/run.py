@@ -100,6 +100,16 @@ def training_entry(name, raw, args):
             loss=rows[0]["loss"]))
         if args.barrier:
             iterations[-1]["wait_s"] = mean([r["wait_s"] for r in rows])
+        # Each run of collectives as the ranks' common clock saw it: how far
+        # apart the ranks arrived, and how long it took once the last was there
+        # (what the benchmark measures, after its barrier).
+        spread = after_last = 0.0
+        for group in zip(*[r["collective_groups"] for r in rows]):
+            starts = [start for start, _ in group]
+            spread += max(starts) - min(starts)
+            after_last += max(end for _, end in group) - max(starts)
+        iterations[-1]["arrival_spread_s"] = spread
+        iterations[-1]["collectives_after_last_arrival_s"] = after_last
     compressor = {"name": name}
     if name != "dense":
         compressor["density"] = args.density

@@ -188,7 +188,10 @@ class Sparse:
         self.bytes_sent = 0
 
     def step(self, grad, iteration):
+        """(update, compression_s, communication_s); self.groups gets the
+        (start, end) clock readings of each run of collectives."""
         acc = self.residual + grad
+        self.groups = []
         t0 = time.perf_counter()
         if self.name == "topk":
             _, idx = torch.topk(acc.abs(), self.k, sorted=False)
@@ -201,6 +204,7 @@ class Sparse:
             gathered = [torch.empty_like(packed) for _ in range(self.world)]
             dist.all_gather(gathered, packed)
             comm = time.perf_counter() - c0
+            self.groups.append((c0, c0 + comm))
             self.bytes_sent += 8 * self.k
             total = torch.zeros(self.n)
             for g in gathered:
@@ -219,6 +223,7 @@ class Sparse:
             values = acc[long_idx].clone()
             dist.all_reduce(values)
             comm = time.perf_counter() - c0
+            self.groups.append((c0, c0 + comm))
             self.bytes_sent += 8 * self.k
             total = torch.zeros(self.n)
             total[long_idx] = values
@@ -257,6 +262,7 @@ class Sparse:
         dist.broadcast(assignment, leader)
         comm += time.perf_counter() - c0
         t1 = time.perf_counter()
+        self.groups.append((c0, t1))
         counts = assignment[:world].tolist()
         ids = assignment[world:].tolist()
         mine = (iteration + self.rank) % world
@@ -283,7 +289,9 @@ class Sparse:
             union = torch.cat([union] + [torch.arange(o, o + n) for o, n in whole])
         values = acc[union].clone()
         dist.all_reduce(values)
-        comm += time.perf_counter() - c0
+        c1 = time.perf_counter()
+        comm += c1 - c0
+        self.groups.append((c0, c1))
         self.bytes_sent += 4 * (world + len(parts)) * (self.rank == leader) + 4 + 4 * width + 4 * len(union)
         total = torch.zeros(self.n)
         total[union] = values
@@ -371,8 +379,10 @@ def train(rank, world, out, compressor, iterations, batch, density, barrier=Fals
             dist.all_reduce(grad)
             comm = time.perf_counter() - c0
             update, compression = grad / world, 0.0
+            groups = [(c0, c0 + comm)]
         else:
             update, compression, comm = sparse.step(grad, it)
+            groups = sparse.groups
         t_comm = time.perf_counter()
         apply_update(params, update, lr)
         end = time.perf_counter()
@@ -380,7 +390,10 @@ def train(rank, world, out, compressor, iterations, batch, density, barrier=Fals
                             backward_s=t_compute - t_bwd, compression_s=compression,
                             communication_s=comm,
                             optimizer_s=(end - t_comm) + (t_comm - t_compute - comm - compression - wait),
-                            wait_s=wait, loss=loss.item()))
+                            wait_s=wait, loss=loss.item(),
+                            # perf_counter is the machine's monotonic clock, the
+                            # same in every rank's process: run.py lines them up.
+                            collective_groups=groups))
         previous_end = end
     # Every rank's records reach rank 0 (tiny, after the timed loop).
     gathered = [None] * world

@@ -71,6 +71,9 @@ IterationTimes read_iteration(const nlohmann::json& json, const std::string& fil
   reader.allow("loss");
   reader.allow("comment");
   reader.allow("wait_s"); // run.py --barrier's diagnostic wait: informative only
+  // run.py's line-up of the ranks' collectives: informative only.
+  reader.allow("arrival_spread_s");
+  reader.allow("collectives_after_last_arrival_s");
   IterationTimes times;
   times.iteration_s = reader.positive_number("iteration_s");
   times.forward_s = non_negative_seconds_or(reader, "forward_s", 0);

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """The short real mini-cluster run: 4 network namespaces at 100 Mbit/s, a few
-collective sizes and a few dense and top-k training iterations, simulated by
+collective sizes and a few dense and top-k training iterations (whose
+collectives, lined up across ranks, must be consistent), simulated by
 `gcsim validate` on the measured cluster description (rated bandwidth,
 measured latency; no fit, so nothing is tuned to what is checked). Asserts a
 geometric-mean error of at most 10% for the collectives of 4 MiB and more.
@@ -41,6 +42,19 @@ with tempfile.TemporaryDirectory() as tmp:
     subprocess.run([GCSIM, "validate", measured, "--json", report], check=True)
     with open(report) as f:
         comparison = json.load(f)
+    with open(measured) as f:
+        measured_run = json.load(f)
+# The ranks' collectives lined up on the machine's clock: nobody finishes a
+# collective before the last rank has entered it, and the collectives of a
+# step cannot outlast the step.
+for training in measured_run["training"]:
+    for i, iteration in enumerate(training["iterations"]):
+        spread = iteration["arrival_spread_s"]
+        after_last = iteration["collectives_after_last_arrival_s"]
+        if not (0 <= spread < iteration["iteration_s"] and 0 < after_last < iteration["iteration_s"]):
+            sys.exit(f"FAIL: {training['name']} iteration {i}: arrival spread {spread} s, "
+                     f"collectives after the last arrival {after_last} s, "
+                     f"iteration {iteration['iteration_s']} s")
 summary = comparison["summary"]
 runs = {t["name"]: t for t in comparison["training"]}
 large = summary["collectives_4MiB_and_more"]
