@@ -144,11 +144,50 @@ def layers_of(path, name, entry):
     return [(layer["kind"], layer["forward_flops"] * entry["batch"]) for layer in spec["layers"]]
 
 
-def load(path):
-    with open(path) as file:
-        data = json.load(file)
-    if data.get("format") != "gcsim-layer-times/1":
+def read_json(path):
+    try:
+        with open(path) as file:
+            return json.load(file)
+    except (OSError, ValueError) as error:
+        fail(path, f"cannot read it as JSON: {error}")
+
+
+def check_layer_times(path, data):
+    """Exit 2 naming the file and the field unless it is time_models_cuda.py's output."""
+    if not isinstance(data, dict) or data.get("format") != "gcsim-layer-times/1":
         fail(path, "/format: not 'gcsim-layer-times/1' (time_models_cuda.py's output)")
+    models = data.get("models")
+    if not isinstance(models, dict) or not models:
+        fail(path, "/models: expected an object with one entry per model")
+
+    def seconds(value):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+    for name, entry in models.items():
+        where = f"/models/{name}"
+        if not isinstance(entry, dict):
+            fail(path, f"{where}: expected an object")
+        batch = entry.get("batch")
+        if not isinstance(batch, int) or isinstance(batch, bool) or batch <= 0:
+            fail(path, f"{where}/batch: expected a positive integer, got {batch!r}")
+        for key in ("plain_forward_median_s", "plain_backward_median_s"):
+            if not seconds(entry.get(key)) or entry[key] == 0:
+                fail(path, f"{where}/{key}: expected seconds > 0, got {entry.get(key)!r}")
+        layers = entry.get("layers")
+        if not isinstance(layers, list) or not layers:
+            fail(path, f"{where}/layers: expected a list of the timed modules")
+        for i, module in enumerate(layers):
+            if not isinstance(module, dict) or not isinstance(module.get("name"), str):
+                fail(path, f"{where}/layers/{i}/name: expected the module's name")
+            for key in ("forward_s", "backward_s"):
+                if not seconds(module.get(key)):
+                    fail(path, f"{where}/layers/{i}/{key}: expected seconds >= 0, "
+                               f"got {module.get(key)!r}")
+
+
+def load(path):
+    data = read_json(path)
+    check_layer_times(path, data)
     runs = []
     for name, entry in data["models"].items():
         hooked = sum(m["forward_s"] + m["backward_s"] for m in entry["layers"])
@@ -213,9 +252,11 @@ def report(title, fit, runs):
 
 def main(argv):
     args = parse_args(argv)
-    with open(args.profile) as file:
-        profile = json.load(file)
-    rate = parse_rate(args.profile, profile["compute"]["forward_flop_rate"])
+    profile = read_json(args.profile)
+    compute = profile.get("compute") if isinstance(profile, dict) else None
+    if not isinstance(compute, dict) or not isinstance(compute.get("efficiency"), dict):
+        fail(args.profile, "/compute: a device profile's compute section is missing")
+    rate = parse_rate(args.profile, compute.get("forward_flop_rate"))
     loaded = [load(path) for path in args.layer_times]
     runs = [run for _, file_runs in loaded for run in file_runs]
     fitted = [run for run in runs if run["gpu_bound"]]

@@ -6,7 +6,8 @@
 - run on the committed H200 layer times it writes exactly the committed
   platforms/devices/h200.json, so the profile is what the script fits, and
   the measured layer times it stores add up to the passes they came from;
-- a file that is not time_models_cuda.py's output exits 2 naming the file;
+- a file that is not time_models_cuda.py's output, or lacks one of its
+  fields, exits 2 naming the file and the field;
 - time_models_cuda.py, on the CPU, times every layer of a workload model and
   its per-layer forward times fit inside the pass they were taken in.
 
@@ -120,6 +121,16 @@ with tempfile.TemporaryDirectory() as tmp:
     done = fit(["--profile", os.path.join(DEVICES, "h200.json"), bad])
     check(done.returncode == 2 and done.stderr.count("\n") == 1 and bad in done.stderr
           and "/format" in done.stderr, f"bad file: status {done.returncode}: {done.stderr!r}")
+    # A layer-times file without the passes timed without hooks (an older
+    # time_models_cuda.py's): the field is named, no traceback.
+    data = json.load(open(files[0]))
+    del data["models"]["vgg16-imagenet"]["plain_backward_median_s"]
+    with open(bad, "w") as file:
+        json.dump(data, file)
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), bad])
+    check(done.returncode == 2 and done.stderr.count("\n") == 1
+          and "/models/vgg16-imagenet/plain_backward_median_s" in done.stderr,
+          f"missing field: status {done.returncode}: {done.stderr!r}")
 
     # 4. time_models_cuda.py on the CPU.
     times = os.path.join(tmp, "cpu.json")
