@@ -22,7 +22,7 @@ import torchvision
 # The CIFAR-10 ResNet-18 of the DEFT and Top-k papers (11,173,962 parameters)
 # is the one the trace capture trains too: one definition for both.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trace_tools.models import CifarResNet18  # noqa: E402
+from trace_tools.models import CifarResNet18, SmallCNN  # noqa: E402
 
 
 class WordLSTM(nn.Module):
@@ -52,6 +52,9 @@ def models():
         "vgg16-imagenet": (lambda: torchvision.models.vgg16(), (1, 3, 224, 224),
                            "ImageNet (224x224 RGB)", "image"),
         "lstm-wikitext2": (WordLSTM, (35, 1), "WikiText-2 (sequences of 35 tokens)", "sequence"),
+        # The CNN of the shipped trace workloads/traces/fmnist-cnn-16w, for its
+        # FLOPs (a scenario's compute_spec).
+        "fmnist-cnn": (SmallCNN, (1, 1, 28, 28), "Fashion-MNIST (28x28 gray)", "image"),
     }
 
 

@@ -145,19 +145,23 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   if (scenario.training.kernels_share_device)
     result["model"]["kernels_share_device"] = true;
   // Which times the compute is: a trace's own (sim/training/plan.cpp) or the
-  // device profile's FLOP model. Said because a GPU profile does not change
-  // the former.
+  // device profile's (measured layer times or FLOP model). Said because a GPU
+  // profile does not change the former.
   if (scenario.workload.measured_batch)
     result["model"]["compute_times"] = {{"source", "trace capture"},
                                         {"device", scenario.workload.measured_on},
                                         {"micro_batch", *scenario.workload.measured_batch},
                                         {"scaled_to_batch", scenario.training.batch_per_worker}};
-  else if (const cost::ModelTimes* measured_times = profile.model_times(scenario.workload.name))
-    result["model"]["compute_times"] = {{"source", "device profile"},
-                                        {"measured_layer_times", true},
-                                        {"measured_batches", measured_times->batches}};
-  else
-    result["model"]["compute_times"] = {{"source", "device profile"}};
+  else {
+    nlohmann::json times{{"source", "device profile"}};
+    if (const cost::ModelTimes* measured_times = profile.model_times(scenario.workload.name)) {
+      times["measured_layer_times"] = true;
+      times["measured_batches"] = measured_times->batches;
+    }
+    if (!scenario.workload.compute_spec.empty())
+      times["spec"] = scenario.workload.compute_spec; // a trace's layers, this spec's FLOPs
+    result["model"]["compute_times"] = times;
+  }
   return result;
 }
 

@@ -147,7 +147,26 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
                                   ? workload_file
                                   : workload_file.parent_path();
       scenario.workload = training::workload_from_trace_folder(*scenario.trace_folder);
+      if (reader.has("compute_spec")) {
+        const std::filesystem::path spec_file =
+            resolve_input_path(reader.string("compute_spec"), file);
+        nlohmann::json spec_json;
+        try {
+          spec_json = load_json_file(spec_file);
+        } catch (const InputError& error) {
+          throw InputError(file_name, "/compute_spec", error.file() + ": " + error.message());
+        }
+        try {
+          training::take_compute_from(scenario.workload,
+                                      training::read_layer_spec(spec_json, spec_file.string()));
+        } catch (const std::invalid_argument& error) {
+          throw InputError(file_name, "/compute_spec",
+                           std::string(error.what()) + ": not the trace's model");
+        }
+      }
     } else {
+      if (reader.has("compute_spec"))
+        reader.fail("compute_spec", "only with a trace workload; a layer spec has its own FLOPs");
       nlohmann::json workload_json;
       try {
         workload_json = load_json_file(workload_file);

@@ -6,6 +6,8 @@
 #include "sim/trace/workload.hpp"
 
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 namespace gcsim::training {
 
@@ -92,6 +94,30 @@ Workload workload_from_trace_folder(const std::filesystem::path& folder) {
     workload.layers.push_back(std::move(converted));
   }
   return workload;
+}
+
+void take_compute_from(Workload& trace, const Workload& spec) {
+  if (spec.layers.size() != trace.layers.size())
+    throw std::invalid_argument(spec.source + " has " + std::to_string(spec.layers.size()) +
+                                " layers, the trace " + std::to_string(trace.layers.size()));
+  for (std::size_t i = 0; i < spec.layers.size(); ++i) {
+    const Layer& from = spec.layers[i];
+    Layer& to = trace.layers[i];
+    if (from.name != to.name || from.parameters != to.parameters)
+      throw std::invalid_argument(spec.source + ": layer " + std::to_string(i) + " is \"" +
+                                  from.name + "\" with " + std::to_string(from.parameters) +
+                                  " parameters, the trace's \"" + to.name + "\" with " +
+                                  std::to_string(to.parameters));
+    to.kind = from.kind;
+    to.forward_flops = from.forward_flops;
+    to.backward_flops = from.backward_flops;
+    to.measured_forward_s.reset();
+    to.measured_backward_s.reset();
+  }
+  trace.name = spec.name;
+  trace.measured_batch.reset();
+  trace.measured_on.clear();
+  trace.compute_spec = spec.source;
 }
 
 } // namespace gcsim::training

@@ -33,6 +33,9 @@ struct Workload {
   /// compute; the device profile then times only the compression kernels.
   std::optional<int> measured_batch;
   std::string measured_on;
+  /// The layer spec whose FLOPs and name a trace's compute was taken from
+  /// (a scenario's compute_spec); empty otherwise.
+  std::string compute_spec;
 
   int64_t parameters() const;
   double gradient_bytes() const { return 4.0 * static_cast<double>(parameters()); }
@@ -44,5 +47,12 @@ Workload read_layer_spec(const nlohmann::json& json, const std::string& file);
 /// The layers of a captured trace (sim/trace/), with the per-layer times
 /// measured at capture when it recorded them.
 Workload workload_from_trace_folder(const std::filesystem::path& folder);
+
+/// Makes a trace's compute come from the device profile: the layers take
+/// `spec`'s kinds and FLOPs (and the workload its name, for the profile's
+/// measured model times) and drop the times measured at capture. Throws
+/// std::invalid_argument unless `spec` has the same layers (names, order,
+/// parameter counts).
+void take_compute_from(Workload& trace, const Workload& spec);
 
 } // namespace gcsim::training

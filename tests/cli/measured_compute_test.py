@@ -1,8 +1,11 @@
 #!/usr/bin/python3
-"""A device profile's measured layer times (`model_times`, the H200's) are
-the compute of a model of that name: exact at a measured micro-batch, linear
-between two, said in result.json and the summary; a spec whose layers the
-profile did not measure is bad input naming the profile.
+"""Where compute comes from. A device profile's measured layer times
+(`model_times`, the H200's) are the compute of a model of that name: exact
+at a measured micro-batch, linear between two, said in result.json and the
+summary; a spec whose layers the profile did not measure is bad input naming
+the profile. A trace with `compute_spec` takes its compute from the profile
+with that spec's FLOPs, exactly as the spec itself would; a spec of another
+model, or `compute_spec` without a trace, is bad input.
 
 Usage: measured_compute_test.py PATH/TO/gcsim
 """
@@ -85,5 +88,44 @@ with tempfile.TemporaryDirectory() as work:
           f"a layer without measured times is exit 2 naming the profile: {done.returncode} "
           f"{done.stderr.strip()!r}")
     check(not os.path.exists(os.path.join(work, "bad", "result.json")), "and writes no result")
+
+    # compute_spec: the shipped CNN trace, its compute from the V100 profile.
+    deft = os.path.join(ROOT, "workloads", "scenarios", "deft-fmnist-16.json")
+    spec = os.path.join(ROOT, "workloads", "models", "fmnist-cnn.json")
+
+    def run_deft(out, *sets):
+        args = [GCSIM, "run", deft, "--out", os.path.join(work, out), "--quiet"]
+        for value in sets:
+            args += ["--set", value]
+        done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        result = None
+        if done.returncode == 0:
+            with open(os.path.join(work, out, "result.json")) as handle:
+                result = json.load(handle)
+        return done, result
+
+    _, captured = run_deft("captured")
+    _, from_spec = run_deft("from-spec", f"compute_spec={spec}")
+    _, spec_alone = run_deft("spec-alone", f"workload={spec}", "compressor={\"name\":\"dense\"}")
+    if captured and from_spec and spec_alone:
+        check(from_spec["model"]["compute_times"] == {"source": "device profile", "spec": spec},
+              f"result.json names the spec: {from_spec['model']['compute_times']}")
+        check(from_spec["summary"]["compute_s"] == spec_alone["summary"]["compute_s"],
+              "the trace's compute is the spec's own on the same profile: "
+              f"{from_spec['summary']['compute_s']} s against {spec_alone['summary']['compute_s']} s")
+        check(from_spec["summary"]["compute_s"] < captured["summary"]["compute_s"] / 10,
+              "and not the CPU capture's")
+        check(from_spec["summary"]["bytes_sent_per_worker"] == captured["summary"]["bytes_sent_per_worker"],
+              "the gradients, and so the bytes, are still the trace's")
+    else:
+        check(False, "the compute_spec runs ran")
+    done, _ = run_deft("other-model", "compute_spec=workloads/models/resnet18-cifar10.json")
+    check(done.returncode == 2 and "/compute_spec" in done.stderr and "41 layers, the trace 4"
+          in done.stderr, f"a spec of another model is exit 2: {done.stderr.strip()!r}")
+    done = subprocess.run([GCSIM, "run", SCENARIO, "--out", os.path.join(work, "no-trace"),
+                           "--set", f"compute_spec={spec}"], capture_output=True, text=True,
+                          timeout=60)
+    check(done.returncode == 2 and "/compute_spec: only with a trace workload" in done.stderr,
+          f"compute_spec without a trace is exit 2: {done.stderr.strip()!r}")
 
 check.finish()
