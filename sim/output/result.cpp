@@ -1,6 +1,7 @@
 #include "sim/output/result.hpp"
 
 #include "sim/input/units.hpp"
+#include "sim/training/plan.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -154,7 +155,8 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
                                         {"scaled_to_batch", scenario.training.batch_per_worker}};
   else {
     nlohmann::json times{{"source", "device profile"}};
-    if (const cost::ModelTimes* measured_times = profile.model_times(scenario.workload.name)) {
+    if (const cost::ModelTimes* measured_times =
+            training::profile_model_times(scenario.workload, profile)) {
       times["measured_layer_times"] = true;
       times["measured_batches"] = measured_times->batches;
     }

@@ -137,6 +137,17 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       scenario.platform = read_platform_spec(platform_json, file_name, "/platform");
     }
 
+    // A layer spec named by the scenario's `key`: a file that cannot be read
+    // is reported at that key.
+    auto read_spec = [&](const std::filesystem::path& spec_file, const char* key) {
+      nlohmann::json spec_json;
+      try {
+        spec_json = load_json_file(spec_file);
+      } catch (const InputError& error) {
+        throw InputError(file_name, key, error.file() + ": " + error.message());
+      }
+      return training::read_layer_spec(spec_json, spec_file.string());
+    };
     std::string workload_value = reader.string("workload");
     std::filesystem::path workload_file = resolve_input_path(workload_value, file);
     std::error_code fs_error;
@@ -148,17 +159,10 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
                                   : workload_file.parent_path();
       scenario.workload = training::workload_from_trace_folder(*scenario.trace_folder);
       if (reader.has("compute_spec")) {
-        const std::filesystem::path spec_file =
-            resolve_input_path(reader.string("compute_spec"), file);
-        nlohmann::json spec_json;
+        const training::Workload spec =
+            read_spec(resolve_input_path(reader.string("compute_spec"), file), "/compute_spec");
         try {
-          spec_json = load_json_file(spec_file);
-        } catch (const InputError& error) {
-          throw InputError(file_name, "/compute_spec", error.file() + ": " + error.message());
-        }
-        try {
-          training::take_compute_from(scenario.workload,
-                                      training::read_layer_spec(spec_json, spec_file.string()));
+          training::take_compute_from(scenario.workload, spec);
         } catch (const std::invalid_argument& error) {
           throw InputError(file_name, "/compute_spec",
                            std::string(error.what()) + ": not the trace's model");
@@ -167,13 +171,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     } else {
       if (reader.has("compute_spec"))
         reader.fail("compute_spec", "only with a trace workload; a layer spec has its own FLOPs");
-      nlohmann::json workload_json;
-      try {
-        workload_json = load_json_file(workload_file);
-      } catch (const InputError& error) {
-        throw InputError(file_name, "/workload", error.file() + ": " + error.message());
-      }
-      scenario.workload = training::read_layer_spec(workload_json, workload_file.string());
+      scenario.workload = read_spec(workload_file, "/workload");
     }
     // The trace library owns the default (scenario.hpp's initializer is not it).
     scenario.synthesis = trace::GradientSource::default_synthesis();

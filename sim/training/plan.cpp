@@ -6,14 +6,16 @@
 
 namespace gcsim::training {
 
+const cost::ModelTimes* profile_model_times(const Workload& workload,
+                                            const cost::DeviceProfile& profile) {
+  return workload.measured_batch ? nullptr : profile.model_times(workload.name);
+}
+
 std::vector<LayerTimes> layer_times(const Workload& workload, const cost::DeviceProfile& profile,
                                     int batch) {
   std::vector<LayerTimes> times;
   times.reserve(workload.layers.size());
-  // A trace's own times come first; then the profile's measured times of a
-  // model of this name; then the FLOP model.
-  const cost::ModelTimes* measured =
-      workload.measured_batch ? nullptr : profile.model_times(workload.name);
+  const cost::ModelTimes* measured = profile_model_times(workload, profile);
   for (const Layer& layer : workload.layers) {
     LayerTimes time;
     if (layer.measured_forward_s && layer.measured_backward_s && workload.measured_batch) {

@@ -8,13 +8,21 @@
 
 namespace gcsim::cost {
 class DeviceProfile;
-}
+struct ModelTimes;
+} // namespace gcsim::cost
 
 namespace gcsim::training {
 
+/// The profile's measured layer times that are this workload's compute, or
+/// nullptr: none for a model of its name, or a trace with its own times
+/// (which come first).
+const cost::ModelTimes* profile_model_times(const Workload& workload,
+                                            const cost::DeviceProfile& profile);
+
 /// Per-layer compute for one micro-batch of `batch` samples: measured
 /// times from a trace (scaled linearly to the batch) when the workload has
-/// them, otherwise the profile's FLOP-based model.
+/// them, else the profile's measured times of the model
+/// (profile_model_times), else the profile's FLOP-based model.
 std::vector<LayerTimes> layer_times(const Workload& workload, const cost::DeviceProfile& profile,
                                     int batch);
 

@@ -30,7 +30,8 @@ struct Workload {
   std::vector<Layer> layers;
   /// Micro-batch of the measured times, if any, and the device they were
   /// measured on ("cpu"): those times, scaled to the scenario's batch, are the
-  /// compute; the device profile then times only the compression kernels.
+  /// compute; the device profile then times only the optimizer and the
+  /// compression kernels.
   std::optional<int> measured_batch;
   std::string measured_on;
   /// The layer spec whose FLOPs and name a trace's compute was taken from
