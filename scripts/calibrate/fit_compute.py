@@ -15,7 +15,8 @@ uses. Only models whose per-layer times add up to within 5% of their passes
 timed without hooks enter the fit: elsewhere the host's launch time, not the
 GPU, set the times, and a FLOP model cannot say that.
 
-It prints, per model, the measured and fitted passes: first on the fit, then
+It prints, per model, the measured passes and those of a compute model: first
+the --profile's compute section as given (what it was worth before), then
 with each file held out of the fit in turn (one batch size each, say), and
 writes the profile with its compute section replaced. Kinds it measured no
 layer of keep the profile's values.
@@ -60,21 +61,43 @@ def fail(path, message):
     sys.exit(2)
 
 
-def parse_rate(path, text):
-    units = {"Tflops": 1e12, "Gflops": 1e9, "Mflops": 1e6, "flops": 1.0}
+def parse_unit(path, compute, key, units, example):
+    text = compute.get(key)
     for unit, scale in units.items():
         if isinstance(text, str) and text.endswith(unit):
             try:
                 return float(text[:-len(unit)]) * scale
             except ValueError:
                 break
-    fail(path, f"/compute/forward_flop_rate: {text!r} is not a rate such as '50.5Tflops'")
+    fail(path, f"/compute/{key}: {text!r} is not a value such as {example!r}")
+
+
+def parse_rate(path, compute, key):
+    return parse_unit(path, compute, key, {"Tflops": 1e12, "Gflops": 1e9, "Mflops": 1e6,
+                                           "flops": 1.0}, "50.5Tflops")
+
+
+def parse_duration(path, compute, key):
+    return parse_unit(path, compute, key, {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}, "5us")
+
+
+SPECS = {}
+
+
+def spec_layers(path, name):
+    """The layers of workloads/models/NAME.json, read once."""
+    if name not in SPECS:
+        spec_path = os.path.join(MODELS, name + ".json")
+        if not os.path.exists(spec_path):
+            fail(path, f"/models/{name}: no workloads/models/{name}.json")
+        with open(spec_path) as spec_file:
+            SPECS[name] = json.load(spec_file)["layers"]
+    return SPECS[name]
 
 
 def measured_layers(path, name, entry):
     """{spec layer: [forward_s, backward_s]} for one pass, scaled to the pass without hooks."""
-    with open(os.path.join(MODELS, name + ".json")) as spec_file:
-        names = {layer["name"] for layer in json.load(spec_file)["layers"]}
+    names = {layer["name"] for layer in spec_layers(path, name)}
     grouped, current = {}, None
     for module in entry["layers"]:
         if module["name"] in names:
@@ -131,17 +154,13 @@ def model_times(paths, loaded):
 
 def layers_of(path, name, entry):
     """(kind, forward FLOPs of the micro-batch) of every layer of the model's spec."""
-    spec_path = os.path.join(MODELS, name + ".json")
-    if not os.path.exists(spec_path):
-        fail(path, f"/models/{name}: no workloads/models/{name}.json")
-    with open(spec_path) as spec_file:
-        spec = json.load(spec_file)
+    spec = spec_layers(path, name)
     timed = {module["name"] for module in entry["layers"]}
-    missing = [layer["name"] for layer in spec["layers"] if layer["name"] not in timed]
+    missing = [layer["name"] for layer in spec if layer["name"] not in timed]
     if missing:
         fail(path, f"/models/{name}/layers: not the spec's architecture, no times for "
                    f"{missing[:3]}")
-    return [(layer["kind"], layer["forward_flops"] * entry["batch"]) for layer in spec["layers"]]
+    return [(layer["kind"], layer["forward_flops"] * entry["batch"]) for layer in spec]
 
 
 def read_json(path):
@@ -199,7 +218,34 @@ def load(path):
     return data, runs
 
 
-class Fit:
+class Compute:
+    """A compute model as times per layer: latency_s + FLOPs x seconds per FLOP."""
+
+    def __init__(self, latency_s, forward_per_flop, backward_per_flop):
+        self.latency_s = latency_s
+        self.forward_per_flop = forward_per_flop    # {kind: s per forward FLOP}
+        self.backward_per_flop = backward_per_flop  # {kind: s per forward FLOP, backward pass}
+
+    @staticmethod
+    def of_profile(path, compute):
+        """The profile's own model: L + f / (R e_k), L + ratio f / (R_b e_k)."""
+        forward = parse_rate(path, compute, "forward_flop_rate")
+        backward = parse_rate(path, compute, "backward_flop_rate")
+        ratio = compute.get("backward_flops_ratio", 2.0)
+        efficiency = compute["efficiency"]
+        return Compute(parse_duration(path, compute, "layer_latency"),
+                       {k: 1 / (forward * e) for k, e in efficiency.items()},
+                       {k: ratio / (backward * e) for k, e in efficiency.items()})
+
+    def passes(self, run):
+        forward = sum(self.latency_s + self.forward_per_flop[kind] * flops
+                      for kind, flops in run["layers"])
+        backward = sum(self.latency_s + self.backward_per_flop[kind] * flops
+                       for kind, flops in run["layers"])
+        return forward, backward
+
+
+class Fit(Compute):
     """L, 1/(R e_k) per kind and R / R_b, fitted to whole passes."""
 
     def __init__(self, runs):
@@ -226,16 +272,11 @@ class Fit:
             if best is None or loss < best[0]:
                 best = (loss, ratio, solution)
         _, self.ratio, solution = best
-        self.latency_s = float(solution[0])
         self.per_flop = {kind: float(solution[column[kind]]) for kind in self.kinds}
         if any(value <= 0 for value in self.per_flop.values()):
             raise ValueError(f"a kind's time per FLOP came out non-positive: {self.per_flop}")
-
-    def passes(self, run):
-        forward = sum(self.latency_s + self.per_flop[kind] * flops for kind, flops in run["layers"])
-        backward = sum(self.latency_s + 2 * self.ratio * self.per_flop[kind] * flops
-                       for kind, flops in run["layers"])
-        return forward, backward
+        super().__init__(float(solution[0]), self.per_flop,
+                         {kind: 2 * self.ratio * value for kind, value in self.per_flop.items()})
 
 
 def report(title, fit, runs):
@@ -244,7 +285,7 @@ def report(title, fit, runs):
     for run in runs:
         forward, backward = fit.passes(run)
         measured = run["forward_s"] + run["backward_s"]
-        note = "" if run["gpu_bound"] else "  (host-bound, not fitted)"
+        note = "" if run["gpu_bound"] else "  (host-bound: not fitted)"
         print(f"  {run['model']:<20} {run['batch']:>5} {run['forward_s'] * 1e3:>8.2f} /"
               f"{forward * 1e3:>8.2f} {run['backward_s'] * 1e3:>8.2f} /{backward * 1e3:>8.2f}"
               f" {(forward + backward) / measured - 1:>+7.1%}{note}")
@@ -256,12 +297,14 @@ def main(argv):
     compute = profile.get("compute") if isinstance(profile, dict) else None
     if not isinstance(compute, dict) or not isinstance(compute.get("efficiency"), dict):
         fail(args.profile, "/compute: a device profile's compute section is missing")
-    rate = parse_rate(args.profile, compute.get("forward_flop_rate"))
+    rate = parse_rate(args.profile, compute, "forward_flop_rate")
+    given = Compute.of_profile(args.profile, compute)
     loaded = [load(path) for path in args.layer_times]
     runs = [run for _, file_runs in loaded for run in file_runs]
     fitted = [run for run in runs if run["gpu_bound"]]
     if not fitted:
         fail(args.layer_times[0], "/models: no model's layer times are GPU-bound")
+    report(f"measured / simulated passes, {args.profile}'s compute as given", given, runs)
     fit = Fit(fitted)
 
     print(f"layer latency {fit.latency_s * 1e6:.2f} us, backward rate "

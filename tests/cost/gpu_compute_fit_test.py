@@ -37,16 +37,16 @@ def fit(args):
                           capture_output=True, text=True, timeout=120)
 
 
-def synthetic_layer_times(path, batch, latency, per_flop, ratio):
-    """Passes of three workload models as the compute model gives them."""
+def synthetic_layer_times(path, batch, latency, per_flop, ratio, scale=1.0):
+    """Passes of three workload models as the compute model gives them (times `scale`)."""
     models = {}
     for name in ["resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet"]:
         with open(os.path.join(ROOT, "workloads", "models", name + ".json")) as spec_file:
             spec = json.load(spec_file)
-        forward = [latency + per_flop[layer["kind"]] * layer["forward_flops"] * batch
+        forward = [scale * (latency + per_flop[layer["kind"]] * layer["forward_flops"] * batch)
                    for layer in spec["layers"]]
-        backward = [latency + 2 * ratio * per_flop[layer["kind"]] * layer["forward_flops"] * batch
-                    for layer in spec["layers"]]
+        backward = [scale * (latency + 2 * ratio * per_flop[layer["kind"]] * layer["forward_flops"]
+                             * batch) for layer in spec["layers"]]
         models[name] = {
             "batch": batch,
             "plain_forward_median_s": sum(forward),
@@ -87,8 +87,17 @@ with tempfile.TemporaryDirectory() as tmp:
         for kind, e in efficiency.items():
             check(abs(compute["efficiency"][kind] / e - 1) < 1e-3,
                   f"efficiency of {kind}: {compute['efficiency'][kind]} != {e}")
-        check("held out of the fit" in done.stdout and "+0.0%" in done.stdout,
-              f"no exact hold-out in:\n{done.stdout}")
+
+    # A third batch 20% slower than the model: held out, the fit on the two
+    # exact ones predicts it 1/1.2 - 1 = -16.7% off, every model; a hold-out
+    # that let the file into its own fit could not.
+    slow = os.path.join(tmp, "b64-slow.json")
+    synthetic_layer_times(slow, 64, latency, per_flop, ratio=1.0, scale=1.2)
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *files, slow])
+    block = done.stdout.split(f"{slow} held out of the fit", 1)[-1].split("held out", 1)[0]
+    rows = [line for line in block.splitlines() if "imagenet" in line]
+    check(done.returncode == 0 and len(rows) == 3 and all(r.endswith("-16.7%") for r in rows),
+          f"the held-out batch is predicted by the fit on the others:\n{done.stdout}")
 
     # 2. The committed profile is the fit of the committed layer times.
     measured = sorted(os.path.join(DEVICES, "h200-layer-times", name)
