@@ -198,7 +198,11 @@ def oracle_training(run):
         comm = sum(interpolate(points, c, P, n) for c, n in calls)
         compute = mean["forward_s"] + mean["backward_s"] + mean.get("optimizer_s", 0)
         oracle = compute + (mean.get("compression_s", 0) if name != "deft" else 0) + comm
-        out.append((t["name"], mean["iteration_s"], oracle, mean.get("communication_s", 0), comm))
+        # run.py's line-up of the ranks' collectives, in runs that have it.
+        lineup = (mean["arrival_spread_s"], mean["collectives_after_last_arrival_s"]) \
+            if "arrival_spread_s" in mean else None
+        out.append((t["name"], mean["iteration_s"], oracle, mean.get("communication_s", 0), comm,
+                    lineup))
     return out
 
 
@@ -210,10 +214,12 @@ def main(files):
     print("training with the measured benchmark time of each collective (the best any "
           "collective-fitted model can do):")
     for run in runs:
-        for name, measured, oracle, comm, bench in oracle_training(run):
+        for name, measured, oracle, comm, bench, lineup in oracle_training(run):
             print(f"  {run['name']:24s} {name:6s} iteration measured {measured * 1e3:7.1f} ms, "
                   f"oracle {oracle * 1e3:7.1f} ms ({100 * (oracle / measured - 1):+5.1f}%); "
-                  f"communication measured {comm * 1e3:6.1f} ms, benchmark {bench * 1e3:6.1f} ms")
+                  f"communication measured {comm * 1e3:6.1f} ms, benchmark {bench * 1e3:6.1f} ms"
+                  + (f"; ranks arrive {lineup[0] * 1e3:.1f} ms apart, then the collectives take "
+                     f"{lineup[1] * 1e3:.1f} ms" if lineup else ""))
 
 
 if __name__ == "__main__":
