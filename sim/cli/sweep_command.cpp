@@ -42,6 +42,12 @@ std::string display_path(const fs::path& path) {
   return relative.string();
 }
 
+// This gcsim as the points' commands show it (relative where it can be).
+std::string display_executable() {
+  std::string shown = display_path(fs::read_symlink("/proc/self/exe"));
+  return shown.find('/') == std::string::npos ? "./" + shown : shown;
+}
+
 std::string shell_quoted(const std::string& word) {
   const bool plain =
       !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
@@ -115,10 +121,8 @@ public:
     std::vector<sweep::Job> jobs;
     std::vector<std::string> commands;
     for (const sweep::Point& point : points) {
-      std::vector<std::string> argv{display_path(executable), "run", display_path(spec.scenario),
+      std::vector<std::string> argv{display_executable(), "run", display_path(spec.scenario),
                                     "--out", display_path(out / "points" / point.id)};
-      if (argv[0].find('/') == std::string::npos)
-        argv[0] = "./" + argv[0];
       for (const std::string& setting : point.set_arguments) {
         argv.push_back("--set");
         argv.push_back(setting);
@@ -202,7 +206,9 @@ private:
       sweep::write_file_atomically(job.log.parent_path() / "command.txt", commands[index] + "\n");
       // The log opens with the command as run: command.txt's, plus what only
       // a sweep adds (--memory-share); the point's output follows.
-      sweep::write_file_atomically(job.log, "# run as: " + command_line(job.argv) + "\n");
+      std::vector<std::string> shown = job.argv;
+      shown[0] = display_executable();
+      sweep::write_file_atomically(job.log, "# run as: " + command_line(shown) + "\n");
       jobs.push_back(job);
     }
     std::vector<Clock::time_point> started(jobs.size());
