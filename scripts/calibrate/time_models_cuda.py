@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from generate_workloads import models  # noqa: E402
+from trace_tools.models import no_inplace  # noqa: E402
 from trace_tools.timing import CpuClock, CudaClock, LayerTimer  # noqa: E402
 
 DEFAULT_MODELS = ["resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet", "resnet18-cifar10"]
@@ -49,12 +50,9 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
-def time_model(name, build, shape, args, device, clock):
+def time_model(build, shape, args, device, clock):
     torch.manual_seed(0)
-    model = build().to(device).train()
-    for module in model.modules():
-        if isinstance(module, nn.ReLU):
-            module.inplace = False  # hooks on in-place outputs would see the layer before
+    model = no_inplace(build().to(device).train())
     kinds = {module_name: type(module).__name__ for module_name, module in model.named_modules()}
     x = torch.randn((args.batch,) + tuple(shape[1:]), device=device)
     with torch.no_grad():
@@ -132,7 +130,7 @@ def main(argv):
             return 2
         build, shape = known[name][0], known[name][1]
         started = time.perf_counter()
-        result["models"][name] = time_model(name, build, shape, args, device, clock)
+        result["models"][name] = time_model(build, shape, args, device, clock)
         entry = result["models"][name]
         print(f"{name}: forward {entry['forward_median_s'] * 1e3:.3f} ms, backward "
               f"{entry['backward_median_s'] * 1e3:.3f} ms; without hooks "

@@ -107,7 +107,7 @@ class CifarVGG16(nn.Module):
         return self.classifier(self.flatten(self.features(x)))
 
 
-def _no_inplace(model):
+def no_inplace(model):
     # torchvision's ReLUs are in place; gradient hooks on their outputs would
     # then see the tensor of the layer before, so timings would be misattributed.
     for module in model.modules():
@@ -125,7 +125,7 @@ def _torchvision_resnet50(num_classes):
     for block in [b for layer in (model.layer1, model.layer2, model.layer3, model.layer4)
                   for b in layer]:
         block.relu = _ReluTriplet()
-    return _no_inplace(model)
+    return no_inplace(model)
 
 
 class _ReluTriplet(nn.Module):
@@ -146,7 +146,7 @@ class _ReluTriplet(nn.Module):
 def _torchvision_alexnet(num_classes):
     import torchvision
 
-    return _no_inplace(torchvision.models.alexnet(weights=None, num_classes=num_classes))
+    return no_inplace(torchvision.models.alexnet(weights=None, num_classes=num_classes))
 
 
 # name -> (constructor, input channels, image side in pixels)
