@@ -7,8 +7,8 @@ more than once).
 
 Backward: the forward hook registers a gradient hook on the module's output.
 It fires when the gradient with respect to that output is complete, which is
-the moment autograd can start the module's own backward. The events are
-sorted by time; a module's backward time is the interval from its event to
+the moment autograd can start the module's own backward. The events arrive
+in time order; a module's backward time is the interval from its event to
 the next event (the next module's output gradient being ready), and the last
 interval ends when loss.backward() returns. On a CPU autograd runs one node
 at a time, so these intervals partition the backward pass: each holds the
