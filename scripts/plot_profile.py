@@ -39,7 +39,7 @@ def segment_value(segment, shape):
 def curve_seconds(fit, shape):
     """Same rule as sim/cost/fit.cpp Curve::seconds."""
     segments = fit["segments"]
-    x = shape["n"]
+    x = shape[fit.get("piecewise_in", "n")]
     for i, segment in enumerate(segments):
         up_to = segment.get("up_to", math.inf)
         if x > up_to:

@@ -1,14 +1,21 @@
 // `gcsim profile show FILE`: a device profile's provenance, fitted curves and,
 // for measured profiles, the residual of every raw point and the hold-out
 // error (fit on half the sizes, predict the other half).
+// `gcsim profile refit FILE --out OUT`: the same profile with every kernel's
+// curve fitted again from its stored points, so that a better fitter reaches
+// profiles measured on machines no longer at hand.
 
 #include "sim/cli/command.hpp"
 #include "sim/cost/calibration.hpp"
 #include "sim/cost/device_profile.hpp"
+#include "sim/cost/fit.hpp"
+#include "sim/input/input_error.hpp"
+#include "sim/sweep/table.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 
 #include <CLI/CLI.hpp>
 
@@ -28,7 +35,8 @@ void print_curve(const cost::KernelModel& model) {
   std::printf("\n");
   for (const cost::Segment& segment : model.curve.segments()) {
     char span[64];
-    std::snprintf(span, sizeof span, "n in [%.4g, %.4g]", segment.from, segment.up_to);
+    std::snprintf(span, sizeof span, "%c in [%.4g, %.4g]", model.curve.piecewise_in(), segment.from,
+                  segment.up_to);
     std::printf("    %-24s", span);
     for (std::size_t t = 0; t < family.term_count; ++t)
       std::printf("  %s=%.4g", std::string(cost::term_key(family.terms[t])).c_str(),
@@ -56,6 +64,22 @@ void print_points(const cost::KernelModel& model) {
               100 * residuals[residuals.size() / 2], 100 * residuals.back(), residuals.size());
 }
 
+// Whether a refit is the same curve as the stored one but for the rounding of
+// the stored points and coefficients: the same pieces, and the same time at
+// every point to 1e-4.
+bool same_up_to_rounding(const cost::Curve& refitted, const cost::KernelModel& stored) {
+  const cost::Curve& curve = stored.curve;
+  if (refitted.piecewise_in() != curve.piecewise_in() ||
+      refitted.segments().size() != curve.segments().size())
+    return false;
+  for (const cost::Sample& point : stored.points) {
+    const double a = refitted.seconds(point.shape), b = curve.seconds(point.shape);
+    if (std::fabs(a - b) > 1e-4 * std::max(a, b))
+      return false;
+  }
+  return true;
+}
+
 class ProfileCommand final : public Command {
 public:
   std::string name() const override { return "profile"; }
@@ -68,8 +92,54 @@ public:
         "show", "Print a profile's provenance, fitted curves and the residual of every point");
     show_->add_option("file", file_, "Device profile JSON")->required();
     show_->add_flag("--no-points", no_points_, "Only the curves, not every raw point");
+    refit_ = subcommand.add_subcommand(
+        "refit", "Fit every kernel's curve again from the profile's stored points (the rest of "
+                 "the profile is kept) and write the result");
+    refit_->add_option("file", file_, "Device profile JSON with points")->required();
+    refit_->add_option("--out", out_, "Profile JSON to write (may be the input)")->required();
   }
   int run() override {
+    if (refit_->parsed())
+      return refit();
+    return show();
+  }
+
+private:
+  int refit() const {
+    DeviceProfile profile = DeviceProfile::load(file_);
+    // Only the changed fits are written into the file as it is (its key order
+    // and number formatting kept), so a refit touches nothing else.
+    // (DeviceProfile::load has checked the file, so it parses.)
+    std::ifstream input(file_);
+    nlohmann::ordered_json document = nlohmann::ordered_json::parse(input);
+    std::size_t changed = 0;
+    for (Kernel kernel : cost::all_kernels()) {
+      const std::string name(cost::kernel_name(kernel));
+      cost::KernelModel model = profile.kernel(kernel);
+      if (model.points.empty())
+        throw InputError(file_, "/kernels/" + name + "/points",
+                         "no measured points to refit from (a derived profile cannot be refitted)");
+      const cost::Curve refitted = cost::fit_curve(cost::kernel_family(kernel), model.points);
+      // The stored points are rounded, so a refit by the same fitter moves the
+      // last digits; such a curve is kept as it is, and refit is idempotent.
+      if (same_up_to_rounding(refitted, model))
+        continue;
+      std::printf("refitted %s: %zu piece(s) in %c, was %zu in %c\n", name.c_str(),
+                  refitted.segments().size(), refitted.piecewise_in(),
+                  model.curve.segments().size(), model.curve.piecewise_in());
+      model.curve = refitted;
+      profile.set_kernel(kernel, std::move(model));
+      document["kernels"][name]["fit"] =
+          nlohmann::ordered_json::parse(profile.to_json()["kernels"][name]["fit"].dump());
+      ++changed;
+    }
+    sweep::write_file_atomically(out_, document.dump(1) + "\n");
+    std::printf("%zu of %zu curves changed; wrote %s\n", changed, cost::all_kernels().size(),
+                out_.c_str());
+    return 0;
+  }
+
+  int show() const {
     const DeviceProfile profile = DeviceProfile::load(file_);
     std::printf("profile: %s\n", profile.name().c_str());
     std::printf("device: %s %s\n", profile.device_kind().c_str(), profile.device_model().c_str());
@@ -138,9 +208,10 @@ public:
     return 0;
   }
 
-private:
   CLI::App* show_ = nullptr;
+  CLI::App* refit_ = nullptr;
   std::string file_;
+  std::string out_;
   bool no_points_ = false;
 };
 

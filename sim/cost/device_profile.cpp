@@ -74,6 +74,11 @@ Curve read_curve(ObjectReader& reader, const Family& family) {
         read_interval(range_reader, "cols_per_n");
   }
   range_reader.finish();
+  // Pieces are in the family's field unless the fit found a step in k.
+  const std::string piecewise_in =
+      family.uses_k
+          ? reader.choice_or("piecewise_in", {"n", "k"}, std::string(1, family.piecewise_in))
+          : std::string(1, family.piecewise_in);
 
   const nlohmann::json& list = reader.require("segments");
   if (!list.is_array() || list.empty())
@@ -91,7 +96,7 @@ Curve read_curve(ObjectReader& reader, const Family& family) {
     segment_reader.finish();
     segments.push_back(segment);
   }
-  Curve curve(family, std::move(segments), range);
+  Curve curve(family, std::move(segments), range, piecewise_in[0]);
   std::string where;
   const std::string problem = curve.problem(&where);
   if (!problem.empty())
@@ -366,6 +371,8 @@ nlohmann::json DeviceProfile::to_json() const {
       fit["range"]["k_per_n"] = {rounded(range.k_per_n_min), rounded(range.k_per_n_max)};
     if (family.uses_cols && range.has_cols_per_n)
       fit["range"]["cols_per_n"] = {rounded(range.cols_per_n_min), rounded(range.cols_per_n_max)};
+    if (model.curve.piecewise_in() != family.piecewise_in)
+      fit["piecewise_in"] = std::string(1, model.curve.piecewise_in());
     fit["segments"] = nlohmann::json::array();
     for (const Segment& segment : model.curve.segments()) {
       nlohmann::json piece = nlohmann::json::object();

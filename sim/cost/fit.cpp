@@ -114,22 +114,22 @@ PieceFit fit_piece(const Family& family, const std::vector<Sample>& samples, std
 
 constexpr double kLoadTolerance = 1e-5;
 
-KernelShape with_piecewise_value(const Family& family, KernelShape shape, double value) {
-  (family.piecewise_in == 'k' ? shape.k : shape.n) = value;
+KernelShape with_piecewise_value(char piecewise_in, KernelShape shape, double value) {
+  (piecewise_in == 'k' ? shape.k : shape.n) = value;
   return shape;
 }
 
 // `tolerance`: the relative drop allowed. The fitter allows none, the loader
 // 1e-5, so that a fit the fitter kept still loads after its coefficients
 // are rounded to seven digits for the profile file.
-bool monotone_at(const Family& family, const Segment& left, const Segment& right,
+bool monotone_at(const Family& family, char piecewise_in, const Segment& left, const Segment& right,
                  const ShapeRange& range, double tolerance) {
   // Within a piece every term is non-decreasing, so only the step in the gap
   // between the pieces (at its geometric middle) can break monotonicity; it is
   // checked at every corner of the other shape fields (k and cols along the
   // ratios to n seen in the data, when the range records them).
   const double middle = std::sqrt(left.up_to * right.from);
-  const double n = family.piecewise_in == 'k' ? range.n_max : middle;
+  const double n = piecewise_in == 'k' ? range.n_max : middle;
   const std::pair<double, double> ks = range.has_k_per_n
                                            ? std::pair{range.k_per_n_min * n, range.k_per_n_max * n}
                                            : std::pair{range.k_min, range.k_max};
@@ -140,7 +140,7 @@ bool monotone_at(const Family& family, const Segment& left, const Segment& right
     for (double rows : {range.rows_min, range.rows_max})
       for (double cols : {colses.first, colses.second}) {
         const KernelShape shape =
-            with_piecewise_value(family, KernelShape{range.n_max, k, rows, cols}, middle);
+            with_piecewise_value(piecewise_in, KernelShape{range.n_max, k, rows, cols}, middle);
         const double before = evaluate(family, left, shape);
         const double after = evaluate(family, right, shape);
         if (after < before * (1 - tolerance) - 1e-15)
@@ -157,14 +157,17 @@ std::string number_text(double value) {
 
 } // namespace
 
-Curve::Curve(const Family& family, std::vector<Segment> segments, ShapeRange range)
-    : family_(&family), segments_(std::move(segments)), range_(range) {
+Curve::Curve(const Family& family, std::vector<Segment> segments, ShapeRange range,
+             char piecewise_in)
+    : family_(&family), piecewise_in_(piecewise_in == 0 ? family.piecewise_in : piecewise_in),
+      segments_(std::move(segments)), range_(range) {
   assert(!segments_.empty() && "a curve has at least one segment");
+  assert((piecewise_in_ == 'n' || piecewise_in_ == 'k') && "pieces are in n or k");
 }
 
 double Curve::seconds(const KernelShape& shape) const {
   assert(family_ != nullptr && "seconds() on an empty curve");
-  const double x = piecewise_value(*family_, shape);
+  const double x = piecewise_value(piecewise_in_, shape);
   for (std::size_t s = 0; s < segments_.size(); ++s) {
     const Segment& segment = segments_[s];
     if (x > segment.up_to)
@@ -206,11 +209,12 @@ std::string Curve::problem(std::string* where) const {
       return report(piece + "/up_to", "a segment's up_to must not be below its from");
   }
   for (std::size_t s = 0; s + 1 < segments_.size(); ++s)
-    if (!monotone_at(*family_, segments_[s], segments_[s + 1], range_, kLoadTolerance))
+    if (!monotone_at(*family_, piecewise_in_, segments_[s], segments_[s + 1], range_,
+                     kLoadTolerance))
       return report("/segments/" + std::to_string(s + 1),
                     "fit is not monotone: time drops where this segment takes over from the "
                     "previous one (" +
-                        std::string(1, family_->piecewise_in) + " = " +
+                        std::string(1, piecewise_in_) + " = " +
                         number_text(std::sqrt(segments_[s].up_to * segments_[s + 1].from)) + ")");
   return {};
 }
@@ -235,23 +239,27 @@ ShapeRange range_of(const std::vector<Sample>& samples) {
   return range;
 }
 
-Curve fit_curve(const Family& family, const std::vector<Sample>& input, const FitOptions& options) {
-  if (input.empty())
-    throw std::invalid_argument("fit_curve: no samples");
-  for (const Sample& sample : input)
-    if (!(sample.seconds > 0) || !std::isfinite(sample.seconds))
-      throw std::invalid_argument("fit_curve: every sample needs a positive time");
+namespace {
+
+struct PiecewiseFit {
+  std::vector<Segment> segments; // empty when no monotone non-negative fit exists
+  double bic = kInfinity;
+};
+
+// The best pieces in `piecewise_in` by BIC (see fit_curve).
+PiecewiseFit fit_pieces(const Family& family, char piecewise_in, const std::vector<Sample>& input,
+                        const FitOptions& options) {
   std::vector<Sample> samples = input;
   std::stable_sort(samples.begin(), samples.end(), [&](const Sample& a, const Sample& b) {
-    return piecewise_value(family, a.shape) < piecewise_value(family, b.shape);
+    return piecewise_value(piecewise_in, a.shape) < piecewise_value(piecewise_in, b.shape);
   });
   const ShapeRange range = range_of(samples);
 
   // Start index of each distinct piecewise value: pieces break between them.
   std::vector<std::size_t> starts;
   for (std::size_t i = 0; i < samples.size(); ++i)
-    if (i == 0 ||
-        piecewise_value(family, samples[i].shape) > piecewise_value(family, samples[i - 1].shape))
+    if (i == 0 || piecewise_value(piecewise_in, samples[i].shape) >
+                      piecewise_value(piecewise_in, samples[i - 1].shape))
       starts.push_back(i);
   starts.push_back(samples.size());
   const std::size_t distinct = starts.size() - 1;
@@ -268,12 +276,11 @@ Curve fit_curve(const Family& family, const std::vector<Sample>& input, const Fi
     return memo[a][b];
   };
   auto value_at = [&](std::size_t position) {
-    return piecewise_value(family, samples[starts[position]].shape);
+    return piecewise_value(piecewise_in, samples[starts[position]].shape);
   };
 
   const double count = static_cast<double>(samples.size());
-  double best_score = kInfinity;
-  std::vector<Segment> best;
+  PiecewiseFit best;
   // Candidate cut lists: none, one, two or three cuts (max_segments <= 4).
   std::vector<std::vector<std::size_t>> candidates{{}};
   if (options.max_segments >= 2)
@@ -310,7 +317,8 @@ Curve fit_curve(const Family& family, const std::vector<Sample>& input, const Fi
       continue;
     bool monotone = true;
     for (std::size_t s = 0; s + 1 < segments.size(); ++s)
-      monotone = monotone && monotone_at(family, segments[s], segments[s + 1], range, 0.0);
+      monotone =
+          monotone && monotone_at(family, piecewise_in, segments[s], segments[s + 1], range, 0.0);
     if (!monotone)
       continue;
     // BIC: each piece costs its coefficients and its breakpoint.
@@ -318,14 +326,35 @@ Curve fit_curve(const Family& family, const std::vector<Sample>& input, const Fi
                               static_cast<double>(segments.size() - 1);
     const double score =
         count * std::log(std::max(rss, 1e-12) / count) + parameters * std::log(count);
-    if (score < best_score) {
-      best_score = score;
-      best = std::move(segments);
+    if (score < best.bic)
+      best = PiecewiseFit{std::move(segments), score};
+  }
+  return best;
+}
+
+} // namespace
+
+Curve fit_curve(const Family& family, const std::vector<Sample>& samples,
+                const FitOptions& options) {
+  if (samples.empty())
+    throw std::invalid_argument("fit_curve: no samples");
+  for (const Sample& sample : samples)
+    if (!(sample.seconds > 0) || !std::isfinite(sample.seconds))
+      throw std::invalid_argument("fit_curve: every sample needs a positive time");
+  char piecewise_in = family.piecewise_in;
+  PiecewiseFit best = fit_pieces(family, piecewise_in, samples, options);
+  // A step in k (a GPU sort that leaves one thread block) is not a cache
+  // boundary in n; where pieces in k explain the points better, they win.
+  if (family.uses_k && family.piecewise_in == 'n') {
+    PiecewiseFit in_k = fit_pieces(family, 'k', samples, options);
+    if (in_k.bic < best.bic) {
+      best = std::move(in_k);
+      piecewise_in = 'k';
     }
   }
-  if (best.empty())
+  if (best.segments.empty())
     throw std::invalid_argument("fit_curve: no non-negative fit exists for these samples");
-  return Curve(family, std::move(best), range);
+  return Curve(family, std::move(best.segments), range_of(samples), piecewise_in);
 }
 
 } // namespace gcsim::cost

@@ -1,8 +1,9 @@
 #pragma once
 // Fitted timing curves: a kernel's family (a few non-negative terms such as
 // latency + per-element cost, or n log2 k for selection), optionally piecewise
-// in n (or k) where a cache boundary shows, fitted by least squares on relative
-// error to measured points.
+// in n where a cache boundary shows (or in k where the algorithm changes with
+// the selected count), fitted by least squares on relative error to measured
+// points.
 
 #include "sim/cost/kernels.hpp"
 
@@ -20,10 +21,10 @@ struct Sample {
 };
 
 /// One piece of a curve, fitted to the sizes in [from, up_to] of its
-/// piecewise value (n). The first piece also covers everything below, the
-/// last (up_to = infinity) everything above. In the gap between one piece's
-/// up_to and the next one's from (where a cache boundary lies) each piece
-/// extends to the gap's geometric middle. Coefficients follow the family's terms.
+/// piecewise value (n or k, see Curve::piecewise_in). The first piece also covers everything below,
+/// the last (up_to = infinity) everything above. In the gap between one piece's up_to and the next
+/// one's from (where a cache boundary lies) each piece extends to the gap's geometric middle.
+/// Coefficients follow the family's terms.
 struct Segment {
   double from = 0;
   double up_to = std::numeric_limits<double>::infinity();
@@ -48,9 +49,13 @@ struct ShapeRange {
 class Curve {
 public:
   Curve() = default;
-  Curve(const Family& family, std::vector<Segment> segments, ShapeRange range);
+  /// `piecewise_in` is 'n' or 'k'; 0 means the family's own.
+  Curve(const Family& family, std::vector<Segment> segments, ShapeRange range,
+        char piecewise_in = 0);
 
   const Family& family() const { return *family_; }
+  /// The shape field the segments' from / up_to are values of.
+  char piecewise_in() const { return piecewise_in_; }
   const std::vector<Segment>& segments() const { return segments_; }
   const ShapeRange& range() const { return range_; }
   double seconds(const KernelShape& shape) const;
@@ -61,6 +66,7 @@ public:
 
 private:
   const Family* family_ = nullptr;
+  char piecewise_in_ = 'n';
   std::vector<Segment> segments_;
   ShapeRange range_;
 };
@@ -74,7 +80,9 @@ struct FitOptions {
 /// Least squares on relative residuals ((model - t) / t), coefficients
 /// constrained non-negative (exact NNLS by active-set enumeration: at most
 /// four terms). The number of pieces and the breakpoints are chosen by BIC
-/// among monotone candidates. Throws std::invalid_argument on no samples or
+/// among monotone candidates, in the family's piecewise field and, for a
+/// family that reads k, in k too (the lower BIC wins; a tie keeps the
+/// family's). Throws std::invalid_argument on no samples or
 /// non-positive times.
 Curve fit_curve(const Family& family, const std::vector<Sample>& samples,
                 const FitOptions& options = {});

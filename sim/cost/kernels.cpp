@@ -151,8 +151,8 @@ const std::array<Kernel, kKernelCount>& all_kernels() {
   return kernels;
 }
 
-double piecewise_value(const Family& family, const KernelShape& shape) {
-  return family.piecewise_in == 'k' ? shape.k : shape.n;
+double piecewise_value(char piecewise_in, const KernelShape& shape) {
+  return piecewise_in == 'k' ? shape.k : shape.n;
 }
 
 } // namespace gcsim::cost

@@ -49,7 +49,9 @@ std::string_view term_key(Term term);
 double term_value(Term term, const KernelShape& shape);
 
 /// The fitted family of a kernel: its terms and the shape field in which the
-/// curve may be piecewise (where a cache boundary shows).
+/// curve is piecewise by default (where a cache boundary shows). A family that
+/// reads k may also be fitted piecewise in k (a step in the selected count, as
+/// when a GPU sort moves from one thread block to the whole device).
 struct Family {
   std::string_view name;
   std::array<Term, 4> terms;
@@ -66,7 +68,7 @@ const Family& kernel_family(Kernel kernel);
 /// Every kernel, in enum order.
 const std::array<Kernel, kKernelCount>& all_kernels();
 
-/// The piecewise variable's value in `shape` (shape.n or shape.k).
-double piecewise_value(const Family& family, const KernelShape& shape);
+/// The piecewise variable's value in `shape`: shape.k for 'k', else shape.n.
+double piecewise_value(char piecewise_in, const KernelShape& shape);
 
 } // namespace gcsim::cost

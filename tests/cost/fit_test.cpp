@@ -1,5 +1,6 @@
 // Fitting: non-negative least squares on relative error recovers known
-// curves, finds a cache-like breakpoint, and never returns a non-monotone fit.
+// curves, finds a cache-like breakpoint in n and a step in k, and never
+// returns a non-monotone fit.
 
 #include "sim/cost/fit.hpp"
 
@@ -57,6 +58,7 @@ TEST_CASE("a cache boundary becomes a piece, and the fit stays monotone") {
   };
   const auto samples = synthetic(model, 0.01);
   const auto curve = gcsim::cost::fit_curve(kernel_family(Kernel::dense_add), samples);
+  CHECK(curve.piecewise_in() == 'n');
   CHECK(curve.segments().size() >= 2);
   CHECK(curve.problem().empty());
   for (const Sample& sample : samples)
@@ -66,5 +68,30 @@ TEST_CASE("a cache boundary becomes a piece, and the fit stays monotone") {
     const double t = curve.seconds(KernelShape{n, 0, 0, 0});
     CHECK(t >= previous);
     previous = t;
+  }
+}
+
+TEST_CASE("a step in the selected count becomes pieces in k, not in n") {
+  // As a GPU sort that leaves one thread block: 30 us up to 4096 samples,
+  // 70 us beyond, whatever n is. Two sample counts per n straddle the step at
+  // different n, so no breakpoint in n can follow it.
+  auto model = [](const KernelShape& s) { return s.k <= 4096 ? 30e-6 : 70e-6 + 1e-11 * s.k; };
+  std::vector<Sample> samples;
+  for (int e = 10; e <= 26; ++e)
+    for (double share : {1e-3, 1e-2}) {
+      const KernelShape shape{std::ldexp(1.0, e), std::max(64.0, share * std::ldexp(1.0, e)), 0, 0};
+      samples.push_back(Sample{shape, model(shape)});
+    }
+  const auto curve = gcsim::cost::fit_curve(kernel_family(Kernel::sample_threshold), samples);
+  CHECK(curve.piecewise_in() == 'k');
+  CHECK(curve.problem().empty());
+  for (const Sample& sample : samples)
+    CHECK(curve.seconds(sample.shape) == doctest::Approx(sample.seconds).epsilon(0.02));
+
+  SUBCASE("the same data without the step keeps the family's pieces in n") {
+    for (Sample& sample : samples)
+      sample.seconds = 30e-6 + 1e-11 * sample.shape.k;
+    CHECK(gcsim::cost::fit_curve(kernel_family(Kernel::sample_threshold), samples).piecewise_in() ==
+          'n');
   }
 }

@@ -121,6 +121,21 @@ TEST_CASE("a profile survives to_json and back") {
   CHECK(again.forward_seconds("lstm", 1e9) == doctest::Approx(v100.forward_seconds("lstm", 1e9)));
 }
 
+TEST_CASE("the measured H200 sample_threshold follows its step in k, and survives to_json") {
+  // One thread block sorts up to about 4,000 samples; a device-wide sort
+  // takes over above (platforms/devices/README.md).
+  const DeviceProfile h200 = DeviceProfile::load(kDevices + "h200.json");
+  const auto& model = h200.kernel(gcsim::cost::Kernel::sample_threshold);
+  CHECK(model.curve.piecewise_in() == 'k');
+  for (const auto& point : model.points)
+    CHECK(model.curve.seconds(point.shape) == doctest::Approx(point.seconds).epsilon(0.11));
+  const DeviceProfile again = DeviceProfile::from_json(h200.to_json(), "round-trip");
+  const auto& reloaded = again.kernel(gcsim::cost::Kernel::sample_threshold);
+  CHECK(reloaded.curve.piecewise_in() == 'k');
+  const KernelShape shape{4e6, 5000, 0, 0};
+  CHECK(reloaded.curve.seconds(shape) == doctest::Approx(model.curve.seconds(shape)).epsilon(1e-6));
+}
+
 TEST_CASE("schema errors name the file and the JSON path") {
   CHECK(load_error(kData + "bad_missing_kernel.json")
             .find("bad_missing_kernel.json: /kernels/sketch_query: required field is missing") !=
@@ -155,6 +170,12 @@ TEST_CASE("schema errors name the file and the JSON path") {
     profile["provenance"]["sources"] = nlohmann::json::array();
     CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
                          doctest::Contains("/provenance/sources"), gcsim::InputError);
+  }
+  SUBCASE("pieces are in n or k") {
+    profile["kernels"]["topk_select"]["fit"]["piecewise_in"] = "rows";
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
+                         doctest::Contains("/kernels/topk_select/fit/piecewise_in"),
+                         gcsim::InputError);
   }
   SUBCASE("the family must be the kernel's") {
     profile["kernels"]["topk_select"]["fit"]["family"] = "latency_linear";
