@@ -7,12 +7,12 @@
 
 #include "gpu_calibration.hpp"
 #include "sim/cost/device_profile.hpp"
+#include "sim/input/atomic_write.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <exception>
-#include <fstream>
 #include <map>
 #include <string>
 #include <unistd.h>
@@ -144,10 +144,7 @@ int main(int argc, char** argv) {
       model.repetitions = reps[name];
       profile.set_kernel(kernel, std::move(model));
     }
-    std::ofstream file(out);
-    file << profile.to_json().dump(1) << "\n";
-    if (!file)
-      throw std::runtime_error("cannot write " + out);
+    gcsim::write_file_atomically(out, profile.to_json().dump(1) + "\n");
     std::printf("wrote %s\n", out.c_str());
     return 0;
   } catch (const std::exception& error) {

@@ -5,13 +5,13 @@
 
 #include "sim/cli/command.hpp"
 #include "sim/cost/calibration.hpp"
+#include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 
 #include <CLI/CLI.hpp>
 
@@ -96,12 +96,7 @@ public:
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    std::ofstream file(out_);
-    if (!file)
-      throw InputError(out_, "", "cannot open for writing");
-    file << profile.to_json().dump(1) << "\n";
-    if (!file)
-      throw InputError(out_, "", "write failed");
+    write_file_atomically(out_, profile.to_json().dump(1) + "\n");
 
     std::printf("calibrated %s in %.0f s; wrote %s\n", profile.name().c_str(), elapsed,
                 out_.c_str());

@@ -5,13 +5,13 @@
 // measured forward/backward times.
 
 #include "sim/cli/command.hpp"
+#include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/trace/statistics.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/trace/workload.hpp"
 
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -197,12 +197,7 @@ private:
   }
 
   void write_json(const nlohmann::json& report) const {
-    std::ofstream stream(json_path_);
-    if (!stream)
-      throw InputError(json_path_, "", "cannot open for writing");
-    stream << report.dump(1) << "\n";
-    if (!stream)
-      throw InputError(json_path_, "", "writing failed");
+    write_file_atomically(json_path_, report.dump(1) + "\n");
   }
 
   std::string trace_path_;

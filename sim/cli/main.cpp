@@ -1,6 +1,7 @@
 // gcsim: a discrete-event cluster simulator for gradient compression.
 
 #include "sim/cli/command.hpp"
+#include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
 
 #include <algorithm>
@@ -71,6 +72,10 @@ int main(int argc, char** argv) {
   } catch (const gcsim::InputError& error) {
     std::fprintf(stderr, "%s\n", error.what());
     return 2;
+  } catch (const gcsim::WriteError& error) {
+    // Not the input's fault (a full disk, a read-only folder): exit 1.
+    std::fprintf(stderr, "gcsim: %s\n", error.what());
+    return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gcsim: internal error: %s\n", error.what());
     return 1;

@@ -9,8 +9,8 @@
 #include "sim/cost/calibration.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/cost/fit.hpp"
+#include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
-#include "sim/sweep/table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -133,7 +133,7 @@ private:
           nlohmann::ordered_json::parse(profile.to_json()["kernels"][name]["fit"].dump());
       ++changed;
     }
-    sweep::write_file_atomically(out_, document.dump(1) + "\n");
+    write_file_atomically(out_, document.dump(1) + "\n");
     std::printf("%zu of %zu curves changed; wrote %s\n", changed, cost::all_kernels().size(),
                 out_.c_str());
     return 0;

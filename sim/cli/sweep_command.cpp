@@ -4,6 +4,7 @@
 // into DIR/sweep.csv. Format: workloads/scenarios/README.md, "Sweeps".
 
 #include "sim/cli/command.hpp"
+#include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -203,12 +204,12 @@ private:
     for (size_t index : pending) {
       const sweep::Job& job = all_jobs[index];
       fs::create_directories(job.log.parent_path());
-      sweep::write_file_atomically(job.log.parent_path() / "command.txt", commands[index] + "\n");
+      write_file_atomically(job.log.parent_path() / "command.txt", commands[index] + "\n");
       // The log opens with the command as run: command.txt's, plus what only
       // a sweep adds (--memory-share); the point's output follows.
       std::vector<std::string> shown = job.argv;
       shown[0] = display_executable();
-      sweep::write_file_atomically(job.log, "# run as: " + command_line(shown) + "\n");
+      write_file_atomically(job.log, "# run as: " + command_line(shown) + "\n");
       jobs.push_back(job);
     }
     std::vector<Clock::time_point> started(jobs.size());
@@ -261,7 +262,7 @@ private:
       rows.push_back({points[i].id, points[i].values, commands[i],
                       read_result(out / "points" / points[i].id / "result.json")});
     const fs::path csv = out / "sweep.csv";
-    sweep::write_file_atomically(csv, sweep::make_csv(keys, rows));
+    write_file_atomically(csv, sweep::make_csv(keys, rows));
     std::printf("  table: %s (%zu rows)\n", display_path(csv).c_str(), rows.size());
   }
 

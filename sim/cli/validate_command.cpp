@@ -6,6 +6,7 @@
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
+#include "sim/output/result.hpp"
 #include "sim/scenario/platform_spec.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/validate/fit.hpp"
@@ -15,23 +16,12 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include <CLI/CLI.hpp>
 
 namespace gcsim::cli {
 namespace {
-
-void write_json(const std::string& path, const nlohmann::json& json) {
-  const std::filesystem::path file(path);
-  if (file.has_parent_path())
-    std::filesystem::create_directories(file.parent_path());
-  std::ofstream out(file);
-  out << json.dump(1) << "\n";
-  if (!out)
-    throw std::runtime_error("cannot write " + path);
-}
 
 class ValidateCommand final : public Command {
 public:
@@ -76,7 +66,8 @@ public:
       input.platform_source = "the fit";
       input.fit = fit;
       if (!out_file_.empty())
-        write_json(out_file_, validate::platform_json(input.platform, fit, measured_file_));
+        output::write_json_file(out_file_,
+                                validate::platform_json(input.platform, fit, measured_file_));
     } else if (!platform_file_.empty()) {
       input.platform = read_platform_spec(load_json_file(platform_file_), platform_file_, "");
       input.platform_source = platform_file_;
@@ -103,7 +94,7 @@ public:
 
     nlohmann::json report = validate::make_report(input);
     if (!json_file_.empty())
-      write_json(json_file_, report);
+      output::write_json_file(json_file_, report);
     if (!quiet_)
       std::fputs(validate::format_report(report).c_str(), stdout);
     return 0;

@@ -1,5 +1,6 @@
 #include "sim/output/result.hpp"
 
+#include "sim/input/atomic_write.hpp"
 #include "sim/input/units.hpp"
 #include "sim/training/plan.hpp"
 
@@ -238,19 +239,7 @@ std::string format_summary(const nlohmann::json& result) {
 
 void write_json_file(const std::filesystem::path& file, const nlohmann::json& document,
                      int indent) {
-  if (file.has_parent_path())
-    std::filesystem::create_directories(file.parent_path());
-  std::filesystem::path temporary = file;
-  temporary += ".partial";
-  {
-    std::ofstream stream(temporary, std::ios::trunc);
-    if (!stream)
-      throw std::runtime_error("cannot write " + temporary.string());
-    stream << document.dump(indent) << '\n';
-    if (!stream.flush())
-      throw std::runtime_error("cannot write " + temporary.string());
-  }
-  std::filesystem::rename(temporary, file);
+  write_file_atomically(file, document.dump(indent) + "\n");
 }
 
 void write_result(const std::filesystem::path& directory, const nlohmann::json& result) {

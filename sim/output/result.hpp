@@ -45,8 +45,8 @@ std::string format_summary(const nlohmann::json& result);
 /// rename, so a reader never sees half a result.
 void write_result(const std::filesystem::path& directory, const nlohmann::json& result);
 
-/// Writes any JSON document through a temporary file and a rename; indent
-/// -1 writes it compact.
+/// Writes any JSON document whole or not at all (write_file_atomically);
+/// indent -1 writes it compact. Throws WriteError.
 void write_json_file(const std::filesystem::path& file, const nlohmann::json& document,
                      int indent = 1);
 

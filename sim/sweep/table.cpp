@@ -2,7 +2,6 @@
 
 #include "sim/sweep/sweep_spec.hpp"
 
-#include <fstream>
 #include <set>
 #include <stdexcept>
 
@@ -88,19 +87,6 @@ std::string make_csv(const std::vector<std::string>& grid_keys, const std::vecto
     append_line(text, fields);
   }
   return text;
-}
-
-void write_file_atomically(const std::filesystem::path& file, const std::string& text) {
-  const std::filesystem::path temporary = file.string() + ".partial";
-  {
-    std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
-    if (!stream)
-      throw std::runtime_error("cannot write " + temporary.string());
-    stream << text;
-    if (!stream.flush())
-      throw std::runtime_error("cannot write " + temporary.string());
-  }
-  std::filesystem::rename(temporary, file);
 }
 
 } // namespace gcsim::sweep

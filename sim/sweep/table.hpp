@@ -35,7 +35,4 @@ std::string csv_field(const std::string& text);
 /// The whole sweep.csv text.
 std::string make_csv(const std::vector<std::string>& grid_keys, const std::vector<Row>& rows);
 
-/// Writes `text` through a temporary file and a rename.
-void write_file_atomically(const std::filesystem::path& file, const std::string& text);
-
 } // namespace gcsim::sweep

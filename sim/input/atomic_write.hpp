@@ -1,0 +1,23 @@
+#pragma once
+// Writing a result file whole or not at all: a reader never sees half of one,
+// even when the disk fills up or the process is killed midway.
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+namespace gcsim {
+
+/// A file could not be written (disk full, no permission): the environment's
+/// fault, not the input's, so the command exits 1 naming the file.
+class WriteError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Writes `text` to `file` through `file.partial` and a rename, creating the
+/// parent folders. On failure removes the partial file, leaves any earlier
+/// `file` as it was, and throws WriteError.
+void write_file_atomically(const std::filesystem::path& file, const std::string& text);
+
+} // namespace gcsim

@@ -1,0 +1,79 @@
+// Result files are written whole or not at all: a failed write (here a full
+// "disk", by a file-size limit) leaves neither half a file nor a .partial
+// behind, and any earlier file stays as it was.
+
+#include "sim/input/atomic_write.hpp"
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read(const fs::path& file) {
+  std::ifstream stream(file);
+  std::stringstream text;
+  text << stream.rdbuf();
+  return text.str();
+}
+
+fs::path fresh_folder() {
+  const fs::path folder =
+      fs::temp_directory_path() / ("gcsim-atomic-write-" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  return folder;
+}
+
+} // namespace
+
+TEST_CASE("a write creates the folders and leaves no partial file") {
+  const fs::path folder = fresh_folder();
+  const fs::path file = folder / "a" / "b" / "result.json";
+  gcsim::write_file_atomically(file, "{}\n");
+  CHECK(read(file) == "{}\n");
+  gcsim::write_file_atomically(file, "{\"x\": 1}\n");
+  CHECK(read(file) == "{\"x\": 1}\n");
+  CHECK_FALSE(fs::exists(file.string() + ".partial"));
+  fs::remove_all(folder);
+}
+
+TEST_CASE("a failed write throws WriteError and keeps the earlier file") {
+  const fs::path folder = fresh_folder();
+  const fs::path file = folder / "result.json";
+  gcsim::write_file_atomically(file, "earlier\n");
+
+  SUBCASE("the disk fills up midway") {
+    // RLIMIT_FSIZE makes writes past 4 KiB fail as a full disk would (EFBIG;
+    // SIGXFSZ ignored so that the process sees the error, not the signal).
+    rlimit before{};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &before) == 0);
+    const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit small = before;
+    small.rlim_cur = 4096;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    bool thrown = false;
+    try {
+      gcsim::write_file_atomically(file, std::string(1 << 20, 'x'));
+    } catch (const gcsim::WriteError& error) {
+      thrown = std::string(error.what()).find(file.string()) != std::string::npos;
+    }
+    ::setrlimit(RLIMIT_FSIZE, &before);
+    std::signal(SIGXFSZ, previous_handler);
+    CHECK_MESSAGE(thrown, "a WriteError naming the file");
+  }
+  SUBCASE("the folder cannot be made") {
+    const fs::path under_a_file = file / "inner.json";
+    CHECK_THROWS_AS(gcsim::write_file_atomically(under_a_file, "x"), gcsim::WriteError);
+  }
+  CHECK(read(file) == "earlier\n");
+  CHECK_FALSE(fs::exists(file.string() + ".partial"));
+  fs::remove_all(folder);
+}
