@@ -156,6 +156,10 @@ public:
   // Sketched-SGD's local momentum), in floats per worker for a gradient of d
   // values; 0 when there is none.
   virtual std::size_t worker_state_floats(std::size_t /*d*/) const { return 0; }
+  // Floats one iteration holds at once besides that state and the gradients
+  // (a Count Sketch's table), for a gradient of d values; lets a caller refuse
+  // a table that cannot fit before allocating it.
+  virtual std::size_t scratch_floats(std::size_t /*d*/) const { return 0; }
   // Keeps that state in an unlinked scratch file in `dir` instead of in
   // memory: slower, same results. Call before the first iteration. Throws
   // std::runtime_error if no file can be created there.

@@ -19,6 +19,11 @@ inline float signed_by(std::uint64_t h, float v) {
 }
 } // namespace
 
+std::uint32_t default_sketch_columns(std::size_t k) {
+  constexpr std::size_t kMaxColumns = std::size_t{1} << 31;
+  return static_cast<std::uint32_t>(std::min(10 * k, kMaxColumns));
+}
+
 CountSketch::CountSketch(std::uint32_t rows, std::uint32_t cols, std::uint64_t seed)
     : rows_(rows), cols_(cols), seed_(seed) {
   if (rows == 0 || cols == 0) {

@@ -21,10 +21,18 @@ public:
         kind_(text("allreduce") == "ring" ? CommKind::allreduce_ring
                                           : CommKind::allreduce_recursive_doubling) {}
 
+  std::size_t scratch_floats(std::size_t d) const override {
+    return static_cast<std::size_t>(rows_) * sketch_columns(d);
+  }
+
 private:
+  std::uint32_t sketch_columns(std::size_t d) const {
+    return columns_ != 0 ? columns_ : default_sketch_columns(k_for_density(d, density_));
+  }
+
   void iterate(IterationWork& work) override {
     const std::size_t k = k_for_density(work.d, density_);
-    const std::uint32_t cols = columns_ != 0 ? columns_ : static_cast<std::uint32_t>(10 * k);
+    const std::uint32_t cols = sketch_columns(work.d);
     // Hash and sign functions are shared by all workers and fixed for the run.
     const std::uint64_t seed = derive_seed(work.ctx.seed, 0, 0, kPurposeGsSketch);
     // Sketches are linear: the allreduced sketch equals the sketch of the summed

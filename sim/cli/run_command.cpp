@@ -141,7 +141,21 @@ public:
                              "\"auto\")");
       const bool per_bucket =
           scope == "bucket" || (scope == "auto" && compressor->can_run_per_bucket());
-      spilled_ = training::should_spill(spill_, *compressor, feed->layout().total(), workers);
+      const size_t d = feed->layout().total();
+      // A table that cannot fit would swap the machine to a halt: refuse it
+      // before it is allocated (a typo such as columns = 1e9).
+      if (const size_t scratch = compressor->scratch_floats(d);
+          scratch > 0 && !training::state_fits(static_cast<double>(scratch), d,
+                                               training::memory_limits(spill_.memory_share))) {
+        char size[64];
+        std::snprintf(size, sizeof size, "%.3g GiB", scratch * 4.0 / (1 << 30));
+        throw InputError(scenario.file.string(), "/compressor",
+                         compressor->name() + " needs " + std::to_string(scratch) +
+                             " floats at once (" + size +
+                             ", its sketch's rows x columns), more than this machine's memory "
+                             "allows; choose fewer columns or rows");
+      }
+      spilled_ = training::should_spill(spill_, *compressor, d, workers);
       mapped_ = training::should_spill_residuals(spill_, feed->layout().total(), workers);
       const std::string residual_dir = mapped_ ? spill_.dir : "";
       if (spilled_ || mapped_) {

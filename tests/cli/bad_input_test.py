@@ -77,6 +77,10 @@ CASES = [
     ("compressor not an object", scenario(compressor="dense"), {}, [], ["/compressor"]),
     ("unknown compressor parameter", scenario(compressor={"name": "topk", "densty": 0.01}), {}, [],
      ["/compressor/densty", "did you mean 'density'"]),
+    # 64 x 2^31 floats (512 GiB): refused before allocating, not swapped to a halt.
+    ("a sketch no machine holds", scenario(compressor={"name": "gs_sgd", "rows": 64,
+                                                       "columns": 2 ** 31}), {}, [],
+     ["/compressor", "gs_sgd needs 137438953472 floats at once"]),
     ("compressor parameter out of range", scenario(compressor={"name": "topk", "density": 2}), {}, [],
      ["/compressor/density"]),
     ("missing workload", {k: v for k, v in scenario().items() if k != "workload"}, {}, [],
