@@ -71,6 +71,10 @@ nlohmann::json make_report(const ValidationInput& input) {
                            {"relative_error", simulated / point.seconds - 1}});
     if (point.collective == Collective::broadcast && point.algorithm == Algorithm::ring)
       collectives.back()["chunk_bytes"] = point.chunk_bytes;
+    // The rate a ring point's critical path ran at: one number per point that
+    // shows whether the kinds share one bandwidth, as the model assumes.
+    if (PathCost cost; ring_path_cost(point, cost))
+      collectives.back()["measured_path_rate_Bps"] = cost.bytes / point.seconds;
     all_m.push_back(point.seconds);
     all_s.push_back(simulated);
     if (point.bytes >= kLargeCollectiveBytes) {
@@ -165,13 +169,19 @@ std::string format_report(const nlohmann::json& report) {
     text += line;
   }
   if (!report["collectives"].empty())
-    text += "  collective   ranks      bytes    measured_s  simulated_s   error\n";
+    text += "  collective   ranks      bytes    measured_s  simulated_s   error  path_Mbit/s\n";
   for (const nlohmann::json& c : report["collectives"]) {
-    std::snprintf(line, sizeof line, "  %-10s %5d %10s %13.6f %12.6f %+7.1f%%\n",
+    std::snprintf(line, sizeof line, "  %-10s %5d %10s %13.6f %12.6f %+7.1f%%",
                   c["collective"].get<std::string>().c_str(), c["ranks"].get<int>(),
                   bytes_label(c["bytes"].get<uint64_t>()).c_str(), c["measured_s"].get<double>(),
                   c["simulated_s"].get<double>(), 100 * c["relative_error"].get<double>());
     text += line;
+    if (c.contains("measured_path_rate_Bps")) {
+      std::snprintf(line, sizeof line, " %12.1f",
+                    c["measured_path_rate_Bps"].get<double>() * 8 / 1e6);
+      text += line;
+    }
+    text += "\n";
   }
   if (!report["training"].empty())
     text += "  training     phase            measured_s  simulated_s   error\n";

@@ -145,6 +145,24 @@ with tempfile.TemporaryDirectory() as tmp:
         broadcast = [p for p in report["collectives"] if p["collective"] == "broadcast"]
         check(all(p["algorithm"] == "ring" and p["chunk_bytes"] == CHUNK for p in broadcast),
               "broadcast is simulated as NCCL's ring in 512 KiB pieces")
+        # The rate of a ring point's critical path: 2 (P - 1) chunks for an
+        # allreduce, P - 1 for an allgather, over the measured time; large
+        # points of a clean alpha-beta cluster approach 1 / beta.
+        for p in report["collectives"]:
+            steps = {"allreduce": 2, "allgather": 1}.get(p["collective"])
+            if steps is None:
+                check("measured_path_rate_Bps" not in p, "broadcast has no ring path rate")
+                continue
+            chunk = -(-p["bytes"] // p["ranks"])
+            expected = steps * (p["ranks"] - 1) * chunk / p["measured_s"]
+            check(abs(p["measured_path_rate_Bps"] / expected - 1) < 1e-9,
+                  f"{p['collective']} {p['bytes']} B: path rate {p['measured_path_rate_Bps']:.4g} "
+                  f"B/s against {expected:.4g}")
+        largest = max((p for p in report["collectives"] if p["collective"] != "broadcast"),
+                      key=lambda p: p["bytes"])
+        check(abs(largest["measured_path_rate_Bps"] * BETA - 1) < 0.05,
+              f"the largest ring point runs at about 1 / beta: "
+              f"{largest['measured_path_rate_Bps'] * BETA:.3f}")
 
     in_place = os.path.join(tmp, "in-place.json")
     done = run_import(tmp, "nccl-tests", f"allreduce={logs['allreduce']}", "--bandwidth", "10Gbps",
