@@ -228,6 +228,10 @@ void check_flops(double flops) {
     throw std::invalid_argument("layer FLOPs must be finite and non-negative");
 }
 
+// Longer than any simulation could mean (about 30 years): such a time comes
+// from an absurd rate or coefficient, and SimGrid cannot run an infinite one.
+constexpr double kLongestSeconds = 1e9;
+
 } // namespace
 
 std::optional<std::pair<double, double>> ModelTimes::layer_seconds(std::string_view layer,
@@ -421,14 +425,22 @@ double DeviceProfile::forward_seconds(std::string_view layer_kind, double flops)
   check_flops(flops);
   const double rate =
       compute_.forward_flops_per_s * compute_.efficiency[layer_kind_index(layer_kind)];
-  return compute_.layer_latency_s + flops / rate;
+  const double seconds = compute_.layer_latency_s + flops / rate;
+  if (!runnable(seconds))
+    fail_unrunnable("/compute", "the forward pass of a " + std::string(layer_kind) + " layer",
+                    flops, "FLOPs", seconds);
+  return seconds;
 }
 
 double DeviceProfile::backward_seconds(std::string_view layer_kind, double flops) const {
   check_flops(flops);
   const double rate =
       compute_.backward_flops_per_s * compute_.efficiency[layer_kind_index(layer_kind)];
-  return compute_.layer_latency_s + compute_.backward_flops_ratio * flops / rate;
+  const double seconds = compute_.layer_latency_s + compute_.backward_flops_ratio * flops / rate;
+  if (!runnable(seconds))
+    fail_unrunnable("/compute", "the backward pass of a " + std::string(layer_kind) + " layer",
+                    flops, "forward FLOPs", seconds);
+  return seconds;
 }
 
 double DeviceProfile::optimizer_seconds(double parameters) const {
@@ -451,7 +463,26 @@ double DeviceProfile::kernel_seconds(Kernel kernel, const KernelShape& shape) co
     if (!(field >= 0) || !std::isfinite(field))
       throw std::invalid_argument("kernel " + std::string(kernel_name(kernel)) +
                                   ": shape fields must be finite and non-negative");
-  return this->kernel(kernel).curve.seconds(shape);
+  const double seconds = this->kernel(kernel).curve.seconds(shape);
+  if (!runnable(seconds)) {
+    const std::string name(kernel_name(kernel));
+    fail_unrunnable("/kernels/" + name + "/fit", "kernel " + name, shape.n, "elements", seconds);
+  }
+  return seconds;
+}
+
+bool DeviceProfile::runnable(double seconds) {
+  return std::isfinite(seconds) && seconds >= 0 && seconds <= kLongestSeconds;
+}
+
+void DeviceProfile::fail_unrunnable(const std::string& path, const std::string& what, double size,
+                                    const char* unit, double seconds) const {
+  char text[128];
+  std::snprintf(text, sizeof text, " over %.4g %s takes %.3g s", size, unit, seconds);
+  throw InputError(file_, path,
+                   what + text +
+                       ", which no simulation can run: check the figures here (and "
+                       "the workload's)");
 }
 
 void DeviceProfile::set_device(std::string kind, std::string model, nlohmann::json details) {

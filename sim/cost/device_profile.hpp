@@ -108,7 +108,10 @@ public:
 
   /// Forward time of one layer for a whole micro-batch; `flops` are the
   /// layer's forward FLOPs (2 per multiply-accumulate) for that micro-batch.
-  /// Throws std::invalid_argument on an unknown kind or negative FLOPs.
+  /// Throws std::invalid_argument on an unknown kind or negative FLOPs, and
+  /// InputError when the time is not one a simulation can run (infinite or
+  /// over ~30 years: an absurd figure in the profile or the workload); so do
+  /// the other time functions below.
   double forward_seconds(std::string_view layer_kind, double flops) const;
   /// Backward time of the same layer; `flops` are again its *forward* FLOPs,
   /// the profile's backward_flops_ratio turns them into backward FLOPs.
@@ -130,6 +133,14 @@ public:
   void set_model_times(std::string model, ModelTimes times);
 
 private:
+  /// Whether a time is one SimGrid can run: finite and at most ~30 years.
+  static bool runnable(double seconds);
+  /// Throws the InputError for a time that is not: it names this profile's
+  /// `path` (an absurd rate or coefficient here, or absurd sizes from the
+  /// workload).
+  [[noreturn]] void fail_unrunnable(const std::string& path, const std::string& what, double size,
+                                    const char* unit, double seconds) const;
+
   std::string name_;
   std::string device_kind_ = "cpu";
   std::string device_model_;

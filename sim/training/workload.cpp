@@ -37,10 +37,13 @@ Workload read_layer_spec(const nlohmann::json& json, const std::string& file) {
     layer.parameters = item.integer("parameters", 0, int64_t{1} << 40);
     layer.forward_flops = item.number_or("forward_flops", 0);
     layer.backward_flops = item.number_or("backward_flops", 2 * layer.forward_flops);
-    if (layer.forward_flops < 0)
-      item.fail("forward_flops", "expected a non-negative number");
-    if (layer.backward_flops < 0)
-      item.fail("backward_flops", "expected a non-negative number");
+    // Per sample; the largest layers of today's models are around 1e12, and
+    // a bound keeps a whole batch's FLOPs finite.
+    constexpr double kMostFlopsPerSample = 1e18;
+    if (!(layer.forward_flops >= 0 && layer.forward_flops <= kMostFlopsPerSample))
+      item.fail("forward_flops", "expected a number in [0, 1e18] (FLOPs per sample)");
+    if (!(layer.backward_flops >= 0 && layer.backward_flops <= kMostFlopsPerSample))
+      item.fail("backward_flops", "expected a number in [0, 1e18] (FLOPs per sample)");
     item.finish();
     workload.layers.push_back(std::move(layer));
   }

@@ -53,6 +53,17 @@ def bad_workload(mutate):
     return workload
 
 
+DEVICE = os.path.join(ROOT, "platforms", "devices", "v100.json")
+with open(DEVICE) as handle:
+    GOOD_DEVICE = json.load(handle)
+
+
+def bad_device(mutate):
+    device = copy.deepcopy(GOOD_DEVICE)
+    mutate(device)
+    return device
+
+
 # (name, scenario document or raw text or None for a missing file,
 #  extra files {name: content}, extra args, substrings the message must hold)
 CASES = [
@@ -109,6 +120,10 @@ CASES = [
      scenario(workload="bad-workload.json"),
      {"bad-workload.json": bad_workload(lambda w: w["layers"][0].update(forward_flops=-1))}, [],
      ["bad-workload.json", "/layers/0/forward_flops"]),
+    ("workload with FLOPs past any model",
+     scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w["layers"][2].update(forward_flops=1e308))}, [],
+     ["bad-workload.json", "/layers/2/forward_flops", "[0, 1e18]"]),
     ("workload total that lies",
      scenario(workload="bad-workload.json"),
      {"bad-workload.json": bad_workload(lambda w: w.update(parameters=5))}, [],
@@ -124,6 +139,14 @@ CASES = [
     ("--set into a number", scenario(), {}, ["--set", "seed.x=1"], ["--set seed.x=1", "/seed"]),
     ("device profile that is not JSON", scenario(device="broken-device.json"),
      {"broken-device.json": "{not json"}, [], ["broken-device.json", "malformed JSON"]),
+    # Figures that load but make a time SimGrid cannot run (it aborted on them).
+    ("backward FLOPs ratio that overflows", scenario(device="huge-ratio.json"),
+     {"huge-ratio.json": bad_device(lambda d: d["compute"].update(backward_flops_ratio=1e308))},
+     [], ["huge-ratio.json", "/compute", "backward pass", "inf s"]),
+    ("optimizer kernel that overflows", scenario(device="huge-kernel.json"),
+     {"huge-kernel.json": bad_device(
+         lambda d: d["kernels"]["sgd_momentum"]["fit"]["segments"][0].update(per_n_s=1e308))},
+     [], ["huge-kernel.json", "/kernels/sgd_momentum/fit", "inf s"]),
 ]
 
 
