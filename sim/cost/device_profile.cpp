@@ -197,8 +197,9 @@ ModelTimes read_model_times(ObjectReader& reader) {
       layer.fail(key, "expected one time per batch (" + std::to_string(times.batches.size()) +
                           "), got " + describe_json(values));
     for (const nlohmann::json& value : values) {
-      if (!value.is_number() || !(value.get<double>() >= 0) || !std::isfinite(value.get<double>()))
-        layer.fail(key, "expected seconds >= 0, got " + value.dump());
+      if (!value.is_number() || !(value.get<double>() >= 0) ||
+          !(value.get<double>() <= kLongestSeconds))
+        layer.fail(key, "expected seconds in [0, 1e9], got " + value.dump());
       seconds.push_back(value.get<double>());
     }
     return seconds;
@@ -227,10 +228,6 @@ void check_flops(double flops) {
   if (!(flops >= 0) || !std::isfinite(flops))
     throw std::invalid_argument("layer FLOPs must be finite and non-negative");
 }
-
-// Longer than any simulation could mean (about 30 years): such a time comes
-// from an absurd rate or coefficient, and SimGrid cannot run an infinite one.
-constexpr double kLongestSeconds = 1e9;
 
 } // namespace
 

@@ -162,6 +162,17 @@ double ObjectReader::positive_number_or(std::string_view key, double fallback) {
   return has(key) ? positive_number(key) : (known_.emplace(key), fallback);
 }
 
+double ObjectReader::seconds(std::string_view key) {
+  const double value = number(key);
+  if (!(value >= 0 && value <= kLongestSeconds))
+    fail(key, "expected a time in seconds in [0, 1e9], got " + describe_json(require(key)));
+  return value;
+}
+
+double ObjectReader::seconds_or(std::string_view key, double fallback) {
+  return has(key) ? seconds(key) : (known_.emplace(key), fallback);
+}
+
 int64_t ObjectReader::integer(std::string_view key, int64_t min, int64_t max) {
   const nlohmann::json& value = require(key);
   if (!value.is_number_integer() &&

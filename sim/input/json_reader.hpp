@@ -24,6 +24,10 @@ nlohmann::json load_json_file(const std::filesystem::path& file);
 /// "expected a number" style description of a JSON value's type, for messages.
 std::string describe_json(const nlohmann::json& value);
 
+/// The longest time an input may give or a model may produce (about 30
+/// years): past it a figure is a typo, and SimGrid cannot run an infinite one.
+constexpr double kLongestSeconds = 1e9;
+
 class ObjectReader {
 public:
   /// Throws unless `value` is an object.
@@ -51,6 +55,9 @@ public:
   int64_t integer(std::string_view key, int64_t min, int64_t max);
   int64_t integer_or(std::string_view key, int64_t min, int64_t max, int64_t fallback);
   bool boolean_or(std::string_view key, bool fallback);
+  /// A measured time as a plain number of seconds, in [0, kLongestSeconds].
+  double seconds(std::string_view key);
+  double seconds_or(std::string_view key, double fallback);
 
   /// Unit strings ("1Gbps", "50us", "25MiB", "10Tflops"), or a plain number
   /// when the unit is in the key name elsewhere (callers choose).

@@ -44,10 +44,7 @@ std::optional<double> seconds_or_none(ObjectReader& reader, std::string_view key
     reader.allow(key);
     return std::nullopt;
   }
-  double value = reader.number(key);
-  if (!std::isfinite(value) || value < 0)
-    reader.fail(key, "expected a non-negative number of seconds");
-  return value;
+  return reader.seconds(key);
 }
 
 NpyDtype dtype_field(ObjectReader& reader, std::string_view key, NpyDtype fallback) {

@@ -11,21 +11,6 @@ namespace {
 
 constexpr int kMaxRanks = 65536;
 
-double non_negative_seconds(ObjectReader& reader, std::string_view key) {
-  double value = reader.number(key);
-  if (!(value >= 0))
-    reader.fail(key, "expected a time in seconds >= 0, got " + std::to_string(value));
-  return value;
-}
-
-double non_negative_seconds_or(ObjectReader& reader, std::string_view key, double fallback) {
-  if (!reader.has(key)) {
-    reader.allow(key);
-    return fallback;
-  }
-  return non_negative_seconds(reader, key);
-}
-
 CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
                            const std::string& path) {
   ObjectReader reader(json, file, path);
@@ -76,13 +61,12 @@ IterationTimes read_iteration(const nlohmann::json& json, const std::string& fil
   reader.allow("collectives_after_last_arrival_s");
   IterationTimes times;
   times.iteration_s = reader.positive_number("iteration_s");
-  times.forward_s = non_negative_seconds_or(reader, "forward_s", 0);
-  times.backward_s = non_negative_seconds_or(reader, "backward_s", 0);
-  times.compute_s =
-      non_negative_seconds_or(reader, "compute_s", times.forward_s + times.backward_s);
-  times.compression_s = non_negative_seconds_or(reader, "compression_s", 0);
-  times.communication_s = non_negative_seconds_or(reader, "communication_s", 0);
-  times.optimizer_s = non_negative_seconds_or(reader, "optimizer_s", 0);
+  times.forward_s = reader.seconds_or("forward_s", 0);
+  times.backward_s = reader.seconds_or("backward_s", 0);
+  times.compute_s = reader.seconds_or("compute_s", times.forward_s + times.backward_s);
+  times.compression_s = reader.seconds_or("compression_s", 0);
+  times.communication_s = reader.seconds_or("communication_s", 0);
+  times.optimizer_s = reader.seconds_or("optimizer_s", 0);
   // Without a forward/backward split, the compute counts as backward.
   if (times.forward_s + times.backward_s == 0)
     times.backward_s = times.compute_s;
@@ -119,9 +103,9 @@ TrainingRun read_training(const nlohmann::json& json, const std::string& file,
     ObjectReader alone = reader.object("compute_alone");
     alone.allow("comment");
     ComputeAlone times;
-    times.forward_s = non_negative_seconds(alone, "forward_s");
-    times.backward_s = non_negative_seconds(alone, "backward_s");
-    times.optimizer_s = non_negative_seconds(alone, "optimizer_s");
+    times.forward_s = alone.seconds("forward_s");
+    times.backward_s = alone.seconds("backward_s");
+    times.optimizer_s = alone.seconds("optimizer_s");
     alone.finish();
     run.compute_alone = times;
   } else {

@@ -64,6 +64,23 @@ def bad_device(mutate):
     return device
 
 
+class Link(str):
+    """An extra 'file' that is a symbolic link to this path."""
+
+
+TRACE = os.path.join(ROOT, "workloads", "traces", "fmnist-cnn-16w")
+with open(os.path.join(TRACE, "manifest.json")) as handle:
+    GOOD_MANIFEST = json.load(handle)
+
+
+def trace_with(mutate):
+    """A copy of the shipped CNN trace's manifest with its tensors linked."""
+    manifest = copy.deepcopy(GOOD_MANIFEST)
+    mutate(manifest)
+    return {"trace/manifest.json": manifest,
+            "trace/iterations": Link(os.path.join(TRACE, "iterations"))}
+
+
 # (name, scenario document or raw text or None for a missing file,
 #  extra files {name: content}, extra args, substrings the message must hold)
 CASES = [
@@ -143,6 +160,9 @@ CASES = [
     ("backward FLOPs ratio that overflows", scenario(device="huge-ratio.json"),
      {"huge-ratio.json": bad_device(lambda d: d["compute"].update(backward_flops_ratio=1e308))},
      [], ["huge-ratio.json", "/compute", "backward pass", "inf s"]),
+    ("trace time past any run", scenario(workload="trace", compressor={"name": "topk"}),
+     trace_with(lambda m: m["modules"][0].update(forward_s=1e308)), [],
+     ["manifest.json", "/modules/0/forward_s", "[0, 1e9]"]),
     ("optimizer kernel that overflows", scenario(device="huge-kernel.json"),
      {"huge-kernel.json": bad_device(
          lambda d: d["kernels"]["sgd_momentum"]["fit"]["segments"][0].update(per_n_s=1e308))},
@@ -156,7 +176,12 @@ def run_case(name, document, files, args, expected, workdir):
         with open(path, "w") as handle:
             handle.write(document if isinstance(document, str) else json.dumps(document))
     for file_name, content in files.items():
-        with open(os.path.join(workdir, file_name), "w") as handle:
+        target = os.path.join(workdir, file_name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if isinstance(content, Link):
+            os.symlink(content, target)
+            continue
+        with open(target, "w") as handle:
             handle.write(content if isinstance(content, str) else json.dumps(content))
     out = os.path.join(workdir, "out")
     result = subprocess.run([GCSIM, "run", path, "--out", out] + args, capture_output=True,

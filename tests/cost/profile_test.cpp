@@ -224,7 +224,7 @@ TEST_CASE("measured model times: exact at a measured batch, linear between, prop
     profile["model_times"]["net"]["layers"]["conv1"]["backward_s"] = {1.0, -1.0};
     CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
                          doctest::Contains("/model_times/net/layers/conv1/backward_s: expected "
-                                           "seconds >= 0, got -1"),
+                                           "seconds in [0, 1e9], got -1"),
                          gcsim::InputError);
   }
 }
