@@ -176,6 +176,10 @@ CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
     reader.fail("workers", "the schedule is for " + std::to_string(recorded) +
                                " workers but the platform has " + std::to_string(workers));
   compressor = reader.require("compressor");
+  if (!compressor.is_object() || !compressor.contains("name") || !compressor["name"].is_string())
+    reader.fail("compressor", "expected the compressor that made the schedule, an object with a "
+                              "\"name\", got " +
+                                  describe_json(compressor));
   gradient_source = reader.require("gradients");
   const nlohmann::json& iterations = reader.require("iterations");
   if (!iterations.is_array() || iterations.empty())

@@ -178,6 +178,16 @@ with tempfile.TemporaryDirectory() as work:
     check(refused.returncode == 2 and "/iterations/0/parts/1/ready_layer" in refused.stderr
           and not os.path.exists(os.path.join(work, "b5", "result.json")),
           f"a schedule whose parts are out of backward order is refused: {refused.stderr.strip()}")
+    shuffled["iterations"][0]["parts"].reverse()
+    shuffled["compressor"] = {"name": 7}
+    with open(bad_schedule, "w") as handle:
+        json.dump(shuffled, handle)
+    refused = subprocess.run([GCSIM, "run", scenario(work, {"name": "topk", "density": 0.01}, 8, buckets),
+                              "--out", os.path.join(work, "b7"), "--replay", bad_schedule],
+                             capture_output=True, text=True, timeout=60)
+    check(refused.returncode == 2 and ": /compressor: expected the compressor" in refused.stderr
+          and len(refused.stderr.strip().splitlines()) == 1,
+          f"a schedule whose compressor has no name is refused: {refused.stderr.strip()}")
     # Kernels beside the backward pass: free by default, sharing the device
     # when asked, which costs time and shows in result.json.
     shared, _ = run(work, {"name": "topk", "density": 0.01}, 8,
