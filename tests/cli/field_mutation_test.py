@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """No input field, whatever its value, crashes gcsim: every field of a
 scenario, a layer spec, a platform file, a device profile's compute part, a
-trace manifest and a replayed schedule is in turn deleted and set to values
+trace manifest, a measured run and a replayed schedule is in turn deleted and set to values
 of the wrong type or absurd size, and each run must exit 0 or 2 (2 with one
 line on stderr), never 1 (an internal error), a signal or a timeout. This
 found SimGrid aborts on infinite times, a 19 GiB sketch and unchecked types.
@@ -138,6 +138,10 @@ with tempfile.TemporaryDirectory() as work:
     campaign("trace manifest", ((label, ["run", deft, "--out", os.path.join(work, f"t{i}-out"),
                                          "--set", "workload=" + trace(i, doc)] + quick)
                                 for i, (label, doc) in enumerate(mutations(manifest))))
+
+    measured = load("results", "validation", "minicluster-p4-100mbit-short.json")
+    campaign("measured run", ((label, ["validate", written(doc, f"m{i}.json")])
+                              for i, (label, doc) in enumerate(mutations(measured))))
 
     recorded = os.path.join(work, "recorded")
     code, stderr = run(["run", deft, "--out", recorded, "--quiet", "--set", "training.iterations=1"])
