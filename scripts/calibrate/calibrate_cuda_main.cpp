@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
     return usage();
 
   try {
+    gcsim::check_writable(out); // before the minutes of measuring, not after
     const GpuInfo info = gcsim::calibrate::gpu_info(options.device);
     std::fprintf(stderr, "calibrating %s (driver %d, %.0f GB/s peak)\n", info.name.c_str(),
                  info.driver_version, info.peak_bandwidth_Bps / 1e9);

@@ -90,6 +90,7 @@ public:
       command += " --rounds " + std::to_string(rounds_);
 
     const auto start = std::chrono::steady_clock::now();
+    check_writable(out_); // before the minutes of measuring, not after
     const cost::CalibrationPoints points = cost::measure_cpu_kernels(options);
     const double gemm = cost::measure_cpu_gemm_flops();
     const cost::DeviceProfile profile = cost::fit_cpu_profile(points, gemm, command, today());

@@ -345,7 +345,7 @@ Curve fit_curve(const Family& family, const std::vector<Sample>& samples,
   PiecewiseFit best = fit_pieces(family, piecewise_in, samples, options);
   // A step in k (a GPU sort that leaves one thread block) is not a cache
   // boundary in n; where pieces in k explain the points better, they win.
-  if (family.uses_k && family.piecewise_in == 'n') {
+  if (family.may_step_in_k) {
     PiecewiseFit in_k = fit_pieces(family, 'k', samples, options);
     if (in_k.bic < best.bic) {
       best = std::move(in_k);

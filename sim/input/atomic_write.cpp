@@ -32,4 +32,22 @@ void write_file_atomically(const std::filesystem::path& file, const std::string&
   }
 }
 
+void check_writable(const std::filesystem::path& file) {
+  std::error_code error;
+  if (file.has_parent_path()) {
+    std::filesystem::create_directories(file.parent_path(), error);
+    if (error)
+      throw WriteError("cannot write " + file.string() + ": " + error.message());
+  }
+  const std::filesystem::path partial = file.string() + ".partial";
+  errno = 0;
+  const bool opened = std::ofstream(partial, std::ios::binary | std::ios::app).is_open();
+  const int saved_errno = errno;
+  std::filesystem::remove(partial, error);
+  if (!opened)
+    throw WriteError(
+        "cannot write " + file.string() + ": " +
+        (saved_errno != 0 ? std::strerror(saved_errno) : "cannot create a file there"));
+}
+
 } // namespace gcsim

@@ -20,4 +20,9 @@ public:
 /// `file` as it was, and throws WriteError.
 void write_file_atomically(const std::filesystem::path& file, const std::string& text);
 
+/// Throws WriteError now if `file` could not be written later (its folder
+/// cannot be made, or a file cannot be created in it): for commands that
+/// measure for minutes before they write. Leaves no file behind.
+void check_writable(const std::filesystem::path& file);
+
 } // namespace gcsim

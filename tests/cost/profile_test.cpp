@@ -172,9 +172,9 @@ TEST_CASE("schema errors name the file and the JSON path") {
                          doctest::Contains("/provenance/sources"), gcsim::InputError);
   }
   SUBCASE("pieces are in n or k") {
-    profile["kernels"]["topk_select"]["fit"]["piecewise_in"] = "rows";
+    profile["kernels"]["sample_threshold"]["fit"]["piecewise_in"] = "rows";
     CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
-                         doctest::Contains("/kernels/topk_select/fit/piecewise_in"),
+                         doctest::Contains("/kernels/sample_threshold/fit/piecewise_in"),
                          gcsim::InputError);
   }
   SUBCASE("the family must be the kernel's") {

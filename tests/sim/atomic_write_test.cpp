@@ -71,7 +71,13 @@ TEST_CASE("a failed write throws WriteError and keeps the earlier file") {
   }
   SUBCASE("the folder cannot be made") {
     const fs::path under_a_file = file / "inner.json";
+    CHECK_THROWS_AS(gcsim::check_writable(under_a_file), gcsim::WriteError);
     CHECK_THROWS_AS(gcsim::write_file_atomically(under_a_file, "x"), gcsim::WriteError);
+  }
+  SUBCASE("a writable place passes the check and is left as it was") {
+    CHECK_NOTHROW(gcsim::check_writable(file));
+    CHECK_NOTHROW(gcsim::check_writable(folder / "new" / "other.json"));
+    CHECK_FALSE(fs::exists(folder / "new" / "other.json"));
   }
   CHECK(read(file) == "earlier\n");
   CHECK_FALSE(fs::exists(file.string() + ".partial"));
