@@ -163,8 +163,11 @@ void topk_indices_radix(const float* x, std::size_t n, std::size_t k, std::vecto
 
 void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out) {
   check_arguments(n, k);
-  // The sampling path pays off when the input is large and k a small share of it.
-  constexpr std::size_t kMinSampled = std::size_t{1} << 16;
+  // The sampling path pays off when k is a small share of the input; its fixed
+  // cost (4096 samples) beats the radix passes from about 2^13 elements on this
+  // project's CPU (8192: 14 us against 20; 46341: 25 against 113), so the time
+  // no longer drops where the paths meet, as it did with the switch at 2^16.
+  constexpr std::size_t kMinSampled = std::size_t{1} << 13;
   if (n < kMinSampled || k == 0 || k * 8 > n) {
     topk_indices_radix(x, n, k, out);
     return;
