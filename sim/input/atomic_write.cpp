@@ -6,15 +6,24 @@
 #include <system_error>
 
 namespace gcsim {
+namespace {
 
-void write_file_atomically(const std::filesystem::path& file, const std::string& text) {
+// The file's folder, made if missing; returns where the text goes first.
+std::filesystem::path prepare(const std::filesystem::path& file) {
   std::error_code error;
   if (file.has_parent_path()) {
     std::filesystem::create_directories(file.parent_path(), error);
     if (error)
       throw WriteError("cannot write " + file.string() + ": " + error.message());
   }
-  const std::filesystem::path partial = file.string() + ".partial";
+  return file.string() + ".partial";
+}
+
+} // namespace
+
+void write_file_atomically(const std::filesystem::path& file, const std::string& text) {
+  const std::filesystem::path partial = prepare(file);
+  std::error_code error;
   errno = 0;
   std::ofstream stream(partial, std::ios::binary | std::ios::trunc);
   stream << text;
@@ -33,13 +42,8 @@ void write_file_atomically(const std::filesystem::path& file, const std::string&
 }
 
 void check_writable(const std::filesystem::path& file) {
+  const std::filesystem::path partial = prepare(file);
   std::error_code error;
-  if (file.has_parent_path()) {
-    std::filesystem::create_directories(file.parent_path(), error);
-    if (error)
-      throw WriteError("cannot write " + file.string() + ": " + error.message());
-  }
-  const std::filesystem::path partial = file.string() + ".partial";
   errno = 0;
   const bool opened = std::ofstream(partial, std::ios::binary | std::ios::app).is_open();
   const int saved_errno = errno;

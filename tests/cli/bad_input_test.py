@@ -42,26 +42,28 @@ def with_training(**changes):
     return scenario(training=training)
 
 
-WORKLOAD = os.path.join(ROOT, "workloads", "models", "resnet18-cifar10.json")
-with open(WORKLOAD) as handle:
-    GOOD_WORKLOAD = json.load(handle)
+def load(*parts):
+    with open(os.path.join(ROOT, *parts)) as handle:
+        return json.load(handle)
+
+
+GOOD_WORKLOAD = load("workloads", "models", "resnet18-cifar10.json")
+GOOD_DEVICE = load("platforms", "devices", "v100.json")
+
+
+def changed(good, mutate):
+    """A deep copy of `good` after `mutate` (which changes it in place)."""
+    document = copy.deepcopy(good)
+    mutate(document)
+    return document
 
 
 def bad_workload(mutate):
-    workload = copy.deepcopy(GOOD_WORKLOAD)
-    mutate(workload)
-    return workload
-
-
-DEVICE = os.path.join(ROOT, "platforms", "devices", "v100.json")
-with open(DEVICE) as handle:
-    GOOD_DEVICE = json.load(handle)
+    return changed(GOOD_WORKLOAD, mutate)
 
 
 def bad_device(mutate):
-    device = copy.deepcopy(GOOD_DEVICE)
-    mutate(device)
-    return device
+    return changed(GOOD_DEVICE, mutate)
 
 
 class Link(str):
@@ -69,15 +71,12 @@ class Link(str):
 
 
 TRACE = os.path.join(ROOT, "workloads", "traces", "fmnist-cnn-16w")
-with open(os.path.join(TRACE, "manifest.json")) as handle:
-    GOOD_MANIFEST = json.load(handle)
+GOOD_MANIFEST = load("workloads", "traces", "fmnist-cnn-16w", "manifest.json")
 
 
 def trace_with(mutate):
     """A copy of the shipped CNN trace's manifest with its tensors linked."""
-    manifest = copy.deepcopy(GOOD_MANIFEST)
-    mutate(manifest)
-    return {"trace/manifest.json": manifest,
+    return {"trace/manifest.json": changed(GOOD_MANIFEST, mutate),
             "trace/iterations": Link(os.path.join(TRACE, "iterations"))}
 
 

@@ -6,6 +6,7 @@ matters in the direction bandwidth says, timelines open, runs repeat.
 
 Usage: compression_test.py PATH/TO/gcsim
 """
+import copy
 import json
 import os
 import subprocess
@@ -166,25 +167,26 @@ with tempfile.TemporaryDirectory() as work:
                       os.path.join(work, "b1", "schedule.json"), extra=buckets, out="b3")
     check(replayed["summary"]["iteration_time_s"] == per_bucket["summary"]["iteration_time_s"],
           "a replay of a per-bucket schedule reproduces its iteration time")
+    def replay_of(schedule, out):
+        """Replays an edited schedule on the per-bucket top-k scenario."""
+        path = os.path.join(work, out + "-schedule.json")
+        with open(path, "w") as handle:
+            json.dump(schedule, handle)
+        return subprocess.run([GCSIM, "run", scenario(work, {"name": "topk", "density": 0.01}, 8,
+                                                      buckets),
+                               "--out", os.path.join(work, out), "--replay", path],
+                              capture_output=True, text=True, timeout=60)
+
     with open(os.path.join(work, "b1", "schedule.json")) as handle:
-        shuffled = json.load(handle)
+        recorded = json.load(handle)
+    shuffled = copy.deepcopy(recorded)
     shuffled["iterations"][0]["parts"].reverse()
-    bad_schedule = os.path.join(work, "shuffled-schedule.json")
-    with open(bad_schedule, "w") as handle:
-        json.dump(shuffled, handle)
-    refused = subprocess.run([GCSIM, "run", scenario(work, {"name": "topk", "density": 0.01}, 8, buckets),
-                              "--out", os.path.join(work, "b5"), "--replay", bad_schedule],
-                             capture_output=True, text=True, timeout=60)
+    refused = replay_of(shuffled, "b5")
     check(refused.returncode == 2 and "/iterations/0/parts/1/ready_layer" in refused.stderr
           and not os.path.exists(os.path.join(work, "b5", "result.json")),
           f"a schedule whose parts are out of backward order is refused: {refused.stderr.strip()}")
-    shuffled["iterations"][0]["parts"].reverse()
-    shuffled["compressor"] = {"name": 7}
-    with open(bad_schedule, "w") as handle:
-        json.dump(shuffled, handle)
-    refused = subprocess.run([GCSIM, "run", scenario(work, {"name": "topk", "density": 0.01}, 8, buckets),
-                              "--out", os.path.join(work, "b7"), "--replay", bad_schedule],
-                             capture_output=True, text=True, timeout=60)
+    nameless = dict(recorded, compressor={"name": 7})
+    refused = replay_of(nameless, "b7")
     check(refused.returncode == 2 and ": /compressor: expected the compressor" in refused.stderr
           and len(refused.stderr.strip().splitlines()) == 1,
           f"a schedule whose compressor has no name is refused: {refused.stderr.strip()}")
