@@ -84,7 +84,8 @@ class ProfileCommand final : public Command {
 public:
   std::string name() const override { return "profile"; }
   std::string description() const override {
-    return "Inspect device profiles (fitted kernel-time curves, residuals, provenance)";
+    return "Inspect device profiles (fitted kernel-time curves, residuals, provenance) and refit "
+           "measured ones from their points";
   }
   void configure(CLI::App& subcommand) override {
     subcommand.require_subcommand(1);
