@@ -140,6 +140,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check(done.returncode == 2 and done.stderr.count("\n") == 1
           and "/models/vgg16-imagenet/plain_backward_median_s" in done.stderr,
           f"missing field: status {done.returncode}: {done.stderr!r}")
+    # A batch no scenario can ask for (it made the fitted rates overflow).
+    data = json.load(open(files[0]))
+    data["models"]["vgg16-imagenet"]["batch"] = 2 ** 63
+    with open(bad, "w") as file:
+        json.dump(data, file)
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), bad])
+    check(done.returncode == 2 and done.stderr.count("\n") == 1
+          and "/models/vgg16-imagenet/batch" in done.stderr,
+          f"absurd batch: status {done.returncode}: {done.stderr!r}")
 
     # 4. time_models_cuda.py on the CPU.
     times = os.path.join(tmp, "cpu.json")
