@@ -76,7 +76,7 @@ Curve read_curve(ObjectReader& reader, const Family& family) {
   range_reader.finish();
   // Pieces are in the family's field unless the fit found a step in k.
   const std::string piecewise_in =
-      family.may_step_in_k
+      family.uses_k
           ? reader.choice_or("piecewise_in", {"n", "k"}, std::string(1, family.piecewise_in))
           : std::string(1, family.piecewise_in);
 

@@ -246,14 +246,14 @@ struct PiecewiseFit {
   double bic = kInfinity;
 };
 
-// The best pieces in `piecewise_in` by BIC (see fit_curve).
+// The best pieces in `piecewise_in` by BIC (see fit_curve); `range` is the
+// samples' (range_of).
 PiecewiseFit fit_pieces(const Family& family, char piecewise_in, const std::vector<Sample>& input,
-                        const FitOptions& options) {
+                        const ShapeRange& range, const FitOptions& options) {
   std::vector<Sample> samples = input;
   std::stable_sort(samples.begin(), samples.end(), [&](const Sample& a, const Sample& b) {
     return piecewise_value(piecewise_in, a.shape) < piecewise_value(piecewise_in, b.shape);
   });
-  const ShapeRange range = range_of(samples);
 
   // Start index of each distinct piecewise value: pieces break between them.
   std::vector<std::size_t> starts;
@@ -341,12 +341,13 @@ Curve fit_curve(const Family& family, const std::vector<Sample>& samples,
   for (const Sample& sample : samples)
     if (!(sample.seconds > 0) || !std::isfinite(sample.seconds))
       throw std::invalid_argument("fit_curve: every sample needs a positive time");
+  const ShapeRange range = range_of(samples);
   char piecewise_in = family.piecewise_in;
-  PiecewiseFit best = fit_pieces(family, piecewise_in, samples, options);
+  PiecewiseFit best = fit_pieces(family, piecewise_in, samples, range, options);
   // A step in k (a GPU sort that leaves one thread block) is not a cache
   // boundary in n; where pieces in k explain the points better, they win.
-  if (family.may_step_in_k) {
-    PiecewiseFit in_k = fit_pieces(family, 'k', samples, options);
+  if (family.uses_k && family.piecewise_in == 'n') {
+    PiecewiseFit in_k = fit_pieces(family, 'k', samples, range, options);
     if (in_k.bic < best.bic) {
       best = std::move(in_k);
       piecewise_in = 'k';
@@ -354,7 +355,7 @@ Curve fit_curve(const Family& family, const std::vector<Sample>& samples,
   }
   if (best.segments.empty())
     throw std::invalid_argument("fit_curve: no non-negative fit exists for these samples");
-  return Curve(family, std::move(best.segments), range_of(samples), piecewise_in);
+  return Curve(family, std::move(best.segments), range, piecewise_in);
 }
 
 } // namespace gcsim::cost

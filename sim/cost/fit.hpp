@@ -81,7 +81,7 @@ struct FitOptions {
 /// constrained non-negative (exact NNLS by active-set enumeration: at most
 /// four terms). The number of pieces and the breakpoints are chosen by BIC
 /// among monotone candidates, in the family's piecewise field and, for a
-/// family that may step in k, in k too (the lower BIC wins; a tie keeps the
+/// family that reads k, in k too (the lower BIC wins; a tie keeps the
 /// family's). Throws std::invalid_argument on no samples or
 /// non-positive times.
 Curve fit_curve(const Family& family, const std::vector<Sample>& samples,

@@ -33,16 +33,10 @@ constexpr Family kSelection{
 // selection (nth_element) over the k samples. Measured per sample, the cost
 // grows with how far the reads spread beyond the caches; with the sample
 // count proportional to n, as DGC and IWP draw it, a k log2 k term follows
-// that growth (it is not a sort: nth_element is linear). On a GPU the
-// selection over the samples is a sort whose kind changes with k, a step in
-// k whatever n is, hence pieces in k where they fit better. (Top-k and
-// threshold select change regime with n; pieces in k, tried for them too, fit
-// their points better but predicted held-out sizes worse: 16 % against 7 %
-// for top-k on the test's CPU grid.)
-constexpr Family kSampling{"sampling", {Term::latency, Term::per_n, Term::per_k, Term::per_k_log2k},
-                           4,          'n',
-                           true,       false,
-                           false,      true};
+// that growth (it is not a sort: nth_element is linear).
+constexpr Family kSampling{
+    "sampling", {Term::latency, Term::per_n, Term::per_k, Term::per_k_log2k}, 4, 'n', true, false,
+    false};
 // Insert does rows scatter-adds per element and clears the rows x cols table.
 constexpr Family kSketchInsert{
     "sketch_insert",

@@ -49,9 +49,10 @@ std::string_view term_key(Term term);
 double term_value(Term term, const KernelShape& shape);
 
 /// The fitted family of a kernel: its terms and the shape field in which the
-/// curve is piecewise (where a cache boundary shows); `may_step_in_k` lets the
-/// fit choose pieces in k instead (a step in the sampled count, as when a GPU
-/// sort moves from one thread block to the whole device).
+/// curve is piecewise by default (where a cache boundary shows). A family that
+/// reads k may be fitted piecewise in k instead (a step in the selected or
+/// sampled count, as when a GPU sort moves from one thread block to the whole
+/// device).
 struct Family {
   std::string_view name;
   std::array<Term, 4> terms;
@@ -60,7 +61,6 @@ struct Family {
   bool uses_k;
   bool uses_rows;
   bool uses_cols;
-  bool may_step_in_k = false;
 };
 
 std::string_view kernel_name(Kernel kernel);
