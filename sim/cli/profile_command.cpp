@@ -109,11 +109,12 @@ private:
   int refit() const {
     DeviceProfile profile = DeviceProfile::load(file_);
     // Only the changed fits are written into the file as it is (its key order
-    // and number formatting kept), so a refit touches nothing else.
+    // and values kept; the JSON library may print a rare number with more
+    // digits, the same double), so a refit changes nothing else.
     // (DeviceProfile::load has checked the file, so it parses.)
     std::ifstream input(file_);
     nlohmann::ordered_json document = nlohmann::ordered_json::parse(input);
-    std::size_t changed = 0;
+    std::vector<std::string> changed;
     for (Kernel kernel : cost::all_kernels()) {
       const std::string name(cost::kernel_name(kernel));
       cost::KernelModel model = profile.kernel(kernel);
@@ -130,12 +131,13 @@ private:
                   model.curve.segments().size(), model.curve.piecewise_in());
       model.curve = refitted;
       profile.set_kernel(kernel, std::move(model));
-      document["kernels"][name]["fit"] =
-          nlohmann::ordered_json::parse(profile.to_json()["kernels"][name]["fit"].dump());
-      ++changed;
+      changed.push_back(name);
     }
+    const nlohmann::json kernels = profile.to_json()["kernels"];
+    for (const std::string& name : changed)
+      document["kernels"][name]["fit"] = nlohmann::ordered_json::parse(kernels[name]["fit"].dump());
     write_file_atomically(out_, document.dump(1) + "\n");
-    std::printf("%zu of %zu curves changed; wrote %s\n", changed, cost::all_kernels().size(),
+    std::printf("%zu of %zu curves changed; wrote %s\n", changed.size(), cost::all_kernels().size(),
                 out_.c_str());
     return 0;
   }
