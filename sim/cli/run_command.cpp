@@ -156,7 +156,7 @@ public:
                              "allows; choose fewer columns or rows");
       }
       spilled_ = training::should_spill(spill_, *compressor, d, workers);
-      mapped_ = training::should_spill_residuals(spill_, feed->layout().total(), workers);
+      mapped_ = training::should_spill_residuals(spill_, d, workers);
       const std::string residual_dir = mapped_ ? spill_.dir : "";
       if (spilled_ || mapped_) {
         if (spill_.dir.empty())

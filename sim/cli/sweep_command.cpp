@@ -44,8 +44,8 @@ std::string display_path(const fs::path& path) {
 }
 
 // This gcsim as the points' commands show it (relative where it can be).
-std::string display_executable() {
-  std::string shown = display_path(fs::read_symlink("/proc/self/exe"));
+std::string display_executable(const fs::path& executable) {
+  std::string shown = display_path(executable);
   return shown.find('/') == std::string::npos ? "./" + shown : shown;
 }
 
@@ -119,11 +119,12 @@ public:
 
     const fs::path out = out_dir_.empty() ? fs::path("results") / spec.name : fs::path(out_dir_);
     const fs::path executable = fs::read_symlink("/proc/self/exe");
+    const std::string shown_executable = display_executable(executable);
     std::vector<sweep::Job> jobs;
     std::vector<std::string> commands;
     for (const sweep::Point& point : points) {
-      std::vector<std::string> argv{display_executable(), "run", display_path(spec.scenario),
-                                    "--out", display_path(out / "points" / point.id)};
+      std::vector<std::string> argv{shown_executable, "run", display_path(spec.scenario), "--out",
+                                    display_path(out / "points" / point.id)};
       for (const std::string& setting : point.set_arguments) {
         argv.push_back("--set");
         argv.push_back(setting);
@@ -168,7 +169,7 @@ public:
                   beside, share.c_str());
     }
 
-    if (!run_points(spec, points, pending, jobs, commands, parallel))
+    if (!run_points(spec, points, pending, jobs, commands, shown_executable, parallel))
       return 1;
     write_table(spec, points, commands, out);
     return 0;
@@ -199,16 +200,16 @@ private:
   static bool run_points(const sweep::SweepSpec& spec, const std::vector<sweep::Point>& points,
                          const std::vector<size_t>& pending,
                          const std::vector<sweep::Job>& all_jobs,
-                         const std::vector<std::string>& commands, int parallel) {
+                         const std::vector<std::string>& commands,
+                         const std::string& shown_executable, int parallel) {
     std::vector<sweep::Job> jobs;
     for (size_t index : pending) {
       const sweep::Job& job = all_jobs[index];
-      fs::create_directories(job.log.parent_path());
       write_file_atomically(job.log.parent_path() / "command.txt", commands[index] + "\n");
       // The log opens with the command as run: command.txt's, plus what only
       // a sweep adds (--memory-share); the point's output follows.
       std::vector<std::string> shown = job.argv;
-      shown[0] = display_executable();
+      shown[0] = shown_executable;
       write_file_atomically(job.log, "# run as: " + command_line(shown) + "\n");
       jobs.push_back(job);
     }
