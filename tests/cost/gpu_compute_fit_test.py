@@ -130,25 +130,22 @@ with tempfile.TemporaryDirectory() as tmp:
     done = fit(["--profile", os.path.join(DEVICES, "h200.json"), bad])
     check(done.returncode == 2 and done.stderr.count("\n") == 1 and bad in done.stderr
           and "/format" in done.stderr, f"bad file: status {done.returncode}: {done.stderr!r}")
-    # A layer-times file without the passes timed without hooks (an older
-    # time_models_cuda.py's): the field is named, no traceback.
-    data = json.load(open(files[0]))
-    del data["models"]["vgg16-imagenet"]["plain_backward_median_s"]
-    with open(bad, "w") as file:
-        json.dump(data, file)
-    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), bad])
-    check(done.returncode == 2 and done.stderr.count("\n") == 1
-          and "/models/vgg16-imagenet/plain_backward_median_s" in done.stderr,
-          f"missing field: status {done.returncode}: {done.stderr!r}")
+    def refused(change, field, what):
+        """Exit 2 and one line naming `field` for the first layer-times file after `change`."""
+        data = json.load(open(files[0]))
+        change(data["models"]["vgg16-imagenet"])
+        with open(bad, "w") as file:
+            json.dump(data, file)
+        done = fit(["--profile", os.path.join(DEVICES, "h200.json"), bad])
+        check(done.returncode == 2 and done.stderr.count("\n") == 1
+              and f"/models/vgg16-imagenet/{field}" in done.stderr,
+              f"{what}: status {done.returncode}: {done.stderr!r}")
+
+    # Without the passes timed without hooks (an older time_models_cuda.py's).
+    refused(lambda model: model.pop("plain_backward_median_s"), "plain_backward_median_s",
+            "missing field")
     # A batch no scenario can ask for (it made the fitted rates overflow).
-    data = json.load(open(files[0]))
-    data["models"]["vgg16-imagenet"]["batch"] = 2 ** 63
-    with open(bad, "w") as file:
-        json.dump(data, file)
-    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), bad])
-    check(done.returncode == 2 and done.stderr.count("\n") == 1
-          and "/models/vgg16-imagenet/batch" in done.stderr,
-          f"absurd batch: status {done.returncode}: {done.stderr!r}")
+    refused(lambda model: model.update(batch=2 ** 63), "batch", "absurd batch")
 
     # 4. time_models_cuda.py on the CPU.
     times = os.path.join(tmp, "cpu.json")
