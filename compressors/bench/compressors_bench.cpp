@@ -10,8 +10,10 @@
 #include "compressors/topk.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <vector>
 
@@ -33,10 +35,21 @@ std::vector<float> heavy_tailed(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
+// 25M values, or the first n (up to 1M) of another draw: smaller sizes are
+// prefixes, so every size up to 1M sees the same values.
 const std::vector<float>& input(std::size_t n) {
   static std::vector<float> big = heavy_tailed(25'000'000, 42);
   static std::vector<float> small = heavy_tailed(1'000'000, 43);
-  return n == small.size() ? small : big;
+  static std::map<std::size_t, std::vector<float>> prefixes;
+  if (n == big.size())
+    return big;
+  assert(n <= small.size() && "benchmark inputs are 25M values or at most 1M");
+  if (n == small.size())
+    return small;
+  auto [found, added] = prefixes.try_emplace(n);
+  if (added)
+    found->second.assign(small.begin(), small.begin() + static_cast<std::ptrdiff_t>(n));
+  return found->second;
 }
 
 std::size_t k_of(const benchmark::State& state) {
@@ -103,7 +116,8 @@ void BM_NthElement(benchmark::State& state) {
 }
 
 void topk_args(benchmark::internal::Benchmark* b) {
-  for (const std::int64_t n : {1'000'000, 25'000'000}) {
+  // 8,192 and 32,768: small layers (biases, norms, small convolutions).
+  for (const std::int64_t n : {8'192, 32'768, 1'000'000, 25'000'000}) {
     for (const std::int64_t inv : {1000, 100}) {
       b->Args({n, inv});
     }

@@ -40,7 +40,7 @@ public:
     subcommand.add_option("--out", out_, "Profile JSON to write")->required();
     subcommand.add_flag(
         "--quick", quick_,
-        "Reduced range (2^10..2^22 in half octaves, fewer repetitions): seconds, not minutes");
+        "Reduced range (2^10..2^22 in third octaves, fewer repetitions): seconds, not minutes");
     subcommand.add_option("--min-log2", min_log2_, "Smallest size, as log2 of elements");
     subcommand.add_option("--max-log2", max_log2_, "Largest size, as log2 of elements");
     subcommand.add_option("--steps-per-octave", steps_, "Sizes per doubling");

@@ -35,8 +35,10 @@ void check_both(const std::vector<float>& x, std::size_t k) {
 } // namespace
 
 TEST_CASE("top-k equals a brute-force sort on random heavy-tailed inputs") {
-  // 8192 and 40000 take the sampled path at its smallest (stride 2 and 9).
-  for (const std::size_t n : {1UL, 7UL, 1000UL, 8192UL, 40000UL, 70000UL, 300000UL}) {
+  // 1000 is the radix path's; 1024 is the sampled path's smallest (256 keys at
+  // stride 4), 2000 and 8192 keep 256 keys at strides 7 and 32.
+  for (const std::size_t n :
+       {1UL, 7UL, 1000UL, 1024UL, 2000UL, 8192UL, 40000UL, 70000UL, 300000UL}) {
     const auto x = gc::test::heavy_tailed(n, n);
     for (const double density : {0.0, 0.0001, 0.001, 0.01, 0.1, 0.5, 1.0}) {
       const auto k = static_cast<std::size_t>(density * static_cast<double>(n));
