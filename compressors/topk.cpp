@@ -187,15 +187,19 @@ void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Inde
   //    the k-th largest key of the whole input. r has a 20% margin plus three
   //    standard deviations of the binomial count, so misses are rare; a miss only
   //    costs the fallback, never exactness.
-  //    The sample size s minimises the expected work: selecting among s keys
-  //    costs about s, the candidates a bound from s keys lets through about
-  //    1.2 k + 3 sqrt(k n / s) + 8 n / s, so s ~ sqrt(8 n) when k is small and
-  //    ~ (k n)^(1/3) when it is not. A fixed 4096 samples made a plateau of
-  //    about 10 us below 2^16 elements, which the cost model's families cannot
-  //    follow, and tripled the time of layers of 2^11 to 2^14 elements.
-  const double dn = static_cast<double>(n);
-  const double wanted = std::max(std::sqrt(8.0 * dn), 1.3 * std::cbrt(static_cast<double>(k) * dn));
-  const std::size_t samples = std::clamp<std::size_t>(static_cast<std::size_t>(wanted), 256, n / 4);
+  //    The sample is sized for about 256 expected hits: more only costs cache
+  //    misses. At least n / 32 keys (256 to 4096), at most 65536 or n / 128,
+  //    whichever is smaller, but never below that floor. A floor of 4096 at
+  //    every n cost about 10 us below 2^17 elements, a plateau the cost
+  //    model's families could not follow, and tripled the time of layers of
+  //    2^11 to 2^15 elements. A sample of sqrt(8 n) keys, tried instead, made
+  //    top-k 1.4-1.7x slower at 2^20-2^22 and densities 1e-4 and 1e-3, where
+  //    its looser bound lets more candidates through.
+  const std::size_t min_samples = std::clamp<std::size_t>(n / 32, 256, 4096);
+  const std::size_t max_samples = std::max(min_samples, std::min<std::size_t>(65536, n / 128));
+  const std::size_t samples = std::clamp<std::size_t>(
+      static_cast<std::size_t>(256.0 * static_cast<double>(n) / static_cast<double>(k)),
+      min_samples, max_samples);
   const std::size_t stride = n / samples;
   std::vector<std::uint32_t> keys(samples);
   for (std::size_t s = 0; s < samples; ++s) {

@@ -35,20 +35,21 @@ std::vector<float> heavy_tailed(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-// 25M values, or the first n (up to 1M) of another draw: smaller sizes are
-// prefixes, so every size up to 1M sees the same values.
+// The first n values of one of two draws: up to 1M of one, beyond that of
+// 25M others, so every size sees the same values as the sizes below it.
 const std::vector<float>& input(std::size_t n) {
   static std::vector<float> big = heavy_tailed(25'000'000, 42);
   static std::vector<float> small = heavy_tailed(1'000'000, 43);
   static std::map<std::size_t, std::vector<float>> prefixes;
+  assert(n <= big.size() && "benchmark inputs have at most 25M values");
   if (n == big.size())
     return big;
-  assert(n <= small.size() && "benchmark inputs are 25M values or at most 1M");
   if (n == small.size())
     return small;
+  const std::vector<float>& source = n < small.size() ? small : big;
   auto [found, added] = prefixes.try_emplace(n);
   if (added)
-    found->second.assign(small.begin(), small.begin() + static_cast<std::ptrdiff_t>(n));
+    found->second.assign(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(n));
   return found->second;
 }
 
@@ -116,8 +117,9 @@ void BM_NthElement(benchmark::State& state) {
 }
 
 void topk_args(benchmark::internal::Benchmark* b) {
-  // 8,192 and 32,768: small layers (biases, norms, small convolutions).
-  for (const std::int64_t n : {8'192, 32'768, 1'000'000, 25'000'000}) {
+  // 8,192 and 32,768: small layers (biases, norms, small convolutions);
+  // 4M: a large convolution or embedding.
+  for (const std::int64_t n : {8'192, 32'768, 1'000'000, 4'000'000, 25'000'000}) {
     for (const std::int64_t inv : {1000, 100}) {
       b->Args({n, inv});
     }

@@ -119,15 +119,14 @@ KernelShape with_piecewise_value(char piecewise_in, KernelShape shape, double va
   return shape;
 }
 
-// `tolerance`: the relative drop allowed. The fitter allows none, the loader
-// 1e-5, so that a fit the fitter kept still loads after its coefficients
-// are rounded to seven digits for the profile file.
-bool monotone_at(const Family& family, char piecewise_in, const Segment& left, const Segment& right,
-                 const ShapeRange& range, double tolerance) {
-  // Within a piece every term is non-decreasing, so only the step in the gap
-  // between the pieces (at its geometric middle) can break monotonicity; it is
-  // checked at every corner of the other shape fields (k and cols along the
-  // ratios to n seen in the data, when the range records them).
+// How far, in seconds, `right` falls below `left` where it takes over, less
+// the relative drop `tolerance` allows; at most 0 when the step is monotone.
+// Within a piece every term is non-decreasing, so only the step in the gap
+// between the pieces (at its geometric middle) can break monotonicity; it is
+// checked at every corner of the other shape fields (k and cols along the
+// ratios to n seen in the data, when the range records them).
+double drop_at(const Family& family, char piecewise_in, const Segment& left, const Segment& right,
+               const ShapeRange& range, double tolerance) {
   const double middle = std::sqrt(left.up_to * right.from);
   const double n = piecewise_in == 'k' ? range.n_max : middle;
   const std::pair<double, double> ks = range.has_k_per_n
@@ -136,6 +135,7 @@ bool monotone_at(const Family& family, char piecewise_in, const Segment& left, c
   const std::pair<double, double> colses =
       range.has_cols_per_n ? std::pair{range.cols_per_n_min * n, range.cols_per_n_max * n}
                            : std::pair{range.cols_min, range.cols_max};
+  double drop = -kInfinity;
   for (double k : {ks.first, ks.second})
     for (double rows : {range.rows_min, range.rows_max})
       for (double cols : {colses.first, colses.second}) {
@@ -143,10 +143,17 @@ bool monotone_at(const Family& family, char piecewise_in, const Segment& left, c
             with_piecewise_value(piecewise_in, KernelShape{range.n_max, k, rows, cols}, middle);
         const double before = evaluate(family, left, shape);
         const double after = evaluate(family, right, shape);
-        if (after < before * (1 - tolerance) - 1e-15)
-          return false;
+        drop = std::max(drop, before * (1 - tolerance) - after);
       }
-  return true;
+  return drop;
+}
+
+// `tolerance`: the relative drop allowed. The fitter allows none, the loader
+// 1e-5, so that a fit the fitter kept still loads after its coefficients
+// are rounded to seven digits for the profile file.
+bool monotone_at(const Family& family, char piecewise_in, const Segment& left, const Segment& right,
+                 const ShapeRange& range, double tolerance) {
+  return drop_at(family, piecewise_in, left, right, range, tolerance) <= 1e-15;
 }
 
 std::string number_text(double value) {
@@ -241,6 +248,18 @@ ShapeRange range_of(const std::vector<Sample>& samples) {
 
 namespace {
 
+// How much a piece's residual sum grows once it is lifted (see fit_pieces):
+// its new sum over samples[first, last) less the one it was fitted with.
+double lift_cost(const Family& family, const std::vector<Sample>& samples, std::size_t first,
+                 std::size_t last, const Segment& lifted, double fitted_rss) {
+  double rss = 0;
+  for (std::size_t i = first; i < last; ++i) {
+    const double relative = evaluate(family, lifted, samples[i].shape) / samples[i].seconds - 1;
+    rss += relative * relative;
+  }
+  return rss - fitted_rss;
+}
+
 struct PiecewiseFit {
   std::vector<Segment> segments; // empty when no monotone non-negative fit exists
   double bic = kInfinity;
@@ -250,6 +269,7 @@ struct PiecewiseFit {
 // samples' (range_of).
 PiecewiseFit fit_pieces(const Family& family, char piecewise_in, const std::vector<Sample>& input,
                         const ShapeRange& range, const FitOptions& options) {
+  assert(family.terms[0] == Term::latency && "a lift raises the first term, the latency");
   std::vector<Sample> samples = input;
   std::stable_sort(samples.begin(), samples.end(), [&](const Sample& a, const Sample& b) {
     return piecewise_value(piecewise_in, a.shape) < piecewise_value(piecewise_in, b.shape);
@@ -300,12 +320,14 @@ PiecewiseFit fit_pieces(const Family& family, char piecewise_in, const std::vect
     edges.insert(edges.end(), cuts.begin(), cuts.end());
     edges.push_back(distinct);
     std::vector<Segment> segments;
+    std::vector<double> fits_rss;
     double rss = 0;
     bool feasible = true;
     for (std::size_t p = 0; p + 1 < edges.size() && feasible; ++p) {
       const PieceFit& fit = piece(edges[p], edges[p + 1]);
       feasible = std::isfinite(fit.rss);
       rss += fit.rss;
+      fits_rss.push_back(fit.rss);
       Segment segment = fit.segment;
       // A piece spans its own first and last size; the gap to the next piece
       // is interpolated (see Segment).
@@ -315,6 +337,20 @@ PiecewiseFit fit_pieces(const Family& family, char piecewise_in, const std::vect
     }
     if (!feasible)
       continue;
+    // A piece that starts below where the previous one ends (at low k, say,
+    // while it fits the large k better) is raised by the drop: a constant
+    // added to its latency keeps it linear and its other coefficients, and
+    // makes the step monotone. Rejecting such cuts instead left CPU top-k
+    // with two pieces, 14-15 % off held out on the quick grid; lifted, 8-9 %.
+    for (std::size_t s = 0; s + 1 < segments.size(); ++s) {
+      const double drop = drop_at(family, piecewise_in, segments[s], segments[s + 1], range, 0.0);
+      if (!(drop > 0))
+        continue;
+      // A hair above the drop, so the lifted step also passes monotone_at.
+      segments[s + 1].coefficients[0] += drop * (1 + 1e-9) + 1e-15;
+      rss += lift_cost(family, samples, starts[edges[s + 1]], starts[edges[s + 2]], segments[s + 1],
+                       fits_rss[s + 1]);
+    }
     bool monotone = true;
     for (std::size_t s = 0; s + 1 < segments.size(); ++s)
       monotone =

@@ -79,11 +79,12 @@ struct FitOptions {
 
 /// Least squares on relative residuals ((model - t) / t), coefficients
 /// constrained non-negative (exact NNLS by active-set enumeration: at most
-/// four terms). The number of pieces and the breakpoints are chosen by BIC
-/// among monotone candidates, in the family's piecewise field and, for a
+/// four terms). The number of pieces and the breakpoints are chosen by BIC,
+/// in the family's piecewise field and, for a
 /// family that reads k, in k too (the lower BIC wins; a tie keeps the
-/// family's). Throws std::invalid_argument on no samples or
-/// non-positive times.
+/// family's). A piece that would start below the previous one's end is
+/// lifted (its latency raised by the drop), so every fit is monotone.
+/// Throws std::invalid_argument on no samples or non-positive times.
 Curve fit_curve(const Family& family, const std::vector<Sample>& samples,
                 const FitOptions& options = {});
 

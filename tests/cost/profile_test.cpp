@@ -74,14 +74,14 @@ TEST_CASE("V100 reproduces the kljp figures it was derived from") {
   const DeviceProfile v100 = DeviceProfile::load(kDevices + "v100.json");
   // Whole-network FLOPs as one conv layer: 29.0 ms forward, 68.5 ms backward.
   CHECK(v100.forward_seconds("conv", 256 * kResnet18Flops) ==
-        doctest::Approx(29.0e-3).epsilon(0.01));
+        doctest::Approx(29.0e-3).epsilon(0.01).scale(0));
   CHECK(v100.backward_seconds("conv", 256 * kResnet18Flops) ==
-        doctest::Approx(68.5e-3).epsilon(0.01));
+        doctest::Approx(68.5e-3).epsilon(0.01).scale(0));
   // Legacy torch.topk: 106 ms (ResNet-18) and 340 ms (LSTM) within 15%.
   const double resnet = v100.kernel_seconds("topk_select", KernelShape{11173962, 11173, 0, 0});
   const double lstm = v100.kernel_seconds("topk_select", KernelShape{28949319, 28949, 0, 0});
-  CHECK(resnet == doctest::Approx(106e-3).epsilon(0.15));
-  CHECK(lstm == doctest::Approx(340e-3).epsilon(0.15));
+  CHECK(resnet == doctest::Approx(106e-3).epsilon(0.15).scale(0));
+  CHECK(lstm == doctest::Approx(340e-3).epsilon(0.15).scale(0));
 }
 
 TEST_CASE("A100 and H100 model a memory-bound radix select, orders of magnitude faster") {
@@ -128,7 +128,8 @@ TEST_CASE("the measured H200 sample_threshold follows its step in k, and survive
   const auto& model = h200.kernel(gcsim::cost::Kernel::sample_threshold);
   CHECK(model.curve.piecewise_in() == 'k');
   for (const auto& point : model.points)
-    CHECK(model.curve.seconds(point.shape) == doctest::Approx(point.seconds).epsilon(0.11));
+    CHECK(model.curve.seconds(point.shape) ==
+          doctest::Approx(point.seconds).epsilon(0.11).scale(0));
   const DeviceProfile again = DeviceProfile::from_json(h200.to_json(), "round-trip");
   const auto& reloaded = again.kernel(gcsim::cost::Kernel::sample_threshold);
   CHECK(reloaded.curve.piecewise_in() == 'k');
