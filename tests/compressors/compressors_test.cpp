@@ -243,10 +243,12 @@ TEST_CASE("gtopk's tree merge equals a direct recomputation of the same rounds")
     Run run("gtopk", {{"density", 0.01}}, P);
     const auto result = run.step(data.views(), 0);
     // Same sums in the same order, so the merged values agree exactly; the
-    // final division by P may round differently, hence Approx there.
+    // final division by P may round differently, hence Approx there (scale 1:
+    // an absolute 1e-6, as exact zeros must compare equal).
     std::vector<gc::Index> direct_support;
     for (std::size_t j = 0; j < d; ++j) {
-      CHECK(result.update[j] == doctest::Approx(dense[0][j] / static_cast<float>(P)).epsilon(1e-6));
+      CHECK(result.update[j] ==
+            doctest::Approx(dense[0][j] / static_cast<float>(P)).epsilon(1e-6).scale(1));
       if (dense[0][j] != 0.0f) {
         direct_support.push_back(static_cast<gc::Index>(j));
       }
@@ -485,13 +487,13 @@ TEST_CASE("fidelity metrics on a hand-made example") {
   const std::vector<gc::GradientView> views = {{g0.data(), &layout}, {g1.data(), &layout}};
   // Dense average a = (2, 0, 1, 2); |a|^2 = 9.
   const auto exact = gc::measure_fidelity(views, {2, 0, 1, 2});
-  CHECK(exact.cosine == doctest::Approx(1.0));
-  CHECK(exact.relative_l2_error == doctest::Approx(0.0));
-  CHECK(exact.energy_share == doctest::Approx(1.0));
-  CHECK(exact.density == doctest::Approx(0.75));
+  CHECK(exact.cosine == doctest::Approx(1.0).scale(0));
+  CHECK(exact.relative_l2_error == doctest::Approx(0.0).scale(1));
+  CHECK(exact.energy_share == doctest::Approx(1.0).scale(0));
+  CHECK(exact.density == doctest::Approx(0.75).scale(0));
   const auto partial = gc::measure_fidelity(views, {2, 0, 0, 0});
-  CHECK(partial.density == doctest::Approx(0.25));
-  CHECK(partial.energy_share == doctest::Approx(4.0 / 9.0));
-  CHECK(partial.cosine == doctest::Approx(4.0 / (2.0 * 3.0)));
-  CHECK(partial.relative_l2_error == doctest::Approx(std::sqrt(5.0) / 3.0));
+  CHECK(partial.density == doctest::Approx(0.25).scale(0));
+  CHECK(partial.energy_share == doctest::Approx(4.0 / 9.0).scale(0));
+  CHECK(partial.cosine == doctest::Approx(4.0 / (2.0 * 3.0)).scale(0));
+  CHECK(partial.relative_l2_error == doctest::Approx(std::sqrt(5.0) / 3.0).scale(0));
 }

@@ -95,13 +95,13 @@ TEST_CASE("A100 and H100 model a memory-bound radix select, orders of magnitude 
   CHECK(h100.kernel_seconds("topk_select", resnet) < radix);
   // Radix select does not depend on k.
   CHECK(a100.kernel_seconds("topk_select", KernelShape{1e7, 10, 0, 0}) ==
-        doctest::Approx(a100.kernel_seconds("topk_select", KernelShape{1e7, 1e6, 0, 0})));
+        doctest::Approx(a100.kernel_seconds("topk_select", KernelShape{1e7, 1e6, 0, 0})).scale(0));
 }
 
 TEST_CASE("forward and backward scale with FLOPs and layer-kind efficiency") {
   const DeviceProfile v100 = DeviceProfile::load(kDevices + "v100.json");
   CHECK(v100.forward_seconds("conv", 2e9) ==
-        doctest::Approx(2 * v100.forward_seconds("conv", 1e9)));
+        doctest::Approx(2 * v100.forward_seconds("conv", 1e9)).scale(0));
   CHECK(v100.forward_seconds("norm", 1e9) > v100.forward_seconds("conv", 1e9));
   CHECK(v100.forward_seconds("conv", 0) == 0);
   CHECK_THROWS_AS(v100.forward_seconds("convolution", 1e9), std::invalid_argument);
@@ -116,9 +116,10 @@ TEST_CASE("a profile survives to_json and back") {
   for (auto kernel : gcsim::cost::all_kernels()) {
     const KernelShape shape{3e6, 3000, 5, 30000};
     CHECK(again.kernel_seconds(kernel, shape) ==
-          doctest::Approx(v100.kernel_seconds(kernel, shape)).epsilon(1e-6));
+          doctest::Approx(v100.kernel_seconds(kernel, shape)).epsilon(1e-6).scale(0));
   }
-  CHECK(again.forward_seconds("lstm", 1e9) == doctest::Approx(v100.forward_seconds("lstm", 1e9)));
+  CHECK(again.forward_seconds("lstm", 1e9) ==
+        doctest::Approx(v100.forward_seconds("lstm", 1e9)).scale(0));
 }
 
 TEST_CASE("the measured H200 sample_threshold follows its step in k, and survives to_json") {
@@ -134,7 +135,8 @@ TEST_CASE("the measured H200 sample_threshold follows its step in k, and survive
   const auto& reloaded = again.kernel(gcsim::cost::Kernel::sample_threshold);
   CHECK(reloaded.curve.piecewise_in() == 'k');
   const KernelShape shape{4e6, 5000, 0, 0};
-  CHECK(reloaded.curve.seconds(shape) == doctest::Approx(model.curve.seconds(shape)).epsilon(1e-6));
+  CHECK(reloaded.curve.seconds(shape) ==
+        doctest::Approx(model.curve.seconds(shape)).epsilon(1e-6).scale(0));
 }
 
 TEST_CASE("schema errors name the file and the JSON path") {
@@ -197,16 +199,17 @@ TEST_CASE("measured model times: exact at a measured batch, linear between, prop
   auto at = [&](int batch) { return times.layer_seconds("conv1", batch).value(); };
   CHECK(at(16) == std::pair{1.0, 2.0});
   CHECK(at(64) == std::pair{3.0, 8.0});
-  CHECK(at(40).first == doctest::Approx(2.0)); // halfway from 16 to 64
-  CHECK(at(40).second == doctest::Approx(5.0));
-  CHECK(at(8).first == doctest::Approx(0.5)); // half the smallest batch
-  CHECK(at(128).second == doctest::Approx(16.0));
+  CHECK(at(40).first == doctest::Approx(2.0).scale(0)); // halfway from 16 to 64
+  CHECK(at(40).second == doctest::Approx(5.0).scale(0));
+  CHECK(at(8).first == doctest::Approx(0.5).scale(0)); // half the smallest batch
+  CHECK(at(128).second == doctest::Approx(16.0).scale(0));
   CHECK(!times.layer_seconds("fc", 16).has_value());
 
   // It survives the round trip through to_json.
   const DeviceProfile again = DeviceProfile::from_json(loaded.to_json(), "again.json");
   REQUIRE(again.model_times("net") != nullptr);
-  CHECK(again.model_times("net")->layer_seconds("conv1", 40).value().first == doctest::Approx(2.0));
+  CHECK(again.model_times("net")->layer_seconds("conv1", 40).value().first ==
+        doctest::Approx(2.0).scale(0));
 
   SUBCASE("batches must increase") {
     profile["model_times"]["net"]["batches"] = {64, 16};

@@ -58,12 +58,14 @@ TEST_CASE("dense through the compressed path equals the dense model") {
     // The dense compressor's only kernel is the averaging (dense_scale over d).
     REQUIRE(b.kernel_s.size() == 1);
     CHECK(b.kernel_s.count("dense_scale") == 1);
-    CHECK(b.compression_s == doctest::Approx(profile.kernel_seconds(
-                                 "dense_scale", cost::KernelShape{1320000, 0, 0, 0})));
-    CHECK(b.iteration_s == doctest::Approx(a.iteration_s + b.compression_s).epsilon(1e-9));
+    CHECK(
+        b.compression_s ==
+        doctest::Approx(profile.kernel_seconds("dense_scale", cost::KernelShape{1320000, 0, 0, 0}))
+            .scale(0));
+    CHECK(b.iteration_s == doctest::Approx(a.iteration_s + b.compression_s).epsilon(1e-9).scale(0));
     CHECK(b.bytes_sent_per_worker == a.bytes_sent_per_worker);
-    CHECK(run.quality[i].cosine == doctest::Approx(1.0).epsilon(1e-6));
-    CHECK(run.quality[i].density_after_aggregation == doctest::Approx(1.0).epsilon(1e-3));
+    CHECK(run.quality[i].cosine == doctest::Approx(1.0).epsilon(1e-6).scale(0));
+    CHECK(run.quality[i].density_after_aggregation == doctest::Approx(1.0).epsilon(1e-3).scale(0));
 
     // top-k: kernels are charged, bytes are the real selection's, and the
     // breakdown adds up.
@@ -71,8 +73,9 @@ TEST_CASE("dense through the compressed path equals the dense model") {
     CHECK(c.compression_s > 0);
     CHECK(c.kernel_s.count("topk_select") == 1);
     CHECK(c.bytes_sent_per_worker < a.bytes_sent_per_worker / 10);
-    CHECK(c.iteration_s ==
-          doctest::Approx(c.compute_s + c.compression_s + c.communication_s).epsilon(1e-9));
+    CHECK(
+        c.iteration_s ==
+        doctest::Approx(c.compute_s + c.compression_s + c.communication_s).epsilon(1e-9).scale(0));
     // A ring allgather of k (index, value) pairs: each worker forwards P-1 blocks.
     const double k = 13200; // floor(0.01 * 1,320,000)
     CHECK(c.bytes_sent_per_worker == (kWorkers - 1) * k * 8);

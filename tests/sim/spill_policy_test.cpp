@@ -65,10 +65,10 @@ TEST_CASE("state_fits: half the machine, and room inside a cgroup's limit") {
 TEST_CASE("--memory-share: runs beside each other count on their share of the memory") {
   const tr::MemoryLimits whole = tr::memory_limits();
   const tr::MemoryLimits half = tr::memory_limits(0.5);
-  CHECK(half.physical_bytes == doctest::Approx(whole.physical_bytes / 2));
+  CHECK(half.physical_bytes == doctest::Approx(whole.physical_bytes / 2).scale(0));
   REQUIRE(half.cgroup_bytes.has_value() == whole.cgroup_bytes.has_value());
   if (whole.cgroup_bytes)
-    CHECK(*half.cgroup_bytes == doctest::Approx(*whole.cgroup_bytes / 2));
+    CHECK(*half.cgroup_bytes == doctest::Approx(*whole.cgroup_bytes / 2).scale(0));
   // The largest power-of-two gradient whose residuals still fit this
   // machine's "auto" limits: alone they stay in memory, on a quarter of the
   // memory they go to a scratch file.

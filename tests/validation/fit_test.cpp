@@ -42,8 +42,8 @@ TEST_CASE("the fit recovers alpha and beta from exact points") {
   const double beta = 1 / 11.9e6;
   FitResult fit = fit_alpha_beta(synthetic(alpha, beta, 0), "synthetic.json");
   CHECK(fit.points == 20);
-  CHECK(fit.alpha_s == doctest::Approx(alpha).epsilon(1e-9));
-  CHECK(fit.beta_s_per_byte == doctest::Approx(beta).epsilon(1e-9));
+  CHECK(fit.alpha_s == doctest::Approx(alpha).epsilon(1e-9).scale(0));
+  CHECK(fit.beta_s_per_byte == doctest::Approx(beta).epsilon(1e-9).scale(0));
   CHECK(fit.rms_relative_error < 1e-9);
 }
 
@@ -74,7 +74,7 @@ TEST_CASE("simulated ring collectives on the calibrated platform equal the fitte
     REQUIRE(simulated.size() == points.size());
     for (size_t i = 0; i < points.size(); ++i) {
       INFO("point " << i);
-      CHECK(simulated[i] == doctest::Approx(points[i].seconds).epsilon(1e-6));
+      CHECK(simulated[i] == doctest::Approx(points[i].seconds).epsilon(1e-6).scale(0));
     }
   }
 }
@@ -108,7 +108,8 @@ TEST_CASE("gloo's broadcast shares the root's link between its concurrent sends"
       broadcast_star(4), {broadcast_point(Algorithm::binomial_tree, 4, 1u << 20)});
   const double alpha = 2e-4;
   const double beta = 1e-7;
-  CHECK(simulated.at(0) == doctest::Approx(3 * (1u << 20) * beta + 2 * alpha).epsilon(1e-6));
+  CHECK(simulated.at(0) ==
+        doctest::Approx(3 * (1u << 20) * beta + 2 * alpha).epsilon(1e-6).scale(0));
 }
 
 TEST_CASE("NCCL's ring broadcast is a pipeline along the chain of ranks") {
@@ -127,12 +128,12 @@ TEST_CASE("NCCL's ring broadcast is a pipeline along the chain of ranks") {
   const double beta = 1e-7;
   CHECK(simulated.at(0) ==
         doctest::Approx(22 * (alpha + (512u << 10) * beta)).epsilon(1e-3).scale(0));
-  CHECK(simulated.at(1) == doctest::Approx(7 * (alpha + 100000 * beta)).epsilon(1e-6));
+  CHECK(simulated.at(1) == doctest::Approx(7 * (alpha + 100000 * beta)).epsilon(1e-6).scale(0));
   CHECK(simulated.at(2) > 4 * simulated.at(0));
 }
 
 TEST_CASE("geometric-mean error is symmetric and zero on equality") {
-  CHECK(geometric_mean_error({1, 2}, {1, 2}) == doctest::Approx(0));
-  CHECK(geometric_mean_error({1}, {1.1}) == doctest::Approx(0.1));
-  CHECK(geometric_mean_error({1.1}, {1}) == doctest::Approx(0.1));
+  CHECK(geometric_mean_error({1, 2}, {1, 2}) == doctest::Approx(0).scale(1));
+  CHECK(geometric_mean_error({1}, {1.1}) == doctest::Approx(0.1).scale(0));
+  CHECK(geometric_mean_error({1.1}, {1}) == doctest::Approx(0.1).scale(0));
 }
