@@ -65,8 +65,12 @@ def read_lines(path):
 
 
 def positive_seconds(path, size, value, scale):
+    # gcsim reads measured times up to 1e9 s (json_reader.hpp's kLongestSeconds);
+    # an infinite one would also be written as JSON's invalid "Infinity".
     if not value > 0:
         raise BadInput(f"{path}: size {size}: time {value} is not positive")
+    if not value * scale <= 1e9:
+        raise BadInput(f"{path}: size {size}: time {value} is not a finite time under 1e9 s")
     return value * scale
 
 

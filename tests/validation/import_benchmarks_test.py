@@ -9,13 +9,16 @@ validate --fit` must recover that star's per-message cost and bandwidth and
 simulate every point to within a fraction of a percent: a wrong column,
 unit, size convention or broadcast model shows as an error of percents.
 Also: the in-place column, the iteration counts, and bad input (exit 2, one
-line naming the file).
+line naming the file), including 90 seeded mutations of a log (never a
+traceback or a file gcsim cannot read) and times that are nan, infinite,
+negative or 0.
 
 Usage: import_benchmarks_test.py PATH/TO/gcsim
 """
 import json
 import math
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -244,5 +247,75 @@ with tempfile.TemporaryDirectory() as tmp:
         check(done.returncode == 2 and len(lines) == 1 and needle in lines[0]
               and not os.path.exists(out),
               f"gloo, {label}: exit 2 with one line naming it (got {done.returncode}: {lines})")
+
+    # Mutated logs (lines deleted, duplicated or cut short; a number made
+    # nan, 1e309, -1, 0 or a word), seeded: every import exits 0 with a
+    # measured run gcsim validate reads (exit 0 or 2, never a crash), or 2
+    # with one line and nothing written; never a traceback. (A row that does
+    # not parse is skipped, as nccl-tests' N/A rows are; one that parses to a
+    # time that is not positive and finite is refused.)
+    rng = random.Random(7)
+    sources = [("nccl-tests", "allreduce", log_text("allreduce")),
+               ("gloo", None, gloo_log_text("allgather_ring", "allgather"))]
+    outcomes = {0: 0, 2: 0}
+    bad = []
+    for trial in range(90):
+        tool, kind, text = sources[trial % 2]
+        lines = text.splitlines()
+        at = rng.randrange(len(lines))
+        how = rng.choice(["delete", "duplicate", "cut", "number"])
+        if how == "delete":
+            del lines[at]
+        elif how == "duplicate":
+            lines.insert(at, lines[at])
+        elif how == "cut":
+            lines[at] = lines[at][:rng.randrange(len(lines[at]) + 1)]
+        else:
+            numbers = [i for i, line in enumerate(lines) if any(c.isdigit() for c in line)]
+            at = rng.choice(numbers)
+            tokens = lines[at].split(" ")
+            spots = [i for i, token in enumerate(tokens) if any(c.isdigit() for c in token)]
+            tokens[rng.choice(spots)] = rng.choice(["nan", "1e309", "-1", "0", "many"])
+            lines[at] = " ".join(tokens)
+        mutated = os.path.join(tmp, f"mutated-{trial}.log")
+        with open(mutated, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        out = os.path.join(tmp, f"mutated-{trial}.json")
+        argument = f"{kind}={mutated}" if kind else mutated
+        done = run_import(tmp, tool, argument, "--bandwidth", "10Gbps", "--latency", "15us",
+                          "--out", out)
+        said = done.stderr.strip().splitlines()
+        if done.returncode == 2 and len(said) == 1 and not os.path.exists(out):
+            outcomes[2] += 1
+            continue
+        if done.returncode == 0 and "Traceback" not in done.stderr:
+            checked = subprocess.run([GCSIM, "validate", out, "--quiet"], capture_output=True,
+                                     text=True)
+            if checked.returncode in (0, 2):
+                outcomes[0] += 1
+                continue
+        bad.append(f"{tool} {how} line {at + 1}: exit {done.returncode} {said[-1:] or ''}")
+    # The time itself made nan, infinite, negative or 0: refused, naming it.
+    rows = [i for i, line in enumerate(log_text("allreduce").splitlines())
+            if line.strip() and not line.startswith("#")]
+    for value, named in (("nan", "time nan"), ("1e309", "time inf"), ("-1", "time -1"),
+                         ("0", "time 0")):
+        lines = log_text("allreduce").splitlines()
+        words = lines[rows[1]].split()
+        words[5] = value  # nccl-tests' out-of-place time (us)
+        lines[rows[1]] = "  ".join(words)
+        mutated = os.path.join(tmp, f"time-{value}.log")
+        with open(mutated, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        out = os.path.join(tmp, f"time-{value}.json")
+        done = run_import(tmp, "nccl-tests", f"allreduce={mutated}", "--bandwidth", "10Gbps",
+                          "--latency", "15us", "--out", out)
+        said = done.stderr.strip().splitlines()
+        check(done.returncode == 2 and len(said) == 1 and named in said[0]
+              and not os.path.exists(out),
+              f"a time of {value}: exit 2 with one line naming it (got {done.returncode}: {said})")
+    check(not bad and outcomes[0] > 0 and outcomes[2] > 0,
+          f"90 mutated logs: {outcomes[0]} imported and validated, {outcomes[2]} refused with "
+          f"one line; {len(bad)} otherwise {bad[:3]}")
 
 sys.exit(1 if failures else 0)
