@@ -31,12 +31,60 @@ import netns  # noqa: E402
 PYTHON = "/usr/bin/python3"  # Debian's, with torch; never the one on PATH by default
 
 
+class BadArgument(Exception):
+    """A command-line value run.py cannot use: exit 2, one line naming it."""
+
+
 def parse_size(text):
     units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
-    text = text.strip().upper().rstrip("IB")
-    if text and text[-1] in units:
-        return int(float(text[:-1]) * units[text[-1]])
-    return int(text)
+    word = text.strip().upper().rstrip("IB")
+    try:
+        if word and word[-1] in units:
+            return int(float(word[:-1]) * units[word[-1]])
+        return int(word)
+    except (ValueError, OverflowError):
+        raise BadArgument(f"--sizes: {text!r} is not a size (bytes, or with K, M or G)")
+
+
+def check_args(args):
+    """Every value, before a namespace is made: a bad one would otherwise
+    surface minutes later as a worker's failure."""
+    def within(name, value, low, high, what):
+        if not (low <= value <= high):  # also refuses nan
+            raise BadArgument(f"--{name}: {value} {what}")
+    within("nodes", args.nodes, 2, 16, "is not 2..16")
+    if not 0 < args.rate <= 1000:
+        raise BadArgument(f"--rate: {args.rate} is not in (0, 1000] Mbit/s "
+                          "(faster, two cores measure the CPU)")
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    for size in sizes:
+        within("sizes", size, 4, 1 << 30, "bytes is not 4 B..1 GiB")
+    within("reps", args.reps, 1, 1000, "is not 1..1000")
+    runs = [r for r in args.train.split(",") if r]
+    for r in runs:
+        if r not in ("dense", "topk", "cltk", "deft"):
+            raise BadArgument(f"--train: unknown training run {r!r} (dense, topk, cltk, deft)")
+    within("iterations", args.iterations, 1, 100000, "is not 1..100000")
+    within("warmup", args.warmup, 0, args.iterations - 1,
+           f"is not 0..{args.iterations - 1}: the iterations left out must leave one of "
+           f"--iterations {args.iterations} to compare")
+    within("batch", args.batch, 1, 4096, "is not 1..4096 samples")
+    if not 0 < args.density <= 1:
+        raise BadArgument(f"--density: {args.density} is not in (0, 1]")
+    if not 0 < args.timeout <= 1e6:
+        raise BadArgument(f"--timeout: {args.timeout} is not in (0, 1e6] seconds")
+    if not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
+        raise BadArgument(f"--python: {args.python} is not an executable file")
+    # The output, before minutes of measuring: its folder made, a file writable there.
+    folder = os.path.dirname(os.path.abspath(args.out))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(args.out + ".partial", "w"):
+            pass
+        os.remove(args.out + ".partial")
+    except OSError as why:
+        raise BadArgument(f"--out: cannot write {args.out}: {why.filename}: {why.strerror}")
+    return sizes, runs
 
 
 def parse_args(argv):
@@ -128,16 +176,16 @@ def training_entry(name, raw, args):
 
 def main(argv):
     args = parse_args(argv)
+    try:
+        sizes, runs = check_args(args)
+    except BadArgument as why:
+        print(f"run.py: {why}", file=sys.stderr)
+        sys.exit(2)
     if os.geteuid() != 0:
         sys.exit("run.py: needs root to create network namespaces")
     ok, why = netns.can_create_namespaces()
     if not ok:
         sys.exit(f"run.py: cannot create network namespaces: {why}")
-    sizes = [parse_size(s) for s in args.sizes.split(",") if s]
-    runs = [r for r in args.train.split(",") if r]
-    for r in runs:
-        if r not in ("dense", "topk", "cltk", "deft"):
-            sys.exit(f"run.py: unknown training run {r!r}")
 
     def stop(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -187,10 +235,11 @@ def main(argv):
                 training.append(training_entry(name, json.load(f), args))
         measured["training"] = training
     measured["wall_s"] = round(time.time() - started, 1)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
+    # Whole or not at all: a full disk leaves the .partial, never half a run.
+    with open(args.out + ".partial", "w") as f:
         json.dump(measured, f, indent=1)
         f.write("\n")
+    os.replace(args.out + ".partial", args.out)
     print(f"run.py: wrote {args.out} in {measured['wall_s']} s")
 
 
