@@ -35,6 +35,11 @@ class BadArgument(Exception):
     """A command-line value run.py cannot use: exit 2, one line naming it."""
 
 
+class JobFailed(Exception):
+    """A rank of a benchmark or training job failed or timed out: exit 1, one
+    line (the ranks' own output above it says why)."""
+
+
 def parse_size(text):
     units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
     word = text.strip().upper().rstrip("IB")
@@ -119,8 +124,13 @@ def run_job(cluster, argv_for_rank, timeout):
         deadline = time.time() + timeout
         for proc in procs:
             left = max(1.0, deadline - time.time())
-            if proc.wait(timeout=left) != 0:
-                raise RuntimeError(f"a worker exited with status {proc.returncode}")
+            try:
+                status = proc.wait(timeout=left)
+            except subprocess.TimeoutExpired:
+                raise JobFailed(f"rank {procs.index(proc)} still running after --timeout "
+                                f"{timeout:g} s")
+            if status != 0:
+                raise JobFailed(f"rank {procs.index(proc)} exited with status {status}")
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -244,4 +254,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except JobFailed as why:  # the namespaces are gone by now (netns.Cluster's exit)
+        sys.exit(f"run.py: {why}")
+    except KeyboardInterrupt as why:
+        sys.exit(f"run.py: stopped ({why or 'interrupted'}); nothing written")

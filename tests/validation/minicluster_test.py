@@ -9,6 +9,9 @@ The training errors are printed, not asserted, and top-k must have its
 simulated side (see
 results/validation/README.md for why it is larger on a shared 2-core machine).
 
+Also: a job past --timeout ends run.py with one line and exit 1, leaving no
+namespace and no file.
+
 Needs root and network namespaces: without them it says so and FAILS.
 Usage: minicluster_test.py PATH/TO/gcsim
 """
@@ -71,4 +74,19 @@ if large["points"] < 6:
     sys.exit("FAIL: too few collective points of 4 MiB and more")
 if large["geomean_error"] > LIMIT:
     sys.exit("FAIL: geometric-mean error above the limit")
+
+# A job past --timeout: one line, exit 1, no namespace left, nothing written.
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "late.json")
+    before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    done = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "minicluster", "run.py"),
+                           "--sizes", "64M", "--train", "", "--timeout", "0.5", "--out", out],
+                          capture_output=True, text=True, timeout=120)
+    after = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    last = done.stderr.strip().splitlines()[-1:]
+    if not (done.returncode == 1 and last and last[0].startswith("run.py: rank ")
+            and "Traceback" not in done.stderr and after == before
+            and not os.listdir(tmp)):
+        sys.exit(f"FAIL: a job past --timeout: exit {done.returncode}, last line {last}, "
+                 f"namespaces left: {after != before}, files: {os.listdir(tmp)}")
 print("ok")
