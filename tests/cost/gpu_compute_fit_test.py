@@ -24,12 +24,10 @@ SCRIPTS = os.path.join(ROOT, "scripts", "calibrate")
 DEVICES = os.path.join(ROOT, "platforms", "devices")
 PYTHON = "/usr/bin/python3"
 
-failures = []
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+from checks import Checks  # noqa: E402
 
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
+check = Checks()
 
 
 def fit(args):
@@ -171,7 +169,4 @@ with tempfile.TemporaryDirectory() as tmp:
         check(0.5 * model["backward_mean_s"] < backward_sum <= model["backward_mean_s"] * (1 + 1e-9),
               f"per-layer backward {backward_sum} s against the pass's {model['backward_mean_s']} s")
 
-for failure in failures:
-    print("FAIL:", failure)
-print("gpu_compute_fit_test:", "FAILED" if failures else "ok")
-sys.exit(1 if failures else 0)
+check.finish()

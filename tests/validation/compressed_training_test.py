@@ -30,13 +30,10 @@ GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SHIPPED = os.path.join(ROOT, "results", "validation", "minicluster-p4-100mbit.json")
 
-failures = []
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+from checks import Checks  # noqa: E402
 
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-    print(("ok  " if condition else "FAIL ") + message)
+check = Checks()
 
 
 def small_run():
@@ -145,4 +142,4 @@ with tempfile.TemporaryDirectory() as tmp:
           and "/training/2/workload/layers" in lines[0],
           f"layers unlike the trace's: status {done.returncode}, {lines}")
 
-sys.exit(1 if failures else 0)
+check.finish()

@@ -33,13 +33,10 @@ BETA = 1 / 1.25e9  # seconds per byte: 10 Gbit/s
 CHUNK = 512 * 1024
 SIZES = [1 << 20, 4 << 20, 16 << 20, 64 << 20]
 
-failures = []
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+from checks import Checks  # noqa: E402
 
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-    print(("ok  " if condition else "FAIL ") + message)
+check = Checks()
 
 
 def model_seconds(kind, size, tree=False):
@@ -318,4 +315,4 @@ with tempfile.TemporaryDirectory() as tmp:
           f"90 mutated logs: {outcomes[0]} imported and validated, {outcomes[2]} refused with "
           f"one line; {len(bad)} otherwise {bad[:3]}")
 
-sys.exit(1 if failures else 0)
+check.finish()

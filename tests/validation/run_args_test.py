@@ -17,13 +17,10 @@ import tempfile
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RUN = os.path.join(ROOT, "scripts", "minicluster", "run.py")
 
-failures = []
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+from checks import Checks  # noqa: E402
 
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-    print(("ok  " if condition else "FAIL ") + message)
+check = Checks()
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -57,4 +54,4 @@ with tempfile.TemporaryDirectory() as tmp:
           f"an --out that cannot be written: exit 2 before any measuring (got {done.returncode}: "
           f"{said})")
 
-sys.exit(1 if failures else 0)
+check.finish()
