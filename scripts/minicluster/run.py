@@ -122,15 +122,14 @@ def run_job(cluster, argv_for_rank, timeout):
         for rank in range(cluster.nodes):
             procs.append(subprocess.Popen(cluster.exec_argv(rank, argv_for_rank(rank)), env=env))
         deadline = time.time() + timeout
-        for proc in procs:
+        for rank, proc in enumerate(procs):
             left = max(1.0, deadline - time.time())
             try:
                 status = proc.wait(timeout=left)
             except subprocess.TimeoutExpired:
-                raise JobFailed(f"rank {procs.index(proc)} still running after --timeout "
-                                f"{timeout:g} s")
+                raise JobFailed(f"rank {rank} still running after --timeout {timeout:g} s")
             if status != 0:
-                raise JobFailed(f"rank {procs.index(proc)} exited with status {status}")
+                raise JobFailed(f"rank {rank} exited with status {status}")
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -186,11 +185,7 @@ def training_entry(name, raw, args):
 
 def main(argv):
     args = parse_args(argv)
-    try:
-        sizes, runs = check_args(args)
-    except BadArgument as why:
-        print(f"run.py: {why}", file=sys.stderr)
-        sys.exit(2)
+    sizes, runs = check_args(args)
     if os.geteuid() != 0:
         sys.exit("run.py: needs root to create network namespaces")
     ok, why = netns.can_create_namespaces()
@@ -256,6 +251,9 @@ def main(argv):
 if __name__ == "__main__":
     try:
         main(sys.argv[1:])
+    except BadArgument as why:
+        print(f"run.py: {why}", file=sys.stderr)
+        sys.exit(2)
     except JobFailed as why:  # the namespaces are gone by now (netns.Cluster's exit)
         sys.exit(f"run.py: {why}")
     except KeyboardInterrupt as why:
