@@ -261,7 +261,7 @@ double lift_cost(const Family& family, const std::vector<Sample>& samples, std::
 }
 
 struct PiecewiseFit {
-  std::vector<Segment> segments; // empty when no monotone non-negative fit exists
+  std::vector<Segment> segments; // empty when no non-negative fit exists
   double bic = kInfinity;
 };
 
@@ -351,12 +351,9 @@ PiecewiseFit fit_pieces(const Family& family, char piecewise_in, const std::vect
       rss += lift_cost(family, samples, starts[edges[s + 1]], starts[edges[s + 2]], segments[s + 1],
                        fits_rss[s + 1]);
     }
-    bool monotone = true;
     for (std::size_t s = 0; s + 1 < segments.size(); ++s)
-      monotone =
-          monotone && monotone_at(family, piecewise_in, segments[s], segments[s + 1], range, 0.0);
-    if (!monotone)
-      continue;
+      assert(monotone_at(family, piecewise_in, segments[s], segments[s + 1], range, 0.0) &&
+             "every step is monotone once lifted");
     // BIC: each piece costs its coefficients and its breakpoint.
     const double parameters = static_cast<double>(segments.size() * family.term_count) +
                               static_cast<double>(segments.size() - 1);
