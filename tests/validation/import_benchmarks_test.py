@@ -100,6 +100,12 @@ def log_text(kind, in_place_factor=1.0):
     return "\n".join(lines) + "\n"
 
 
+def write_lines(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
 def run_import(tmp, *args):
     return subprocess.run(["/usr/bin/python3", IMPORT, *args], capture_output=True, text=True,
                           cwd=tmp)
@@ -274,9 +280,7 @@ with tempfile.TemporaryDirectory() as tmp:
             spots = [i for i, token in enumerate(tokens) if any(c.isdigit() for c in token)]
             tokens[rng.choice(spots)] = rng.choice(["nan", "1e309", "-1", "0", "many"])
             lines[at] = " ".join(tokens)
-        mutated = os.path.join(tmp, f"mutated-{trial}.log")
-        with open(mutated, "w") as f:
-            f.write("\n".join(lines) + "\n")
+        mutated = write_lines(os.path.join(tmp, f"mutated-{trial}.log"), lines)
         out = os.path.join(tmp, f"mutated-{trial}.json")
         argument = f"{kind}={mutated}" if kind else mutated
         done = run_import(tmp, tool, argument, "--bandwidth", "10Gbps", "--latency", "15us",
@@ -292,6 +296,9 @@ with tempfile.TemporaryDirectory() as tmp:
                 outcomes[0] += 1
                 continue
         bad.append(f"{tool} {how} line {at + 1}: exit {done.returncode} {said[-1:] or ''}")
+    check(not bad and outcomes[0] > 0 and outcomes[2] > 0,
+          f"90 mutated logs: {outcomes[0]} imported and validated, {outcomes[2]} refused with "
+          f"one line; {len(bad)} otherwise {bad[:3]}")
     # The time itself made nan, infinite, negative or 0: refused, naming it.
     rows = [i for i, line in enumerate(log_text("allreduce").splitlines())
             if line.strip() and not line.startswith("#")]
@@ -301,9 +308,7 @@ with tempfile.TemporaryDirectory() as tmp:
         words = lines[rows[1]].split()
         words[5] = value  # nccl-tests' out-of-place time (us)
         lines[rows[1]] = "  ".join(words)
-        mutated = os.path.join(tmp, f"time-{value}.log")
-        with open(mutated, "w") as f:
-            f.write("\n".join(lines) + "\n")
+        mutated = write_lines(os.path.join(tmp, f"time-{value}.log"), lines)
         out = os.path.join(tmp, f"time-{value}.json")
         done = run_import(tmp, "nccl-tests", f"allreduce={mutated}", "--bandwidth", "10Gbps",
                           "--latency", "15us", "--out", out)
@@ -311,8 +316,5 @@ with tempfile.TemporaryDirectory() as tmp:
         check(done.returncode == 2 and len(said) == 1 and named in said[0]
               and not os.path.exists(out),
               f"a time of {value}: exit 2 with one line naming it (got {done.returncode}: {said})")
-    check(not bad and outcomes[0] > 0 and outcomes[2] > 0,
-          f"90 mutated logs: {outcomes[0]} imported and validated, {outcomes[2]} refused with "
-          f"one line; {len(bad)} otherwise {bad[:3]}")
 
 check.finish()
