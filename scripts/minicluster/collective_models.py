@@ -25,7 +25,10 @@ repeatability (geometric-mean |ln(sample / median)| of the repetitions), a
 floor no model of the median can go below on a single repetition, and, for
 training, the "oracle" iteration that uses the measured benchmark time of a
 collective of the same size (log-log interpolation between measured sizes):
-what any model fitted to these collectives could at best give.
+what any model fitted to these collectives could at best give. It is given
+twice: from each point's `seconds` (the median of its repetitions, what the
+fit sees) and from the mean of its `samples_s` where the run recorded them, since
+a mean iteration pays each collective's mean, tail included.
 """
 import json
 import math
@@ -153,9 +156,13 @@ def shared_cpu(runs):
               f"measured {flow8:.1f}")
 
 
-def interpolate(points, collective, ranks, size):
-    """Measured seconds of `collective` at `size`, log-log between measured sizes."""
-    known = sorted((p["bytes"], p["seconds"]) for p in points
+def interpolate(points, collective, ranks, size, mean=False):
+    """Measured seconds of `collective` at `size`, log-log between measured sizes:
+    the points' medians, or with `mean` the mean of their samples where recorded."""
+    def seconds(p):
+        return sum(p["samples_s"]) / len(p["samples_s"]) if mean and p.get("samples_s") \
+            else p["seconds"]
+    known = sorted((p["bytes"], seconds(p)) for p in points
                    if p["collective"] == collective and p["ranks"] == ranks)
     if not known:
         return None
@@ -196,13 +203,14 @@ def oracle_training(run):
             calls = [("broadcast", 4 * (P + partitions)), ("allgather", 4 * P),
                      ("allgather", 4 * math.ceil(k / P) * P), ("allreduce", 4 * k)]
         comm = sum(interpolate(points, c, P, n) for c, n in calls)
+        comm_of_means = sum(interpolate(points, c, P, n, mean=True) for c, n in calls)
         compute = mean["forward_s"] + mean["backward_s"] + mean.get("optimizer_s", 0)
         oracle = compute + (mean.get("compression_s", 0) if name != "deft" else 0) + comm
         # run.py's line-up of the ranks' collectives, in runs that have it.
         lineup = (mean["arrival_spread_s"], mean["collectives_after_last_arrival_s"]) \
             if "arrival_spread_s" in mean else None
-        out.append((t["name"], mean["iteration_s"], oracle, mean.get("communication_s", 0), comm,
-                    lineup))
+        out.append((t["name"], mean["iteration_s"], oracle, oracle - comm + comm_of_means,
+                    mean.get("communication_s", 0), comm, lineup))
     return out
 
 
@@ -214,9 +222,10 @@ def main(files):
     print("training with the measured benchmark time of each collective (the best any "
           "collective-fitted model can do):")
     for run in runs:
-        for name, measured, oracle, comm, bench, lineup in oracle_training(run):
+        for name, measured, oracle, of_means, comm, bench, lineup in oracle_training(run):
             print(f"  {run['name']:24s} {name:6s} iteration measured {measured * 1e3:7.1f} ms, "
-                  f"oracle {oracle * 1e3:7.1f} ms ({100 * (oracle / measured - 1):+5.1f}%); "
+                  f"oracle {oracle * 1e3:7.1f} ms ({100 * (oracle / measured - 1):+5.1f}%), "
+                  f"of the means {of_means * 1e3:7.1f} ms ({100 * (of_means / measured - 1):+5.1f}%); "
                   f"communication measured {comm * 1e3:6.1f} ms, benchmark {bench * 1e3:6.1f} ms"
                   + (f"; ranks arrive {lineup[0] * 1e3:.1f} ms apart, then the collectives take "
                      f"{lineup[1] * 1e3:.1f} ms" if lineup else ""))

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Two checks of what the mini-cluster's 2-core machine does to its ranks.
+"""Checks of what the mini-cluster's machine does to its ranks.
 
   scheduling_check.py compute [--ranks 2,4,8]
       P processes run the small CNN's training step (forward, backward,
@@ -8,11 +8,17 @@
       (alone x P / cores) and the measured lockstep iteration: does fluid
       sharing of the cores hold for the compute? No root needed.
 
-  scheduling_check.py collectives [--nodes 4] [--rate 100] [--no-limit]   (root)
+  scheduling_check.py collectives [--nodes 4] [--rate 100] [--no-limit] [--gap MS]   (root)
       Small gloo collectives (4 and 64 KiB) on the namespaced star, timed back
       to back (100 in a row) and as run.py's benchmark times them (a barrier
       before each, the slowest rank's time). --no-limit leaves out the htb
       qdiscs, to see whether the per-message cost is the rate limiter's.
+      Then as training issues them: after the barrier each rank first
+      computes (spins) or sleeps for --gap ms (default 6, about the small
+      CNN's step), and the ranks' clock readings are lined up (the machine's
+      monotonic clock, shared by every process): the collective's time from
+      the last rank's arrival to the last rank's finish, mean and median, and
+      how far apart the ranks arrived.
 
 Diagnostics behind results/validation/README.md; they write nothing.
 """
@@ -90,7 +96,25 @@ def check_compute(ranks):
               f"mean rank's own step {statistics.mean(g[2] for g in got) * 1e3:.2f} ms")
 
 
-def _collectives_rank(rank, world, master, out):
+def _spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def _lined_up(world, start, end):
+    """(last finish - last arrival, last arrival - first arrival) over the
+    ranks, from each rank's perf_counter readings: one clock on one machine."""
+    import torch
+    import torch.distributed as dist
+    mine = torch.tensor([start, end], dtype=torch.float64)
+    every = [torch.empty(2, dtype=torch.float64) for _ in range(world)]
+    dist.all_gather(every, mine)
+    starts = [float(t[0]) for t in every]
+    return max(float(t[1]) for t in every) - max(starts), max(starts) - min(starts)
+
+
+def _collectives_rank(rank, world, master, out, gap):
     import torch
     import torch.distributed as dist
     import worker
@@ -118,7 +142,18 @@ def _collectives_rank(rank, world, master, out):
                 t0 = time.perf_counter()
                 once()
                 after_barrier.append(worker.all_max(time.perf_counter() - t0))
-            rows.append((collective, size, in_a_row, statistics.median(after_barrier)))
+            after_gap = {}
+            for mode, wait in (("barrier", lambda: None), ("compute", lambda: _spin(gap)),
+                               ("sleep", lambda: time.sleep(gap))):
+                lined = []
+                for _ in range(40):
+                    dist.barrier()
+                    wait()
+                    t0 = time.perf_counter()
+                    once()
+                    lined.append(_lined_up(world, t0, time.perf_counter()))
+                after_gap[mode] = lined[5:]
+            rows.append((collective, size, in_a_row, statistics.median(after_barrier), after_gap))
     if rank == 0:
         with open(out, "w") as f:
             json.dump(rows, f)
@@ -126,7 +161,7 @@ def _collectives_rank(rank, world, master, out):
     dist.destroy_process_group()
 
 
-def check_collectives(nodes, rate, limit):
+def check_collectives(nodes, rate, limit, gap_ms):
     import netns
     import run
     ok, why = netns.can_create_namespaces()
@@ -136,22 +171,34 @@ def check_collectives(nodes, rate, limit):
         out = os.path.join(tmp, "rows.json")
         with netns.Cluster(nodes, rate, rate_limited=limit) as cluster:
             run.run_job(cluster, lambda r: [PYTHON, os.path.abspath(__file__), "_rank", str(r),
-                                            str(nodes), cluster.addresses[0], out], 600)
+                                            str(nodes), cluster.addresses[0], out,
+                                            str(gap_ms / 1e3)], 900)
         with open(out) as f:
             rows = json.load(f)
     steps = {"allreduce": 2 * (nodes - 1), "allgather": nodes - 1,
              "broadcast": max(1, (nodes - 1).bit_length())}
     print(f"{nodes} ranks, {'htb ' + str(rate) + ' Mbit/s' if limit else 'no rate limit'}; "
           f"per step: a ring's 2(P-1) or P-1 steps, the tree's log2 P levels")
-    for collective, size, in_a_row, after_barrier in rows:
+    for collective, size, in_a_row, after_barrier, _ in rows:
         print(f"  {collective:9s} {size:6d} B: back to back {in_a_row * 1e3:6.2f} ms "
               f"({in_a_row * 1e3 / steps[collective]:.2f} per step), after a barrier "
               f"{after_barrier * 1e3:6.2f} ms")
+    print(f"lined up: from the last rank's arrival to the last finish, mean / median over 35 "
+          f"calls (ms), and the ranks' mean arrival spread; first a barrier, then after each rank "
+          f"computed or slept {gap_ms:g} ms")
+    for collective, size, _, _, after_gap in rows:
+        cells = []
+        for mode in ("barrier", "compute", "sleep"):
+            times = [t for t, _ in after_gap[mode]]
+            spread = statistics.mean(a for _, a in after_gap[mode])
+            cells.append(f"{mode} {statistics.mean(times) * 1e3:5.2f} / "
+                         f"{statistics.median(times) * 1e3:5.2f} (spread {spread * 1e3:4.2f})")
+        print(f"  {collective:9s} {size:6d} B: " + ", ".join(cells))
 
 
 def main(argv):
     if argv and argv[0] == "_rank":
-        _collectives_rank(int(argv[1]), int(argv[2]), argv[3], argv[4])
+        _collectives_rank(int(argv[1]), int(argv[2]), argv[3], argv[4], float(argv[5]))
         return
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -162,11 +209,15 @@ def main(argv):
     collectives.add_argument("--nodes", type=int, default=4)
     collectives.add_argument("--rate", type=int, default=100, help="Mbit/s")
     collectives.add_argument("--no-limit", action="store_true")
+    collectives.add_argument("--gap", type=float, default=6.0,
+                             help="ms each rank computes or sleeps before a lined-up collective")
     args = parser.parse_args(argv)
     if args.check == "compute":
         check_compute([int(r) for r in args.ranks.split(",")])
     else:
-        check_collectives(args.nodes, args.rate, not args.no_limit)
+        if not 0 <= args.gap <= 1000:
+            parser.error(f"--gap: {args.gap} is not 0..1000 ms")
+        check_collectives(args.nodes, args.rate, not args.no_limit, args.gap)
 
 
 if __name__ == "__main__":

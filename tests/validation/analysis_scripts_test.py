@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """The analysis scripts the validation README quotes run on the committed
 measured runs and print what the README reads off them:
-collective_models.py's model comparison and oracle, repeatability.py's
+collective_models.py's model comparison and oracle (on the 2-node run, the
+oracle from the benchmark's means within 10% of every training iteration,
+from its medians over 10% short of one at least), repeatability.py's
 run-to-run differences (0.2% for the two 4-node 100 Mbit/s runs).
 
 Usage: analysis_scripts_test.py
@@ -36,6 +38,16 @@ for needle in ("alpha-beta    held-out ring", "training with the measured benchm
 if len(re.findall(r"oracle\s+[\d.]+ ms", models)) != 16:
     failures.append("collective_models.py: expected 16 oracle lines (4 runs x 4 trainings)")
 
+two_nodes = run("collective_models.py", [os.path.join(RESULTS, "p2", "minicluster-p2-1gbit.json")])
+oracles = re.findall(r"oracle\s+[\d.]+ ms \(\s*([-+\d.]+)%\), of the means\s+[\d.]+ ms \(\s*([-+\d.]+)%\)",
+                     two_nodes)
+if len(oracles) != 4:
+    failures.append(f"collective_models.py on the 2-node run: expected 4 oracle lines: {two_nodes[-600:]}")
+elif not (all(abs(float(means)) <= 10 for _, means in oracles)
+          and min(float(medians) for medians, _ in oracles) < -10):
+    failures.append(f"collective_models.py on the 2-node run: the means' oracle should be within "
+                    f"10% and the medians' over 10% short at least once: {oracles}")
+
 repeats = run("repeatability.py", published + sorted(glob.glob(os.path.join(RESULTS, "repeats",
                                                                              "minicluster-p?-*-?.json"))))
 found = re.search(r"4 nodes, 100Mbps: \d+ runs.*\n  collectives >= 4 MiB, run to run: ([\d.]+)%",
@@ -45,6 +57,7 @@ if not found or float(found.group(1)) > 1.0:
                     f"{found.group(0) if found else repeats[:300]}")
 
 print(models[-600:])
+print(two_nodes[-800:])
 print(repeats)
 if failures:
     print("FAILED:\n  " + "\n  ".join(failures))
