@@ -10,6 +10,11 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define GCSIM_TOPK_AVX2 1
+#endif
+
 namespace gcsim::compress {
 namespace {
 
@@ -146,6 +151,64 @@ std::size_t filter_blocks(const float* x, std::size_t n, std::uint32_t bound,
   return i;
 }
 
+#ifdef GCSIM_TOPK_AVX2
+// For every 8-bit mask, the lanes of its set bits, lowest first, one per byte:
+// the shuffle that moves a block's candidates to its front.
+constexpr std::array<std::uint64_t, 256> make_left_pack() {
+  std::array<std::uint64_t, 256> table{};
+  for (unsigned mask = 0; mask < 256; ++mask) {
+    unsigned slot = 0;
+    for (unsigned lane = 0; lane < 8; ++lane) {
+      if ((mask & (1u << lane)) != 0) {
+        table[mask] |= std::uint64_t{lane} << (8 * slot++);
+      }
+    }
+  }
+  return table;
+}
+constexpr std::array<std::uint64_t, 256> kLeftPack = make_left_pack();
+
+// filter_blocks for common candidates, 8 at a time and without a branch on the
+// data: every block's keys and indices are stored packed, and m advances by
+// how many passed. The test per block it replaces was mispredicted often
+// enough at density 1e-2 to cost a third of top-k's time.
+__attribute__((target("avx2,popcnt"))) std::size_t
+filter_packed_avx2(const float* x, std::size_t n, std::uint32_t bound, CandidateIndices& cand_idx,
+                   CandidateKeys& cand_key, std::size_t& capacity, std::size_t& m) {
+  const __m256i magnitude = _mm256_set1_epi32(0x7FFFFFFF);
+  // Keys are at most 0x7FFFFFFF and bound at most kInfKey, so a signed compare
+  // orders them; bound 0 gives -1, below every key.
+  const __m256i below = _mm256_set1_epi32(static_cast<int>(bound) - 1);
+  const __m256i eight = _mm256_set1_epi32(8);
+  __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    if (m + 8 > capacity) {
+      capacity *= 2;
+      cand_idx.resize(capacity);
+      cand_key.resize(capacity);
+    }
+    const __m256i keys = _mm256_and_si256(_mm256_castps_si256(_mm256_loadu_ps(x + i)), magnitude);
+    const auto mask = static_cast<unsigned>(
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(keys, below))));
+    const __m256i order =
+        _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(kLeftPack[mask])));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(cand_key.data() + m),
+                        _mm256_permutevar8x32_epi32(keys, order));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(cand_idx.data() + m),
+                        _mm256_permutevar8x32_epi32(lanes, order));
+    m += static_cast<std::size_t>(__builtin_popcount(mask));
+    lanes = _mm256_add_epi32(lanes, eight);
+  }
+  return i;
+}
+
+bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+  return has;
+}
+#endif
+
 } // namespace
 
 void check_no_nan(const float* x, std::size_t n) {
@@ -174,7 +237,10 @@ void topk_indices_radix(const float* x, std::size_t n, std::size_t k, std::vecto
   emit_by_threshold(x, n, found.threshold, found.ties, out);
 }
 
-void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out) {
+namespace {
+
+void topk_indices_sampled(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out,
+                          bool packed_simd) {
   check_arguments(n, k);
   // The sampled path beats the radix passes from about 2^10 elements; below
   // that, and for large shares of the input, radix is cheaper.
@@ -230,6 +296,10 @@ void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Inde
   const double hit_rate = static_cast<double>(rank) / static_cast<double>(samples);
   if (hit_rate < 0.004) {
     i = filter_blocks<64>(x, n, bound, cand_idx, cand_key, capacity, m);
+  } else if (packed_simd) {
+#ifdef GCSIM_TOPK_AVX2
+    i = filter_packed_avx2(x, n, bound, cand_idx, cand_key, capacity, m);
+#endif
   } else {
     i = filter_blocks<8>(x, n, bound, cand_idx, cand_key, capacity, m);
   }
@@ -269,6 +339,20 @@ void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Inde
       out.push_back(cand_idx[c]);
     }
   }
+}
+
+} // namespace
+
+void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out) {
+#ifdef GCSIM_TOPK_AVX2
+  topk_indices_sampled(x, n, k, out, cpu_has_avx2());
+#else
+  topk_indices_sampled(x, n, k, out, false);
+#endif
+}
+
+void topk_indices_portable(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out) {
+  topk_indices_sampled(x, n, k, out, false);
 }
 
 std::vector<Index> topk_indices(const float* x, std::size_t n, std::size_t k) {

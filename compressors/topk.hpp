@@ -21,12 +21,18 @@ using Index = std::uint32_t;
 // largest key; one streaming pass keeps the elements at or above it; the exact
 // threshold is found among those few candidates. If the bound was too high (fewer
 // than k candidates) a radix select (histograms of 11, 11 and 9 key bits) runs on
-// the whole input instead. Either way the result is exact.
+// the whole input instead. Either way the result is exact. Where candidates are
+// common (density around 1e-2 and up) the pass packs them with AVX2 where the
+// CPU has it, branch-free; the result is the same either way.
 void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out);
 std::vector<Index> topk_indices(const float* x, std::size_t n, std::size_t k);
 
 // The radix-select path alone (four passes over x); exposed for tests and benchmarks.
 void topk_indices_radix(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out);
+
+// topk_indices with the streaming pass in portable C++ whatever the CPU offers
+// (what a CPU without AVX2 runs); exposed for tests and benchmarks.
+void topk_indices_portable(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out);
 
 // Throws std::invalid_argument naming the first NaN's index, if any.
 void check_no_nan(const float* x, std::size_t n);
