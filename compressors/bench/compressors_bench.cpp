@@ -80,38 +80,31 @@ void BM_StreamRead(benchmark::State& state) {
   set_bytes(state, x.size());
 }
 
-void BM_TopK(benchmark::State& state) {
+using Select = void (*)(const float*, std::size_t, std::size_t, std::vector<gc::Index>&);
+
+// One top-k variant on the benchmark's input size and density.
+void time_select(benchmark::State& state, Select select) {
   const auto& x = input(static_cast<std::size_t>(state.range(0)));
   const std::size_t k = k_of(state);
   std::vector<gc::Index> out;
   for (auto _ : state) {
-    gc::topk_indices(x.data(), x.size(), k, out);
+    select(x.data(), x.size(), k, out);
     benchmark::DoNotOptimize(out.data());
   }
   set_bytes(state, x.size());
+}
+
+void BM_TopK(benchmark::State& state) {
+  time_select(state, gc::topk_indices);
 }
 
 // The same without AVX2 in its streaming pass: what the packing gains, in one run.
 void BM_TopKPortable(benchmark::State& state) {
-  const auto& x = input(static_cast<std::size_t>(state.range(0)));
-  const std::size_t k = k_of(state);
-  std::vector<gc::Index> out;
-  for (auto _ : state) {
-    gc::topk_indices_portable(x.data(), x.size(), k, out);
-    benchmark::DoNotOptimize(out.data());
-  }
-  set_bytes(state, x.size());
+  time_select(state, gc::topk_indices_portable);
 }
 
 void BM_TopKRadix(benchmark::State& state) {
-  const auto& x = input(static_cast<std::size_t>(state.range(0)));
-  const std::size_t k = k_of(state);
-  std::vector<gc::Index> out;
-  for (auto _ : state) {
-    gc::topk_indices_radix(x.data(), x.size(), k, out);
-    benchmark::DoNotOptimize(out.data());
-  }
-  set_bytes(state, x.size());
+  time_select(state, gc::topk_indices_radix);
 }
 
 // std::nth_element on the magnitudes (copy included: it reorders its input).
