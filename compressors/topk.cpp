@@ -1,5 +1,7 @@
 #include "compressors/topk.hpp"
 
+#include "compressors/detail/left_pack.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -9,11 +11,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define GCSIM_TOPK_AVX2 1
-#endif
 
 namespace gcsim::compress {
 namespace {
@@ -151,23 +148,7 @@ std::size_t filter_blocks(const float* x, std::size_t n, std::uint32_t bound,
   return i;
 }
 
-#ifdef GCSIM_TOPK_AVX2
-// For every 8-bit mask, the lanes of its set bits, lowest first, one per byte:
-// the shuffle that moves a block's candidates to its front.
-constexpr std::array<std::uint64_t, 256> make_left_pack() {
-  std::array<std::uint64_t, 256> table{};
-  for (unsigned mask = 0; mask < 256; ++mask) {
-    unsigned slot = 0;
-    for (unsigned lane = 0; lane < 8; ++lane) {
-      if ((mask & (1u << lane)) != 0) {
-        table[mask] |= std::uint64_t{lane} << (8 * slot++);
-      }
-    }
-  }
-  return table;
-}
-constexpr std::array<std::uint64_t, 256> kLeftPack = make_left_pack();
-
+#ifdef GCSIM_LEFT_PACK_AVX2
 // filter_blocks for common candidates, 8 at a time and without a branch on the
 // data: every block's keys and indices are stored packed, and m advances by
 // how many passed. The test per block it replaces was mispredicted often
@@ -191,8 +172,7 @@ filter_packed_avx2(const float* x, std::size_t n, std::uint32_t bound, Candidate
     const __m256i keys = _mm256_and_si256(_mm256_castps_si256(_mm256_loadu_ps(x + i)), magnitude);
     const auto mask = static_cast<unsigned>(
         _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(keys, below))));
-    const __m256i order =
-        _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(kLeftPack[mask])));
+    const __m256i order = detail::left_pack_order(mask);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(cand_key.data() + m),
                         _mm256_permutevar8x32_epi32(keys, order));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(cand_idx.data() + m),
@@ -203,10 +183,6 @@ filter_packed_avx2(const float* x, std::size_t n, std::uint32_t bound, Candidate
   return i;
 }
 
-bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-  return has;
-}
 #endif
 
 } // namespace
@@ -297,7 +273,7 @@ void topk_indices_sampled(const float* x, std::size_t n, std::size_t k, std::vec
   if (hit_rate < 0.004) {
     i = filter_blocks<64>(x, n, bound, cand_idx, cand_key, capacity, m);
   } else if (packed_simd) {
-#ifdef GCSIM_TOPK_AVX2
+#ifdef GCSIM_LEFT_PACK_AVX2
     i = filter_packed_avx2(x, n, bound, cand_idx, cand_key, capacity, m);
 #endif
   } else {
@@ -344,8 +320,8 @@ void topk_indices_sampled(const float* x, std::size_t n, std::size_t k, std::vec
 } // namespace
 
 void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out) {
-#ifdef GCSIM_TOPK_AVX2
-  topk_indices_sampled(x, n, k, out, cpu_has_avx2());
+#ifdef GCSIM_LEFT_PACK_AVX2
+  topk_indices_sampled(x, n, k, out, detail::cpu_has_avx2());
 #else
   topk_indices_sampled(x, n, k, out, false);
 #endif

@@ -7,6 +7,7 @@
 #include "compressors/registry.hpp"
 #include "compressors/rng.hpp"
 #include "compressors/tensor.hpp"
+#include "compressors/threshold_estimator.hpp"
 #include "compressors/topk.hpp"
 
 #include <algorithm>
@@ -119,6 +120,44 @@ void BM_NthElement(benchmark::State& state) {
     benchmark::DoNotOptimize(mags.data());
   }
   set_bytes(state, x.size());
+}
+
+using ThresholdSelect = void (*)(const float*, std::size_t, float, std::vector<gc::Index>&);
+
+// DGC's selection at the |x| that keeps the benchmark's density (found once,
+// outside the timing).
+void time_threshold_select(benchmark::State& state, ThresholdSelect select) {
+  const auto& x = input(static_cast<std::size_t>(state.range(0)));
+  const std::size_t k = k_of(state);
+  std::vector<float> mags(x.size());
+  std::transform(x.begin(), x.end(), mags.begin(), [](float v) { return std::fabs(v); });
+  std::nth_element(mags.begin(), mags.begin() + static_cast<std::ptrdiff_t>(k - 1), mags.end(),
+                   std::greater<>());
+  const float threshold = mags[k - 1];
+  std::vector<gc::Index> out;
+  for (auto _ : state) {
+    select(x.data(), x.size(), threshold, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  set_bytes(state, x.size());
+}
+
+void BM_ThresholdSelect(benchmark::State& state) {
+  time_threshold_select(state, gc::select_at_or_above);
+}
+
+// The same without AVX2: what the packing gains, in one run.
+void BM_ThresholdSelectPortable(benchmark::State& state) {
+  time_threshold_select(state, gc::select_at_or_above_portable);
+}
+
+void threshold_args(benchmark::internal::Benchmark* b) {
+  for (const std::int64_t n : {1'000'000, 25'000'000}) {
+    for (const std::int64_t inv : {1000, 100, 10}) {
+      b->Args({n, inv});
+    }
+  }
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
 void topk_args(benchmark::internal::Benchmark* b) {
@@ -287,6 +326,8 @@ BENCHMARK(BM_StreamRead)->Arg(1'000'000)->Arg(25'000'000)->Unit(benchmark::kMill
 BENCHMARK(BM_TopK)->Apply(topk_args);
 BENCHMARK(BM_TopKPortable)->Apply(topk_args);
 BENCHMARK(BM_TopKRadix)->Apply(topk_args);
+BENCHMARK(BM_ThresholdSelect)->Apply(threshold_args);
+BENCHMARK(BM_ThresholdSelectPortable)->Apply(threshold_args);
 BENCHMARK(BM_NthElement)->Apply(topk_args);
 
 BENCHMARK(BM_CountSketchInsert)
