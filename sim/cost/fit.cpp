@@ -48,6 +48,18 @@ bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vecto
   return true;
 }
 
+// Sum of squared relative residuals, (model / t - 1)^2, of `segment` over
+// samples[first, last).
+double residual_sum(const Family& family, const Segment& segment,
+                    const std::vector<Sample>& samples, std::size_t first, std::size_t last) {
+  double rss = 0;
+  for (std::size_t i = first; i < last; ++i) {
+    const double relative = evaluate(family, segment, samples[i].shape) / samples[i].seconds - 1;
+    rss += relative * relative;
+  }
+  return rss;
+}
+
 struct PieceFit {
   Segment segment;
   double rss = kInfinity; // sum of squared relative residuals
@@ -101,11 +113,7 @@ PieceFit fit_piece(const Family& family, const std::vector<Sample>& samples, std
     Segment segment;
     for (std::size_t a = 0; a < size; ++a)
       segment.coefficients[active[a]] = solution[a] / scale[active[a]];
-    double rss = 0;
-    for (std::size_t i = first; i < last; ++i) {
-      const double relative = evaluate(family, segment, samples[i].shape) / samples[i].seconds - 1;
-      rss += relative * relative;
-    }
+    const double rss = residual_sum(family, segment, samples, first, last);
     if (rss < best.rss)
       best = PieceFit{segment, rss};
   }
@@ -248,18 +256,6 @@ ShapeRange range_of(const std::vector<Sample>& samples) {
 
 namespace {
 
-// How much a piece's residual sum grows once it is lifted (see fit_pieces):
-// its new sum over samples[first, last) less the one it was fitted with.
-double lift_cost(const Family& family, const std::vector<Sample>& samples, std::size_t first,
-                 std::size_t last, const Segment& lifted, double fitted_rss) {
-  double rss = 0;
-  for (std::size_t i = first; i < last; ++i) {
-    const double relative = evaluate(family, lifted, samples[i].shape) / samples[i].seconds - 1;
-    rss += relative * relative;
-  }
-  return rss - fitted_rss;
-}
-
 struct PiecewiseFit {
   std::vector<Segment> segments; // empty when no non-negative fit exists
   double bic = kInfinity;
@@ -320,14 +316,12 @@ PiecewiseFit fit_pieces(const Family& family, char piecewise_in, const std::vect
     edges.insert(edges.end(), cuts.begin(), cuts.end());
     edges.push_back(distinct);
     std::vector<Segment> segments;
-    std::vector<double> fits_rss;
     double rss = 0;
     bool feasible = true;
     for (std::size_t p = 0; p + 1 < edges.size() && feasible; ++p) {
       const PieceFit& fit = piece(edges[p], edges[p + 1]);
       feasible = std::isfinite(fit.rss);
       rss += fit.rss;
-      fits_rss.push_back(fit.rss);
       Segment segment = fit.segment;
       // A piece spans its own first and last size; the gap to the next piece
       // is interpolated (see Segment).
@@ -348,8 +342,10 @@ PiecewiseFit fit_pieces(const Family& family, char piecewise_in, const std::vect
         continue;
       // A hair above the drop, so the lifted step also passes monotone_at.
       segments[s + 1].coefficients[0] += drop * (1 + 1e-9) + 1e-15;
-      rss += lift_cost(family, samples, starts[edges[s + 1]], starts[edges[s + 2]], segments[s + 1],
-                       fits_rss[s + 1]);
+      // Its residuals count as lifted.
+      rss += residual_sum(family, segments[s + 1], samples, starts[edges[s + 1]],
+                          starts[edges[s + 2]]) -
+             piece(edges[s + 1], edges[s + 2]).rss;
     }
     for (std::size_t s = 0; s + 1 < segments.size(); ++s)
       assert(monotone_at(family, piecewise_in, segments[s], segments[s + 1], range, 0.0) &&
