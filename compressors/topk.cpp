@@ -216,7 +216,7 @@ void topk_indices_radix(const float* x, std::size_t n, std::size_t k, std::vecto
 namespace {
 
 void topk_indices_sampled(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out,
-                          bool packed_simd) {
+                          [[maybe_unused]] bool packed_simd) {
   check_arguments(n, k);
   // The sampled path beats the radix passes from about 2^10 elements; below
   // that, and for large shares of the input, radix is cheaper.
@@ -272,8 +272,8 @@ void topk_indices_sampled(const float* x, std::size_t n, std::size_t k, std::vec
   const double hit_rate = static_cast<double>(rank) / static_cast<double>(samples);
   if (hit_rate < 0.004) {
     i = filter_blocks<64>(x, n, bound, cand_idx, cand_key, capacity, m);
-  } else if (packed_simd) {
 #ifdef GCSIM_LEFT_PACK_AVX2
+  } else if (packed_simd) {
     i = filter_packed_avx2(x, n, bound, cand_idx, cand_key, capacity, m);
 #endif
   } else {
@@ -320,11 +320,7 @@ void topk_indices_sampled(const float* x, std::size_t n, std::size_t k, std::vec
 } // namespace
 
 void topk_indices(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out) {
-#ifdef GCSIM_LEFT_PACK_AVX2
   topk_indices_sampled(x, n, k, out, detail::cpu_has_avx2());
-#else
-  topk_indices_sampled(x, n, k, out, false);
-#endif
 }
 
 void topk_indices_portable(const float* x, std::size_t n, std::size_t k, std::vector<Index>& out) {

@@ -5,18 +5,26 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define GCSIM_LEFT_PACK_AVX2 1
+#include <immintrin.h>
+#endif
 
 #include <array>
 #include <cstdint>
-#include <immintrin.h>
 
 namespace gcsim::compress::detail {
 
-/// Whether this CPU runs the AVX2 packing (checked once).
+/// Whether this CPU runs the AVX2 packing (checked once); false where it is
+/// not compiled in.
 inline bool cpu_has_avx2() {
+#ifdef GCSIM_LEFT_PACK_AVX2
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
   return has;
+#else
+  return false;
+#endif
 }
+
+#ifdef GCSIM_LEFT_PACK_AVX2
 
 /// For every 8-bit mask, the lanes of its set bits, lowest first, one per byte.
 constexpr std::array<std::uint64_t, 256> make_left_pack() {
@@ -38,6 +46,6 @@ __attribute__((target("avx2"))) inline __m256i left_pack_order(unsigned mask) {
   return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(kLeftPack[mask])));
 }
 
-} // namespace gcsim::compress::detail
-
 #endif
+
+} // namespace gcsim::compress::detail
