@@ -141,6 +141,15 @@ def mean(values):
     return sum(values) / len(values)
 
 
+def line_up(group):
+    """One run of collectives as the ranks' common clock saw it, from each
+    rank's (start, end): how long it took once the last rank was there (what
+    the benchmark measures, after its barrier), and how far apart the ranks
+    arrived."""
+    starts = [start for start, _ in group]
+    return max(end for _, end in group) - max(starts), max(starts) - min(starts)
+
+
 def training_entry(name, raw, args):
     per_rank = raw["per_rank"]
     iterations = []
@@ -157,14 +166,11 @@ def training_entry(name, raw, args):
             loss=rows[0]["loss"]))
         if args.barrier:
             iterations[-1]["wait_s"] = mean([r["wait_s"] for r in rows])
-        # Each run of collectives as the ranks' common clock saw it: how far
-        # apart the ranks arrived, and how long it took once the last was there
-        # (what the benchmark measures, after its barrier).
         spread = after_last = 0.0
         for group in zip(*[r["collective_groups"] for r in rows]):
-            starts = [start for start, _ in group]
-            spread += max(starts) - min(starts)
-            after_last += max(end for _, end in group) - max(starts)
+            took, apart = line_up(group)
+            after_last += took
+            spread += apart
         iterations[-1]["arrival_spread_s"] = spread
         iterations[-1]["collectives_after_last_arrival_s"] = after_last
     compressor = {"name": name}

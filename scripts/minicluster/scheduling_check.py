@@ -103,15 +103,15 @@ def _spin(seconds):
 
 
 def _lined_up(world, start, end):
-    """(last finish - last arrival, last arrival - first arrival) over the
-    ranks, from each rank's perf_counter readings: one clock on one machine."""
+    """run.py's line_up of one collective, from every rank's perf_counter
+    readings: one clock on one machine."""
     import torch
     import torch.distributed as dist
+    import run
     mine = torch.tensor([start, end], dtype=torch.float64)
     every = [torch.empty(2, dtype=torch.float64) for _ in range(world)]
     dist.all_gather(every, mine)
-    starts = [float(t[0]) for t in every]
-    return max(float(t[1]) for t in every) - max(starts), max(starts) - min(starts)
+    return run.line_up([(float(t[0]), float(t[1])) for t in every])
 
 
 def _collectives_rank(rank, world, master, out, gap):
