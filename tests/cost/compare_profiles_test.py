@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""compare_profiles.py, which the devices README's before/after ratios come
+from: a profile against itself is 1.00 everywhere; against a copy whose
+threshold_select points take half the time, that kernel is 0.50 at every
+density and the others stay 1.00; a file that is not a profile is exit 2.
+
+Usage: compare_profiles_test.py
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
+from checks import Checks  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SCRIPT = os.path.join(ROOT, "scripts", "calibrate", "compare_profiles.py")
+CPU = os.path.join(ROOT, "platforms", "devices", "cpu-amd-epyc-zen4.json")
+
+check = Checks()
+
+
+def compare(*args):
+    return subprocess.run(["/usr/bin/python3", SCRIPT, *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+def medians(stdout):
+    return {m.group(1): float(m.group(2))
+            for m in re.finditer(r"^  (\w+)\s+([\d.]+)\s", stdout, re.MULTILINE)}
+
+
+same = compare(CPU, CPU)
+found = medians(same.stdout)
+check(same.returncode == 0 and len(found) == 14 and all(v == 1.0 for v in found.values()),
+      f"a profile against itself: 14 kernels at 1.00 ({found})")
+
+with tempfile.TemporaryDirectory() as work:
+    with open(CPU) as handle:
+        profile = json.load(handle)
+    for point in profile["kernels"]["threshold_select"]["points"]:
+        point["seconds"] /= 2
+    halved = os.path.join(work, "halved.json")
+    with open(halved, "w") as handle:
+        json.dump(profile, handle)
+    done = compare(CPU, halved, "--by-density")
+    found = medians(done.stdout)
+    check(done.returncode == 0 and found.get("threshold_select") == 0.5
+          and all(v == 1.0 for k, v in found.items() if k != "threshold_select"),
+          f"halved threshold_select: 0.50, every other kernel 1.00 ({found})")
+    per_density = re.findall(r"density ([\d.e-]+), n >= 2\^20: median ([\d.]+)",
+                             done.stdout.split("threshold_select", 1)[-1].split("\n  topk")[0])
+    check(len(per_density) == 4 and all(float(r) == 0.5 for _, r in per_density),
+          f"and 0.50 at each of its four densities ({per_density})")
+
+    bad = os.path.join(work, "bad.json")
+    with open(bad, "w") as handle:
+        handle.write("{\"kernels\": 3}")
+    done = compare(CPU, bad)
+    check(done.returncode == 2 and done.stderr.count("\n") == 1 and "bad.json" in done.stderr,
+          f"not a profile: exit 2 and one line naming the file ({done.returncode}: {done.stderr!r})")
+
+check.finish()
