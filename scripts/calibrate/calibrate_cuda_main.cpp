@@ -137,11 +137,9 @@ int main(int argc, char** argv) {
       const std::string name(cost::kernel_name(kernel));
       if (samples[name].empty())
         throw std::runtime_error("no points for " + name);
-      cost::KernelModel model;
+      cost::KernelModel model = cost::fit_measured_kernel(kernel, samples[name]);
       model.regime = "gpu_measured";
       model.source = "scripts/calibrate/gpu_calibration.cu";
-      model.curve = cost::fit_curve(cost::kernel_family(kernel), samples[name]);
-      model.points = samples[name];
       model.repetitions = reps[name];
       profile.set_kernel(kernel, std::move(model));
     }

@@ -450,10 +450,8 @@ DeviceProfile fit_cpu_profile(const CalibrationPoints& points, double gemm_flops
     const auto& samples = points.samples[static_cast<std::size_t>(kernel)];
     if (samples.empty())
       throw std::runtime_error("calibration: no points for " + std::string(kernel_name(kernel)));
-    KernelModel model;
+    KernelModel model = fit_measured_kernel(kernel, samples);
     model.regime = "cpu_measured";
-    model.curve = fit_curve(kernel_family(kernel), samples);
-    model.points = samples;
     model.repetitions = points.repetitions[static_cast<std::size_t>(kernel)];
     model.source = kernel_setup(kernel, points.sparse_span);
     profile.set_kernel(kernel, std::move(model));

@@ -231,6 +231,15 @@ void check_flops(double flops) {
 
 } // namespace
 
+KernelModel fit_measured_kernel(Kernel kernel, std::vector<Sample> samples) {
+  for (Sample& sample : samples)
+    sample.seconds = rounded(sample.seconds);
+  KernelModel model;
+  model.curve = fit_curve(kernel_family(kernel), samples);
+  model.points = std::move(samples);
+  return model;
+}
+
 std::optional<std::pair<double, double>> ModelTimes::layer_seconds(std::string_view layer,
                                                                    int batch) const {
   const auto found = layers.find(layer);

@@ -46,6 +46,13 @@ struct KernelModel {
   std::vector<double> repetitions; // per point, how many timed runs (0 = unknown)
 };
 
+/// A measured kernel's curve and points: the points as a profile file stores
+/// them (seconds to seven significant digits) and the curve fitted to those.
+/// That is exactly what `gcsim profile refit` makes of the written file;
+/// fitting the unrounded timings instead can break a near tie in the choice
+/// of pieces the other way, and the file would not be refit's fixed point.
+KernelModel fit_measured_kernel(Kernel kernel, std::vector<Sample> samples);
+
 /// Forward/backward compute: FLOPs over an achieved FLOP rate with a
 /// per-layer-kind efficiency (relative to that rate), plus a fixed per-layer
 /// launch latency.

@@ -6,7 +6,12 @@
 #include "sim/input/json_reader.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
 #include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -21,6 +26,37 @@ const std::string kData = std::string(GCSIM_SOURCE_DIR) + "/tests/cost/data/";
 // ResNet-18 CIFAR forward FLOPs per sample: 0.5554 GMAC x 2 (see
 // scripts/calibrate/derive_gpu_profiles.py).
 constexpr double kResnet18Flops = 2 * 555.42e6;
+
+// Twenty-five dense_add timings, 2^10 to 2^22 elements, a straight line
+// with relative noise of +-1e-5 drawn from `seed` (mt19937's output is fixed
+// by the standard, so the same everywhere).
+std::vector<gcsim::cost::Sample> noisy_line(std::uint32_t seed) {
+  std::mt19937 random(seed);
+  std::vector<gcsim::cost::Sample> samples;
+  for (int i = 0; i <= 24; ++i) {
+    const double n = std::ldexp(i % 2 ? 1.5 : 1.0, 10 + i / 2);
+    const double noise = (static_cast<double>(random()) / 4294967296.0 - 0.5) * 2e-5;
+    samples.push_back({KernelShape{n, 0, 0, 0}, (2e-6 + 1e-10 * n) * (1 + noise)});
+  }
+  return samples;
+}
+
+// A profile file's precision (platforms/devices/README.md).
+double seven_digits(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.7g", value);
+  return std::strtod(text, nullptr);
+}
+
+bool same_curve_at(const gcsim::cost::Curve& a, const gcsim::cost::Curve& b,
+                   const std::vector<gcsim::cost::Sample>& points) {
+  if (a.segments().size() != b.segments().size() || a.piecewise_in() != b.piecewise_in())
+    return false;
+  for (const auto& point : points)
+    if (std::fabs(a.seconds(point.shape) - b.seconds(point.shape)) > 1e-6 * b.seconds(point.shape))
+      return false;
+  return true;
+}
 
 std::string load_error(const std::string& file) {
   try {
@@ -120,6 +156,36 @@ TEST_CASE("a profile survives to_json and back") {
   }
   CHECK(again.forward_seconds("lstm", 1e9) ==
         doctest::Approx(v100.forward_seconds("lstm", 1e9)).scale(0));
+}
+
+TEST_CASE("a calibrated kernel is written as refit's fixed point, even on a near tie") {
+  // Profiles store seven significant digits. Where the choice of pieces is a
+  // near tie, the unrounded timings and the stored ones fit differently, so
+  // a calibration that fitted the former wrote a file `gcsim profile refit`
+  // changed. Find such a tie among seeded noisy lines, then
+  // write it as a calibration does and refit the file's points.
+  const gcsim::cost::Kernel kernel = gcsim::cost::Kernel::dense_add;
+  const auto& family = gcsim::cost::kernel_family(kernel);
+  std::vector<gcsim::cost::Sample> tie;
+  for (std::uint32_t seed = 1; seed <= 20000 && tie.empty(); ++seed) {
+    std::vector<gcsim::cost::Sample> samples = noisy_line(seed);
+    std::vector<gcsim::cost::Sample> stored = samples;
+    for (auto& sample : stored)
+      sample.seconds = seven_digits(sample.seconds);
+    if (!same_curve_at(gcsim::cost::fit_curve(family, samples),
+                       gcsim::cost::fit_curve(family, stored), samples))
+      tie = samples;
+  }
+  REQUIRE_MESSAGE(!tie.empty(), "no near tie among 20,000 noisy lines: widen the search");
+
+  DeviceProfile profile = DeviceProfile::load(kDevices + "cpu-amd-epyc-zen4.json");
+  gcsim::cost::KernelModel model = gcsim::cost::fit_measured_kernel(kernel, tie);
+  model.regime = "cpu_measured";
+  profile.set_kernel(kernel, model);
+  const DeviceProfile written = DeviceProfile::from_json(profile.to_json(), "written");
+  const auto& stored = written.kernel(kernel);
+  CHECK(stored.points.size() == tie.size());
+  CHECK(same_curve_at(gcsim::cost::fit_curve(family, stored.points), stored.curve, stored.points));
 }
 
 TEST_CASE("the measured H200 sample_threshold follows its step in k, and survives to_json") {
