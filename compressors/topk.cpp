@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -50,18 +51,37 @@ void check_arguments(std::size_t n, std::size_t k) {
   }
 }
 
-// Emits, in index order, every i with key > t plus the first `ties` with key == t.
-void emit_by_threshold(const float* x, std::size_t n, std::uint32_t t, std::size_t ties,
-                       std::vector<Index>& out) {
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t key = key_of(x[i]);
-    if (key > t || (key == t && ties > 0)) {
-      ties -= key == t ? 1 : 0;
-      out.push_back(static_cast<Index>(i));
-    }
-  }
+// The kept elements number exactly k (radix_threshold's count: every key
+// above the threshold plus `ties` equal to it). The emit loops store every
+// element and advance only past the kept ones, so `out` holds k plus this
+// much slack while they run.
+constexpr std::size_t kEmitSlack = 8;
+
+// Stores `index` in the next slot and moves past it if the element is kept:
+// key above t, or one of the `ties` first keys equal to t.
+inline void emit_one(std::uint32_t key, Index index, std::uint32_t t, std::size_t& ties,
+                     Index* kept, std::size_t& count) {
+  const bool tie = key == t && ties > 0;
+  ties -= tie ? 1 : 0;
+  kept[count] = index;
+  count += (key > t || tie) ? 1 : 0;
 }
 
+// Writes to out[0, k), in order, the index of every element with key > t and
+// of the first `ties` with key == t; key_at(i) and index_at(i) describe
+// element i of n. Branch-free: at density 1e-1 a branch per element was
+// mispredicted often enough to be top-k's largest cost.
+template <typename KeyAt, typename IndexAt>
+void emit_by_threshold(std::size_t n, std::size_t k, std::uint32_t t, std::size_t ties,
+                       KeyAt key_at, IndexAt index_at, std::vector<Index>& out) {
+  out.resize(k + kEmitSlack);
+  Index* kept = out.data();
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    emit_one(key_at(i), index_at(i), t, ties, kept, count);
+  assert(count == k && "the threshold keeps exactly k");
+  out.resize(k);
+}
 // Radix select of the k-th largest of n keys (1 <= k <= n), key_at(i) giving
 // key i: over the whole input (the fallback) or over the sampled path's
 // candidates. Returns the threshold key, how many elements equal to it are
@@ -183,6 +203,39 @@ filter_packed_avx2(const float* x, std::size_t n, std::uint32_t bound, Candidate
   return i;
 }
 
+// emit_by_threshold over the candidates, 8 at a time: the indices of keys
+// above t are packed as the filter packs them; a block holding keys equal to
+// t while ties remain keeps the lowest `ties` of those lanes.
+__attribute__((target("avx2,popcnt"))) void
+emit_candidates_avx2(const Index* cand_idx, const std::uint32_t* cand_key, std::size_t m,
+                     std::size_t k, std::uint32_t t, std::size_t ties, std::vector<Index>& out) {
+  out.resize(k + kEmitSlack);
+  Index* kept = out.data();
+  std::size_t count = 0;
+  // Keys are at most 0x7FFFFFFF, so signed compares order them.
+  const __m256i threshold = _mm256_set1_epi32(static_cast<int>(t));
+  std::size_t c = 0;
+  for (; c + 8 <= m; c += 8) {
+    const __m256i keys = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cand_key + c));
+    auto mask = static_cast<unsigned>(
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(keys, threshold))));
+    if (ties > 0) {
+      auto equal = static_cast<unsigned>(
+          _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(keys, threshold))));
+      for (; equal != 0 && ties > 0; equal &= equal - 1, --ties)
+        mask |= equal & (0u - equal); // the lowest equal lane left
+    }
+    const __m256i indices = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cand_idx + c));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(kept + count),
+                        _mm256_permutevar8x32_epi32(indices, detail::left_pack_order(mask)));
+    count += static_cast<std::size_t>(__builtin_popcount(mask));
+  }
+  for (; c < m; ++c)
+    emit_one(cand_key[c], cand_idx[c], t, ties, kept, count);
+  assert(count == k && "the threshold keeps exactly k");
+  out.resize(k);
+}
+
 #endif
 
 } // namespace
@@ -209,8 +262,9 @@ void topk_indices_radix(const float* x, std::size_t n, std::size_t k, std::vecto
   if (found.max_key > kInfKey) {
     check_no_nan(x, n);
   }
-  out.reserve(k);
-  emit_by_threshold(x, n, found.threshold, found.ties, out);
+  emit_by_threshold(
+      n, k, found.threshold, found.ties, [x](std::size_t i) { return key_of(x[i]); },
+      [](std::size_t i) { return static_cast<Index>(i); }, out);
 }
 
 namespace {
@@ -304,17 +358,17 @@ void topk_indices_sampled(const float* x, std::size_t n, std::size_t k, std::vec
   if (found.max_key > kInfKey) {
     check_no_nan(x, n);
   }
-  const std::uint32_t threshold = found.threshold;
-  std::size_t ties = found.ties;
-  out.clear();
-  out.reserve(k);
-  for (std::size_t c = 0; c < m; ++c) {
-    const std::uint32_t key = cand_key[c];
-    if (key > threshold || (key == threshold && ties > 0)) {
-      ties -= key == threshold ? 1 : 0;
-      out.push_back(cand_idx[c]);
-    }
+#ifdef GCSIM_LEFT_PACK_AVX2
+  if (packed_simd) {
+    emit_candidates_avx2(cand_idx.data(), cand_key.data(), m, k, found.threshold, found.ties, out);
+    return;
   }
+#endif
+  const Index* indices = cand_idx.data();
+  emit_by_threshold(
+      m, k, found.threshold, found.ties,
+      [candidate_keys](std::size_t c) { return candidate_keys[c]; },
+      [indices](std::size_t c) { return indices[c]; }, out);
 }
 
 } // namespace

@@ -164,7 +164,7 @@ void topk_args(benchmark::internal::Benchmark* b) {
   // 8,192 and 32,768: small layers (biases, norms, small convolutions);
   // 4M: a large convolution or embedding.
   for (const std::int64_t n : {8'192, 32'768, 1'000'000, 4'000'000, 25'000'000}) {
-    for (const std::int64_t inv : {1000, 100}) {
+    for (const std::int64_t inv : {1000, 100, 10}) {
       b->Args({n, inv});
     }
   }
