@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atomic_write import WriteError, write_atomically  # noqa: E402
 
 FORMAT_VERSION = 1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -110,6 +111,14 @@ def flat(tensors):
     return torch.cat([t.detach().reshape(-1) for t in tensors]).numpy().astype(np.float32)
 
 
+def save(path, array):
+    """np.save into the staging folder; a failure (a full disk) is one line naming the file."""
+    try:
+        np.save(path, array)
+    except OSError as error:
+        raise WriteError(path, error) from error
+
+
 def float16_loss(g32):
     """How much storing one gradient as float16 loses."""
     g16 = g32.astype(np.float16).astype(np.float32)
@@ -179,7 +188,7 @@ def capture(args):
         folder = os.path.join(staging, "iterations", f"{it:06d}")
         if is_captured:
             os.makedirs(folder)
-            np.save(os.path.join(folder, "weights.npy"), flat(params))
+            save(os.path.join(folder, "weights.npy"), flat(params))
         mean = np.zeros(total, dtype=np.float32)
         losses = []
         for w in range(args.workers):
@@ -200,7 +209,7 @@ def capture(args):
             if is_captured:
                 if args.dtype == "float16":
                     f16.append(float16_loss(g))
-                np.save(os.path.join(folder, f"worker_{w:03d}.npy"), g.astype(args.dtype))
+                save(os.path.join(folder, f"worker_{w:03d}.npy"), g.astype(args.dtype))
         mean /= np.float32(args.workers)
         # Plain SGD on the workers' mean gradient, as synchronous allreduce does.
         with torch.no_grad():
@@ -262,8 +271,7 @@ def capture(args):
             flushed_to_zero=sum(e["flushed_to_zero"] for e in f16),
             overflow=sum(e["overflow"] for e in f16))
         print("float16 storage loss: " + json.dumps(manifest["float16_loss"]))
-    with open(os.path.join(staging, "manifest.json"), "w") as stream:
-        stream.write(dump_manifest(manifest))
+    write_atomically(os.path.join(staging, "manifest.json"), dump_manifest(manifest))
     os.rename(staging, out)
     print(f"wrote {out}: iterations {captured}, {len(captured) * args.workers} gradient files")
 
@@ -313,4 +321,7 @@ def capture_one(args):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except WriteError as error:
+        sys.exit(f"capture_traces.py: {error}")

@@ -11,7 +11,6 @@ the input and to the weights), which is the usual accounting.
 Run with Debian's interpreter:  /usr/bin/python3 scripts/generate_workloads.py
 """
 import argparse
-import json
 import os
 import sys
 
@@ -23,6 +22,7 @@ import torchvision
 # is the one the trace capture trains too: one definition for both.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from trace_tools.models import CifarResNet18, SmallCNN  # noqa: E402
+from atomic_write import WriteError, write_json_atomically  # noqa: E402
 
 
 class WordLSTM(nn.Module):
@@ -163,12 +163,13 @@ def main():
             continue
         spec = describe(name, build, shape, dataset, unit)
         path = os.path.join(args.out, name + ".json")
-        with open(path, "w") as handle:
-            json.dump(spec, handle, indent=1)
-            handle.write("\n")
+        write_json_atomically(path, spec, indent=1)
         print(f"{path}: {spec['parameters']:,} parameters, {len(spec['layers'])} layers, "
               f"{spec['flops_per_sample']['forward'] / 1e9:.3f} GFLOP forward per sample", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except WriteError as error:
+        sys.exit(f"generate_workloads.py: {error}")

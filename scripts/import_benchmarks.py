@@ -41,6 +41,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atomic_write import WriteError, write_json_atomically  # noqa: E402
+
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
 # gloo benchmark name -> (collective, algorithm in the measured-run format)
 GLOO_BENCHMARKS = {
@@ -235,13 +238,13 @@ def main(argv):
     except BadInput as error:
         print(f"import_benchmarks.py: {error}", file=sys.stderr)
         return 2
-    with open(args.out + ".tmp", "w") as f:
-        json.dump(run, f, indent=1)
-        f.write("\n")
-    os.replace(args.out + ".tmp", args.out)
+    write_json_atomically(args.out, run, indent=1)
     print(f"wrote {args.out}: {len(points)} points on {run['cluster'].get('nodes', '?')} nodes")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except WriteError as error:
+        sys.exit(f"import_benchmarks.py: {error}")

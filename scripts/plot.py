@@ -40,6 +40,9 @@ import matplotlib.patheffects as path_effects  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atomic_write import WriteError, write_figure_atomically  # noqa: E402
+
 # One colour and marker per compressor, in every figure. The first eight
 # colours are Okabe & Ito's colour-blind-safe set; deft and iwp take two of
 # Paul Tol's muted colours that stay apart from them.
@@ -323,7 +326,8 @@ def save(figure, out, stem, written):
         path = os.path.join(out, f"{stem}.{extension}")
         # No creation date: the same data gives the same PDF.
         metadata = {"CreationDate": None} if extension == "pdf" else {"Software": None}
-        figure.savefig(path, metadata=metadata, bbox_inches="tight", pad_inches=0.03)
+        write_figure_atomically(figure, path, metadata=metadata, bbox_inches="tight",
+                                pad_inches=0.03)
         written.append(path)
     plt.close(figure)
 
@@ -660,4 +664,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except WriteError as error:
+        sys.exit(f"plot.py: {error}")

@@ -21,6 +21,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atomic_write import WriteError, write_figure_atomically  # noqa: E402
+
 TERMS = {
     "latency_s": lambda s: 1.0,
     "per_n_s": lambda s: s["n"],
@@ -121,10 +124,13 @@ def main():
                  fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     for extension in ("png", "pdf"):
-        fig.savefig("%s.%s" % (out, extension), dpi=120)
+        write_figure_atomically(fig, "%s.%s" % (out, extension), dpi=120)
         print("wrote %s.%s" % (out, extension))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except WriteError as error:
+        sys.exit(f"plot_profile.py: {error}")

@@ -14,8 +14,11 @@ profile instead, and the measured file replaces the derived one.
 import json
 import math
 import os
+import sys
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from atomic_write import WriteError, write_json_atomically  # noqa: E402
 
 # ---------------------------------------------------------------- public figures
 KLJP = "kljp/topk_results training logs (PyTorch 1.5, V100-class GPUs, 4 workers, density 0.001), as summarised in shared/PAPERS.md"
@@ -261,9 +264,7 @@ def main():
     for key, gpu in GPUS.items():
         profile = build(key, gpu, None)
         path = os.path.join(REPO, "platforms", "devices", key + ".json")
-        with open(path, "w") as out:
-            json.dump(profile, out, indent=2)
-            out.write("\n")
+        write_json_atomically(path, profile, indent=2)
         print("wrote", os.path.relpath(path, REPO))
     c, xs, ts = legacy_topk_ns()
     print("ResNet-18 CIFAR: %.4g GMAC per sample; legacy topk c = %.4f ns (per-point: %s)" % (
@@ -271,4 +272,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except WriteError as error:
+        sys.exit(f"derive_gpu_profiles.py: {error}")

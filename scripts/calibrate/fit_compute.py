@@ -41,6 +41,9 @@ import sys
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from atomic_write import WriteError, write_json_atomically  # noqa: E402
+
 MODELS = os.path.join(REPO, "workloads", "models")
 HOOK_TOLERANCE = 0.05
 
@@ -354,11 +357,13 @@ def main(argv):
             f"scripts/calibrate/fit_compute.py to whole passes of {', '.join(names)} timed by "
             f"scripts/calibrate/time_models_cuda.py on {data['date']} (torch "
             f"{data['torch_version']}, FP32); {', '.join(unfitted)}: assumptions")
-        with open(args.out, "w") as file:
-            file.write(json.dumps(profile, indent=1) + "\n")
+        write_json_atomically(args.out, profile, indent=1)
         print(f"wrote {args.out}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except WriteError as error:
+        sys.exit(f"fit_compute.py: {error}")

@@ -16,7 +16,6 @@ section and compares the profile's prediction with it.
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -32,6 +31,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 from generate_workloads import models  # noqa: E402
 from trace_tools.models import no_inplace  # noqa: E402
 from trace_tools.timing import CpuClock, CudaClock, LayerTimer  # noqa: E402
+from atomic_write import WriteError, write_json_atomically  # noqa: E402
 
 DEFAULT_MODELS = ["resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet", "resnet18-cifar10"]
 
@@ -137,12 +137,13 @@ def main(argv):
               f"{entry['plain_forward_median_s'] * 1e3:.3f} + "
               f"{entry['plain_backward_median_s'] * 1e3:.3f} ms (median of {args.iterations}; "
               f"{time.perf_counter() - started:.1f} s)", flush=True)
-    with open(args.out, "w") as out:
-        json.dump(result, out, indent=1)
-        out.write("\n")
+    write_json_atomically(args.out, result, indent=1)
     print(f"wrote {args.out}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except WriteError as error:
+        sys.exit(f"time_models_cuda.py: {error}")

@@ -26,7 +26,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 import netns  # noqa: E402
+from atomic_write import WriteError, write_json_atomically  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch; never the one on PATH by default
 
@@ -246,11 +248,8 @@ def main(argv):
                 training.append(training_entry(name, json.load(f), args))
         measured["training"] = training
     measured["wall_s"] = round(time.time() - started, 1)
-    # Whole or not at all: a full disk leaves the .partial, never half a run.
-    with open(args.out + ".partial", "w") as f:
-        json.dump(measured, f, indent=1)
-        f.write("\n")
-    os.replace(args.out + ".partial", args.out)
+    # Whole or not at all: a full disk leaves the old file (or none), never half a run.
+    write_json_atomically(args.out, measured, indent=1)
     print(f"run.py: wrote {args.out} in {measured['wall_s']} s")
 
 
@@ -264,3 +263,5 @@ if __name__ == "__main__":
         sys.exit(f"run.py: {why}")
     except KeyboardInterrupt as why:
         sys.exit(f"run.py: stopped ({why or 'interrupted'}); nothing written")
+    except WriteError as why:
+        sys.exit(f"run.py: {why}")

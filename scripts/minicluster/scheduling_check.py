@@ -34,6 +34,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+from atomic_write import WriteError, write_json_atomically  # noqa: E402
 
 PYTHON = "/usr/bin/python3"
 
@@ -155,8 +157,7 @@ def _collectives_rank(rank, world, master, out, gap):
                 after_gap[mode] = lined[5:]
             rows.append((collective, size, in_a_row, statistics.median(after_barrier), after_gap))
     if rank == 0:
-        with open(out, "w") as f:
-            json.dump(rows, f)
+        write_json_atomically(out, rows, indent=None, newline=False)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -221,4 +222,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except WriteError as error:
+        sys.exit(f"scheduling_check.py: {error}")

@@ -13,6 +13,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from atomic_write import WriteError, write_atomically  # noqa: E402
 from capture_traces import dump_manifest  # noqa: E402
 
 
@@ -34,8 +35,7 @@ def main(gcsim, source, out):
                            "per-layer statistics of every captured iteration; the full trace: "
                            "/usr/bin/python3 scripts/capture_traces.py --preset "
                            + os.path.basename(os.path.normpath(source)))
-    with open(os.path.join(out, "manifest.json"), "w") as stream:
-        stream.write(dump_manifest(manifest))
+    write_atomically(os.path.join(out, "manifest.json"), dump_manifest(manifest))
     statistics = dict(source=os.path.basename(os.path.normpath(source)), top_fraction=0.01,
                       definitions=dict(
                           norm="mean over workers of the layer gradient's L2 norm",
@@ -43,11 +43,14 @@ def main(gcsim, source, out):
                                    "top k = ceil(1% of params) elements by magnitude",
                           overlap="mean over worker pairs of |top_a & top_b| / k"),
                       iterations=per_iteration)
-    with open(os.path.join(out, "statistics.json"), "w") as stream:
-        stream.write(dump_manifest(statistics).replace('"iterations": [\n    {', '"iterations": [\n    {'))
+    write_atomically(os.path.join(out, "statistics.json"),
+                     dump_manifest(statistics).replace('"iterations": [\n    {', '"iterations": [\n    {'))
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 4:
         sys.exit(__doc__)
-    main(*sys.argv[1:])
+    try:
+        main(*sys.argv[1:])
+    except WriteError as error:
+        sys.exit(f"make_stats_trace.py: {error}")

@@ -1,0 +1,92 @@
+"""Result files written whole or not at all: the one way the scripts write them.
+
+Opening the target and writing into it leaves half a file when the disk fills
+(or the process is stopped), and whatever reads the results next takes that
+half for a result. Here the bytes go to a temporary file in the target's folder
+(same file system, so the rename is atomic; named after the target plus
+mkstemp's unique part, so concurrent writers never collide), are synced to
+disk, and only then replace the target. On any failure the temporary is
+removed and the target is as it was; an OSError comes back as WriteError (an
+OSError, same errno and strerror, naming the target) whose str() is the one
+line a script prints before exit 1:
+
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except atomic_write.WriteError as error:
+        sys.exit(f"script.py: {error}")   # script.py: cannot write PATH: No space left on device
+"""
+import contextlib
+import io
+import json
+import os
+import stat
+import tempfile
+
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+class WriteError(OSError):
+    """Writing `filename` failed; the file is as it was and no temporary is left."""
+
+    def __init__(self, path, error):
+        super().__init__(error.errno, error.strerror or str(error), path)
+
+    def __str__(self):
+        return f"cannot write {self.filename}: {self.strerror}"
+
+
+@contextlib.contextmanager
+def atomic_output(path):
+    """Yields a temporary path in path's folder to write (named after path, its
+    extension kept); when the block ends without an exception it is synced and
+    replaces path. The permission bits are the old file's, or a new file's under
+    the umask (not mkstemp's 0600)."""
+    target = os.path.realpath(path)  # through a symbolic link, as open() writes
+    folder, name = os.path.split(target)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=os.path.splitext(name)[1],
+                                             dir=folder)
+        os.close(handle)
+    except OSError as error:
+        raise WriteError(path, error) from error
+    try:
+        yield temporary
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_UMASK
+        os.chmod(temporary, mode)
+        handle = os.open(temporary, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+        os.replace(temporary, target)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        if isinstance(error, OSError) and not isinstance(error, WriteError):
+            raise WriteError(path, error) from error
+        raise
+
+
+def write_atomically(path, data):
+    """Writes data (str, as open(path, "w") would, or bytes) as path, whole or not at all."""
+    with atomic_output(path) as temporary:
+        with open(temporary, "wb" if isinstance(data, bytes) else "w") as stream:
+            stream.write(data)
+
+
+def write_json_atomically(path, value, indent=1, newline=True):
+    """json.dump(value, file, indent=indent), then "\\n" if newline: the same bytes."""
+    write_atomically(path, json.dumps(value, indent=indent) + ("\n" if newline else ""))
+
+
+def write_figure_atomically(figure, path, **options):
+    """figure.savefig(path, **options), the format from path's extension, through
+    memory: matplotlib never writes the file (its PDF writer hides a full disk's
+    OSError behind an AttributeError), and the bytes are the same."""
+    data = io.BytesIO()
+    figure.savefig(data, format=os.path.splitext(path)[1][1:], **options)
+    write_atomically(path, data.getvalue())
