@@ -37,7 +37,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
 
-PYTHON = "/usr/bin/python3"
+PYTHON = "/usr/bin/python3"  # Debian's, with torch: the ranks' default, as in run.py
 
 
 def _lockstep_rank(rank, world, barrier, results, steps):
@@ -162,7 +162,7 @@ def _collectives_rank(rank, world, master, out, gap):
     dist.destroy_process_group()
 
 
-def check_collectives(nodes, rate, limit, gap_ms):
+def check_collectives(nodes, rate, limit, gap_ms, python):
     import netns
     import run
     ok, why = netns.can_create_namespaces()
@@ -171,7 +171,7 @@ def check_collectives(nodes, rate, limit, gap_ms):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "rows.json")
         with netns.Cluster(nodes, rate, rate_limited=limit) as cluster:
-            run.run_job(cluster, lambda r: [PYTHON, os.path.abspath(__file__), "_rank", str(r),
+            run.run_job(cluster, lambda r: [python, os.path.abspath(__file__), "_rank", str(r),
                                             str(nodes), cluster.addresses[0], out,
                                             str(gap_ms / 1e3)], 900)
         with open(out) as f:
@@ -212,13 +212,17 @@ def main(argv):
     collectives.add_argument("--no-limit", action="store_true")
     collectives.add_argument("--gap", type=float, default=6.0,
                              help="ms each rank computes or sleeps before a lined-up collective")
+    collectives.add_argument("--python", default=PYTHON,
+                             help="interpreter with torch that runs the ranks (default: Debian's)")
     args = parser.parse_args(argv)
     if args.check == "compute":
         check_compute([int(r) for r in args.ranks.split(",")])
     else:
         if not 0 <= args.gap <= 1000:
             parser.error(f"--gap: {args.gap} is not 0..1000 ms")
-        check_collectives(args.nodes, args.rate, not args.no_limit, args.gap)
+        if not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
+            parser.error(f"--python: {args.python} is not an executable file")
+        check_collectives(args.nodes, args.rate, not args.no_limit, args.gap, args.python)
 
 
 if __name__ == "__main__":
