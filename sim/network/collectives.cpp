@@ -32,8 +32,12 @@ Group::Group(std::string tag, std::vector<sg4::Host*> hosts, std::vector<int> id
 }
 
 sg4::Mailbox* Group::mailbox(int from, int to) const {
-  return sg4::Mailbox::by_name(tag_ + ":" + std::to_string(ids_[static_cast<size_t>(from)]) + ">" +
-                               std::to_string(ids_[static_cast<size_t>(to)]));
+  const uint64_t key = static_cast<uint64_t>(from) * hosts_.size() + static_cast<uint64_t>(to);
+  sg4::Mailbox*& found = mailboxes_[key];
+  if (found == nullptr)
+    found = sg4::Mailbox::by_name(tag_ + ":" + std::to_string(ids_[static_cast<size_t>(from)]) +
+                                  ">" + std::to_string(ids_[static_cast<size_t>(to)]));
+  return found;
 }
 
 uint64_t chunk_bytes(uint64_t bytes, int parts, int index) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace simgrid::s4u {
@@ -42,6 +43,9 @@ private:
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<int> ids_;
   std::vector<uint64_t> bytes_sent_;
+  // The mailboxes used so far, by from * size + to: a ring at 1024 ranks asks
+  // for millions, and naming one builds and hashes a string each time.
+  mutable std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
 };
 
 /// Size of chunk `index` when `bytes` is cut into `parts` chunks.
