@@ -59,9 +59,13 @@ std::optional<double> parse_with(std::string_view text, const std::array<Unit, N
   auto split = split_number(text);
   if (!split)
     return std::nullopt;
-  for (const Unit& unit : table)
-    if (unit.suffix == split->second)
-      return split->first * unit.factor;
+  for (const Unit& unit : table) {
+    if (unit.suffix != split->second)
+      continue;
+    // A finite number times its unit can still overflow ("1e300Tbps").
+    const double value = split->first * unit.factor;
+    return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
+  }
   return std::nullopt;
 }
 

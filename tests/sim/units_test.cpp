@@ -20,6 +20,8 @@ TEST_CASE("unit-less, negative and unknown-unit quantities are rejected") {
   CHECK_FALSE(parse_duration("5"));
   CHECK_FALSE(parse_size("12 apples"));
   CHECK_FALSE(parse_size("nanMB"));
+  CHECK_FALSE(parse_bandwidth("1e300Tbps")); // finite number, infinite product
+  CHECK_FALSE(parse_duration("1e308h"));
 }
 
 TEST_CASE("durations and sizes") {
