@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 namespace gcsim {
@@ -200,37 +202,69 @@ bool ObjectReader::boolean_or(std::string_view key, bool fallback) {
 }
 
 namespace {
+
+// Link bandwidths in bytes per second: 1 kbps to 1 Pbps (1000Tbps). The
+// slowest links in distributed-training studies (federated learning over
+// WANs) are about 1 Mbps and the fastest (NVLink 5, 1.8 TB/s) about 14 Tbps;
+// far outside that a figure is a typo ("1bps" for "1Gbps"). At 1e-300bps
+// SimGrid's solver loses the flow (a deadlock); an infinite one aborts it.
+constexpr double kSlowestBandwidth = 1e3 / 8;
+constexpr double kFastestBandwidth = 1e15 / 8;
+
+// The shortest nonzero time: "ps" is the smallest unit, and a subnormal
+// latency (1e-310s) makes SimGrid's solver abort.
+constexpr double kShortestSeconds = 1e-12;
+
+// What a unit field accepts: zero when `zero`, else [lowest, highest];
+// `wanted` says so in messages.
+struct UnitRange {
+  bool zero;
+  double lowest;
+  double highest;
+  const char* wanted;
+};
+
 template <typename Parser>
-double parse_unit_field(ObjectReader& reader, std::string_view key, Parser parser, const char* what,
-                        const char* example, bool allow_zero) {
+double parse_unit_field(ObjectReader& reader, std::string_view key, Parser parser,
+                        const char* example, const UnitRange& accepted) {
   const nlohmann::json& value = reader.require(key);
-  if (value.is_string()) {
-    auto parsed = parser(value.template get<std::string>());
-    if (parsed && (allow_zero || *parsed > 0))
-      return *parsed;
-  }
-  reader.fail(key, std::string("expected a ") + (allow_zero ? "non-negative" : "positive") + " " +
-                       what + " with a unit (e.g. \"" + example + "\"), got " + quoted(value));
+  std::optional<double> parsed;
+  if (value.is_string())
+    parsed = parser(value.template get<std::string>());
+  if (parsed && ((accepted.zero && *parsed == 0) ||
+                 (*parsed >= accepted.lowest && *parsed <= accepted.highest)))
+    return *parsed;
+  reader.fail(key, std::string("expected ") + accepted.wanted + " (e.g. \"" + example +
+                       "\"), got " + quoted(value));
 }
+
 } // namespace
 
 double ObjectReader::bandwidth(std::string_view key) {
-  return parse_unit_field(*this, key, units::parse_bandwidth, "bandwidth", "10Gbps", false);
+  return parse_unit_field(*this, key, units::parse_bandwidth, "10Gbps",
+                          {false, kSlowestBandwidth, kFastestBandwidth,
+                           "a bandwidth with a unit in [1kbps, 1000Tbps]"});
 }
 double ObjectReader::duration(std::string_view key) {
-  return parse_unit_field(*this, key, units::parse_duration, "duration", "50us", true);
+  return parse_unit_field(
+      *this, key, units::parse_duration, "50us",
+      {true, kShortestSeconds, kLongestSeconds, "a duration with a unit, 0 or in [1ps, 1e9s]"});
 }
 double ObjectReader::duration_or(std::string_view key, double fallback) {
   return has(key) ? duration(key) : (known_.emplace(key), fallback);
 }
 double ObjectReader::size(std::string_view key) {
-  return parse_unit_field(*this, key, units::parse_size, "size", "25MiB", false);
+  return parse_unit_field(
+      *this, key, units::parse_size, "25MiB",
+      {false, 1.0, kLargestBytes, "a size with a unit in [1B, 8192TiB] (8192TiB = 2^53 bytes)"});
 }
 double ObjectReader::size_or(std::string_view key, double fallback) {
   return has(key) ? size(key) : (known_.emplace(key), fallback);
 }
 double ObjectReader::flop_rate(std::string_view key) {
-  return parse_unit_field(*this, key, units::parse_flop_rate, "FLOP rate", "10Tflops", false);
+  return parse_unit_field(*this, key, units::parse_flop_rate, "10Tflops",
+                          {false, std::numeric_limits<double>::denorm_min(),
+                           std::numeric_limits<double>::max(), "a positive FLOP rate with a unit"});
 }
 
 ObjectReader ObjectReader::object(std::string_view key) {

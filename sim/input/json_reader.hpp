@@ -26,7 +26,14 @@ std::string describe_json(const nlohmann::json& value);
 
 /// The longest time an input may give or a model may produce (about 30
 /// years): past it a figure is a typo, and SimGrid cannot run an infinite one.
+/// Every time field (plain seconds or a unit string) is read within it, and
+/// `gcsim run` refuses a simulated iteration longer than it.
 constexpr double kLongestSeconds = 1e9;
+
+/// The largest size an input may give: 2^53 bytes (8 PiB), far past any
+/// model's gradients or TCP window, and every whole byte count up to it is
+/// exact in a double and converts to uint64_t without overflow.
+constexpr double kLargestBytes = 9007199254740992.0;
 
 class ObjectReader {
 public:
@@ -59,8 +66,9 @@ public:
   double seconds(std::string_view key);
   double seconds_or(std::string_view key, double fallback);
 
-  /// Unit strings ("1Gbps", "50us", "25MiB", "10Tflops"), or a plain number
-  /// when the unit is in the key name elsewhere (callers choose).
+  /// Unit strings ("1Gbps", "50us", "25MiB", "10Tflops"). Bandwidths lie in
+  /// [1kbps, 1000Tbps], durations are 0 or in [1ps, kLongestSeconds], sizes in
+  /// [1B, kLargestBytes]; FLOP rates are positive and finite.
   double bandwidth(std::string_view key);
   double duration(std::string_view key);
   double duration_or(std::string_view key, double fallback);
