@@ -111,6 +111,10 @@ CASES = [
      {}, [], ["/platform/network/bandwidth_factor", "[0.001, 1000]"]),
     ("TCP window below a byte", with_platform(network={"tcp_window": "1e-300B"}), {}, [],
      ["/platform/network/tcp_window", "[1B, 8192TiB]"]),
+    # Each figure within its bounds, an iteration longer than any run.
+    ("iteration past any run",
+     with_platform(link={"bandwidth": "1Gbps", "latency": "1e8s"}, network={"latency_factor": 1000}),
+     {}, [], ["scenario.json: /platform: an iteration takes", "more than 1e9 s"]),
     ("zero nodes", with_platform(nodes=0), {}, [], ["/platform/nodes", "[1, 65536]"]),
     ("unknown topology", with_platform(topology="torus"), {}, [],
      ["/platform/topology", "unknown value \"torus\""]),
