@@ -4,6 +4,8 @@
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
 
+#include <algorithm>
+
 namespace gcsim::training {
 
 const cost::ModelTimes* profile_model_times(const Workload& workload,
@@ -46,7 +48,10 @@ IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& pr
   for (const Layer& layer : scenario.workload.layers)
     plan.layer_bytes.push_back(static_cast<uint64_t>(layer.parameters) * 4);
   plan.optimizer_s = profile.optimizer_seconds(static_cast<double>(scenario.workload.parameters()));
-  plan.bucket_bytes = static_cast<uint64_t>(scenario.training.bucket_bytes);
+  // The reader caps bucket_size at kLargestBytes; the clamp keeps a scenario
+  // built in code from a cast past 2^64 (undefined: 0 on x86, a bucket per layer).
+  plan.bucket_bytes =
+      static_cast<uint64_t>(std::clamp(scenario.training.bucket_bytes, 0.0, kLargestBytes));
   plan.overlap = scenario.training.overlap;
   plan.kernels_share_device = scenario.training.kernels_share_device;
   plan.algorithm = scenario.training.allreduce;

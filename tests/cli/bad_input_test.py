@@ -139,6 +139,9 @@ CASES = [
      ["/platform", "nope.json", "file not found"]),
     ("zero iterations", with_training(iterations=0), {}, [], ["/training/iterations"]),
     ("zero bucket", with_training(bucket_size="0MiB"), {}, [], ["/training/bucket_size"]),
+    # Cast to uint64_t it was 0 (undefined past 2^64): a bucket per layer, not one.
+    ("bucket past 2^64 bytes", scenario(), {}, ["--set", "training.bucket_size=1e20B"],
+     ["--set training.bucket_size=1e20B", "/training/bucket_size", "[1B, 8192TiB] (8192TiB = 2^53"]),
     ("unknown compression scope", with_training(compression_scope="layer"), {}, [],
      ["/training/compression_scope", "auto model bucket"]),
     ("per-bucket DEFT", dict(with_training(compression_scope="bucket"),
