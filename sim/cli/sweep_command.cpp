@@ -101,7 +101,7 @@ public:
                    "Folder for the points and sweep.csv "
                    "(default: results/<sweep name>/)");
     app.add_option("--jobs,-j", jobs_, "Points run at the same time (default: the cores)")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, 4096));
     app.add_flag("--dry-run", dry_run_, "List the points and their commands; run nothing");
     app.add_option("--spill", spill_,
                    "Passed to every point's gcsim run (and its command): where per-worker "

@@ -3,6 +3,7 @@
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
 
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -160,6 +161,17 @@ SweepSpec load_sweep(const std::filesystem::path& file) {
     spec.axes.push_back(std::move(axis));
   }
   grid_reader.finish();
+  // Counted in double, which cannot wrap (in size_t, 16 axes of 16 values
+  // made 0 points) and is exact up to the cap.
+  double product = 1;
+  for (const Axis& axis : spec.axes)
+    product *= static_cast<double>(axis.values.size());
+  if (product > static_cast<double>(kMostPoints)) {
+    char points[32];
+    std::snprintf(points, sizeof points, "%.4g", product);
+    grid_reader.fail_here(std::string("the grid has ") + points + " points, more than " +
+                          std::to_string(kMostPoints) + "; split the sweep or give fewer values");
+  }
 
   if (const nlohmann::json* set = root.find("set")) {
     ObjectReader set_reader(*set, file.string(), root.path_of("set"));

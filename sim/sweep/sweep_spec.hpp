@@ -8,6 +8,7 @@
 //    "grid": {"platform.nodes": [2, 4, 8], "platform.link.bandwidth": ["1Gbps", "10Gbps"]},
 //    "set": {"training.iterations": 2}}
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -15,6 +16,10 @@
 #include <nlohmann/json.hpp>
 
 namespace gcsim::sweep {
+
+/// The most points a grid may have: each is a gcsim run and a folder, and a
+/// million of them already take days.
+constexpr size_t kMostPoints = 1000000;
 
 /// One grid parameter: a dotted scenario path and the values it takes.
 struct Axis {
@@ -41,8 +46,9 @@ struct Point {
 /// the file and the JSON path.
 SweepSpec load_sweep(const std::filesystem::path& file);
 
-/// The grid's cartesian product; the first axis varies slowest, the last
-/// fastest (like nested loops written in file order).
+/// The grid's cartesian product (at most kMostPoints, as load_sweep checks);
+/// the first axis varies slowest, the last fastest (like nested loops written
+/// in file order).
 std::vector<Point> expand(const SweepSpec& spec);
 
 /// The text after "key=" that `--set` reads back as `value`: strings stay

@@ -191,6 +191,47 @@ CASES = [
 ]
 
 
+def grid(axes, values):
+    """A sweep of QUICKSTART over `axes` parameters of `values` values each."""
+    return {"scenario": QUICKSTART,
+            "grid": {f"training.x{a}": list(range(values)) for a in range(axes)}}
+
+
+# (name, sweep document, extra args, substrings the first stderr line must hold)
+SWEEP_CASES = [
+    # 16^16 = 2^64 points wrapped to 0: an empty sweep.csv and exit 0.
+    ("grid of 2^64 points", grid(16, 16), [],
+     ["sweep.json: /grid: the grid has 1.845e+19 points, more than 1000000"]),
+    # 1000^7 points: vector::reserve threw, an internal error.
+    ("grid of 1e21 points", grid(7, 1000), [], ["sweep.json: /grid: the grid has 1e+21 points"]),
+    # CLI11 adds "Run with --help" as a second line, as for every bad option.
+    ("--jobs 0", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]}}, ["--jobs", "0"],
+     ["--jobs: Value 0 not in range 1 to 4096"]),
+]
+
+
+def run_sweep_case(name, document, args, expected, workdir):
+    path = os.path.join(workdir, "sweep.json")
+    with open(path, "w") as handle:
+        json.dump(document, handle)
+    out = os.path.join(workdir, "out")
+    result = subprocess.run([GCSIM, "sweep", path, "--out", out] + args, capture_output=True,
+                            text=True, timeout=120, cwd=workdir)
+    problems = []
+    if result.returncode != 2:
+        problems.append(f"exit status {result.returncode}, expected 2")
+    lines = result.stderr.strip().splitlines()
+    first = lines[0] if lines else ""
+    if len(first) > 200:
+        problems.append(f"a first line of {len(first)} characters: {first[:200]!r}")
+    for needle in expected:
+        if needle not in first:
+            problems.append(f"message lacks {needle!r}: {result.stderr.strip()[:300]!r}")
+    if os.path.exists(os.path.join(out, "sweep.csv")):
+        problems.append("a sweep.csv was written")
+    return problems
+
+
 def run_case(name, document, files, args, expected, workdir):
     path = os.path.join(workdir, "scenario.json")
     if document is not None:
@@ -237,7 +278,15 @@ def main():
         for problem in problems:
             print(f"    {problem}")
         failures += bool(problems)
-    print(f"{len(CASES) - failures} passed, {failures} failed")
+    for name, document, args, expected in SWEEP_CASES:
+        with tempfile.TemporaryDirectory() as workdir:
+            problems = run_sweep_case(name, document, args, expected, workdir)
+        print(f"{'ok' if not problems else 'FAIL'}: sweep: {name}")
+        for problem in problems:
+            print(f"    {problem}")
+        failures += bool(problems)
+    total = len(CASES) + len(SWEEP_CASES)
+    print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 
