@@ -12,6 +12,11 @@ std::filesystem::path source_root() {
   return GCSIM_SOURCE_ROOT;
 }
 
+bool is_folder_name(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
+         name.find('\0') == std::string_view::npos;
+}
+
 std::filesystem::path resolve_input_path(const std::string& value,
                                          const std::filesystem::path& referring_file) {
   std::filesystem::path path(value);

@@ -3,12 +3,17 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace gcsim {
 
 /// The repository root compiled into the binary, so that scenarios that
 /// name "platforms/..." or "workloads/..." work from any directory.
 std::filesystem::path source_root();
+
+/// Whether `name` can name one folder under results/: not empty, not "." or
+/// ".." (results/../result.json), without '/' or NUL.
+bool is_folder_name(std::string_view name);
 
 /// Resolves `value` as written inside `referring_file`: absolute paths are
 /// kept; a relative one is tried next to the referring file, then against

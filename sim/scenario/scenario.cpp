@@ -122,8 +122,9 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     reader.allow("comment");
     reader.allow("description");
     scenario.name = reader.string_or("name", file.stem().string());
-    if (scenario.name.empty() || scenario.name.find('/') != std::string::npos)
-      reader.fail("name", "expected a non-empty name without '/' (it names the result folder)");
+    if (!is_folder_name(scenario.name))
+      reader.fail("name", "expected a non-empty name without '/', not \".\" or \"..\" (it names "
+                          "the result folder)");
     scenario.seed = static_cast<uint64_t>(reader.integer_or("seed", 0, INT64_MAX, 1));
 
     const nlohmann::json& platform_json = reader.require("platform");

@@ -128,8 +128,9 @@ SweepSpec load_sweep(const std::filesystem::path& file) {
   if (stem.size() > 6 && stem.compare(stem.size() - 6, 6, ".sweep") == 0)
     stem.resize(stem.size() - 6);
   spec.name = root.string_or("name", stem);
-  if (spec.name.empty())
-    root.fail("name", "expected a non-empty name");
+  if (!is_folder_name(spec.name))
+    root.fail("name", "expected a non-empty name without '/', not \".\" or \"..\" (it names "
+                      "the sweep's folder)");
 
   std::string scenario = root.string("scenario");
   spec.scenario = resolve_input_path(scenario, file);

@@ -153,6 +153,8 @@ CASES = [
      with_platform(topology="fat_tree", nodes=None, fat_tree={"down": [4, 4], "up": [1]}), {}, [],
      ["/platform"]),
     ("name with a slash", scenario(name="a/b"), {}, [], ["/name"]),
+    # results/../result.json: outside the results folder.
+    ("name ..", scenario(), {}, ["--set", "name=.."], ["--set name=..", "/name", "not \".\" or \"..\""]),
     ("negative seed", scenario(seed=-3), {}, [], ["/seed"]),
     ("workload with negative FLOPs",
      scenario(workload="bad-workload.json"),
@@ -204,6 +206,7 @@ SWEEP_CASES = [
      ["sweep.json: /grid: the grid has 1.845e+19 points, more than 1000000"]),
     # 1000^7 points: vector::reserve threw, an internal error.
     ("grid of 1e21 points", grid(7, 1000), [], ["sweep.json: /grid: the grid has 1e+21 points"]),
+    ("name ..", dict(grid(1, 2), name=".."), [], ["sweep.json: /name", "not \".\" or \"..\""]),
     # CLI11 adds "Run with --help" as a second line, as for every bad option.
     ("--jobs 0", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]}}, ["--jobs", "0"],
      ["--jobs: Value 0 not in range 1 to 4096"]),
