@@ -6,6 +6,7 @@
 #include "compressors/scratch_file.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cost/device_profile.hpp"
+#include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/output/result.hpp"
@@ -94,6 +95,11 @@ public:
       compressor_json["name"] = compressor->name();
     }
     const bool dense = compressor != nullptr && compressor->name() == "dense";
+    // Before the compressors and the simulation, which can take minutes.
+    const std::string directory = out_dir_.empty() ? "results/" + scenario.name : out_dir_;
+    check_writable(std::filesystem::path(directory) / "result.json");
+    if (!timeline_file_.empty())
+      check_writable(timeline_file_);
 
     // A compressed run also simulates the dense baseline on the same
     // platform, first, so that speedup_vs_dense compares like with like.
@@ -250,8 +256,8 @@ public:
       extras.compression_scope = parts.size() > 1 || overlapping ? "bucket" : "model";
     }
     nlohmann::json result = output::make_result(scenario, runs.back(), profile, extras);
-    std::string directory = out_dir_.empty() ? "results/" + scenario.name : out_dir_;
-    output::write_result(directory, result);
+    // result.json last: a sweep counts a point with one as done, so it must
+    // not be left when a later file fails.
     if (!dense && replay_file_.empty())
       output::write_json_file(
           std::filesystem::path(directory) / "schedule.json",
@@ -262,6 +268,7 @@ public:
         names.push_back(compressor_json.value("name", "compressed"));
       output::write_timeline(timeline_file_, timeline, names);
     }
+    output::write_result(directory, result);
     if (!quiet_) {
       std::fputs(output::format_summary(result).c_str(), stdout);
       std::printf("  result: %s/result.json\n", directory.c_str());

@@ -42,8 +42,11 @@ void write_file_atomically(const std::filesystem::path& file, const std::string&
 }
 
 void check_writable(const std::filesystem::path& file) {
-  const std::filesystem::path partial = prepare(file);
   std::error_code error;
+  // The partial file beside it could be made, but not renamed onto a folder.
+  if (std::filesystem::is_directory(file, error))
+    throw WriteError("cannot write " + file.string() + ": " + std::strerror(EISDIR));
+  const std::filesystem::path partial = prepare(file);
   errno = 0;
   const bool opened = std::ofstream(partial, std::ios::binary | std::ios::app).is_open();
   const int saved_errno = errno;

@@ -20,9 +20,10 @@ public:
 /// `file` as it was, and throws WriteError.
 void write_file_atomically(const std::filesystem::path& file, const std::string& text);
 
-/// Throws WriteError now if `file` could not be written later (its folder
-/// cannot be made, or a file cannot be created in it): for commands that
-/// measure for minutes before they write. Leaves no file behind.
+/// Throws WriteError now if `file` could not be written later (it is a
+/// folder, its folder cannot be made, or a file cannot be created in it): for
+/// commands that measure for minutes before they write. Leaves no file behind
+/// (a missing folder is made).
 void check_writable(const std::filesystem::path& file);
 
 } // namespace gcsim

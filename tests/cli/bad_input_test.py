@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Bad input never crashes and never writes a result: each case must exit
 with status 2, print exactly one line on stderr that names the file (or the
---set) and the JSON path, and leave no result.json behind.
+--set) and the JSON path, and leave no result.json behind. An output that
+cannot be written is exit 1 instead, also without a result.json; a bad sweep
+file or sweep option is exit 2 and writes no sweep.csv.
 
 Usage: bad_input_test.py PATH/TO/gcsim
 """
@@ -235,7 +237,16 @@ def run_sweep_case(name, document, args, expected, workdir):
     return problems
 
 
-def run_case(name, document, files, args, expected, workdir):
+# Outputs that cannot be written: exit 1 (the environment's fault), one line
+# naming the file, and no result.json (a sweep counts a point with one as done).
+# (name, extra args, substrings the message must hold)
+OUTPUT_CASES = [
+    # The run's working directory: result.json was written before the timeline failed.
+    ("timeline onto a folder", ["--timeline", "."], ["gcsim: cannot write .: Is a directory"]),
+]
+
+
+def run_case(name, document, files, args, expected, workdir, status=2):
     path = os.path.join(workdir, "scenario.json")
     if document is not None:
         with open(path, "w") as handle:
@@ -252,8 +263,8 @@ def run_case(name, document, files, args, expected, workdir):
     result = subprocess.run([GCSIM, "run", path, "--out", out] + args, capture_output=True,
                             text=True, timeout=120, cwd=workdir)
     problems = []
-    if result.returncode != 2:
-        problems.append(f"exit status {result.returncode}, expected 2")
+    if result.returncode != status:
+        problems.append(f"exit status {result.returncode}, expected {status}")
     lines = result.stderr.strip().splitlines()
     if len(lines) != 1:
         problems.append(f"{len(lines)} lines on stderr, expected 1: {result.stderr!r}")
@@ -281,6 +292,13 @@ def main():
         for problem in problems:
             print(f"    {problem}")
         failures += bool(problems)
+    for name, args, expected in OUTPUT_CASES:
+        with tempfile.TemporaryDirectory() as workdir:
+            problems = run_case(name, scenario(), {}, args, expected, workdir, status=1)
+        print(f"{'ok' if not problems else 'FAIL'}: output: {name}")
+        for problem in problems:
+            print(f"    {problem}")
+        failures += bool(problems)
     for name, document, args, expected in SWEEP_CASES:
         with tempfile.TemporaryDirectory() as workdir:
             problems = run_sweep_case(name, document, args, expected, workdir)
@@ -288,7 +306,7 @@ def main():
         for problem in problems:
             print(f"    {problem}")
         failures += bool(problems)
-    total = len(CASES) + len(SWEEP_CASES)
+    total = len(CASES) + len(OUTPUT_CASES) + len(SWEEP_CASES)
     print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -74,6 +74,11 @@ TEST_CASE("a failed write throws WriteError and keeps the earlier file") {
     CHECK_THROWS_AS(gcsim::check_writable(under_a_file), gcsim::WriteError);
     CHECK_THROWS_AS(gcsim::write_file_atomically(under_a_file, "x"), gcsim::WriteError);
   }
+  SUBCASE("a folder where the file goes") {
+    // The partial file beside it can be made; only the rename would fail.
+    CHECK_THROWS_WITH_AS(gcsim::check_writable(folder), doctest::Contains("Is a directory"),
+                         gcsim::WriteError);
+  }
   SUBCASE("a writable place passes the check and is left as it was") {
     CHECK_NOTHROW(gcsim::check_writable(file));
     CHECK_NOTHROW(gcsim::check_writable(folder / "new" / "other.json"));
