@@ -177,15 +177,34 @@ double ObjectReader::seconds_or(std::string_view key, double fallback) {
 
 int64_t ObjectReader::integer(std::string_view key, int64_t min, int64_t max) {
   const nlohmann::json& value = require(key);
-  if (!value.is_number_integer() &&
-      !(value.is_number_float() && std::floor(value.get<double>()) == value.get<double>()))
-    fail(key, "expected an integer, got " + describe_json(value));
-  double as_double = value.get<double>();
-  if (as_double < static_cast<double>(min) || as_double > static_cast<double>(max))
+  auto out_of_range = [&] {
     fail(key, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
                   "], got " + quoted(value));
-  return value.is_number_unsigned() ? static_cast<int64_t>(value.get<uint64_t>())
-                                    : value.get<int64_t>();
+  };
+  // By the value's own type: compared in double, 2^63 passed a bound of
+  // INT64_MAX, and converting it is undefined.
+  int64_t result = 0;
+  if (value.is_number_unsigned()) {
+    const uint64_t whole = value.get<uint64_t>();
+    if (whole > static_cast<uint64_t>(INT64_MAX))
+      out_of_range();
+    result = static_cast<int64_t>(whole);
+  } else if (value.is_number_integer()) {
+    result = value.get<int64_t>();
+  } else if (value.is_number_float()) {
+    const double number = value.get<double>();
+    if (!std::isfinite(number) || std::floor(number) != number)
+      fail(key, "expected an integer, got " + describe_json(value));
+    // [-2^63, 2^63) is exactly what int64_t holds; both ends are doubles.
+    if (!(number >= -0x1p63 && number < 0x1p63))
+      out_of_range();
+    result = static_cast<int64_t>(number);
+  } else {
+    fail(key, "expected an integer, got " + describe_json(value));
+  }
+  if (result < min || result > max)
+    out_of_range();
+  return result;
 }
 
 int64_t ObjectReader::integer_or(std::string_view key, int64_t min, int64_t max, int64_t fallback) {

@@ -158,6 +158,11 @@ CASES = [
     # results/../result.json: outside the results folder.
     ("name ..", scenario(), {}, ["--set", "name=.."], ["--set name=..", "/name", "not \".\" or \"..\""]),
     ("negative seed", scenario(seed=-3), {}, [], ["/seed"]),
+    # Both were compared in double and passed; converting 2^63 is undefined.
+    ("seed just past INT64_MAX", scenario(), {}, ["--set", "seed=9223372036854776000"],
+     ["--set seed=9223372036854776000", "/seed", "expected an integer in [0, 9223372036854775807]"]),
+    ("seed of 2^63 as a float", scenario(), {}, ["--set", "seed=9223372036854775807.0"],
+     ["/seed", "expected an integer in [0, 9223372036854775807]"]),
     ("workload with negative FLOPs",
      scenario(workload="bad-workload.json"),
      {"bad-workload.json": bad_workload(lambda w: w["layers"][0].update(forward_flops=-1))}, [],
