@@ -26,8 +26,8 @@ std::string describe_json(const nlohmann::json& value);
 
 /// The longest time an input may give or a model may produce (about 30
 /// years): past it a figure is a typo, and SimGrid cannot run an infinite one.
-/// Every time field (plain seconds or a unit string) is read within it, and
-/// `gcsim run` refuses a simulated iteration longer than it.
+/// Durations with a unit, seconds(), a trace's and a device profile's times
+/// are read within it, and `gcsim run` refuses a longer simulated iteration.
 constexpr double kLongestSeconds = 1e9;
 
 /// The largest size an input may give: 2^53 bytes (8 PiB), far past any
