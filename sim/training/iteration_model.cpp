@@ -481,6 +481,7 @@ std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
   const net::Platform& platform = simulation.platform();
 
   std::vector<RunResult> results(plans.size());
+  size_t finished = 0;
   // A driver actor runs the plans one after the other.
   sg4::Actor::create("driver", platform.workers.front(), [&] {
     for (size_t p = 0; p < plans.size(); ++p) {
@@ -491,9 +492,22 @@ std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
       for (const sg4::ActorPtr& actor : run.start())
         actor->join();
       results[p] = run.result(start);
+      ++finished;
     }
   });
+  // On a deadlock SimGrid's run returns with actors still blocked, and the
+  // plan they were in has no results. The input checks should make one
+  // impossible: it is a bug, not bad input.
   simulation.run();
+  if (finished != plans.size())
+    throw std::runtime_error("the simulation deadlocked in plan " + std::to_string(finished + 1) +
+                             " of " + std::to_string(plans.size()) +
+                             ": some actors wait for messages that are never sent");
+  for (size_t p = 0; p < plans.size(); ++p)
+    if (results[p].iterations.size() != static_cast<size_t>(plans[p].iterations))
+      throw std::runtime_error("plan " + std::to_string(p) + " recorded " +
+                               std::to_string(results[p].iterations.size()) + " iterations of " +
+                               std::to_string(plans[p].iterations));
   return results;
 }
 

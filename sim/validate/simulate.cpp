@@ -113,6 +113,7 @@ std::vector<double> collectives_in_engine(const net::PlatformSpec& spec,
     groups.push_back(std::make_unique<net::Group>("point" + std::to_string(p), hosts));
   }
   std::vector<double> seconds(points.size(), 0.0);
+  size_t timed = 0;
   // One actor per worker runs every point in turn; barriers keep points apart.
   sg4::BarrierPtr barrier = sg4::Barrier::create(static_cast<unsigned>(workers));
   for (int w = 0; w < workers; ++w) {
@@ -124,12 +125,18 @@ std::vector<double> collectives_in_engine(const net::PlatformSpec& spec,
                            if (w < points[p].ranks)
                              run_point(*groups[p], w, points[p]);
                            barrier->wait();
-                           if (w == 0)
+                           if (w == 0) {
                              seconds[p] = sg4::Engine::get_clock() - start;
+                             ++timed;
+                           }
                          }
                        });
   }
   simulation.run();
+  // A deadlock ends SimGrid's run early; untimed points would read 0 s.
+  if (timed != points.size())
+    throw std::runtime_error("the simulation deadlocked at collective point " +
+                             std::to_string(timed + 1) + " of " + std::to_string(points.size()));
   return seconds;
 }
 
