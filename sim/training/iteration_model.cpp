@@ -67,7 +67,10 @@ public:
       actors.push_back(
           sg4::Actor::create("comm-" + std::to_string(w), host, [this, w] { communicate(w); }));
     }
-    if (plan_.algorithm == AllreduceAlgorithm::parameter_server) {
+    // A compressed iteration's steps run among the workers (a compressor's
+    // own parameter server is one of them): servers waiting for dense
+    // buckets that never come would deadlock the run.
+    if (plan_.algorithm == AllreduceAlgorithm::parameter_server && !compressed()) {
       for (size_t s = 0; s < platform_.servers.size(); ++s) {
         int rank = workers + static_cast<int>(s);
         actors.push_back(sg4::Actor::create("server-" + std::to_string(s), platform_.servers[s],

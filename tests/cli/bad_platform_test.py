@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""Platforms at the edges and the inputs SimGrid used to crash, hang or
+deadlock on: each bad one must exit with status 2, print one line naming the
+file and the JSON field, and leave no result.json; the smallest platforms of
+every topology must run.
+
+Usage: bad_platform_test.py PATH/TO/gcsim
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from checks import Checks
+
+GCSIM = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+QUICKSTART = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
+DEFT16 = os.path.join(ROOT, "workloads", "scenarios", "deft-fmnist-16.json")
+LINK = {"bandwidth": "10Gbps", "latency": "10us"}
+
+check = Checks()
+
+
+def gcsim(*args, cwd=None):
+    return subprocess.run([GCSIM, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def scenario_file(workdir, platform, name="scenario.json"):
+    """quickstart.json with `platform` inline (paths made absolute)."""
+    with open(QUICKSTART) as handle:
+        document = json.load(handle)
+    document["platform"] = platform
+    for key in ("workload", "device"):
+        document[key] = os.path.join(ROOT, document[key])
+    document["training"]["iterations"] = 2
+    path = os.path.join(workdir, name)
+    with open(path, "w") as handle:
+        json.dump(document, handle)
+    return path
+
+
+def expect_refused(name, result, out, needles):
+    lines = result.stderr.strip().splitlines()
+    problems = []
+    if result.returncode != 2:
+        problems.append(f"exit status {result.returncode}, expected 2")
+    if len(lines) != 1:
+        problems.append(f"{len(lines)} lines on stderr, expected 1")
+    problems += [f"lacks {needle!r}" for needle in needles if needle not in result.stderr]
+    if out and os.path.exists(os.path.join(out, "result.json")):
+        problems.append("a result.json was written")
+    check(not problems, f"{name}: {'; '.join(problems) or lines[0]}"
+          + (f" (stderr: {result.stderr.strip()[:300]!r})" if problems else ""))
+
+
+def compressed_on_parameter_server(workdir):
+    # Compressed steps run among the workers: the servers must not wait for
+    # dense buckets (the run deadlocked on any parameter-server platform).
+    path = scenario_file(workdir, {"topology": "parameter_server", "nodes": 4, "servers": 2,
+                                   "link": LINK})
+    out = os.path.join(workdir, "out-ps")
+    result = gcsim("run", path, "--out", out, "--quiet", "--set",
+                   'compressor={"name": "randomk", "density": 0.01}')
+    check(result.returncode == 0, f"a compressed run on a parameter-server platform finishes "
+                                  f"(status {result.returncode}: {result.stderr.strip()[-200:]})")
+
+with tempfile.TemporaryDirectory() as workdir:
+    compressed_on_parameter_server(workdir)
+check.finish()
