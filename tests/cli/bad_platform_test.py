@@ -55,6 +55,38 @@ def expect_refused(name, result, out, needles):
           + (f" (stderr: {result.stderr.strip()[:300]!r})" if problems else ""))
 
 
+def platforms_at_their_smallest(workdir):
+    smallest = {
+        "a one-node ring": {"topology": "ring", "nodes": 1, "link": LINK},
+        "a two-node ring": {"topology": "ring", "nodes": 2, "link": LINK},
+        "a one-node star": {"topology": "star", "nodes": 1, "link": LINK},
+        "one worker and one server": {"topology": "parameter_server", "nodes": 1, "servers": 1,
+                                      "link": LINK},
+        "a one-leaf fat-tree": {"topology": "fat_tree", "fat_tree": {"down": [1], "up": [1]},
+                                "link": LINK},
+        "one machine of one GPU": {"topology": "multi_gpu", "nodes": 1, "gpus_per_node": 1,
+                                   "link": LINK, "gpu_link": LINK},
+    }
+    for name, platform in smallest.items():
+        path = scenario_file(workdir, platform)
+        for compressor in ({"name": "dense"}, {"name": "topk", "density": 0.01}):
+            out = os.path.join(workdir, "out-small")
+            result = gcsim("run", path, "--out", out, "--quiet",
+                           "--set", "compressor=" + json.dumps(compressor))
+            check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
+                  f"{name} trains with {compressor['name']} (status {result.returncode}"
+                  f"{': ' + result.stderr.strip()[-300:] if result.returncode else ''})")
+    # A ring of one has nobody to talk to: nothing goes on the wire.
+    out = os.path.join(workdir, "out-ring1")
+    result = gcsim("run", QUICKSTART, "--out", out, "--quiet", "--set", "platform.topology=ring",
+                   "--set", "platform.nodes=1", "--set", "training.iterations=2")
+    if check(result.returncode == 0, f"the quickstart on a one-node ring runs "
+                                     f"(status {result.returncode})"):
+        with open(os.path.join(out, "result.json")) as handle:
+            summary = json.load(handle)["summary"]
+        check(summary["bytes_sent_per_worker"] == 0, "a one-node ring sends nothing")
+
+
 def compressed_on_parameter_server(workdir):
     # Compressed steps run among the workers: the servers must not wait for
     # dense buckets (the run deadlocked on any parameter-server platform).
@@ -68,4 +100,5 @@ def compressed_on_parameter_server(workdir):
 
 with tempfile.TemporaryDirectory() as workdir:
     compressed_on_parameter_server(workdir)
+    platforms_at_their_smallest(workdir)
 check.finish()
