@@ -3,12 +3,16 @@
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
 
-#include <numeric>
+#include <fmt/format.h>
 
 namespace gcsim {
 namespace {
 
 constexpr int64_t kMaxWorkers = 1 << 16;
+// SimGrid holds about 1.5 KB per fat-tree link (a split-duplex pair): a
+// million is some 1.5 GB and 8 s to build, five times the links of a
+// non-blocking three-level tree of 65536 leaves.
+constexpr double kMaxTreeLinks = 1e6;
 
 net::LinkSpec read_link(ObjectReader& parent, std::string_view key) {
   ObjectReader reader = parent.object(key);
@@ -44,6 +48,31 @@ double read_factor(ObjectReader& reader, std::string_view key, double fallback) 
   if (factor < 1e-3 || factor > 1e3)
     reader.fail(key, "expected a factor in [0.001, 1000], got " + describe_json(*reader.find(key)));
   return factor;
+}
+
+// A count in full while it is readable, else as 1.2e+34.
+std::string count_text(double count) {
+  return count < 1e12 ? fmt::format("{:.0f}", count) : fmt::format("{:.2g}", count);
+}
+
+// Leaves and links of SimGrid's fat-tree (its FatTreeZone's counts): level
+// i+1 has up[0..i] x down[i+1..] switches, and each element of level i has
+// up[i] x links[i] links to the level above. Doubles, not integers: a few
+// levels of 4096 overflow any integer, and such a tree is refused anyway.
+struct TreeSize {
+  double leaves = 1;
+  double links = 0;
+};
+TreeSize tree_size(const net::FatTreeSpec& tree) {
+  TreeSize size;
+  for (unsigned down : tree.down)
+    size.leaves *= down;
+  double elements = size.leaves; // of the current level
+  for (size_t i = 0; i < tree.down.size(); ++i) {
+    size.links += elements * tree.up[i] * tree.links[i];
+    elements = elements / tree.down[i] * tree.up[i];
+  }
+  return size;
 }
 
 net::NetworkModelSpec read_network(ObjectReader& parent) {
@@ -122,11 +151,17 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
       tree.fail("links", "expected as many levels as \"down\" (" +
                              std::to_string(spec.fat_tree.down.size()) + ")");
     tree.finish();
-    int64_t leaves = std::accumulate(spec.fat_tree.down.begin(), spec.fat_tree.down.end(),
-                                     int64_t{1}, std::multiplies<int64_t>());
-    if (leaves > kMaxWorkers)
-      reader.fail("fat_tree", "the tree has " + std::to_string(leaves) + " leaves, more than " +
+    const TreeSize size = tree_size(spec.fat_tree);
+    if (size.leaves > kMaxWorkers)
+      reader.fail("fat_tree", "the tree has " + count_text(size.leaves) + " leaves, more than " +
                                   std::to_string(kMaxWorkers));
+    if (size.links > kMaxTreeLinks)
+      reader.fail("fat_tree", "the tree has " + count_text(size.links) +
+                                  " links (elements x up x links, summed over the levels), more "
+                                  "than " +
+                                  count_text(kMaxTreeLinks) +
+                                  " (SimGrid needs about 1.5 KB of memory per link)");
+    const auto leaves = static_cast<int64_t>(size.leaves);
     spec.nodes = static_cast<int>(reader.integer_or("nodes", 1, leaves, leaves));
     spec.link = read_link(reader, "link");
     reader.finish();

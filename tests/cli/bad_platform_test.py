@@ -98,7 +98,21 @@ def compressed_on_parameter_server(workdir):
     check(result.returncode == 0, f"a compressed run on a parameter-server platform finishes "
                                   f"(status {result.returncode}: {result.stderr.strip()[-200:]})")
 
+
+def fat_tree_too_large(workdir):
+    path = scenario_file(workdir, {"topology": "fat_tree", "link": LINK,
+                                   "fat_tree": {"down": [4], "up": [4096], "links": [4096]}})
+    out = os.path.join(workdir, "out-tree")
+    expect_refused("a fat-tree of 67 million links", gcsim("run", path, "--out", out), out,
+                   [path, "/platform/fat_tree", "67108864 links", "1000000"])
+    # Levels whose leaf count overflows any integer.
+    path = scenario_file(workdir, {"topology": "fat_tree", "link": LINK,
+                                   "fat_tree": {"down": [4096] * 6, "up": [1] * 6}})
+    expect_refused("a fat-tree of 4096^6 leaves", gcsim("run", path, "--out", out), out,
+                   [path, "/platform/fat_tree", "leaves"])
+
 with tempfile.TemporaryDirectory() as workdir:
     compressed_on_parameter_server(workdir)
     platforms_at_their_smallest(workdir)
+    fat_tree_too_large(workdir)
 check.finish()
