@@ -1,5 +1,7 @@
 #include "sim/network/platform.hpp"
 
+#include "sim/input/input_error.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -134,15 +136,48 @@ Platform build_multi_gpu(const PlatformSpec& spec) {
   return platform;
 }
 
+// SimGrid's message as the tail of gcsim's one-line error: its line breaks
+// become spaces, and a list of every host in a large file is cut short.
+std::string one_line(const std::string& message) {
+  constexpr size_t kMaxLength = 400;
+  std::string line;
+  for (size_t i = 0; i < message.size() && line.size() < kMaxLength; ++i) {
+    if (message[i] != '\n') {
+      line += message[i];
+      continue;
+    }
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
+    while (i + 1 < message.size() && (message[i + 1] == ' ' || message[i + 1] == '\n'))
+      ++i;
+    line += ' ';
+  }
+  return line.size() < kMaxLength ? line : line + "...";
+}
+
 Platform build_from_xml(sg4::Engine& engine, const PlatformSpec& spec) {
-  engine.load_platform(spec.xml_file);
+  // SimGrid reports a malformed file or a platform it refuses (a parse
+  // error, an unknown link in a route) by exceptions: the file's fault. Not
+  // std::bad_alloc and the like, which are not. Some errors it still aborts
+  // on (a duplicate link, an unknown routing model); see platforms/README.md.
+  auto refuse = [&spec](const std::exception& error) {
+    return InputError(spec.source_file, spec.source_path + "/xml",
+                      "SimGrid cannot load " + spec.xml_file + ": " + one_line(error.what()));
+  };
+  try {
+    engine.load_platform(spec.xml_file);
+  } catch (const std::runtime_error& error) {
+    throw refuse(error);
+  } catch (const std::logic_error& error) {
+    throw refuse(error);
+  }
   std::vector<sg4::Host*> hosts = engine.get_all_hosts();
   std::sort(hosts.begin(), hosts.end(),
             [](const sg4::Host* a, const sg4::Host* b) { return a->get_name() < b->get_name(); });
   if (spec.nodes > 0 && static_cast<size_t>(spec.nodes) > hosts.size())
-    throw std::invalid_argument("the XML platform has " + std::to_string(hosts.size()) +
-                                " hosts, fewer than the " + std::to_string(spec.nodes) +
-                                " workers asked for");
+    throw InputError(spec.source_file, spec.source_path + "/nodes",
+                     std::to_string(spec.nodes) + " workers asked for, but the XML platform " +
+                         spec.xml_file + " has " + std::to_string(hosts.size()) + " hosts");
   Platform platform;
   size_t count = spec.nodes > 0 ? static_cast<size_t>(spec.nodes) : hosts.size();
   platform.workers.assign(hosts.begin(), hosts.begin() + static_cast<std::ptrdiff_t>(count));

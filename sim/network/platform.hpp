@@ -65,6 +65,10 @@ struct PlatformSpec {
   // simgrid_xml
   std::string xml_file;
   NetworkModelSpec network;
+  // Where the spec was read (file, JSON path of the platform object): errors
+  // found only when SimGrid builds it (a bad XML file) name their field.
+  std::string source_file;
+  std::string source_path;
 
   /// Workers (one per GPU) the platform provides.
   int worker_count() const {
@@ -88,8 +92,9 @@ struct Platform {
 /// process: a second Simulation in the same process is a logic_error.
 class Simulation {
 public:
-  /// Throws std::invalid_argument for a platform that cannot be built
-  /// (an XML file with too few hosts) or that has no workers.
+  /// Throws InputError at the spec's source for an XML file SimGrid cannot
+  /// load or with too few hosts, std::invalid_argument for a platform
+  /// without workers.
   explicit Simulation(const PlatformSpec& spec);
   ~Simulation();
   Simulation(const Simulation&) = delete;

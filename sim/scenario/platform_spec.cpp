@@ -109,6 +109,8 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
   reader.allow("description");
   reader.allow("source");
   net::PlatformSpec spec;
+  spec.source_file = file;
+  spec.source_path = path;
   spec.name = reader.string_or("name", "platform");
   std::string topology = reader.choice(
       "topology", {"star", "ring", "parameter_server", "fat_tree", "multi_gpu", "simgrid_xml"});
@@ -125,6 +127,14 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
     std::error_code error;
     if (!std::filesystem::exists(spec.xml_file, error))
       reader.fail("xml", "SimGrid platform file not found: " + spec.xml_file);
+    // SimGrid's XML scanner exits the process on a read error (a folder),
+    // and SimGrid loads a .so or .dylib as C++ code, aborting on a bad one.
+    if (!std::filesystem::is_regular_file(spec.xml_file, error))
+      reader.fail("xml", "not a regular file: " + spec.xml_file);
+    const std::filesystem::path extension = std::filesystem::path(spec.xml_file).extension();
+    if (extension == ".so" || extension == ".dylib")
+      reader.fail("xml",
+                  "expected a SimGrid XML platform file, not a shared library: " + spec.xml_file);
     // The worker count must be known before the platform is built (the
     // compressors run first), so an XML platform says how many hosts to use.
     spec.nodes = static_cast<int>(reader.integer("nodes", 1, kMaxWorkers));

@@ -111,8 +111,47 @@ def fat_tree_too_large(workdir):
     expect_refused("a fat-tree of 4096^6 leaves", gcsim("run", path, "--out", out), out,
                    [path, "/platform/fat_tree", "leaves"])
 
+
+def xml_platforms(workdir):
+    good_xml = os.path.join(ROOT, "platforms", "small-cluster.xml")  # 4 hosts
+    os.mkdir(os.path.join(workdir, "a-folder"))
+    with open(os.path.join(workdir, "broken.xml"), "w") as handle:
+        handle.write('<platform version="4.1"><zone id="w" routing="Full">\n')
+    with open(os.path.join(workdir, "multi-line.xml"), "w") as handle:
+        handle.write('<?xml version="1.0"?>\n'
+                     '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                     '<platform version="4.1"><zone id="w" routing="Full">'
+                     '<host id="a" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="1us"/>'
+                     '<route src="a" dst="zz"><link_ctn id="l"/></route></zone></platform>\n')
+    with open(os.path.join(workdir, "platform.so"), "w") as handle:
+        handle.write("not a library")
+    cases = [
+        ("an XML platform that is a folder", "a-folder", 4, "/platform/xml", "not a regular file"),
+        ("malformed XML", "broken.xml", 4, "/platform/xml", "Parse error"),
+        ("a JSON file as the XML platform", os.path.join(ROOT, "platforms", "star-8x10g.json"), 4,
+         "/platform/xml", "SimGrid cannot load"),
+        ("SimGrid's message on several lines", "multi-line.xml", 1, "/platform/xml", "zz"),
+        ("a shared library as the XML platform", "platform.so", 4, "/platform/xml",
+         "shared library"),
+        ("more workers than the XML platform has hosts", good_xml, 5, "/platform/nodes",
+         "has 4 hosts"),
+    ]
+    out = os.path.join(workdir, "out-xml")
+    for name, xml, nodes, field, words in cases:
+        path = scenario_file(workdir, {"topology": "simgrid_xml", "xml": xml, "nodes": nodes})
+        expect_refused(name, gcsim("run", path, "--out", out, cwd=workdir), out,
+                       [path, field, words])
+    # In a platform file of its own the field is that file's.
+    platform = os.path.join(workdir, "xml-platform.json")
+    with open(platform, "w") as handle:
+        json.dump({"topology": "simgrid_xml", "xml": good_xml, "nodes": 6}, handle)
+    path = scenario_file(workdir, platform)
+    expect_refused("too few hosts for a platform file", gcsim("run", path, "--out", out), out,
+                   [platform + ": /nodes", "has 4 hosts"])
+
 with tempfile.TemporaryDirectory() as workdir:
     compressed_on_parameter_server(workdir)
     platforms_at_their_smallest(workdir)
     fat_tree_too_large(workdir)
+    xml_platforms(workdir)
 check.finish()
