@@ -83,7 +83,20 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
         step_reader.fail("bytes", "expected non-negative integers");
       step.bytes.push_back(count.get<uint64_t>());
     }
-    for (const nlohmann::json& message : step_reader.require("messages")) {
+    auto is_participant = [&step](int64_t rank) {
+      return std::binary_search(step.participants.begin(), step.participants.end(), rank);
+    };
+    // The simulator finds a rank's place among the participants; a rank that
+    // is not one would silently stand for another, or wait forever.
+    if ((step.kind == StepPlan::Kind::broadcast || step.kind == StepPlan::Kind::reduce) &&
+        !is_participant(step.root))
+      step_reader.fail("root", "a " + kind + "'s root must be one of its participants, got " +
+                                   std::to_string(step.root));
+    const nlohmann::json& messages = step_reader.require("messages");
+    if (!messages.is_array())
+      step_reader.fail("messages", "expected an array of [src, dst, bytes]");
+    for (size_t m = 0; m < messages.size(); ++m) {
+      const nlohmann::json& message = messages[m];
       if (!message.is_array() || message.size() != 3 || !message[0].is_number_integer() ||
           !message[1].is_number_integer() || !message[2].is_number_integer() ||
           message[0].get<int64_t>() < 0 || message[0].get<int64_t>() >= workers ||
@@ -91,6 +104,13 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
           message[2].get<int64_t>() < 0)
         step_reader.fail("messages",
                          "expected [src, dst, bytes] with ranks below " + std::to_string(workers));
+      for (size_t end : {0, 1})
+        if (!is_participant(message[end].get<int64_t>()))
+          throw InputError(name,
+                           step_reader.path_of("messages") + "/" + std::to_string(m) + "/" +
+                               std::to_string(end),
+                           std::string(end == 0 ? "src" : "dst") + " " + message[end].dump() +
+                               " is not one of the step's participants");
       step.messages.push_back(
           {message[0].get<int>(), message[1].get<int>(), message[2].get<uint64_t>()});
     }

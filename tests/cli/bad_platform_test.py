@@ -6,6 +6,7 @@ every topology must run.
 
 Usage: bad_platform_test.py PATH/TO/gcsim
 """
+import copy
 import json
 import os
 import subprocess
@@ -149,9 +150,60 @@ def xml_platforms(workdir):
     expect_refused("too few hosts for a platform file", gcsim("run", path, "--out", out), out,
                    [platform + ": /nodes", "has 4 hosts"])
 
+
+def replayed_schedules(workdir):
+    recorded = os.path.join(workdir, "recorded")
+    result = gcsim("run", DEFT16, "--out", recorded, "--quiet", "--set",
+                   'compressor={"name": "cltk", "density": 0.01}', "--set", "training.iterations=2")
+    if not check(result.returncode == 0, f"a CLT-k run records its schedule "
+                                         f"(status {result.returncode})"):
+        return
+    with open(os.path.join(recorded, "schedule.json")) as handle:
+        schedule = json.load(handle)
+    steps = schedule["iterations"][0]["steps"]
+    kinds = [step["kind"] for step in steps]
+    broadcast = kinds.index("broadcast")
+    other = next(i for i, kind in enumerate(kinds) if kind not in ("broadcast", "reduce"))
+
+    def halve(step):
+        step["participants"] = list(range(8))
+        step["bytes"] = step["bytes"][:8]
+
+    def point_to_point(message):
+        def edit(step):
+            step.update(kind="point_to_point", participants=[0, 1], bytes=[1, 1],
+                        messages=[message])
+        return edit
+
+    at = "/iterations/0/steps/"
+    cases = [
+        ("a broadcast rooted outside its participants",
+         broadcast, lambda step: (halve(step), step.update(root=12)), f"{at}{broadcast}/root"),
+        ("a broadcast without a root", broadcast, lambda step: step.update(root=-1),
+         f"{at}{broadcast}/root"),
+        ("a reduce rooted outside its participants",
+         broadcast, lambda step: (halve(step), step.update(kind="reduce", root=9)),
+         f"{at}{broadcast}/root"),
+        ("a message to a non-participant", other, point_to_point([0, 5, 100]),
+         f"{at}{other}/messages/0/1"),
+        ("a message from a non-participant", other, point_to_point([5, 1, 100]),
+         f"{at}{other}/messages/0/0"),
+    ]
+    out = os.path.join(workdir, "out-replay")
+    for name, index, edit, field in cases:
+        changed = copy.deepcopy(schedule)
+        edit(changed["iterations"][0]["steps"][index])
+        path = os.path.join(workdir, "schedule-" + name.replace(" ", "-") + ".json")
+        with open(path, "w") as handle:
+            json.dump(changed, handle)
+        expect_refused(name, gcsim("run", DEFT16, "--out", out, "--replay", path), out,
+                       [path, field, "participants"])
+
+
 with tempfile.TemporaryDirectory() as workdir:
     compressed_on_parameter_server(workdir)
     platforms_at_their_smallest(workdir)
     fat_tree_too_large(workdir)
     xml_platforms(workdir)
+    replayed_schedules(workdir)
 check.finish()
