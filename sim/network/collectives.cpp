@@ -155,13 +155,22 @@ void pipelined_ring_broadcast(Group& group, int rank, int root, uint64_t bytes, 
   const int next = (rank + 1) % size;
   const bool forwards = relative + 1 < size; // the chain's last rank only receives
   const uint64_t pieces = bytes == 0 ? 1 : (bytes + chunk - 1) / chunk;
-  // Receiving piece i + 1 overlaps sending piece i: the sends wait at the end.
+  // Receiving piece i + 1 overlaps sending piece i. At most NCCL's 8 buffer
+  // slots (NCCL_STEPS) wait to be taken: SimGrid searches a mailbox's queue
+  // linearly, so a queue of every piece made a run quadratic in the pieces
+  // (100000 took over 5 minutes). The next rank takes one piece at a time, so
+  // the bound only stalls a rank whose successor is slower, as NCCL does.
+  constexpr size_t kSlots = 8;
   std::vector<sg4::CommPtr> sends;
   for (uint64_t piece = 0; piece < pieces; ++piece) {
     const uint64_t piece_bytes = std::min(chunk, bytes - piece * chunk);
     if (relative != 0)
       receive(group, rank, previous);
     if (forwards) {
+      if (sends.size() == kSlots) {
+        sends.front()->wait();
+        sends.erase(sends.begin());
+      }
       group.count_sent(rank, piece_bytes);
       sends.push_back(group.mailbox(rank, next)->put_async(&payload_token, piece_bytes));
     }
