@@ -86,6 +86,10 @@ CASES = [
      "/collectives/1/chunk_bytes"),
     ("a chunk for a tree broadcast", lambda d: d["collectives"][1].update(chunk_bytes=4096),
      "/collectives/1/chunk_bytes"),
+    # 2^50 one-byte pieces: the simulation would never end.
+    ("a ring broadcast in too many pieces",
+     lambda d: d["collectives"][1].update(algorithm="ring", bytes=1 << 50, chunk_bytes=1),
+     "/collectives/1/chunk_bytes"),
     ("density above one",
      lambda d: d["training"][0].update(compressor={"name": "topk", "density": 1.5}),
      "/training/0/compressor/density"),
@@ -104,7 +108,8 @@ with tempfile.TemporaryDirectory() as tmp:
         file = os.path.join(tmp, label.replace(" ", "_") + ".json")
         with open(file, "w") as f:
             json.dump(variant(edit), f)
-        done = subprocess.run([GCSIM, "validate", file, "--quiet"], capture_output=True, text=True)
+        done = subprocess.run([GCSIM, "validate", file, "--quiet"], capture_output=True, text=True,
+                              timeout=120)
         lines = done.stderr.strip().splitlines()
         if done.returncode != 2:
             failures.append(f"{label}: expected status 2, got {done.returncode}: {done.stderr.strip()}")
