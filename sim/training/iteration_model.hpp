@@ -8,9 +8,12 @@
 // the last bucket. A compressed iteration does the same with its parts: a
 // per-bucket compressor's kernels and steps overlap the backward pass, a
 // whole-model one's start when it ends. Kernels run on the communication
-// actor, like a second CUDA stream: they do not slow the backward pass down. One communication
-// actor per worker runs the buckets' collectives in order, so concurrent traffic shares the network
-// as SimGrid says it does.
+// actor, like a second CUDA stream: by default they overlap the backward pass
+// without slowing it down; with kernels_share_device (or a star platform's
+// shared_cores) kernels and compute are executions on one host and slow each
+// other down while both run. One communication actor per worker runs the
+// buckets' collectives in order, so concurrent traffic shares the network as
+// SimGrid says it does.
 
 #include "sim/network/platform.hpp"
 #include "sim/scenario/scenario.hpp"
