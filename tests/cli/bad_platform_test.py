@@ -42,6 +42,12 @@ def scenario_file(workdir, platform, name="scenario.json"):
     return path
 
 
+def out_dir(workdir, name):
+    """A result folder of the case's own: a leftover result.json must not pass
+    for another case's."""
+    return os.path.join(workdir, "out-" + "".join(c if c.isalnum() else "-" for c in name))
+
+
 def expect_refused(name, result, out, needles):
     lines = result.stderr.strip().splitlines()
     problems = []
@@ -71,7 +77,7 @@ def platforms_at_their_smallest(workdir):
     for name, platform in smallest.items():
         path = scenario_file(workdir, platform)
         for compressor in ({"name": "dense"}, {"name": "topk", "density": 0.01}):
-            out = os.path.join(workdir, "out-small")
+            out = out_dir(workdir, f"{name} {compressor['name']}")
             result = gcsim("run", path, "--out", out, "--quiet",
                            "--set", "compressor=" + json.dumps(compressor))
             check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
@@ -103,12 +109,13 @@ def compressed_on_parameter_server(workdir):
 def fat_tree_too_large(workdir):
     path = scenario_file(workdir, {"topology": "fat_tree", "link": LINK,
                                    "fat_tree": {"down": [4], "up": [4096], "links": [4096]}})
-    out = os.path.join(workdir, "out-tree")
+    out = out_dir(workdir, "links")
     expect_refused("a fat-tree of 67 million links", gcsim("run", path, "--out", out), out,
                    [path, "/platform/fat_tree", "67108864 links", "1000000"])
     # Levels whose leaf count overflows any integer.
     path = scenario_file(workdir, {"topology": "fat_tree", "link": LINK,
                                    "fat_tree": {"down": [4096] * 6, "up": [1] * 6}})
+    out = out_dir(workdir, "leaves")
     expect_refused("a fat-tree of 4096^6 leaves", gcsim("run", path, "--out", out), out,
                    [path, "/platform/fat_tree", "leaves"])
 
@@ -137,8 +144,8 @@ def xml_platforms(workdir):
         ("more workers than the XML platform has hosts", good_xml, 5, "/platform/nodes",
          "has 4 hosts"),
     ]
-    out = os.path.join(workdir, "out-xml")
     for name, xml, nodes, field, words in cases:
+        out = out_dir(workdir, name)
         path = scenario_file(workdir, {"topology": "simgrid_xml", "xml": xml, "nodes": nodes})
         expect_refused(name, gcsim("run", path, "--out", out, cwd=workdir), out,
                        [path, field, words])
@@ -147,6 +154,7 @@ def xml_platforms(workdir):
     with open(platform, "w") as handle:
         json.dump({"topology": "simgrid_xml", "xml": good_xml, "nodes": 6}, handle)
     path = scenario_file(workdir, platform)
+    out = out_dir(workdir, "platform file")
     expect_refused("too few hosts for a platform file", gcsim("run", path, "--out", out), out,
                    [platform + ": /nodes", "has 4 hosts"])
 
@@ -189,8 +197,8 @@ def replayed_schedules(workdir):
         ("a message from a non-participant", other, point_to_point([5, 1, 100]),
          f"{at}{other}/messages/0/0"),
     ]
-    out = os.path.join(workdir, "out-replay")
     for name, index, edit, field in cases:
+        out = out_dir(workdir, name)
         changed = copy.deepcopy(schedule)
         edit(changed["iterations"][0]["steps"][index])
         path = os.path.join(workdir, "schedule-" + name.replace(" ", "-") + ".json")
