@@ -14,6 +14,8 @@ import subprocess
 import sys
 import tempfile
 
+from checks import refusal_problems
+
 GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 QUICKSTART = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
@@ -267,17 +269,7 @@ def run_case(name, document, files, args, expected, workdir, status=2):
     out = os.path.join(workdir, "out")
     result = subprocess.run([GCSIM, "run", path, "--out", out] + args, capture_output=True,
                             text=True, timeout=120, cwd=workdir)
-    problems = []
-    if result.returncode != status:
-        problems.append(f"exit status {result.returncode}, expected {status}")
-    lines = result.stderr.strip().splitlines()
-    if len(lines) != 1:
-        problems.append(f"{len(lines)} lines on stderr, expected 1: {result.stderr!r}")
-    for needle in expected:
-        if needle not in result.stderr:
-            problems.append(f"message lacks {needle!r}: {result.stderr.strip()!r}")
-    if os.path.exists(os.path.join(out, "result.json")):
-        problems.append("a result.json was written")
+    problems = refusal_problems(result, expected, status, os.path.join(out, "result.json"))
     if result.stdout:
         problems.append(f"printed on stdout: {result.stdout[:200]!r}")
     return problems

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from checks import Checks
+from checks import Checks, refusal_problems
 
 GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -49,17 +49,9 @@ def out_dir(workdir, name):
 
 
 def expect_refused(name, result, out, needles):
-    lines = result.stderr.strip().splitlines()
-    problems = []
-    if result.returncode != 2:
-        problems.append(f"exit status {result.returncode}, expected 2")
-    if len(lines) != 1:
-        problems.append(f"{len(lines)} lines on stderr, expected 1")
-    problems += [f"lacks {needle!r}" for needle in needles if needle not in result.stderr]
-    if out and os.path.exists(os.path.join(out, "result.json")):
-        problems.append("a result.json was written")
-    check(not problems, f"{name}: {'; '.join(problems) or lines[0]}"
-          + (f" (stderr: {result.stderr.strip()[:300]!r})" if problems else ""))
+    problems = refusal_problems(result, needles,
+                                result_file=os.path.join(out, "result.json") if out else None)
+    check(not problems, f"{name}: {'; '.join(problems) or result.stderr.strip()}")
 
 
 def platforms_at_their_smallest(workdir):
