@@ -27,6 +27,7 @@ nlohmann::json iteration_json(const training::IterationRecord& record, double sa
       {"iteration_time_s", record.iteration_s},
       {"throughput_samples_per_s", record.iteration_s > 0 ? samples / record.iteration_s : 0.0},
       {"compute_s", record.compute_s},
+      {"straggler_wait_s", record.straggler_wait_s},
       {"compression_s", record.compression_s},
       {"compression_exposed_s", record.compression_exposed_s},
       {"compression_kernels_s", kernels},
@@ -199,6 +200,9 @@ std::string format_summary(const nlohmann::json& result) {
   auto seconds = [&](const char* key) { return units::format_seconds(summary[key].get<double>()); };
   row("iteration time", seconds("iteration_time_s"));
   row("  compute (fwd + bwd + optimizer)", seconds("compute_s"));
+  // Only where the scenario asks for stragglers, so that other summaries keep their lines.
+  if (summary.value("straggler_wait_s", 0.0) > 0)
+    row("  waiting for the slowest worker", seconds("straggler_wait_s"));
   row("  compression (not hidden)", seconds("compression_exposed_s"));
   row("  communication not hidden", seconds("communication_s"));
   row("communication total (overlapped)", seconds("communication_total_s"));

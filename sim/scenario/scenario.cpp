@@ -47,6 +47,10 @@ TrainingSpec read_training(ObjectReader& parent, bool has_servers) {
   training.compression_scope =
       reader.choice_or("compression_scope", {"auto", "model", "bucket"}, "auto");
   training.kernels_share_device = reader.boolean_or("kernels_share_device", false);
+  training.compute_variation = reader.number_or("compute_variation", 0);
+  if (!(training.compute_variation >= 0 && training.compute_variation <= 1))
+    reader.fail("compute_variation", "expected a coefficient of variation in [0, 1], got " +
+                                         describe_json(*reader.find("compute_variation")));
   std::string algorithm =
       reader.choice_or("allreduce", {"ring", "recursive_doubling", "parameter_server"},
                        has_servers ? "parameter_server" : "ring");

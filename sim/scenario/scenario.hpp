@@ -37,6 +37,9 @@ struct TrainingSpec {
   /// overlap it for free (the default, an optimistic bound).
   bool kernels_share_device = false;
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::ring;
+  /// Stragglers: the coefficient of variation of a worker's compute time
+  /// from one iteration to the next. 0: every worker computes alike.
+  double compute_variation = 0;
 };
 
 struct Scenario {

@@ -1,9 +1,11 @@
 #include "sim/training/iteration_model.hpp"
 
+#include "compressors/rng.hpp"
 #include "sim/network/collectives.hpp"
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <memory>
@@ -100,14 +102,21 @@ public:
       }
       record.start_s = start - plan_start;
       record.iteration_s = end - previous_end;
-      // Shared, compute takes what the sharing made of it (mean over
-      // workers); otherwise exactly the plan's seconds.
+      // Shared or varied, compute takes what the sharing and the draws made
+      // of it (mean over workers); otherwise exactly the plan's seconds.
       record.compute_s = compute;
-      if (compute_is_shared()) {
+      if (compute_is_shared() || plan_.compute_variation > 0) {
         record.compute_s = 0;
-        for (const auto& channel : channels_)
-          record.compute_s += channel->compute_per_iteration[static_cast<size_t>(i)] /
-                              static_cast<double>(channels_.size());
+        double slowest = 0;
+        for (const auto& channel : channels_) {
+          const double computed = channel->compute_per_iteration[static_cast<size_t>(i)];
+          record.compute_s += computed / static_cast<double>(channels_.size());
+          slowest = std::max(slowest, computed);
+        }
+        // Everyone waits for the slowest worker's gradients; with shared
+        // cores alone that wait stays in communication, as it always has.
+        if (plan_.compute_variation > 0)
+          record.straggler_wait_s = slowest - record.compute_s;
       }
       const double share = 1.0 / static_cast<double>(channels_.size());
       for (const auto& channel : channels_) {
@@ -130,7 +139,8 @@ public:
           record.kernel_exposed_s = channel->exposed_kernels_per_iteration[static_cast<size_t>(i)];
         }
       record.communication_s =
-          std::max(0.0, record.iteration_s - record.compute_s - record.compression_exposed_s);
+          std::max(0.0, record.iteration_s - record.compute_s - record.straggler_wait_s -
+                            record.compression_exposed_s);
       record.communication_total_s = channels_.front()->busy_per_iteration[static_cast<size_t>(i)];
       record.bytes_sent_per_worker = sent_sum / static_cast<double>(channels_.size());
       record.bytes_sent_max_worker = sent_max;
@@ -169,6 +179,26 @@ private:
 
   bool compressed() const { return !plan_.compressed.empty(); }
 
+  // The factor of its compute that worker `worker` takes in `iteration`: a
+  // lognormal of mean 1 and coefficient of variation c (sigma^2 = ln(1 +
+  // c^2)), by Box-Muller from two uniforms derived from the seed, the
+  // iteration and the worker, so that it does not depend on the plan or on
+  // the order in which actors run.
+  double compute_scale(int worker, int iteration) const {
+    if (plan_.compute_variation <= 0)
+      return 1.0;
+    constexpr uint64_t kPurposeStraggler = 0x5354524147;
+    constexpr double kTwoPi = 6.283185307179586;
+    compress::Xoshiro256 rng(compress::derive_seed(plan_.seed, static_cast<uint64_t>(iteration),
+                                                   static_cast<uint64_t>(worker),
+                                                   kPurposeStraggler));
+    const double u1 = 1.0 - rng.uniform(); // (0, 1]: the logarithm stays finite
+    const double u2 = rng.uniform();
+    const double normal = std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+    const double sigma2 = std::log1p(plan_.compute_variation * plan_.compute_variation);
+    return std::exp(std::sqrt(sigma2) * normal - sigma2 / 2);
+  }
+
   // Where worker `worker` computes when its compute can be slowed down by
   // other work: the machine whose cores the workers share, or its own
   // device when kernels share it with the backward pass; null when every
@@ -197,11 +227,9 @@ private:
 
   void train(int worker) {
     WorkerChannel& channel = *channels_[static_cast<size_t>(worker)];
-    const double forward = forward_seconds();
-    double backward = 0;
-    for (const LayerTimes& layer : plan_.layers)
-      backward += layer.backward_s;
     for (int iteration = 0; iteration < plan_.iterations; ++iteration) {
+      const double scale = compute_scale(worker, iteration);
+      const double forward = forward_seconds() * scale;
       double start = sg4::Engine::get_clock();
       channel.iteration_start.push_back(start);
       channel.kernels_per_iteration.emplace_back();
@@ -219,7 +247,7 @@ private:
         // pass has computed its ready_layer.
         size_t next_part = 0;
         for (int layer = static_cast<int>(plan_.layers.size()) - 1; layer >= 0; --layer) {
-          compute_for(worker, plan_.layers[static_cast<size_t>(layer)].backward_s);
+          compute_for(worker, plan_.layers[static_cast<size_t>(layer)].backward_s * scale);
           while (plan_.overlap && next_part < parts.size() && parts[next_part].ready_layer >= layer)
             mark_ready(channel, static_cast<int>(next_part++));
         }
@@ -233,7 +261,7 @@ private:
       } else {
         double backward_start = sg4::Engine::get_clock();
         for (int layer = static_cast<int>(plan_.layers.size()) - 1; layer >= 0; --layer) {
-          compute_for(worker, plan_.layers[static_cast<size_t>(layer)].backward_s);
+          compute_for(worker, plan_.layers[static_cast<size_t>(layer)].backward_s * scale);
           int bucket = closing_bucket_[static_cast<size_t>(layer)];
           if (bucket >= 0 && plan_.overlap)
             mark_ready(channel, bucket);

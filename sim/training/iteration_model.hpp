@@ -100,6 +100,15 @@ struct IterationPlan {
   bool kernels_share_device = false;
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;
   int iterations = 1;
+  /// Stragglers: in each iteration, each worker's forward and backward
+  /// passes take a factor of their time drawn from a lognormal of mean 1 and
+  /// this coefficient of variation, from `seed`, the worker and the
+  /// iteration alone (so a compressed run and its dense baseline meet the
+  /// same stragglers). The optimizer step, after the gradients are
+  /// exchanged, is not drawn: the wait for the slowest worker is then
+  /// exactly its compute beyond the mean. 0: every worker computes alike.
+  double compute_variation = 0;
+  uint64_t seed = 1;
   /// Empty: dense data parallelism with buckets. Otherwise one entry per
   /// iteration; each part's kernels and steps start when the backward pass
   /// reaches its ready_layer (with overlap off: when the backward pass ends).
@@ -121,7 +130,10 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
 struct IterationRecord {
   double start_s = 0;                             // simulated clock when the iteration began
   double iteration_s = 0;                         // from the previous iteration's end to this one's
-  double compute_s = 0;                           // forward + backward + optimizer on one worker
+  double compute_s = 0;                           // forward + backward + optimizer, mean over
+                                                  // workers
+  double straggler_wait_s = 0;                    // the slowest worker's compute beyond compute_s
+                                                  // (compute_variation only)
   double compression_s = 0;                       // compression kernels, mean over workers
   double compression_exposed_s = 0;               // kernel time after the backward pass on the
                                                   // worker with the most (the one the others

@@ -56,6 +56,8 @@ IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& pr
   plan.kernels_share_device = scenario.training.kernels_share_device;
   plan.algorithm = scenario.training.allreduce;
   plan.iterations = scenario.training.iterations;
+  plan.compute_variation = scenario.training.compute_variation;
+  plan.seed = scenario.seed;
   return plan;
 }
 

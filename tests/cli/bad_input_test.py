@@ -146,6 +146,12 @@ CASES = [
     # Cast to uint64_t it was 0 (undefined past 2^64): a bucket per layer, not one.
     ("bucket past 2^64 bytes", scenario(), {}, ["--set", "training.bucket_size=1e20B"],
      ["--set training.bucket_size=1e20B", "/training/bucket_size", "[1B, 8192TiB] (8192TiB = 2^53"]),
+    ("compute variation above 1", with_training(compute_variation=1.5), {}, [],
+     ["/training/compute_variation", "[0, 1]", "1.5"]),
+    ("negative compute variation", scenario(), {}, ["--set", "training.compute_variation=-0.1"],
+     ["--set training.compute_variation=-0.1", "/training/compute_variation"]),
+    ("compute variation as text", with_training(compute_variation="5%"), {}, [],
+     ["/training/compute_variation", "expected a number"]),
     ("unknown compression scope", with_training(compression_scope="layer"), {}, [],
      ["/training/compression_scope", "auto model bucket"]),
     ("per-bucket DEFT", dict(with_training(compression_scope="bucket"),

@@ -73,6 +73,25 @@ with tempfile.TemporaryDirectory() as work:
     check(other_seed["scenario"]["seed"] == 9 and other_seed["model"]["seed"] == 9,
           "--seed overrides the scenario seed")
 
+    # Stragglers: their wait is a phase of its own, the phases still add up
+    # to the iteration, and the same seed gives the same stragglers.
+    varied = ("--set", "training.compute_variation=0.2")
+    varied_out, raw_v1, varied_run = run(os.path.join(work, "f"), *varied)
+    _, raw_v2, _ = run(os.path.join(work, "g"), *varied)
+    _, _, varied_seed = run(os.path.join(work, "h"), *varied, "--seed", "9")
+    v = varied_run["summary"]
+    check(raw_v1 == raw_v2, "with stragglers the same seed gives a byte-identical result.json")
+    check(summary["straggler_wait_s"] == 0 and "waiting for the slowest" not in stdout,
+          "without compute_variation nobody waits and the summary has no straggler line")
+    check(v["straggler_wait_s"] > 0 and "waiting for the slowest worker" in varied_out,
+          "compute_variation: the wait for the slowest worker is reported")
+    check(abs(v["iteration_time_s"] - v["compute_s"] - v["straggler_wait_s"] - v["compression_s"]
+              - v["communication_s"]) < 1e-9 * v["iteration_time_s"],
+          "with stragglers, iteration = compute + wait + compression + exposed communication")
+    check(v["iteration_time_s"] > summary["iteration_time_s"], "stragglers make iterations longer")
+    check(varied_seed["summary"]["straggler_wait_s"] != v["straggler_wait_s"],
+          "another seed draws other stragglers")
+
     # The README's sample output is what the first Quick start command prints
     # (its "..." stands for lines left out), in the same order.
     with open(os.path.join(ROOT, "README.md")) as handle:
