@@ -27,7 +27,6 @@ nlohmann::json iteration_json(const training::IterationRecord& record, double sa
       {"iteration_time_s", record.iteration_s},
       {"throughput_samples_per_s", record.iteration_s > 0 ? samples / record.iteration_s : 0.0},
       {"compute_s", record.compute_s},
-      {"straggler_wait_s", record.straggler_wait_s},
       {"compression_s", record.compression_s},
       {"compression_exposed_s", record.compression_exposed_s},
       {"compression_kernels_s", kernels},
@@ -71,6 +70,9 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   nlohmann::json iterations = nlohmann::json::array();
   for (size_t i = 0; i < run.iterations.size(); ++i) {
     nlohmann::json iteration = iteration_json(run.iterations[i], samples);
+    // Only where stragglers were asked for: other results keep their fields.
+    if (scenario.training.compute_variation > 0)
+      iteration["straggler_wait_s"] = run.iterations[i].straggler_wait_s;
     if (extras.quality != nullptr) {
       const training::CompressionQuality& quality = (*extras.quality)[i];
       iteration["density_after_aggregation"] = quality.density_after_aggregation;
@@ -200,8 +202,7 @@ std::string format_summary(const nlohmann::json& result) {
   auto seconds = [&](const char* key) { return units::format_seconds(summary[key].get<double>()); };
   row("iteration time", seconds("iteration_time_s"));
   row("  compute (fwd + bwd + optimizer)", seconds("compute_s"));
-  // Only where the scenario asks for stragglers, so that other summaries keep their lines.
-  if (summary.value("straggler_wait_s", 0.0) > 0)
+  if (summary.contains("straggler_wait_s"))
     row("  waiting for the slowest worker", seconds("straggler_wait_s"));
   row("  compression (not hidden)", seconds("compression_exposed_s"));
   row("  communication not hidden", seconds("communication_s"));

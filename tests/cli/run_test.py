@@ -81,8 +81,8 @@ with tempfile.TemporaryDirectory() as work:
     _, _, varied_seed = run(os.path.join(work, "h"), *varied, "--seed", "9")
     v = varied_run["summary"]
     check(raw_v1 == raw_v2, "with stragglers the same seed gives a byte-identical result.json")
-    check(summary["straggler_wait_s"] == 0 and "waiting for the slowest" not in stdout,
-          "without compute_variation nobody waits and the summary has no straggler line")
+    check("straggler_wait_s" not in summary and "waiting for the slowest" not in stdout,
+          "without compute_variation results and summaries have no straggler field or line")
     check(v["straggler_wait_s"] > 0 and "waiting for the slowest worker" in varied_out,
           "compute_variation: the wait for the slowest worker is reported")
     check(abs(v["iteration_time_s"] - v["compute_s"] - v["straggler_wait_s"] - v["compression_s"]
