@@ -20,11 +20,14 @@ constexpr std::uint64_t kPurposeDgcSample = 0x444743;
 //
 // Selection per tensor (layer), as the reference code does: the threshold is
 // the top-(ceil(density * samples)) magnitude of a random sample of
-// ceil(sample_rate * n) elements; while the count is above upper_bound * k it
+// max(ceil(sample_rate * n), ceil(2 / density)) elements (the whole layer
+// when it has no more than that); while the count is above upper_bound * k it
 // is either re-selected exactly (resample) or the threshold raised by
 // upper_bound; while below lower_bound * k it is lowered by lower_bound (at most
 // max_adaptation_iters times); finally the first k selected (in index order) are
-// kept, as `indices[:num_selects]` does.
+// kept, as `indices[:num_selects]` does. Layers below min_layer_size are not
+// compressed: like the reference's uncompressed tensors they are allreduced
+// whole, beside the allgather of the others' pairs.
 class Dgc final : public CompressorBase {
 public:
   Dgc(std::string name, nlohmann::json params)
@@ -56,19 +59,32 @@ private:
   void iterate(IterationWork& work) override {
     const auto P = static_cast<std::size_t>(work.P);
     const bool use_momentum = momentum_correction_ && momentum_.active();
+    // Every index a worker contributes (ascending): its pairs and its small layers whole.
     std::vector<std::vector<Index>> sets(P);
-    std::vector<std::uint64_t> counts(P, 0);
+    std::vector<std::uint64_t> counts(P, 0); // pairs
+    std::uint64_t dense_floats = 0;
+    for (std::size_t l = 0; l < work.layout->size(); ++l) {
+      if ((*work.layout)[l].size < min_layer_) {
+        dense_floats += (*work.layout)[l].size;
+      }
+    }
     std::vector<Index> layer_sel;
     for (std::size_t w = 0; w < P; ++w) {
       float* v = work.acc[w];
       for (std::size_t l = 0; l < work.layout->size(); ++l) {
         const Layer& layer = (*work.layout)[l];
+        if (layer.size < min_layer_) {
+          for (std::size_t i = 0; i < layer.size; ++i) {
+            sets[w].push_back(static_cast<Index>(layer.offset + i));
+          }
+          continue;
+        }
         select_layer(work, static_cast<int>(w), l, v + layer.offset, layer.size, layer_sel);
         for (const Index i : layer_sel) {
           sets[w].push_back(static_cast<Index>(layer.offset + i));
         }
+        counts[w] += layer_sel.size();
       }
-      counts[w] = sets[w].size();
       if (use_momentum) {
         momentum_.clear_at(static_cast<int>(w), sets[w]);
       }
@@ -81,27 +97,32 @@ private:
       bytes[w] = counts[w] * 8;
       total += counts[w];
     }
-    work.add_step(CommKind::allgatherv, "allgather selected (index, value) pairs", work.all_ranks(),
-                  bytes);
-    work.add_kernel_all(KernelKind::scatter_add, total, 0, 0, 0, "sum the P sparse sets");
+    if (total > 0) {
+      work.add_step(CommKind::allgatherv, "allgather selected (index, value) pairs",
+                    work.all_ranks(), bytes);
+      work.add_kernel_all(KernelKind::scatter_add, total, 0, 0, 0, "sum the P sparse sets");
+    }
+    if (dense_floats > 0) {
+      work.add_kernel_all(KernelKind::gather, dense_floats, 0, 0, 0, "pack the small layers");
+      work.add_collective(CommKind::allreduce_ring, "allreduce the small layers", dense_floats * 4);
+      work.result.info["dense_elements"] = dense_floats;
+    }
     apply_own_sets(work, sets);
     work.result.info["selected"] = counts;
   }
 
   void select_layer(IterationWork& work, int w, std::size_t l, const float* v, std::size_t n,
                     std::vector<Index>& sel) const {
-    // Small tensors (biases, norms) are sent dense, as the reference code does.
-    if (n < min_layer_) {
-      sel.resize(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        sel[i] = static_cast<Index>(i);
-      }
-      work.add_kernel(w, KernelKind::gather, n, 0, 0, 0, "small layer sent whole");
-      return;
-    }
     const auto k = static_cast<std::size_t>(std::ceil(static_cast<double>(n) * density_));
-    const auto samples = std::max<std::size_t>(
-        1, static_cast<std::size_t>(std::ceil(static_cast<double>(n) * sample_rate_)));
+    // At least ceil(2 / density) samples, as the reference takes: the top-1
+    // of a handful of samples is no threshold, and adapting it by factors of
+    // 1.3 and 0.8 does not recover one.
+    const double least = std::ceil(2.0 / density_);
+    const std::size_t samples =
+        static_cast<double>(n) <= least
+            ? n
+            : std::max(static_cast<std::size_t>(least),
+                       static_cast<std::size_t>(std::ceil(static_cast<double>(n) * sample_rate_)));
     const ThresholdEstimate est =
         estimate_threshold(v, n, density_, samples,
                            derive_seed(work.ctx.seed, work.ctx.iteration,
@@ -190,7 +211,7 @@ CompressorInfo dgc_info() {
                               "above upper_bound*k, select the exact top-k of the selected "
                               "instead of raising the threshold"),
            ParamSpec::integer("min_layer_size", 0, 0, 1LL << 40,
-                              "layers smaller than this are sent dense (0: compress all)"),
+                              "layers smaller than this are allreduced whole (0: compress all)"),
            error_feedback_param()}};
 }
 

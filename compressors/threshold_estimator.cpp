@@ -18,8 +18,10 @@ ThresholdEstimate estimate_threshold(const float* x, std::size_t n, double densi
   samples = std::clamp<std::size_t>(samples, 1, n);
   Xoshiro256 rng(seed);
   std::vector<float> mags(samples);
-  for (auto& m : mags) {
-    m = std::fabs(x[rng.below(n)]);
+  // As many samples as elements: the elements themselves, so the threshold is
+  // exact (drawn with replacement, a third of them would be left out).
+  for (std::size_t i = 0; i < samples; ++i) {
+    mags[i] = std::fabs(x[samples == n ? i : rng.below(n)]);
   }
   const auto rank = std::clamp<std::size_t>(
       static_cast<std::size_t>(std::ceil(density * static_cast<double>(samples))), 1, samples);

@@ -16,7 +16,8 @@ struct ThresholdEstimate {
 
 // Draws `samples` positions of x[0,n) uniformly with replacement (xoshiro256**
 // seeded with `seed`) and returns the ceil(density * samples)-th largest sampled
-// magnitude. samples is clamped to [1, n]. Throws std::invalid_argument if n == 0.
+// magnitude. samples is clamped to [1, n]; at n it takes every element once, so
+// the threshold is exact. Throws std::invalid_argument if n == 0.
 ThresholdEstimate estimate_threshold(const float* x, std::size_t n, double density,
                                      std::size_t samples, std::uint64_t seed);
 

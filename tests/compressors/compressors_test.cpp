@@ -3,6 +3,7 @@
 #include "compressors/compressor.hpp"
 #include "compressors/fidelity.hpp"
 #include "compressors/registry.hpp"
+#include "compressors/topk.hpp"
 #include "test_util.hpp"
 #include "trace_util.hpp"
 
@@ -329,6 +330,11 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
       fv.push_back(gc::GradientView{g.data(), &layout});
     }
     expect(Run("dgc", {{"density", 0.25}}, P).step(fv, 0), {{K::allgatherv, same(40)}});
+    // A layer below min_layer_size is not compressed but allreduced whole,
+    // as the reference does with biases and norms: 6 floats, not 6 pairs.
+    const auto small = Run("dgc", {{"density", 0.25}, {"min_layer_size", 8}}, P).step(fv, 0);
+    expect(small, {{K::allgatherv, same(24)}, {K::allreduce_ring, same(24)}});
+    CHECK(small.support.size() == 6 + 3);
   }
   SUBCASE("gs_sgd: sketch 3 x 8 floats, then k exact values") {
     const auto r =
@@ -496,4 +502,31 @@ TEST_CASE("fidelity metrics on a hand-made example") {
   CHECK(partial.energy_share == doctest::Approx(4.0 / 9.0).scale(0));
   CHECK(partial.cosine == doctest::Approx(4.0 / (2.0 * 3.0)).scale(0));
   CHECK(partial.relative_l2_error == doctest::Approx(std::sqrt(5.0) / 3.0).scale(0));
+}
+
+TEST_CASE("dgc samples at least 2/density elements, and small layers whole") {
+  // The reference (DGCCompressor.initialize) samples max(ceil(sample_rate n),
+  // ceil(2 / density)) elements, and the whole tensor when it has no more:
+  // from ceil(0.01 n) samples at density 0.001 the threshold would be the
+  // largest of a few hundred (or a handful), no estimate of the top 0.1%.
+  const std::vector<std::size_t> sizes{25600, 1500, 400000};
+  const std::vector<std::uint64_t> want_samples{2000, 1500, 4000};
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes(sizes);
+  const std::vector<float> g = gc::test::heavy_tailed(layout.total(), 3);
+  const gc::IterationResult r =
+      Run("dgc", {{"density", 0.001}, {"resample", false}, {"momentum_correction", false}}, 1)
+          .step({gc::GradientView{g.data(), &layout}}, 0);
+  std::vector<std::uint64_t> samples;
+  for (const gc::KernelRun& kernel : r.kernels[0])
+    if (kernel.kind == gc::KernelKind::sample_threshold)
+      samples.push_back(kernel.k);
+  CHECK(samples == want_samples);
+  // The layer sampled whole has its exact top-k (ceil(1.5) = 2).
+  std::vector<gc::Index> top = gc::topk_indices(g.data() + 25600, 1500, 2);
+  std::vector<gc::Index> got;
+  for (const gc::Index i : r.support)
+    if (i >= 25600 && i < 25600 + 1500)
+      got.push_back(i - 25600);
+  std::sort(top.begin(), top.end());
+  CHECK(got == top);
 }
