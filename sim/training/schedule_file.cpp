@@ -33,6 +33,19 @@ std::vector<int> read_ranks(ObjectReader& reader, std::string_view key, int work
   return ranks;
 }
 
+// A byte count a step may send: a whole number in [0, kLargestBytes], as a
+// scenario's sizes are. Past 2^53 bytes a count is a typo, and the double
+// SimGrid sends it as no longer holds it exactly.
+bool is_byte_count(const nlohmann::json& value) {
+  if (value.is_number_unsigned())
+    return value.get<uint64_t>() <= static_cast<uint64_t>(kLargestBytes);
+  if (value.is_number_integer())
+    return value.get<int64_t>() >= 0 && value.get<int64_t>() <= static_cast<int64_t>(kLargestBytes);
+  return false;
+}
+
+const char* const kByteCountRange = "a byte count, a whole number in [0, 2^53]";
+
 // A part's steps and kernels, as JSON members of `out`.
 void write_part(const CompressionPart& part, nlohmann::json& out) {
   nlohmann::json steps = nlohmann::json::array();
@@ -78,10 +91,12 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
     const nlohmann::json& bytes = step_reader.require("bytes");
     if (!bytes.is_array() || bytes.size() != step.participants.size())
       step_reader.fail("bytes", "expected one byte count per participant");
-    for (const nlohmann::json& count : bytes) {
-      if (!count.is_number_unsigned() && !(count.is_number_integer() && count.get<int64_t>() >= 0))
-        step_reader.fail("bytes", "expected non-negative integers");
-      step.bytes.push_back(count.get<uint64_t>());
+    for (size_t b = 0; b < bytes.size(); ++b) {
+      if (!is_byte_count(bytes[b]))
+        throw InputError(name, step_reader.path_of("bytes") + "/" + std::to_string(b),
+                         std::string("expected ") + kByteCountRange + ", got " +
+                             describe_json(bytes[b]));
+      step.bytes.push_back(bytes[b].get<uint64_t>());
     }
     auto is_participant = [&step](int64_t rank) {
       return std::binary_search(step.participants.begin(), step.participants.end(), rank);
@@ -100,10 +115,13 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
       if (!message.is_array() || message.size() != 3 || !message[0].is_number_integer() ||
           !message[1].is_number_integer() || !message[2].is_number_integer() ||
           message[0].get<int64_t>() < 0 || message[0].get<int64_t>() >= workers ||
-          message[1].get<int64_t>() < 0 || message[1].get<int64_t>() >= workers ||
-          message[2].get<int64_t>() < 0)
+          message[1].get<int64_t>() < 0 || message[1].get<int64_t>() >= workers)
         step_reader.fail("messages",
                          "expected [src, dst, bytes] with ranks below " + std::to_string(workers));
+      if (!is_byte_count(message[2]))
+        throw InputError(name, step_reader.path_of("messages") + "/" + std::to_string(m) + "/2",
+                         std::string("expected ") + kByteCountRange + ", got " +
+                             describe_json(message[2]));
       for (size_t end : {0, 1})
         if (!is_participant(message[end].get<int64_t>()))
           throw InputError(name,

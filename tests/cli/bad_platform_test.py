@@ -189,15 +189,32 @@ def replayed_schedules(workdir):
         ("a message from a non-participant", other, point_to_point([5, 1, 100]),
          f"{at}{other}/messages/0/0"),
     ]
-    for name, index, edit, field in cases:
+    # (name, edit of the first iteration, field, words)
+    iteration_cases = [
+        (name, lambda iteration, index=index, edit=edit: edit(iteration["steps"][index]), field,
+         "participants") for name, index, edit, field in cases]
+
+    # Past 2^53 a byte count is a typo, as a scenario's sizes are (it was
+    # simulated, for years of simulated time).
+    def set_bytes(iteration):
+        iteration["steps"][other]["bytes"][1] = 2 ** 53 + 1
+
+    iteration_cases += [
+        ("a step's byte count past 2^53", set_bytes, f"{at}{other}/bytes/1", "[0, 2^53]"),
+        ("a message's byte count past 2^53",
+         lambda iteration: point_to_point([0, 1, 2 ** 53 + 1])(iteration["steps"][other]),
+         f"{at}{other}/messages/0/2", "[0, 2^53]"),
+    ]
+
+    for name, edit, field, words in iteration_cases:
         out = out_dir(workdir, name)
         changed = copy.deepcopy(schedule)
-        edit(changed["iterations"][0]["steps"][index])
+        edit(changed["iterations"][0])
         path = os.path.join(workdir, "schedule-" + name.replace(" ", "-") + ".json")
         with open(path, "w") as handle:
             json.dump(changed, handle)
         expect_refused(name, gcsim("run", DEFT16, "--out", out, "--replay", path), out,
-                       [path, field, "participants"])
+                       [path + ": " + field + ":", words])
 
 
 with tempfile.TemporaryDirectory() as workdir:
