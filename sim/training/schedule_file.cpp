@@ -140,7 +140,8 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
     item.fail("kernels", "expected one kernel list per worker");
   for (size_t w = 0; w < kernels.size(); ++w) {
     std::vector<KernelPlan> list;
-    for (const nlohmann::json& kernel : kernels[w]) {
+    for (size_t i = 0; i < kernels[w].size(); ++i) {
+      const nlohmann::json& kernel = kernels[w][i];
       if (!kernel.is_array() || kernel.size() != 6 || !kernel[0].is_string() ||
           !kernel[1].is_number_unsigned() ||
           !std::all_of(kernel.begin() + 2, kernel.end(), [](const nlohmann::json& size) {
@@ -151,6 +152,23 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
                       kernel[1].get<size_t>(),      kernel[2].get<double>(),
                       kernel[3].get<double>(),      kernel[4].get<double>(),
                       kernel[5].get<double>()};
+      // The simulator runs a worker's kernels in list order, each once the
+      // steps before its before_step are done; one past the end would never
+      // run, one listed before a kernel of an earlier step would run late.
+      const std::string before_step =
+          where + "/kernels/" + std::to_string(w) + "/" + std::to_string(i) + "/1";
+      if (plan.before_step > part.steps.size())
+        throw InputError(name, before_step,
+                         "before_step " + std::to_string(plan.before_step) +
+                             " is past the last step: the part has " +
+                             std::to_string(part.steps.size()) + " steps (before_step " +
+                             std::to_string(part.steps.size()) + " runs a kernel after them)");
+      if (!list.empty() && plan.before_step < list.back().before_step)
+        throw InputError(name, before_step,
+                         "before_step " + std::to_string(plan.before_step) +
+                             " comes after a kernel with before_step " +
+                             std::to_string(list.back().before_step) +
+                             ": a worker's kernels are listed in the order they run");
       try {
         plan.seconds = profile.kernel_seconds(plan.name, {plan.n, plan.k, plan.rows, plan.cols});
       } catch (const std::invalid_argument& error) {

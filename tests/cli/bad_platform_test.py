@@ -206,6 +206,23 @@ def replayed_schedules(workdir):
          f"{at}{other}/messages/0/2", "[0, 2^53]"),
     ]
 
+    # A kernel after the last step never ran; one listed before a kernel of
+    # an earlier step ran late.
+    worker = next(w for w, kernels in enumerate(schedule["iterations"][0]["kernels"]) if kernels)
+    kernels_at = f"/iterations/0/kernels/{worker}/"
+
+    def past_the_end(iteration):
+        iteration["kernels"][worker][0][1] = len(steps) + 1
+
+    def out_of_order(iteration):
+        first = iteration["kernels"][worker][0]
+        iteration["kernels"][worker] = [first[:1] + [len(steps)] + first[2:],
+                                        first[:1] + [0] + first[2:]]
+
+    iteration_cases += [
+        ("a kernel past the last step", past_the_end, kernels_at + "0/1", "past the last step"),
+        ("kernels out of order", out_of_order, kernels_at + "1/1", "in the order they run"),
+    ]
     for name, edit, field, words in iteration_cases:
         out = out_dir(workdir, name)
         changed = copy.deepcopy(schedule)
