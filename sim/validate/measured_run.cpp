@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 namespace gcsim::validate {
 namespace {
@@ -13,6 +14,17 @@ constexpr int kMaxRanks = 65536;
 // A ring broadcast's pieces: each is a simulated message per rank, about
 // 2 us apiece (a million pieces on 4 ranks: 7 s).
 constexpr uint64_t kMaxPieces = 1000000;
+
+// A measured time that cannot be zero (a collective, an iteration), in
+// (0, kLongestSeconds] as every other time an input gives: past it a figure
+// is a typo, and the error against it would be meaningless.
+double positive_seconds(ObjectReader& reader, std::string_view key) {
+  const double value = reader.number(key);
+  if (!(value > 0 && value <= kLongestSeconds))
+    reader.fail(key, "expected a positive time in seconds, at most 1e9, got " +
+                         describe_json(reader.require(key)));
+  return value;
+}
 
 CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
                            const std::string& path) {
@@ -55,7 +67,7 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
                       " gcsim simulates (one message per rank each); use larger pieces");
   } else if (reader.has("chunk_bytes"))
     reader.fail("chunk_bytes", "only a \"ring\" broadcast (NCCL's) is sent in pieces");
-  point.seconds = reader.positive_number("seconds");
+  point.seconds = positive_seconds(reader, "seconds");
   point.repetitions = static_cast<int>(reader.integer_or("repetitions", 1, 1 << 30, 1));
   reader.finish();
   return point;
@@ -71,7 +83,7 @@ IterationTimes read_iteration(const nlohmann::json& json, const std::string& fil
   reader.allow("arrival_spread_s");
   reader.allow("collectives_after_last_arrival_s");
   IterationTimes times;
-  times.iteration_s = reader.positive_number("iteration_s");
+  times.iteration_s = positive_seconds(reader, "iteration_s");
   times.forward_s = reader.seconds_or("forward_s", 0);
   times.backward_s = reader.seconds_or("backward_s", 0);
   times.compute_s = reader.seconds_or("compute_s", times.forward_s + times.backward_s);
