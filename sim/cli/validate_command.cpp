@@ -9,6 +9,7 @@
 #include "sim/output/result.hpp"
 #include "sim/scenario/platform_spec.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/training/iteration_model.hpp"
 #include "sim/validate/fit.hpp"
 #include "sim/validate/measured_run.hpp"
 #include "sim/validate/report.hpp"
@@ -60,10 +61,15 @@ public:
     input.run = &run;
     input.platform = run.cluster;
     input.platform_source = "the measured cluster description";
+    // Where a simulated iteration too long for any run is refused: the file
+    // and field the platform came from.
+    std::string platform_file = measured_file_;
+    std::string platform_path = "/cluster";
     if (fit_) {
       validate::FitResult fit = validate::fit_alpha_beta(run.collectives, measured_file_);
       input.platform = validate::calibrated_platform(fit, run.cluster, run.name + "-calibrated");
       input.platform_source = "the fit";
+      platform_path = "/collectives"; // the points it was fitted to
       input.fit = fit;
       if (!out_file_.empty())
         output::write_json_file(out_file_,
@@ -71,11 +77,15 @@ public:
     } else if (!platform_file_.empty()) {
       input.platform = read_platform_spec(load_json_file(platform_file_), platform_file_, "");
       input.platform_source = platform_file_;
+      platform_file = platform_file_;
+      platform_path = "";
       fit_node_count(input.platform, run, platform_file_);
     } else if (!scenario_file_.empty()) {
       Scenario scenario = load_scenario(scenario_file_, {}, std::nullopt);
       input.platform = scenario.platform;
       input.platform_source = scenario_file_;
+      platform_file = scenario.platform_source;
+      platform_path = scenario.platform_source == scenario.file.string() ? "/platform" : "";
       fit_node_count(input.platform, run, scenario.platform_source);
     }
 
@@ -88,6 +98,8 @@ public:
     try {
       input.collective_seconds = validate::simulate_collectives(input.platform, run.collectives);
       input.training = validate::simulate_training(input.platform, run.training, training);
+    } catch (const training::IterationTooLong& error) {
+      throw InputError(platform_file, platform_path, error.what());
     } catch (const std::invalid_argument& error) {
       throw InputError(input.platform_source, "", error.what());
     }

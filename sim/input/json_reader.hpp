@@ -27,7 +27,8 @@ std::string describe_json(const nlohmann::json& value);
 /// The longest time an input may give or a model may produce (about 30
 /// years): past it a figure is a typo, and SimGrid cannot run an infinite one.
 /// Durations with a unit, seconds(), a trace's and a device profile's times
-/// are read within it, and `gcsim run` refuses a longer simulated iteration.
+/// are read within it, and training::simulate() refuses a longer simulated
+/// iteration (IterationTooLong: `gcsim run` and `gcsim validate` exit 2).
 constexpr double kLongestSeconds = 1e9;
 
 /// The largest size an input may give: 2^53 bytes (8 PiB), far past any

@@ -1,11 +1,13 @@
 #include "sim/training/iteration_model.hpp"
 
 #include "compressors/rng.hpp"
+#include "sim/input/json_reader.hpp"
 #include "sim/network/collectives.hpp"
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <memory>
@@ -504,6 +506,21 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
   return buckets;
 }
 
+namespace {
+
+std::string too_long_message(double seconds) {
+  char took[64];
+  std::snprintf(took, sizeof took, "%.3g s", seconds);
+  return std::string("an iteration takes ") + took +
+         " of simulated time, more than 1e9 s (about 30 years): check the link bandwidths and "
+         "latencies and the network factors";
+}
+
+} // namespace
+
+IterationTooLong::IterationTooLong(double seconds)
+    : std::invalid_argument(too_long_message(seconds)), seconds_(seconds) {}
+
 std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
                                 const std::vector<IterationPlan>& plans,
                                 const ProgressCallback& progress,
@@ -539,6 +556,10 @@ std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
       throw std::runtime_error("plan " + std::to_string(p) + " recorded " +
                                std::to_string(results[p].iterations.size()) + " iterations of " +
                                std::to_string(plans[p].iterations));
+  for (const RunResult& result : results)
+    for (const IterationRecord& record : result.iterations)
+      if (!(record.iteration_s <= kLongestSeconds))
+        throw IterationTooLong(record.iteration_s);
   return results;
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -165,10 +166,26 @@ struct TimelineEvent {
 /// Called after each iteration with (iteration index, simulated clock).
 using ProgressCallback = std::function<void(int, double)>;
 
+/// A simulated iteration longer than kLongestSeconds (about 30 years). Each
+/// figure of the input is read within its bounds, but together they can
+/// still make an iteration no one means (a slow link times a large factor).
+/// Bad input, not a bug: the caller names the file and field at fault (the
+/// platform's, usually).
+class IterationTooLong : public std::invalid_argument {
+public:
+  explicit IterationTooLong(double seconds);
+  /// The simulated iteration's length.
+  double seconds() const { return seconds_; }
+
+private:
+  double seconds_;
+};
+
 /// Creates the SimGrid engine, builds the platform and runs each plan in
 /// turn on it (one engine per process: this can be called once). Plans run
 /// one after the other, so a dense baseline and a compressed run share a
-/// platform without disturbing each other.
+/// platform without disturbing each other. Throws IterationTooLong when an
+/// iteration of any plan took more than kLongestSeconds of simulated time.
 std::vector<RunResult> simulate(const net::PlatformSpec& platform,
                                 const std::vector<IterationPlan>& plans,
                                 const ProgressCallback& progress = {},

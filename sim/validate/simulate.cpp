@@ -26,7 +26,12 @@ namespace sg4 = simgrid::s4u;
 namespace gcsim::validate {
 namespace {
 
+// The child's exit status for training::IterationTooLong: the pipe then
+// holds the iteration's length, and the parent throws it again.
+constexpr int kIterationTooLong = 5;
+
 /// Runs `work` in a child process and returns the numbers it computed.
+/// Throws training::IterationTooLong when the child's simulation did.
 std::vector<double> run_in_child(const std::function<std::vector<double>()>& work) {
   int fds[2];
   if (pipe(fds) != 0)
@@ -39,7 +44,13 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& wor
     close(fds[0]);
     int status = 0;
     try {
-      std::vector<double> values = work();
+      std::vector<double> values;
+      try {
+        values = work();
+      } catch (const training::IterationTooLong& error) {
+        values = {error.seconds()};
+        status = kIterationTooLong;
+      }
       const auto* data = reinterpret_cast<const char*>(values.data());
       size_t left = values.size() * sizeof(double);
       while (left > 0) {
@@ -74,10 +85,16 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& wor
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.size() % sizeof(double) != 0)
+  const int exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if ((exit_status != 0 && exit_status != kIterationTooLong) || bytes.size() % sizeof(double) != 0)
     throw std::runtime_error("the simulation process failed");
   values.resize(bytes.size() / sizeof(double));
   std::memcpy(values.data(), bytes.data(), bytes.size());
+  if (exit_status == kIterationTooLong) {
+    if (values.size() != 1)
+      throw std::runtime_error("the simulation process failed");
+    throw training::IterationTooLong(values.front());
+  }
   return values;
 }
 

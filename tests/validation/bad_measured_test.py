@@ -55,6 +55,12 @@ CASES = [
     ("iteration past any run",
      lambda d: d["training"][0]["iterations"][1].update(iteration_s=2e9),
      "/training/0/iterations/1/iteration_s"),
+    # Each figure within its bounds, a simulated iteration longer than any
+    # run (2^49 bytes at 1 kbps): refused as `gcsim run` refuses it.
+    ("simulated iteration past any run",
+     lambda d: (d["cluster"]["link"].update(bandwidth="1kbps"),
+                d["training"][0]["workload"]["layers"][0].update(bytes=2 ** 49)),
+     "/cluster"),
     ("negative iteration time",
      lambda d: d["training"][0]["iterations"][1].update(iteration_s=-0.5),
      "/training/0/iterations/1/iteration_s"),
