@@ -96,9 +96,12 @@ public:
     const bool dense = compressor != nullptr && compressor->name() == "dense";
     // Before the compressors and the simulation, which can take minutes.
     const std::string directory = out_dir_.empty() ? "results/" + scenario.name : out_dir_;
-    check_writable(std::filesystem::path(directory) / "result.json");
+    // Folders made here go again if the run is refused (or fails) before
+    // its result is written.
+    MadeFolders made_folders;
+    check_writable(std::filesystem::path(directory) / "result.json", &made_folders);
     if (!timeline_file_.empty())
-      check_writable(timeline_file_);
+      check_writable(timeline_file_, &made_folders);
 
     // A compressed run also simulates the dense baseline on the same
     // platform, first, so that speedup_vs_dense compares like with like.
@@ -260,6 +263,7 @@ public:
       output::write_timeline(timeline_file_, timeline, names);
     }
     output::write_result(directory, result);
+    made_folders.keep();
     if (!quiet_) {
       std::fputs(output::format_summary(result).c_str(), stdout);
       std::printf("  result: %s/result.json\n", directory.c_str());

@@ -8,13 +8,34 @@
 namespace gcsim {
 namespace {
 
-// The file's folder, made if missing; returns where the text goes first.
-std::filesystem::path prepare(const std::filesystem::path& file) {
+// Removes `folder` if it is still an empty folder; never throws.
+void remove_if_empty(const std::filesystem::path& folder) {
+  std::error_code error;
+  if (std::filesystem::is_directory(folder, error) && std::filesystem::is_empty(folder, error))
+    std::filesystem::remove(folder, error);
+}
+
+// The file's folder, made if missing, with the folders made recorded in
+// `made`; returns where the text goes first.
+std::filesystem::path prepare(const std::filesystem::path& file, MadeFolders* made = nullptr) {
   std::error_code error;
   if (file.has_parent_path()) {
+    // The missing folders, deepest first.
+    std::vector<std::filesystem::path> missing;
+    for (std::filesystem::path folder = file.parent_path(); !folder.empty();
+         folder = folder.parent_path()) {
+      if (std::filesystem::exists(folder, error) || error || folder == folder.parent_path())
+        break;
+      missing.push_back(folder);
+    }
     std::filesystem::create_directories(file.parent_path(), error);
-    if (error)
+    if (error) {
+      for (const std::filesystem::path& folder : missing)
+        remove_if_empty(folder);
       throw WriteError("cannot write " + file.string() + ": " + error.message());
+    }
+    if (made != nullptr)
+      made->add({missing.rbegin(), missing.rend()});
   }
   return file.string() + ".partial";
 }
@@ -41,12 +62,21 @@ void write_file_atomically(const std::filesystem::path& file, const std::string&
   }
 }
 
-void check_writable(const std::filesystem::path& file) {
+MadeFolders::~MadeFolders() {
+  for (auto folder = folders_.rbegin(); folder != folders_.rend(); ++folder)
+    remove_if_empty(*folder);
+}
+
+void MadeFolders::add(const std::vector<std::filesystem::path>& folders) {
+  folders_.insert(folders_.end(), folders.begin(), folders.end());
+}
+
+void check_writable(const std::filesystem::path& file, MadeFolders* made) {
   std::error_code error;
   // The partial file beside it could be made, but not renamed onto a folder.
   if (std::filesystem::is_directory(file, error))
     throw WriteError("cannot write " + file.string() + ": " + std::strerror(EISDIR));
-  const std::filesystem::path partial = prepare(file);
+  const std::filesystem::path partial = prepare(file, made);
   errno = 0;
   const bool opened = std::ofstream(partial, std::ios::binary | std::ios::app).is_open();
   const int saved_errno = errno;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace gcsim {
 
@@ -20,10 +21,30 @@ public:
 /// `file` as it was, and throws WriteError.
 void write_file_atomically(const std::filesystem::path& file, const std::string& text);
 
+/// The folders a command made for its output. Unless kept, they are removed
+/// again when it goes out of scope (those still empty, deepest first): a run
+/// refused after it made its output folder leaves no empty folder behind,
+/// and a folder that was there before is never touched.
+class MadeFolders {
+public:
+  MadeFolders() = default;
+  MadeFolders(const MadeFolders&) = delete;
+  MadeFolders& operator=(const MadeFolders&) = delete;
+  ~MadeFolders();
+
+  /// Records folders this command made, outermost first.
+  void add(const std::vector<std::filesystem::path>& folders);
+  /// The output was written: the folders stay.
+  void keep() { folders_.clear(); }
+
+private:
+  std::vector<std::filesystem::path> folders_; // outermost first
+};
+
 /// Throws WriteError now if `file` could not be written later (it is a
 /// folder, its folder cannot be made, or a file cannot be created in it): for
 /// commands that measure for minutes before they write. Leaves no file behind
-/// (a missing folder is made).
-void check_writable(const std::filesystem::path& file);
+/// (a missing folder is made, and recorded in `made` when given).
+void check_writable(const std::filesystem::path& file, MadeFolders* made = nullptr);
 
 } // namespace gcsim

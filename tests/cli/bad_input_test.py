@@ -259,7 +259,11 @@ OUTPUT_CASES = [
 ]
 
 
-def run_case(name, document, files, args, expected, workdir, status=2):
+def run_case(name, document, files, args, expected, workdir, status=2, out_name="out",
+             existing=False):
+    """Runs one case; `out_name` is the --out folder under `workdir`, made
+    beforehand when `existing`. A refused run must leave no folder it made
+    and remove none it did not."""
     path = os.path.join(workdir, "scenario.json")
     if document is not None:
         with open(path, "w") as handle:
@@ -272,13 +276,32 @@ def run_case(name, document, files, args, expected, workdir, status=2):
             continue
         with open(target, "w") as handle:
             handle.write(content if isinstance(content, str) else json.dumps(content))
-    out = os.path.join(workdir, "out")
+    out = os.path.join(workdir, out_name)
+    if existing:
+        os.makedirs(out)
     result = subprocess.run([GCSIM, "run", path, "--out", out] + args, capture_output=True,
                             text=True, timeout=120, cwd=workdir)
     problems = refusal_problems(result, expected, status, os.path.join(out, "result.json"))
     if result.stdout:
         problems.append(f"printed on stdout: {result.stdout[:200]!r}")
+    first = os.path.join(workdir, out_name.split("/")[0])
+    if not existing and os.path.exists(first):
+        problems.append(f"left {out_name.split('/')[0]}/ behind, which it made")
+    if existing and not os.path.isdir(out):
+        problems.append(f"removed {out_name}/, which was there before")
     return problems
+
+
+# Refused after gcsim made the --out folder: (name, --out under the work
+# folder, whether it exists beforehand). A folder gcsim made goes, nested
+# ones too; one that was there stays.
+TOO_LONG = with_platform(link={"bandwidth": "1Gbps", "latency": "1e8s"},
+                         network={"latency_factor": 1000})
+FOLDER_CASES = [
+    ("an --out folder it made", "made", False),
+    ("nested --out folders it made", "made/a/b", False),
+    ("an --out folder that was there", "there", True),
+]
 
 
 def main():
@@ -302,6 +325,14 @@ def main():
         for problem in problems:
             print(f"    {problem}")
         failures += bool(problems)
+    for name, out_name, existing in FOLDER_CASES:
+        with tempfile.TemporaryDirectory() as workdir:
+            problems = run_case(name, TOO_LONG, {}, [], ["/platform", "more than 1e9 s"], workdir,
+                                out_name=out_name, existing=existing)
+        print(f"{'ok' if not problems else 'FAIL'}: folders: {name}")
+        for problem in problems:
+            print(f"    {problem}")
+        failures += bool(problems)
     for name, document, args, expected in SWEEP_CASES:
         with tempfile.TemporaryDirectory() as workdir:
             problems = run_sweep_case(name, document, args, expected, workdir)
@@ -309,7 +340,7 @@ def main():
         for problem in problems:
             print(f"    {problem}")
         failures += bool(problems)
-    total = len(CASES) + len(OUTPUT_CASES) + len(SWEEP_CASES)
+    total = len(CASES) + len(OUTPUT_CASES) + len(FOLDER_CASES) + len(SWEEP_CASES)
     print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 

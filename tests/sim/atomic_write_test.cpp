@@ -88,3 +88,38 @@ TEST_CASE("a failed write throws WriteError and keeps the earlier file") {
   CHECK_FALSE(fs::exists(file.string() + ".partial"));
   fs::remove_all(folder);
 }
+
+TEST_CASE("the folders a check made go again unless kept, and only those") {
+  const fs::path folder = fresh_folder();
+  fs::create_directories(folder / "there");
+  SUBCASE("not kept: the folders it made go, the one that was there stays") {
+    {
+      gcsim::MadeFolders made;
+      gcsim::check_writable(folder / "there" / "a" / "b" / "result.json", &made);
+      gcsim::check_writable(folder / "there" / "c" / "timeline.json", &made);
+      CHECK(fs::is_directory(folder / "there" / "a" / "b"));
+      CHECK(fs::is_directory(folder / "there" / "c"));
+    }
+    CHECK_FALSE(fs::exists(folder / "there" / "a"));
+    CHECK_FALSE(fs::exists(folder / "there" / "c"));
+    CHECK(fs::is_directory(folder / "there"));
+  }
+  SUBCASE("kept: they stay") {
+    {
+      gcsim::MadeFolders made;
+      gcsim::check_writable(folder / "there" / "a" / "result.json", &made);
+      made.keep();
+    }
+    CHECK(fs::is_directory(folder / "there" / "a"));
+  }
+  SUBCASE("a folder that is no longer empty stays") {
+    {
+      gcsim::MadeFolders made;
+      gcsim::check_writable(folder / "there" / "a" / "b" / "result.json", &made);
+      gcsim::write_file_atomically(folder / "there" / "a" / "schedule.json", "{}\n");
+    }
+    CHECK_FALSE(fs::exists(folder / "there" / "a" / "b"));
+    CHECK(read(folder / "there" / "a" / "schedule.json") == "{}\n");
+  }
+  fs::remove_all(folder);
+}
