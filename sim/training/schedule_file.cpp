@@ -139,6 +139,11 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
   if (!kernels.is_array() || kernels.size() != static_cast<size_t>(workers))
     item.fail("kernels", "expected one kernel list per worker");
   for (size_t w = 0; w < kernels.size(); ++w) {
+    if (!kernels[w].is_array())
+      throw InputError(name, where + "/kernels/" + std::to_string(w),
+                       "expected worker " + std::to_string(w) +
+                           "'s kernels, an array of [name, before_step, n, k, rows, cols], got " +
+                           describe_json(kernels[w]));
     std::vector<KernelPlan> list;
     for (size_t i = 0; i < kernels[w].size(); ++i) {
       const nlohmann::json& kernel = kernels[w][i];
