@@ -1,6 +1,7 @@
 #include "sim/network/platform.hpp"
 
 #include "sim/input/input_error.hpp"
+#include "sim/network/simgrid_setup.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -13,6 +14,60 @@
 namespace sg4 = simgrid::s4u;
 
 namespace gcsim::net {
+namespace detail {
+
+// SimGrid's message as the tail of gcsim's one-line error: its line breaks
+// become spaces, and a list of every host in a large file is cut short.
+std::string one_line(const std::string& message) {
+  constexpr size_t kMaxLength = 400;
+  std::string line;
+  for (size_t i = 0; i < message.size() && line.size() < kMaxLength; ++i) {
+    if (message[i] != '\n') {
+      line += message[i];
+      continue;
+    }
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
+    while (i + 1 < message.size() && (message[i + 1] == ' ' || message[i + 1] == '\n'))
+      ++i;
+    line += ' ';
+  }
+  return line.size() < kMaxLength ? line : line + "...";
+}
+
+// Applies the network model settings; must run before the platform is built.
+void configure_network_model(const NetworkModelSpec& network) {
+  sg4::Engine::set_config("network/model:" + network.model);
+  sg4::Engine::set_config(std::string("network/crosstraffic:") +
+                          (network.crosstraffic ? "1" : "0"));
+  sg4::Engine::set_config("network/latency-factor:" + fmt::format("{}", network.latency_factor));
+  sg4::Engine::set_config("network/bandwidth-factor:" +
+                          fmt::format("{}", network.bandwidth_factor));
+  // SimGrid bounds a flow at gamma / (2 latency); a huge gamma removes the
+  // bound so that CM02 is exactly latency + size / bandwidth.
+  double gamma = network.tcp_window_bytes.value_or(1e30);
+  // SimGrid's default timing precision (1e-5 s) would round small messages
+  // visibly; gcsim wants closed forms reproduced to 1e-6 relative. The
+  // sharing solver keeps its default precision: tighter ones make it fail on
+  // contended fat-trees.
+  sg4::Engine::set_config("surf/precision:1e-11");
+  sg4::Engine::set_config("network/TCP-gamma:" + fmt::format("{}", gamma));
+}
+
+std::vector<sg4::Host*> hosts_by_name(const sg4::Engine& engine) {
+  std::vector<sg4::Host*> hosts = engine.get_all_hosts();
+  std::sort(hosts.begin(), hosts.end(),
+            [](const sg4::Host* a, const sg4::Host* b) { return a->get_name() < b->get_name(); });
+  return hosts;
+}
+
+std::string too_few_hosts(const PlatformSpec& spec, size_t hosts) {
+  return std::to_string(spec.nodes) + " workers asked for, but the XML platform " + spec.xml_file +
+         " has " + std::to_string(hosts) + " hosts";
+}
+
+} // namespace detail
+
 namespace {
 
 // Host speed only converts seconds to flops: compute time comes from the cost
@@ -136,25 +191,6 @@ Platform build_multi_gpu(const PlatformSpec& spec) {
   return platform;
 }
 
-// SimGrid's message as the tail of gcsim's one-line error: its line breaks
-// become spaces, and a list of every host in a large file is cut short.
-std::string one_line(const std::string& message) {
-  constexpr size_t kMaxLength = 400;
-  std::string line;
-  for (size_t i = 0; i < message.size() && line.size() < kMaxLength; ++i) {
-    if (message[i] != '\n') {
-      line += message[i];
-      continue;
-    }
-    while (!line.empty() && line.back() == ' ')
-      line.pop_back();
-    while (i + 1 < message.size() && (message[i + 1] == ' ' || message[i + 1] == '\n'))
-      ++i;
-    line += ' ';
-  }
-  return line.size() < kMaxLength ? line : line + "...";
-}
-
 Platform build_from_xml(sg4::Engine& engine, const PlatformSpec& spec) {
   // SimGrid reports a malformed file or a platform it refuses (a parse
   // error, an unknown link in a route) by exceptions: the file's fault. Not
@@ -162,7 +198,8 @@ Platform build_from_xml(sg4::Engine& engine, const PlatformSpec& spec) {
   // on (a duplicate link, an unknown routing model); see platforms/README.md.
   auto refuse = [&spec](const std::exception& error) {
     return InputError(spec.source_file, spec.source_path + "/xml",
-                      "SimGrid cannot load " + spec.xml_file + ": " + one_line(error.what()));
+                      "SimGrid cannot load " + spec.xml_file + ": " +
+                          detail::one_line(error.what()));
   };
   try {
     engine.load_platform(spec.xml_file);
@@ -171,13 +208,10 @@ Platform build_from_xml(sg4::Engine& engine, const PlatformSpec& spec) {
   } catch (const std::logic_error& error) {
     throw refuse(error);
   }
-  std::vector<sg4::Host*> hosts = engine.get_all_hosts();
-  std::sort(hosts.begin(), hosts.end(),
-            [](const sg4::Host* a, const sg4::Host* b) { return a->get_name() < b->get_name(); });
+  std::vector<sg4::Host*> hosts = detail::hosts_by_name(engine);
   if (spec.nodes > 0 && static_cast<size_t>(spec.nodes) > hosts.size())
     throw InputError(spec.source_file, spec.source_path + "/nodes",
-                     std::to_string(spec.nodes) + " workers asked for, but the XML platform " +
-                         spec.xml_file + " has " + std::to_string(hosts.size()) + " hosts");
+                     detail::too_few_hosts(spec, hosts.size()));
   Platform platform;
   size_t count = spec.nodes > 0 ? static_cast<size_t>(spec.nodes) : hosts.size();
   platform.workers.assign(hosts.begin(), hosts.begin() + static_cast<std::ptrdiff_t>(count));
@@ -205,24 +239,6 @@ const char* topology_name(Topology topology) {
 }
 
 namespace {
-// Applies the network model settings; must run before the platform is built.
-void configure_network_model(const NetworkModelSpec& network) {
-  sg4::Engine::set_config("network/model:" + network.model);
-  sg4::Engine::set_config(std::string("network/crosstraffic:") +
-                          (network.crosstraffic ? "1" : "0"));
-  sg4::Engine::set_config("network/latency-factor:" + fmt::format("{}", network.latency_factor));
-  sg4::Engine::set_config("network/bandwidth-factor:" +
-                          fmt::format("{}", network.bandwidth_factor));
-  // SimGrid bounds a flow at gamma / (2 latency); a huge gamma removes the
-  // bound so that CM02 is exactly latency + size / bandwidth.
-  double gamma = network.tcp_window_bytes.value_or(1e30);
-  // SimGrid's default timing precision (1e-5 s) would round small messages
-  // visibly; gcsim wants closed forms reproduced to 1e-6 relative. The
-  // sharing solver keeps its default precision: tighter ones make it fail on
-  // contended fat-trees.
-  sg4::Engine::set_config("surf/precision:1e-11");
-  sg4::Engine::set_config("network/TCP-gamma:" + fmt::format("{}", gamma));
-}
 
 Platform build_platform(sg4::Engine& engine, const PlatformSpec& spec) {
   switch (spec.topology) {
@@ -255,7 +271,7 @@ Simulation::Simulation(const PlatformSpec& spec) {
   engine_ = std::make_unique<sg4::Engine>(&argc, argv);
   // SimGrid's own chatter would drown gcsim's output; gcsim reports errors.
   xbt_log_control_set("root.thres:critical");
-  configure_network_model(spec.network);
+  detail::configure_network_model(spec.network);
   platform_ = build_platform(*engine_, spec);
   if (platform_.workers.empty())
     throw std::invalid_argument("the platform has no workers");

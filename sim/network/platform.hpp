@@ -78,6 +78,15 @@ struct PlatformSpec {
 
 const char* topology_name(Topology topology);
 
+/// Loads an XML platform (`simgrid_xml`) the way a Simulation would, in a
+/// child process, and checks what SimGrid would otherwise abort or crash on
+/// only later: its links' figures and a route between the workers it would
+/// use. Clusters that declare too many hosts are refused before SimGrid
+/// builds them. Throws InputError at the spec's source (field `xml` or
+/// `nodes`) with one line; does nothing for other topologies, or once a
+/// SimGrid engine exists in this process.
+void check_xml_platform(const PlatformSpec& spec);
+
 /// The hosts of a built platform, in rank order.
 struct Platform {
   std::vector<simgrid::s4u::Host*> workers;

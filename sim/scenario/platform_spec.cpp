@@ -139,6 +139,8 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
     // compressors run first), so an XML platform says how many hosts to use.
     spec.nodes = static_cast<int>(reader.integer("nodes", 1, kMaxWorkers));
     reader.finish();
+    // Before anything runs: SimGrid aborts the process on some bad files.
+    net::check_xml_platform(spec);
     return spec;
   }
 

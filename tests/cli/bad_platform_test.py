@@ -136,6 +136,7 @@ def xml_platforms(workdir):
         ("more workers than the XML platform has hosts", good_xml, 5, "/platform/nodes",
          "has 4 hosts"),
     ]
+    cases += xml_platforms_simgrid_aborted_on(workdir)
     for name, xml, nodes, field, words in cases:
         out = out_dir(workdir, name)
         path = scenario_file(workdir, {"topology": "simgrid_xml", "xml": xml, "nodes": nodes})
@@ -149,6 +150,51 @@ def xml_platforms(workdir):
     out = out_dir(workdir, "platform file")
     expect_refused("too few hosts for a platform file", gcsim("run", path, "--out", out), out,
                    [platform + ": /nodes", "has 4 hosts"])
+
+
+def xml_platforms_simgrid_aborted_on(workdir):
+    """Files SimGrid aborted or crashed on (exit 134 or 139 and a backtrace),
+    while loading them or once the run sent a message: (name, file, nodes,
+    field, words) cases for xml_platforms."""
+    def platform_file(name, zone, body, routing="Full"):
+        with open(os.path.join(workdir, name), "w") as handle:
+            handle.write('<?xml version="1.0"?>\n'
+                         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                         f'<platform version="4.1">\n<zone id="{zone}" routing="{routing}">\n'
+                         f'{body}\n</zone>\n</platform>\n')
+        return name
+
+    hosts = '<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><host id="c" speed="1Gf"/>'
+    link = '<link id="l" bandwidth="{}" latency="1us"/>'
+    route = '<route src="a" dst="b"><link_ctn id="l"/></route>'
+    return [
+        ("a link declared twice", platform_file(
+            "twice.xml", "w", hosts + link.format("1GBps") + link.format("1GBps") + route), 2,
+         "/xml", "Link 'l' declared several times"),
+        ("an unknown routing model", platform_file("routing.xml", "w", hosts, routing="Bogus"),
+         2, "/xml", "Not a valid model"),
+        ("the removed <include> tag", platform_file(
+            "include.xml", "w", '<include file="other.xml"/>' + hosts), 2, "/xml", "<include>"),
+        ("a negative bandwidth", platform_file(
+            "negative.xml", "w", hosts + link.format("-1GBps") + route), 2, "/xml",
+         "link 'l' has a bandwidth of -1e+09 B/s"),
+        ("a zero bandwidth", platform_file(
+            "zero.xml", "w", hosts + link.format("0Bps") + route), 2, "/xml",
+         "link 'l' has a bandwidth of 0 B/s"),
+        ("workers without a route (Full)", platform_file(
+            "no-route.xml", "w", hosts + link.format("1GBps") + route), 3, "/xml",
+         "no route from host 'a' to host 'c'"),
+        ("workers without a route (Floyd)", platform_file(
+            "no-route-floyd.xml", "w", hosts + link.format("1GBps") + route, routing="Floyd"), 3,
+         "/xml", "no route from host 'a' to host 'c'"),
+        ("a Dijkstra zone SimGrid crashes in", platform_file(
+            "dijkstra.xml", "w", hosts + link.format("1GBps") + route, routing="Dijkstra"), 3,
+         "/xml", "SimGrid fails looking up the route from host 'a' to host 'b'"),
+        ("a cluster of a hundred million hosts", platform_file(
+            "huge-cluster.xml", "w", '<cluster id="big" prefix="n-" suffix="" '
+            'radical="0-99999999" speed="1Gf" bw="10Gbps" lat="10us"/>'), 2, "/xml",
+         '<cluster id="big"> (radical "0-99999999") declares 100000000 hosts'),
+    ]
 
 
 def replayed_schedules(workdir):

@@ -1,0 +1,351 @@
+// Checking a SimGrid XML platform before the run relies on it.
+//
+// SimGrid reports some mistakes in a platform file by exceptions, but aborts
+// the process on others (a link declared twice, an unknown routing model,
+// the removed <include> tag), only fails once the simulation runs on more
+// (a negative bandwidth, two hosts without a route between them: an abort in
+// the sharing solver or the network model, a segmentation fault in a
+// Dijkstra zone), and builds a <cluster> of any size, a hundred million
+// hosts included, until memory runs out. None of that may end a run with a
+// backtrace: the file is loaded first in a child process, which checks what
+// the run would trip over, and the child's failure, whatever its kind,
+// becomes gcsim's one-line error at the `xml` field.
+
+#include "sim/input/input_error.hpp"
+#include "sim/network/platform.hpp"
+#include "sim/network/simgrid_setup.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+#include <xbt/log.h>
+
+#include <simgrid/s4u.hpp>
+
+namespace sg4 = simgrid::s4u;
+
+namespace gcsim::net {
+namespace {
+
+// SimGrid holds about 3 KB per host of a cluster (a million hosts: 3 GB and
+// 24 s to build); four times the most workers a scenario may ask for.
+constexpr unsigned long long kMaxClusterHosts = 1ULL << 18;
+
+// What the child reports, in memory shared with the parent: the route it
+// was looking up when it stopped (to name a crash), or the field and message
+// of a problem it found itself.
+struct ChildReport {
+  char route[512]; // the route looked up, empty while loading
+  char field[32];
+  char message[1024];
+};
+
+// The child's exit status when it found a problem and filled the report.
+constexpr int kFoundProblem = 3;
+
+void copy_text(char* to, size_t size, const std::string& text) {
+  std::snprintf(to, size, "%s", text.c_str());
+}
+
+[[noreturn]] void report_problem(ChildReport* report, const char* field,
+                                 const std::string& message) {
+  copy_text(report->field, sizeof report->field, field);
+  copy_text(report->message, sizeof report->message, message);
+  _exit(kFoundProblem);
+}
+
+std::string describe_bandwidth(double bandwidth) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g B/s", bandwidth);
+  return text;
+}
+
+// Pairs of workers whose route is looked up: all of them for a few workers,
+// else every worker to and from the first and to and from its ring
+// neighbour (a lookup in a Dijkstra zone is a shortest-path search).
+std::vector<std::pair<size_t, size_t>> pairs_to_check(size_t workers) {
+  constexpr size_t kAllPairsUpTo = 64;
+  std::vector<std::pair<size_t, size_t>> pairs;
+  if (workers <= kAllPairsUpTo) {
+    for (size_t a = 0; a < workers; ++a)
+      for (size_t b = 0; b < workers; ++b)
+        if (a != b)
+          pairs.emplace_back(a, b);
+    return pairs;
+  }
+  for (size_t w = 1; w < workers; ++w) {
+    pairs.emplace_back(0, w);
+    pairs.emplace_back(w, 0);
+    const size_t next = (w + 1) % workers;
+    if (next != 0) {
+      pairs.emplace_back(w, next);
+      pairs.emplace_back(next, w);
+    }
+  }
+  return pairs;
+}
+
+// The child: loads the file as Simulation would and checks what the run
+// needs. Exits 0 when the run can go ahead, kFoundProblem with the report
+// filled, or dies inside SimGrid with its message on stderr.
+[[noreturn]] void check_in_child(const PlatformSpec& spec, ChildReport* report) {
+  static int argc = 1;
+  static char name[] = "gcsim";
+  static char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  xbt_log_control_set("root.thres:critical");
+  detail::configure_network_model(spec.network);
+  try {
+    engine.load_platform(spec.xml_file);
+  } catch (const std::runtime_error& error) {
+    report_problem(report, "/xml",
+                   "SimGrid cannot load " + spec.xml_file + ": " + detail::one_line(error.what()));
+  } catch (const std::logic_error& error) {
+    report_problem(report, "/xml",
+                   "SimGrid cannot load " + spec.xml_file + ": " + detail::one_line(error.what()));
+  }
+  // SimGrid takes any figure here and aborts in its solver once a message
+  // crosses the link (or never delivers it, at zero).
+  for (const sg4::Link* link : engine.get_all_links()) {
+    const double bandwidth = link->get_bandwidth();
+    if (!(bandwidth > 0) || !std::isfinite(bandwidth))
+      report_problem(report, "/xml",
+                     spec.xml_file + ": link '" + link->get_name() + "' has a bandwidth of " +
+                         describe_bandwidth(bandwidth) + ", expected a positive one");
+    const double latency = link->get_latency();
+    if (!(latency >= 0) || !std::isfinite(latency))
+      report_problem(report, "/xml",
+                     spec.xml_file + ": link '" + link->get_name() + "' has a latency of " +
+                         std::to_string(latency) + " s, expected 0 or more");
+  }
+  const std::vector<sg4::Host*> hosts = detail::hosts_by_name(engine);
+  if (hosts.empty())
+    report_problem(report, "/xml", spec.xml_file + " declares no host");
+  if (spec.nodes > 0 && static_cast<size_t>(spec.nodes) > hosts.size())
+    report_problem(report, "/nodes", detail::too_few_hosts(spec, hosts.size()));
+  const size_t workers = spec.nodes > 0 ? static_cast<size_t>(spec.nodes) : hosts.size();
+  for (const auto& [a, b] : pairs_to_check(workers)) {
+    const sg4::Host* from = hosts[a];
+    const sg4::Host* to = hosts[b];
+    const std::string route = "from host '" + from->get_name() + "' to host '" + to->get_name() +
+                              "' (workers " + std::to_string(a) + " and " + std::to_string(b) + ")";
+    copy_text(report->route, sizeof report->route, route);
+    std::vector<sg4::Link*> links;
+    double latency = 0;
+    try {
+      from->route_to(to, links, &latency);
+    } catch (const std::invalid_argument& error) {
+      report_problem(report, "/xml",
+                     spec.xml_file + ": no route " + route + ": " + detail::one_line(error.what()));
+    }
+    // What SimGrid's network model asserts when a message is sent.
+    if (links.empty() && !(latency > 0))
+      report_problem(report, "/xml", spec.xml_file + ": no route " + route);
+  }
+  _exit(0);
+}
+
+// The message of a child that died inside SimGrid: its CRITICAL log line
+// (and any lines it continues on), without the time and source prefix and
+// the backtrace; else its first line.
+std::string simgrid_message(const std::string& output) {
+  std::istringstream lines(output);
+  std::string line;
+  std::string message;
+  std::string first;
+  bool in_message = false;
+  while (std::getline(lines, line)) {
+    if (in_message) {
+      if (line.rfind("Backtrace", 0) == 0 || line.rfind("  ->", 0) == 0 || line.rfind("[", 0) == 0)
+        break;
+      message += "\n" + line;
+      continue;
+    }
+    const size_t critical = line.find("/CRITICAL] ");
+    if (critical != std::string::npos) {
+      message = line.substr(critical + std::strlen("/CRITICAL] "));
+      in_message = true;
+      continue;
+    }
+    if (first.empty() && line.find_first_not_of(" \t") != std::string::npos)
+      first = line;
+  }
+  return detail::one_line(in_message ? message : first);
+}
+
+// The hosts a <cluster> or <cabinet> declares: its radical is a list of
+// numbers and ranges "a-b". Saturates rather than overflows.
+unsigned long long radical_hosts(const std::string& radical) {
+  constexpr unsigned long long kAll = ~0ULL;
+  unsigned long long hosts = 0;
+  std::istringstream items(radical);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const size_t dash = item.find('-', 1);
+    unsigned long long count = 1;
+    if (dash != std::string::npos) {
+      const unsigned long long first = std::strtoull(item.substr(0, dash).c_str(), nullptr, 10);
+      const unsigned long long last = std::strtoull(item.substr(dash + 1).c_str(), nullptr, 10);
+      count = last < first ? 0 : last - first == kAll ? kAll : last - first + 1;
+    }
+    hosts = kAll - hosts < count ? kAll : hosts + count;
+  }
+  return hosts;
+}
+
+std::string attribute(const std::string& tag, const std::string& name) {
+  for (const char quote : {'"', '\''}) {
+    const std::string key = " " + name + "=" + quote;
+    size_t at = tag.find(key);
+    if (at == std::string::npos) {
+      // Attributes may follow a line break or a tab as well as a space.
+      for (const char space : {'\n', '\t', '\r'}) {
+        at = tag.find(std::string(1, space) + name + "=" + quote);
+        if (at != std::string::npos)
+          break;
+      }
+    }
+    if (at == std::string::npos)
+      continue;
+    const size_t start = tag.find(quote, at) + 1;
+    const size_t end = tag.find(quote, start);
+    if (end != std::string::npos)
+      return tag.substr(start, end - start);
+  }
+  return "";
+}
+
+// Refuses a file whose clusters declare more hosts than SimGrid could build
+// in reasonable time and memory, before anything builds them.
+void check_cluster_sizes(const PlatformSpec& spec) {
+  std::ifstream file(spec.xml_file, std::ios::binary);
+  std::ostringstream read;
+  read << file.rdbuf();
+  std::string text = read.str();
+  for (size_t comment = text.find("<!--"); comment != std::string::npos;
+       comment = text.find("<!--", comment)) {
+    const size_t end = text.find("-->", comment);
+    text.erase(comment, end == std::string::npos ? std::string::npos : end + 3 - comment);
+  }
+  unsigned long long total = 0;
+  for (const char* element : {"<cluster", "<cabinet"}) {
+    for (size_t at = text.find(element); at != std::string::npos; at = text.find(element, at + 1)) {
+      const std::string tag = text.substr(at, text.find('>', at) - at);
+      const std::string radical = attribute(tag, "radical");
+      const unsigned long long hosts = radical_hosts(radical);
+      total = ~0ULL - total < hosts ? ~0ULL : total + hosts;
+      if (total <= kMaxClusterHosts)
+        continue;
+      std::string declared = std::to_string(hosts) + " hosts";
+      if (total != hosts)
+        declared += ", " + std::to_string(total) + " with the clusters before it";
+      throw InputError(spec.source_file, spec.source_path + "/xml",
+                       spec.xml_file + ": " + element + " id=\"" + attribute(tag, "id") +
+                           "\"> (radical \"" + radical + "\") declares " + declared +
+                           ", more than the " + std::to_string(kMaxClusterHosts) +
+                           " a platform may have (SimGrid builds every host, about 3 KB each)");
+    }
+  }
+}
+
+// A shared anonymous page for the child's report, unmapped on every path.
+class SharedReport {
+public:
+  SharedReport()
+      : memory_(mmap(nullptr, sizeof(ChildReport), PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0)) {
+    if (memory_ == MAP_FAILED)
+      throw std::runtime_error(std::string("cannot map memory for the platform check: ") +
+                               std::strerror(errno));
+    std::memset(memory_, 0, sizeof(ChildReport));
+  }
+  ~SharedReport() { munmap(memory_, sizeof(ChildReport)); }
+  SharedReport(const SharedReport&) = delete;
+  SharedReport& operator=(const SharedReport&) = delete;
+  ChildReport* get() { return static_cast<ChildReport*>(memory_); }
+
+private:
+  void* memory_;
+};
+
+} // namespace
+
+void check_xml_platform(const PlatformSpec& spec) {
+  if (spec.topology != Topology::simgrid_xml)
+    return;
+  check_cluster_sizes(spec);
+  // One engine per process: a process that already has one cannot build
+  // another, here or in a child that inherits it.
+  if (sg4::Engine::is_initialized())
+    return;
+  SharedReport shared;
+  ChildReport* report = shared.get();
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("cannot check the XML platform: pipe: ") +
+                             std::strerror(errno));
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t child = fork();
+  if (child < 0) {
+    const int error = errno;
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    throw std::runtime_error(std::string("cannot check the XML platform: fork: ") +
+                             std::strerror(error));
+  }
+  if (child == 0) {
+    dup2(pipe_fds[1], STDERR_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0)
+      dup2(null, STDOUT_FILENO);
+    check_in_child(spec, report);
+  }
+  close(pipe_fds[1]);
+  // SimGrid's output (its message and a backtrace) until the child exits;
+  // only the start of it is kept.
+  std::string output;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t got = read(pipe_fds[0], buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      break;
+    if (output.size() < 65536)
+      output.append(buffer, static_cast<size_t>(got));
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0)
+    if (errno != EINTR)
+      throw std::runtime_error(std::string("cannot check the XML platform: waitpid: ") +
+                               std::strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kFoundProblem)
+    throw InputError(spec.source_file, spec.source_path + report->field, report->message);
+  std::string how = simgrid_message(output);
+  if (how.empty())
+    how = WIFSIGNALED(status) ? std::string("killed by signal ") + strsignal(WTERMSIG(status))
+                              : "exit status " + std::to_string(WEXITSTATUS(status));
+  if (report->route[0] != '\0')
+    throw InputError(spec.source_file, spec.source_path + "/xml",
+                     spec.xml_file + ": SimGrid fails looking up the route " + report->route +
+                         ": " + how);
+  throw InputError(spec.source_file, spec.source_path + "/xml",
+                   "SimGrid cannot load " + spec.xml_file + ": " + how);
+}
+
+} // namespace gcsim::net
