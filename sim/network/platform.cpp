@@ -4,6 +4,7 @@
 #include "sim/network/simgrid_setup.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <xbt/log.h>
@@ -259,6 +260,27 @@ Platform build_platform(sg4::Engine& engine, const PlatformSpec& spec) {
 
 bool engine_created = false;
 
+// Linux's limit on a process's memory mappings (vm.max_map_count), 65530
+// unless an administrator raised it.
+long max_memory_maps() {
+  std::ifstream file("/proc/sys/vm/max_map_count");
+  long maps = 0;
+  return file >> maps && maps > 0 ? maps : 65530;
+}
+
+// SimGrid guards each actor's stack with a protected page, which splits the
+// stack's mapping in two. With two actors per worker, some 16000 workers
+// used up Linux's default limit on mappings and SimGrid aborted ("Failed to
+// protect stack"). When the actors' mappings would take more than half of
+// the limit (leaving the rest to gcsim's own large allocations), the stacks
+// go unguarded: one mapping each. Only a stack overflow would then go
+// unnoticed; results do not change.
+void guard_stacks_if_room(const PlatformSpec& spec) {
+  const long actors = 2L * (spec.worker_count() + spec.servers) + 1;
+  if (2 * actors > max_memory_maps() / 2)
+    sg4::Engine::set_config("contexts/guard-size:0");
+}
+
 } // namespace
 
 Simulation::Simulation(const PlatformSpec& spec) {
@@ -272,6 +294,7 @@ Simulation::Simulation(const PlatformSpec& spec) {
   // SimGrid's own chatter would drown gcsim's output; gcsim reports errors.
   xbt_log_control_set("root.thres:critical");
   detail::configure_network_model(spec.network);
+  guard_stacks_if_room(spec);
   platform_ = build_platform(*engine_, spec);
   if (platform_.workers.empty())
     throw std::invalid_argument("the platform has no workers");

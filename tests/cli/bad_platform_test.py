@@ -98,6 +98,22 @@ def compressed_on_parameter_server(workdir):
                                   f"(status {result.returncode}: {result.stderr.strip()[-200:]})")
 
 
+def sixteen_thousand_workers(workdir):
+    # Two actors per worker, and SimGrid put each actor's stack in two memory
+    # mappings (a guard page): 16384 workers passed Linux's default limit of
+    # 65530 and SimGrid aborted with "Failed to protect stack".
+    path = scenario_file(workdir, {"topology": "parameter_server", "nodes": 16384, "servers": 1,
+                                   "link": LINK})
+    out = os.path.join(workdir, "out-16384")
+    result = gcsim("run", path, "--out", out, "--quiet", "--set", "training.iterations=1",
+                   "--set", "training.warmup_iterations=0", "--set", "training.bucket_size=1GiB",
+                   "--set", "workload=" + os.path.join(ROOT, "workloads", "models",
+                                                       "fmnist-cnn.json"))
+    check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
+          f"16384 workers train (status {result.returncode}"
+          f"{': ' + result.stderr.strip()[:300] if result.returncode else ''})")
+
+
 def fat_tree_too_large(workdir):
     path = scenario_file(workdir, {"topology": "fat_tree", "link": LINK,
                                    "fat_tree": {"down": [4], "up": [4096], "links": [4096]}})
@@ -283,6 +299,7 @@ def replayed_schedules(workdir):
 with tempfile.TemporaryDirectory() as workdir:
     compressed_on_parameter_server(workdir)
     platforms_at_their_smallest(workdir)
+    sixteen_thousand_workers(workdir)
     fat_tree_too_large(workdir)
     xml_platforms(workdir)
     replayed_schedules(workdir)
