@@ -97,6 +97,7 @@ public:
     input.device_profile = device_;
     try {
       input.collective_seconds = validate::simulate_collectives(input.platform, run.collectives);
+      refuse_endless_points(run, input.collective_seconds, platform_file, platform_path);
       input.training = validate::simulate_training(input.platform, run.training, training);
     } catch (const training::IterationTooLong& error) {
       throw InputError(platform_file, platform_path, error.what());
@@ -113,6 +114,27 @@ public:
   }
 
 private:
+  // The same backstop as a training iteration's (training::IterationTooLong):
+  // every figure within its bounds can still make a point no one means.
+  static void refuse_endless_points(const validate::MeasuredRun& run,
+                                    const std::vector<double>& seconds, const std::string& file,
+                                    const std::string& path) {
+    for (size_t p = 0; p < seconds.size(); ++p) {
+      if (seconds[p] <= kLongestSeconds)
+        continue;
+      const validate::CollectivePoint& point = run.collectives[p];
+      char took[64];
+      std::snprintf(took, sizeof took, "%.3g s", seconds[p]);
+      throw InputError(file, path,
+                       std::string("collective point ") + std::to_string(p) + " (" +
+                           validate::collective_name(point.collective) + " of " +
+                           std::to_string(point.bytes) + " bytes on " +
+                           std::to_string(point.ranks) + " ranks) takes " + took +
+                           " of simulated time, more than 1e9 s (about 30 years): check the "
+                           "link bandwidths and latencies");
+    }
+  }
+
   // A star platform is the same cluster at any size: take the run's node
   // count. Other topologies must already have enough workers.
   static void fit_node_count(net::PlatformSpec& platform, const validate::MeasuredRun& run,

@@ -117,9 +117,9 @@ TrainingRun read_training(const nlohmann::json& json, const std::string& file,
   run.warmup_iterations = static_cast<int>(reader.integer_or("warmup_iterations", 0, 1 << 30, 0));
   if (reader.has("bytes_sent_per_worker")) {
     run.bytes_sent_per_worker = reader.number("bytes_sent_per_worker");
-    if (run.bytes_sent_per_worker < 0)
-      reader.fail("bytes_sent_per_worker", "expected a number of bytes >= 0, got " +
-                                               std::to_string(run.bytes_sent_per_worker));
+    if (!(run.bytes_sent_per_worker >= 0 && run.bytes_sent_per_worker <= kLargestBytes))
+      reader.fail("bytes_sent_per_worker", "expected a number of bytes in [0, 2^53], got " +
+                                               describe_json(run.bytes_sent_per_worker));
   }
 
   if (reader.has("compute_alone")) {
