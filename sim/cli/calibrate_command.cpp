@@ -90,7 +90,8 @@ public:
       command += " --rounds " + std::to_string(rounds_);
 
     const auto start = std::chrono::steady_clock::now();
-    check_writable(out_); // before the minutes of measuring, not after
+    MadeFolders made_folders; // removed again, if still empty, unless the profile is written
+    check_writable(out_, &made_folders); // before the minutes of measuring, not after
     const cost::CalibrationPoints points = cost::measure_cpu_kernels(options);
     const double gemm = cost::measure_cpu_gemm_flops();
     const cost::DeviceProfile profile = cost::fit_cpu_profile(points, gemm, command, today());
@@ -99,6 +100,7 @@ public:
 
     const nlohmann::json written = profile.to_json();
     write_file_atomically(out_, written.dump(1) + "\n");
+    made_folders.keep();
 
     std::printf("calibrated %s in %.0f s; wrote %s\n", profile.name().c_str(), elapsed,
                 out_.c_str());
