@@ -71,9 +71,6 @@ public:
       input.platform_source = "the fit";
       platform_path = "/collectives"; // the points it was fitted to
       input.fit = fit;
-      if (!out_file_.empty())
-        output::write_json_file(out_file_,
-                                validate::platform_json(input.platform, fit, measured_file_));
     } else if (!platform_file_.empty()) {
       input.platform = read_platform_spec(load_json_file(platform_file_), platform_file_, "");
       input.platform_source = platform_file_;
@@ -105,6 +102,11 @@ public:
       throw InputError(input.platform_source, "", error.what());
     }
 
+    // Written only once everything is simulated: a refused validation
+    // leaves no calibrated platform behind.
+    if (fit_ && !out_file_.empty())
+      output::write_json_file(out_file_,
+                              validate::platform_json(input.platform, *input.fit, measured_file_));
     nlohmann::json report = validate::make_report(input);
     if (!json_file_.empty())
       output::write_json_file(json_file_, report);

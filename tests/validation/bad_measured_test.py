@@ -143,6 +143,21 @@ with tempfile.TemporaryDirectory() as tmp:
     done = subprocess.run([GCSIM, "validate", fit_file, "--fit"], capture_output=True, text=True)
     if done.returncode != 2 or len(done.stderr.strip().splitlines()) != 1:
         failures.append(f"--fit on one point: status {done.returncode}: {done.stderr.strip()}")
+    # A fit to collectives of years makes a training iteration past 1e9 s:
+    # refused, and the calibrated platform --out names is not written.
+    slow_fit = os.path.join(tmp, "slow_fit.json")
+    with open(slow_fit, "w") as f:
+        json.dump(variant(lambda d: (
+            d["collectives"][0].update(seconds=3e8),
+            d["collectives"].append({"collective": "allgather", "algorithm": "ring", "ranks": 2,
+                                     "bytes": 4194304, "seconds": 9e8}),
+            d["training"][0]["workload"]["layers"][0].update(bytes=2 ** 40))), f)
+    calibrated = os.path.join(tmp, "calibrated.json")
+    done = subprocess.run([GCSIM, "validate", slow_fit, "--fit", "--out", calibrated],
+                          capture_output=True, text=True, timeout=120)
+    problems = refusal_problems(done, [f"{slow_fit}: /collectives:", "1e9 s"], 2, calibrated)
+    if problems:
+        failures.append(f"--fit to years-long collectives: {'; '.join(problems)}")
 
 for failure in failures:
     print("FAIL", failure)
