@@ -160,13 +160,17 @@ with tempfile.TemporaryDirectory() as tmp:
         check(not missing, f"layers not timed: {missing}")
         check(all(layer["forward_s"] > 0 and layer["backward_s"] >= 0 for layer in model["layers"]),
               "a layer's time is not positive")
-        # Modules run one after the other inside the forward pass.
+        # Modules run one after the other inside the forward pass. The lower
+        # bounds only say that the layers hold much of the pass: time a
+        # process waits for a core between two modules (ticks of 4 ms on a
+        # loaded 2-core machine, against a pass of about 30 ms here) adds to
+        # the pass alone, and a bound of one half failed once under load.
         forward_sum = sum(layer["forward_s"] for layer in model["layers"])
-        check(0.5 * model["forward_mean_s"] < forward_sum <= model["forward_mean_s"] * (1 + 1e-9),
+        check(0.25 * model["forward_mean_s"] < forward_sum <= model["forward_mean_s"] * (1 + 1e-9),
               f"per-layer forward {forward_sum} s against the pass's {model['forward_mean_s']} s")
         # Backward intervals partition the pass from the first output gradient on.
         backward_sum = sum(layer["backward_s"] for layer in model["layers"])
-        check(0.5 * model["backward_mean_s"] < backward_sum <= model["backward_mean_s"] * (1 + 1e-9),
+        check(0.25 * model["backward_mean_s"] < backward_sum <= model["backward_mean_s"] * (1 + 1e-9),
               f"per-layer backward {backward_sum} s against the pass's {model['backward_mean_s']} s")
 
 check.finish()
