@@ -225,8 +225,7 @@ public:
     } catch (const training::IterationTooLong& error) {
       if (show_progress)
         std::fprintf(stderr, "\r%60s\r", "");
-      const bool inline_platform = scenario.platform_source == scenario.file.string();
-      throw InputError(scenario.platform_source, inline_platform ? "/platform" : "", error.what());
+      throw InputError(scenario.platform_source, scenario.platform_path(), error.what());
     } catch (const std::invalid_argument& error) {
       throw InputError(scenario.platform_source, "", error.what());
     }

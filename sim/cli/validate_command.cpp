@@ -82,7 +82,7 @@ public:
       input.platform = scenario.platform;
       input.platform_source = scenario_file_;
       platform_file = scenario.platform_source;
-      platform_path = scenario.platform_source == scenario.file.string() ? "/platform" : "";
+      platform_path = scenario.platform_path();
       fit_node_count(input.platform, run, scenario.platform_source);
     }
 
@@ -125,15 +125,13 @@ private:
       if (seconds[p] <= kLongestSeconds)
         continue;
       const validate::CollectivePoint& point = run.collectives[p];
-      char took[64];
-      std::snprintf(took, sizeof took, "%.3g s", seconds[p]);
       throw InputError(file, path,
-                       std::string("collective point ") + std::to_string(p) + " (" +
-                           validate::collective_name(point.collective) + " of " +
-                           std::to_string(point.bytes) + " bytes on " +
-                           std::to_string(point.ranks) + " ranks) takes " + took +
-                           " of simulated time, more than 1e9 s (about 30 years): check the "
-                           "link bandwidths and latencies");
+                       training::too_long_message("collective point " + std::to_string(p) + " (" +
+                                                      validate::collective_name(point.collective) +
+                                                      " of " + std::to_string(point.bytes) +
+                                                      " bytes on " + std::to_string(point.ranks) +
+                                                      " ranks)",
+                                                  seconds[p]));
     }
   }
 

@@ -47,6 +47,9 @@ struct Scenario {
   std::filesystem::path file;
   net::PlatformSpec platform;
   std::string platform_source; // the file the platform came from (or the scenario)
+  /// The JSON path of the platform in platform_source: "/platform" when it
+  /// is inline in the scenario, the whole file otherwise.
+  std::string platform_path() const { return platform_source == file.string() ? "/platform" : ""; }
   training::Workload workload;
   /// Set when the workload is a captured trace: its gradients drive the
   /// compressors. Otherwise compressors run on labelled synthetic gradients.

@@ -506,20 +506,16 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
   return buckets;
 }
 
-namespace {
-
-std::string too_long_message(double seconds) {
+std::string too_long_message(const std::string& what, double seconds) {
   char took[64];
   std::snprintf(took, sizeof took, "%.3g s", seconds);
-  return std::string("an iteration takes ") + took +
+  return what + " takes " + took +
          " of simulated time, more than 1e9 s (about 30 years): check the link bandwidths and "
          "latencies and the network factors";
 }
 
-} // namespace
-
 IterationTooLong::IterationTooLong(double seconds)
-    : std::invalid_argument(too_long_message(seconds)), seconds_(seconds) {}
+    : std::invalid_argument(too_long_message("an iteration", seconds)), seconds_(seconds) {}
 
 std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
                                 const std::vector<IterationPlan>& plans,

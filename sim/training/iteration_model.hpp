@@ -171,6 +171,10 @@ using ProgressCallback = std::function<void(int, double)>;
 /// still make an iteration no one means (a slow link times a large factor).
 /// Bad input, not a bug: the caller names the file and field at fault (the
 /// platform's, usually).
+/// "WHAT takes S of simulated time, more than 1e9 s ...": the message of
+/// IterationTooLong, and of any other span simulated past kLongestSeconds.
+std::string too_long_message(const std::string& what, double seconds);
+
 class IterationTooLong : public std::invalid_argument {
 public:
   explicit IterationTooLong(double seconds);

@@ -19,10 +19,9 @@ constexpr uint64_t kMaxPieces = 1000000;
 // (0, kLongestSeconds] as every other time an input gives: past it a figure
 // is a typo, and the error against it would be meaningless.
 double positive_seconds(ObjectReader& reader, std::string_view key) {
-  const double value = reader.number(key);
-  if (!(value > 0 && value <= kLongestSeconds))
-    reader.fail(key, "expected a positive time in seconds, at most 1e9, got " +
-                         describe_json(reader.require(key)));
+  const double value = reader.seconds(key);
+  if (value == 0)
+    reader.fail(key, "expected a positive time in seconds, got 0");
   return value;
 }
 

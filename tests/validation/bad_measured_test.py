@@ -60,11 +60,11 @@ CASES = [
     ("simulated iteration past any run",
      lambda d: (d["cluster"]["link"].update(bandwidth="1kbps"),
                 d["training"][0]["workload"]["layers"][0].update(bytes=2 ** 49)),
-     "/cluster"),
+     "/cluster", "an iteration takes"),
     ("simulated collective past any run",
      lambda d: (d["cluster"]["link"].update(bandwidth="1kbps"),
                 d["collectives"][0].update(bytes=2 ** 49)),
-     "/cluster"),
+     "/cluster", "collective point 0 (allreduce of 562949953421312 bytes on 2 ranks) takes"),
     ("negative iteration time",
      lambda d: d["training"][0]["iterations"][1].update(iteration_s=-0.5),
      "/training/0/iterations/1/iteration_s"),
@@ -125,13 +125,14 @@ with tempfile.TemporaryDirectory() as tmp:
     done = subprocess.run([GCSIM, "validate", good, "--json", out], capture_output=True, text=True)
     if done.returncode != 0 or not os.path.exists(out):
         failures.append(f"good file: status {done.returncode}: {done.stderr.strip()}")
-    for label, edit, path in CASES:
+    # (label, edit, JSON path[, words the message must hold])
+    for label, edit, path, *words in CASES:
         file = os.path.join(tmp, label.replace(" ", "_") + ".json")
         with open(file, "w") as f:
             json.dump(variant(edit), f)
         done = subprocess.run([GCSIM, "validate", file, "--quiet"], capture_output=True, text=True,
                               timeout=120)
-        problems = refusal_problems(done, [f"{file}: {path}:"])
+        problems = refusal_problems(done, [f"{file}: {path}:", *words])
         if problems:
             failures.append(f"{label}: {'; '.join(problems)}")
         else:
