@@ -12,6 +12,7 @@
 // becomes gcsim's one-line error at the `xml` field.
 
 #include "sim/input/input_error.hpp"
+#include "sim/network/forked.hpp"
 #include "sim/network/platform.hpp"
 #include "sim/network/simgrid_setup.hpp"
 
@@ -20,13 +21,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 #include <xbt/log.h>
@@ -276,6 +276,17 @@ private:
   void* memory_;
 };
 
+// What a check's outcome depends on. A sweep reads every point's scenario,
+// most often with the same platform file: one that passed is not loaded again.
+std::string check_key(const PlatformSpec& spec) {
+  std::ostringstream key;
+  key << std::hexfloat << spec.xml_file << '\n'
+      << spec.nodes << ' ' << spec.network.model << ' ' << spec.network.crosstraffic << ' '
+      << spec.network.latency_factor << ' ' << spec.network.bandwidth_factor << ' '
+      << spec.network.tcp_window_bytes.value_or(-1);
+  return key.str();
+}
+
 } // namespace
 
 void check_xml_platform(const PlatformSpec& spec) {
@@ -286,57 +297,26 @@ void check_xml_platform(const PlatformSpec& spec) {
   // another, here or in a child that inherits it.
   if (sg4::Engine::is_initialized())
     return;
+  static std::set<std::string> passed;
+  const std::string key = check_key(spec);
+  if (passed.count(key) > 0)
+    return;
   SharedReport shared;
   ChildReport* report = shared.get();
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("cannot check the XML platform: pipe: ") +
-                             std::strerror(errno));
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t child = fork();
-  if (child < 0) {
-    const int error = errno;
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    throw std::runtime_error(std::string("cannot check the XML platform: fork: ") +
-                             std::strerror(error));
-  }
-  if (child == 0) {
-    dup2(pipe_fds[1], STDERR_FILENO);
-    const int null = open("/dev/null", O_WRONLY);
-    if (null >= 0)
-      dup2(null, STDOUT_FILENO);
-    check_in_child(spec, report);
-  }
-  close(pipe_fds[1]);
   // SimGrid's output (its message and a backtrace) until the child exits;
   // only the start of it is kept.
-  std::string output;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t got = read(pipe_fds[0], buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0)
-      break;
-    if (output.size() < 65536)
-      output.append(buffer, static_cast<size_t>(got));
-  }
-  close(pipe_fds[0]);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0)
-    if (errno != EINTR)
-      throw std::runtime_error(std::string("cannot check the XML platform: waitpid: ") +
-                               std::strerror(errno));
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+  const ForkedResult child = run_forked([&](int) -> int { check_in_child(spec, report); },
+                                        ChildPipe::stderr_stream, 65536);
+  if (child.exited(0)) {
+    passed.insert(key);
     return;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == kFoundProblem)
+  }
+  if (child.exited(kFoundProblem))
     throw InputError(spec.source_file, spec.source_path + report->field, report->message);
-  std::string how = simgrid_message(output);
+  std::string how = simgrid_message(child.output);
   if (how.empty())
-    how = WIFSIGNALED(status) ? std::string("killed by signal ") + strsignal(WTERMSIG(status))
-                              : "exit status " + std::to_string(WEXITSTATUS(status));
+    how = child.signal != 0 ? std::string("killed by signal ") + strsignal(child.signal)
+                            : "exit status " + std::to_string(child.exit_code);
   if (report->route[0] != '\0')
     throw InputError(spec.source_file, spec.source_path + "/xml",
                      spec.xml_file + ": SimGrid fails looking up the route " + report->route +

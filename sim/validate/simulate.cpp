@@ -4,20 +4,19 @@
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/network/collectives.hpp"
+#include "sim/network/forked.hpp"
 #include "sim/training/compression.hpp"
 #include "sim/training/gradient_feed.hpp"
 #include "sim/training/iteration_model.hpp"
 
 #include <algorithm>
-#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <simgrid/s4u.hpp>
 
@@ -33,64 +32,31 @@ constexpr int kIterationTooLong = 5;
 /// Runs `work` in a child process and returns the numbers it computed.
 /// Throws training::IterationTooLong when the child's simulation did.
 std::vector<double> run_in_child(const std::function<std::vector<double>()>& work) {
-  int fds[2];
-  if (pipe(fds) != 0)
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  std::fflush(nullptr); // the child must not flush the parent's buffers again
-  pid_t child = fork();
-  if (child < 0)
-    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (child == 0) {
-    close(fds[0]);
-    int status = 0;
-    try {
-      std::vector<double> values;
-      try {
-        values = work();
-      } catch (const training::IterationTooLong& error) {
-        values = {error.seconds()};
-        status = kIterationTooLong;
-      }
-      const auto* data = reinterpret_cast<const char*>(values.data());
-      size_t left = values.size() * sizeof(double);
-      while (left > 0) {
-        ssize_t written = write(fds[1], data, left);
-        if (written <= 0) {
-          status = 3;
-          break;
+  const net::ForkedResult child = net::run_forked(
+      [&](int fd) {
+        try {
+          std::vector<double> values;
+          int status = 0;
+          try {
+            values = work();
+          } catch (const training::IterationTooLong& error) {
+            values = {error.seconds()};
+            status = kIterationTooLong;
+          }
+          return net::write_all(fd, values.data(), values.size() * sizeof(double)) ? status : 3;
+        } catch (const std::exception& error) {
+          std::fprintf(stderr, "gcsim validate: simulation failed: %s\n", error.what());
+          return 4;
         }
-        data += written;
-        left -= static_cast<size_t>(written);
-      }
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "gcsim validate: simulation failed: %s\n", error.what());
-      status = 4;
-    }
-    close(fds[1]);
-    _exit(status); // no atexit handlers or static destructors of the parent's state
-  }
-  close(fds[1]);
-  std::vector<double> values;
-  double buffer[256];
-  std::string bytes;
-  for (;;) {
-    ssize_t got = read(fds[0], buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0)
-      break;
-    bytes.append(reinterpret_cast<const char*>(buffer), static_cast<size_t>(got));
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  const int exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if ((exit_status != 0 && exit_status != kIterationTooLong) || bytes.size() % sizeof(double) != 0)
+      },
+      net::ChildPipe::argument, std::string().max_size());
+  const std::string& bytes = child.output;
+  const bool too_long = child.exited(kIterationTooLong);
+  if ((!child.exited(0) && !too_long) || bytes.size() % sizeof(double) != 0)
     throw std::runtime_error("the simulation process failed");
-  values.resize(bytes.size() / sizeof(double));
+  std::vector<double> values(bytes.size() / sizeof(double));
   std::memcpy(values.data(), bytes.data(), bytes.size());
-  if (exit_status == kIterationTooLong) {
+  if (too_long) {
     if (values.size() != 1)
       throw std::runtime_error("the simulation process failed");
     throw training::IterationTooLong(values.front());
