@@ -16,6 +16,23 @@ namespace {
 // SimGrid needs a non-null payload pointer; the bytes are what matter.
 int payload_token = 0;
 
+// Recursive doubling's ranks in a group of `size`: the `power` ranks that
+// exchange are the odd ones among the first 2 * extra and every one after.
+struct DoublingRanks {
+  explicit DoublingRanks(int size) : power(1 << floor_log2(size)), extra(size - power) {}
+  // The exchanging rank of real rank `rank`; -1 for a rank that sits out.
+  int virtual_rank(int rank) const {
+    if (rank >= 2 * extra)
+      return rank - extra;
+    return rank % 2 == 0 ? -1 : rank / 2;
+  }
+  int real_rank(int virtual_peer) const {
+    return virtual_peer < extra ? 2 * virtual_peer + 1 : virtual_peer + extra;
+  }
+  int power;
+  int extra;
+};
+
 } // namespace
 
 Group::Group(std::string tag, std::vector<sg4::Host*> hosts)
@@ -38,6 +55,15 @@ sg4::Mailbox* Group::mailbox(int from, int to) const {
     found = sg4::Mailbox::by_name(tag_ + ":" + std::to_string(ids_[static_cast<size_t>(from)]) +
                                   ">" + std::to_string(ids_[static_cast<size_t>(to)]));
   return found;
+}
+
+std::vector<std::pair<int, int>> Group::pairs_used() const {
+  std::vector<std::pair<int, int>> pairs;
+  for (const auto& [key, mailbox] : mailboxes_)
+    pairs.emplace_back(static_cast<int>(key / hosts_.size()),
+                       static_cast<int>(key % hosts_.size()));
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
 }
 
 uint64_t chunk_bytes(uint64_t bytes, int parts, int index) {
@@ -214,33 +240,25 @@ void recursive_doubling_allreduce(Group& group, int rank, uint64_t bytes) {
   const int size = group.size();
   if (size < 2)
     return;
-  const int power = 1 << floor_log2(size);
-  const int extra = size - power;
+  const DoublingRanks ranks(size);
   // Fold: among the first 2*extra ranks, even ranks hand their data to the
   // next odd rank and sit out the exchange.
-  int virtual_rank = rank;
-  if (rank < 2 * extra) {
-    if (rank % 2 == 0) {
+  const int virtual_rank = ranks.virtual_rank(rank);
+  if (rank < 2 * ranks.extra) {
+    if (virtual_rank < 0)
       send(group, rank, rank + 1, bytes);
-      virtual_rank = -1;
-    } else {
+    else
       receive(group, rank, rank - 1);
-      virtual_rank = rank / 2;
-    }
-  } else {
-    virtual_rank = rank - extra;
   }
-  auto real_rank = [extra](int virtual_peer) {
-    return virtual_peer < extra ? 2 * virtual_peer + 1 : virtual_peer + extra;
-  };
   if (virtual_rank >= 0) {
-    for (int mask = 1; mask < power; mask <<= 1)
-      send_receive(group, rank, real_rank(virtual_rank ^ mask), bytes,
-                   real_rank(virtual_rank ^ mask));
+    for (int mask = 1; mask < ranks.power; mask <<= 1) {
+      const int peer = ranks.real_rank(virtual_rank ^ mask);
+      send_receive(group, rank, peer, bytes, peer);
+    }
   }
   // Unfold: the odd ranks return the result.
-  if (rank < 2 * extra) {
-    if (rank % 2 == 0)
+  if (rank < 2 * ranks.extra) {
+    if (virtual_rank < 0)
       receive(group, rank, rank + 1);
     else
       send(group, rank, rank - 1, bytes);
@@ -279,6 +297,26 @@ void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes) {
     pulls.push_back(group.mailbox(rank, w)->put_async(&payload_token, shard));
   }
   sg4::Comm::wait_all(pulls);
+}
+
+std::vector<std::pair<int, int>> whole_group_pairs(int size) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int distance = 1; distance < size; distance *= 2)
+    for (int rank = 0; rank < size; ++rank) {
+      pairs.emplace_back(rank, (rank + distance) % size);
+      pairs.emplace_back((rank + distance) % size, rank);
+    }
+  const DoublingRanks ranks(size);
+  for (int rank = 0; rank < size; ++rank) {
+    const int virtual_rank = ranks.virtual_rank(rank);
+    if (virtual_rank < 0)
+      continue;
+    for (int mask = 1; mask < ranks.power; mask <<= 1)
+      pairs.emplace_back(rank, ranks.real_rank(virtual_rank ^ mask));
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  return pairs;
 }
 
 } // namespace gcsim::net

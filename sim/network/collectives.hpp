@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace simgrid::s4u {
@@ -37,6 +38,8 @@ public:
   /// Bytes each rank has put on the network through this group.
   uint64_t bytes_sent(int rank) const { return bytes_sent_[static_cast<size_t>(rank)]; }
   void count_sent(int rank, uint64_t bytes) { bytes_sent_[static_cast<size_t>(rank)] += bytes; }
+  /// The (from, to) pairs of ranks that have had a mailbox so far, sorted.
+  std::vector<std::pair<int, int>> pairs_used() const;
 
 private:
   std::string tag_;
@@ -90,5 +93,12 @@ void recursive_doubling_allreduce(Group& group, int rank, uint64_t bytes);
 /// server and pulls the same back after the server has heard from all.
 void ps_worker_push_pull(Group& group, int rank, int workers, uint64_t bytes);
 void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes);
+
+/// The ordered pairs of ranks (from, to) that the collectives above send
+/// between in a group of `size`, whatever the root: ranks 2^k apart modulo
+/// `size` (rings, binomial trees and reductions) and recursive doubling's
+/// partners. What a platform must route for them; a parameter server's and
+/// a subset group's pairs are not included.
+std::vector<std::pair<int, int>> whole_group_pairs(int size);
 
 } // namespace gcsim::net

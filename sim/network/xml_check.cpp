@@ -12,6 +12,7 @@
 // becomes gcsim's one-line error at the `xml` field.
 
 #include "sim/input/input_error.hpp"
+#include "sim/network/collectives.hpp"
 #include "sim/network/forked.hpp"
 #include "sim/network/platform.hpp"
 #include "sim/network/simgrid_setup.hpp"
@@ -72,26 +73,23 @@ std::string describe_bandwidth(double bandwidth) {
 }
 
 // Pairs of workers whose route is looked up: all of them for a few workers,
-// else every worker to and from the first and to and from its ring
-// neighbour (a lookup in a Dijkstra zone is a shortest-path search).
-std::vector<std::pair<size_t, size_t>> pairs_to_check(size_t workers) {
-  constexpr size_t kAllPairsUpTo = 64;
-  std::vector<std::pair<size_t, size_t>> pairs;
+// else those the whole group's collectives send between and every worker to
+// and from the first (a lookup costs about 16 us in a Full zone, more in a
+// Dijkstra one: all pairs of 1024 workers would take 16 s).
+std::vector<std::pair<int, int>> pairs_to_check(int workers) {
+  constexpr int kAllPairsUpTo = 64;
+  std::vector<std::pair<int, int>> pairs;
   if (workers <= kAllPairsUpTo) {
-    for (size_t a = 0; a < workers; ++a)
-      for (size_t b = 0; b < workers; ++b)
+    for (int a = 0; a < workers; ++a)
+      for (int b = 0; b < workers; ++b)
         if (a != b)
           pairs.emplace_back(a, b);
     return pairs;
   }
-  for (size_t w = 1; w < workers; ++w) {
+  pairs = whole_group_pairs(workers);
+  for (int w = 1; w < workers; ++w) {
     pairs.emplace_back(0, w);
     pairs.emplace_back(w, 0);
-    const size_t next = (w + 1) % workers;
-    if (next != 0) {
-      pairs.emplace_back(w, next);
-      pairs.emplace_back(next, w);
-    }
   }
   return pairs;
 }
@@ -131,10 +129,10 @@ std::vector<std::pair<size_t, size_t>> pairs_to_check(size_t workers) {
     report_problem(report, "/xml", spec.xml_file + " declares no host");
   if (spec.nodes > 0 && static_cast<size_t>(spec.nodes) > hosts.size())
     report_problem(report, "/nodes", detail::too_few_hosts(spec, hosts.size()));
-  const size_t workers = spec.nodes > 0 ? static_cast<size_t>(spec.nodes) : hosts.size();
+  const int workers = spec.nodes > 0 ? spec.nodes : static_cast<int>(hosts.size());
   for (const auto& [a, b] : pairs_to_check(workers)) {
-    const sg4::Host* from = hosts[a];
-    const sg4::Host* to = hosts[b];
+    const sg4::Host* from = hosts[static_cast<size_t>(a)];
+    const sg4::Host* to = hosts[static_cast<size_t>(b)];
     const std::string route = "from host '" + from->get_name() + "' to host '" + to->get_name() +
                               "' (workers " + std::to_string(a) + " and " + std::to_string(b) + ")";
     copy_text(report->route, sizeof report->route, route);

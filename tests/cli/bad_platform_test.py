@@ -213,6 +213,37 @@ def xml_platforms_simgrid_aborted_on(workdir):
     ]
 
 
+def xml_route_missing_beyond_the_ring(workdir):
+    """Above 64 workers the check does not look up every pair: a missing route
+    that recursive doubling needs (ranks 16 and 20 of 72, neither neighbours
+    nor worker 0) must still be found, not abort the run."""
+    hosts = [f"h{i:02d}" for i in range(72)]
+    body = [f'<host id="{h}" speed="1Gf"/><link id="l{h}" bandwidth="1GBps" latency="1us"/>'
+            for h in hosts]
+    for i, a in enumerate(hosts):
+        for b in hosts[i + 1:]:
+            if (a, b) != ("h16", "h20"):
+                body.append(f'<route src="{a}" dst="{b}"><link_ctn id="l{a}"/>'
+                            f'<link_ctn id="l{b}"/></route>')
+    xml = os.path.join(workdir, "72-hosts-one-route-missing.xml")
+    with open(xml, "w") as handle:
+        handle.write('<?xml version="1.0"?>\n'
+                     '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                     '<platform version="4.1"><zone id="w" routing="Full">\n'
+                     + "\n".join(body) + "\n</zone></platform>\n")
+    path = scenario_file(workdir, {"topology": "simgrid_xml", "xml": xml, "nodes": 72},
+                         name="recursive-doubling-72.json")
+    with open(path) as handle:
+        document = json.load(handle)
+    document["training"]["allreduce"] = "recursive_doubling"
+    with open(path, "w") as handle:
+        json.dump(document, handle)
+    out = out_dir(workdir, "72 hosts one route missing")
+    expect_refused("a route recursive doubling needs, missing among 72 workers",
+                   gcsim("run", path, "--out", out), out,
+                   [path, "/platform/xml", "no route from host 'h16' to host 'h20'"])
+
+
 def replayed_schedules(workdir):
     recorded = os.path.join(workdir, "recorded")
     result = gcsim("run", DEFT16, "--out", recorded, "--quiet", "--set",
@@ -302,5 +333,6 @@ with tempfile.TemporaryDirectory() as workdir:
     sixteen_thousand_workers(workdir)
     fat_tree_too_large(workdir)
     xml_platforms(workdir)
+    xml_route_missing_beyond_the_ring(workdir)
     replayed_schedules(workdir)
 check.finish()
