@@ -162,9 +162,9 @@ void threshold_args(benchmark::internal::Benchmark* b) {
 
 void topk_args(benchmark::internal::Benchmark* b) {
   // 8,192 and 32,768: small layers (biases, norms, small convolutions);
-  // 4M: a large convolution or embedding.
-  for (const std::int64_t n : {8'192, 32'768, 1'000'000, 4'000'000, 25'000'000}) {
-    for (const std::int64_t inv : {1000, 100, 10}) {
+  // 131,072: a mid-sized convolution; 4M: a large convolution or embedding.
+  for (const std::int64_t n : {8'192, 32'768, 131'072, 1'000'000, 4'000'000, 25'000'000}) {
+    for (const std::int64_t inv : {10000, 1000, 100, 10}) {
       b->Args({n, inv});
     }
   }
