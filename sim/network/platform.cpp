@@ -276,7 +276,9 @@ long max_memory_maps() {
 // protect stack"). When the actors' mappings would take more than half of
 // the limit (leaving the rest to gcsim's own large allocations), the stacks
 // go unguarded: one mapping each. Only a stack overflow would then go
-// unnoticed; results do not change.
+// unnoticed; results do not change. The stacks are SimGrid's default 8 MiB
+// (contexts/stack-size), and the actors touch far less of them: 65536
+// workers' 131073 actors took 2.4 GB in all, under 20 KB each.
 //
 // Each unguarded stack is then malloc's own mapping, and malloc makes at
 // most 65536 of those (M_MMAP_MAX) and takes the rest from the heap, where
