@@ -84,7 +84,9 @@ const char* topology_name(Topology topology);
 /// use. Clusters that declare too many hosts are refused before SimGrid
 /// builds them. Throws InputError at the spec's source (field `xml` or
 /// `nodes`) with one line; does nothing for other topologies, or once a
-/// SimGrid engine exists in this process.
+/// SimGrid engine exists in this process. A file that passed with the same
+/// worker count and network model is not loaded again in this process (a
+/// sweep reads every point's scenario).
 void check_xml_platform(const PlatformSpec& spec);
 
 /// The hosts of a built platform, in rank order.

@@ -292,14 +292,14 @@ std::string check_key(const PlatformSpec& spec) {
 void check_xml_platform(const PlatformSpec& spec) {
   if (spec.topology != Topology::simgrid_xml)
     return;
+  static std::set<std::string> passed;
+  const std::string key = check_key(spec);
+  if (passed.count(key) > 0)
+    return;
   check_cluster_sizes(spec);
   // One engine per process: a process that already has one cannot build
   // another, here or in a child that inherits it.
   if (sg4::Engine::is_initialized())
-    return;
-  static std::set<std::string> passed;
-  const std::string key = check_key(spec);
-  if (passed.count(key) > 0)
     return;
   SharedReport shared;
   ChildReport* report = shared.get();

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -49,7 +50,7 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& wor
           return 4;
         }
       },
-      net::ChildPipe::argument, std::string().max_size());
+      net::ChildPipe::argument, std::numeric_limits<size_t>::max());
   const std::string& bytes = child.output;
   const bool too_long = child.exited(kIterationTooLong);
   if ((!child.exited(0) && !too_long) || bytes.size() % sizeof(double) != 0)
