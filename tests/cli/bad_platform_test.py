@@ -42,6 +42,16 @@ def scenario_file(workdir, platform, name="scenario.json"):
     return path
 
 
+def xml_file(workdir, name, body, zone="w", routing="Full"):
+    """A SimGrid platform file of one zone holding `body`; returns its name."""
+    with open(os.path.join(workdir, name), "w") as handle:
+        handle.write('<?xml version="1.0"?>\n'
+                     '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                     f'<platform version="4.1">\n<zone id="{zone}" routing="{routing}">\n'
+                     f'{body}\n</zone>\n</platform>\n')
+    return name
+
+
 def out_dir(workdir, name):
     """A result folder of the case's own: a leftover result.json must not pass
     for another case's."""
@@ -173,12 +183,7 @@ def xml_platforms_simgrid_aborted_on(workdir):
     while loading them or once the run sent a message: (name, file, nodes,
     field, words) cases for xml_platforms."""
     def platform_file(name, zone, body, routing="Full"):
-        with open(os.path.join(workdir, name), "w") as handle:
-            handle.write('<?xml version="1.0"?>\n'
-                         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-                         f'<platform version="4.1">\n<zone id="{zone}" routing="{routing}">\n'
-                         f'{body}\n</zone>\n</platform>\n')
-        return name
+        return xml_file(workdir, name, body, zone, routing)
 
     hosts = '<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><host id="c" speed="1Gf"/>'
     link = '<link id="l" bandwidth="{}" latency="1us"/>'
@@ -213,35 +218,44 @@ def xml_platforms_simgrid_aborted_on(workdir):
     ]
 
 
-def xml_route_missing_beyond_the_ring(workdir):
+def xml_routes_beyond_64_workers(workdir):
     """Above 64 workers the check does not look up every pair: a missing route
     that recursive doubling needs (ranks 16 and 20 of 72, neither neighbours
-    nor worker 0) must still be found, not abort the run."""
+    nor worker 0) must still be found, not abort the run, and the same file
+    with that route must run."""
     hosts = [f"h{i:02d}" for i in range(72)]
-    body = [f'<host id="{h}" speed="1Gf"/><link id="l{h}" bandwidth="1GBps" latency="1us"/>'
-            for h in hosts]
-    for i, a in enumerate(hosts):
-        for b in hosts[i + 1:]:
-            if (a, b) != ("h16", "h20"):
-                body.append(f'<route src="{a}" dst="{b}"><link_ctn id="l{a}"/>'
-                            f'<link_ctn id="l{b}"/></route>')
-    xml = os.path.join(workdir, "72-hosts-one-route-missing.xml")
-    with open(xml, "w") as handle:
-        handle.write('<?xml version="1.0"?>\n'
-                     '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-                     '<platform version="4.1"><zone id="w" routing="Full">\n'
-                     + "\n".join(body) + "\n</zone></platform>\n")
-    path = scenario_file(workdir, {"topology": "simgrid_xml", "xml": xml, "nodes": 72},
-                         name="recursive-doubling-72.json")
-    with open(path) as handle:
-        document = json.load(handle)
-    document["training"]["allreduce"] = "recursive_doubling"
-    with open(path, "w") as handle:
-        json.dump(document, handle)
+    links = [f'<host id="{h}" speed="1Gf"/><link id="l{h}" bandwidth="1GBps" latency="1us"/>'
+             for h in hosts]
+
+    def routes(missing):
+        return [f'<route src="{a}" dst="{b}"><link_ctn id="l{a}"/><link_ctn id="l{b}"/></route>'
+                for i, a in enumerate(hosts) for b in hosts[i + 1:] if (a, b) != missing]
+
+    def scenario(xml, name):
+        path = scenario_file(workdir, {"topology": "simgrid_xml", "xml": xml, "nodes": 72},
+                             name=name)
+        with open(path) as handle:
+            document = json.load(handle)
+        document["training"]["allreduce"] = "recursive_doubling"
+        document["workload"] = os.path.join(ROOT, "workloads", "models", "fmnist-cnn.json")
+        with open(path, "w") as handle:
+            json.dump(document, handle)
+        return path
+
+    gap = os.path.join(workdir, xml_file(workdir, "72-hosts-one-route-missing.xml",
+                                         "\n".join(links + routes(("h16", "h20")))))
+    path = scenario(gap, "recursive-doubling-72-gap.json")
     out = out_dir(workdir, "72 hosts one route missing")
     expect_refused("a route recursive doubling needs, missing among 72 workers",
                    gcsim("run", path, "--out", out), out,
                    [path, "/platform/xml", "no route from host 'h16' to host 'h20'"])
+    whole = os.path.join(workdir, xml_file(workdir, "72-hosts.xml",
+                                           "\n".join(links + routes(None))))
+    out = out_dir(workdir, "72 hosts")
+    result = gcsim("run", scenario(whole, "recursive-doubling-72.json"), "--out", out, "--quiet")
+    check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
+          f"72 workers with every route run (status {result.returncode}"
+          f"{': ' + result.stderr.strip()[:300] if result.returncode else ''})")
 
 
 def replayed_schedules(workdir):
@@ -333,6 +347,6 @@ with tempfile.TemporaryDirectory() as workdir:
     sixteen_thousand_workers(workdir)
     fat_tree_too_large(workdir)
     xml_platforms(workdir)
-    xml_route_missing_beyond_the_ring(workdir)
+    xml_routes_beyond_64_workers(workdir)
     replayed_schedules(workdir)
 check.finish()
