@@ -3,21 +3,26 @@
 // equal seeds give equal streams on every platform.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace gcsim::compress {
 
-// One step of splitmix64 (Steele, Lea, Flood 2014); also a good 64-bit mixer.
-inline std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+// splitmix64's output function (Stafford's Mix13): a bijective 64-bit mixer.
+inline std::uint64_t mix_bits(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return z ^ (z >> 31);
 }
 
+// One step of splitmix64 (Steele, Lea, Flood 2014).
+inline std::uint64_t splitmix64(std::uint64_t& state) {
+  return mix_bits(state += 0x9E3779B97F4A7C15ULL);
+}
+
+// splitmix64's output for the state x: a good 64-bit hash of x.
 inline std::uint64_t mix64(std::uint64_t x) {
-  std::uint64_t s = x;
-  return splitmix64(s);
+  return mix_bits(x + 0x9E3779B97F4A7C15ULL);
 }
 
 // Seed for a given (scenario seed, iteration, rank, purpose) tuple; each field
@@ -28,6 +33,19 @@ inline std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t iteration, st
   h = mix64(h ^ iteration);
   h = mix64(h ^ (rank + 0x100000000ULL));
   return mix64(h ^ (purpose * 0xD1B54A32D192ED03ULL));
+}
+
+// An Exp(1) sample from one 64-bit draw: -log(1 - u), u the draw over 2^64
+// rounded to float and held below 1. This is the arithmetic of libstdc++'s
+// std::exponential_distribution<float> fed by a 64-bit engine, written out
+// because the standard fixes engines (mt19937_64) but not distributions: with
+// libc++ the same seed would give other samples. logf's last bit still comes
+// from the C library.
+inline float exponential_float(std::uint64_t bits) {
+  float u = static_cast<float>(bits) * 0x1.0p-64f;
+  if (u >= 1.0f)
+    u = std::nextafter(1.0f, 0.0f);
+  return -std::log(1.0f - u);
 }
 
 // xoshiro256** 1.0 (Blackman, Vigna 2018), state filled by splitmix64.

@@ -1,5 +1,7 @@
 #include "sim/trace/gradient_source.hpp"
 
+#include "compressors/rng.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -7,12 +9,7 @@
 namespace gcsim::trace {
 namespace {
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+using compress::mix64;
 
 // A uniform in (0, 1) from the top 53 bits; never 0, so log() is finite.
 double unit_open(uint64_t bits) {
@@ -150,9 +147,8 @@ int64_t GradientSource::source_worker(size_t iteration_index, int64_t worker, in
     return worker;
   const auto group = static_cast<uint64_t>(worker / captured);
   const int64_t rank = worker % captured;
-  uint64_t key = splitmix64(seed_ ^ splitmix64(iteration_index ^ splitmix64(group)));
-  uint64_t offset =
-      splitmix64(key ^ static_cast<uint64_t>(block)) % static_cast<uint64_t>(captured);
+  uint64_t key = mix64(seed_ ^ mix64(iteration_index ^ mix64(group)));
+  uint64_t offset = mix64(key ^ static_cast<uint64_t>(block)) % static_cast<uint64_t>(captured);
   return (rank + static_cast<int64_t>(offset)) % captured;
 }
 
@@ -163,13 +159,13 @@ int64_t GradientSource::scale_source(size_t iteration_index, int64_t worker) con
   // Fisher-Yates over 0..W-1 keyed by (seed, iteration, group): each group of
   // W synthesized workers uses every captured worker's scales exactly once.
   const auto group = static_cast<uint64_t>(worker / captured);
-  uint64_t key = splitmix64(splitmix64(seed_ ^ 0x6d65616e5f736361ULL) ^
-                            splitmix64(static_cast<uint64_t>(iteration_index) ^ splitmix64(group)));
+  uint64_t key = mix64(mix64(seed_ ^ 0x6d65616e5f736361ULL) ^
+                       mix64(static_cast<uint64_t>(iteration_index) ^ mix64(group)));
   std::vector<int64_t> order(static_cast<size_t>(captured));
   for (int64_t i = 0; i < captured; ++i)
     order[static_cast<size_t>(i)] = i;
   for (int64_t i = captured - 1; i > 0; --i) {
-    key = splitmix64(key);
+    key = mix64(key);
     auto j = static_cast<int64_t>(key % static_cast<uint64_t>(i + 1));
     std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
   }
@@ -327,8 +323,8 @@ void GradientSource::shrink_mean(const std::vector<double>& energy, std::vector<
 void GradientSource::add_normal(size_t iteration_index, int64_t worker, std::vector<float>& out,
                                 const double* layer_scales) const {
   const size_t total = spread_.size();
-  const uint64_t key = splitmix64(seed_ ^ splitmix64(static_cast<uint64_t>(iteration_index) ^
-                                                     splitmix64(static_cast<uint64_t>(worker))));
+  const uint64_t key = mix64(
+      seed_ ^ mix64(static_cast<uint64_t>(iteration_index) ^ mix64(static_cast<uint64_t>(worker))));
   const auto& layers = trace_.manifest().layers;
   // With layer_scales, element j's spread is multiplied by its layer's scale
   // (layers tile [0, total) in order).
@@ -344,9 +340,9 @@ void GradientSource::add_normal(size_t iteration_index, int64_t worker, std::vec
   // Box-Muller: one hashed pair of uniforms gives the normals of two elements.
   const double two_pi = 6.283185307179586476925;
   for (size_t j = 0; j < total; j += 2) {
-    uint64_t bits = splitmix64(key ^ static_cast<uint64_t>(j));
+    uint64_t bits = mix64(key ^ static_cast<uint64_t>(j));
     double radius = std::sqrt(-2.0 * std::log(unit_open(bits)));
-    double angle = two_pi * unit_open(splitmix64(bits));
+    double angle = two_pi * unit_open(mix64(bits));
     out[j] += spread(j) * static_cast<float>(radius * std::cos(angle));
     if (j + 1 < total)
       out[j + 1] += spread(j + 1) * static_cast<float>(radius * std::sin(angle));

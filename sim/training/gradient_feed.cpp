@@ -1,5 +1,6 @@
 #include "sim/training/gradient_feed.hpp"
 
+#include "compressors/rng.hpp"
 #include "sim/trace/gradient_source.hpp"
 #include "sim/training/workload.hpp"
 
@@ -74,7 +75,7 @@ public:
       for (size_t i = 0; i < layer.size; ++i) {
         const size_t j = layer.offset + i;
         if ((j & 1) == 0 || i == 0)
-          bits = mix(stream ^ ((j >> 1) * 0x9E3779B97F4A7C15ULL));
+          bits = compress::mix_bits(stream ^ ((j >> 1) * 0x9E3779B97F4A7C15ULL));
         const auto half = static_cast<uint32_t>((j & 1) == 0 ? bits >> 32 : bits);
         // Difference of two 16-bit uniforms: triangular noise in (-1, 1).
         float noise =
@@ -91,8 +92,8 @@ public:
       const compress::Layer& layer = layout_[l];
       const float scale = std::sqrt(3.0f / static_cast<float>(layer.size));
       for (size_t i = 0; i < layer.size; ++i) {
-        uint64_t bits =
-            mix(seed_ ^ 0xD1B54A32D192ED03ULL ^ ((layer.offset + i) * 0x9E3779B97F4A7C15ULL));
+        uint64_t bits = compress::mix_bits(seed_ ^ 0xD1B54A32D192ED03ULL ^
+                                           ((layer.offset + i) * 0x9E3779B97F4A7C15ULL));
         out[layer.offset + i] = scale * (static_cast<float>(bits >> 40) * 0x1.0p-23f - 1.0f);
       }
     }
@@ -109,22 +110,16 @@ public:
   }
 
 private:
-  static uint64_t mix(uint64_t x) { // splitmix64's finaliser
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-  }
-
   // Cubed Laplace: most entries tiny, a few large, as in real gradients.
+  // mt19937_64's stream is fixed by the standard; the exponential is ours.
   void make_signal(int iteration) {
     signal_.assign(layout_.total(), 0.0f);
     std::mt19937_64 shared(seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(iteration));
-    std::exponential_distribution<float> magnitude(1.0f);
     for (size_t l = 0; l < layout_.size(); ++l) {
       const compress::Layer& layer = layout_[l];
       const float scale = 1.0f / std::sqrt(static_cast<float>(layer.size));
       for (size_t i = 0; i < layer.size; ++i) {
-        float value = magnitude(shared) * ((shared() & 1) ? 1.0f : -1.0f);
+        float value = compress::exponential_float(shared()) * ((shared() & 1) ? 1.0f : -1.0f);
         signal_[layer.offset + i] = scale * value * value * value;
       }
     }
