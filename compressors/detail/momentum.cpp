@@ -5,12 +5,14 @@
 namespace gcsim::compress::detail {
 namespace {
 
-// u = m*u + g; v += u - g (v already holds residual + g).
+// u = m*u + g, and v (which already holds residual + g) gains m*u. Adding
+// u - g instead would add m*u rounded twice (its low bits lost wherever g is
+// much the larger) and turn an infinite g into NaN (inf - inf).
 void update(float factor, float* u, float* v, const float* g, std::size_t d) {
   for (std::size_t j = 0; j < d; ++j) {
-    const float next = factor * u[j] + g[j];
-    v[j] += next - g[j];
-    u[j] = next;
+    const float carried = factor * u[j];
+    v[j] += carried;
+    u[j] = carried + g[j];
   }
 }
 
