@@ -21,13 +21,16 @@ per comparison, collectives by name and training iterations by compressor.
 A figure whose columns are absent is skipped with a message. Each compressor
 keeps one colour and marker in every figure (Okabe-Ito based, colour-blind
 safe). Parameters of the sweep other than the compressor and the worker count
-become panels (line figures) or separate files (time breakdown).
+become panels (line figures) or separate files (time breakdown). Figures of
+a sweep record the SHA-256 of the sweep.csv they were drawn from (the PDF's
+Subject, the PNG's Source text), so that stale ones can be found.
 
 Runs on Debian's python3-matplotlib and python3-numpy; no pandas needed.
 """
 import argparse
 import csv
 import glob
+import hashlib
 import json
 import math
 import os
@@ -145,11 +148,19 @@ def read_results(paths):
     return rows, params
 
 
-def load(inputs):
+def sweep_csv(inputs):
+    """The sweep.csv the inputs name, or None if they are result files."""
     if len(inputs) == 1 and inputs[0].endswith(".csv"):
-        return read_csv(inputs[0]) + (os.path.dirname(os.path.abspath(inputs[0])),)
+        return inputs[0]
     if len(inputs) == 1 and os.path.isfile(os.path.join(inputs[0], "sweep.csv")):
-        return read_csv(os.path.join(inputs[0], "sweep.csv")) + (os.path.abspath(inputs[0]),)
+        return os.path.join(inputs[0], "sweep.csv")
+    return None
+
+
+def load(inputs):
+    csv_path = sweep_csv(inputs)
+    if csv_path:
+        return read_csv(csv_path) + (os.path.dirname(os.path.abspath(csv_path)),)
     files = []
     for item in inputs:
         if os.path.isdir(item):
@@ -321,11 +332,29 @@ def legend_below(figure, axes, order=None):
                       bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), columns), frameon=False)
 
 
+class Written(list):
+    """The figure files written so far, and `source`: what they are drawn
+    from, recorded in each file (a PDF's Subject, a PNG's Source text), so
+    that figures left behind by their data can be told (tests/cli/studies_test.py)."""
+
+    def __init__(self, source=None):
+        super().__init__()
+        self.source = source
+
+
+def sweep_source(csv_path):
+    """A sweep figure's `source`: the sweep.csv's SHA-256."""
+    with open(csv_path, "rb") as handle:
+        return "sweep.csv sha256 " + hashlib.sha256(handle.read()).hexdigest()
+
+
 def save(figure, out, stem, written):
     for extension in ("pdf", "png"):
         path = os.path.join(out, f"{stem}.{extension}")
         # No creation date: the same data gives the same PDF.
         metadata = {"CreationDate": None} if extension == "pdf" else {"Software": None}
+        if written.source:
+            metadata["Subject" if extension == "pdf" else "Source"] = written.source
         write_figure_atomically(figure, path, metadata=metadata, bbox_inches="tight",
                                 pad_inches=0.03)
         written.append(path)
@@ -624,7 +653,7 @@ def validation_main(inputs, out, stem):
     out = out or os.path.dirname(os.path.abspath(inputs[0]))
     os.makedirs(out, exist_ok=True)
     setup_matplotlib()
-    written = []
+    written = Written()
     validation_figure(reports, out, stem, written)
     for path in written:
         print(f"wrote {path}")
@@ -653,7 +682,8 @@ def main(argv):
     out = args.out or os.path.join(base, "figures")
     os.makedirs(out, exist_ok=True)
     setup_matplotlib()
-    written = []
+    csv_path = sweep_csv(args.inputs)
+    written = Written(sweep_source(csv_path) if csv_path else None)
     for name, draw in FIGURES:
         reason = draw(rows, out, written)
         if reason:

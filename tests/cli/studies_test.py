@@ -1,16 +1,20 @@
 #!/usr/bin/python3
 """The small versions of the studies: each study sweep with the first two
 values of every grid dimension and two iterations (the first a warm-up) runs end to end, gives
-one CSV row per point with the metrics the study is about, and plots.
+one CSV row per point with the metrics the study is about, and plots. And the
+committed studies' figures were drawn from their committed sweep.csv (a rerun
+without a replot once left one study's figures showing the data before it).
 
 Usage: studies_test.py PATH/TO/gcsim
 """
 import csv
 import glob
+import hashlib
 import json
 import os
 import subprocess
 import sys
+import struct
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -21,6 +25,31 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCENARIOS = os.path.join(ROOT, "workloads", "scenarios")
 
 check = Checks()
+
+
+def png_text(path, key):
+    """The value of a PNG's tEXt chunk `key`, or None."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    position = 8  # after the signature
+    while position + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[position:position + 8])
+        body = data[position + 8:position + 8 + length]
+        if kind == b"tEXt" and body.split(b"\0", 1)[0] == key.encode():
+            return body.split(b"\0", 1)[1].decode("latin-1")
+        position += 12 + length
+    return None
+
+
+for folder in sorted(glob.glob(os.path.join(ROOT, "results", "studies", "study-*"))):
+    with open(os.path.join(folder, "sweep.csv"), "rb") as handle:
+        source = "sweep.csv sha256 " + hashlib.sha256(handle.read()).hexdigest()
+    pngs = sorted(glob.glob(os.path.join(folder, "figures", "*.png")))
+    stale = [os.path.basename(png) for png in pngs if png_text(png, "Source") != source]
+    check(pngs and not stale,
+          f"{os.path.basename(folder)}: its {len(pngs)} figures were drawn from its sweep.csv"
+          + (f"; not {stale}: /usr/bin/python3 scripts/plot.py {os.path.relpath(folder, ROOT)}"
+             if stale else ""))
 
 
 studies = sorted(glob.glob(os.path.join(SCENARIOS, "study-*.sweep.json")))
