@@ -133,16 +133,29 @@ float magnitude_quantile(const float* x, std::size_t n, double density) {
   return magnitudes[std::min(rank, samples - 1)];
 }
 
-std::string read_cpu_model() {
+// The value of the first processor's `field` in /proc/cpuinfo ("" if absent).
+std::string read_cpuinfo(const std::string& field) {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
-  while (std::getline(cpuinfo, line))
-    if (line.rfind("model name", 0) == 0) {
-      const std::size_t colon = line.find(':');
-      if (colon != std::string::npos)
-        return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  return "unknown CPU";
+  while (std::getline(cpuinfo, line)) {
+    if (line.empty())
+      break; // the end of the first processor's block
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos)
+      continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    if (key != field)
+      continue;
+    const std::size_t start = line.find_first_not_of(' ', colon + 1);
+    return start == std::string::npos ? std::string() : line.substr(start);
+  }
+  return {};
+}
+
+std::string read_cpu_model() {
+  const std::string name = read_cpuinfo("model name");
+  return name.empty() ? "unknown CPU" : name;
 }
 
 std::string read_loadavg() {
@@ -199,6 +212,12 @@ volatile double g_sink = 0; // keeps results of pure kernels alive
 nlohmann::json describe_cpu() {
   nlohmann::json details;
   details["model"] = read_cpu_model();
+  // A virtual machine may name every generation alike ("AMD EPYC"); family,
+  // model and stepping tell them apart (Zen 4 is family 25, Zen 5 family 26).
+  const std::string family = read_cpuinfo("cpu family");
+  if (!family.empty())
+    details["cpuid"] = "family " + family + " model " + read_cpuinfo("model") + " stepping " +
+                       read_cpuinfo("stepping");
   details["logical_cpus"] = std::thread::hardware_concurrency();
   details["threads_used"] = 1;
   for (auto [key, name] : {std::pair{_SC_LEVEL1_DCACHE_SIZE, "l1d_bytes"},

@@ -8,6 +8,10 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
 
 #include <doctest/doctest.h>
 
@@ -30,6 +34,20 @@ TEST_CASE("fp16 cast rounds to nearest even, with subnormals and infinities") {
   CHECK(to_fp16(INFINITY) == 0x7C00);
   CHECK((to_fp16(NAN) & 0x7C00) == 0x7C00);
   CHECK((to_fp16(NAN) & 0x03FF) != 0);
+}
+
+TEST_CASE("the CPU is described by its family, model and stepping where /proc/cpuinfo has them") {
+  // A virtual machine may call Zen 4 and Zen 5 alike "AMD EPYC".
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const std::string text((std::istreambuf_iterator<char>(cpuinfo)),
+                         std::istreambuf_iterator<char>());
+  const nlohmann::json details = gcsim::cost::describe_cpu();
+  CHECK(details.at("model").get<std::string>() != "");
+  if (text.find("cpu family") == std::string::npos)
+    return; // not an x86 kernel's cpuinfo
+  REQUIRE(details.contains("cpuid"));
+  const std::string cpuid = details["cpuid"];
+  CHECK(std::regex_match(cpuid, std::regex("family [0-9]+ model [0-9]+ stepping [0-9]+")));
 }
 
 TEST_CASE("hold-out accuracy of the fitted CPU profile (reduced range)") {
