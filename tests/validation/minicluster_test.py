@@ -49,12 +49,16 @@ with tempfile.TemporaryDirectory() as tmp:
         measured_run = json.load(f)
 # The ranks' collectives lined up on the machine's clock: nobody finishes a
 # collective before the last rank has entered it, and the collectives of a
-# step cannot outlast the step.
+# step cannot outlast the step of the rank that finishes them last. The file
+# holds the ranks' mean step, which that rank's can exceed a little (by 0.2%
+# in one run of 2026-12-02), hence the margin; ranks' clocks not lined up
+# would be off by far more.
 for training in measured_run["training"]:
     for i, iteration in enumerate(training["iterations"]):
         spread = iteration["arrival_spread_s"]
         after_last = iteration["collectives_after_last_arrival_s"]
-        if not (0 <= spread < iteration["iteration_s"] and 0 < after_last < iteration["iteration_s"]):
+        step = iteration["iteration_s"]
+        if not (0 <= spread < step and 0 < after_last < 1.1 * step):
             sys.exit(f"FAIL: {training['name']} iteration {i}: arrival spread {spread} s, "
                      f"collectives after the last arrival {after_last} s, "
                      f"iteration {iteration['iteration_s']} s")
