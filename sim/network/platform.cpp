@@ -286,9 +286,13 @@ long max_memory_maps() {
 // past 32768 workers (65536 workers: 7.4 GB before the first message). With
 // the limit lifted they took 2.4 GB, at Linux's default vm.max_map_count
 // too (adjacent stacks of one protection are one mapping to the kernel).
-void guard_stacks_if_room(const PlatformSpec& spec) {
+bool stacks_crowd_memory_maps(const PlatformSpec& spec) {
   const long actors = 2L * (spec.worker_count() + spec.servers) + 1;
-  if (2 * actors > max_memory_maps() / 2) {
+  return 2 * actors > max_memory_maps() / 2;
+}
+
+void guard_stacks_if_room(const PlatformSpec& spec) {
+  if (stacks_crowd_memory_maps(spec)) {
     sg4::Engine::set_config("contexts/guard-size:0");
     mallopt(M_MMAP_MAX, std::numeric_limits<int>::max());
   }
@@ -301,18 +305,18 @@ Simulation::Simulation(const PlatformSpec& spec) {
     throw std::logic_error("one SimGrid engine per process: a Simulation already ran here");
   engine_created = true;
   static char name[] = "gcsim";
+  static char quiet[] = "--log=root.thres:critical";       // sanitizer builds only,
+  static char threads[] = "--cfg=contexts/factory:thread"; // see below
+  static char* argv[] = {name, quiet, threads, nullptr};
+  static int argc = 1;
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer cannot follow the default contexts' stack switches
   // (Debian's SimGrid has no annotations for it): it warns on stderr when an
-  // actor throws and may report false errors. Threads it can follow; the
-  // results are the same, only slower.
-  static char quiet[] = "--log=root.thres:critical";
-  static char threads[] = "--cfg=contexts/factory:thread";
-  static char* argv[] = {name, quiet, threads, nullptr};
-  static int argc = 3;
-#else
-  static char* argv[] = {name, nullptr};
-  static int argc = 1;
+  // actor throws and may report false errors. Threads it can follow, with the
+  // same results, as long as their stacks (two mappings each) fit the
+  // mapping limit; and the factory is chosen when the engine is made.
+  if (!stacks_crowd_memory_maps(spec))
+    argc = 3;
 #endif
   engine_ = std::make_unique<sg4::Engine>(&argc, argv);
   // SimGrid's own chatter would drown gcsim's output; gcsim reports errors.
