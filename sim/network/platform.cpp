@@ -291,11 +291,9 @@ bool stacks_crowd_memory_maps(const PlatformSpec& spec) {
   return 2 * actors > max_memory_maps() / 2;
 }
 
-void guard_stacks_if_room(const PlatformSpec& spec) {
-  if (stacks_crowd_memory_maps(spec)) {
-    sg4::Engine::set_config("contexts/guard-size:0");
-    mallopt(M_MMAP_MAX, std::numeric_limits<int>::max());
-  }
+void unguard_stacks() {
+  sg4::Engine::set_config("contexts/guard-size:0");
+  mallopt(M_MMAP_MAX, std::numeric_limits<int>::max());
 }
 
 } // namespace
@@ -304,25 +302,29 @@ Simulation::Simulation(const PlatformSpec& spec) {
   if (engine_created)
     throw std::logic_error("one SimGrid engine per process: a Simulation already ran here");
   engine_created = true;
+  const bool crowded = stacks_crowd_memory_maps(spec);
   static char name[] = "gcsim";
-  static char quiet[] = "--log=root.thres:critical";       // sanitizer builds only,
-  static char threads[] = "--cfg=contexts/factory:thread"; // see below
-  static char* argv[] = {name, quiet, threads, nullptr};
-  static int argc = 1;
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer cannot follow the default contexts' stack switches
   // (Debian's SimGrid has no annotations for it): it warns on stderr when an
   // actor throws and may report false errors. Threads it can follow, with the
   // same results, as long as their stacks (two mappings each) fit the
-  // mapping limit; and the factory is chosen when the engine is made.
-  if (!stacks_crowd_memory_maps(spec))
-    argc = 3;
+  // mapping limit. The factory is read when the engine is made, hence argv;
+  // the log threshold comes first to silence SimGrid's note of the change.
+  static char quiet[] = "--log=root.thres:critical";
+  static char threads[] = "--cfg=contexts/factory:thread";
+  static char* argv[] = {name, quiet, threads, nullptr};
+  static int argc = crowded ? 1 : 3;
+#else
+  static char* argv[] = {name, nullptr};
+  static int argc = 1;
 #endif
   engine_ = std::make_unique<sg4::Engine>(&argc, argv);
   // SimGrid's own chatter would drown gcsim's output; gcsim reports errors.
   xbt_log_control_set("root.thres:critical");
   detail::configure_network_model(spec.network);
-  guard_stacks_if_room(spec);
+  if (crowded)
+    unguard_stacks();
   platform_ = build_platform(*engine_, spec);
   if (platform_.workers.empty())
     throw std::invalid_argument("the platform has no workers");
