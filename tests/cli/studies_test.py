@@ -14,8 +14,9 @@ import json
 import os
 import subprocess
 import sys
-import struct
 import tempfile
+
+from PIL import Image  # python3-matplotlib's dependency
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks  # noqa: E402
@@ -27,27 +28,22 @@ SCENARIOS = os.path.join(ROOT, "workloads", "scenarios")
 check = Checks()
 
 
-def png_text(path, key):
-    """The value of a PNG's tEXt chunk `key`, or None."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    position = 8  # after the signature
-    while position + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[position:position + 8])
-        body = data[position + 8:position + 8 + length]
-        if kind == b"tEXt" and body.split(b"\0", 1)[0] == key.encode():
-            return body.split(b"\0", 1)[1].decode("latin-1")
-        position += 12 + length
-    return None
-
-
 for folder in sorted(glob.glob(os.path.join(ROOT, "results", "studies", "study-*"))):
     with open(os.path.join(folder, "sweep.csv"), "rb") as handle:
         source = "sweep.csv sha256 " + hashlib.sha256(handle.read()).hexdigest()
-    pngs = sorted(glob.glob(os.path.join(folder, "figures", "*.png")))
-    stale = [os.path.basename(png) for png in pngs if png_text(png, "Source") != source]
-    check(pngs and not stale,
-          f"{os.path.basename(folder)}: its {len(pngs)} figures were drawn from its sweep.csv"
+    figures = sorted(glob.glob(os.path.join(folder, "figures", "*.p[dn][fg]")))
+    stale = []
+    for figure in figures:
+        if figure.endswith(".png"):
+            with Image.open(figure) as image:
+                drawn_from = image.text.get("Source")
+        else:  # a PDF's Info dictionary is not compressed
+            with open(figure, "rb") as handle:
+                drawn_from = source if f"({source})".encode() in handle.read() else None
+        if drawn_from != source:
+            stale.append(os.path.basename(figure))
+    check(figures and not stale,
+          f"{os.path.basename(folder)}: its {len(figures)} figures were drawn from its sweep.csv"
           + (f"; not {stale}: /usr/bin/python3 scripts/plot.py {os.path.relpath(folder, ROOT)}"
              if stale else ""))
 
