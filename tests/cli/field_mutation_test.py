@@ -154,6 +154,7 @@ with tempfile.TemporaryDirectory() as work:
     measured["training"] = measured["training"][:LIST_ENTRIES]
     for training in measured["training"]:
         training["warmup_iterations"] = 0
+        # One more than is mutated: deleting one still leaves two to compare.
         training["iterations"] = training["iterations"][:LIST_ENTRIES + 1]
     campaign("measured run", ((label, ["validate", written(doc, f"m{i}.json")])
                               for i, (label, doc) in enumerate(mutations(measured))))
