@@ -16,6 +16,10 @@ on relative error as `gcsim validate --fit` does:
   +gather copy    t = m a + b beta + n kappa                n: the allgather's output, copied
                                                             out of gloo's buffer by torch
   per kind        alpha-beta fitted separately for allreduce and allgather
+  by size         alpha-beta fitted separately below and above a message size, the
+                  split chosen where it fits best (SMPI's piecewise calibration, which
+                  SimGrid's size-dependent network factors express); a broadcast
+                  message, the whole n, takes its segment's alpha and beta
   shared CPU      the P concurrent ring flows share a CPU rate C: per-flow rate min(B, C/P);
                   fitted on the P = 4 run, predicts the P = 8 run at the same link rate
 
@@ -101,8 +105,35 @@ def per_kind(train):
     return lambda p: predict(p, params.get(p["collective"], both))
 
 
+def message_bytes(point):
+    """One message's size: a ring chunk, or a broadcast's whole payload."""
+    if point["collective"] == "broadcast":
+        return point["bytes"]
+    return math.ceil(point["bytes"] / point["ranks"])
+
+
+def by_size(train):
+    """Two alpha-beta segments split at the message size that fits them best."""
+    def squares(params, points):
+        return sum((predict(p, params) / p["seconds"] - 1) ** 2 for p in points)
+    best = None
+    sizes = sorted({message_bytes(p) for p in train})
+    for split in sizes[2:-1]:  # at least two sizes on each side
+        below = [p for p in train if message_bytes(p) < split]
+        above = [p for p in train if message_bytes(p) >= split]
+        low, high = fit(below, ["m", "b"]), fit(above, ["m", "b"])
+        error = squares(low, below) + squares(high, above)
+        if best is None or error < best[0]:
+            best = (error, split, low, high)
+    if best is None:  # too few sizes to split
+        return linear(["m", "b"])(train)
+    _, split, low, high = best
+    return lambda p: predict(p, low if message_bytes(p) < split else high)
+
+
 MODELS = [("alpha-beta", linear(["m", "b"])), ("+reduction", linear(["m", "b", "r"])),
-          ("+gather copy", linear(["m", "b", "n"])), ("per kind", per_kind)]
+          ("+gather copy", linear(["m", "b", "n"])), ("per kind", per_kind),
+          ("by size", by_size)]
 
 
 def report_models(run):

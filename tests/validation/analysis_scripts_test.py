@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The analysis scripts the validation README quotes run on the committed
 measured runs and print what the README reads off them:
-collective_models.py's model comparison and oracle (on the 2-node run, the
+collective_models.py's model comparison (alpha-beta by message size further
+off held out than one alpha-beta line) and oracle (on the 2-node run, the
 oracle from the benchmark's means within 10% of every training iteration,
 from its medians over 10% short of one at least), repeatability.py's
 run-to-run differences (0.2% for the two 4-node 100 Mbit/s runs).
@@ -35,6 +36,16 @@ models = run("collective_models.py", published)
 for needle in ("alpha-beta    held-out ring", "training with the measured benchmark time"):
     if needle not in models:
         failures.append(f"collective_models.py: no '{needle}' in its output")
+# The README's verdict on alpha-beta by message size: held out over every
+# ring size it is further off than one alpha-beta line on some run.
+held_out = {name: [float(e) for e in re.findall(
+    rf"  {name}\s+held-out ring >= 4 MiB\s+[\d.]+%, all ring\s+([\d.]+)%", models)]
+    for name in ("alpha-beta", "by size")}
+if len(held_out["by size"]) != 4 or len(held_out["alpha-beta"]) != 4:
+    failures.append(f"collective_models.py: expected 4 'alpha-beta' and 4 'by size' lines: {held_out}")
+elif not max(held_out["by size"]) > max(held_out["alpha-beta"]):
+    failures.append(f"collective_models.py: 'by size' held out should be worse than alpha-beta on "
+                    f"some run, as the README says: {held_out}")
 if len(re.findall(r"oracle\s+[\d.]+ ms", models)) != 16:
     failures.append("collective_models.py: expected 16 oracle lines (4 runs x 4 trainings)")
 
