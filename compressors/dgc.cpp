@@ -17,6 +17,9 @@ constexpr std::uint64_t kPurposeDgcSample = 0x444743;
 // u into the residual v (the error-feedback memory): u = m*u + g; v += u. The
 // selection runs on v; selected coordinates are cleared in both u and v
 // (momentum factor masking). With momentum 0 this is plain error feedback.
+// The layers sent whole keep their momentum: the reference applies momentum
+// to their averaged gradient and never masks it, and the average of the
+// workers' unmasked u is exactly that.
 //
 // Selection per tensor (layer), as the reference code does: the threshold is
 // the top-(ceil(density * samples)) magnitude of a random sample of
@@ -61,6 +64,7 @@ private:
     const bool use_momentum = momentum_correction_ && momentum_.active();
     // Every index a worker contributes (ascending): its pairs and its small layers whole.
     std::vector<std::vector<Index>> sets(P);
+    std::vector<Index> masked; // one worker's selected pairs, where its momentum is cleared
     std::vector<std::uint64_t> counts(P, 0); // pairs
     std::uint64_t dense_floats = 0;
     for (std::size_t l = 0; l < work.layout->size(); ++l) {
@@ -71,6 +75,7 @@ private:
     std::vector<Index> layer_sel;
     for (std::size_t w = 0; w < P; ++w) {
       float* v = work.acc[w];
+      masked.clear();
       for (std::size_t l = 0; l < work.layout->size(); ++l) {
         const Layer& layer = (*work.layout)[l];
         if (layer.size < min_layer_) {
@@ -82,11 +87,13 @@ private:
         select_layer(work, static_cast<int>(w), l, v + layer.offset, layer.size, layer_sel);
         for (const Index i : layer_sel) {
           sets[w].push_back(static_cast<Index>(layer.offset + i));
+          if (use_momentum)
+            masked.push_back(static_cast<Index>(layer.offset + i));
         }
         counts[w] += layer_sel.size();
       }
       if (use_momentum) {
-        momentum_.clear_at(static_cast<int>(w), sets[w]);
+        momentum_.clear_at(static_cast<int>(w), masked);
       }
       work.add_kernel(static_cast<int>(w), KernelKind::sparse_pack, counts[w], 0, 0, 0,
                       "pack pairs");

@@ -68,3 +68,25 @@ TEST_CASE("dgc's momentum keeps an infinite gradient infinite") {
   CHECK(std::isinf(result.update[1234]));
   CHECK(result.update[1234] > 0);
 }
+
+TEST_CASE("dgc keeps momentum on the layers it sends whole") {
+  // Layers below min_layer_size are allreduced whole every iteration; the
+  // reference applies momentum to their averaged gradient and never masks
+  // it. One worker: the small layer's update at iteration 1 must be
+  // float(0.9 g0) + g1, not g1 (momentum cleared because it was sent).
+  const std::vector<std::size_t> layers{4, 400};
+  auto dgc = gc::make_compressor(
+      "dgc", {{"density", 0.05}, {"momentum", 0.9}, {"min_layer_size", 10}, {"resample", false}});
+  std::vector<gc::ErrorFeedback> memory(1);
+  const gc::test::SyntheticWorkers first(layers, 1, 7, 0);
+  const gc::test::SyntheticWorkers second(layers, 1, 7, 1);
+  const gc::IterationResult sent0 =
+      dgc->run_iteration(first.views(), nullptr, gc::IterationContext{0, 1, 5}, memory);
+  const gc::IterationResult sent1 =
+      dgc->run_iteration(second.views(), nullptr, gc::IterationContext{1, 1, 5}, memory);
+  REQUIRE(sent1.update.size() == 404);
+  for (std::size_t j = 0; j < 4; ++j) {
+    CHECK(sent0.update[j] == first.grads[0][j]);
+    CHECK(sent1.update[j] == 0.9f * first.grads[0][j] + second.grads[0][j]);
+  }
+}
