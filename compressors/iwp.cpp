@@ -30,7 +30,9 @@ constexpr std::uint64_t kPurposeIwpRelease = 0x49575052;
 //  * the leader is drawn from (seed, t); it broadcasts its kept indices; every
 //    worker's values there are ring-allreduced (k floats, no build-up);
 //  * warm-up iterations are dense (ring allreduce of d); with clip_norm > 0 each
-//    worker clips what it sends to that L2 norm and keeps the rest as residual.
+//    worker clips what it sends to that L2 norm and drops the rest, as DGC's
+//    local clipping does: kept as residual, the clipped-off part grew by about
+//    |g| - clip_norm an iteration and all went out at the first sparse one.
 class Iwp final : public CompressorBase {
 public:
   Iwp(std::string name, nlohmann::json params)
@@ -67,6 +69,7 @@ private:
 
     // Scores: importance over its layer's base.
     std::vector<float> score(d);
+    std::size_t important = 0; // elements of positive importance: at most these can be kept
     for (std::size_t l = 0; l < work.layout->size(); ++l) {
       const Layer& layer = (*work.layout)[l];
       double sum = 0.0;
@@ -75,6 +78,7 @@ private:
         const double imp = std::fabs(static_cast<double>(acc[i])) /
                            (std::fabs(static_cast<double>(wts[i])) + epsilon_);
         score[i] = static_cast<float>(imp);
+        important += imp > 0.0 ? 1 : 0;
         sum += imp;
         sum2 += imp * imp;
       }
@@ -139,9 +143,17 @@ private:
       work.add_kernel(leader, KernelKind::sample_threshold, d, samples, 0, 0, "global level");
       work.add_kernel(leader, KernelKind::threshold_select, d, chosen.size(), 0, 0,
                       "layer-wise thresholds");
-      const double ratio =
-          std::max(static_cast<double>(chosen.size()), 0.5) / static_cast<double>(budget);
-      correction_ = std::clamp(correction_ * std::pow(ratio, rate_), 1e-6, 1e6);
+      // Steer towards what the level can reach: below the budget only the
+      // elements of positive importance can pass it, and with none (a zero
+      // accumulator) there is nothing to steer by. Steering towards the
+      // unreachable budget shrank the correction by up to 30x an iteration,
+      // and the next iteration kept up to a hundred times k.
+      const std::size_t reachable = std::min(budget, important);
+      if (reachable > 0) {
+        const double ratio =
+            std::max(static_cast<double>(chosen.size()), 0.5) / static_cast<double>(reachable);
+        correction_ = std::clamp(correction_ * std::pow(ratio, rate_), 1e-6, 1e6);
+      }
     }
     const std::size_t by_importance = chosen.size();
     chosen.insert(chosen.end(), released.begin(), released.end());
@@ -189,7 +201,7 @@ private:
       for (std::size_t j = 0; j < d; ++j) {
         const float sent = acc[j] * scale;
         u[j] += sent;
-        acc[j] -= sent; // what clipping held back stays in the residual
+        acc[j] = 0.0f; // sent, or clipped off
       }
     }
     work.add_collective(CommKind::allreduce_ring, "warm-up: dense ring allreduce", d * 4);

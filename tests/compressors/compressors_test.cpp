@@ -436,6 +436,56 @@ TEST_CASE("IWP: the leader changes from iteration to iteration by the seed") {
   CHECK(changes >= 12);
 }
 
+TEST_CASE("IWP: iterations with nothing important do not unsettle the density") {
+  // With a zero accumulator no level can keep anything; steering the
+  // correction towards k anyway shrank it so far that the next ordinary
+  // iteration kept about a hundred times k.
+  gc::test::SyntheticWorkers data({100000}, 2, 3);
+  const std::vector<float> zeros(100000, 0.0f);
+  const std::vector<gc::GradientView> nothing{{zeros.data(), &data.layout},
+                                              {zeros.data(), &data.layout}};
+  const auto weights = weights_for(data.layout);
+  const gc::WeightsView wv{weights.data(), &data.layout};
+  Run run("iwp",
+          {{"density", 0.001},
+           {"warmup_iterations", 0},
+           {"error_feedback", false},
+           {"release_probability", 0.0}},
+          2);
+  const auto kept = [](const gc::IterationResult& r) { return r.info.at("kept").get<double>(); };
+  const double k = 100;
+  CHECK(kept(run.step(data.views(), 0, 7, &wv)) <= 3 * k);
+  CHECK(kept(run.step(nothing, 1, 7, &wv)) == 0);
+  CHECK(kept(run.step(nothing, 2, 7, &wv)) == 0);
+  const double after = kept(run.step(data.views(), 3, 7, &wv));
+  CHECK(after >= k / 3);
+  CHECK(after <= 3 * k);
+}
+
+TEST_CASE("IWP: warm-up clipping bounds what is sent, then and after") {
+  // Local clipping drops what it clips off. Kept as residual, it grew by
+  // |g| - clip_norm an iteration (9, 18, ... here) and went out all at once
+  // at the first sparse iteration.
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({100});
+  const std::vector<float> ones(100, 1.0f); // |g| = 10
+  const std::vector<gc::GradientView> grads{{ones.data(), &layout}};
+  const auto weights = weights_for(layout);
+  const gc::WeightsView wv{weights.data(), &layout};
+  Run run("iwp", {{"density", 0.1}, {"warmup_iterations", 3}, {"clip_norm", 1.0}}, 1);
+  const auto norm = [](const auto& v) {
+    double s = 0;
+    for (const float x : v)
+      s += static_cast<double>(x) * static_cast<double>(x);
+    return std::sqrt(s);
+  };
+  for (std::uint64_t t = 0; t < 3; ++t) {
+    CHECK(norm(run.step(grads, t, 7, &wv).update) == doctest::Approx(1.0).epsilon(1e-6).scale(0));
+    CHECK(norm(run.memories[0].residual()) == 0.0);
+  }
+  // The first sparse iteration sends at most the gradient itself.
+  CHECK(norm(run.step(grads, 3, 7, &wv).update) <= 10.0 + 1e-4);
+}
+
 TEST_CASE("streamed gradients through one reused buffer give the vector API's results") {
   // The supplier overwrites one buffer per worker, as the simulator does, so an
   // implementation that kept a pointer to a raw gradient past absorb_gradient
