@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -34,11 +35,15 @@ struct WorkerChannel {
   std::vector<uint64_t> sent_per_iteration;
   std::vector<std::map<std::string, double>> kernels_per_iteration;
   std::vector<std::map<std::string, double>> bytes_by_step_per_iteration;
-  // Compressed runs: when the backward pass ended, and how much kernel time
-  // came after that point (not hidden behind it), per iteration.
+  // Compressed runs: when the backward pass ended, and the kernels that ended
+  // after that, per iteration; what of them is exposed is decided once every
+  // worker's backward pass is known to have ended.
+  struct KernelSpan {
+    const std::string* name;
+    double start, end, took;
+  };
   std::vector<double> backward_end;
-  std::vector<double> exposed_kernel_per_iteration;
-  std::vector<std::map<std::string, double>> exposed_kernels_per_iteration; // by kernel name
+  std::vector<std::vector<KernelSpan>> late_kernels_per_iteration;
 };
 
 class PlanRun {
@@ -130,16 +135,32 @@ public:
              channel->bytes_by_step_per_iteration[static_cast<size_t>(i)])
           record.bytes_by_step[label] += bytes * share;
       }
-      // The worker with the most exposed kernel time is the one the others
-      // wait for (CLT-k's or IWP's leader, DEFT's fullest bin).
+      // A kernel is hidden while any worker's backward pass still runs (with
+      // stragglers, the leader's kernels run while the slowest computes, and
+      // that time is the straggler wait's). The worker with the most exposed
+      // kernel time is the one the others wait for (CLT-k's or IWP's leader,
+      // DEFT's fullest bin).
+      double gradients_ready = -std::numeric_limits<double>::infinity();
       for (const auto& channel : channels_)
-        if (channel->exposed_kernel_per_iteration.size() > static_cast<size_t>(i) &&
-            channel->exposed_kernel_per_iteration[static_cast<size_t>(i)] >
-                record.compression_exposed_s) {
-          record.compression_exposed_s =
-              channel->exposed_kernel_per_iteration[static_cast<size_t>(i)];
-          record.kernel_exposed_s = channel->exposed_kernels_per_iteration[static_cast<size_t>(i)];
+        if (channel->backward_end.size() > static_cast<size_t>(i))
+          gradients_ready =
+              std::max(gradients_ready, channel->backward_end[static_cast<size_t>(i)]);
+      for (const auto& channel : channels_) {
+        if (channel->late_kernels_per_iteration.size() <= static_cast<size_t>(i))
+          continue;
+        double exposed_s = 0;
+        std::map<std::string, double> exposed_by_kernel;
+        for (const auto& span : channel->late_kernels_per_iteration[static_cast<size_t>(i)]) {
+          const double exposed =
+              span.start >= gradients_ready ? span.took : std::max(0.0, span.end - gradients_ready);
+          exposed_s += exposed;
+          exposed_by_kernel[*span.name] += exposed;
         }
+        if (exposed_s > record.compression_exposed_s) {
+          record.compression_exposed_s = exposed_s;
+          record.kernel_exposed_s = std::move(exposed_by_kernel);
+        }
+      }
       record.communication_s =
           std::max(0.0, record.iteration_s - record.compute_s - record.straggler_wait_s -
                             record.compression_exposed_s);
@@ -236,8 +257,7 @@ private:
       channel.iteration_start.push_back(start);
       channel.kernels_per_iteration.emplace_back();
       channel.bytes_by_step_per_iteration.emplace_back();
-      channel.exposed_kernel_per_iteration.push_back(0);
-      channel.exposed_kernels_per_iteration.emplace_back();
+      channel.late_kernels_per_iteration.emplace_back();
       compute_for(worker, forward);
       record_span(worker, "compute", "forward", start);
       double computing = sg4::Engine::get_clock() - start;
@@ -303,15 +323,11 @@ private:
         // Sharing its host, a kernel may take longer than its price.
         const double took = compute_is_shared() ? sg4::Engine::get_clock() - start : kernel.seconds;
         kernel_seconds[kernel.name] += took;
-        // The part of it after the backward pass ended is on the critical path.
-        if (channel.backward_end.size() > static_cast<size_t>(iteration)) {
-          const double ended = channel.backward_end[static_cast<size_t>(iteration)];
-          const double exposed =
-              start >= ended ? took : std::max(0.0, sg4::Engine::get_clock() - ended);
-          channel.exposed_kernel_per_iteration[static_cast<size_t>(iteration)] += exposed;
-          channel.exposed_kernels_per_iteration[static_cast<size_t>(iteration)][kernel.name] +=
-              exposed;
-        }
+        // Only a kernel that ends after this worker's backward pass can be on
+        // the critical path; results() decides how much of it is.
+        if (channel.backward_end.size() > static_cast<size_t>(iteration))
+          channel.late_kernels_per_iteration[static_cast<size_t>(iteration)].push_back(
+              {&kernel.name, start, sg4::Engine::get_clock(), took});
         record_span(worker, "kernel", kernel.name, start);
       }
     };
