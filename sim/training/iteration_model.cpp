@@ -27,11 +27,9 @@ struct WorkerChannel {
   std::deque<int> ready; // buckets whose gradients are complete
   sg4::SemaphorePtr ready_count = sg4::Semaphore::create(0);
   sg4::SemaphorePtr done_count = sg4::Semaphore::create(0);
-  double busy_s = 0;                 // collective time in the current iteration
   std::vector<double> iteration_end; // simulated clock per iteration
   std::vector<double> iteration_start;
   std::vector<double> compute_per_iteration; // simulated seconds the compute took
-  std::vector<double> busy_per_iteration;
   std::vector<uint64_t> sent_per_iteration;
   std::vector<std::map<std::string, double>> kernels_per_iteration;
   std::vector<std::map<std::string, double>> bytes_by_step_per_iteration;
@@ -59,6 +57,7 @@ public:
     group_ = std::make_unique<net::Group>(tag_, hosts);
     for (size_t w = 0; w < platform.workers.size(); ++w)
       channels_.push_back(std::make_unique<WorkerChannel>());
+    step_spans_.resize(static_cast<size_t>(std::max(0, plan.iterations)));
     // A layer index closes a bucket when the backward pass reaches it.
     closing_bucket_.assign(plan.layers.size(), -1);
     for (size_t b = 0; b < buckets_.size(); ++b)
@@ -164,7 +163,12 @@ public:
       record.communication_s =
           std::max(0.0, record.iteration_s - record.compute_s - record.straggler_wait_s -
                             record.compression_exposed_s);
-      record.communication_total_s = channels_.front()->busy_per_iteration[static_cast<size_t>(i)];
+      // Each collective from its last participant's arrival to its last
+      // participant's departure: its own time, without the waits for late
+      // arrivals (stragglers, a leader's kernel) that a worker's blocked time
+      // includes.
+      for (const auto& [step, span] : step_spans_[static_cast<size_t>(i)])
+        record.communication_total_s += span.last_exit - span.last_entry;
       record.bytes_sent_per_worker = sent_sum / static_cast<double>(channels_.size());
       record.bytes_sent_max_worker = sent_max;
       result.iterations.push_back(record);
@@ -307,10 +311,18 @@ private:
     }
   }
 
+  // Records that a worker took part in collective `step` of `iteration`
+  // from `begin` until now.
+  void note_step(int iteration, size_t part, size_t step, double begin) {
+    StepSpan& span = step_spans_[static_cast<size_t>(iteration)][{part, step}];
+    span.last_entry = std::max(span.last_entry, begin);
+    span.last_exit = std::max(span.last_exit, sg4::Engine::get_clock());
+  }
+
   // One part's kernels and steps, in the compressor's order, on this
-  // worker; adds its communication time and bytes sent to `busy`, `sent`.
+  // worker; adds the bytes it sent to `sent`.
   void run_part(int worker, WorkerChannel& channel, const CompressionPart& part, size_t part_index,
-                int iteration, double& busy, uint64_t& sent) {
+                int iteration, uint64_t& sent) {
     const std::vector<KernelPlan>& kernels = part.kernels[static_cast<size_t>(worker)];
     auto& kernel_seconds = channel.kernels_per_iteration[static_cast<size_t>(iteration)];
     auto& step_bytes = channel.bytes_by_step_per_iteration[static_cast<size_t>(iteration)];
@@ -340,7 +352,7 @@ private:
       double start = sg4::Engine::get_clock();
       uint64_t bytes = run_step(step, part_index, s,
                                 static_cast<int>(member - step.participants.begin()), worker);
-      busy += sg4::Engine::get_clock() - start;
+      note_step(iteration, part_index, s, start);
       sent += bytes;
       step_bytes[step.label] += static_cast<double>(bytes);
       record_span(worker, "communication", step.label, start);
@@ -355,17 +367,15 @@ private:
     for (int iteration = 0; iteration < plan_.iterations; ++iteration) {
       const std::vector<CompressionPart>& parts =
           plan_.compressed[static_cast<size_t>(iteration)].parts;
-      double busy = 0;
       uint64_t sent = 0;
       for (size_t p = 0; p < parts.size(); ++p) {
         channel.ready_count->acquire();
         const int part = channel.ready.front();
         channel.ready.pop_front();
         run_part(worker, channel, parts[static_cast<size_t>(part)], static_cast<size_t>(part),
-                 iteration, busy, sent);
+                 iteration, sent);
         channel.done_count->release();
       }
-      channel.busy_per_iteration.push_back(busy);
       channel.sent_per_iteration.push_back(sent);
     }
   }
@@ -449,7 +459,6 @@ private:
     const int workers = static_cast<int>(platform_.workers.size());
     for (int iteration = 0; iteration < plan_.iterations; ++iteration) {
       uint64_t sent_before = group_->bytes_sent(worker);
-      double busy = 0;
       for (size_t b = 0; b < buckets_.size(); ++b) {
         channel.ready_count->acquire();
         int bucket = channel.ready.front();
@@ -467,11 +476,10 @@ private:
           net::ps_worker_push_pull(*group_, worker, workers, bytes);
           break;
         }
-        busy += sg4::Engine::get_clock() - begin;
+        note_step(iteration, static_cast<size_t>(bucket), 0, begin);
         record_span(worker, "communication", "allreduce bucket " + std::to_string(bucket), begin);
         channel.done_count->release();
       }
-      channel.busy_per_iteration.push_back(busy);
       channel.sent_per_iteration.push_back(group_->bytes_sent(worker) - sent_before);
       // The trainer opened this iteration's maps before any bucket was ready.
       channel.bytes_by_step_per_iteration[static_cast<size_t>(iteration)]
@@ -493,6 +501,13 @@ private:
   std::vector<int> closing_bucket_;
   std::unique_ptr<net::Group> group_;
   std::vector<std::unique_ptr<WorkerChannel>> channels_;
+  // Per iteration, each collective's latest arrival and departure over its
+  // participants, by (part or bucket, step).
+  struct StepSpan {
+    double last_entry = -std::numeric_limits<double>::infinity();
+    double last_exit = -std::numeric_limits<double>::infinity();
+  };
+  std::vector<std::map<std::pair<size_t, size_t>, StepSpan>> step_spans_;
   int plan_index_ = 0;
   std::map<const StepPlan*, std::unique_ptr<net::Group>> step_groups_;
   std::string tag_;
@@ -517,7 +532,10 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
       open = false;
     }
   }
-  if (open)
+  // Parameter-free layers at the start of the model (a first pooling, say)
+  // leave an empty last bucket: nothing to reduce, as DDP has no bucket for
+  // them, and an allreduce of nothing would still cost its latencies.
+  if (open && current.bytes > 0)
     buckets.push_back(current);
   return buckets;
 }

@@ -125,7 +125,8 @@ struct Bucket {
 };
 
 /// DDP-style bucketing: walk the layers in backward order and close a
-/// bucket once it holds at least `bucket_bytes`.
+/// bucket once it holds at least `bucket_bytes`. Parameter-free layers
+/// before the first layer with parameters belong to no bucket.
 std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint64_t bucket_bytes);
 
 struct IterationRecord {

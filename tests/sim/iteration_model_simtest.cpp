@@ -62,6 +62,15 @@ TEST_CASE("buckets cover every layer once, in backward order") {
   CHECK(tail[1].bytes == 30);
   CHECK(make_buckets(bytes, 1000).size() == 1);
   CHECK(make_buckets(bytes, 1).size() == 5);
+  // Parameter-free layers first in the model (a pooling): no empty bucket,
+  // whose allreduce would cost 2(P-1) latencies for nothing. Inside the
+  // model they join a bucket.
+  const std::vector<Bucket> pooled = make_buckets({0, 0, 40, 0, 8}, 1);
+  REQUIRE(pooled.size() == 2);
+  CHECK(pooled[0].first_layer == 4);
+  CHECK(pooled[1].first_layer == 2);
+  CHECK(pooled[1].last_layer == 3);
+  CHECK(pooled[1].bytes == 40);
 }
 
 TEST_CASE("iteration time bounds and exact cases on SimGrid") {

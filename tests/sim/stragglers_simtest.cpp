@@ -102,7 +102,10 @@ double expected_slowest_excess(int workers, double variation) {
 void check_leader_exposure(const RunResult& leader, double kernel_s) {
   int hidden = 0;
   int exposed = 0;
+  const double allgather_s = leader.iterations[0].communication_total_s;
   for (const IterationRecord& record : leader.iterations) {
+    // Whoever waited for whom, the allgather itself takes the same time.
+    CHECK(record.communication_total_s == doctest::Approx(allgather_s).epsilon(1e-9).scale(0));
     const double parts = record.compute_s + record.straggler_wait_s + record.compression_exposed_s +
                          record.communication_s;
     CHECK(parts == doctest::Approx(record.iteration_s).epsilon(1e-9).scale(0));
@@ -143,6 +146,15 @@ TEST_CASE(
     differing +=
         std::abs(results[0].iterations[i].compute_s - results[2].iterations[i].compute_s) > 1e-9;
   CHECK(differing == kIterations);
+
+  // The collectives' own time does not include waiting for the slowest
+  // worker: the same traffic takes the same time with stragglers or without
+  // (worker 0's blocked time grew with the wait).
+  const double reduce_s = results[3].iterations[0].communication_total_s;
+  CHECK(reduce_s > 0);
+  for (const int plan : {0, 3})
+    for (const IterationRecord& record : results[static_cast<size_t>(plan)].iterations)
+      CHECK(record.communication_total_s == doctest::Approx(reduce_s).epsilon(1e-9).scale(0));
 
   // Without variation: the plan's compute exactly, nobody waits.
   for (const IterationRecord& record : results[3].iterations) {
