@@ -188,7 +188,9 @@ public:
             return made;
           };
           compressed = training::run_compressor_per_bucket(
-              make, *feed, training::make_buckets(dense_plan.layer_bytes, dense_plan.bucket_bytes),
+              make, *feed,
+              training::make_buckets(dense_plan.layer_bytes, dense_plan.bucket_bytes,
+                                     dense_plan.first_bucket_bytes),
               dense_plan.layer_bytes, workers, scenario.training.iterations, scenario.seed, profile,
               residual_dir);
         } else {

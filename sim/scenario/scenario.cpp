@@ -7,6 +7,7 @@
 #include "sim/trace/manifest.hpp"
 #include "sim/trace/workload.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace gcsim {
@@ -43,6 +44,8 @@ TrainingSpec read_training(ObjectReader& parent, bool has_servers) {
   training.batch_per_worker =
       static_cast<int>(reader.integer_or("batch_per_worker", 1, 1 << 20, 32));
   training.bucket_bytes = reader.size_or("bucket_size", training.bucket_bytes);
+  training.first_bucket_bytes = reader.size_or(
+      "first_bucket_size", std::min(training.first_bucket_bytes, training.bucket_bytes));
   training.overlap = reader.boolean_or("overlap", true);
   training.compression_scope =
       reader.choice_or("compression_scope", {"auto", "model", "bucket"}, "auto");

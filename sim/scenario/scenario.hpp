@@ -26,7 +26,11 @@ struct TrainingSpec {
   int warmup_iterations = 0;
   int batch_per_worker = 32;
   double bucket_bytes = 25.0 * 1048576; // PyTorch DDP's default bucket_cap_mb
-  bool overlap = true;                  // communication overlaps the backward pass
+  /// The first bucket to fill (the last layers, first ready): DDP's 1 MiB
+  /// (dist._DEFAULT_FIRST_BUCKET_BYTES), so the first allreduce starts early;
+  /// by default never more than bucket_bytes.
+  double first_bucket_bytes = 1048576;
+  bool overlap = true; // communication overlaps the backward pass
   /// Where a compressor runs: "model" (on the whole gradient, once the
   /// backward pass is over), "bucket" (one instance per bucket, overlapping
   /// the backward pass; only compressors that can), or "auto" (bucket where

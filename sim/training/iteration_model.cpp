@@ -48,7 +48,7 @@ class PlanRun {
 public:
   PlanRun(const IterationPlan& plan, const net::Platform& platform, int index)
       : plan_(plan), platform_(platform),
-        buckets_(make_buckets(plan.layer_bytes, plan.bucket_bytes)) {
+        buckets_(make_buckets(plan.layer_bytes, plan.bucket_bytes, plan.first_bucket_bytes)) {
     std::vector<sg4::Host*> hosts = platform.workers;
     if (plan.algorithm == AllreduceAlgorithm::parameter_server)
       hosts.insert(hosts.end(), platform.servers.begin(), platform.servers.end());
@@ -516,7 +516,8 @@ private:
 
 } // namespace
 
-std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint64_t bucket_bytes) {
+std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint64_t bucket_bytes,
+                                 uint64_t first_bucket_bytes) {
   std::vector<Bucket> buckets;
   Bucket current;
   bool open = false;
@@ -527,7 +528,9 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
     }
     current.first_layer = layer;
     current.bytes += layer_bytes[static_cast<size_t>(layer)];
-    if (current.bytes >= bucket_bytes) {
+    const uint64_t limit =
+        buckets.empty() && first_bucket_bytes > 0 ? first_bucket_bytes : bucket_bytes;
+    if (current.bytes >= limit) {
       buckets.push_back(current);
       open = false;
     }

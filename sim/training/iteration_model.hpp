@@ -94,6 +94,9 @@ struct IterationPlan {
   std::vector<uint64_t> layer_bytes; // gradient bytes per layer
   double optimizer_s = 0;
   uint64_t bucket_bytes = 0;
+  /// The first bucket to fill (the last layers, first ready) closes at this
+  /// many bytes, as DDP's first bucket does; 0: at bucket_bytes.
+  uint64_t first_bucket_bytes = 0;
   bool overlap = true;
   /// Compression kernels and the worker's compute share its device (SimGrid
   /// executions on the worker's host: both slow down while both run);
@@ -125,9 +128,11 @@ struct Bucket {
 };
 
 /// DDP-style bucketing: walk the layers in backward order and close a
-/// bucket once it holds at least `bucket_bytes`. Parameter-free layers
+/// bucket once it holds at least `bucket_bytes`, the first one at
+/// `first_bucket_bytes` (0: at bucket_bytes too). Parameter-free layers
 /// before the first layer with parameters belong to no bucket.
-std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint64_t bucket_bytes);
+std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint64_t bucket_bytes,
+                                 uint64_t first_bucket_bytes = 0);
 
 struct IterationRecord {
   double start_s = 0;                             // simulated clock when the iteration began

@@ -52,6 +52,8 @@ IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& pr
   // built in code from a cast past 2^64 (undefined: 0 on x86, a bucket per layer).
   plan.bucket_bytes =
       static_cast<uint64_t>(std::clamp(scenario.training.bucket_bytes, 0.0, kLargestBytes));
+  plan.first_bucket_bytes =
+      static_cast<uint64_t>(std::clamp(scenario.training.first_bucket_bytes, 0.0, kLargestBytes));
   plan.overlap = scenario.training.overlap;
   plan.kernels_share_device = scenario.training.kernels_share_device;
   plan.algorithm = scenario.training.allreduce;

@@ -62,6 +62,14 @@ TEST_CASE("buckets cover every layer once, in backward order") {
   CHECK(tail[1].bytes == 30);
   CHECK(make_buckets(bytes, 1000).size() == 1);
   CHECK(make_buckets(bytes, 1).size() == 5);
+  // DDP's small first bucket: the last layers' gradients go out on their own.
+  const std::vector<Bucket> ddp = make_buckets(bytes, 60, 45);
+  REQUIRE(ddp.size() == 3);
+  CHECK(ddp[0].first_layer == 4);
+  CHECK(ddp[0].bytes == 50);
+  CHECK(ddp[1].first_layer == 2);
+  CHECK(ddp[1].bytes == 70);
+  CHECK(ddp[2].bytes == 30);
   // Parameter-free layers first in the model (a pooling): no empty bucket,
   // whose allreduce would cost 2(P-1) latencies for nothing. Inside the
   // model they join a bucket.
