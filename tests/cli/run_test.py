@@ -73,6 +73,15 @@ with tempfile.TemporaryDirectory() as work:
     check(other_seed["scenario"]["seed"] == 9 and other_seed["model"]["seed"] == 9,
           "--seed overrides the scenario seed")
 
+    # DDP's first bucket: the last layers up to 1 MiB (here the 9.4 MB conv
+    # that crosses it) go out on their own, then 25 MiB buckets.
+    first, *rest = result["buckets"]
+    check(first["last_layer"] == "linear" and (1 << 20) <= first["bytes"] < 10e6 and len(rest) == 2,
+          f"DDP's first bucket closes past 1 MiB: {[b['bytes'] for b in result['buckets']]}")
+    _, _, even = run(os.path.join(work, "f"), "--set", "training.first_bucket_size=25MiB")
+    check([b["bytes"] >= 25 << 20 for b in even["buckets"]] == [True, False],
+          f"first_bucket_size = bucket_size gives 25 MiB buckets: {[b['bytes'] for b in even['buckets']]}")
+
     # Stragglers: their wait is a phase of its own, the phases still add up
     # to the iteration, and the same seed gives the same stragglers.
     varied = ("--set", "training.compute_variation=0.2")
