@@ -1,6 +1,7 @@
 #include "compressors/bin_packing.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <stdexcept>
 
@@ -72,19 +73,30 @@ std::vector<std::size_t> deft_allocate_k(const std::vector<double>& norms,
   std::stable_sort(order.begin(), order.end(),
                    [&norms](std::size_t a, std::size_t b) { return norms[a] > norms[b]; });
   std::vector<std::size_t> ks(norms.size(), 0);
+  // An infinite norm (an infinite gradient, or squares past the float range)
+  // outweighs every finite one: the infinite ones share k, the others get the
+  // floor. As plain weights, inf / inf would be NaN and its cast to an
+  // integer undefined.
+  const bool infinite =
+      std::any_of(norms.begin(), norms.end(), [](double norm) { return std::isinf(norm); });
+  const auto weight = [&](std::size_t p) {
+    return infinite ? (std::isinf(norms[p]) ? 1.0 : 0.0) : norms[p];
+  };
   // Signed: rem_k goes negative when the max(1, .) floor hands out more than k.
   long long rem_k = static_cast<long long>(k);
-  double rem_norm = std::accumulate(norms.begin(), norms.end(), 0.0);
+  double rem_norm = 0.0;
+  for (std::size_t p = 0; p < norms.size(); ++p)
+    rem_norm += weight(p);
   for (const std::size_t p : order) {
     long long tmp = 0;
     if (rem_norm > 0.0) {
-      tmp = static_cast<long long>(static_cast<double>(rem_k) * (norms[p] / rem_norm));
+      tmp = static_cast<long long>(static_cast<double>(rem_k) * (weight(p) / rem_norm));
     }
     const auto n = static_cast<long long>(sizes[p]);
     const long long kp = tmp > n ? n : std::max(1LL, tmp);
     ks[p] = static_cast<std::size_t>(kp);
     rem_k -= kp;
-    rem_norm -= norms[p];
+    rem_norm -= weight(p);
   }
   // The max(1, .) floor can overshoot k even when k >= #partitions (e.g. when
   // zero-norm partitions come last). The reference code sends the excess; we take

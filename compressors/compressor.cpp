@@ -338,7 +338,9 @@ void apply_estimated(IterationWork& work, const std::vector<Index>& indices,
     const float u = sums[i] * inv_p;
     work.result.update[indices[i]] = u;
     for (float* acc : work.acc) {
-      acc[indices[i]] -= u;
+      // An infinite estimate is sent: subtracting it would leave inf - inf =
+      // NaN behind, which the next iteration's selection refuses as input.
+      acc[indices[i]] = std::isfinite(u) ? acc[indices[i]] - u : 0.0f;
     }
   }
   work.result.support = indices;

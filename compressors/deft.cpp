@@ -32,9 +32,12 @@ public:
 private:
   void iterate(IterationWork& work) override {
     const auto P = static_cast<std::size_t>(work.P);
-    if (partitions_.empty() || partitions_for_ != P) {
+    // Partitioned once per worker count and layout (a library caller may
+    // change either between calls; the simulator keeps both).
+    if (partitions_.empty() || partitions_for_ != P || !(partitioned_layout_ == *work.layout)) {
       partitions_ = deft_partitions(*work.layout, P);
       partitions_for_ = P;
+      partitioned_layout_ = *work.layout;
     }
     const std::size_t L = partitions_.size();
     const std::size_t k = k_for_density(work.d, density_);
@@ -139,6 +142,7 @@ private:
   std::uint64_t index_bytes_;
   std::vector<Partition> partitions_;
   std::size_t partitions_for_ = 0;
+  LayerLayout partitioned_layout_;
 };
 
 } // namespace

@@ -125,4 +125,9 @@ TEST_CASE("DEFT per-partition k sum to k and respect partition sizes") {
   CHECK(gc::deft_allocate_k({1.0, 3.0}, {100, 100}, 8) == std::vector<std::size_t>{2, 6});
   // Fewer k than partitions: each still gets one (the total exceeds k, as in the reference).
   CHECK(gc::deft_allocate_k({1.0, 1.0, 1.0}, {5, 5, 5}, 2) == std::vector<std::size_t>{1, 1, 1});
+  // An infinite norm outweighs the finite ones (inf / inf was NaN, cast to an
+  // integer: undefined, a sanitizer error); the total is still k.
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK(gc::deft_allocate_k({1.0, inf, 2.0}, {10, 10, 10}, 6) == std::vector<std::size_t>{1, 4, 1});
+  CHECK(gc::deft_allocate_k({inf, 5.0, inf}, {10, 10, 10}, 9) == std::vector<std::size_t>{4, 1, 4});
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -484,6 +485,42 @@ TEST_CASE("IWP: warm-up clipping bounds what is sent, then and after") {
   }
   // The first sparse iteration sends at most the gradient itself.
   CHECK(norm(run.step(grads, 3, 7, &wv).update) <= 10.0 + 1e-4);
+}
+
+TEST_CASE("an infinite gradient element is sent and leaves no NaN behind") {
+  // gs-SGD's one-round update subtracted the infinite estimate from every
+  // residual (inf - inf = NaN), and the next iteration refused its own
+  // residual as a NaN input. DEFT's allocation divided inf by inf.
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({4, 8});
+  std::vector<float> g{std::numeric_limits<float>::infinity(), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  const std::vector<gc::GradientView> grads{{g.data(), &layout}};
+  for (const auto& [name, params] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"gs_sgd", {{"density", 0.25}, {"second_round", false}}},
+           {"sketched_sgd", {{"density", 0.25}, {"momentum", 0.0}}},
+           {"deft", {{"density", 0.25}}},
+           {"topk", {{"density", 0.25}}}}) {
+    CAPTURE(name);
+    Run run(name, params, 1);
+    const auto first = run.step(grads, 0);
+    CHECK(std::isinf(first.update[0]));
+    CHECK_NOTHROW(run.step(grads, 1));
+    for (const float r : run.memories[0].residual())
+      CHECK(!std::isnan(r));
+  }
+}
+
+TEST_CASE("DEFT partitions again when the layout changes") {
+  // It kept the partitions of the first layout it saw while the worker
+  // count stayed the same, and selected past the end of a smaller model.
+  Run run("deft", {{"density", 0.25}}, 2);
+  gc::test::SyntheticWorkers big({60, 40}, 2, 3);
+  gc::test::SyntheticWorkers small({10, 30}, 2, 3);
+  run.step(big.views(), 0);
+  run.memories.assign(2, gc::ErrorFeedback{});
+  const auto result = run.step(small.views(), 1);
+  REQUIRE(result.update.size() == 40);
+  for (const auto j : result.support)
+    CHECK(j < 40);
 }
 
 TEST_CASE("streamed gradients through one reused buffer give the vector API's results") {
