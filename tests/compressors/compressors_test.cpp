@@ -355,9 +355,20 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     CHECK(r.steps[0].transfers.size() == 3);
     CHECK(r.steps[0].root == 0);
   }
-  SUBCASE("deft: (P + L) int32 assignment, int64 counts, padded int64 indices, k values") {
-    // d/P = 4: both layers are cut into 4 chunks (2,2,1,1 and 3,3,2,2): L = 8.
+  SUBCASE("deft: (P + L) int32 assignment, int32 counts, padded int32 indices, k values") {
+    // Indices as wide as every other compressor's, by default.
     const auto r = Run("deft", {{"density", 0.5}, {"k_source", "leader"}}, P).step(views, 0);
+    const auto counts = r.info.at("selected").get<std::vector<std::uint64_t>>();
+    const std::uint64_t max_count = *std::max_element(counts.begin(), counts.end());
+    expect(r, {{K::broadcast, same((4 + 8) * 4 + 8 * 4)},
+               {K::allgather, same(4)},
+               {K::allgather, same(max_count * 4)},
+               {K::allreduce_ring, same(8 * 4)}});
+  }
+  SUBCASE("deft: the reference's int64 counts and indices") {
+    // d/P = 4: both layers are cut into 4 chunks (2,2,1,1 and 3,3,2,2): L = 8.
+    const auto r = Run("deft", {{"density", 0.5}, {"k_source", "leader"}, {"index_bytes", 8}}, P)
+                       .step(views, 0);
     const auto counts = r.info.at("selected").get<std::vector<std::uint64_t>>();
     const std::uint64_t max_count = *std::max_element(counts.begin(), counts.end());
     CHECK(std::accumulate(counts.begin(), counts.end(), std::uint64_t{0}) +
