@@ -12,23 +12,39 @@
 
 namespace gc = gcsim::compress;
 
+namespace {
+
+// One worker's two iterations of DGC with `params` on synthetic gradients.
+struct TwoIterations {
+  gc::test::SyntheticWorkers first, second;
+  gc::IterationResult sent0, sent1;
+};
+
+TwoIterations two_dgc_iterations(const nlohmann::json& params,
+                                 const std::vector<std::size_t>& layers, std::uint64_t seed) {
+  auto dgc = gc::make_compressor("dgc", params);
+  std::vector<gc::ErrorFeedback> memory(1);
+  TwoIterations run{gc::test::SyntheticWorkers(layers, 1, seed, 0),
+                    gc::test::SyntheticWorkers(layers, 1, seed, 1),
+                    {},
+                    {}};
+  run.sent0 = dgc->run_iteration(run.first.views(), nullptr, gc::IterationContext{0, 1, 5}, memory);
+  run.sent1 =
+      dgc->run_iteration(run.second.views(), nullptr, gc::IterationContext{1, 1, 5}, memory);
+  return run;
+}
+
+} // namespace
+
 TEST_CASE("dgc without error feedback sends u = m*u + g") {
   // One worker, so the update is the worker's own selection. Where an index
   // goes unsent at iteration 0 and is sent at iteration 1, the value sent
   // must be float(float(0.9 * g0) + g1), bit for bit: not g1 (no momentum),
   // nor a momentum applied twice. Where it was sent at iteration 0 too, its
   // momentum was cleared then (momentum factor masking): g1 exactly.
-  const std::vector<std::size_t> layers{4000};
-  auto dgc = gc::make_compressor(
-      "dgc",
-      {{"density", 0.05}, {"momentum", 0.9}, {"error_feedback", false}, {"resample", false}});
-  std::vector<gc::ErrorFeedback> memory(1);
-  const gc::test::SyntheticWorkers first(layers, 1, 5, 0);
-  const gc::test::SyntheticWorkers second(layers, 1, 5, 1);
-  const gc::IterationResult sent0 =
-      dgc->run_iteration(first.views(), nullptr, gc::IterationContext{0, 1, 5}, memory);
-  const gc::IterationResult sent1 =
-      dgc->run_iteration(second.views(), nullptr, gc::IterationContext{1, 1, 5}, memory);
+  const auto [first, second, sent0, sent1] = two_dgc_iterations(
+      {{"density", 0.05}, {"momentum", 0.9}, {"error_feedback", false}, {"resample", false}},
+      {4000}, 5);
   REQUIRE(sent0.update.size() == 4000);
   REQUIRE(sent1.update.size() == 4000);
   int carried_over = 0;
@@ -74,16 +90,9 @@ TEST_CASE("dgc keeps momentum on the layers it sends whole") {
   // reference applies momentum to their averaged gradient and never masks
   // it. One worker: the small layer's update at iteration 1 must be
   // float(0.9 g0) + g1, not g1 (momentum cleared because it was sent).
-  const std::vector<std::size_t> layers{4, 400};
-  auto dgc = gc::make_compressor(
-      "dgc", {{"density", 0.05}, {"momentum", 0.9}, {"min_layer_size", 10}, {"resample", false}});
-  std::vector<gc::ErrorFeedback> memory(1);
-  const gc::test::SyntheticWorkers first(layers, 1, 7, 0);
-  const gc::test::SyntheticWorkers second(layers, 1, 7, 1);
-  const gc::IterationResult sent0 =
-      dgc->run_iteration(first.views(), nullptr, gc::IterationContext{0, 1, 5}, memory);
-  const gc::IterationResult sent1 =
-      dgc->run_iteration(second.views(), nullptr, gc::IterationContext{1, 1, 5}, memory);
+  const auto [first, second, sent0, sent1] = two_dgc_iterations(
+      {{"density", 0.05}, {"momentum", 0.9}, {"min_layer_size", 10}, {"resample", false}}, {4, 400},
+      7);
   REQUIRE(sent1.update.size() == 404);
   for (std::size_t j = 0; j < 4; ++j) {
     CHECK(sent0.update[j] == first.grads[0][j]);
