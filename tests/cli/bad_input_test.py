@@ -143,6 +143,8 @@ CASES = [
      ["/platform", "nope.json", "file not found"]),
     ("zero iterations", with_training(iterations=0), {}, [], ["/training/iterations"]),
     ("zero bucket", with_training(bucket_size="0MiB"), {}, [], ["/training/bucket_size"]),
+    ("zero first bucket", with_training(first_bucket_size="0MiB"), {}, [],
+     ["/training/first_bucket_size"]),
     # Cast to uint64_t it was 0 (undefined past 2^64): a bucket per layer, not one.
     ("bucket past 2^64 bytes", scenario(), {}, ["--set", "training.bucket_size=1e20B"],
      ["--set training.bucket_size=1e20B", "/training/bucket_size", "[1B, 8192TiB] (8192TiB = 2^53"]),
