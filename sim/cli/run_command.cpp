@@ -188,11 +188,8 @@ public:
             return made;
           };
           compressed = training::run_compressor_per_bucket(
-              make, *feed,
-              training::make_buckets(dense_plan.layer_bytes, dense_plan.bucket_bytes,
-                                     dense_plan.first_bucket_bytes),
-              dense_plan.layer_bytes, workers, scenario.training.iterations, scenario.seed, profile,
-              residual_dir);
+              make, *feed, training::plan_buckets(dense_plan), dense_plan.layer_bytes, workers,
+              scenario.training.iterations, scenario.seed, profile, residual_dir);
         } else {
           compressed =
               training::run_compressor(*compressor, *feed, workers, scenario.training.iterations,

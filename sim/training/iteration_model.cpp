@@ -47,8 +47,7 @@ struct WorkerChannel {
 class PlanRun {
 public:
   PlanRun(const IterationPlan& plan, const net::Platform& platform, int index)
-      : plan_(plan), platform_(platform),
-        buckets_(make_buckets(plan.layer_bytes, plan.bucket_bytes, plan.first_bucket_bytes)) {
+      : plan_(plan), platform_(platform), buckets_(plan_buckets(plan)) {
     std::vector<sg4::Host*> hosts = platform.workers;
     if (plan.algorithm == AllreduceAlgorithm::parameter_server)
       hosts.insert(hosts.end(), platform.servers.begin(), platform.servers.end());
@@ -541,6 +540,10 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
   if (open && current.bytes > 0)
     buckets.push_back(current);
   return buckets;
+}
+
+std::vector<Bucket> plan_buckets(const IterationPlan& plan) {
+  return make_buckets(plan.layer_bytes, plan.bucket_bytes, plan.first_bucket_bytes);
 }
 
 std::string too_long_message(const std::string& what, double seconds) {

@@ -132,7 +132,11 @@ struct Bucket {
 /// `first_bucket_bytes` (0: at bucket_bytes too). Parameter-free layers
 /// before the first layer with parameters belong to no bucket.
 std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint64_t bucket_bytes,
-                                 uint64_t first_bucket_bytes = 0);
+                                 uint64_t first_bucket_bytes);
+
+/// The plan's buckets: what its dense allreduces and a per-bucket
+/// compressor's parts both use, so that they agree.
+std::vector<Bucket> plan_buckets(const IterationPlan& plan);
 
 struct IterationRecord {
   double start_s = 0;                             // simulated clock when the iteration began

@@ -50,8 +50,8 @@ CompressedRun per_bucket(const Workload& workload, const IterationPlan& plan,
                          const cost::DeviceProfile& profile) {
   std::unique_ptr<GradientFeed> feed = make_synthetic_feed(workload, kWorkers, 3);
   return run_compressor_per_bucket([] { return compress::make_compressor("topk", kTopk); }, *feed,
-                                   make_buckets(plan.layer_bytes, plan.bucket_bytes),
-                                   plan.layer_bytes, kWorkers, kIterations, 3, profile);
+                                   plan_buckets(plan), plan.layer_bytes, kWorkers, kIterations, 3,
+                                   profile);
 }
 
 double first_start(const std::vector<TimelineEvent>& timeline, int plan, int worker,

@@ -47,7 +47,7 @@ double compute_of(const IterationPlan& plan) {
 
 TEST_CASE("buckets cover every layer once, in backward order") {
   std::vector<uint64_t> bytes{10, 20, 30, 40, 50};
-  std::vector<Bucket> buckets = make_buckets(bytes, 60);
+  std::vector<Bucket> buckets = make_buckets(bytes, 60, 0);
   // Backward order: 50+40 reaches 60 first, then 30+20+10.
   REQUIRE(buckets.size() == 2);
   CHECK(buckets[0].first_layer == 3);
@@ -57,11 +57,11 @@ TEST_CASE("buckets cover every layer once, in backward order") {
   CHECK(buckets[1].last_layer == 2);
   CHECK(buckets[1].bytes == 60);
   // A last, partly filled bucket is still reduced.
-  std::vector<Bucket> tail = make_buckets(bytes, 100);
+  std::vector<Bucket> tail = make_buckets(bytes, 100, 0);
   REQUIRE(tail.size() == 2);
   CHECK(tail[1].bytes == 30);
-  CHECK(make_buckets(bytes, 1000).size() == 1);
-  CHECK(make_buckets(bytes, 1).size() == 5);
+  CHECK(make_buckets(bytes, 1000, 0).size() == 1);
+  CHECK(make_buckets(bytes, 1, 0).size() == 5);
   // DDP's small first bucket: the last layers' gradients go out on their own.
   const std::vector<Bucket> ddp = make_buckets(bytes, 60, 45);
   REQUIRE(ddp.size() == 3);
@@ -73,7 +73,7 @@ TEST_CASE("buckets cover every layer once, in backward order") {
   // Parameter-free layers first in the model (a pooling): no empty bucket,
   // whose allreduce would cost 2(P-1) latencies for nothing. Inside the
   // model they join a bucket.
-  const std::vector<Bucket> pooled = make_buckets({0, 0, 40, 0, 8}, 1);
+  const std::vector<Bucket> pooled = make_buckets({0, 0, 40, 0, 8}, 1, 0);
   REQUIRE(pooled.size() == 2);
   CHECK(pooled[0].first_layer == 4);
   CHECK(pooled[1].first_layer == 2);
