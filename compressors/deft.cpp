@@ -34,7 +34,7 @@ private:
     const auto P = static_cast<std::size_t>(work.P);
     // Partitioned once per worker count and layout (a library caller may
     // change either between calls; the simulator keeps both).
-    if (partitions_.empty() || partitions_for_ != P || !(partitioned_layout_ == *work.layout)) {
+    if (partitions_for_ != P || !(partitioned_layout_ == *work.layout)) {
       partitions_ = deft_partitions(*work.layout, P);
       partitions_for_ = P;
       partitioned_layout_ = *work.layout;
