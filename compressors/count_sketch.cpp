@@ -85,7 +85,9 @@ inline void sort2(float& a, float& b) {
 }
 
 // Median of a few values: branch-free networks for 3 and 5 rows (the common
-// sizes), insertion sort otherwise; no allocation either way.
+// sizes), insertion sort otherwise; no allocation either way. Of an even
+// number the lower middle value, as the reference sketches' torch.median
+// returns (csvec; an average would be an estimate neither reference makes).
 float median_in_place(float* v, std::size_t n) {
   if (n == 5) {
     sort2(v[0], v[1]);
@@ -110,10 +112,7 @@ float median_in_place(float* v, std::size_t n) {
     }
     v[j] = x;
   }
-  if (n % 2 == 1) {
-    return v[n / 2];
-  }
-  return 0.5f * (v[n / 2 - 1] + v[n / 2]);
+  return v[(n - 1) / 2];
 }
 } // namespace
 
