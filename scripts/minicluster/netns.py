@@ -7,6 +7,16 @@ given rate behind a non-blocking switch: the `star` topology of
 platforms/README.md. This kernel has no netem, so no latency is added; the
 latency is whatever the stack gives and the benchmark measures it.
 
+A node's own side shares its rate fairly among the peers it sends to
+(`node_queue="fair"`, the default): one htb class per destination. A Linux
+host sends through fq_codel (Debian's default qdisc) and so shares its NIC
+fairly among its flows; this kernel has neither fq_codel nor sfq, and with a
+single FIFO class two TCP reno flows from one node split a 1 Gbit/s link
+about 80/20 for the whole of a 64 MB transfer (fair at 100 Mbit/s, where
+the queue overflows and reno converges). `node_queue="fifo"` is that single
+class, the mini-cluster of the runs published before 2026-12-02. The bridge
+port's side, the switch, stays one FIFO.
+
 Nothing here touches the host's interfaces, routes or addresses: links are
 created inside the bridge namespace and their peers moved straight into the
 node namespaces. Cluster is a context manager that always tears down (and
@@ -36,14 +46,36 @@ def _limit(ns, dev, rate_mbit):
            "rate", f"{rate_mbit}mbit", "ceil", f"{rate_mbit}mbit")
 
 
+def _limit_fair(ns, dev, rate_mbit, destinations):
+    """The node's rate under one parent class, shared by a child class per
+    destination address (and one for the rest: ARP, other addresses). Equal
+    guaranteed rates give equal quanta, so backlogged children share the
+    parent's rate equally, each free to take all of it alone."""
+    _in_ns(ns, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "10")
+    _in_ns(ns, "tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+           "rate", f"{rate_mbit}mbit", "ceil", f"{rate_mbit}mbit")
+    share = f"{rate_mbit / (len(destinations) + 1):g}mbit"
+    children = [("10", None)] + [(f"{0x20 + j:x}", address) for j, address in enumerate(destinations)]
+    for minor, address in children:
+        _in_ns(ns, "tc", "class", "add", "dev", dev, "parent", "1:1", "classid", f"1:{minor}", "htb",
+               "rate", share, "ceil", f"{rate_mbit}mbit")
+        if address is not None:
+            _in_ns(ns, "tc", "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio",
+                   "1", "u32", "match", "ip", "dst", f"{address}/32", "flowid", f"1:{minor}")
+
+
 class Cluster:
-    def __init__(self, nodes, rate_mbit, prefix=None, rate_limited=True):
+    def __init__(self, nodes, rate_mbit, prefix=None, rate_limited=True, node_queue="fair"):
         """rate_limited=False leaves out the htb qdiscs (a diagnostic: the bare
-        veths and bridge, scheduling_check.py --no-limit)."""
+        veths and bridge, scheduling_check.py --no-limit); node_queue is "fair"
+        or "fifo" (module docstring)."""
         if not 2 <= nodes <= 16:
             raise ValueError("nodes must be 2..16")
         if not 0 < rate_mbit <= 1000:
             raise ValueError("rate must be in (0, 1000] Mbit/s: faster, two cores measure the CPU")
+        if node_queue not in ("fair", "fifo"):
+            raise ValueError("node_queue must be fair or fifo")
+        self.node_queue = node_queue
         self.nodes = nodes
         self.rate_mbit = rate_mbit
         self.rate_limited = rate_limited
@@ -86,7 +118,11 @@ class Cluster:
             _ip("-n", ns, "link", "set", self.interface, "up")
             # The node's sending side and its receiving side (the bridge port's egress).
             if self.rate_limited:
-                _limit(ns, self.interface, self.rate_mbit)
+                if self.node_queue == "fair":
+                    peers = [a for a in self.addresses if a != self.addresses[i]]
+                    _limit_fair(ns, self.interface, self.rate_mbit, peers)
+                else:
+                    _limit(ns, self.interface, self.rate_mbit)
                 _limit(self.bridge_ns, port, self.rate_mbit)
             _in_ns(ns, "sh", "-c", "echo reno > /proc/sys/net/ipv4/tcp_congestion_control")
 

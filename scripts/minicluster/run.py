@@ -78,6 +78,8 @@ def check_args(args):
     within("batch", args.batch, 1, 4096, "is not 1..4096 samples")
     if not 0 < args.density <= 1:
         raise BadArgument(f"--density: {args.density} is not in (0, 1]")
+    if args.node_queue not in ("fair", "fifo"):
+        raise BadArgument(f"--node-queue: {args.node_queue!r} is not fair or fifo")
     if not 0 < args.timeout <= 1e6:
         raise BadArgument(f"--timeout: {args.timeout} is not in (0, 1e6] seconds")
     if not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
@@ -92,6 +94,10 @@ def check_args(args):
     except OSError as why:
         raise BadArgument(f"--out: cannot write {args.out}: {why.filename}: {why.strerror}")
     return sizes, runs
+
+
+QUEUES = {"fair": "a node's side shared equally among its destinations",
+          "fifo": "one FIFO class on each"}
 
 
 def parse_args(argv):
@@ -111,6 +117,10 @@ def parse_args(argv):
                    help="diagnostic: a barrier before each training step's communication, its wait "
                         "recorded as wait_s, so communication_s times the collectives alone")
     p.add_argument("--timeout", type=float, default=900, help="seconds per job before giving up")
+    p.add_argument("--node-queue", default="fair",
+                   help="fair (default): each node shares its rate equally among the peers it "
+                        "sends to, as a Linux host's fq_codel does; fifo: one queue, the "
+                        "mini-cluster of the runs published before 2026-12-02 (netns.py)")
     p.add_argument("--out", required=True)
     p.add_argument("--python", default=PYTHON,
                    help="interpreter with torch that runs the ranks (default: Debian's)")
@@ -212,7 +222,7 @@ def main(argv):
                     source="scripts/minicluster/run.py " + " ".join(argv),
                     date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                     machine=dict(host=socket.gethostname(), cpus=os.cpu_count()))
-    with tempfile.TemporaryDirectory() as tmp, netns.Cluster(args.nodes, args.rate) as cluster:
+    with tempfile.TemporaryDirectory() as tmp, netns.Cluster(args.nodes, args.rate, node_queue=args.node_queue) as cluster:
         master = cluster.addresses[0]
         bench_out = os.path.join(tmp, "bench.json")
         collectives = []
@@ -233,7 +243,8 @@ def main(argv):
             # Every rank is a process of this machine: their compute shares its cores.
             shared_cores=len(os.sched_getaffinity(0)),
             description=(f"{args.nodes} network namespaces on a Linux bridge, htb {args.rate:g} Mbit/s "
-                         "on both ends of every veth, TCP reno, the ranks' processes sharing the "
+                         "on both ends of every veth (" + QUEUES[args.node_queue] + "), "
+                         "TCP reno, the ranks' processes sharing the "
                          "machine's cores; latency: half the measured one-way "
                          "time of a 4-byte gloo message between ranks 0 and 1"))
         measured["collectives"] = collectives

@@ -20,6 +20,13 @@
       the last rank's arrival to the last rank's finish, mean and median, and
       how far apart the ranks arrived.
 
+  scheduling_check.py flows [--rate 1000] [--megabytes 64] [--repeats 3]   (root)
+      Node 0 of a 3-node star sends --megabytes to node 1 alone, then to
+      nodes 1 and 2 at once (two TCP connections, as a broadcast root's two
+      sends), with each node queue of netns.py (fifo and fair): each
+      transfer's time, and the rate they got together. Sharing the node's
+      link fairly finishes both at about twice the lone time.
+
 Diagnostics behind results/validation/README.md; they write nothing.
 """
 
@@ -197,9 +204,78 @@ def check_collectives(nodes, rate, limit, gap_ms, python):
         print(f"  {collective:9s} {size:6d} B: " + ", ".join(cells))
 
 
+FLOW_PORT = 29600
+
+
+def _flow_receive():
+    """Takes one connection, reads it to the end, prints the monotonic time of
+    the last byte (one clock for every namespace of the machine)."""
+    import socket
+    with socket.create_server(("0.0.0.0", FLOW_PORT)) as server:
+        print("listening", flush=True)
+        connection, _ = server.accept()
+        buffer = bytearray(1 << 20)
+        last = time.monotonic()
+        with connection:
+            while connection.recv_into(buffer):
+                last = time.monotonic()
+    print(last, flush=True)
+
+
+def _flow_send(address, nbytes):
+    import socket
+    chunk = bytes(1 << 20)
+    with socket.create_connection((address, FLOW_PORT)) as connection:
+        left = nbytes
+        while left > 0:
+            left -= connection.send(chunk[:min(left, len(chunk))])
+
+
+def transfer_times(cluster, destinations, nbytes):
+    """Seconds from the start until each destination had its last byte."""
+    import subprocess
+    me = os.path.abspath(__file__)
+    receivers = [subprocess.Popen(cluster.exec_argv(d, [PYTHON, me, "_flow_receive"]),
+                                  stdout=subprocess.PIPE, text=True) for d in destinations]
+    for receiver in receivers:
+        receiver.stdout.readline()  # "listening"
+    start = time.monotonic()
+    senders = [subprocess.Popen(cluster.exec_argv(0, [PYTHON, me, "_flow_send",
+                                                      cluster.addresses[d], str(nbytes)]))
+               for d in destinations]
+    for sender in senders:
+        sender.wait()
+    return [float(r.communicate()[0]) - start for r in receivers]
+
+
+def check_flows(rate, megabytes, repeats):
+    import netns
+    ok, why = netns.can_create_namespaces()
+    if not ok:
+        sys.exit(f"scheduling_check.py: cannot create network namespaces: {why}")
+    nbytes = int(megabytes * 1e6)
+    print(f"node 0 sends {megabytes:g} MB per connection at htb {rate:g} Mbit/s; seconds until "
+          f"the last byte, and the rate the two got together")
+    for queue in ("fifo", "fair"):
+        with netns.Cluster(3, rate, node_queue=queue) as cluster:
+            alone = transfer_times(cluster, [1], nbytes)[0]
+            rows = [f"alone {alone:.3f}"]
+            for _ in range(repeats):
+                both = transfer_times(cluster, [1, 2], nbytes)
+                rows.append(f"two at once {both[0]:.3f} and {both[1]:.3f} "
+                            f"({2 * nbytes * 8 / max(both) / 1e6:.0f} Mbit/s)")
+        print(f"  {queue}: " + "; ".join(rows))
+
+
 def main(argv):
     if argv and argv[0] == "_rank":
         _collectives_rank(int(argv[1]), int(argv[2]), argv[3], argv[4], float(argv[5]))
+        return
+    if argv and argv[0] == "_flow_receive":
+        _flow_receive()
+        return
+    if argv and argv[0] == "_flow_send":
+        _flow_send(argv[1], int(argv[2]))
         return
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -214,8 +290,20 @@ def main(argv):
                              help="ms each rank computes or sleeps before a lined-up collective")
     collectives.add_argument("--python", default=PYTHON,
                              help="interpreter with torch that runs the ranks (default: Debian's)")
+    flows = sub.add_parser("flows")
+    flows.add_argument("--rate", type=float, default=1000, help="Mbit/s")
+    flows.add_argument("--megabytes", type=float, default=64)
+    flows.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    if args.check == "compute":
+    if args.check == "flows":
+        if not 0 < args.rate <= 1000:
+            parser.error(f"--rate: {args.rate} is not in (0, 1000] Mbit/s")
+        if not 0 < args.megabytes <= 1000:
+            parser.error(f"--megabytes: {args.megabytes} is not in (0, 1000]")
+        if not 1 <= args.repeats <= 100:
+            parser.error(f"--repeats: {args.repeats} is not 1..100")
+        check_flows(args.rate, args.megabytes, args.repeats)
+    elif args.check == "compute":
         check_compute([int(r) for r in args.ranks.split(",")])
     else:
         if not 0 <= args.gap <= 1000:

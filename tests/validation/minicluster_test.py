@@ -10,7 +10,10 @@ simulated side (see
 results/validation/README.md for why it is larger on a shared 2-core machine).
 
 Also: a job past --timeout ends run.py with one line and exit 1, leaving no
-namespace and no file.
+namespace and no file; and a node's two TCP connections at once share its
+1 Gbit/s link fairly (netns.py's fair node queue): both finish within 15%
+of each other, each later than one alone would (the single FIFO class it
+replaces let the first take about 80% and finish close to its lone time).
 
 Needs root and network namespaces: without them it says so and FAILS.
 Usage: minicluster_test.py PATH/TO/gcsim
@@ -25,6 +28,7 @@ GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "minicluster"))
 import netns  # noqa: E402
+import scheduling_check  # noqa: E402
 
 LIMIT = 0.10
 
@@ -93,4 +97,14 @@ with tempfile.TemporaryDirectory() as tmp:
             and not os.listdir(tmp)):
         sys.exit(f"FAIL: a job past --timeout: exit {done.returncode}, last line {last}, "
                  f"namespaces left: {after != before}, files: {os.listdir(tmp)}")
+# The fair node queue: node 0's two connections at once share its link.
+with netns.Cluster(3, 1000) as cluster:
+    alone = scheduling_check.transfer_times(cluster, [1], 32_000_000)[0]
+    both = scheduling_check.transfer_times(cluster, [1, 2], 32_000_000)
+# The times include starting the sending processes (tens of ms), so sharing
+# shows as less than twice the lone time.
+print(f"fair node queue, 32 MB at 1 Gbit/s: alone {alone:.3f} s, two at once {both[0]:.3f} and "
+      f"{both[1]:.3f} s")
+if not (max(both) < 1.15 * min(both) and 1.3 * alone < min(both)):
+    sys.exit("FAIL: node 0's two connections did not share its link fairly")
 print("ok")
