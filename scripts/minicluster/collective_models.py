@@ -9,7 +9,9 @@ algorithms gcsim simulates (ring allreduce: 2(P-1) messages of n/P; ring
 allgather: P-1 messages of n/P; gloo's eager binomial broadcast: L = log2(P)
 latencies and L(L+1)/2 n/B, i.e. 3 n/B at P = 4 and 6 n/B at P = 8, the
 same numbers SimGrid gives on the calibrated star), with weighted least squares
-on relative error as `gcsim validate --fit` does:
+on relative error over every size (what `gcsim validate --fit` did until
+2026-12-02; it now takes alpha from the sizes below 1 MiB and beta from those
+of 4 MiB and more):
 
   alpha-beta      t = m a + b beta                          (gcsim's model)
   +reduction      t = m a + b beta + r gamma                r: bytes a rank reduces (allreduce)

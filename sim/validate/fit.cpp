@@ -24,36 +24,62 @@ bool ring_path_cost(const CollectivePoint& point, PathCost& cost) {
   return false;
 }
 
+namespace {
+
+// Sums of the weighted normal equations of sum(((m a + b c) - t) / t)^2 over
+// one group of points, with m and b the path's messages and bytes over t.
+struct NormalSums {
+  double mm = 0, mb = 0, bb = 0, m = 0, b = 0;
+  int points = 0;
+
+  void add(const PathCost& cost, double seconds) {
+    const double m_t = cost.messages / seconds;
+    const double b_t = cost.bytes / seconds;
+    mm += m_t * m_t;
+    mb += m_t * b_t;
+    bb += b_t * b_t;
+    m += m_t;
+    b += b_t;
+    ++points;
+  }
+};
+
+} // namespace
+
 FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::string& file) {
-  // Weighted normal equations of sum(((m a + b c) - t) / t)^2.
-  double smm = 0, smb = 0, sbb = 0, smt = 0, sbt = 0;
-  int used = 0;
+  NormalSums all, small, large;
   for (const CollectivePoint& point : points) {
     PathCost cost;
     if (!ring_path_cost(point, cost))
       continue;
-    const double m = cost.messages / point.seconds;
-    const double b = cost.bytes / point.seconds;
-    smm += m * m;
-    smb += m * b;
-    sbb += b * b;
-    smt += m;
-    sbt += b;
-    ++used;
+    all.add(cost, point.seconds);
+    if (point.bytes < kLatencyPointBytes)
+      small.add(cost, point.seconds);
+    else if (point.bytes >= kBandwidthPointBytes)
+      large.add(cost, point.seconds);
   }
   FitResult fit;
-  fit.points = used;
-  const double det = smm * sbb - smb * smb;
-  if (used < 2 || !(det > 1e-12 * smm * sbb))
+  fit.points = all.points;
+  const bool split = small.points > 0 && large.points > 0;
+  // alpha's equation from the small points and beta's from the large ones
+  // (each the other's given), or both from every point.
+  const NormalSums& for_alpha = split ? small : all;
+  const NormalSums& for_beta = split ? large : all;
+  const double det = for_alpha.mm * for_beta.bb - for_alpha.mb * for_beta.mb;
+  if (all.points < 2 || !(std::fabs(det) > 1e-12 * for_alpha.mm * for_beta.bb))
     throw InputError(
         file, "/collectives",
         "the fit needs ring allreduce or allgather points of at least two different sizes");
-  fit.alpha_s = (smt * sbb - sbt * smb) / det;
-  fit.beta_s_per_byte = (smm * sbt - smb * smt) / det;
+  if (split) {
+    fit.latency_points = small.points;
+    fit.bandwidth_points = large.points;
+  }
+  fit.alpha_s = (for_alpha.m * for_beta.bb - for_beta.b * for_alpha.mb) / det;
+  fit.beta_s_per_byte = (for_alpha.mm * for_beta.b - for_beta.mb * for_alpha.m) / det;
   // A negative latency is noise around zero: refit the bandwidth alone.
   if (fit.alpha_s < 0) {
     fit.alpha_s = 0;
-    fit.beta_s_per_byte = sbt / sbb;
+    fit.beta_s_per_byte = for_beta.b / for_beta.bb;
   }
   if (!(fit.beta_s_per_byte > 0))
     throw InputError(file, "/collectives",
@@ -66,8 +92,17 @@ FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::
     double predicted = cost.messages * fit.alpha_s + cost.bytes * fit.beta_s_per_byte;
     squares += std::pow((predicted - point.seconds) / point.seconds, 2);
   }
-  fit.rms_relative_error = std::sqrt(squares / used);
+  fit.rms_relative_error = std::sqrt(squares / all.points);
   return fit;
+}
+
+std::string fit_basis(int latency_points, int bandwidth_points) {
+  if (latency_points == 0 || bandwidth_points == 0)
+    return "one line over every ring point (the run has no ring points below 1 MiB or none of "
+           "4 MiB and more)";
+  return "alpha from the " + std::to_string(latency_points) +
+         " ring points below 1 MiB, bandwidth from the " + std::to_string(bandwidth_points) +
+         " of 4 MiB and more";
 }
 
 net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformSpec& measured,
@@ -86,13 +121,16 @@ net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformS
 
 nlohmann::json platform_json(const net::PlatformSpec& spec, const FitResult& fit,
                              const std::string& source) {
-  char description[512];
-  std::snprintf(
-      description, sizeof description,
-      "calibrated by `gcsim validate --fit` from the ring collectives of %s (%d points, rms "
-      "relative error %.1f%%): alpha %.1f us per message, effective bandwidth %.2f Mbit/s",
-      source.c_str(), fit.points, 100 * fit.rms_relative_error, fit.alpha_s * 1e6,
-      fit.bandwidth_Bps() * 8 / 1e6);
+  char figures[256];
+  std::snprintf(figures, sizeof figures,
+                " (%d points, rms relative error %.1f%%): alpha %.1f us per message, effective "
+                "bandwidth %.2f Mbit/s; ",
+                fit.points, 100 * fit.rms_relative_error, fit.alpha_s * 1e6,
+                fit.bandwidth_Bps() * 8 / 1e6);
+  const std::string description = "calibrated by `gcsim validate --fit` from the ring "
+                                  "collectives of " +
+                                  source + figures +
+                                  fit_basis(fit.latency_points, fit.bandwidth_points);
   char bandwidth[64];
   char latency[64];
   std::snprintf(bandwidth, sizeof bandwidth, "%.6gBps", spec.link.bandwidth_Bps);

@@ -53,6 +53,8 @@ nlohmann::json make_report(const ValidationInput& input) {
     report["fit"] = {{"alpha_s", input.fit->alpha_s},
                      {"bandwidth_Bps", input.fit->bandwidth_Bps()},
                      {"points", input.fit->points},
+                     {"latency_points", input.fit->latency_points},
+                     {"bandwidth_points", input.fit->bandwidth_points},
                      {"rms_relative_error", input.fit->rms_relative_error}};
   report["error_measure"] = "relative_error = simulated / measured - 1; geomean_error = "
                             "exp(mean |ln(simulated / measured)|) - 1";
@@ -161,12 +163,13 @@ std::string format_report(const nlohmann::json& report) {
   text += line;
   if (report.contains("fit")) {
     const nlohmann::json& fit = report["fit"];
-    std::snprintf(
-        line, sizeof line,
-        "  fit: alpha %.1f us per message, bandwidth %.2f Mbit/s (%d points, rms %.1f%%)\n",
-        fit["alpha_s"].get<double>() * 1e6, fit["bandwidth_Bps"].get<double>() * 8 / 1e6,
-        fit["points"].get<int>(), 100 * fit["rms_relative_error"].get<double>());
+    std::snprintf(line, sizeof line,
+                  "  fit: alpha %.1f us per message, bandwidth %.2f Mbit/s (rms %.1f%% over %d "
+                  "ring points; ",
+                  fit["alpha_s"].get<double>() * 1e6, fit["bandwidth_Bps"].get<double>() * 8 / 1e6,
+                  100 * fit["rms_relative_error"].get<double>(), fit["points"].get<int>());
     text += line;
+    text += fit_basis(fit.value("latency_points", 0), fit.value("bandwidth_points", 0)) + ")\n";
   }
   if (!report["collectives"].empty())
     text += "  collective   ranks      bytes    measured_s  simulated_s   error  path_Mbit/s\n";

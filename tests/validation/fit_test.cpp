@@ -42,6 +42,9 @@ TEST_CASE("the fit recovers alpha and beta from exact points") {
   const double beta = 1 / 11.9e6;
   FitResult fit = fit_alpha_beta(synthetic(alpha, beta, 0), "synthetic.json");
   CHECK(fit.points == 20);
+  // 4 KiB and 64 KiB give the latency, 4 MiB and 64 MiB the bandwidth.
+  CHECK(fit.latency_points == 8);
+  CHECK(fit.bandwidth_points == 8);
   CHECK(fit.alpha_s == doctest::Approx(alpha).epsilon(1e-9).scale(0));
   CHECK(fit.beta_s_per_byte == doctest::Approx(beta).epsilon(1e-9).scale(0));
   CHECK(fit.rms_relative_error < 1e-9);
@@ -51,6 +54,32 @@ TEST_CASE("the fit stays close under 2% alternating noise") {
   FitResult fit = fit_alpha_beta(synthetic(1e-3, 1 / 1.2e8, 0.02), "synthetic.json");
   CHECK(std::fabs(fit.alpha_s / 1e-3 - 1) < 0.1);
   CHECK(std::fabs(fit.beta_s_per_byte * 1.2e8 - 1) < 0.03);
+}
+
+TEST_CASE("slow small points move the latency, not the bandwidth") {
+  // Every 4 KiB point three times its closed form (a small collective's
+  // scheduling noise): one line over every size pulls the bandwidth up too,
+  // and every large collective with it; alpha from the small points alone
+  // takes the noise, and the large points keep their rate.
+  const double alpha = 1e-3;
+  const double beta = 1 / 1.2e7;
+  std::vector<CollectivePoint> points = synthetic(alpha, beta, 0);
+  for (CollectivePoint& point : points)
+    if (point.bytes == 4096)
+      point.seconds *= 3;
+  FitResult fit = fit_alpha_beta(points, "noisy.json");
+  CHECK(fit.alpha_s > 1.5 * alpha);
+  CHECK(std::fabs(fit.beta_s_per_byte / beta - 1) < 0.01);
+  // The same points without a group of large ones: one line over all.
+  std::vector<CollectivePoint> no_large;
+  for (const CollectivePoint& point : points)
+    if (point.bytes < (4u << 20))
+      no_large.push_back(point);
+  FitResult line = fit_alpha_beta(no_large, "no-large.json");
+  CHECK(line.latency_points == 0);
+  CHECK(line.bandwidth_points == 0);
+  CHECK(line.points == 12);
+  CHECK(std::fabs(line.beta_s_per_byte / beta - 1) > 0.05);
 }
 
 TEST_CASE("the fit refuses a single size") {
