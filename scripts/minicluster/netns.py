@@ -9,7 +9,7 @@ latency is whatever the stack gives and the benchmark measures it.
 
 A node's own side shares its rate fairly among the peers it sends to
 (`node_queue="fair"`, the default): one htb class per destination. A Linux
-host sends through fq_codel (Debian's default qdisc) and so shares its NIC
+host sends through fq_codel (systemd's default qdisc) and so shares its NIC
 fairly among its flows; this kernel has neither fq_codel nor sfq, and with a
 single FIFO class two TCP reno flows from one node split a 1 Gbit/s link
 about 80/20 for the whole of a 64 MB transfer (fair at 100 Mbit/s, where

@@ -37,7 +37,8 @@ public:
                    "Simulate on this platform file (e.g. a calibrated one)");
     app.add_flag(
         "--fit", fit_,
-        "Calibrate alpha and bandwidth from the run's ring collectives and simulate on that");
+        "Calibrate the platform from the run's ring collectives (latency from those below 1 MiB, "
+        "bandwidth from those of 4 MiB and more) and simulate on it");
     app.add_option("--out", out_file_, "With --fit: write the calibrated platform file here");
     app.add_option("--json", json_file_, "Write the comparison as JSON here");
     app.add_option("--trace", trace_,

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """The analysis scripts the validation README quotes run on the committed
-measured runs and print what the README reads off them:
+measured runs (the four runs with one FIFO queue per node, results/validation/fifo/,
+which the README's model comparison and repeatability are about) and print
+what the README reads off them:
 collective_models.py's model comparison (alpha-beta by message size further
 off held out than one alpha-beta line) and oracle (on the 2-node run, the
 oracle from the benchmark's means within 10% of every training iteration,
@@ -30,7 +32,7 @@ def run(script, files):
     return done.stdout
 
 
-published = [os.path.join(RESULTS, f"minicluster-p{p}-{r}.json")
+published = [os.path.join(RESULTS, "fifo", f"minicluster-p{p}-{r}.json")
              for p in (4, 8) for r in ("100mbit", "1gbit")]
 models = run("collective_models.py", published)
 for needle in ("alpha-beta    held-out ring", "training with the measured benchmark time"):
