@@ -149,6 +149,27 @@ def run_job(cluster, argv_for_rank, timeout):
                 proc.wait()
 
 
+def cpu_identity():
+    """The CPU's name and generation: a virtual machine may call every AMD
+    generation "AMD EPYC", and the ranks' compute differs by several times
+    between them (family 25 model 1 is a Zen 3, models from 0x10 Zen 4)."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "cpu family", "model", "stepping") and key not in fields:
+                    fields[key] = value.strip()
+    except OSError:
+        return {}
+    if "model name" not in fields:
+        return {}
+    return dict(cpu=fields["model name"],
+                cpuid=f"family {fields.get('cpu family', '?')} model {fields.get('model', '?')} "
+                      f"stepping {fields.get('stepping', '?')}")
+
+
 def mean(values):
     return sum(values) / len(values)
 
@@ -221,7 +242,7 @@ def main(argv):
                     name=os.path.splitext(os.path.basename(args.out))[0],
                     source="scripts/minicluster/run.py " + " ".join(argv),
                     date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                    machine=dict(host=socket.gethostname(), cpus=os.cpu_count()))
+                    machine=dict(host=socket.gethostname(), cpus=os.cpu_count(), **cpu_identity()))
     with tempfile.TemporaryDirectory() as tmp, netns.Cluster(args.nodes, args.rate, node_queue=args.node_queue) as cluster:
         master = cluster.addresses[0]
         bench_out = os.path.join(tmp, "bench.json")
