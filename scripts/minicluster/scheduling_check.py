@@ -231,21 +231,34 @@ def _flow_send(address, nbytes):
             left -= connection.send(chunk[:min(left, len(chunk))])
 
 
-def transfer_times(cluster, destinations, nbytes):
-    """Seconds from the start until each destination had its last byte."""
+def transfer_times(cluster, destinations, nbytes, timeout=120):
+    """Seconds from the start until each destination had its last byte.
+    Raises RuntimeError (the processes killed) when a transfer fails or
+    outlives `timeout` seconds, so that the caller's Cluster tears down."""
     import subprocess
     me = os.path.abspath(__file__)
     receivers = [subprocess.Popen(cluster.exec_argv(d, [PYTHON, me, "_flow_receive"]),
                                   stdout=subprocess.PIPE, text=True) for d in destinations]
-    for receiver in receivers:
-        receiver.stdout.readline()  # "listening"
-    start = time.monotonic()
-    senders = [subprocess.Popen(cluster.exec_argv(0, [PYTHON, me, "_flow_send",
-                                                      cluster.addresses[d], str(nbytes)]))
-               for d in destinations]
-    for sender in senders:
-        sender.wait()
-    return [float(r.communicate()[0]) - start for r in receivers]
+    senders = []
+    try:
+        for receiver in receivers:
+            if receiver.stdout.readline().strip() != "listening":
+                raise RuntimeError("a flow receiver did not start")
+        start = time.monotonic()
+        senders = [subprocess.Popen(cluster.exec_argv(0, [PYTHON, me, "_flow_send",
+                                                          cluster.addresses[d], str(nbytes)]))
+                   for d in destinations]
+        for sender in senders:
+            if sender.wait(timeout=timeout) != 0:
+                raise RuntimeError("a flow sender failed")
+        return [float(r.communicate(timeout=timeout)[0]) - start for r in receivers]
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"a transfer took more than {timeout} s")
+    finally:
+        for proc in receivers + senders:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 def check_flows(rate, megabytes, repeats):
@@ -316,5 +329,5 @@ def main(argv):
 if __name__ == "__main__":
     try:
         main(sys.argv[1:])
-    except WriteError as error:
+    except (WriteError, RuntimeError) as error:
         sys.exit(f"scheduling_check.py: {error}")
