@@ -206,6 +206,21 @@ with tempfile.TemporaryDirectory() as work:
     check(deft_auto["model"]["compression_scope"] == "model",
           "auto scope keeps DEFT on the whole model")
 
+    # Where the time goes, with stragglers, for every compressor: each
+    # iteration's phases add up to it (communication is the rest; clamped
+    # at 0 it would leave the parts above the iteration), whichever worker
+    # leaves a collective first (a broadcast's root, CLT-k's leader).
+    for name in ("topk", "gtopk", "dgc", "randomk", "cltk", "sketched_sgd", "gs_sgd", "deft",
+                 "iwp"):
+        varied, _ = run(work, {"name": name, "density": 0.01}, 8, out=f"v-{name}",
+                        extra={"training": {"iterations": 6, "batch_per_worker": 64,
+                                            "compute_variation": 0.5, "warmup_iterations": 0}})
+        worst = max(abs(i["compute_s"] + i["straggler_wait_s"] + i["compression_exposed_s"]
+                        + i["communication_s"] - i["iteration_time_s"]) / i["iteration_time_s"]
+                    for i in varied["iterations"])
+        check(worst < 1e-9 and all(i["straggler_wait_s"] > 0 for i in varied["iterations"]),
+              f"{name} with stragglers: the phases add up to each iteration (worst {worst:.2e})")
+
     # Topology: recursive doubling crosses leaf switches; 6:1 oversubscribed
     # uplinks must make it slower than the non-blocking fat-tree.
     times = {}
