@@ -11,9 +11,9 @@ A node's own side shares its rate fairly among the peers it sends to
 (`node_queue="fair"`, the default): one htb class per destination. A Linux
 host sends through fq_codel (systemd's default qdisc) and so shares its NIC
 fairly among its flows; this kernel has neither fq_codel nor sfq, and with a
-single FIFO class two TCP reno flows from one node split a 1 Gbit/s link
-about 80/20 for the whole of a 64 MB transfer (fair at 100 Mbit/s, where
-the queue overflows and reno converges). `node_queue="fifo"` is that single
+single FIFO class two TCP reno connections from one node (two processes)
+do not share its link: the first takes 80% or more until it is done, at 1
+Gbit/s and at 100 Mbit/s alike (scheduling_check.py flows). `node_queue="fifo"` is that single
 class, the mini-cluster of the runs published before 2026-12-02. The bridge
 port's side, the switch, stays one FIFO.
 
