@@ -13,7 +13,7 @@ on relative error over every size (what `gcsim validate --fit` did until
 2026-12-02; it now takes alpha from the sizes below 1 MiB and beta from those
 of 4 MiB and more):
 
-  alpha-beta      t = m a + b beta                          (gcsim's model)
+  alpha-beta      t = m a + b beta                          (gcsim's model, fitted over every size)
   +reduction      t = m a + b beta + r gamma                r: bytes a rank reduces (allreduce)
   +gather copy    t = m a + b beta + n kappa                n: the allgather's output, copied
                                                             out of gloo's buffer by torch
