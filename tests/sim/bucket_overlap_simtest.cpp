@@ -12,7 +12,7 @@
 #include "sim/input/paths.hpp"
 #include "sim/training/compression.hpp"
 #include "sim/training/iteration_model.hpp"
-#include "tests/sim/star_platform.hpp"
+#include "tests/sim/test_platforms.hpp"
 
 #include <doctest/doctest.h>
 

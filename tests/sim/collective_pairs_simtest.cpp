@@ -4,7 +4,7 @@
 
 #include "sim/network/collectives.hpp"
 #include "sim/network/platform.hpp"
-#include "tests/sim/star_platform.hpp"
+#include "tests/sim/test_platforms.hpp"
 
 #include <functional>
 #include <memory>

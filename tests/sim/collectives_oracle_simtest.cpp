@@ -6,6 +6,7 @@
 #include "sim/network/alpha_beta.hpp"
 #include "sim/network/collectives.hpp"
 #include "sim/network/platform.hpp"
+#include "tests/sim/test_platforms.hpp"
 
 #include <cmath>
 #include <functional>
@@ -89,14 +90,8 @@ struct Measured {
 } // namespace
 
 TEST_CASE("collectives on SimGrid CM02 equal the alpha-beta oracle to 1e-6") {
-  PlatformSpec spec;
-  spec.name = "oracle";
-  spec.topology = Topology::parameter_server;
-  spec.nodes = kWorkers;
-  spec.servers = kServers;
-  spec.link = {kBandwidth, kLatency};
-  spec.server_link = {kBandwidth, kLatency};
-  Simulation simulation(spec);
+  Simulation simulation(gcsim::testing::parameter_server_platform("oracle", kWorkers, kServers,
+                                                                  kBandwidth, kLatency));
   const Platform& platform = simulation.platform();
 
   const std::vector<Case> cases = build_cases();

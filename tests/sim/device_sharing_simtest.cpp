@@ -6,7 +6,7 @@
 // both run at half speed while both run, so the backward pass ends K later.
 
 #include "sim/training/iteration_model.hpp"
-#include "tests/sim/star_platform.hpp"
+#include "tests/sim/test_platforms.hpp"
 
 #include <doctest/doctest.h>
 

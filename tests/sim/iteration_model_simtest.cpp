@@ -5,7 +5,7 @@
 
 #include "sim/network/alpha_beta.hpp"
 #include "sim/training/iteration_model.hpp"
-#include "tests/sim/star_platform.hpp"
+#include "tests/sim/test_platforms.hpp"
 
 #include <cmath>
 #include <random>

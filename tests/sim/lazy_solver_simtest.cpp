@@ -9,6 +9,7 @@
 #include "sim/network/alpha_beta.hpp"
 #include "sim/network/collectives.hpp"
 #include "sim/network/platform.hpp"
+#include "tests/sim/test_platforms.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -25,14 +26,8 @@ TEST_CASE("lazy solver: more servers than workers, the last pull is on time, ano
   constexpr double kBandwidth = 1.25e9; // 10 Gbps
   constexpr double kLatency = 10e-6;
   constexpr uint64_t kBytes = 4000000;
-  PlatformSpec spec;
-  spec.name = "lazy";
-  spec.topology = Topology::parameter_server;
-  spec.nodes = kWorkers;
-  spec.servers = kServers;
-  spec.link = {kBandwidth, kLatency};
-  spec.server_link = {kBandwidth, kLatency};
-  Simulation simulation(spec);
+  Simulation simulation(
+      gcsim::testing::parameter_server_platform("lazy", kWorkers, kServers, kBandwidth, kLatency));
   const Platform& platform = simulation.platform();
   std::vector<sg4::Host*> hosts = platform.workers;
   hosts.insert(hosts.end(), platform.servers.begin(), platform.servers.end());

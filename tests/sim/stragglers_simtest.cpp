@@ -5,7 +5,7 @@
 // Monte Carlo of the slowest of P such factors.
 
 #include "sim/training/iteration_model.hpp"
-#include "tests/sim/star_platform.hpp"
+#include "tests/sim/test_platforms.hpp"
 
 #include <algorithm>
 #include <cmath>
