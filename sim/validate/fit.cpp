@@ -97,12 +97,13 @@ FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::
 }
 
 std::string fit_basis(int latency_points, int bandwidth_points) {
+  const std::string below = "below " + std::to_string(kLatencyPointBytes >> 20) + " MiB";
+  const std::string from = std::to_string(kBandwidthPointBytes >> 20) + " MiB and more";
   if (latency_points == 0 || bandwidth_points == 0)
-    return "one line over every ring point (the run has no ring points below 1 MiB or none of "
-           "4 MiB and more)";
-  return "alpha from the " + std::to_string(latency_points) +
-         " ring points below 1 MiB, bandwidth from the " + std::to_string(bandwidth_points) +
-         " of 4 MiB and more";
+    return "one line over every ring point (the run has no ring points " + below + " or none of " +
+           from + ")";
+  return "alpha from the " + std::to_string(latency_points) + " ring points " + below +
+         ", bandwidth from the " + std::to_string(bandwidth_points) + " of " + from;
 }
 
 net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformSpec& measured,

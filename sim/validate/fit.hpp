@@ -44,7 +44,8 @@ struct FitResult {
 };
 
 /// Ring points below this size give the latency, points of at least
-/// kBandwidthPointBytes the bandwidth (the points in between neither).
+/// kBandwidthPointBytes the bandwidth (the points in between neither). Whole
+/// MiB: fit_basis names them so.
 constexpr uint64_t kLatencyPointBytes = 1u << 20;
 constexpr uint64_t kBandwidthPointBytes = 4u << 20;
 
