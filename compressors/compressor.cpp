@@ -337,10 +337,11 @@ void apply_estimated(IterationWork& work, const std::vector<Index>& indices,
   for (std::size_t i = 0; i < indices.size(); ++i) {
     const float u = sums[i] * inv_p;
     work.result.update[indices[i]] = u;
+    // An infinite estimate is sent: subtracting it would leave inf - inf =
+    // NaN behind, which the next iteration's selection refuses as input.
+    const bool finite = std::isfinite(u);
     for (float* acc : work.acc) {
-      // An infinite estimate is sent: subtracting it would leave inf - inf =
-      // NaN behind, which the next iteration's selection refuses as input.
-      acc[indices[i]] = std::isfinite(u) ? acc[indices[i]] - u : 0.0f;
+      acc[indices[i]] = finite ? acc[indices[i]] - u : 0.0f;
     }
   }
   work.result.support = indices;
