@@ -59,7 +59,9 @@ nlohmann::json make_report(const ValidationInput& input) {
   report["error_measure"] = "relative_error = simulated / measured - 1; geomean_error = "
                             "exp(mean |ln(simulated / measured)|) - 1";
 
-  std::vector<double> all_m, all_s, large_m, large_s;
+  // Large points apart by kind too: the ring ones the fit sees, and the
+  // broadcasts it never does.
+  std::vector<double> all_m, all_s, large_m, large_s, ring_m, ring_s, broadcast_m, broadcast_s;
   nlohmann::json collectives = nlohmann::json::array();
   for (size_t i = 0; i < run.collectives.size(); ++i) {
     const CollectivePoint& point = run.collectives[i];
@@ -75,13 +77,17 @@ nlohmann::json make_report(const ValidationInput& input) {
       collectives.back()["chunk_bytes"] = point.chunk_bytes;
     // The rate a ring point's critical path ran at: one number per point that
     // shows whether the kinds share one bandwidth, as the model assumes.
-    if (PathCost cost; ring_path_cost(point, cost))
+    PathCost cost;
+    const bool ring = ring_path_cost(point, cost);
+    if (ring)
       collectives.back()["measured_path_rate_Bps"] = cost.bytes / point.seconds;
     all_m.push_back(point.seconds);
     all_s.push_back(simulated);
     if (point.bytes >= kLargeCollectiveBytes) {
       large_m.push_back(point.seconds);
       large_s.push_back(simulated);
+      (ring ? ring_m : broadcast_m).push_back(point.seconds);
+      (ring ? ring_s : broadcast_s).push_back(simulated);
     }
   }
   report["collectives"] = collectives;
@@ -145,6 +151,8 @@ nlohmann::json make_report(const ValidationInput& input) {
   train_s.insert(train_s.end(), compressed_s.begin(), compressed_s.end());
   report["summary"] = {{"collectives_all", summary_entry(all_m, all_s)},
                        {"collectives_4MiB_and_more", summary_entry(large_m, large_s)},
+                       {"ring_collectives_4MiB_and_more", summary_entry(ring_m, ring_s)},
+                       {"broadcast_4MiB_and_more", summary_entry(broadcast_m, broadcast_s)},
                        {"training_dense_iteration", summary_entry(dense_m, dense_s)},
                        {"training_compressed_iteration", summary_entry(compressed_m, compressed_s)},
                        {"training_iteration", summary_entry(train_m, train_s)}};
@@ -219,8 +227,9 @@ std::string format_report(const nlohmann::json& report) {
     }
   }
   const nlohmann::json& summary = report["summary"];
-  for (const char* key : {"collectives_4MiB_and_more", "collectives_all",
-                          "training_dense_iteration", "training_compressed_iteration"}) {
+  for (const char* key :
+       {"collectives_4MiB_and_more", "ring_collectives_4MiB_and_more", "broadcast_4MiB_and_more",
+        "collectives_all", "training_dense_iteration", "training_compressed_iteration"}) {
     const nlohmann::json& entry = summary[key];
     if (entry["points"].get<int>() == 0)
       continue;

@@ -1,0 +1,55 @@
+#!/usr/bin/python3
+"""`gcsim validate`'s summary splits the collectives of 4 MiB and more into
+the ring ones (which the fit sees) and the broadcasts (which it never does):
+on a committed run the two groups hold every large point once, and the
+geometric-mean error of all of them is the points-weighted mean of the two
+groups' in log space, as it must be if no point is lost, counted twice or
+put in the wrong group.
+
+Usage: report_summary_test.py PATH/TO/gcsim
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+GCSIM = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+RUN = os.path.join(ROOT, "results", "validation", "node-queue", "minicluster-p4-1gbit-fair")
+
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "report.json")
+    done = subprocess.run([GCSIM, "validate", RUN + ".json", "--platform",
+                           RUN + "-calibrated-platform.json", "--json", out],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"FAIL: gcsim validate: {done.stderr}")
+    with open(out) as f:
+        report = json.load(f)
+
+summary = report["summary"]
+large = summary["collectives_4MiB_and_more"]
+ring = summary["ring_collectives_4MiB_and_more"]
+broadcast = summary["broadcast_4MiB_and_more"]
+points = [p for p in report["collectives"] if p["bytes"] >= 4 << 20]
+failures = []
+kinds = (sum(p["collective"] != "broadcast" for p in points),
+         sum(p["collective"] == "broadcast" for p in points))
+if (ring["points"], broadcast["points"]) != kinds or large["points"] != len(points):
+    failures.append(f"points: ring {ring['points']}, broadcast {broadcast['points']}, "
+                    f"all {large['points']}; the report's large points by kind: {kinds}")
+weighted = (ring["points"] * math.log1p(ring["geomean_error"])
+            + broadcast["points"] * math.log1p(broadcast["geomean_error"])) / large["points"]
+if abs(weighted - math.log1p(large["geomean_error"])) > 1e-12:
+    failures.append(f"the groups' errors ({ring['geomean_error']}, {broadcast['geomean_error']}) "
+                    f"do not make up the whole's ({large['geomean_error']})")
+if "broadcast_4MiB_and_more" not in done.stdout:
+    failures.append("the printed summary has no broadcast line")
+print(f"ring {100 * ring['geomean_error']:.1f}% ({ring['points']}), broadcast "
+      f"{100 * broadcast['geomean_error']:.1f}% ({broadcast['points']}), all "
+      f"{100 * large['geomean_error']:.1f}% ({large['points']})")
+if failures:
+    sys.exit("FAIL:\n  " + "\n  ".join(failures))
+print("ok")
