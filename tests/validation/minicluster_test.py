@@ -13,7 +13,8 @@ Also: a job past --timeout ends run.py with one line and exit 1, leaving no
 namespace and no file; and a node's two TCP connections at once share its
 1 Gbit/s link fairly (netns.py's fair node queue): both finish within 15%
 of each other, each later than one alone would (the single FIFO class it
-replaces let the first take about 80% and finish close to its lone time).
+replaces let the first take about 80% and finish close to its lone time),
+and together no faster than the link.
 
 Needs root and network namespaces: without them it says so and FAILS.
 Usage: minicluster_test.py PATH/TO/gcsim
@@ -105,6 +106,12 @@ with netns.Cluster(3, 1000) as cluster:
 # shows as less than twice the lone time.
 print(f"fair node queue, 32 MB at 1 Gbit/s: alone {alone:.3f} s, two at once {both[0]:.3f} and "
       f"{both[1]:.3f} s")
+together = 2 * 32_000_000 * 8 / max(both) / 1e6
+print(f"  together {together:.0f} Mbit/s of payload")
 if not (max(both) < 1.15 * min(both) and 1.3 * alone < min(both)):
     sys.exit("FAIL: node 0's two connections did not share its link fairly")
+# Shared fairly, but within the link's rate: the per-destination classes
+# must not each get a link of their own.
+if together > 1000:
+    sys.exit("FAIL: node 0's two connections together ran past its 1 Gbit/s link")
 print("ok")
