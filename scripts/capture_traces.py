@@ -28,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import WriteError, write_atomically  # noqa: E402
+from cpu_info import cpu_identity  # noqa: E402
 
 FORMAT_VERSION = 1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -290,14 +291,7 @@ def dump_manifest(manifest):
 
 
 def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as stream:
-            for line in stream:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+    return cpu_identity().get("cpu") or platform.processor() or "unknown"
 
 
 def capture_command():

@@ -29,6 +29,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import netns  # noqa: E402
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
+from cpu_info import cpu_identity  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch; never the one on PATH by default
 
@@ -147,27 +148,6 @@ def run_job(cluster, argv_for_rank, timeout):
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-
-
-def cpu_identity():
-    """The CPU's name and generation: a virtual machine may call every AMD
-    generation "AMD EPYC", and the ranks' compute differs by several times
-    between them (family 25 model 1 is a Zen 3, models from 0x10 Zen 4)."""
-    fields = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                key = key.strip()
-                if key in ("model name", "cpu family", "model", "stepping") and key not in fields:
-                    fields[key] = value.strip()
-    except OSError:
-        return {}
-    if "model name" not in fields:
-        return {}
-    return dict(cpu=fields["model name"],
-                cpuid=f"family {fields.get('cpu family', '?')} model {fields.get('model', '?')} "
-                      f"stepping {fields.get('stepping', '?')}")
 
 
 def mean(values):
