@@ -22,6 +22,12 @@ of 4 MiB and more):
                   split chosen where it fits best (SMPI's piecewise calibration, which
                   SimGrid's size-dependent network factors express); a broadcast
                   message, the whole n, takes its segment's alpha and beta
+  split           t = m a + b beta, a from the sizes below 1 MiB and beta from those of
+                  4 MiB and more, solved together (`gcsim validate --fit` since 2026-12-02)
+  overlap         t = sum over messages of max(a, L + bytes beta): the per-message cost
+                  (process scheduling) hidden under a transfer that takes longer; L the
+                  run's measured one-way latency, a from the sizes below 1 MiB, beta from
+                  those of 4 MiB and more (where t = m L + b beta)
   shared CPU      the P concurrent ring flows share a CPU rate C: per-flow rate min(B, C/P);
                   fitted on the P = 4 run, predicts the P = 8 run at the same link rate
 
@@ -43,6 +49,7 @@ import sys
 import numpy as np
 
 LARGE = 4 << 20
+SMALL = 1 << 20  # gcsim's kLatencyPointBytes: latency from the ring points below it
 
 
 def path(point):
@@ -133,15 +140,61 @@ def by_size(train):
     return lambda p: predict(p, low if message_bytes(p) < split else high)
 
 
-MODELS = [("alpha-beta", linear(["m", "b"])), ("+reduction", linear(["m", "b", "r"])),
-          ("+gather copy", linear(["m", "b", "n"])), ("per kind", per_kind),
-          ("by size", by_size)]
+def split(train):
+    """gcsim's fit: both normal equations over the small and the large points only."""
+    chosen = [p for p in train if p["bytes"] < SMALL or p["bytes"] >= LARGE]
+    params = fit(chosen, ["m", "b"])
+    return lambda p: predict(p, params)
+
+
+def messages(point):
+    """(count, bytes each) of a point's messages as the overlap model times them: a
+    broadcast level's sender shares its link among the children it has left, so
+    level j of L weighs (L - j) n."""
+    P, n = point["ranks"], point["bytes"]
+    if point["collective"] == "broadcast" and point.get("algorithm") != "ring":
+        levels = int(round(math.log2(P)))
+        return [(1, (levels - j) * n) for j in range(levels)]
+    cost = path(point)
+    return [(cost["m"], cost["b"] / cost["m"])]
+
+
+def overlap(one_way):
+    def fitter(train):
+        small = [p for p in train if p["bytes"] < SMALL]
+        large = [p for p in train if p["bytes"] >= LARGE]
+        count = [sum(m for m, _ in messages(p)) for p in small]
+        alpha = np.linalg.lstsq(np.array([[m / p["seconds"]] for m, p in zip(count, small)]),
+                                np.ones(len(small)), rcond=None)[0][0]
+        A = np.array([[sum(m * b for m, b in messages(p)) / p["seconds"]] for p in large])
+        y = np.array([1 - one_way * sum(m for m, _ in messages(p)) / p["seconds"] for p in large])
+        beta = np.linalg.lstsq(A, y, rcond=None)[0][0]
+        return lambda p: sum(m * max(alpha, one_way + b * beta) for m, b in messages(p))
+    return fitter
+
+
+def one_way_latency(run):
+    """The run's measured one-way time: a route is two links of the stated latency."""
+    text = run["cluster"]["link"]["latency"]
+    units = {"us": 1e-6, "ms": 1e-3, "ns": 1e-9, "s": 1.0}
+    for unit in ("us", "ms", "ns", "s"):
+        if text.endswith(unit):
+            return 2 * float(text[:-len(unit)]) * units[unit]
+    raise ValueError(f"{run['name']}: latency {text!r} has no unit")
+
+
+MODELS = [("alpha-beta", lambda run: linear(["m", "b"])),
+          ("+reduction", lambda run: linear(["m", "b", "r"])),
+          ("+gather copy", lambda run: linear(["m", "b", "n"])), ("per kind", lambda run: per_kind),
+          ("by size", lambda run: by_size), ("split", lambda run: split),
+          ("overlap", lambda run: overlap(one_way_latency(run)))]
 
 
 def report_models(run):
     points = run["collectives"]
     print(f"{run['name']}:")
-    for name, fitter in MODELS:
+    for name, make in MODELS:
+        fitter = make(run)
         held = leave_one_size_out(points, fitter)
         model = fitter(ring(points))
         broadcast = [(p["seconds"], model(p)) for p in points if p["collective"] == "broadcast"]
@@ -208,42 +261,70 @@ def interpolate(points, collective, ranks, size, mean=False):
     return known[-1][1] * size / known[-1][0]
 
 
+def training_calls(t, P):
+    """The collectives worker.py makes per step of training run `t` (its
+    docstrings), in nccl-tests' byte convention (allgather: the whole output)."""
+    d = sum(layer["bytes"] for layer in t["workload"]["layers"]) // 4
+    name = t["compressor"]["name"]
+    k = max(1, int(t["compressor"].get("density", 1) * d))  # worker.py's floor(density d)
+    if name == "dense":
+        return [("allreduce", 4 * d)]
+    if name == "topk":
+        return [("allgather", 8 * k * P)]
+    if name == "cltk":  # the leader's int32 indices, then the values
+        return [("broadcast", 4 * k), ("allreduce", 4 * k)]
+    # deft: the bin assignment (P + L int32), the counts, the int32
+    # indices padded to the largest count (about k / P when the bins
+    # balance), the values at the union (about k: partitions are disjoint).
+    sizes = [layer["bytes"] // 4 for layer in t["workload"]["layers"]]
+    partitions = sum(P if n > d / P else 1 for n in sizes)
+    return [("broadcast", 4 * (P + partitions)), ("allgather", 4 * P),
+            ("allgather", 4 * math.ceil(k / P) * P), ("allreduce", 4 * k)]
+
+
+def mean_iteration(t):
+    its = t["iterations"][t.get("warmup_iterations", 0):]
+    return {k: sum(i.get(k, 0) for i in its) / len(its) for k in its[0]}
+
+
+def iteration_with(t, mean, comm):
+    """The measured compute (and compression, except deft's, which overlaps its
+    collectives) plus `comm` seconds of collectives."""
+    compute = mean["forward_s"] + mean["backward_s"] + mean.get("optimizer_s", 0)
+    return compute + (mean.get("compression_s", 0) if t["compressor"]["name"] != "deft" else 0) + comm
+
+
 def oracle_training(run):
     """Per training run: measured compute + the benchmarks' measured collective times."""
     P = run["cluster"]["nodes"]
     points = run["collectives"]
     out = []
     for t in run.get("training", []):
-        its = t["iterations"][t.get("warmup_iterations", 0):]
-        mean = {k: sum(i.get(k, 0) for i in its) / len(its) for k in its[0]}
-        d = sum(layer["bytes"] for layer in t["workload"]["layers"]) // 4
-        name = t["compressor"]["name"]
-        k = max(1, int(t["compressor"].get("density", 1) * d))  # worker.py's floor(density d)
-        # The collectives worker.py makes per step (its docstrings), in
-        # nccl-tests' byte convention (allgather: the whole output).
-        if name == "dense":
-            calls = [("allreduce", 4 * d)]
-        elif name == "topk":
-            calls = [("allgather", 8 * k * P)]
-        elif name == "cltk":  # the leader's int32 indices, then the values
-            calls = [("broadcast", 4 * k), ("allreduce", 4 * k)]
-        else:
-            # deft: the bin assignment (P + L int32), the counts, the int32
-            # indices padded to the largest count (about k / P when the bins
-            # balance), the values at the union (about k: partitions are disjoint).
-            sizes = [layer["bytes"] // 4 for layer in t["workload"]["layers"]]
-            partitions = sum(P if n > d / P else 1 for n in sizes)
-            calls = [("broadcast", 4 * (P + partitions)), ("allgather", 4 * P),
-                     ("allgather", 4 * math.ceil(k / P) * P), ("allreduce", 4 * k)]
+        mean = mean_iteration(t)
+        calls = training_calls(t, P)
         comm = sum(interpolate(points, c, P, n) for c, n in calls)
         comm_of_means = sum(interpolate(points, c, P, n, mean=True) for c, n in calls)
-        compute = mean["forward_s"] + mean["backward_s"] + mean.get("optimizer_s", 0)
-        oracle = compute + (mean.get("compression_s", 0) if name != "deft" else 0) + comm
         # run.py's line-up of the ranks' collectives, in runs that have it.
         lineup = (mean["arrival_spread_s"], mean["collectives_after_last_arrival_s"]) \
             if "arrival_spread_s" in mean else None
-        out.append((t["name"], mean["iteration_s"], oracle, oracle - comm + comm_of_means,
-                    mean.get("communication_s", 0), comm, lineup))
+        out.append((t["name"], mean["iteration_s"], iteration_with(t, mean, comm),
+                    iteration_with(t, mean, comm_of_means), mean.get("communication_s", 0), comm,
+                    lineup))
+    return out
+
+
+def modelled_training(run, make):
+    """Per training run: measured compute + a model's collective times, the
+    model fitted to the run's ring collectives: (name, measured, modelled)."""
+    P = run["cluster"]["nodes"]
+    model = make(run)(ring(run["collectives"]))
+    algorithm = {"broadcast": "binomial_tree"}
+    out = []
+    for t in run.get("training", []):
+        mean = mean_iteration(t)
+        comm = sum(model(dict(collective=c, ranks=P, bytes=n, algorithm=algorithm.get(c, "ring")))
+                   for c, n in training_calls(t, P))
+        out.append((t["name"], mean["iteration_s"], iteration_with(t, mean, comm)))
     return out
 
 
@@ -262,6 +343,16 @@ def main(files):
                   f"communication measured {comm * 1e3:6.1f} ms, benchmark {bench * 1e3:6.1f} ms"
                   + (f"; ranks arrive {lineup[0] * 1e3:.1f} ms apart, then the collectives take "
                      f"{lineup[1] * 1e3:.1f} ms" if lineup else ""))
+    print("training with each collective priced by a model fitted to the run's ring collectives "
+          "(measured compute; iteration error against the measured):")
+    for run in runs:
+        for name, make in MODELS:
+            if name not in ("split", "overlap"):
+                continue
+            errors = "  ".join(f"{training} {100 * (modelled / measured - 1):+5.1f}%"
+                               for training, measured, modelled in modelled_training(run, make))
+            if errors:
+                print(f"  {run['name']:24s} {name:8s} {errors}")
 
 
 if __name__ == "__main__":
