@@ -27,7 +27,7 @@
       transfer's time, and the rate they got together. Sharing the node's
       link fairly finishes both at about twice the lone time.
 
-Diagnostics behind results/validation/README.md; they write nothing.
+Diagnostics behind results/validation/experiments.md; they write nothing.
 """
 
 import argparse
