@@ -18,7 +18,12 @@
       CNN's step), and the ranks' clock readings are lined up (the machine's
       monotonic clock, shared by every process): the collective's time from
       the last rank's arrival to the last rank's finish, mean and median, and
-      how far apart the ranks arrived.
+      how far apart the ranks arrived. In those three the lining-up is itself
+      a collective right after, so a rank that finishes first waits there;
+      "pipelined" issues them as a training loop does, computing --gap ms and
+      then the collective, again and again with nothing between, the clock
+      readings exchanged only at the end: a rank that finishes first starts
+      computing on the cores the others may still need.
 
   scheduling_check.py flows [--rate 1000] [--megabytes 64] [--repeats 3]   (root)
       Node 0 of a 3-node star sends --megabytes to node 1 alone, then to
@@ -111,6 +116,27 @@ def _spin(seconds):
         pass
 
 
+def _pipelined(world, once, gap, calls=40):
+    """run.py's line_up of `calls` collectives issued as training issues them:
+    each rank computes `gap` seconds, then the collective, with no barrier
+    between; the readings are exchanged after the last call."""
+    import torch
+    import torch.distributed as dist
+    import run
+    readings = []
+    dist.barrier()
+    for _ in range(calls):
+        _spin(gap)
+        t0 = time.perf_counter()
+        once()
+        readings += [t0, time.perf_counter()]
+    mine = torch.tensor(readings, dtype=torch.float64)
+    every = [torch.empty_like(mine) for _ in range(world)]
+    dist.all_gather(every, mine)
+    return [run.line_up([(float(t[2 * i]), float(t[2 * i + 1])) for t in every])
+            for i in range(calls)]
+
+
 def _lined_up(world, start, end):
     """run.py's line_up of one collective, from every rank's perf_counter
     readings: one clock on one machine."""
@@ -162,6 +188,7 @@ def _collectives_rank(rank, world, master, out, gap):
                     once()
                     lined.append(_lined_up(world, t0, time.perf_counter()))
                 after_gap[mode] = lined[5:]
+            after_gap["pipelined"] = _pipelined(world, once, gap)[5:]
             rows.append((collective, size, in_a_row, statistics.median(after_barrier), after_gap))
     if rank == 0:
         write_json_atomically(out, rows, indent=None, newline=False)
@@ -193,10 +220,11 @@ def check_collectives(nodes, rate, limit, gap_ms, python):
               f"{after_barrier * 1e3:6.2f} ms")
     print(f"lined up: from the last rank's arrival to the last finish, mean / median over 35 "
           f"calls (ms), and the ranks' mean arrival spread; first a barrier, then after each rank "
-          f"computed or slept {gap_ms:g} ms")
+          f"computed or slept {gap_ms:g} ms; pipelined: compute {gap_ms:g} ms, then the "
+          f"collective, with no barrier between")
     for collective, size, _, _, after_gap in rows:
         cells = []
-        for mode in ("barrier", "compute", "sleep"):
+        for mode in ("barrier", "compute", "sleep", "pipelined"):
             times = [t for t, _ in after_gap[mode]]
             spread = statistics.mean(a for _, a in after_gap[mode])
             cells.append(f"{mode} {statistics.mean(times) * 1e3:5.2f} / "
