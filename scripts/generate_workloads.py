@@ -132,7 +132,9 @@ def describe(name, build, shape, dataset, sample_unit):
             seen.add(id(parameter))
             params += parameter.numel()
         kind = layer_kind(module)
-        backward = 2 * flops if kind in ("conv", "linear", "lstm") else flops
+        # Every recorded module owns weights: the gradient with respect to its
+        # input and the one with respect to its weights, each about a forward's.
+        backward = 2 * flops
         layers.append({"name": names[module], "kind": kind, "parameters": params,
                        "forward_flops": flops, "backward_flops": backward})
     total = sum(p.numel() for p in model.parameters())

@@ -197,7 +197,6 @@ def build(key, gpu, figures):
     compute = {
         "forward_flop_rate": "%.4gTflops" % (gpu["fp32"] * forward_share / 1e12),
         "backward_flop_rate": "%.4gTflops" % (gpu["fp32"] * backward_share / 1e12),
-        "backward_flops_ratio": 2.0,
         "layer_latency": "0us",
         "efficiency": LAYER_EFFICIENCY,
         "source": (

@@ -163,7 +163,10 @@ def layers_of(path, name, entry):
     if missing:
         fail(path, f"/models/{name}/layers: not the spec's architecture, no times for "
                    f"{missing[:3]}")
-    return [(layer["kind"], layer["forward_flops"] * entry["batch"]) for layer in spec]
+    # gcsim's workload reader takes twice the forward FLOPs where a layer gives none.
+    return [(layer["kind"], layer["forward_flops"] * entry["batch"],
+             layer.get("backward_flops", 2 * layer["forward_flops"]) * entry["batch"])
+            for layer in spec]
 
 
 def read_json(path):
@@ -228,24 +231,24 @@ class Compute:
     def __init__(self, latency_s, forward_per_flop, backward_per_flop):
         self.latency_s = latency_s
         self.forward_per_flop = forward_per_flop    # {kind: s per forward FLOP}
-        self.backward_per_flop = backward_per_flop  # {kind: s per forward FLOP, backward pass}
+        self.backward_per_flop = backward_per_flop  # {kind: s per backward FLOP}
 
     @staticmethod
     def of_profile(path, compute):
-        """The profile's own model: L + f / (R e_k), L + ratio f / (R_b e_k)."""
+        """The profile's own model: L + f / (R e_k), L + b / (R_b e_k), f and b a
+        layer's forward and backward FLOPs."""
         forward = parse_rate(path, compute, "forward_flop_rate")
         backward = parse_rate(path, compute, "backward_flop_rate")
-        ratio = compute.get("backward_flops_ratio", 2.0)
         efficiency = compute["efficiency"]
         return Compute(parse_duration(path, compute, "layer_latency"),
                        {k: 1 / (forward * e) for k, e in efficiency.items()},
-                       {k: ratio / (backward * e) for k, e in efficiency.items()})
+                       {k: 1 / (backward * e) for k, e in efficiency.items()})
 
     def passes(self, run):
         forward = sum(self.latency_s + self.forward_per_flop[kind] * flops
-                      for kind, flops in run["layers"])
+                      for kind, flops, _ in run["layers"])
         backward = sum(self.latency_s + self.backward_per_flop[kind] * flops
-                       for kind, flops in run["layers"])
+                       for kind, _, flops in run["layers"])
         return forward, backward
 
 
@@ -253,7 +256,7 @@ class Fit(Compute):
     """L, 1/(R e_k) per kind and R / R_b, fitted to whole passes."""
 
     def __init__(self, runs):
-        self.kinds = sorted({kind for run in runs for kind, _ in run["layers"]})
+        self.kinds = sorted({kind for run in runs for kind, _, _ in run["layers"]})
         column = {kind: i + 1 for i, kind in enumerate(self.kinds)}
         measured = np.array([t for run in runs for t in (run["forward_s"], run["backward_s"])])
         best = None
@@ -263,9 +266,9 @@ class Fit(Compute):
             design = np.zeros((len(measured), len(self.kinds) + 1))
             for i, run in enumerate(runs):
                 design[2 * i:2 * i + 2, 0] = len(run["layers"])
-                for kind, flops in run["layers"]:
-                    design[2 * i, column[kind]] += flops
-                    design[2 * i + 1, column[kind]] += 2 * ratio * flops
+                for kind, forward, backward in run["layers"]:
+                    design[2 * i, column[kind]] += forward
+                    design[2 * i + 1, column[kind]] += ratio * backward
             weighted = design / measured[:, None]
             ones = np.ones_like(measured)
             solution, *_ = np.linalg.lstsq(weighted, ones, rcond=None)
@@ -280,7 +283,7 @@ class Fit(Compute):
         if any(value <= 0 for value in self.per_flop.values()):
             raise ValueError(f"a kind's time per FLOP came out non-positive: {self.per_flop}")
         super().__init__(float(solution[0]), self.per_flop,
-                         {kind: 2 * self.ratio * value for kind, value in self.per_flop.items()})
+                         {kind: self.ratio * value for kind, value in self.per_flop.items()})
 
 
 def report(title, fit, runs):

@@ -159,10 +159,9 @@ private:
       std::printf("  - %s: %s [%s]\n", source.figure.c_str(), source.value.c_str(),
                   source.source.c_str());
     const cost::ComputeModel& compute = profile.compute();
-    std::printf("compute: forward %.4g TFLOP/s, backward %.4g TFLOP/s (x%.2g FLOPs), layer "
-                "latency %.3g us\n",
+    std::printf("compute: forward %.4g TFLOP/s, backward %.4g TFLOP/s, layer latency %.3g us\n",
                 compute.forward_flops_per_s / 1e12, compute.backward_flops_per_s / 1e12,
-                compute.backward_flops_ratio, compute.layer_latency_s * 1e6);
+                compute.layer_latency_s * 1e6);
     std::printf("  efficiency:");
     for (std::size_t i = 0; i < DeviceProfile::layer_kinds().size(); ++i)
       std::printf(" %s=%.3g", std::string(DeviceProfile::layer_kinds()[i]).c_str(),

@@ -457,7 +457,6 @@ DeviceProfile fit_cpu_profile(const CalibrationPoints& points, double gemm_flops
   ComputeModel compute;
   compute.forward_flops_per_s = gemm_flops;
   compute.backward_flops_per_s = gemm_flops;
-  compute.backward_flops_ratio = 2.0;
   compute.layer_latency_s = 0;
   compute.efficiency = {1.0, 1.0, 0.05, 0.05, 0.5, 0.7, 0.1};
   compute.source = "measured: single-thread blocked float32 GEMM (512x512) from "

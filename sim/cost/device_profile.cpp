@@ -163,7 +163,12 @@ ComputeModel read_compute(ObjectReader& reader) {
   ComputeModel compute;
   compute.forward_flops_per_s = reader.flop_rate("forward_flop_rate");
   compute.backward_flops_per_s = reader.flop_rate("backward_flop_rate");
-  compute.backward_flops_ratio = reader.positive_number_or("backward_flops_ratio", 2.0);
+  // Profiles written before 2026-12-02 carry the FLOP convention the
+  // workloads now state per layer; the one value ever written agrees with it.
+  if (reader.has("backward_flops_ratio") && reader.positive_number("backward_flops_ratio") != 2.0)
+    reader.fail("backward_flops_ratio",
+                "is no longer read: a layer's backward FLOPs are the workload's backward_flops "
+                "(twice its forward FLOPs where not given); remove the field and set those");
   compute.layer_latency_s = reader.duration_or("layer_latency", 0.0);
   compute.source = reader.string_or("source", "");
   ObjectReader efficiency = reader.object("efficiency");
@@ -351,7 +356,6 @@ nlohmann::json DeviceProfile::to_json() const {
 
   nlohmann::json compute{{"forward_flop_rate", format_rate(compute_.forward_flops_per_s)},
                          {"backward_flop_rate", format_rate(compute_.backward_flops_per_s)},
-                         {"backward_flops_ratio", compute_.backward_flops_ratio},
                          {"layer_latency", format_duration(compute_.layer_latency_s)}};
   for (std::size_t i = 0; i < kLayerKinds.size(); ++i)
     compute["efficiency"][std::string(kLayerKinds[i])] = compute_.efficiency[i];
@@ -442,10 +446,10 @@ double DeviceProfile::backward_seconds(std::string_view layer_kind, double flops
   check_flops(flops);
   const double rate =
       compute_.backward_flops_per_s * compute_.efficiency[layer_kind_index(layer_kind)];
-  const double seconds = compute_.layer_latency_s + compute_.backward_flops_ratio * flops / rate;
+  const double seconds = compute_.layer_latency_s + flops / rate;
   if (!runnable(seconds))
     fail_unrunnable("/compute", "the backward pass of a " + std::string(layer_kind) + " layer",
-                    flops, "forward FLOPs", seconds);
+                    flops, "FLOPs", seconds);
   return seconds;
 }
 

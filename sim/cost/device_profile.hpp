@@ -59,7 +59,6 @@ KernelModel fit_measured_kernel(Kernel kernel, std::vector<Sample> samples);
 struct ComputeModel {
   double forward_flops_per_s = 0;
   double backward_flops_per_s = 0;
-  double backward_flops_ratio = 2.0; // backward FLOPs per forward FLOP
   double layer_latency_s = 0;
   std::array<double, 7> efficiency{}; // indexed like layer_kinds()
   std::string source;
@@ -120,8 +119,8 @@ public:
   /// over ~30 years: an absurd figure in the profile or the workload); so do
   /// the other time functions below.
   double forward_seconds(std::string_view layer_kind, double flops) const;
-  /// Backward time of the same layer; `flops` are again its *forward* FLOPs,
-  /// the profile's backward_flops_ratio turns them into backward FLOPs.
+  /// Backward time of the same layer; `flops` are its backward FLOPs for
+  /// that micro-batch (the workload's backward_flops).
   double backward_seconds(std::string_view layer_kind, double flops) const;
   /// SGD with momentum over `parameters` floats (memory-bound).
   double optimizer_seconds(double parameters) const;

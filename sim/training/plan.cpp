@@ -33,9 +33,8 @@ std::vector<LayerTimes> layer_times(const Workload& workload, const cost::Device
       time.forward_s = seconds->first;
       time.backward_s = seconds->second;
     } else {
-      double flops = layer.forward_flops * batch;
-      time.forward_s = profile.forward_seconds(layer.kind, flops);
-      time.backward_s = profile.backward_seconds(layer.kind, flops);
+      time.forward_s = profile.forward_seconds(layer.kind, layer.forward_flops * batch);
+      time.backward_s = profile.backward_seconds(layer.kind, layer.backward_flops * batch);
     }
     times.push_back(time);
   }

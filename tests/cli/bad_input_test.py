@@ -197,9 +197,14 @@ CASES = [
     ("device profile that is not JSON", scenario(device="broken-device.json"),
      {"broken-device.json": "{not json"}, [], ["broken-device.json", "malformed JSON"]),
     # Figures that load but make a time SimGrid cannot run (it aborted on them).
-    ("backward FLOPs ratio that overflows", scenario(device="huge-ratio.json"),
-     {"huge-ratio.json": bad_device(lambda d: d["compute"].update(backward_flops_ratio=1e308))},
-     [], ["huge-ratio.json", "/compute", "backward pass", "inf s"]),
+    ("backward FLOP rate that overflows", scenario(device="tiny-rate.json"),
+     {"tiny-rate.json": bad_device(lambda d: d["compute"].update(backward_flop_rate="1e-300flops"))},
+     [], ["tiny-rate.json", "/compute", "backward pass", "inf s"]),
+    # The workloads state each layer's backward FLOPs now; a profile's old
+    # ratio other than the 2 they agree with would silently mean nothing.
+    ("backward FLOPs ratio other than 2", scenario(device="ratio-3.json"),
+     {"ratio-3.json": bad_device(lambda d: d["compute"].update(backward_flops_ratio=3))},
+     [], ["ratio-3.json", "/compute/backward_flops_ratio", "backward_flops"]),
     ("trace time past any run", scenario(workload="trace", compressor={"name": "topk"}),
      trace_with(lambda m: m["modules"][0].update(forward_s=1e308)), [],
      ["manifest.json", "/modules/0/forward_s", "[0, 1e9]"]),

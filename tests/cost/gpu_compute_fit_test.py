@@ -43,7 +43,7 @@ def synthetic_layer_times(path, batch, latency, per_flop, ratio, scale=1.0):
             spec = json.load(spec_file)
         forward = [scale * (latency + per_flop[layer["kind"]] * layer["forward_flops"] * batch)
                    for layer in spec["layers"]]
-        backward = [scale * (latency + 2 * ratio * per_flop[layer["kind"]] * layer["forward_flops"]
+        backward = [scale * (latency + ratio * per_flop[layer["kind"]] * layer["backward_flops"]
                              * batch) for layer in spec["layers"]]
         models[name] = {
             "batch": batch,

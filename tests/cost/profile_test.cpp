@@ -111,7 +111,8 @@ TEST_CASE("V100 reproduces the kljp figures it was derived from") {
   // Whole-network FLOPs as one conv layer: 29.0 ms forward, 68.5 ms backward.
   CHECK(v100.forward_seconds("conv", 256 * kResnet18Flops) ==
         doctest::Approx(29.0e-3).epsilon(0.01).scale(0));
-  CHECK(v100.backward_seconds("conv", 256 * kResnet18Flops) ==
+  // Backward: twice the forward FLOPs (the workloads' backward_flops).
+  CHECK(v100.backward_seconds("conv", 2 * 256 * kResnet18Flops) ==
         doctest::Approx(68.5e-3).epsilon(0.01).scale(0));
   // Legacy torch.topk: 106 ms (ResNet-18) and 340 ms (LSTM) within 15%.
   const double resnet = v100.kernel_seconds("topk_select", KernelShape{11173962, 11173, 0, 0});

@@ -1,0 +1,47 @@
+#include "sim/cost/device_profile.hpp"
+#include "sim/training/plan.hpp"
+#include "sim/training/workload.hpp"
+
+#include <string>
+
+#include <doctest/doctest.h>
+
+using gcsim::cost::DeviceProfile;
+using gcsim::training::Layer;
+using gcsim::training::layer_times;
+using gcsim::training::Workload;
+
+namespace {
+
+const std::string kV100 = std::string(GCSIM_SOURCE_DIR) + "/platforms/devices/v100.json";
+
+Workload two_layers(double norm_backward_flops) {
+  Workload workload;
+  workload.name = "two-layers";
+  workload.source = "layer_times_test";
+  workload.layers.push_back(Layer{"conv1", "conv", 1728, 1e8, 2e8, {}, {}});
+  workload.layers.push_back(Layer{"bn1", "norm", 128, 1e6, norm_backward_flops, {}, {}});
+  return workload;
+}
+
+} // namespace
+
+TEST_CASE("a layer's backward time is its workload's backward FLOPs, not a fixed multiple of "
+          "its forward ones") {
+  const DeviceProfile v100 = DeviceProfile::load(kV100);
+  const int batch = 64;
+  const auto once = layer_times(two_layers(1e6), v100, batch);
+  const auto twice = layer_times(two_layers(2e6), v100, batch);
+  REQUIRE(once.size() == 2);
+  CHECK(once[0].backward_s == v100.backward_seconds("conv", 2e8 * batch));
+  CHECK(once[1].backward_s == v100.backward_seconds("norm", 1e6 * batch));
+  // Until 2026-12-02 the field was read and then ignored: the two were equal.
+  const double per_flop =
+      (v100.backward_seconds("norm", 2e6 * batch) - v100.backward_seconds("norm", 1e6 * batch)) /
+      (1e6 * batch);
+  CHECK(per_flop > 0);
+  CHECK(twice[1].backward_s - once[1].backward_s ==
+        doctest::Approx(1e6 * batch * per_flop).epsilon(1e-12).scale(0));
+  CHECK(twice[0].backward_s == once[0].backward_s);
+  CHECK(twice[1].forward_s == once[1].forward_s);
+}
