@@ -14,10 +14,13 @@ Writes, as vector PDF and PNG, every figure whose columns the input has:
   fidelity        cosine similarity (and relative L2 error) of the aggregated
                   update vs the dense average, against the compression ratio
   speedup         speedup over dense vs workers
-With --validation the inputs are `gcsim validate --json` comparisons and one
-figure is drawn (validation.pdf/.png unless --stem): simulated against
+With --validation the inputs are `gcsim validate --json` comparisons and two
+figures are drawn (validation.pdf/.png unless --stem): simulated against
 measured seconds on log axes with the y = x line and +-10% band, one panel
-per comparison, collectives by name and training iterations by compressor.
+per comparison, collectives by name and training iterations by compressor;
+and, where the comparisons have training runs, validation-phases: each
+training iteration measured and simulated side by side, stacked by phase
+(compute, compression, communication, the rest), one panel per comparison.
 A figure whose columns are absent is skipped with a message. Each compressor
 keeps one colour and marker in every figure (Okabe-Ito based, colour-blind
 safe). Parameters of the sweep other than the compressor and the worker count
@@ -603,15 +606,20 @@ def validation_title(report):
     return f"{report.get('name', '?')} ({on})"
 
 
-def validation_figure(reports, out, stem, written):
-    count = len(reports)
+def validation_panels(count, height):
+    """A panel per comparison, two columns for two or four (the 4- and 8-node
+    runs at two rates side by side)."""
     columns = 2 if count in (2, 4) else min(count, 3)
     rows = math.ceil(count / columns)
-    figure, grid = plt.subplots(rows, columns, figsize=(3.0 * columns, 2.9 * rows),
+    figure, grid = plt.subplots(rows, columns, figsize=(3.0 * columns, height * rows),
                                 squeeze=False, layout="constrained")
     for extra in grid.flat[count:]:
         extra.set_visible(False)
-    axes = list(grid.flat[:count])
+    return figure, list(grid.flat[:count])
+
+
+def validation_figure(reports, out, stem, written):
+    figure, axes = validation_panels(len(reports), 2.9)
     for axis, report in zip(axes, reports):
         points = validation_points(report)
         values = [v for p in points for v in p[1:3] if v > 0]
@@ -642,6 +650,48 @@ def validation_figure(reports, out, stem, written):
     save(figure, out, stem, written)
 
 
+# The measured iteration's phases as `gcsim validate` reports them; what
+# they leave (the optimizer, Python between the timers) is "the rest".
+PHASES = [("compute_s", "compute", COMPUTE_COLOUR), ("compression_s", "compression", KERNEL_COLOURS[0]),
+          ("communication_s", "communication", COMMUNICATION_COLOUR)]
+
+
+def validation_phases_figure(reports, out, stem, written):
+    """Measured against simulated iterations by phase; None, or why not drawn."""
+    shown = [(r, [t for t in r.get("training", []) if t.get("simulated")]) for r in reports]
+    shown = [(r, runs) for r, runs in shown if runs]
+    if not shown:
+        return "no training runs with a simulation"
+    longest = max(t[side]["iteration_s"] for _, runs in shown for t in runs
+                  for side in ("measured", "simulated"))
+    scale, unit = (1e3, "ms") if longest < 1.0 else (1.0, "s")
+    figure, axes = validation_panels(len(shown), 2.4)
+    for axis, (report, runs) in zip(axes, shown):
+        for i, run in enumerate(runs):
+            # Measured on the left, plain; simulated on the right, hatched.
+            for x, side, hatch in ((2.5 * i - 0.5, "measured", None),
+                                   (2.5 * i + 0.5, "simulated", "////")):
+                phases = run[side]
+                heights = [(phases.get(key) or 0.0) * scale for key, _, _ in PHASES]
+                heights.append(max(phases["iteration_s"] * scale - sum(heights), 0.0))
+                bottom = 0.0
+                for height, (_, label, colour) in zip(heights, PHASES + [("", "the rest", "#DDDDDD")]):
+                    axis.bar([x], [height], 0.95, bottom=bottom, color=colour, label=label,
+                             hatch=hatch, edgecolor="white", linewidth=0.4)
+                    bottom += height
+        for side, hatch in (("measured (left)", None), ("simulated (right)", "////")):
+            axis.bar([0], [0], 0, color="white", edgecolor="#555555", hatch=hatch, label=side)
+        axis.set_xticks([2.5 * i for i in range(len(runs))], [run["name"] for run in runs])
+        axis.set_ylabel(f"time per iteration ({unit})")
+        axis.grid(axis="x", visible=False)
+        axis.set_axisbelow(True)
+        axis.set_title(validation_title(report))
+    legend_below(figure, axes, [label for _, label, _ in PHASES]
+                 + ["the rest", "measured (left)", "simulated (right)"])
+    save(figure, out, stem, written)
+    return None
+
+
 def validation_main(inputs, out, stem):
     reports = []
     for path in inputs:
@@ -655,6 +705,9 @@ def validation_main(inputs, out, stem):
     setup_matplotlib()
     written = Written()
     validation_figure(reports, out, stem, written)
+    skipped = validation_phases_figure(reports, out, stem + "-phases", written)
+    if skipped:
+        print(f"skipped {stem}-phases: {skipped}")
     for path in written:
         print(f"wrote {path}")
     return 0

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """scripts/plot.py --validation draws simulated against measured from the
-shipped `gcsim validate --json` comparisons (PNG and PDF, non-empty, the same
-bytes twice) and refuses a file that is not a comparison.
+shipped `gcsim validate --json` comparisons, and their training iterations by
+phase (PNG and PDF, non-empty, the same bytes twice); skips the phase figure
+for comparisons without training, saying so; and refuses a file that is not
+a comparison.
 
 Usage: plot_test.py
 """
@@ -27,8 +29,9 @@ with tempfile.TemporaryDirectory() as tmp:
         if done.returncode != 0:
             sys.exit(f"FAIL: plot.py --validation: status {done.returncode}: {done.stderr}")
         files = {}
-        for extension in ("png", "pdf"):
-            path = os.path.join(out, f"fig.{extension}")
+        for extension in ("png", "pdf", "phases.png", "phases.pdf"):
+            path = os.path.join(out, f"fig.{extension}" if "." not in extension
+                                else f"fig-{extension}")
             if not os.path.exists(path) or os.path.getsize(path) < 1000:
                 failures.append(f"{path} missing or empty")
                 continue
@@ -37,6 +40,17 @@ with tempfile.TemporaryDirectory() as tmp:
         outputs.append(files)
     if outputs[0] != outputs[1]:
         failures.append("two runs on the same comparisons give different files")
+    # Collectives only: the scatter figure, and a line saying why no phases.
+    collectives_only = os.path.join(ROOT, "results", "validation", "node-queue",
+                                    "minicluster-p4-1gbit-fair-fit.json")
+    out = os.path.join(tmp, "collectives-only")
+    done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", collectives_only, "--out", out],
+                          capture_output=True, text=True)
+    if (done.returncode != 0 or "skipped validation-phases: no training runs" not in done.stdout
+            or not os.path.exists(os.path.join(out, "validation.png"))
+            or os.path.exists(os.path.join(out, "validation-phases.png"))):
+        failures.append(f"collectives only: expected the scatter figure and no phases "
+                        f"(status {done.returncode}: {done.stdout} {done.stderr})")
     measured = os.path.join(ROOT, "results", "validation", "minicluster-p4-100mbit.json")
     done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", measured, "--out", tmp],
                           capture_output=True, text=True)
@@ -46,5 +60,5 @@ with tempfile.TemporaryDirectory() as tmp:
 for failure in failures:
     print("FAIL", failure)
 if not failures:
-    print(f"ok  validation figure from {len(reports)} comparisons, PNG and PDF, reproducible")
+    print(f"ok  validation figures from {len(reports)} comparisons, PNG and PDF, reproducible")
 sys.exit(1 if failures else 0)
