@@ -721,9 +721,11 @@ def main(argv):
     parser.add_argument("--out", help="folder for the figures (default: <input>/figures; "
                         "with --validation: the first input's folder)")
     parser.add_argument("--validation", action="store_true",
-                        help="inputs are `gcsim validate --json` comparisons: simulated vs measured")
+                        help="inputs are `gcsim validate --json` comparisons: simulated vs "
+                             "measured, and training iterations by phase")
     parser.add_argument("--stem", default="validation",
-                        help="with --validation: the figure's file name without extension")
+                        help="with --validation: the figure's file name without extension "
+                             "(the phase figure adds -phases)")
     args = parser.parse_args(argv)
     if args.validation:
         return validation_main(args.inputs, args.out, args.stem)
