@@ -431,26 +431,24 @@ nlohmann::json DeviceProfile::to_json() const {
   return json;
 }
 
-double DeviceProfile::forward_seconds(std::string_view layer_kind, double flops) const {
+double DeviceProfile::pass_seconds(const char* pass, double rate, std::string_view layer_kind,
+                                   double flops) const {
   check_flops(flops);
-  const double rate =
-      compute_.forward_flops_per_s * compute_.efficiency[layer_kind_index(layer_kind)];
-  const double seconds = compute_.layer_latency_s + flops / rate;
+  const double seconds =
+      compute_.layer_latency_s + flops / (rate * compute_.efficiency[layer_kind_index(layer_kind)]);
   if (!runnable(seconds))
-    fail_unrunnable("/compute", "the forward pass of a " + std::string(layer_kind) + " layer",
+    fail_unrunnable("/compute",
+                    std::string("the ") + pass + " pass of a " + std::string(layer_kind) + " layer",
                     flops, "FLOPs", seconds);
   return seconds;
 }
 
+double DeviceProfile::forward_seconds(std::string_view layer_kind, double flops) const {
+  return pass_seconds("forward", compute_.forward_flops_per_s, layer_kind, flops);
+}
+
 double DeviceProfile::backward_seconds(std::string_view layer_kind, double flops) const {
-  check_flops(flops);
-  const double rate =
-      compute_.backward_flops_per_s * compute_.efficiency[layer_kind_index(layer_kind)];
-  const double seconds = compute_.layer_latency_s + flops / rate;
-  if (!runnable(seconds))
-    fail_unrunnable("/compute", "the backward pass of a " + std::string(layer_kind) + " layer",
-                    flops, "FLOPs", seconds);
-  return seconds;
+  return pass_seconds("backward", compute_.backward_flops_per_s, layer_kind, flops);
 }
 
 double DeviceProfile::optimizer_seconds(double parameters) const {

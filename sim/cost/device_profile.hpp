@@ -146,6 +146,10 @@ private:
   /// workload).
   [[noreturn]] void fail_unrunnable(const std::string& path, const std::string& what, double size,
                                     const char* unit, double seconds) const;
+  /// One pass of a layer: the per-layer latency plus `flops` at `rate` times
+  /// the kind's efficiency; `pass` names it in the error.
+  double pass_seconds(const char* pass, double rate, std::string_view layer_kind,
+                      double flops) const;
 
   std::string name_;
   std::string device_kind_ = "cpu";
