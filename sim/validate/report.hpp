@@ -33,9 +33,6 @@ struct ValidationInput {
   std::string device_profile;
 };
 
-/// Collectives of at least this many bytes are the 5% target of issue 7.
-constexpr uint64_t kLargeCollectiveBytes = 4u << 20;
-
 nlohmann::json make_report(const ValidationInput& input);
 std::string format_report(const nlohmann::json& report);
 
