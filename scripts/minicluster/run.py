@@ -79,8 +79,8 @@ def check_args(args):
     within("batch", args.batch, 1, 4096, "is not 1..4096 samples")
     if not 0 < args.density <= 1:
         raise BadArgument(f"--density: {args.density} is not in (0, 1]")
-    if args.node_queue not in ("fair", "fifo"):
-        raise BadArgument(f"--node-queue: {args.node_queue!r} is not fair or fifo")
+    if args.node_queue not in QUEUES:
+        raise BadArgument(f"--node-queue: {args.node_queue!r} is not {' or '.join(QUEUES)}")
     if not 0 < args.timeout <= 1e6:
         raise BadArgument(f"--timeout: {args.timeout} is not in (0, 1e6] seconds")
     if not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
