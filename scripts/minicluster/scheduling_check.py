@@ -25,6 +25,15 @@
       readings exchanged only at the end: a rank that finishes first starts
       computing on the cores the others may still need.
 
+  scheduling_check.py memory
+      What gloo's allgather does to memory beside the network, as torch
+      calls it: filling a newly allocated buffer against one used before
+      (4, 16 and 64 MiB; glibc maps anything over 32 MiB afresh on every
+      allocation unless MALLOC_MMAP_MAX_=0 is in the environment, which the
+      ranks of run.py inherit), and P processes at once (1, 2, 4, 8) each
+      copying a 64 MiB flat buffer into four tensors, as torch copies
+      gloo's output out. One thread each; no root needed.
+
   scheduling_check.py flows [--rate 1000] [--megabytes 64] [--repeats 3]   (root)
       Node 0 of a 3-node star sends --megabytes to node 1 alone, then to
       nodes 1 and 2 at once (two TCP connections, as a broadcast root's two
@@ -87,6 +96,55 @@ def _lockstep_rank(rank, world, barrier, results, steps):
         iterations.append(time.perf_counter() - t0)
     results.put((statistics.median(alone[3:]), statistics.median(iterations),
                  statistics.mean(finishes)))
+
+
+def _median_ms(action, repeats=7):
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples) * 1e3
+
+
+def _copy_out_rank(barrier, results, mib, repeats=6):
+    import torch
+    torch.set_num_threads(1)
+    n = mib * (1 << 18)  # float32 elements
+    flat, outputs = torch.ones(n), [torch.empty(n // 4) for _ in range(4)]
+    samples = []
+    for _ in range(repeats):
+        barrier.wait()
+        t0 = time.perf_counter()
+        for i, output in enumerate(outputs):
+            output.copy_(flat[i * (n // 4):(i + 1) * (n // 4)])
+        samples.append(time.perf_counter() - t0)
+    results.put(statistics.median(samples[1:]))
+
+
+def check_memory():
+    import torch
+    torch.set_num_threads(1)
+    malloc = {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")}
+    print(f"one thread; malloc settings from the environment: {malloc or 'none'}")
+    for mib in (4, 16, 64):
+        n = mib * (1 << 18)
+        used = torch.zeros(n)
+        new = _median_ms(lambda: torch.empty(n).fill_(1))
+        again = _median_ms(lambda: used.fill_(1))
+        print(f"  fill {mib:2d} MiB: newly allocated {new:6.1f} ms, used before {again:6.1f} ms")
+    print("copy of a 64 MiB flat buffer into four tensors, every process at once (median ms):")
+    for world in (1, 2, 4, 8):
+        barrier, results = multiprocessing.Barrier(world), multiprocessing.Queue()
+        procs = [multiprocessing.Process(target=_copy_out_rank, args=(barrier, results, 64))
+                 for _ in range(world)]
+        for p in procs:
+            p.start()
+        got = [results.get() for _ in procs]
+        for p in procs:
+            p.join()
+        print(f"  {world} processes: median {statistics.median(got) * 1e3:5.1f}, slowest "
+              f"{max(got) * 1e3:5.1f}")
 
 
 def check_compute(ranks):
@@ -331,6 +389,7 @@ def main(argv):
                              help="ms each rank computes or sleeps before a lined-up collective")
     collectives.add_argument("--python", default=PYTHON,
                              help="interpreter with torch that runs the ranks (default: Debian's)")
+    sub.add_parser("memory")
     flows = sub.add_parser("flows")
     flows.add_argument("--rate", type=float, default=1000, help="Mbit/s")
     flows.add_argument("--megabytes", type=float, default=64)
@@ -344,6 +403,8 @@ def main(argv):
         if not 1 <= args.repeats <= 100:
             parser.error(f"--repeats: {args.repeats} is not 1..100")
         check_flows(args.rate, args.megabytes, args.repeats)
+    elif args.check == "memory":
+        check_memory()
     elif args.check == "compute":
         check_compute([int(r) for r in args.ranks.split(",")])
     else:
