@@ -7,7 +7,11 @@ collective_models.py's model comparison (alpha-beta by message size further
 off held out than one alpha-beta line) and oracle (on the 2-node run, the
 oracle from the benchmark's means within 10% of every training iteration,
 from its medians over 10% short of one at least), repeatability.py's
-run-to-run differences (0.2% for the two 4-node 100 Mbit/s runs).
+run-to-run differences (0.2% for the two 4-node 100 Mbit/s runs). On the
+fair-queue runs (results/validation/), experiments.md's verdict on the
+overlap model: every ring size closer than alpha-beta at 100 Mbit/s, the
+broadcasts further off than the split fit at 1 Gbit/s; and both priced into
+every training step.
 
 Usage: analysis_scripts_test.py
 """
@@ -50,6 +54,37 @@ elif not max(held_out["by size"]) > max(held_out["alpha-beta"]):
                     f"some run, as the README says: {held_out}")
 if len(re.findall(r"oracle\s+[\d.]+ ms", models)) != 16:
     failures.append("collective_models.py: expected 16 oracle lines (4 runs x 4 trainings)")
+
+fair = [os.path.join(RESULTS, f"minicluster-p{p}-{r}.json") for p in (4, 8)
+        for r in ("100mbit", "1gbit")]
+fair_models = run("collective_models.py", fair)
+
+
+def errors(name):
+    """(all ring, broadcast >= 4 MiB) of model `name`, per run in `fair`'s order."""
+    return [(float(ring), float(bcast)) for ring, bcast in re.findall(
+        rf"  {name}\s+held-out ring >= 4 MiB\s+[\d.]+%, all ring\s+([\d.]+)%, broadcast >= 4 MiB"
+        rf"\s+([\d.]+)%", fair_models)]
+
+
+overlap, alpha_beta, split = errors("overlap"), errors("alpha-beta"), errors("split")
+if not len(overlap) == len(alpha_beta) == len(split) == 4:
+    failures.append(f"collective_models.py: expected 4 overlap, alpha-beta and split lines: "
+                    f"{overlap} {alpha_beta} {split}")
+else:
+    at_100 = [i for i, f in enumerate(fair) if "100mbit" in f]
+    at_1g = [i for i, f in enumerate(fair) if "1gbit" in f]
+    if not all(overlap[i][0] < alpha_beta[i][0] for i in at_100):
+        failures.append(f"overlap should fit every ring size better than alpha-beta at 100 Mbit/s: "
+                        f"{overlap} {alpha_beta}")
+    if not all(overlap[i][1] > split[i][1] for i in at_1g):
+        failures.append(f"overlap's broadcasts should be further off than split's at 1 Gbit/s: "
+                        f"{overlap} {split}")
+priced = re.findall(r"^  minicluster-\S+\s+(split|overlap)\s+dense\s+[-+\d.]+%", fair_models,
+                    re.MULTILINE)
+if len(priced) != 8:
+    failures.append(f"collective_models.py: expected 8 lines of training priced by split and "
+                    f"overlap (4 runs x 2), got {len(priced)}")
 
 two_nodes = run("collective_models.py", [os.path.join(RESULTS, "p2", "minicluster-p2-1gbit.json")])
 oracles = re.findall(r"oracle\s+[\d.]+ ms \(\s*([-+\d.]+)%\), of the means\s+[\d.]+ ms \(\s*([-+\d.]+)%\)",
