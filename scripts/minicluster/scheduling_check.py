@@ -98,6 +98,20 @@ def _lockstep_rank(rank, world, barrier, results, steps):
                  statistics.mean(finishes)))
 
 
+def _processes(world, target, *args):
+    """What `world` processes of target(rank, world, barrier, results, *args)
+    put in `results`, one item each, in the order they finished."""
+    barrier, results = multiprocessing.Barrier(world), multiprocessing.Queue()
+    procs = [multiprocessing.Process(target=target, args=(r, world, barrier, results, *args))
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    got = [results.get() for _ in procs]
+    for p in procs:
+        p.join()
+    return got
+
+
 def _median_ms(action, repeats=7):
     samples = []
     for _ in range(repeats):
@@ -107,7 +121,7 @@ def _median_ms(action, repeats=7):
     return statistics.median(samples) * 1e3
 
 
-def _copy_out_rank(barrier, results, mib, repeats=6):
+def _copy_out_rank(_rank, _world, barrier, results, mib, repeats=6):
     import torch
     torch.set_num_threads(1)
     n = mib * (1 << 18)  # float32 elements
@@ -135,14 +149,7 @@ def check_memory():
         print(f"  fill {mib:2d} MiB: newly allocated {new:6.1f} ms, used before {again:6.1f} ms")
     print("copy of a 64 MiB flat buffer into four tensors, every process at once (median ms):")
     for world in (1, 2, 4, 8):
-        barrier, results = multiprocessing.Barrier(world), multiprocessing.Queue()
-        procs = [multiprocessing.Process(target=_copy_out_rank, args=(barrier, results, 64))
-                 for _ in range(world)]
-        for p in procs:
-            p.start()
-        got = [results.get() for _ in procs]
-        for p in procs:
-            p.join()
+        got = _processes(world, _copy_out_rank, 64)
         print(f"  {world} processes: median {statistics.median(got) * 1e3:5.1f}, slowest "
               f"{max(got) * 1e3:5.1f}")
 
@@ -151,15 +158,7 @@ def check_compute(ranks):
     cores = os.cpu_count()
     print(f"{cores} cores; one training step of the small CNN (batch 32) per rank, in lockstep")
     for world in ranks:
-        barrier, results = multiprocessing.Barrier(world), multiprocessing.Queue()
-        procs = [multiprocessing.Process(target=_lockstep_rank,
-                                         args=(r, world, barrier, results, 150))
-                 for r in range(world)]
-        for p in procs:
-            p.start()
-        got = [results.get() for _ in procs]
-        for p in procs:
-            p.join()
+        got = _processes(world, _lockstep_rank, 150)
         alone = statistics.mean(g[0] for g in got)
         shared = alone * max(1.0, world / cores)
         iteration = max(g[1] for g in got)
