@@ -23,7 +23,10 @@
       "pipelined" issues them as a training loop does, computing --gap ms and
       then the collective, again and again with nothing between, the clock
       readings exchanged only at the end: a rank that finishes first starts
-      computing on the cores the others may still need.
+      computing on the cores the others may still need. Pipelined twice more:
+      "idle", computing at SCHED_IDLE (any woken thread of another rank
+      takes the core at once), and "staggered", rank r sleeping --gap x
+      (1 + r/P) instead of computing (spread out, the cores left free).
 
   scheduling_check.py memory
       What gloo's allgather does to memory beside the network, as torch
@@ -173,17 +176,26 @@ def _spin(seconds):
         pass
 
 
-def _pipelined(world, once, gap, calls=40):
+def _idle_spin(seconds):
+    """_spin at SCHED_IDLE, the lowest priority Linux has: a thread of any
+    other rank that wakes takes the core at once (the calling thread only;
+    gloo's threads keep theirs)."""
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    _spin(seconds)
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+
+def _pipelined(world, once, pause, calls=40):
     """run.py's line_up of `calls` collectives issued as training issues them:
-    each rank computes `gap` seconds, then the collective, with no barrier
-    between; the readings are exchanged after the last call."""
+    each rank calls `pause` (its computation), then the collective, with no
+    barrier between; the readings are exchanged after the last call."""
     import torch
     import torch.distributed as dist
     import run
     readings = []
     dist.barrier()
     for _ in range(calls):
-        _spin(gap)
+        pause()
         t0 = time.perf_counter()
         once()
         readings += [t0, time.perf_counter()]
@@ -245,7 +257,13 @@ def _collectives_rank(rank, world, master, out, gap):
                     once()
                     lined.append(_lined_up(world, t0, time.perf_counter()))
                 after_gap[mode] = lined[5:]
-            after_gap["pipelined"] = _pipelined(world, once, gap)[5:]
+            # Sleeping, the ranks arrive spread out as computing on shared
+            # cores spreads them, but leave the cores to the collective.
+            stagger = gap * (1 + rank / world)
+            for mode, pause in (("pipelined", lambda: _spin(gap)),
+                                ("idle", lambda: _idle_spin(gap)),
+                                ("staggered", lambda: time.sleep(stagger))):
+                after_gap[mode] = _pipelined(world, once, pause)[5:]
             rows.append((collective, size, in_a_row, statistics.median(after_barrier), after_gap))
     if rank == 0:
         write_json_atomically(out, rows, indent=None, newline=False)
@@ -278,10 +296,11 @@ def check_collectives(nodes, rate, limit, gap_ms, python):
     print(f"lined up: from the last rank's arrival to the last finish, mean / median over 35 "
           f"calls (ms), and the ranks' mean arrival spread; first a barrier, then after each rank "
           f"computed or slept {gap_ms:g} ms; pipelined: compute {gap_ms:g} ms, then the "
-          f"collective, with no barrier between")
+          f"collective, with no barrier between; idle: the same at SCHED_IDLE; staggered: rank r "
+          f"sleeps {gap_ms:g} ms x (1 + r/P) instead of computing")
     for collective, size, _, _, after_gap in rows:
         cells = []
-        for mode in ("barrier", "compute", "sleep", "pipelined"):
+        for mode in ("barrier", "compute", "sleep", "pipelined", "idle", "staggered"):
             times = [t for t, _ in after_gap[mode]]
             spread = statistics.mean(a for _, a in after_gap[mode])
             cells.append(f"{mode} {statistics.mean(times) * 1e3:5.2f} / "
