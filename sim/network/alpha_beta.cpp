@@ -34,6 +34,13 @@ double ring_allgatherv(const Cost& cost, const std::vector<uint64_t>& bytes_per_
          cost.message(static_cast<double>(largest));
 }
 
+double hierarchical_allreduce(const Cost& intra, const Cost& inter, int nodes, int per_node,
+                              uint64_t bytes) {
+  const uint64_t chunk = largest_chunk(bytes, per_node);
+  return ring_reduce_scatter(intra, per_node, bytes) + ring_allreduce(inter, nodes, chunk) +
+         ring_allgather(intra, per_node, chunk);
+}
+
 double binomial_broadcast(const Cost& cost, int ranks, uint64_t bytes) {
   return ceil_log2(ranks) * cost.message(static_cast<double>(bytes));
 }

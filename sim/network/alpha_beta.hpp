@@ -28,6 +28,12 @@ double ring_allreduce(const Cost& cost, int ranks, uint64_t bytes);
 double ring_reduce_scatter(const Cost& cost, int ranks, uint64_t bytes);
 double ring_allgather(const Cost& cost, int ranks, uint64_t bytes_per_rank);
 double ring_allgatherv(const Cost& cost, const std::vector<uint64_t>& bytes_per_rank);
+/// On `nodes` machines of `per_node` ranks: `intra` is a message between
+/// two ranks of a machine, `inter` one between machines while every rank of
+/// the machine sends through its NIC at once (so its beta is the NIC's
+/// share). Exact when per_node x nodes divides `bytes`.
+double hierarchical_allreduce(const Cost& intra, const Cost& inter, int nodes, int per_node,
+                              uint64_t bytes);
 double binomial_broadcast(const Cost& cost, int ranks, uint64_t bytes);
 double binomial_reduce(const Cost& cost, int ranks, uint64_t bytes);
 double recursive_doubling_allreduce(const Cost& cost, int ranks, uint64_t bytes);

@@ -99,53 +99,105 @@ void send_receive(Group& group, int rank, int to, uint64_t send_bytes, int from)
   exchange(group, rank, group.mailbox(rank, to), send_bytes, group.mailbox(from, rank));
 }
 
-void ring_reduce_scatter(Group& group, int rank, uint64_t bytes) {
-  const int size = group.size();
+namespace {
+
+// The ring phases run over `members`, group ranks in ring order, `position`
+// being the caller's index among them: the whole group for a flat ring, the
+// GPUs of one machine or one GPU of each machine for the hierarchical one.
+
+// At step s, member i passes on its partial sum of chunk (i - s) mod M; at
+// the end member i holds chunk (i + 1) mod M.
+void reduce_scatter_over(Group& group, const std::vector<int>& members, int position,
+                         uint64_t bytes) {
+  const int size = static_cast<int>(members.size());
   if (size < 2)
     return;
-  const int right = (rank + 1) % size;
-  const int left = (rank + size - 1) % size;
-  sg4::Mailbox* to_right = group.mailbox(rank, right);
-  sg4::Mailbox* from_left = group.mailbox(left, rank);
-  // At step s, rank r passes on its partial sum of chunk (r - s) mod P.
+  const int rank = members[static_cast<size_t>(position)];
+  sg4::Mailbox* to_right = group.mailbox(rank, members[static_cast<size_t>((position + 1) % size)]);
+  sg4::Mailbox* from_left =
+      group.mailbox(members[static_cast<size_t>((position + size - 1) % size)], rank);
   for (int step = 0; step < size - 1; ++step) {
-    int chunk = ((rank - step) % size + size) % size;
+    int chunk = ((position - step) % size + size) % size;
     exchange(group, rank, to_right, chunk_bytes(bytes, size, chunk), from_left);
   }
 }
 
-void ring_allgather(Group& group, int rank, uint64_t bytes_per_rank) {
-  const int size = group.size();
+// At step s, member i forwards the block of member (i - s) mod M.
+void allgatherv_over(Group& group, const std::vector<int>& members, int position,
+                     const std::vector<uint64_t>& bytes_per_member) {
+  const int size = static_cast<int>(members.size());
+  assert(bytes_per_member.size() == members.size() && "one size per member");
   if (size < 2)
     return;
-  sg4::Mailbox* to_right = group.mailbox(rank, (rank + 1) % size);
-  sg4::Mailbox* from_left = group.mailbox((rank + size - 1) % size, rank);
-  for (int step = 0; step < size - 1; ++step)
-    exchange(group, rank, to_right, bytes_per_rank, from_left);
+  const int rank = members[static_cast<size_t>(position)];
+  sg4::Mailbox* to_right = group.mailbox(rank, members[static_cast<size_t>((position + 1) % size)]);
+  sg4::Mailbox* from_left =
+      group.mailbox(members[static_cast<size_t>((position + size - 1) % size)], rank);
+  for (int step = 0; step < size - 1; ++step) {
+    int block = ((position - step) % size + size) % size;
+    exchange(group, rank, to_right, bytes_per_member[static_cast<size_t>(block)], from_left);
+  }
+}
+
+// Reduce-scatter then allgather of the chunks each member then holds.
+void allreduce_over(Group& group, const std::vector<int>& members, int position, uint64_t bytes) {
+  reduce_scatter_over(group, members, position, bytes);
+  const int size = static_cast<int>(members.size());
+  std::vector<uint64_t> chunks(members.size());
+  for (int i = 0; i < size; ++i)
+    chunks[static_cast<size_t>(i)] = chunk_bytes(bytes, size, (i + 1) % size);
+  allgatherv_over(group, members, position, chunks);
+}
+
+std::vector<int> every_rank(const Group& group) {
+  std::vector<int> members(static_cast<size_t>(group.size()));
+  for (int r = 0; r < group.size(); ++r)
+    members[static_cast<size_t>(r)] = r;
+  return members;
+}
+
+} // namespace
+
+void ring_reduce_scatter(Group& group, int rank, uint64_t bytes) {
+  reduce_scatter_over(group, every_rank(group), rank, bytes);
+}
+
+void ring_allgather(Group& group, int rank, uint64_t bytes_per_rank) {
+  allgatherv_over(group, every_rank(group), rank,
+                  std::vector<uint64_t>(static_cast<size_t>(group.size()), bytes_per_rank));
 }
 
 void ring_allreduce(Group& group, int rank, uint64_t bytes) {
-  ring_reduce_scatter(group, rank, bytes);
-  const int size = group.size();
-  std::vector<uint64_t> chunks(static_cast<size_t>(size));
-  // After the reduce-scatter rank r owns chunk (r + 1) mod P.
-  for (int r = 0; r < size; ++r)
-    chunks[static_cast<size_t>(r)] = chunk_bytes(bytes, size, (r + 1) % size);
-  ring_allgatherv(group, rank, chunks);
+  allreduce_over(group, every_rank(group), rank, bytes);
 }
 
 void ring_allgatherv(Group& group, int rank, const std::vector<uint64_t>& bytes_per_rank) {
-  const int size = group.size();
-  assert(bytes_per_rank.size() == static_cast<size_t>(size) && "one size per rank");
-  if (size < 2)
-    return;
-  sg4::Mailbox* to_right = group.mailbox(rank, (rank + 1) % size);
-  sg4::Mailbox* from_left = group.mailbox((rank + size - 1) % size, rank);
-  // At step s, rank r forwards the block of rank (r - s) mod P.
-  for (int step = 0; step < size - 1; ++step) {
-    int block = ((rank - step) % size + size) % size;
-    exchange(group, rank, to_right, bytes_per_rank[static_cast<size_t>(block)], from_left);
-  }
+  assert(bytes_per_rank.size() == static_cast<size_t>(group.size()) && "one size per rank");
+  allgatherv_over(group, every_rank(group), rank, bytes_per_rank);
+}
+
+void hierarchical_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node) {
+  assert(ranks_per_node > 0 && group.size() % ranks_per_node == 0 &&
+         "whole machines of ranks_per_node ranks");
+  const int node = rank / ranks_per_node;
+  const int local = rank % ranks_per_node;
+  const int nodes = group.size() / ranks_per_node;
+  std::vector<int> machine(static_cast<size_t>(ranks_per_node));
+  for (int l = 0; l < ranks_per_node; ++l)
+    machine[static_cast<size_t>(l)] = node * ranks_per_node + l;
+  std::vector<int> peers(static_cast<size_t>(nodes));
+  for (int n = 0; n < nodes; ++n)
+    peers[static_cast<size_t>(n)] = n * ranks_per_node + local;
+
+  reduce_scatter_over(group, machine, local, bytes);
+  // GPU `local` now holds the machine's sum of chunk (local + 1) mod G; the
+  // same GPU of every machine holds the same chunk.
+  allreduce_over(group, peers, node,
+                 chunk_bytes(bytes, ranks_per_node, (local + 1) % ranks_per_node));
+  std::vector<uint64_t> chunks(static_cast<size_t>(ranks_per_node));
+  for (int l = 0; l < ranks_per_node; ++l)
+    chunks[static_cast<size_t>(l)] = chunk_bytes(bytes, ranks_per_node, (l + 1) % ranks_per_node);
+  allgatherv_over(group, machine, local, chunks);
 }
 
 void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes) {

@@ -70,6 +70,16 @@ void ring_reduce_scatter(Group& group, int rank, uint64_t bytes);
 void ring_allgather(Group& group, int rank, uint64_t bytes_per_rank);
 /// Ring allgatherv: rank r contributes bytes_per_rank[r].
 void ring_allgatherv(Group& group, int rank, const std::vector<uint64_t>& bytes_per_rank);
+/// Hierarchical (two-level) allreduce of `bytes` over machines of
+/// `ranks_per_node` consecutive ranks (Horovod's hierarchical allreduce,
+/// BlueConnect): a ring reduce-scatter among each machine's ranks, a ring
+/// allreduce of each chunk among the ranks that hold it (one per machine,
+/// all G of a machine at once through its NIC), and a ring allgather within
+/// each machine. Each NIC carries 2(N-1)/N of the buffer each way (a flat
+/// ring over the same ranks: 2(GN-1)/(GN)) in 2(N-1) latencies between
+/// machines instead of 2(GN-1), for 2(G-1) more steps of bytes/G inside
+/// each machine.
+void hierarchical_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node);
 /// Binomial-tree broadcast of `bytes` from `root`.
 void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// gloo's broadcast (gloo/broadcast.cc): the same binomial tree, but a rank
@@ -97,8 +107,9 @@ void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes);
 /// The ordered pairs of ranks (from, to) that the collectives above send
 /// between in a group of `size`, whatever the root: ranks 2^k apart modulo
 /// `size` (rings, binomial trees and reductions) and recursive doubling's
-/// partners. What a platform must route for them; a parameter server's and
-/// a subset group's pairs are not included.
+/// partners. What a platform must route for them; a parameter server's, a
+/// subset group's and the hierarchical allreduce's pairs are not included
+/// (the last runs on multi_gpu platforms only, which gcsim builds itself).
 std::vector<std::pair<int, int>> whole_group_pairs(int size);
 
 } // namespace gcsim::net
