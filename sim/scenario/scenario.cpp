@@ -28,7 +28,8 @@ struct OverrideIndex {
   }
 };
 
-TrainingSpec read_training(ObjectReader& parent, bool has_servers) {
+TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platform) {
+  const bool has_servers = platform.servers > 0;
   TrainingSpec training;
   if (!parent.has("training")) {
     parent.allow("training");
@@ -54,14 +55,20 @@ TrainingSpec read_training(ObjectReader& parent, bool has_servers) {
   if (!(training.compute_variation >= 0 && training.compute_variation <= 1))
     reader.fail("compute_variation", "expected a coefficient of variation in [0, 1], got " +
                                          describe_json(*reader.find("compute_variation")));
-  std::string algorithm =
-      reader.choice_or("allreduce", {"ring", "recursive_doubling", "parameter_server"},
-                       has_servers ? "parameter_server" : "ring");
+  std::string algorithm = reader.choice_or(
+      "allreduce", {"ring", "recursive_doubling", "hierarchical", "parameter_server"},
+      has_servers ? "parameter_server" : "ring");
   if (algorithm == "parameter_server" && !has_servers)
     reader.fail("allreduce", "\"parameter_server\" needs a platform with topology "
                              "\"parameter_server\"");
+  if (algorithm == "hierarchical" && platform.topology != net::Topology::multi_gpu)
+    reader.fail("allreduce", "\"hierarchical\" needs a platform with topology \"multi_gpu\" "
+                             "(its rings run among the GPUs of each machine and between the "
+                             "machines), got \"" +
+                                 std::string(net::topology_name(platform.topology)) + "\"");
   training.allreduce = algorithm == "ring"                 ? AllreduceAlgorithm::ring
                        : algorithm == "recursive_doubling" ? AllreduceAlgorithm::recursive_doubling
+                       : algorithm == "hierarchical"       ? AllreduceAlgorithm::hierarchical
                                                            : AllreduceAlgorithm::parameter_server;
   reader.finish();
   return training;
@@ -75,6 +82,8 @@ const char* algorithm_name(AllreduceAlgorithm algorithm) {
     return "ring";
   case AllreduceAlgorithm::recursive_doubling:
     return "recursive_doubling";
+  case AllreduceAlgorithm::hierarchical:
+    return "hierarchical";
   case AllreduceAlgorithm::parameter_server:
     return "parameter_server";
   }
@@ -197,7 +206,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     if (std::error_code error; !std::filesystem::exists(scenario.device_file, error))
       reader.fail("device", "device profile not found: " + scenario.device_file.string());
 
-    scenario.training = read_training(reader, scenario.platform.servers > 0);
+    scenario.training = read_training(reader, scenario.platform);
 
     const nlohmann::json& compressor = reader.require("compressor");
     if (!compressor.is_object() || !compressor.contains("name") || !compressor["name"].is_string())

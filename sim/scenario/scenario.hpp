@@ -16,7 +16,7 @@
 
 namespace gcsim {
 
-enum class AllreduceAlgorithm { ring, recursive_doubling, parameter_server };
+enum class AllreduceAlgorithm { ring, recursive_doubling, hierarchical, parameter_server };
 const char* algorithm_name(AllreduceAlgorithm algorithm);
 
 struct TrainingSpec {

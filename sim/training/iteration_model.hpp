@@ -103,6 +103,9 @@ struct IterationPlan {
   /// otherwise a kernel overlaps the backward pass for free.
   bool kernels_share_device = false;
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;
+  /// Consecutive ranks that share a machine (multi_gpu's GPUs per node):
+  /// the hierarchical allreduce's inner rings.
+  int ranks_per_node = 1;
   int iterations = 1;
   /// Stragglers: in each iteration, each worker's forward and backward
   /// passes take a factor of their time drawn from a lognormal of mean 1 and

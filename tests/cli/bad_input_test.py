@@ -161,6 +161,8 @@ CASES = [
      ["/training/compression_scope", "deft", "whole model"]),
     ("parameter server on a star", with_training(allreduce="parameter_server"), {}, [],
      ["/training/allreduce", "parameter_server"]),
+    ("hierarchical allreduce without machines of GPUs", with_training(allreduce="hierarchical"),
+     {}, [], ["/training/allreduce", "\"multi_gpu\"", "got \"star\""]),
     ("fat-tree levels disagree",
      with_platform(topology="fat_tree", nodes=None, fat_tree={"down": [4, 4], "up": [1]}), {}, [],
      ["/platform"]),

@@ -134,6 +134,32 @@ with tempfile.TemporaryDirectory() as work:
                            for b in other["buckets"])
             check(abs(other["summary"]["communication_total_s"] - expected) < 1e-6 * expected,
                   "ring allreduce on the physical ring costs the one-hop alpha-beta time")
+        if platform == "dgx-2x8-v100":
+            # Hierarchical: three rings per bucket, the middle one between the
+            # machines with all 8 GPUs of a machine sharing its NIC; a worker
+            # sends as much as in the flat ring, 2(P-1)/P of the gradient.
+            _, _, hier = run(os.path.join(work, "hierarchical"), "--set",
+                             f"platform=platforms/{platform}.json", "--set", "training.iterations=1",
+                             "--set", "training.allreduce=hierarchical")
+            g, n = 8, 2
+            intra = (4e-6, 1 / 150e9)  # two GPU links of 150 GBps, 2 us
+            inter = (14e-6, g / 12.5e9)  # and two NICs of 100 Gbps, 5 us, each carrying g flows
+
+            def ring_steps(cost, steps, size):
+                return steps * (cost[0] + size * cost[1])
+
+            expected = 0
+            for bucket in hier["buckets"]:
+                chunk = math.ceil(bucket["bytes"] / g)
+                expected += (ring_steps(intra, 2 * (g - 1), chunk)
+                             + ring_steps(inter, 2 * (n - 1), math.ceil(chunk / n)))
+            check(hier["model"]["allreduce"] == "hierarchical"
+                  and abs(hier["summary"]["communication_total_s"] - expected) < 1e-6 * expected,
+                  "hierarchical allreduce on 2 machines of 8 GPUs costs its three rings' alpha-beta "
+                  f"time ({hier['summary']['communication_total_s']} s, expected {expected} s)")
+            check(abs(hier["summary"]["bytes_sent_per_worker"]
+                      - other["summary"]["bytes_sent_per_worker"]) <= 4 * len(hier["buckets"]),
+                  "a hierarchical allreduce sends what a flat ring sends per worker")
         if platform == "ps-4s-32w-10g":
             check(other["model"]["allreduce"] == "parameter_server",
                   "a parameter-server platform trains through its servers")
