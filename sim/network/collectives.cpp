@@ -104,29 +104,14 @@ namespace {
 // The ring phases run over `members`, group ranks in ring order, `position`
 // being the caller's index among them: the whole group for a flat ring, the
 // GPUs of one machine or one GPU of each machine for the hierarchical one.
-
-// At step s, member i passes on its partial sum of chunk (i - s) mod M; at
-// the end member i holds chunk (i + 1) mod M.
-void reduce_scatter_over(Group& group, const std::vector<int>& members, int position,
-                         uint64_t bytes) {
+// M-1 steps: at step s member i sends block (i - s) mod M to member i+1 and
+// receives block (i - s - 1) mod M from member i-1. In a reduce-scatter the
+// blocks are the chunks being summed (member i ends with chunk (i + 1) mod
+// M); in an allgather they are the members' contributions.
+void ring_pass(Group& group, const std::vector<int>& members, int position,
+               const std::vector<uint64_t>& bytes_per_block) {
   const int size = static_cast<int>(members.size());
-  if (size < 2)
-    return;
-  const int rank = members[static_cast<size_t>(position)];
-  sg4::Mailbox* to_right = group.mailbox(rank, members[static_cast<size_t>((position + 1) % size)]);
-  sg4::Mailbox* from_left =
-      group.mailbox(members[static_cast<size_t>((position + size - 1) % size)], rank);
-  for (int step = 0; step < size - 1; ++step) {
-    int chunk = ((position - step) % size + size) % size;
-    exchange(group, rank, to_right, chunk_bytes(bytes, size, chunk), from_left);
-  }
-}
-
-// At step s, member i forwards the block of member (i - s) mod M.
-void allgatherv_over(Group& group, const std::vector<int>& members, int position,
-                     const std::vector<uint64_t>& bytes_per_member) {
-  const int size = static_cast<int>(members.size());
-  assert(bytes_per_member.size() == members.size() && "one size per member");
+  assert(bytes_per_block.size() == members.size() && "one block per member");
   if (size < 2)
     return;
   const int rank = members[static_cast<size_t>(position)];
@@ -135,18 +120,24 @@ void allgatherv_over(Group& group, const std::vector<int>& members, int position
       group.mailbox(members[static_cast<size_t>((position + size - 1) % size)], rank);
   for (int step = 0; step < size - 1; ++step) {
     int block = ((position - step) % size + size) % size;
-    exchange(group, rank, to_right, bytes_per_member[static_cast<size_t>(block)], from_left);
+    exchange(group, rank, to_right, bytes_per_block[static_cast<size_t>(block)], from_left);
   }
 }
 
-// Reduce-scatter then allgather of the chunks each member then holds.
+// `bytes` cut into `parts` chunks, the chunk `shift` places on first: after
+// a reduce-scatter member i holds chunk (i + 1) mod M, so its allgather's
+// blocks are the chunks shifted by one.
+std::vector<uint64_t> chunks_of(uint64_t bytes, int parts, int shift) {
+  std::vector<uint64_t> chunks(static_cast<size_t>(parts));
+  for (int i = 0; i < parts; ++i)
+    chunks[static_cast<size_t>(i)] = chunk_bytes(bytes, parts, (i + shift) % parts);
+  return chunks;
+}
+
 void allreduce_over(Group& group, const std::vector<int>& members, int position, uint64_t bytes) {
-  reduce_scatter_over(group, members, position, bytes);
   const int size = static_cast<int>(members.size());
-  std::vector<uint64_t> chunks(members.size());
-  for (int i = 0; i < size; ++i)
-    chunks[static_cast<size_t>(i)] = chunk_bytes(bytes, size, (i + 1) % size);
-  allgatherv_over(group, members, position, chunks);
+  ring_pass(group, members, position, chunks_of(bytes, size, 0));
+  ring_pass(group, members, position, chunks_of(bytes, size, 1));
 }
 
 std::vector<int> every_rank(const Group& group) {
@@ -159,12 +150,12 @@ std::vector<int> every_rank(const Group& group) {
 } // namespace
 
 void ring_reduce_scatter(Group& group, int rank, uint64_t bytes) {
-  reduce_scatter_over(group, every_rank(group), rank, bytes);
+  ring_pass(group, every_rank(group), rank, chunks_of(bytes, group.size(), 0));
 }
 
 void ring_allgather(Group& group, int rank, uint64_t bytes_per_rank) {
-  allgatherv_over(group, every_rank(group), rank,
-                  std::vector<uint64_t>(static_cast<size_t>(group.size()), bytes_per_rank));
+  ring_pass(group, every_rank(group), rank,
+            std::vector<uint64_t>(static_cast<size_t>(group.size()), bytes_per_rank));
 }
 
 void ring_allreduce(Group& group, int rank, uint64_t bytes) {
@@ -172,8 +163,7 @@ void ring_allreduce(Group& group, int rank, uint64_t bytes) {
 }
 
 void ring_allgatherv(Group& group, int rank, const std::vector<uint64_t>& bytes_per_rank) {
-  assert(bytes_per_rank.size() == static_cast<size_t>(group.size()) && "one size per rank");
-  allgatherv_over(group, every_rank(group), rank, bytes_per_rank);
+  ring_pass(group, every_rank(group), rank, bytes_per_rank);
 }
 
 void hierarchical_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node) {
@@ -189,15 +179,12 @@ void hierarchical_allreduce(Group& group, int rank, uint64_t bytes, int ranks_pe
   for (int n = 0; n < nodes; ++n)
     peers[static_cast<size_t>(n)] = n * ranks_per_node + local;
 
-  reduce_scatter_over(group, machine, local, bytes);
+  ring_pass(group, machine, local, chunks_of(bytes, ranks_per_node, 0));
   // GPU `local` now holds the machine's sum of chunk (local + 1) mod G; the
   // same GPU of every machine holds the same chunk.
-  allreduce_over(group, peers, node,
-                 chunk_bytes(bytes, ranks_per_node, (local + 1) % ranks_per_node));
-  std::vector<uint64_t> chunks(static_cast<size_t>(ranks_per_node));
-  for (int l = 0; l < ranks_per_node; ++l)
-    chunks[static_cast<size_t>(l)] = chunk_bytes(bytes, ranks_per_node, (l + 1) % ranks_per_node);
-  allgatherv_over(group, machine, local, chunks);
+  const std::vector<uint64_t> held = chunks_of(bytes, ranks_per_node, 1);
+  allreduce_over(group, peers, node, held[static_cast<size_t>(local)]);
+  ring_pass(group, machine, local, held);
 }
 
 void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes) {
