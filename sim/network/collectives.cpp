@@ -48,21 +48,29 @@ Group::Group(std::string tag, std::vector<sg4::Host*> hosts, std::vector<int> id
   assert(ids_.size() == hosts_.size() && "one id per host");
 }
 
-sg4::Mailbox* Group::mailbox(int from, int to) const {
-  const uint64_t key = static_cast<uint64_t>(from) * hosts_.size() + static_cast<uint64_t>(to);
+sg4::Mailbox* Group::mailbox(int from, int to, int channel) const {
+  assert(channel >= 0 && "channels count from 0");
+  const uint64_t size = hosts_.size();
+  const uint64_t key =
+      (static_cast<uint64_t>(channel) * size + static_cast<uint64_t>(from)) * size +
+      static_cast<uint64_t>(to);
   sg4::Mailbox*& found = mailboxes_[key];
   if (found == nullptr)
     found = sg4::Mailbox::by_name(tag_ + ":" + std::to_string(ids_[static_cast<size_t>(from)]) +
-                                  ">" + std::to_string(ids_[static_cast<size_t>(to)]));
+                                  ">" + std::to_string(ids_[static_cast<size_t>(to)]) +
+                                  (channel == 0 ? "" : "#" + std::to_string(channel)));
   return found;
 }
 
 std::vector<std::pair<int, int>> Group::pairs_used() const {
+  const uint64_t size = hosts_.size();
   std::vector<std::pair<int, int>> pairs;
-  for (const auto& [key, mailbox] : mailboxes_)
-    pairs.emplace_back(static_cast<int>(key / hosts_.size()),
-                       static_cast<int>(key % hosts_.size()));
+  for (const auto& [key, mailbox] : mailboxes_) {
+    const uint64_t pair = key % (size * size);
+    pairs.emplace_back(static_cast<int>(pair / size), static_cast<int>(pair % size));
+  }
   std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   return pairs;
 }
 
@@ -255,6 +263,170 @@ void pipelined_ring_broadcast(Group& group, int rank, int root, uint64_t bytes, 
     }
   }
   sg4::Comm::wait_all(sends);
+}
+
+TreeLinks binary_tree_links(int size, int rank) {
+  assert(size > 0 && rank >= 0 && rank < size && "a rank of the tree");
+  TreeLinks links;
+  if (size < 2)
+    return links;
+  // In-order binary tree: rank r > 0 with lowest set bit b sits b levels
+  // above the leaves (the odd ranks); its children are r -/+ b/2, and its
+  // parent r - b or r + b, whichever has bit 2b clear. Rank 0 is the root
+  // and has one child, the largest power of two below `size`. Where a right
+  // child or a parent falls past the last rank, the nearest one in range
+  // below it takes its place.
+  if (rank == 0) {
+    int top = 1;
+    while (top * 2 < size)
+      top *= 2;
+    links.children.push_back(top);
+    return links;
+  }
+  const int low = rank & -rank;
+  links.parent = (rank ^ low) | (low << 1);
+  if (links.parent >= size)
+    links.parent = rank ^ low;
+  for (int step = low >> 1, left = 1; step > 0; step >>= 1) {
+    if (left) {
+      links.children.push_back(rank - step);
+      left = 0;
+    }
+    if (rank + step < size) {
+      links.children.push_back(rank + step);
+      break;
+    }
+  }
+  return links;
+}
+
+TreeLinks double_binary_tree_links(int size, int rank, int tree) {
+  assert((tree == 0 || tree == 1) && "two trees");
+  if (tree == 0)
+    return binary_tree_links(size, rank);
+  // The second tree is the first one mirrored (even sizes) or shifted by one
+  // (odd sizes), so that a rank is a leaf in one tree and interior in the
+  // other: the first tree's leaves are its odd ranks.
+  const bool mirror = size % 2 == 0;
+  auto into = [&](int r) { return mirror ? size - 1 - r : (r - 1 + size) % size; };
+  auto back = [&](int r) { return mirror ? size - 1 - r : (r + 1) % size; };
+  TreeLinks links = binary_tree_links(size, into(rank));
+  if (links.parent >= 0)
+    links.parent = back(links.parent);
+  for (int& child : links.children)
+    child = back(child);
+  return links;
+}
+
+namespace {
+
+// At most NCCL's 8 buffer slots of chunks wait to be taken (see
+// pipelined_ring_broadcast).
+constexpr size_t kTreeSlots = 8;
+
+// Sends in order to one peer, at most kTreeSlots chunks posted at a time.
+class ChunkSender {
+public:
+  ChunkSender(Group& group, int rank, int to, int channel)
+      : group_(group), rank_(rank), mailbox_(group.mailbox(rank, to, channel)) {}
+  void send(uint64_t bytes) {
+    if (posted_.size() == kTreeSlots) {
+      posted_.front()->wait();
+      posted_.erase(posted_.begin());
+    }
+    group_.count_sent(rank_, bytes);
+    posted_.push_back(mailbox_->put_async(&payload_token, bytes));
+  }
+  void finish() { sg4::Comm::wait_all(posted_); }
+
+private:
+  Group& group_;
+  int rank_;
+  sg4::Mailbox* mailbox_;
+  std::vector<sg4::CommPtr> posted_;
+};
+
+// Receives chunk after chunk from every peer in `from`, all of one chunk at
+// once.
+void receive_chunk(const Group& group, int rank, const std::vector<int>& from, int channel) {
+  std::vector<sg4::CommPtr> pending;
+  std::vector<int*> received(from.size(), nullptr);
+  for (size_t i = 0; i < from.size(); ++i)
+    pending.push_back(group.mailbox(from[i], rank, channel)->get_async<int>(&received[i]));
+  sg4::Comm::wait_all(pending);
+}
+
+// One tree's half of the buffer, cut into `chunks`: the reduction flows up
+// (children to parent) and the result down (parent to children), chunk by
+// chunk. The root turns each chunk around as soon as its children's parts
+// are in; any other rank runs the two directions side by side.
+void tree_up(Group& group, int rank, const TreeLinks& links, int channel,
+             const std::vector<uint64_t>& chunks) {
+  ChunkSender parent(group, rank, links.parent, channel);
+  for (uint64_t bytes : chunks) {
+    receive_chunk(group, rank, links.children, channel);
+    parent.send(bytes);
+  }
+  parent.finish();
+}
+
+void tree_down(Group& group, int rank, const TreeLinks& links, int channel,
+               const std::vector<uint64_t>& chunks) {
+  std::vector<ChunkSender> children;
+  for (int child : links.children)
+    children.emplace_back(group, rank, child, channel);
+  for (uint64_t bytes : chunks) {
+    if (links.parent >= 0)
+      receive_chunk(group, rank, {links.parent}, channel);
+    else
+      receive_chunk(group, rank, links.children, channel);
+    for (ChunkSender& child : children)
+      child.send(bytes);
+  }
+  for (ChunkSender& child : children)
+    child.finish();
+}
+
+} // namespace
+
+uint64_t tree_chunk_bytes(uint64_t bytes, int size) {
+  // NCCL's pipeline step (512 KiB), halved down to 64 KiB while a tree's
+  // half of the buffer makes fewer than 8 chunks per level of the tree.
+  int depth = 0;
+  while ((1 << depth) < size)
+    ++depth;
+  uint64_t chunk = 512 * 1024;
+  while (chunk > 64 * 1024 && (bytes / 2) / chunk < static_cast<uint64_t>(8 * std::max(depth, 1)))
+    chunk /= 2;
+  return chunk;
+}
+
+void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes) {
+  const int size = group.size();
+  if (size < 2)
+    return;
+  const uint64_t chunk = tree_chunk_bytes(bytes, size);
+  std::vector<sg4::ActorPtr> streams;
+  for (int tree = 0; tree < 2; ++tree) {
+    const uint64_t half = chunk_bytes(bytes, 2, tree);
+    std::vector<uint64_t> chunks;
+    for (uint64_t done = 0; done < half || chunks.empty(); done += chunk)
+      chunks.push_back(std::min(chunk, half - done));
+    const TreeLinks links = double_binary_tree_links(size, rank, tree);
+    // Channel 1 + tree: the two trees may link the same pair of ranks.
+    const int channel = 1 + tree;
+    if (links.parent >= 0)
+      streams.push_back(
+          sg4::Actor::create("tree-up", group.host(rank), [&group, rank, links, channel, chunks] {
+            tree_up(group, rank, links, channel, chunks);
+          }));
+    streams.push_back(
+        sg4::Actor::create("tree-down", group.host(rank), [&group, rank, links, channel, chunks] {
+          tree_down(group, rank, links, channel, chunks);
+        }));
+  }
+  for (const sg4::ActorPtr& stream : streams)
+    stream->join();
 }
 
 void binomial_reduce(Group& group, int rank, int root, uint64_t bytes) {

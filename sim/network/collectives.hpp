@@ -33,7 +33,9 @@ public:
 
   int size() const { return static_cast<int>(hosts_.size()); }
   simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
-  simgrid::s4u::Mailbox* mailbox(int from, int to) const;
+  /// Messages of different `channel`s between the same two ranks never
+  /// meet (two trees may link the same pair).
+  simgrid::s4u::Mailbox* mailbox(int from, int to, int channel = 0) const;
 
   /// Bytes each rank has put on the network through this group.
   uint64_t bytes_sent(int rank) const { return bytes_sent_[static_cast<size_t>(rank)]; }
@@ -80,6 +82,26 @@ void ring_allgatherv(Group& group, int rank, const std::vector<uint64_t>& bytes_
 /// machines instead of 2(GN-1), for 2(G-1) more steps of bytes/G inside
 /// each machine.
 void hierarchical_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node);
+/// A rank's place in a tree: its parent (-1 at the root) and children.
+struct TreeLinks {
+  int parent = -1;
+  std::vector<int> children;
+};
+/// NCCL's binary tree over ranks 0..size-1 (in order, rooted at rank 0,
+/// which has one child), and the two complementary trees of its double
+/// binary tree (`tree` 0 or 1): a rank is a leaf in one of them and, where
+/// the size allows, interior in the other.
+TreeLinks binary_tree_links(int size, int rank);
+TreeLinks double_binary_tree_links(int size, int rank, int tree);
+/// The pipeline's chunk for a buffer of `bytes` on `size` ranks.
+uint64_t tree_chunk_bytes(uint64_t bytes, int size);
+/// NCCL's double binary tree allreduce (NCCL 2.4): each tree carries half
+/// the buffer in chunks (tree_chunk_bytes), reduced up to the root and
+/// broadcast back down, pipelined: a rank forwards a chunk as soon as it
+/// has it, up and down at once. About 2 log2 P latencies against a ring's
+/// 2(P-1); every rank sends the half it is interior for twice (to its
+/// parent once, to its two children) and the other half once.
+void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes);
 /// Binomial-tree broadcast of `bytes` from `root`.
 void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// gloo's broadcast (gloo/broadcast.cc): the same binomial tree, but a rank
@@ -106,8 +128,8 @@ void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes);
 
 /// The ordered pairs of ranks (from, to) that the collectives above send
 /// between in a group of `size`, whatever the root: ranks 2^k apart modulo
-/// `size` (rings, binomial trees and reductions) and recursive doubling's
-/// partners. What a platform must route for them; a parameter server's, a
+/// `size` (rings, binomial trees and reductions, the double binary tree) and
+/// recursive doubling's partners. What a platform must route for them; a parameter server's, a
 /// subset group's and the hierarchical allreduce's pairs are not included
 /// (the last runs on multi_gpu platforms only, which gcsim builds itself).
 std::vector<std::pair<int, int>> whole_group_pairs(int size);

@@ -36,6 +36,7 @@ std::vector<Run> collectives_of(int size) {
         ring_allgatherv(g, r, std::vector<uint64_t>(static_cast<size_t>(size), kBytes));
       },
       [](Group& g, int r) { recursive_doubling_allreduce(g, r, kBytes); },
+      [](Group& g, int r) { double_binary_tree_allreduce(g, r, kBytes); },
   };
   for (int root = 0; root < size; ++root) {
     runs.push_back([root](Group& g, int r) { binomial_broadcast(g, r, root, kBytes); });
