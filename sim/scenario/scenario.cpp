@@ -56,7 +56,7 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
     reader.fail("compute_variation", "expected a coefficient of variation in [0, 1], got " +
                                          describe_json(*reader.find("compute_variation")));
   std::string algorithm = reader.choice_or(
-      "allreduce", {"ring", "recursive_doubling", "hierarchical", "parameter_server"},
+      "allreduce", {"ring", "recursive_doubling", "tree", "hierarchical", "parameter_server"},
       has_servers ? "parameter_server" : "ring");
   if (algorithm == "parameter_server" && !has_servers)
     reader.fail("allreduce", "\"parameter_server\" needs a platform with topology "
@@ -68,6 +68,7 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
                                  std::string(net::topology_name(platform.topology)) + "\"");
   training.allreduce = algorithm == "ring"                 ? AllreduceAlgorithm::ring
                        : algorithm == "recursive_doubling" ? AllreduceAlgorithm::recursive_doubling
+                       : algorithm == "tree"               ? AllreduceAlgorithm::double_binary_tree
                        : algorithm == "hierarchical"       ? AllreduceAlgorithm::hierarchical
                                                            : AllreduceAlgorithm::parameter_server;
   reader.finish();
@@ -82,6 +83,8 @@ const char* algorithm_name(AllreduceAlgorithm algorithm) {
     return "ring";
   case AllreduceAlgorithm::recursive_doubling:
     return "recursive_doubling";
+  case AllreduceAlgorithm::double_binary_tree:
+    return "tree";
   case AllreduceAlgorithm::hierarchical:
     return "hierarchical";
   case AllreduceAlgorithm::parameter_server:

@@ -16,7 +16,13 @@
 
 namespace gcsim {
 
-enum class AllreduceAlgorithm { ring, recursive_doubling, hierarchical, parameter_server };
+enum class AllreduceAlgorithm {
+  ring,
+  recursive_doubling,
+  double_binary_tree,
+  hierarchical,
+  parameter_server
+};
 const char* algorithm_name(AllreduceAlgorithm algorithm);
 
 struct TrainingSpec {

@@ -471,6 +471,9 @@ private:
         case AllreduceAlgorithm::recursive_doubling:
           net::recursive_doubling_allreduce(*group_, worker, bytes);
           break;
+        case AllreduceAlgorithm::double_binary_tree:
+          net::double_binary_tree_allreduce(*group_, worker, bytes);
+          break;
         case AllreduceAlgorithm::hierarchical:
           net::hierarchical_allreduce(*group_, worker, bytes, plan_.ranks_per_node);
           break;

@@ -113,6 +113,16 @@ with tempfile.TemporaryDirectory() as work:
           "the README's Quick start output is what gcsim prints: "
           f"{[line for line, at in zip(shown, positions) if at < 0]}")
 
+    # NCCL's double binary tree: every link of each tree carries its half of
+    # the gradient up once and down once, so the mean worker sends what the
+    # ring's does, 2(P-1)/P of it; the ranks interior in a tree send more.
+    _, _, tree = run(os.path.join(work, "tree"), "--set", "training.allreduce=tree")
+    check(tree["model"]["allreduce"] == "tree"
+          and abs(tree["summary"]["bytes_sent_per_worker"] - 2 * 7 / 8 * gradient)
+          < 8 * len(tree["buckets"])
+          and tree["summary"]["bytes_sent_max_worker"] > 1.1 * tree["summary"]["bytes_sent_per_worker"],
+          "a tree allreduce sends 2(P-1)/P of the gradient per worker on average, more on interior ranks")
+
     default = gcsim("run", QUICKSTART, "--quiet", cwd=work)
     check(default.returncode == 0 and default.stdout == "", "--quiet prints nothing")
     check(os.path.exists(os.path.join(work, "results", "quickstart", "result.json")),
