@@ -387,8 +387,6 @@ void tree_down(Group& group, int rank, const TreeLinks& links, int channel,
     child.finish();
 }
 
-} // namespace
-
 uint64_t tree_chunk_bytes(uint64_t bytes, int size) {
   // NCCL's pipeline step (512 KiB), halved down to 64 KiB while a tree's
   // half of the buffer makes fewer than 8 chunks per level of the tree.
@@ -400,6 +398,8 @@ uint64_t tree_chunk_bytes(uint64_t bytes, int size) {
     chunk /= 2;
   return chunk;
 }
+
+} // namespace
 
 void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes) {
   const int size = group.size();

@@ -93,10 +93,9 @@ struct TreeLinks {
 /// the size allows, interior in the other.
 TreeLinks binary_tree_links(int size, int rank);
 TreeLinks double_binary_tree_links(int size, int rank, int tree);
-/// The pipeline's chunk for a buffer of `bytes` on `size` ranks.
-uint64_t tree_chunk_bytes(uint64_t bytes, int size);
 /// NCCL's double binary tree allreduce (NCCL 2.4): each tree carries half
-/// the buffer in chunks (tree_chunk_bytes), reduced up to the root and
+/// the buffer in chunks (512 KiB, halved down to 64 KiB while a half makes
+/// fewer than 8 chunks per level of the tree), reduced up to the root and
 /// broadcast back down, pipelined: a rank forwards a chunk as soon as it
 /// has it, up and down at once. About 2 log2 P latencies against a ring's
 /// 2(P-1); every rank sends the half it is interior for twice (to its
