@@ -6,6 +6,7 @@
 #include "sim/network/alpha_beta.hpp"
 #include "sim/network/collectives.hpp"
 #include "sim/network/platform.hpp"
+#include "tests/sim/lockstep.hpp"
 
 #include <cmath>
 #include <functional>
@@ -16,7 +17,6 @@
 #include <doctest/doctest.h>
 #include <simgrid/s4u.hpp>
 
-namespace sg4 = simgrid::s4u;
 using namespace gcsim::net;
 
 namespace {
@@ -67,20 +67,9 @@ TEST_CASE("hierarchical allreduce on 3 machines of 4 GPUs") {
   for (size_t c = 0; c < cases.size(); ++c)
     groups.push_back(std::make_unique<Group>("case" + std::to_string(c), platform.workers));
 
-  std::vector<double> seconds(cases.size(), -1.0);
-  sg4::BarrierPtr barrier = sg4::Barrier::create(kRanks);
-  for (int w = 0; w < kRanks; ++w)
-    sg4::Actor::create("gpu", platform.workers[static_cast<size_t>(w)], [&, w] {
-      for (size_t c = 0; c < cases.size(); ++c) {
-        barrier->wait();
-        double start = sg4::Engine::get_clock();
-        cases[c].run(*groups[c], w);
-        barrier->wait();
-        if (w == 0)
-          seconds[c] = sg4::Engine::get_clock() - start;
-      }
-    });
-  simulation.run();
+  const std::vector<double> seconds =
+      gcsim::testing::time_in_lockstep(simulation, platform.workers, cases.size(),
+                                       [&](size_t c, int rank) { cases[c].run(*groups[c], rank); });
 
   // Inside a machine a message crosses two GPU links; between machines two
   // GPU links and two NICs, each NIC carrying all kPerNode GPUs' flows.

@@ -3,6 +3,7 @@
 
 #include "sim/network/collectives.hpp"
 #include "sim/network/platform.hpp"
+#include "tests/sim/lockstep.hpp"
 #include "tests/sim/test_platforms.hpp"
 
 #include <cmath>
@@ -102,25 +103,15 @@ TEST_CASE("double binary tree allreduce on a 10 Gbps star") {
         "case" + std::to_string(c),
         std::vector<sg4::Host*>(platform.workers.begin(),
                                 platform.workers.begin() + cases[c].ranks)));
-  std::vector<double> seconds(cases.size(), -1.0);
-  sg4::BarrierPtr barrier = sg4::Barrier::create(kHosts);
-  for (int w = 0; w < kHosts; ++w)
-    sg4::Actor::create("rank", platform.workers[static_cast<size_t>(w)], [&, w] {
-      for (size_t c = 0; c < cases.size(); ++c) {
-        barrier->wait();
-        double start = sg4::Engine::get_clock();
-        if (w < cases[c].ranks) {
-          if (cases[c].tree)
-            double_binary_tree_allreduce(*groups[c], w, cases[c].bytes);
-          else
-            ring_allreduce(*groups[c], w, cases[c].bytes);
-        }
-        barrier->wait();
-        if (w == 0)
-          seconds[c] = sg4::Engine::get_clock() - start;
-      }
-    });
-  simulation.run();
+  const std::vector<double> seconds = gcsim::testing::time_in_lockstep(
+      simulation, platform.workers, cases.size(), [&](size_t c, int rank) {
+        if (rank >= cases[c].ranks)
+          return;
+        if (cases[c].tree)
+          double_binary_tree_allreduce(*groups[c], rank, cases[c].bytes);
+        else
+          ring_allreduce(*groups[c], rank, cases[c].bytes);
+      });
 
   const double alpha = 2 * kLatency;
   const double beta = 1 / kBandwidth;
