@@ -318,6 +318,27 @@ TreeLinks double_binary_tree_links(int size, int rank, int tree) {
   return links;
 }
 
+TreeLinks machine_tree_links(int nodes, int per_node, int rank, int tree) {
+  assert(per_node > 0 && rank < nodes * per_node && "a rank of whole machines");
+  const int node = rank / per_node;
+  const int local = rank % per_node;
+  TreeLinks links;
+  if (local > 0) {
+    links.parent = rank - 1;
+    if (local + 1 < per_node)
+      links.children.push_back(rank + 1);
+    return links;
+  }
+  const TreeLinks between = double_binary_tree_links(nodes, node, tree);
+  if (between.parent >= 0)
+    links.parent = between.parent * per_node;
+  for (int child : between.children)
+    links.children.push_back(child * per_node);
+  if (per_node > 1)
+    links.children.push_back(rank + 1);
+  return links;
+}
+
 namespace {
 
 // At most NCCL's 8 buffer slots of chunks wait to be taken (see
@@ -387,11 +408,11 @@ void tree_down(Group& group, int rank, const TreeLinks& links, int channel,
     child.finish();
 }
 
-uint64_t tree_chunk_bytes(uint64_t bytes, int size) {
+uint64_t tree_chunk_bytes(uint64_t bytes, int nodes, int per_node) {
   // NCCL's pipeline step (512 KiB), halved down to 64 KiB while a tree's
   // half of the buffer makes fewer than 8 chunks per level of the tree.
-  int depth = 0;
-  while ((1 << depth) < size)
+  int depth = per_node - 1;
+  for (int reach = 1; reach < nodes; reach *= 2)
     ++depth;
   uint64_t chunk = 512 * 1024;
   while (chunk > 64 * 1024 && (bytes / 2) / chunk < static_cast<uint64_t>(8 * std::max(depth, 1)))
@@ -401,18 +422,20 @@ uint64_t tree_chunk_bytes(uint64_t bytes, int size) {
 
 } // namespace
 
-void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes) {
+void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node) {
   const int size = group.size();
+  assert(ranks_per_node > 0 && size % ranks_per_node == 0 && "whole machines");
   if (size < 2)
     return;
-  const uint64_t chunk = tree_chunk_bytes(bytes, size);
+  const int nodes = size / ranks_per_node;
+  const uint64_t chunk = tree_chunk_bytes(bytes, nodes, ranks_per_node);
   std::vector<sg4::ActorPtr> streams;
   for (int tree = 0; tree < 2; ++tree) {
     const uint64_t half = chunk_bytes(bytes, 2, tree);
     std::vector<uint64_t> chunks;
     for (uint64_t done = 0; done < half || chunks.empty(); done += chunk)
       chunks.push_back(std::min(chunk, half - done));
-    const TreeLinks links = double_binary_tree_links(size, rank, tree);
+    const TreeLinks links = machine_tree_links(nodes, ranks_per_node, rank, tree);
     // Channel 1 + tree: the two trees may link the same pair of ranks.
     const int channel = 1 + tree;
     if (links.parent >= 0)

@@ -93,14 +93,20 @@ struct TreeLinks {
 /// the size allows, interior in the other.
 TreeLinks binary_tree_links(int size, int rank);
 TreeLinks double_binary_tree_links(int size, int rank, int tree);
+/// NCCL's trees on `nodes` machines of `per_node` consecutive ranks: the
+/// double binary tree joins the machines through their first rank, and each
+/// machine's ranks hang from it in a chain. One rank per machine: the
+/// double binary tree itself.
+TreeLinks machine_tree_links(int nodes, int per_node, int rank, int tree);
 /// NCCL's double binary tree allreduce (NCCL 2.4): each tree carries half
 /// the buffer in chunks (512 KiB, halved down to 64 KiB while a half makes
 /// fewer than 8 chunks per level of the tree), reduced up to the root and
 /// broadcast back down, pipelined: a rank forwards a chunk as soon as it
 /// has it, up and down at once. About 2 log2 P latencies against a ring's
 /// 2(P-1); every rank sends the half it is interior for twice (to its
-/// parent once, to its two children) and the other half once.
-void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes);
+/// parent once, to its two children) and the other half once. With
+/// `ranks_per_node` > 1 the trees are machine_tree_links'.
+void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node = 1);
 /// Binomial-tree broadcast of `bytes` from `root`.
 void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// gloo's broadcast (gloo/broadcast.cc): the same binomial tree, but a rank

@@ -472,7 +472,7 @@ private:
           net::recursive_doubling_allreduce(*group_, worker, bytes);
           break;
         case AllreduceAlgorithm::double_binary_tree:
-          net::double_binary_tree_allreduce(*group_, worker, bytes);
+          net::double_binary_tree_allreduce(*group_, worker, bytes, plan_.ranks_per_node);
           break;
         case AllreduceAlgorithm::hierarchical:
           net::hierarchical_allreduce(*group_, worker, bytes, plan_.ranks_per_node);

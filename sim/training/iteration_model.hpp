@@ -104,7 +104,7 @@ struct IterationPlan {
   bool kernels_share_device = false;
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;
   /// Consecutive ranks that share a machine (multi_gpu's GPUs per node):
-  /// the hierarchical allreduce's inner rings.
+  /// the hierarchical allreduce's inner rings, the tree's chains.
   int ranks_per_node = 1;
   int iterations = 1;
   /// Stragglers: in each iteration, each worker's forward and backward

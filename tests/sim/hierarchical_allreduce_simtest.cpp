@@ -1,7 +1,8 @@
 // The hierarchical allreduce on multi-GPU machines equals its closed form
 // (three ring phases, the middle one with every GPU of a machine sharing its
 // NIC), sends what its rings send, and beats the flat ring where latency
-// between machines dominates and not where the NIC's bandwidth does.
+// between machines dominates and not where the NIC's bandwidth does; NCCL's
+// machine trees pay their depth's latency.
 
 #include "sim/network/alpha_beta.hpp"
 #include "sim/network/collectives.hpp"
@@ -63,6 +64,9 @@ TEST_CASE("hierarchical allreduce on 3 machines of 4 GPUs") {
     cases.push_back({"flat ring " + std::to_string(bytes),
                      [bytes](Group& g, int r) { ring_allreduce(g, r, bytes); }});
   }
+  // NCCL's trees: between the machines' first GPUs, chains below them.
+  cases.push_back({"machine trees, empty buffer",
+                   [](Group& g, int r) { double_binary_tree_allreduce(g, r, 0, kPerNode); }});
   std::vector<std::unique_ptr<Group>> groups;
   for (size_t c = 0; c < cases.size(); ++c)
     groups.push_back(std::make_unique<Group>("case" + std::to_string(c), platform.workers));
@@ -92,6 +96,11 @@ TEST_CASE("hierarchical allreduce on 3 machines of 4 GPUs") {
     for (int r = 0; r < kRanks; ++r)
       CHECK(groups[2 * i]->bytes_sent(r) == sent);
   }
+  // The deepest GPU is 3 links down its machine's chain and its machine two
+  // machines below the root (both trees of 3 machines are 2 deep): up and
+  // back down.
+  const double tree = seconds[2 * sizes.size()];
+  CHECK(std::fabs(tree - 2 * (3 * intra.alpha_s + 2 * inter.alpha_s)) <= 1e-12);
   // 12 bytes: latency only; 2(N-1) = 4 crossings between machines against 2(GN-1) = 22.
   CHECK(seconds[0] < 0.5 * seconds[1]);
   // 1 GB: the NICs' bandwidth; the flat ring puts a little more through each

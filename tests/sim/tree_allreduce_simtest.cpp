@@ -84,6 +84,43 @@ TEST_CASE("the two trees span every rank, each link both ways, leaves complement
   CHECK(binary_tree_links(6, 5).parent == 4);
 }
 
+TEST_CASE(
+    "on machines of several GPUs the trees join the machines' first GPUs, chains hang below") {
+  for (int nodes = 1; nodes <= 9; ++nodes)
+    for (int per_node = 1; per_node <= 4; ++per_node)
+      for (int tree = 0; tree < 2; ++tree) {
+        INFO(nodes << " machines of " << per_node << ", tree " << tree);
+        const int size = nodes * per_node;
+        int roots = 0;
+        int edges = 0;
+        int between_machines = 0;
+        for (int rank = 0; rank < size; ++rank) {
+          const TreeLinks links = machine_tree_links(nodes, per_node, rank, tree);
+          if (per_node == 1) {
+            CHECK(links.parent == double_binary_tree_links(size, rank, tree).parent);
+            CHECK(links.children == double_binary_tree_links(size, rank, tree).children);
+          }
+          roots += links.parent < 0 ? 1 : 0;
+          for (int child : links.children) {
+            REQUIRE(child >= 0);
+            REQUIRE(child < size);
+            CHECK(machine_tree_links(nodes, per_node, child, tree).parent == rank);
+            ++edges;
+            if (child / per_node != rank / per_node) {
+              ++between_machines;
+              CHECK(rank % per_node == 0);
+              CHECK(child % per_node == 0);
+            } else {
+              CHECK(child == rank + 1); // the chain
+            }
+          }
+        }
+        CHECK(roots == 1);
+        CHECK(edges == size - 1);
+        CHECK(between_machines == nodes - 1);
+      }
+}
+
 TEST_CASE("double binary tree allreduce on a 10 Gbps star") {
   Simulation simulation(gcsim::testing::star_platform("trees", kHosts, kBandwidth, kLatency));
   const Platform& platform = simulation.platform();
