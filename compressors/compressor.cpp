@@ -238,6 +238,8 @@ const char* to_string(CommKind kind) {
     return "ps_push";
   case CommKind::ps_pull:
     return "ps_pull";
+  case CommKind::allreduce_tree:
+    return "allreduce_tree";
   }
   return "unknown";
 }

@@ -34,6 +34,7 @@ enum class CommKind {
   gtopk_merge_round,            // `transfers`: one (src -> dst) message per merging pair
   ps_push,                      // `transfers`: worker -> parameter server (`root`)
   ps_pull,                      // `transfers`: parameter server (`root`) -> worker
+  allreduce_tree,               // bytes[i]: the buffer (same for all); NCCL's double binary tree
 };
 
 struct Transfer {

@@ -18,8 +18,9 @@ public:
         rows_(static_cast<std::uint32_t>(integer("rows"))),
         columns_(static_cast<std::uint32_t>(integer("columns"))),
         second_round_(flag("second_round")),
-        kind_(text("allreduce") == "ring" ? CommKind::allreduce_ring
-                                          : CommKind::allreduce_recursive_doubling) {}
+        kind_(text("allreduce") == "ring"   ? CommKind::allreduce_ring
+              : text("allreduce") == "tree" ? CommKind::allreduce_tree
+                                            : CommKind::allreduce_recursive_doubling) {}
 
   std::size_t scratch_floats(std::size_t d) const override {
     return static_cast<std::size_t>(rows_) * sketch_columns(d);
@@ -95,7 +96,7 @@ CompressorInfo gs_sgd_info() {
                           "sketch columns; 0 = 10*k (our default, not the paper's)"),
        ParamSpec::boolean("second_round", true,
                           "allreduce the exact values at the k selected coordinates"),
-       ParamSpec::choice("allreduce", "recursive_doubling", {"recursive_doubling", "ring"},
+       ParamSpec::choice("allreduce", "recursive_doubling", {"recursive_doubling", "ring", "tree"},
                          "algorithm of both allreduces"),
        error_feedback_param()}};
 }

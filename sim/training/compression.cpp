@@ -20,6 +20,8 @@ StepPlan::Kind step_kind(compress::CommKind kind) {
     return StepPlan::Kind::allreduce_ring;
   case compress::CommKind::allreduce_recursive_doubling:
     return StepPlan::Kind::allreduce_recursive_doubling;
+  case compress::CommKind::allreduce_tree:
+    return StepPlan::Kind::allreduce_tree;
   case compress::CommKind::allgather:
     return StepPlan::Kind::allgather;
   case compress::CommKind::allgatherv:

@@ -414,6 +414,9 @@ private:
     case StepPlan::Kind::allreduce_recursive_doubling:
       net::recursive_doubling_allreduce(group, local_rank, my_bytes);
       break;
+    case StepPlan::Kind::allreduce_tree:
+      net::double_binary_tree_allreduce(group, local_rank, my_bytes);
+      break;
     case StepPlan::Kind::allgather:
       net::ring_allgather(group, local_rank, my_bytes);
       break;

@@ -43,6 +43,7 @@ struct StepPlan {
     broadcast,
     reduce,
     point_to_point, // `messages`, all sent at once (gTop-k rounds, PS push/pull)
+    allreduce_tree, // NCCL's double binary tree over the participants
   };
   struct Message {
     int src = 0;

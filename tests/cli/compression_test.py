@@ -95,6 +95,18 @@ with tempfile.TemporaryDirectory() as work:
         large = max_bytes(dict(name=name, **params), 16)
         # log2 16 / log2 4 = 2; the root's broadcast adds a log P term too.
         check(large / small <= 2.2, f"{name}: busiest worker sends O(log P): x{large / small:.2f} from P=4 to 16")
+    # gs-SGD's sketches through NCCL's double binary tree: on 16 workers
+    # fewer latencies than recursive doubling's, and a replay of its schedule
+    # keeps the tree.
+    gs_tree, _ = run(work, {"name": "gs_sgd", "density": 0.01, "allreduce": "tree"}, 16,
+                     out="gs-tree")
+    with open(os.path.join(work, "gs-tree", "schedule.json")) as handle:
+        kinds = {step["kind"] for it in json.load(handle)["iterations"] for step in it["steps"]}
+    check(kinds == {"allreduce_tree"}, f"gs_sgd with allreduce tree asks for tree allreduces: {kinds}")
+    replayed, _ = run(work, {"name": "gs_sgd", "density": 0.01, "allreduce": "tree"}, 16, "--replay",
+                      os.path.join(work, "gs-tree", "schedule.json"), out="gs-tree-replay")
+    check(replayed["summary"]["communication_total_s"] == gs_tree["summary"]["communication_total_s"],
+          "a replayed tree schedule takes the same time")
     small = max_bytes({"name": "topk", "density": 0.01}, 4)
     large = max_bytes({"name": "topk", "density": 0.01}, 16)
     check(large / small >= 4.5, f"topk allgather grows with P-1: x{large / small:.2f} from P=4 to 16")

@@ -342,6 +342,10 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
         Run("gs_sgd", {{"density", 0.25}, {"rows", 3}, {"columns", 8}}, P).step(views, 0);
     expect(r, {{K::allreduce_recursive_doubling, same(96)},
                {K::allreduce_recursive_doubling, same(16)}});
+    const auto tree =
+        Run("gs_sgd", {{"density", 0.25}, {"rows", 3}, {"columns", 8}, {"allreduce", "tree"}}, P)
+            .step(views, 0);
+    expect(tree, {{K::allreduce_tree, same(96)}, {K::allreduce_tree, same(16)}});
   }
   SUBCASE("sketched_sgd: star through rank 0, 2k candidates") {
     const auto r =
