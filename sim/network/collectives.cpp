@@ -270,8 +270,8 @@ TreeLinks binary_tree_links(int size, int rank) {
   TreeLinks links;
   if (size < 2)
     return links;
-  // In-order binary tree: rank r > 0 with lowest set bit b sits b levels
-  // above the leaves (the odd ranks); its children are r -/+ b/2, and its
+  // In-order binary tree: rank r > 0 with lowest set bit b sits log2 b
+  // levels above the leaves (the odd ranks); its children are r -/+ b/2, and its
   // parent r - b or r + b, whichever has bit 2b clear. Rank 0 is the root
   // and has one child, the largest power of two below `size`. Where a right
   // child or a parent falls past the last rank, the nearest one in range
@@ -367,8 +367,7 @@ private:
   std::vector<sg4::CommPtr> posted_;
 };
 
-// Receives chunk after chunk from every peer in `from`, all of one chunk at
-// once.
+// Receives one chunk from every peer in `from`, all at once.
 void receive_chunk(const Group& group, int rank, const std::vector<int>& from, int channel) {
   std::vector<sg4::CommPtr> pending;
   std::vector<int*> received(from.size(), nullptr);
