@@ -109,69 +109,73 @@ void send_receive(Group& group, int rank, int to, uint64_t send_bytes, int from)
 
 namespace {
 
-// The ring phases run over `members`, group ranks in ring order, `position`
-// being the caller's index among them: the whole group for a flat ring, the
-// GPUs of one machine or one GPU of each machine for the hierarchical one.
-// M-1 steps: at step s member i sends block (i - s) mod M to member i+1 and
-// receives block (i - s - 1) mod M from member i-1. In a reduce-scatter the
-// blocks are the chunks being summed (member i ends with chunk (i + 1) mod
-// M); in an allgather they are the members' contributions.
-void ring_pass(Group& group, const std::vector<int>& members, int position,
-               const std::vector<uint64_t>& bytes_per_block) {
-  const int size = static_cast<int>(members.size());
-  assert(bytes_per_block.size() == members.size() && "one block per member");
+// The ranks a ring runs over, in ring order: first, first + stride, ... The
+// whole group (0, 1), the GPUs of one machine (its first, 1) or one GPU of
+// each machine (its index, G): arithmetic, so no list is built per call.
+struct Ring {
+  int first;
+  int stride;
+  int size;
+  int rank(int position) const { return first + stride * position; }
+};
+
+// M-1 steps: at step s the member at `position` i sends block (i - s) mod M
+// to member i+1 and receives block (i - s - 1) mod M from member i-1;
+// `block_bytes(b)` weighs block b. In a reduce-scatter the blocks are the
+// chunks being summed (member i ends with chunk (i + 1) mod M); in an
+// allgather they are the members' contributions.
+template <typename BlockBytes>
+void ring_pass(Group& group, Ring ring, int position, const BlockBytes& block_bytes) {
+  const int size = ring.size;
   if (size < 2)
     return;
-  const int rank = members[static_cast<size_t>(position)];
-  sg4::Mailbox* to_right = group.mailbox(rank, members[static_cast<size_t>((position + 1) % size)]);
-  sg4::Mailbox* from_left =
-      group.mailbox(members[static_cast<size_t>((position + size - 1) % size)], rank);
+  const int rank = ring.rank(position);
+  sg4::Mailbox* to_right = group.mailbox(rank, ring.rank((position + 1) % size));
+  sg4::Mailbox* from_left = group.mailbox(ring.rank((position + size - 1) % size), rank);
   for (int step = 0; step < size - 1; ++step) {
     int block = ((position - step) % size + size) % size;
-    exchange(group, rank, to_right, bytes_per_block[static_cast<size_t>(block)], from_left);
+    exchange(group, rank, to_right, block_bytes(block), from_left);
   }
 }
 
-// `bytes` cut into `parts` chunks, the chunk `shift` places on first: after
-// a reduce-scatter member i holds chunk (i + 1) mod M, so its allgather's
-// blocks are the chunks shifted by one.
-std::vector<uint64_t> chunks_of(uint64_t bytes, int parts, int shift) {
-  std::vector<uint64_t> chunks(static_cast<size_t>(parts));
-  for (int i = 0; i < parts; ++i)
-    chunks[static_cast<size_t>(i)] = chunk_bytes(bytes, parts, (i + shift) % parts);
-  return chunks;
+// A reduce-scatter's block b: chunk b of the buffer.
+auto summed_chunk(uint64_t bytes, int parts) {
+  return [bytes, parts](int block) { return chunk_bytes(bytes, parts, block); };
 }
 
-void allreduce_over(Group& group, const std::vector<int>& members, int position, uint64_t bytes) {
-  const int size = static_cast<int>(members.size());
-  ring_pass(group, members, position, chunks_of(bytes, size, 0));
-  ring_pass(group, members, position, chunks_of(bytes, size, 1));
+// After the reduce-scatter member i holds chunk (i + 1) mod M: the
+// allgather's block i.
+auto held_chunk(uint64_t bytes, int parts) {
+  return [bytes, parts](int block) { return chunk_bytes(bytes, parts, (block + 1) % parts); };
 }
 
-std::vector<int> every_rank(const Group& group) {
-  std::vector<int> members(static_cast<size_t>(group.size()));
-  for (int r = 0; r < group.size(); ++r)
-    members[static_cast<size_t>(r)] = r;
-  return members;
+void allreduce_over(Group& group, Ring ring, int position, uint64_t bytes) {
+  ring_pass(group, ring, position, summed_chunk(bytes, ring.size));
+  ring_pass(group, ring, position, held_chunk(bytes, ring.size));
+}
+
+Ring whole(const Group& group) {
+  return {0, 1, group.size()};
 }
 
 } // namespace
 
 void ring_reduce_scatter(Group& group, int rank, uint64_t bytes) {
-  ring_pass(group, every_rank(group), rank, chunks_of(bytes, group.size(), 0));
+  ring_pass(group, whole(group), rank, summed_chunk(bytes, group.size()));
 }
 
 void ring_allgather(Group& group, int rank, uint64_t bytes_per_rank) {
-  ring_pass(group, every_rank(group), rank,
-            std::vector<uint64_t>(static_cast<size_t>(group.size()), bytes_per_rank));
+  ring_pass(group, whole(group), rank, [bytes_per_rank](int) { return bytes_per_rank; });
 }
 
 void ring_allreduce(Group& group, int rank, uint64_t bytes) {
-  allreduce_over(group, every_rank(group), rank, bytes);
+  allreduce_over(group, whole(group), rank, bytes);
 }
 
 void ring_allgatherv(Group& group, int rank, const std::vector<uint64_t>& bytes_per_rank) {
-  ring_pass(group, every_rank(group), rank, bytes_per_rank);
+  assert(bytes_per_rank.size() == static_cast<size_t>(group.size()) && "one size per rank");
+  ring_pass(group, whole(group), rank,
+            [&bytes_per_rank](int block) { return bytes_per_rank[static_cast<size_t>(block)]; });
 }
 
 void hierarchical_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node) {
@@ -179,20 +183,13 @@ void hierarchical_allreduce(Group& group, int rank, uint64_t bytes, int ranks_pe
          "whole machines of ranks_per_node ranks");
   const int node = rank / ranks_per_node;
   const int local = rank % ranks_per_node;
-  const int nodes = group.size() / ranks_per_node;
-  std::vector<int> machine(static_cast<size_t>(ranks_per_node));
-  for (int l = 0; l < ranks_per_node; ++l)
-    machine[static_cast<size_t>(l)] = node * ranks_per_node + l;
-  std::vector<int> peers(static_cast<size_t>(nodes));
-  for (int n = 0; n < nodes; ++n)
-    peers[static_cast<size_t>(n)] = n * ranks_per_node + local;
-
-  ring_pass(group, machine, local, chunks_of(bytes, ranks_per_node, 0));
+  const Ring machine{node * ranks_per_node, 1, ranks_per_node};
+  const Ring peers{local, ranks_per_node, group.size() / ranks_per_node};
+  ring_pass(group, machine, local, summed_chunk(bytes, ranks_per_node));
   // GPU `local` now holds the machine's sum of chunk (local + 1) mod G; the
   // same GPU of every machine holds the same chunk.
-  const std::vector<uint64_t> held = chunks_of(bytes, ranks_per_node, 1);
-  allreduce_over(group, peers, node, held[static_cast<size_t>(local)]);
-  ring_pass(group, machine, local, held);
+  allreduce_over(group, peers, node, held_chunk(bytes, ranks_per_node)(local));
+  ring_pass(group, machine, local, held_chunk(bytes, ranks_per_node));
 }
 
 void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes) {
