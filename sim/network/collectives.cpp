@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 #include <utility>
 
 #include <simgrid/s4u.hpp>
@@ -100,6 +101,34 @@ void exchange(Group& group, int rank, sg4::Mailbox* outgoing_box, uint64_t send_
   incoming_box->get<int>();
   outgoing->wait();
 }
+
+// Sends pieces in order to one peer. Receiving piece i + 1 overlaps sending
+// piece i. At most NCCL's 8 buffer slots (NCCL_STEPS) wait to be taken:
+// SimGrid searches a mailbox's queue linearly, so a queue of every piece made
+// a run quadratic in the pieces (100000 took over 5 minutes). The peer takes
+// one piece at a time, so the bound only stalls a sender whose peer is
+// slower, as NCCL does.
+class PieceSender {
+public:
+  PieceSender(Group& group, int rank, int to, int channel = 0)
+      : group_(group), rank_(rank), mailbox_(group.mailbox(rank, to, channel)) {}
+  void send(uint64_t bytes) {
+    constexpr size_t kSlots = 8;
+    if (posted_.size() == kSlots) {
+      posted_.front()->wait();
+      posted_.erase(posted_.begin());
+    }
+    group_.count_sent(rank_, bytes);
+    posted_.push_back(mailbox_->put_async(&payload_token, bytes));
+  }
+  void finish() { sg4::Comm::wait_all(posted_); }
+
+private:
+  Group& group_;
+  int rank_;
+  sg4::Mailbox* mailbox_;
+  std::vector<sg4::CommPtr> posted_;
+};
 
 } // namespace
 
@@ -239,27 +268,17 @@ void pipelined_ring_broadcast(Group& group, int rank, int root, uint64_t bytes, 
   const int next = (rank + 1) % size;
   const bool forwards = relative + 1 < size; // the chain's last rank only receives
   const uint64_t pieces = bytes == 0 ? 1 : (bytes + chunk - 1) / chunk;
-  // Receiving piece i + 1 overlaps sending piece i. At most NCCL's 8 buffer
-  // slots (NCCL_STEPS) wait to be taken: SimGrid searches a mailbox's queue
-  // linearly, so a queue of every piece made a run quadratic in the pieces
-  // (100000 took over 5 minutes). The next rank takes one piece at a time, so
-  // the bound only stalls a rank whose successor is slower, as NCCL does.
-  constexpr size_t kSlots = 8;
-  std::vector<sg4::CommPtr> sends;
+  std::optional<PieceSender> to_next;
+  if (forwards)
+    to_next.emplace(group, rank, next);
   for (uint64_t piece = 0; piece < pieces; ++piece) {
-    const uint64_t piece_bytes = std::min(chunk, bytes - piece * chunk);
     if (relative != 0)
       receive(group, rank, previous);
-    if (forwards) {
-      if (sends.size() == kSlots) {
-        sends.front()->wait();
-        sends.erase(sends.begin());
-      }
-      group.count_sent(rank, piece_bytes);
-      sends.push_back(group.mailbox(rank, next)->put_async(&payload_token, piece_bytes));
-    }
+    if (to_next)
+      to_next->send(std::min(chunk, bytes - piece * chunk));
   }
-  sg4::Comm::wait_all(sends);
+  if (to_next)
+    to_next->finish();
 }
 
 TreeLinks binary_tree_links(int size, int rank) {
@@ -338,32 +357,6 @@ TreeLinks machine_tree_links(int nodes, int per_node, int rank, int tree) {
 
 namespace {
 
-// At most NCCL's 8 buffer slots of chunks wait to be taken (see
-// pipelined_ring_broadcast).
-constexpr size_t kTreeSlots = 8;
-
-// Sends in order to one peer, at most kTreeSlots chunks posted at a time.
-class ChunkSender {
-public:
-  ChunkSender(Group& group, int rank, int to, int channel)
-      : group_(group), rank_(rank), mailbox_(group.mailbox(rank, to, channel)) {}
-  void send(uint64_t bytes) {
-    if (posted_.size() == kTreeSlots) {
-      posted_.front()->wait();
-      posted_.erase(posted_.begin());
-    }
-    group_.count_sent(rank_, bytes);
-    posted_.push_back(mailbox_->put_async(&payload_token, bytes));
-  }
-  void finish() { sg4::Comm::wait_all(posted_); }
-
-private:
-  Group& group_;
-  int rank_;
-  sg4::Mailbox* mailbox_;
-  std::vector<sg4::CommPtr> posted_;
-};
-
 // Receives one chunk from every peer in `from`, all at once.
 void receive_chunk(const Group& group, int rank, const std::vector<int>& from, int channel) {
   std::vector<sg4::CommPtr> pending;
@@ -379,7 +372,7 @@ void receive_chunk(const Group& group, int rank, const std::vector<int>& from, i
 // are in; any other rank runs the two directions side by side.
 void tree_up(Group& group, int rank, const TreeLinks& links, int channel,
              const std::vector<uint64_t>& chunks) {
-  ChunkSender parent(group, rank, links.parent, channel);
+  PieceSender parent(group, rank, links.parent, channel);
   for (uint64_t bytes : chunks) {
     receive_chunk(group, rank, links.children, channel);
     parent.send(bytes);
@@ -389,7 +382,7 @@ void tree_up(Group& group, int rank, const TreeLinks& links, int channel,
 
 void tree_down(Group& group, int rank, const TreeLinks& links, int channel,
                const std::vector<uint64_t>& chunks) {
-  std::vector<ChunkSender> children;
+  std::vector<PieceSender> children;
   for (int child : links.children)
     children.emplace_back(group, rank, child, channel);
   for (uint64_t bytes : chunks) {
@@ -397,10 +390,10 @@ void tree_down(Group& group, int rank, const TreeLinks& links, int channel,
       receive_chunk(group, rank, {links.parent}, channel);
     else
       receive_chunk(group, rank, links.children, channel);
-    for (ChunkSender& child : children)
+    for (PieceSender& child : children)
       child.send(bytes);
   }
-  for (ChunkSender& child : children)
+  for (PieceSender& child : children)
     child.finish();
 }
 
