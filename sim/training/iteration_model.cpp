@@ -415,7 +415,11 @@ private:
       net::recursive_doubling_allreduce(group, local_rank, my_bytes);
       break;
     case StepPlan::Kind::allreduce_tree:
-      net::double_binary_tree_allreduce(group, local_rank, my_bytes);
+      // Over every worker the trees follow the machines, as the dense
+      // buckets' do; over a subset they are flat.
+      net::double_binary_tree_allreduce(
+          group, local_rank, my_bytes,
+          step.participants.size() == platform_.workers.size() ? plan_.ranks_per_node : 1);
       break;
     case StepPlan::Kind::allgather:
       net::ring_allgather(group, local_rank, my_bytes);
