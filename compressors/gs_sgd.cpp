@@ -17,16 +17,22 @@ public:
       : CompressorBase(std::move(name), std::move(params)), density_(number("density")),
         rows_(static_cast<std::uint32_t>(integer("rows"))),
         columns_(static_cast<std::uint32_t>(integer("columns"))),
-        second_round_(flag("second_round")),
-        kind_(text("allreduce") == "ring"   ? CommKind::allreduce_ring
-              : text("allreduce") == "tree" ? CommKind::allreduce_tree
-                                            : CommKind::allreduce_recursive_doubling) {}
+        second_round_(flag("second_round")), kind_(allreduce_kind(text("allreduce"))) {}
 
   std::size_t scratch_floats(std::size_t d) const override {
     return static_cast<std::size_t>(rows_) * sketch_columns(d);
   }
 
 private:
+  // The parameter's choices (ParamSpec below): recursive_doubling, ring, tree.
+  static CommKind allreduce_kind(const std::string& algorithm) {
+    if (algorithm == "ring")
+      return CommKind::allreduce_ring;
+    if (algorithm == "tree")
+      return CommKind::allreduce_tree;
+    return CommKind::allreduce_recursive_doubling;
+  }
+
   std::uint32_t sketch_columns(std::size_t d) const {
     return columns_ != 0 ? columns_ : default_sketch_columns(k_for_density(d, density_));
   }
