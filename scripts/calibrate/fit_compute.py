@@ -29,6 +29,11 @@ its time without hooks. A simulation of a model of that name then uses them
 instead of the FLOP model, interpolated between batches; the script prints
 how well that interpolation predicts each inner batch from the others.
 
+With --backward-per-kind it also fits and prints (never writes) the model
+with a backward rate of each kind's own, in sample and held out, and each
+kind's forward and backward rates in the measured layer times
+(platforms/devices/README.md says why the profile keeps one backward rate).
+
     /usr/bin/python3 scripts/calibrate/fit_compute.py --profile h200-kernels.json \\
         h200-layer-times-b32.json h200-layer-times-b128.json --out platforms/devices/h200.json
 """
@@ -56,6 +61,9 @@ def parse_args(argv):
     parser.add_argument("--out", help="profile to write with the fitted compute section")
     parser.add_argument("--model-times", action="store_true",
                         help="also write the measured per-layer times into the profile")
+    parser.add_argument("--backward-per-kind", action="store_true",
+                        help="also print a fit with a backward rate per kind, and each kind's "
+                             "rates in the measured layer times (compared, not written)")
     return parser.parse_args(argv)
 
 
@@ -286,6 +294,72 @@ class Fit(Compute):
                          {kind: self.ratio * value for kind, value in self.per_flop.items()})
 
 
+class KindFit(Compute):
+    """L and, per kind, 1/(R e_k) forward and backward apart, fitted to whole
+    passes: the model with a backward efficiency per kind (not the profile's)."""
+
+    def __init__(self, runs):
+        kinds = sorted({kind for run in runs for kind, _, _ in run["layers"]})
+        n = len(kinds)
+        measured = np.array([t for run in runs for t in (run["forward_s"], run["backward_s"])])
+        design = np.zeros((len(measured), 2 * n + 1))
+        for i, run in enumerate(runs):
+            design[2 * i:2 * i + 2, 0] = len(run["layers"])
+            for kind, forward, backward in run["layers"]:
+                design[2 * i, 1 + kinds.index(kind)] += forward
+                design[2 * i + 1, 1 + n + kinds.index(kind)] += backward
+        weighted = design / measured[:, None]
+        ones = np.ones_like(measured)
+        solution, *_ = np.linalg.lstsq(weighted, ones, rcond=None)
+        if solution[0] < 0:  # no negative latency: fit without one
+            solution[0] = 0.0
+            solution[1:], *_ = np.linalg.lstsq(weighted[:, 1:], ones, rcond=None)
+        super().__init__(float(solution[0]),
+                         {kind: float(solution[1 + j]) for j, kind in enumerate(kinds)},
+                         {kind: float(solution[1 + n + j]) for j, kind in enumerate(kinds)})
+
+
+def layer_rates(paths, loaded):
+    """Each kind's FLOP rates in the measured layer times (forward, backward),
+    per model and batch: what a per-kind efficiency would have to be."""
+    print("rates of the measured layer times by kind (TFLOP/s, forward / backward):")
+    for path, (data, _) in zip(paths, loaded):
+        for name, entry in data["models"].items():
+            spec = {layer["name"]: layer for layer in spec_layers(path, name)}
+            sums = {}
+            for layer, (forward_s, backward_s) in measured_layers(path, name, entry).items():
+                kind = spec[layer]["kind"]
+                flops = (spec[layer]["forward_flops"] * entry["batch"],
+                         spec[layer].get("backward_flops", 2 * spec[layer]["forward_flops"])
+                         * entry["batch"])
+                total = sums.setdefault(kind, [0.0, 0.0, 0.0, 0.0])
+                total[0] += flops[0]
+                total[1] += forward_s
+                total[2] += flops[1]
+                total[3] += backward_s
+            print(f"  {name:<20} {entry['batch']:>5} " + ", ".join(
+                f"{kind} {t[0] / t[1] / 1e12:.2f} / {t[2] / t[3] / 1e12:.2f}"
+                for kind, t in sorted(sums.items())))
+
+
+def report_fit(make_fit, paths, loaded, runs, fitted):
+    """The fit on every GPU-bound run, then each file held out of it in turn."""
+    fit = make_fit(fitted)
+    report("measured / simulated passes, on the fit (error: both passes)", fit, runs)
+    # Held out: each file (a batch size, say) predicted by the fit on the others.
+    for path, (_, held_runs) in zip(paths, loaded):
+        rest = [run for other, (_, file_runs) in zip(paths, loaded) if other != path
+                for run in file_runs if run["gpu_bound"]]
+        held = [run for run in held_runs if run["gpu_bound"]]
+        if not rest or not held:
+            continue
+        try:
+            report(f"{path} held out of the fit", make_fit(rest), held)
+        except ValueError as error:
+            print(f"{path} held out of the fit: no fit on the rest ({error})")
+    return fit
+
+
 def report(title, fit, runs):
     print(title)
     print(f"  {'model':<20} {'batch':>5} {'forward ms':>18} {'backward ms':>18} {'error':>7}")
@@ -313,22 +387,20 @@ def main(argv):
         fail(args.layer_times[0], "/models: no model's layer times are GPU-bound")
     report(f"measured / simulated passes, {args.profile}'s compute as given", given, runs)
     fit = Fit(fitted)
-
     print(f"layer latency {fit.latency_s * 1e6:.2f} us, backward rate "
           f"{rate / fit.ratio / 1e12:.2f} TFLOP/s (forward {rate / 1e12:.2f}), efficiency "
           + ", ".join(f"{kind}={1 / (rate * fit.per_flop[kind]):.3f}" for kind in fit.kinds))
-    report("measured / simulated passes, on the fit (error: both passes)", fit, runs)
-    # Held out: each file (a batch size, say) predicted by the fit on the others.
-    for path, (_, held_runs) in zip(args.layer_times, loaded):
-        rest = [run for other, (_, file_runs) in zip(args.layer_times, loaded) if other != path
-                for run in file_runs if run["gpu_bound"]]
-        held = [run for run in held_runs if run["gpu_bound"]]
-        if not rest or not held:
-            continue
-        try:
-            report(f"{path} held out of the fit", Fit(rest), held)
-        except ValueError as error:
-            print(f"{path} held out of the fit: no fit on the rest ({error})")
+    report_fit(Fit, args.layer_times, loaded, runs, fitted)
+
+    if args.backward_per_kind:
+        kind_fit = KindFit(fitted)
+        print("with a backward rate per kind (compared, not written): layer latency "
+              f"{kind_fit.latency_s * 1e6:.2f} us, TFLOP/s forward / backward "
+              + ", ".join(f"{kind} {1 / kind_fit.forward_per_flop[kind] / 1e12:.2f} / "
+                          f"{1 / kind_fit.backward_per_flop[kind] / 1e12:.2f}"
+                          for kind in sorted(kind_fit.forward_per_flop)))
+        report_fit(KindFit, args.layer_times, loaded, runs, fitted)
+        layer_rates(args.layer_times, loaded)
 
     if args.model_times:
         section, held_out = model_times(args.layer_times, loaded)

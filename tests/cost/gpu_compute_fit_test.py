@@ -35,15 +35,17 @@ def fit(args):
                           capture_output=True, text=True, timeout=120)
 
 
-def synthetic_layer_times(path, batch, latency, per_flop, ratio, scale=1.0):
-    """Passes of three workload models as the compute model gives them (times `scale`)."""
+def synthetic_layer_times(path, batch, latency, per_flop, ratio, scale=1.0, backward_per_flop=None):
+    """Passes of three workload models as the compute model gives them (times
+    `scale`); `backward_per_flop` (per kind) replaces ratio x per_flop backward."""
+    backward_per_flop = backward_per_flop or {k: ratio * v for k, v in per_flop.items()}
     models = {}
     for name in ["resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet"]:
         with open(os.path.join(ROOT, "workloads", "models", name + ".json")) as spec_file:
             spec = json.load(spec_file)
         forward = [scale * (latency + per_flop[layer["kind"]] * layer["forward_flops"] * batch)
                    for layer in spec["layers"]]
-        backward = [scale * (latency + ratio * per_flop[layer["kind"]] * layer["backward_flops"]
+        backward = [scale * (latency + backward_per_flop[layer["kind"]] * layer["backward_flops"]
                              * batch) for layer in spec["layers"]]
         models[name] = {
             "batch": batch,
@@ -96,6 +98,28 @@ with tempfile.TemporaryDirectory() as tmp:
     rows = [line for line in block.splitlines() if "imagenet" in line]
     check(done.returncode == 0 and len(rows) == 3 and all(r.endswith("-16.7%") for r in rows),
           f"the held-out batch is predicted by the fit on the others:\n{done.stdout}")
+
+    # --backward-per-kind recovers a backward rate of each kind's own (its
+    # comparison fit), which the profile's one backward rate cannot.
+    backward_tflops = {"conv": 25.0, "linear": 40.0, "norm": 0.5}
+    kind_files = []
+    for batch in (32, 128):
+        kind_files.append(os.path.join(tmp, f"kinds-b{batch}.json"))
+        synthetic_layer_times(kind_files[-1], batch, latency, per_flop, ratio=1.0,
+                              backward_per_flop={k: 1 / (t * 1e12) for k, t in backward_tflops.items()})
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *kind_files, "--backward-per-kind"])
+    line = next((x for x in done.stdout.splitlines() if x.startswith("with a backward rate per kind")), "")
+    got = {}
+    for part in line.split("TFLOP/s forward / backward", 1)[-1].split(","):
+        words = part.split()
+        if len(words) == 4:
+            got[words[0]] = (float(words[1]), float(words[3]))
+    check(done.returncode == 0 and set(got) == set(backward_tflops)
+          and all(abs(got[k][0] * 1e12 * per_flop[k] - 1) < 1e-2 for k in got)
+          and all(abs(got[k][1] / backward_tflops[k] - 1) < 1e-2 for k in got),
+          f"--backward-per-kind recovers each kind's rates: {line!r}")
+    check("rates of the measured layer times by kind" in done.stdout,
+          "--backward-per-kind prints the measured layers' rates by kind")
 
     # 2. The committed profile is the fit of the committed layer times.
     measured = sorted(os.path.join(DEVICES, "h200-layer-times", name)
