@@ -260,6 +260,18 @@ class Compute:
         return forward, backward
 
 
+def solve_relative(design, measured):
+    """Least squares on relative errors, column 0 the layer latency (never
+    negative: fitted without it then); the solution and its loss."""
+    weighted = design / measured[:, None]
+    ones = np.ones_like(measured)
+    solution, *_ = np.linalg.lstsq(weighted, ones, rcond=None)
+    if solution[0] < 0:
+        solution[0] = 0.0
+        solution[1:], *_ = np.linalg.lstsq(weighted[:, 1:], ones, rcond=None)
+    return solution, float(np.sum((weighted @ solution - ones) ** 2))
+
+
 class Fit(Compute):
     """L, 1/(R e_k) per kind and R / R_b, fitted to whole passes."""
 
@@ -277,13 +289,7 @@ class Fit(Compute):
                 for kind, forward, backward in run["layers"]:
                     design[2 * i, column[kind]] += forward
                     design[2 * i + 1, column[kind]] += ratio * backward
-            weighted = design / measured[:, None]
-            ones = np.ones_like(measured)
-            solution, *_ = np.linalg.lstsq(weighted, ones, rcond=None)
-            if solution[0] < 0:  # no negative latency: fit without one
-                solution[0] = 0.0
-                solution[1:], *_ = np.linalg.lstsq(weighted[:, 1:], ones, rcond=None)
-            loss = float(np.sum((weighted @ solution - ones) ** 2))
+            solution, loss = solve_relative(design, measured)
             if best is None or loss < best[0]:
                 best = (loss, ratio, solution)
         _, self.ratio, solution = best
@@ -308,12 +314,7 @@ class KindFit(Compute):
             for kind, forward, backward in run["layers"]:
                 design[2 * i, 1 + kinds.index(kind)] += forward
                 design[2 * i + 1, 1 + n + kinds.index(kind)] += backward
-        weighted = design / measured[:, None]
-        ones = np.ones_like(measured)
-        solution, *_ = np.linalg.lstsq(weighted, ones, rcond=None)
-        if solution[0] < 0:  # no negative latency: fit without one
-            solution[0] = 0.0
-            solution[1:], *_ = np.linalg.lstsq(weighted[:, 1:], ones, rcond=None)
+        solution, _ = solve_relative(design, measured)
         super().__init__(float(solution[0]),
                          {kind: float(solution[1 + j]) for j, kind in enumerate(kinds)},
                          {kind: float(solution[1 + n + j]) for j, kind in enumerate(kinds)})
