@@ -218,6 +218,8 @@ public:
     };
     std::vector<training::RunResult> runs;
     std::vector<training::TimelineEvent> timeline;
+    // Chosen here so that result.json says which solver timed the run.
+    scenario.platform.network.solver = training::choose_solver(scenario.platform, plans);
     try {
       runs = training::simulate(scenario.platform, plans, progress,
                                 timeline_file_.empty() ? nullptr : &timeline);

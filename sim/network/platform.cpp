@@ -55,6 +55,8 @@ void configure_network_model(const NetworkModelSpec& network) {
   // contended fat-trees.
   sg4::Engine::set_config("surf/precision:1e-11");
   sg4::Engine::set_config("network/TCP-gamma:" + fmt::format("{}", gamma));
+  sg4::Engine::set_config(std::string("network/optim:") +
+                          (network.solver == SharingSolver::full ? "Full" : "Lazy"));
 }
 
 std::vector<sg4::Host*> hosts_by_name(const sg4::Engine& engine) {
@@ -222,6 +224,18 @@ Platform build_from_xml(sg4::Engine& engine, const PlatformSpec& spec) {
 }
 
 } // namespace
+
+const char* solver_name(SharingSolver solver) {
+  switch (solver) {
+  case SharingSolver::automatic:
+    return "auto";
+  case SharingSolver::lazy:
+    return "lazy";
+  case SharingSolver::full:
+    return "full";
+  }
+  return "unknown";
+}
 
 const char* topology_name(Topology topology) {
   switch (topology) {

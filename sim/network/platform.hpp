@@ -23,6 +23,10 @@ struct LinkSpec {
   double latency_s = 0;
 };
 
+enum class SharingSolver { automatic, lazy, full };
+
+const char* solver_name(SharingSolver solver);
+
 /// SimGrid's network model settings, a platform setting so that a
 /// calibration can change them; CM02 without cross-traffic and without a TCP
 /// window bound reproduces the alpha-beta formula exactly.
@@ -34,6 +38,14 @@ struct NetworkModelSpec {
   /// TCP window in bytes bounding a flow's rate at window / (2 latency);
   /// nullopt disables the bound.
   std::optional<double> tcp_window_bytes;
+  /// How SimGrid solves the sharing of the links (`network/optim`), a matter
+  /// of speed and of SimGrid's lazy solver's known inaccuracy, not of the
+  /// model: `lazy` re-solves only the flows an event touches (fast when few
+  /// flows share a link, as a ring's), `full` all of them at every event
+  /// (faster when every flow shares links with others, as a tree's, and
+  /// times every flow right). `automatic` is lazy unless the user of the
+  /// spec chooses (training::choose_solver).
+  SharingSolver solver = SharingSolver::automatic;
 };
 
 enum class Topology { star, ring, parameter_server, fat_tree, multi_gpu, simgrid_xml };

@@ -130,6 +130,7 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
         {"platform", scenario.platform.name},
         {"topology", net::topology_name(scenario.platform.topology)},
         {"network_model", scenario.platform.network.model},
+        {"network_solver", net::solver_name(scenario.platform.network.solver)},
         {"device", profile.name()},
         {"allreduce", algorithm_name(scenario.training.allreduce)},
         {"compressor", extras.compressor_name},

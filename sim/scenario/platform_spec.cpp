@@ -96,6 +96,11 @@ net::NetworkModelSpec read_network(ObjectReader& parent) {
     network.tcp_window_bytes = reader.size("tcp_window");
   else
     reader.allow("tcp_window");
+  const std::string solver = reader.choice_or("solver", {"auto", "lazy", "full"}, "auto");
+  for (net::SharingSolver choice :
+       {net::SharingSolver::automatic, net::SharingSolver::lazy, net::SharingSolver::full})
+    if (solver == net::solver_name(choice))
+      network.solver = choice;
   reader.finish();
   return network;
 }

@@ -570,11 +570,45 @@ std::string too_long_message(const std::string& what, double seconds) {
 IterationTooLong::IterationTooLong(double seconds)
     : std::invalid_argument(too_long_message("an iteration", seconds)), seconds_(seconds) {}
 
+namespace {
+
+bool runs_push_pull(const IterationPlan& plan) {
+  return plan.compressed.empty() && plan.algorithm == AllreduceAlgorithm::parameter_server;
+}
+
+bool runs_a_tree(const IterationPlan& plan) {
+  if (plan.compressed.empty())
+    return plan.algorithm == AllreduceAlgorithm::double_binary_tree;
+  for (const CompressedIteration& iteration : plan.compressed)
+    for (const CompressionPart& part : iteration.parts)
+      for (const StepPlan& step : part.steps)
+        if (step.kind == StepPlan::Kind::allreduce_tree)
+          return true;
+  return false;
+}
+
+} // namespace
+
+net::SharingSolver choose_solver(const net::PlatformSpec& platform,
+                                 const std::vector<IterationPlan>& plans) {
+  if (platform.network.solver != net::SharingSolver::automatic)
+    return platform.network.solver;
+  if (platform.topology != net::Topology::multi_gpu &&
+      std::any_of(plans.begin(), plans.end(), runs_a_tree))
+    return net::SharingSolver::full;
+  if (platform.servers > platform.worker_count() &&
+      std::any_of(plans.begin(), plans.end(), runs_push_pull))
+    return net::SharingSolver::full;
+  return net::SharingSolver::lazy;
+}
+
 std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
                                 const std::vector<IterationPlan>& plans,
                                 const ProgressCallback& progress,
                                 std::vector<TimelineEvent>* timeline) {
-  net::Simulation simulation(platform_spec);
+  net::PlatformSpec solved = platform_spec;
+  solved.network.solver = choose_solver(platform_spec, plans);
+  net::Simulation simulation(solved);
   const net::Platform& platform = simulation.platform();
 
   std::vector<RunResult> results(plans.size());

@@ -199,11 +199,25 @@ private:
   double seconds_;
 };
 
+/// The sharing solver `simulate` runs `plans` with: the platform's when it
+/// names one, else SimGrid's full solver where a double binary tree (a dense
+/// bucket's or a compressor's step) runs on a platform of one GPU per node
+/// or a dense run pushes to and pulls from more parameter servers than
+/// there are workers, and the lazy one otherwise. The trees' flows share
+/// every rank's link, so each event touches them all and the lazy solver's
+/// bookkeeping costs more than solving everything again (measured in
+/// README.md, Speed); on multi-GPU machines the chains inside a machine keep
+/// the lazy one ahead. With more servers than workers the lazy solver ends
+/// some pulls early (platforms/README.md); the full one costs no more there.
+net::SharingSolver choose_solver(const net::PlatformSpec& platform,
+                                 const std::vector<IterationPlan>& plans);
+
 /// Creates the SimGrid engine, builds the platform and runs each plan in
 /// turn on it (one engine per process: this can be called once). Plans run
 /// one after the other, so a dense baseline and a compressed run share a
 /// platform without disturbing each other. Throws IterationTooLong when an
 /// iteration of any plan took more than kLongestSeconds of simulated time.
+/// The platform's solver `automatic` becomes choose_solver's.
 std::vector<RunResult> simulate(const net::PlatformSpec& platform,
                                 const std::vector<IterationPlan>& plans,
                                 const ProgressCallback& progress = {},

@@ -115,6 +115,8 @@ CASES = [
      {}, [], ["/platform/network/bandwidth_factor", "[0.001, 1000]"]),
     ("TCP window below a byte", with_platform(network={"tcp_window": "1e-300B"}), {}, [],
      ["/platform/network/tcp_window", "[1B, 8192TiB]"]),
+    ("unknown sharing solver", with_platform(network={"solver": "fast"}), {}, [],
+     ["/platform/network/solver", "unknown value \"fast\""]),
     # Each figure within its bounds, an iteration longer than any run.
     ("iteration past any run",
      with_platform(link={"bandwidth": "1Gbps", "latency": "1e8s"}, network={"latency_factor": 1000}),
