@@ -8,6 +8,7 @@
 #include "sim/network/collectives.hpp"
 #include "sim/network/platform.hpp"
 #include "tests/sim/lockstep.hpp"
+#include "tests/sim/test_platforms.hpp"
 
 #include <cmath>
 #include <functional>
@@ -31,14 +32,8 @@ constexpr double kNicBandwidth = 1.25e9; // 10 Gbps
 constexpr double kNicLatency = 50e-6;
 
 PlatformSpec machines() {
-  PlatformSpec spec;
-  spec.name = "hierarchy";
-  spec.topology = Topology::multi_gpu;
-  spec.nodes = kNodes;
-  spec.gpus_per_node = kPerNode;
-  spec.gpu_link = {kGpuBandwidth, kGpuLatency};
-  spec.link = {kNicBandwidth, kNicLatency};
-  return spec;
+  return gcsim::testing::machines_platform(
+      "hierarchy", kNodes, kPerNode, {kGpuBandwidth, kGpuLatency}, {kNicBandwidth, kNicLatency});
 }
 
 using Run = std::function<void(Group&, int rank)>;

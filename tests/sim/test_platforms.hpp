@@ -30,4 +30,18 @@ inline net::PlatformSpec parameter_server_platform(std::string name, int workers
   return platform;
 }
 
+/// `nodes` machines of `per_node` GPUs, each GPU on `gpu_link`, each
+/// machine behind one NIC of `nic`.
+inline net::PlatformSpec machines_platform(std::string name, int nodes, int per_node,
+                                           net::LinkSpec gpu_link, net::LinkSpec nic) {
+  net::PlatformSpec platform;
+  platform.name = std::move(name);
+  platform.topology = net::Topology::multi_gpu;
+  platform.nodes = nodes;
+  platform.gpus_per_node = per_node;
+  platform.gpu_link = gpu_link;
+  platform.link = nic;
+  return platform;
+}
+
 } // namespace gcsim::testing
