@@ -28,6 +28,12 @@ struct OverrideIndex {
   }
 };
 
+// In the order `allreduce`'s error message lists their names.
+constexpr AllreduceAlgorithm kAlgorithms[] = {
+    AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling,
+    AllreduceAlgorithm::double_binary_tree, AllreduceAlgorithm::hierarchical,
+    AllreduceAlgorithm::parameter_server};
+
 TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platform) {
   const bool has_servers = platform.servers > 0;
   TrainingSpec training;
@@ -55,9 +61,11 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
   if (!(training.compute_variation >= 0 && training.compute_variation <= 1))
     reader.fail("compute_variation", "expected a coefficient of variation in [0, 1], got " +
                                          describe_json(*reader.find("compute_variation")));
-  std::string algorithm = reader.choice_or(
-      "allreduce", {"ring", "recursive_doubling", "tree", "hierarchical", "parameter_server"},
-      has_servers ? "parameter_server" : "ring");
+  std::vector<std::string> names;
+  for (AllreduceAlgorithm known : kAlgorithms)
+    names.emplace_back(algorithm_name(known));
+  const std::string algorithm =
+      reader.choice_or("allreduce", names, has_servers ? "parameter_server" : "ring");
   if (algorithm == "parameter_server" && !has_servers)
     reader.fail("allreduce", "\"parameter_server\" needs a platform with topology "
                              "\"parameter_server\"");
@@ -66,11 +74,9 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
                              "(its rings run among the GPUs of each machine and between the "
                              "machines), got \"" +
                                  std::string(net::topology_name(platform.topology)) + "\"");
-  training.allreduce = algorithm == "ring"                 ? AllreduceAlgorithm::ring
-                       : algorithm == "recursive_doubling" ? AllreduceAlgorithm::recursive_doubling
-                       : algorithm == "tree"               ? AllreduceAlgorithm::double_binary_tree
-                       : algorithm == "hierarchical"       ? AllreduceAlgorithm::hierarchical
-                                                           : AllreduceAlgorithm::parameter_server;
+  for (AllreduceAlgorithm known : kAlgorithms)
+    if (algorithm == algorithm_name(known))
+      training.allreduce = known;
   reader.finish();
   return training;
 }

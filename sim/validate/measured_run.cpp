@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gcsim::validate {
 namespace {
@@ -31,10 +32,15 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
   reader.allow("samples_s");
   reader.allow("comment");
   CollectivePoint point;
-  std::string collective = reader.choice("collective", {"allreduce", "allgather", "broadcast"});
-  point.collective = collective == "allreduce"   ? Collective::allreduce
-                     : collective == "allgather" ? Collective::allgather
-                                                 : Collective::broadcast;
+  constexpr Collective kCollectives[] = {Collective::allreduce, Collective::allgather,
+                                         Collective::broadcast};
+  std::vector<std::string> names;
+  for (Collective known : kCollectives)
+    names.emplace_back(collective_name(known));
+  const std::string collective = reader.choice("collective", names);
+  for (Collective known : kCollectives)
+    if (collective == collective_name(known))
+      point.collective = known;
   // Only the algorithms gloo and NCCL run are modelled here; anything else
   // would be simulated as something it is not.
   if (point.collective == Collective::broadcast) {
