@@ -22,7 +22,7 @@ private:
     work.add_kernel(leader, KernelKind::topk_select, work.d, k, 0, 0, "leader top-k");
     work.add_collective(CommKind::broadcast, "leader broadcasts k indices", k * 4, leader);
     work.add_kernel_all(KernelKind::gather, k, 0, 0, 0, "own values at the leader's indices");
-    work.add_collective(CommKind::allreduce_ring, "allreduce k values", k * 4);
+    work.add_collective(CommKind::allreduce, "allreduce k values", k * 4);
     work.add_kernel_all(KernelKind::sparse_unpack, k, 0, 0, 0, "apply the update");
     apply_common_indices(work, chosen);
     work.result.info["k"] = k;

@@ -240,6 +240,8 @@ const char* to_string(CommKind kind) {
     return "ps_pull";
   case CommKind::allreduce_tree:
     return "allreduce_tree";
+  case CommKind::allreduce:
+    return "allreduce";
   }
   return "unknown";
 }

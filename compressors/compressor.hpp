@@ -35,6 +35,10 @@ enum class CommKind {
   ps_push,                      // `transfers`: worker -> parameter server (`root`)
   ps_pull,                      // `transfers`: parameter server (`root`) -> worker
   allreduce_tree,               // bytes[i]: the buffer (same for all); NCCL's double binary tree
+  // bytes[i]: the buffer (same for all), reduced by whatever allreduce the
+  // cluster runs (the scenario's training.allreduce): for algorithms that
+  // ask for an allreduce without naming one.
+  allreduce,
 };
 
 struct Transfer {

@@ -123,7 +123,7 @@ private:
     }
     std::sort(all.begin(), all.end());
     work.add_kernel_all(KernelKind::gather, all.size(), 0, 0, 0, "own values at the union");
-    work.add_collective(CommKind::allreduce_ring, "allreduce values at the union", all.size() * 4);
+    work.add_collective(CommKind::allreduce, "allreduce values at the union", all.size() * 4);
     work.add_kernel_all(KernelKind::sparse_unpack, all.size(), 0, 0, 0, "apply the update");
     apply_common_indices(work, all);
     work.result.info["k"] = k;

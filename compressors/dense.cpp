@@ -12,7 +12,7 @@ public:
 
 private:
   void iterate(IterationWork& work) override {
-    work.add_collective(CommKind::allreduce_ring, "allreduce gradient", work.d * 4);
+    work.add_collective(CommKind::allreduce, "allreduce gradient", work.d * 4);
     work.add_kernel_all(KernelKind::dense_scale, work.d, 0, 0, 0, "average");
     const float inv_p = 1.0f / static_cast<float>(work.P);
     std::vector<float>& u = work.result.update;

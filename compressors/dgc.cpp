@@ -111,7 +111,7 @@ private:
     }
     if (dense_floats > 0) {
       work.add_kernel_all(KernelKind::gather, dense_floats, 0, 0, 0, "pack the small layers");
-      work.add_collective(CommKind::allreduce_ring, "allreduce the small layers", dense_floats * 4);
+      work.add_collective(CommKind::allreduce, "allreduce the small layers", dense_floats * 4);
       work.result.info["dense_elements"] = dense_floats;
     }
     apply_own_sets(work, sets);

@@ -43,7 +43,7 @@ private:
     const std::vector<Index> chosen = sample_distinct(
         work.d, k, derive_seed(work.ctx.seed, work.ctx.iteration, 0, kPurposeRandomK));
     work.add_kernel_all(KernelKind::gather, k, 0, 0, 0, "own values at the random indices");
-    work.add_collective(CommKind::allreduce_ring, "allreduce k values", k * 4);
+    work.add_collective(CommKind::allreduce, "allreduce k values", k * 4);
     work.add_kernel_all(KernelKind::sparse_unpack, k, 0, 0, 0, "apply the update");
     apply_common_indices(work, chosen);
     work.result.info["k"] = k;

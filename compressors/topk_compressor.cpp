@@ -36,8 +36,7 @@ private:
       const std::vector<Index> all = sorted_union(sets);
       work.add_kernel_all(KernelKind::sparse_unpack, P * k, 0, 0, 0, "union of the index sets");
       work.add_kernel_all(KernelKind::gather, all.size(), 0, 0, 0, "own values at the union");
-      work.add_collective(CommKind::allreduce_ring, "allreduce values at the union",
-                          all.size() * 4);
+      work.add_collective(CommKind::allreduce, "allreduce values at the union", all.size() * 4);
       work.add_kernel_all(KernelKind::sparse_unpack, all.size(), 0, 0, 0, "apply the update");
       apply_common_indices(work, all);
     }

@@ -22,6 +22,8 @@ StepPlan::Kind step_kind(compress::CommKind kind) {
     return StepPlan::Kind::allreduce_recursive_doubling;
   case compress::CommKind::allreduce_tree:
     return StepPlan::Kind::allreduce_tree;
+  case compress::CommKind::allreduce:
+    return StepPlan::Kind::allreduce;
   case compress::CommKind::allgather:
     return StepPlan::Kind::allgather;
   case compress::CommKind::allgatherv:

@@ -22,6 +22,32 @@ namespace sg4 = simgrid::s4u;
 namespace gcsim::training {
 namespace {
 
+// An allreduce of `bytes` over `group` by `algorithm` (not the parameter
+// servers' push/pull, which involves more than the group's workers):
+// the dense buckets' and a compressor's steps that leave the algorithm to
+// the run. `ranks_per_node`: consecutive ranks on one machine, which the
+// trees and the hierarchical rings follow.
+void allreduce(AllreduceAlgorithm algorithm, net::Group& group, int rank, uint64_t bytes,
+               int ranks_per_node) {
+  switch (algorithm) {
+  case AllreduceAlgorithm::ring:
+    net::ring_allreduce(group, rank, bytes);
+    return;
+  case AllreduceAlgorithm::recursive_doubling:
+    net::recursive_doubling_allreduce(group, rank, bytes);
+    return;
+  case AllreduceAlgorithm::double_binary_tree:
+    net::double_binary_tree_allreduce(group, rank, bytes, ranks_per_node);
+    return;
+  case AllreduceAlgorithm::hierarchical:
+    net::hierarchical_allreduce(group, rank, bytes, ranks_per_node);
+    return;
+  case AllreduceAlgorithm::parameter_server:
+    break;
+  }
+  throw std::logic_error("allreduce: push/pull is not an allreduce over the group");
+}
+
 // What a worker's trainer and its communication actor share.
 struct WorkerChannel {
   std::deque<int> ready; // buckets whose gradients are complete
@@ -397,6 +423,12 @@ private:
     return *group;
   }
 
+  // The ranks per machine a step's trees and rings follow: over every
+  // worker the machines', as the dense buckets'; over a subset, flat.
+  int ranks_per_node_of(const StepPlan& step) const {
+    return step.participants.size() == platform_.workers.size() ? plan_.ranks_per_node : 1;
+  }
+
   // One step as the messages of its algorithm; returns the bytes this
   // worker sent.
   uint64_t run_step(const StepPlan& step, size_t part, size_t index, int local_rank, int worker) {
@@ -415,12 +447,19 @@ private:
       net::recursive_doubling_allreduce(group, local_rank, my_bytes);
       break;
     case StepPlan::Kind::allreduce_tree:
-      // Over every worker the trees follow the machines, as the dense
-      // buckets' do; over a subset they are flat.
-      net::double_binary_tree_allreduce(
-          group, local_rank, my_bytes,
-          step.participants.size() == platform_.workers.size() ? plan_.ranks_per_node : 1);
+      net::double_binary_tree_allreduce(group, local_rank, my_bytes, ranks_per_node_of(step));
       break;
+    case StepPlan::Kind::allreduce: {
+      // The run's algorithm, as the dense buckets run it; the hierarchical
+      // one needs whole machines, and parameter servers take no part in a
+      // compressor's steps: a ring then.
+      AllreduceAlgorithm algorithm = plan_.algorithm;
+      if (algorithm == AllreduceAlgorithm::parameter_server ||
+          (algorithm == AllreduceAlgorithm::hierarchical && ranks_per_node_of(step) == 1))
+        algorithm = AllreduceAlgorithm::ring;
+      allreduce(algorithm, group, local_rank, my_bytes, ranks_per_node_of(step));
+      break;
+    }
     case StepPlan::Kind::allgather:
       net::ring_allgather(group, local_rank, my_bytes);
       break;
@@ -471,23 +510,10 @@ private:
         channel.ready.pop_front();
         double begin = sg4::Engine::get_clock();
         uint64_t bytes = buckets_[static_cast<size_t>(bucket)].bytes;
-        switch (plan_.algorithm) {
-        case AllreduceAlgorithm::ring:
-          net::ring_allreduce(*group_, worker, bytes);
-          break;
-        case AllreduceAlgorithm::recursive_doubling:
-          net::recursive_doubling_allreduce(*group_, worker, bytes);
-          break;
-        case AllreduceAlgorithm::double_binary_tree:
-          net::double_binary_tree_allreduce(*group_, worker, bytes, plan_.ranks_per_node);
-          break;
-        case AllreduceAlgorithm::hierarchical:
-          net::hierarchical_allreduce(*group_, worker, bytes, plan_.ranks_per_node);
-          break;
-        case AllreduceAlgorithm::parameter_server:
+        if (plan_.algorithm == AllreduceAlgorithm::parameter_server)
           net::ps_worker_push_pull(*group_, worker, workers, bytes);
-          break;
-        }
+        else
+          allreduce(plan_.algorithm, *group_, worker, bytes, plan_.ranks_per_node);
         note_step(iteration, static_cast<size_t>(bucket), 0, begin);
         record_span(worker, "communication", "allreduce bucket " + std::to_string(bucket), begin);
         channel.done_count->release();
@@ -582,7 +608,9 @@ bool runs_a_tree(const IterationPlan& plan) {
   for (const CompressedIteration& iteration : plan.compressed)
     for (const CompressionPart& part : iteration.parts)
       for (const StepPlan& step : part.steps)
-        if (step.kind == StepPlan::Kind::allreduce_tree)
+        if (step.kind == StepPlan::Kind::allreduce_tree ||
+            (step.kind == StepPlan::Kind::allreduce &&
+             plan.algorithm == AllreduceAlgorithm::double_binary_tree))
           return true;
   return false;
 }

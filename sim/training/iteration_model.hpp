@@ -44,6 +44,7 @@ struct StepPlan {
     reduce,
     point_to_point, // `messages`, all sent at once (gTop-k rounds, PS push/pull)
     allreduce_tree, // NCCL's double binary tree over the participants
+    allreduce,      // the run's own algorithm (IterationPlan::algorithm)
   };
   struct Message {
     int src = 0;
@@ -103,6 +104,7 @@ struct IterationPlan {
   /// executions on the worker's host: both slow down while both run);
   /// otherwise a kernel overlaps the backward pass for free.
   bool kernels_share_device = false;
+  /// The dense buckets' allreduce, and a compressed run's `allreduce` steps'.
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;
   /// Consecutive ranks that share a machine (multi_gpu's GPUs per node):
   /// the hierarchical allreduce's inner rings, the tree's chains.

@@ -13,7 +13,8 @@ const std::vector<std::string>& kind_names() {
   static const std::vector<std::string> names{"allreduce_ring", "allreduce_recursive_doubling",
                                               "allgather",      "allgatherv",
                                               "broadcast",      "reduce",
-                                              "point_to_point", "allreduce_tree"};
+                                              "point_to_point", "allreduce_tree",
+                                              "allreduce"};
   return names;
 }
 

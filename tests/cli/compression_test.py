@@ -107,6 +107,26 @@ with tempfile.TemporaryDirectory() as work:
                       os.path.join(work, "gs-tree", "schedule.json"), out="gs-tree-replay")
     check(replayed["summary"]["communication_total_s"] == gs_tree["summary"]["communication_total_s"],
           "a replayed tree schedule takes the same time")
+    # CLT-k's allreduce names no algorithm: it runs the run's, and a replay
+    # on a ring cluster takes the ring's time: the schedule says
+    # "allreduce", not which.
+    cltk = {"name": "cltk", "density": 0.01}
+    tree_run, _ = run(work, cltk, 16, extra={"training": {"iterations": 2, "batch_per_worker": 64,
+                                                          "allreduce": "tree"}}, out="cltk-tree")
+    ring_run, _ = run(work, cltk, 16, out="cltk-ring")
+    with open(os.path.join(work, "cltk-tree", "schedule.json")) as handle:
+        kinds = {step["kind"] for it in json.load(handle)["iterations"] for step in it["steps"]}
+    check(kinds == {"broadcast", "allreduce"}, f"cltk asks for a broadcast and an allreduce: {kinds}")
+    check(tree_run["model"]["network_solver"] == "full", "the tree's run gets the full solver")
+    tree_summary, ring_summary = tree_run["summary"], ring_run["summary"]
+    check(tree_summary["communication_total_s"] < 0.8 * ring_summary["communication_total_s"],
+          "cltk's allreduce follows training.allreduce: of 1.2 KB it pays latencies, "
+          "2 log2 P of them in the tree against 2(P-1) in the ring: "
+          f"{tree_summary['communication_total_s']} against {ring_summary['communication_total_s']} s")
+    replayed, _ = run(work, cltk, 16, "--replay", os.path.join(work, "cltk-tree", "schedule.json"),
+                      out="cltk-replay")
+    check(replayed["summary"]["communication_total_s"] == ring_summary["communication_total_s"],
+          "the tree run's schedule replayed on the ring cluster takes the ring run's time")
     small = max_bytes({"name": "topk", "density": 0.01}, 4)
     large = max_bytes({"name": "topk", "density": 0.01}, 16)
     check(large / small >= 4.5, f"topk allgather grows with P-1: x{large / small:.2f} from P=4 to 16")

@@ -288,7 +288,7 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
   const std::vector<std::uint64_t> all4(4, 4);
   const auto same = [](std::uint64_t b) { return std::vector<std::uint64_t>(4, b); };
   SUBCASE("dense") {
-    expect(Run("dense", nullptr, P).step(views, 0), {{K::allreduce_ring, same(64)}});
+    expect(Run("dense", nullptr, P).step(views, 0), {{K::allreduce, same(64)}});
   }
   SUBCASE("topk pairs") {
     expect(Run("topk", {{"density", 0.25}}, P).step(views, 0), {{K::allgather, same(32)}});
@@ -297,7 +297,7 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     const auto r =
         Run("topk", {{"density", 0.25}, {"variant", "allgather_indices_allreduce_values"}}, P)
             .step(views, 0);
-    expect(r, {{K::allgather, same(16)}, {K::allreduce_ring, same(64)}});
+    expect(r, {{K::allgather, same(16)}, {K::allreduce, same(64)}});
   }
   SUBCASE("gtopk: two merge rounds and a broadcast") {
     const auto r = Run("gtopk", {{"density", 0.25}}, P).step(views, 0);
@@ -316,13 +316,13 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     Run run("cltk", {{"density", 0.25}}, P);
     run.step(views, 0);
     const auto r = run.step(views, 1);
-    expect(r, {{K::broadcast, same(16)}, {K::allreduce_ring, same(16)}});
+    expect(r, {{K::broadcast, same(16)}, {K::allreduce, same(16)}});
     CHECK(r.steps[0].root == 1);
     CHECK(r.bytes_sent_by(1) == 32);
     CHECK(r.bytes_sent_by(0) == 16);
   }
   SUBCASE("randomk") {
-    expect(Run("randomk", {{"density", 0.25}}, P).step(views, 0), {{K::allreduce_ring, same(16)}});
+    expect(Run("randomk", {{"density", 0.25}}, P).step(views, 0), {{K::allreduce, same(16)}});
   }
   SUBCASE("dgc: per layer ceil(0.25*6) + ceil(0.25*10) = 2 + 3 pairs") {
     std::vector<std::vector<float>> flat(P, std::vector<float>(16, 0.5f));
@@ -334,7 +334,7 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     // A layer below min_layer_size is not compressed but allreduced whole,
     // as the reference does with biases and norms: 6 floats, not 6 pairs.
     const auto small = Run("dgc", {{"density", 0.25}, {"min_layer_size", 8}}, P).step(fv, 0);
-    expect(small, {{K::allgatherv, same(24)}, {K::allreduce_ring, same(24)}});
+    expect(small, {{K::allgatherv, same(24)}, {K::allreduce, same(24)}});
     CHECK(small.support.size() == 6 + 3);
   }
   SUBCASE("gs_sgd: sketch 3 x 8 floats, then k exact values") {
@@ -367,7 +367,7 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     expect(r, {{K::broadcast, same((4 + 8) * 4 + 8 * 4)},
                {K::allgather, same(4)},
                {K::allgather, same(max_count * 4)},
-               {K::allreduce_ring, same(8 * 4)}});
+               {K::allreduce, same(8 * 4)}});
   }
   SUBCASE("deft: the reference's int64 counts and indices") {
     // d/P = 4: both layers are cut into 4 chunks (2,2,1,1 and 3,3,2,2): L = 8.
@@ -381,7 +381,7 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     expect(r, {{K::broadcast, same((4 + 8) * 4 + 8 * 4)},
                {K::allgather, same(8)},
                {K::allgather, same(max_count * 8)},
-               {K::allreduce_ring, same(8 * 4)}});
+               {K::allreduce, same(8 * 4)}});
   }
   SUBCASE("iwp: dense warm-up, then leader's kept indices and values") {
     std::vector<float> weights(16, 1.0f);

@@ -25,10 +25,11 @@ IterationPlan dense(AllreduceAlgorithm algorithm) {
   return plan;
 }
 
-// A compressed plan whose one step is of `kind`; its dense algorithm is the
-// tree, which a compressed plan does not run.
-IterationPlan compressed(StepPlan::Kind kind) {
-  IterationPlan plan = dense(AllreduceAlgorithm::double_binary_tree);
+// A compressed plan whose one step is of `kind`, in a run whose allreduce is
+// `algorithm`: its generic allreduce steps run that.
+IterationPlan compressed(StepPlan::Kind kind,
+                         AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring) {
+  IterationPlan plan = dense(algorithm);
   StepPlan step;
   step.kind = kind;
   CompressedIteration iteration;
@@ -52,6 +53,14 @@ TEST_CASE("trees on one GPU per node get the full solver, rings the lazy one") {
                              compressed(StepPlan::Kind::allreduce_tree)}) == SharingSolver::full);
   CHECK(choose_solver(star, {dense(AllreduceAlgorithm::ring),
                              compressed(StepPlan::Kind::allgather)}) == SharingSolver::lazy);
+  // A compressor's allreduce that the run's tree carries, and one it does not.
+  CHECK(choose_solver(star, {compressed(StepPlan::Kind::allreduce,
+                                        AllreduceAlgorithm::double_binary_tree)}) ==
+        SharingSolver::full);
+  CHECK(choose_solver(star, {compressed(StepPlan::Kind::allreduce)}) == SharingSolver::lazy);
+  CHECK(choose_solver(star, {compressed(StepPlan::Kind::allgather,
+                                        AllreduceAlgorithm::double_binary_tree)}) ==
+        SharingSolver::lazy);
 
   gcsim::net::PlatformSpec fat_tree = star;
   fat_tree.topology = Topology::fat_tree;
