@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +58,18 @@ public:
   std::string choice(std::string_view key, const std::vector<std::string>& allowed);
   std::string choice_or(std::string_view key, const std::vector<std::string>& allowed,
                         std::string fallback);
+  /// One of `values`, read by the names `name_of` gives them (listed in
+  /// that order when the value is none of them).
+  template <typename Enum, typename NameOf>
+  Enum named(std::string_view key, std::initializer_list<Enum> values, NameOf name_of) {
+    return value_named(choice(key, names_of(values, name_of)), values, name_of);
+  }
+  template <typename Enum, typename NameOf>
+  Enum named_or(std::string_view key, std::initializer_list<Enum> values, NameOf name_of,
+                Enum fallback) {
+    return value_named(choice_or(key, names_of(values, name_of), name_of(fallback)), values,
+                       name_of);
+  }
   double number(std::string_view key);
   double number_or(std::string_view key, double fallback);
   double positive_number(std::string_view key);
@@ -88,6 +102,22 @@ public:
   void finish() const;
 
 private:
+  template <typename Enum, typename NameOf>
+  static std::vector<std::string> names_of(std::initializer_list<Enum> values, NameOf name_of) {
+    std::vector<std::string> names;
+    for (Enum value : values)
+      names.emplace_back(name_of(value));
+    return names;
+  }
+  template <typename Enum, typename NameOf>
+  static Enum value_named(const std::string& name, std::initializer_list<Enum> values,
+                          NameOf name_of) {
+    for (Enum value : values)
+      if (name == name_of(value))
+        return value;
+    throw std::logic_error("a choice outside its values: " + name);
+  }
+
   const nlohmann::json& value_;
   std::string file_;
   std::string path_;

@@ -96,11 +96,9 @@ net::NetworkModelSpec read_network(ObjectReader& parent) {
     network.tcp_window_bytes = reader.size("tcp_window");
   else
     reader.allow("tcp_window");
-  const std::string solver = reader.choice_or("solver", {"auto", "lazy", "full"}, "auto");
-  for (net::SharingSolver choice :
-       {net::SharingSolver::automatic, net::SharingSolver::lazy, net::SharingSolver::full})
-    if (solver == net::solver_name(choice))
-      network.solver = choice;
+  network.solver = reader.named_or(
+      "solver", {net::SharingSolver::automatic, net::SharingSolver::lazy, net::SharingSolver::full},
+      net::solver_name, net::SharingSolver::automatic);
   reader.finish();
   return network;
 }
@@ -117,16 +115,18 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
   spec.source_file = file;
   spec.source_path = path;
   spec.name = reader.string_or("name", "platform");
-  std::string topology = reader.choice(
-      "topology", {"star", "ring", "parameter_server", "fat_tree", "multi_gpu", "simgrid_xml"});
+  using net::Topology;
+  spec.topology = reader.named("topology",
+                               {Topology::star, Topology::ring, Topology::parameter_server,
+                                Topology::fat_tree, Topology::multi_gpu, Topology::simgrid_xml},
+                               net::topology_name);
   spec.network = read_network(reader);
-  if (topology != "star" && reader.has("shared_cores"))
+  if (spec.topology != Topology::star && reader.has("shared_cores"))
     reader.fail("shared_cores", "only a star platform models workers that share one machine's "
                                 "cores (a mini-cluster of namespaces), not a " +
-                                    topology + " platform");
+                                    std::string(net::topology_name(spec.topology)) + " platform");
 
-  if (topology == "simgrid_xml") {
-    spec.topology = net::Topology::simgrid_xml;
+  if (spec.topology == Topology::simgrid_xml) {
     std::string xml = reader.string("xml");
     spec.xml_file = resolve_input_path(xml, file).string();
     std::error_code error;
@@ -149,8 +149,7 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
     return spec;
   }
 
-  if (topology == "fat_tree") {
-    spec.topology = net::Topology::fat_tree;
+  if (spec.topology == Topology::fat_tree) {
     ObjectReader tree = reader.object("fat_tree");
     tree.allow("comment");
     spec.fat_tree.down = read_levels(tree, "down");
@@ -187,22 +186,17 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
 
   spec.nodes = static_cast<int>(reader.integer("nodes", 1, kMaxWorkers));
   spec.link = read_link(reader, "link");
-  if (topology == "star") {
-    spec.topology = net::Topology::star;
+  if (spec.topology == Topology::star) {
     if (reader.has("backbone"))
       spec.backbone = read_link(reader, "backbone");
     else
       reader.allow("backbone");
     spec.shared_cores = static_cast<int>(reader.integer_or("shared_cores", 1, 4096, 0));
-  } else if (topology == "ring") {
-    spec.topology = net::Topology::ring;
-  } else if (topology == "parameter_server") {
-    spec.topology = net::Topology::parameter_server;
+  } else if (spec.topology == Topology::parameter_server) {
     spec.servers = static_cast<int>(reader.integer("servers", 1, kMaxWorkers));
     spec.server_link = reader.has("server_link") ? read_link(reader, "server_link") : spec.link;
     reader.allow("server_link");
-  } else {
-    spec.topology = net::Topology::multi_gpu;
+  } else if (spec.topology == Topology::multi_gpu) {
     spec.gpus_per_node = static_cast<int>(reader.integer("gpus_per_node", 1, 64));
     spec.gpu_link = read_link(reader, "gpu_link");
     if (static_cast<int64_t>(spec.nodes) * spec.gpus_per_node > kMaxWorkers)

@@ -28,12 +28,6 @@ struct OverrideIndex {
   }
 };
 
-// In the order `allreduce`'s error message lists their names.
-constexpr AllreduceAlgorithm kAlgorithms[] = {
-    AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling,
-    AllreduceAlgorithm::double_binary_tree, AllreduceAlgorithm::hierarchical,
-    AllreduceAlgorithm::parameter_server};
-
 TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platform) {
   const bool has_servers = platform.servers > 0;
   TrainingSpec training;
@@ -61,22 +55,22 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
   if (!(training.compute_variation >= 0 && training.compute_variation <= 1))
     reader.fail("compute_variation", "expected a coefficient of variation in [0, 1], got " +
                                          describe_json(*reader.find("compute_variation")));
-  std::vector<std::string> names;
-  for (AllreduceAlgorithm known : kAlgorithms)
-    names.emplace_back(algorithm_name(known));
-  const std::string algorithm =
-      reader.choice_or("allreduce", names, has_servers ? "parameter_server" : "ring");
-  if (algorithm == "parameter_server" && !has_servers)
+  training.allreduce = reader.named_or(
+      "allreduce",
+      {AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling,
+       AllreduceAlgorithm::double_binary_tree, AllreduceAlgorithm::hierarchical,
+       AllreduceAlgorithm::parameter_server},
+      algorithm_name,
+      has_servers ? AllreduceAlgorithm::parameter_server : AllreduceAlgorithm::ring);
+  if (training.allreduce == AllreduceAlgorithm::parameter_server && !has_servers)
     reader.fail("allreduce", "\"parameter_server\" needs a platform with topology "
                              "\"parameter_server\"");
-  if (algorithm == "hierarchical" && platform.topology != net::Topology::multi_gpu)
+  if (training.allreduce == AllreduceAlgorithm::hierarchical &&
+      platform.topology != net::Topology::multi_gpu)
     reader.fail("allreduce", "\"hierarchical\" needs a platform with topology \"multi_gpu\" "
                              "(its rings run among the GPUs of each machine and between the "
                              "machines), got \"" +
                                  std::string(net::topology_name(platform.topology)) + "\"");
-  for (AllreduceAlgorithm known : kAlgorithms)
-    if (algorithm == algorithm_name(known))
-      training.allreduce = known;
   reader.finish();
   return training;
 }

@@ -48,8 +48,7 @@ std::optional<double> seconds_or_none(ObjectReader& reader, std::string_view key
 }
 
 NpyDtype dtype_field(ObjectReader& reader, std::string_view key, NpyDtype fallback) {
-  std::string name = reader.choice_or(key, {"float32", "float16"}, dtype_name(fallback));
-  return name == "float16" ? NpyDtype::float16 : NpyDtype::float32;
+  return reader.named_or(key, {NpyDtype::float32, NpyDtype::float16}, dtype_name, fallback);
 }
 
 TraceLayer read_layer(const nlohmann::json& value, const std::string& file,

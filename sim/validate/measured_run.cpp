@@ -32,15 +32,9 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
   reader.allow("samples_s");
   reader.allow("comment");
   CollectivePoint point;
-  constexpr Collective kCollectives[] = {Collective::allreduce, Collective::allgather,
-                                         Collective::broadcast};
-  std::vector<std::string> names;
-  for (Collective known : kCollectives)
-    names.emplace_back(collective_name(known));
-  const std::string collective = reader.choice("collective", names);
-  for (Collective known : kCollectives)
-    if (collective == collective_name(known))
-      point.collective = known;
+  point.collective = reader.named(
+      "collective", {Collective::allreduce, Collective::allgather, Collective::broadcast},
+      collective_name);
   // Only the algorithms gloo and NCCL run are modelled here; anything else
   // would be simulated as something it is not.
   if (point.collective == Collective::broadcast) {
@@ -53,7 +47,8 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
   } else {
     const std::string algorithm = reader.string_or("algorithm", "ring");
     if (algorithm != "ring")
-      reader.fail("algorithm", "gcsim validate models " + collective +
+      reader.fail("algorithm", std::string("gcsim validate models ") +
+                                   collective_name(point.collective) +
                                    " as \"ring\" (gloo's and NCCL's), got \"" + algorithm + "\"");
     point.algorithm = Algorithm::ring;
   }
