@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <optional>
 #include <utility>
 
 #include <simgrid/s4u.hpp>
@@ -102,33 +101,63 @@ void exchange(Group& group, int rank, sg4::Mailbox* outgoing_box, uint64_t send_
   outgoing->wait();
 }
 
-// Sends pieces in order to one peer. Receiving piece i + 1 overlaps sending
-// piece i. At most NCCL's 8 buffer slots (NCCL_STEPS) wait to be taken:
-// SimGrid searches a mailbox's queue linearly, so a queue of every piece made
-// a run quadratic in the pieces (100000 took over 5 minutes). The peer takes
-// one piece at a time, so the bound only stalls a sender whose peer is
-// slower, as NCCL does.
-class PieceSender {
-public:
-  PieceSender(Group& group, int rank, int to, int channel = 0)
-      : group_(group), rank_(rank), mailbox_(group.mailbox(rank, to, channel)) {}
-  void send(uint64_t bytes) {
-    constexpr size_t kSlots = 8;
-    if (posted_.size() == kSlots) {
-      posted_.front()->wait();
-      posted_.erase(posted_.begin());
-    }
-    group_.count_sent(rank_, bytes);
-    posted_.push_back(mailbox_->put_async(&payload_token, bytes));
-  }
-  void finish() { sg4::Comm::wait_all(posted_); }
-
-private:
-  Group& group_;
-  int rank_;
-  sg4::Mailbox* mailbox_;
-  std::vector<sg4::CommPtr> posted_;
+// A pipelined stream of `bytes` in chunks of `chunk` bytes, simulated as
+// three pieces: the first chunk, the chunks between as one body, the last
+// chunk (fewer pieces where there are fewer chunks). A rank forwards the
+// first and the last piece once it has them, and the body as soon as the
+// first has arrived, its bytes following while they come in. So filling and
+// draining the pipeline costs a chunk and a latency per hop, and the body
+// streams at the rate its links share, with no latency per chunk: NCCL keeps
+// 8 chunks in flight per peer, so its wire does not wait on each one. Three
+// messages per hop instead of one per chunk also keep a 1024-rank tree within
+// seconds of simulation (README, Speed).
+struct StreamPiece {
+  uint64_t bytes;
+  bool cuts_through;
 };
+
+std::vector<StreamPiece> stream_pieces(uint64_t bytes, uint64_t chunk) {
+  assert(chunk > 0 && "a pipeline needs chunks of at least a byte");
+  const uint64_t chunks = bytes <= chunk ? 1 : (bytes - 1) / chunk + 1;
+  if (chunks == 1)
+    return {{bytes, false}};
+  const uint64_t last = bytes - (chunks - 1) * chunk;
+  if (chunks == 2)
+    return {{chunk, false}, {last, false}};
+  return {{chunk, false}, {bytes - chunk - last, true}, {last, false}};
+}
+
+// Receives the next piece from every peer in `from`, all at once.
+void receive_from_all(const Group& group, int rank, const std::vector<int>& from, int channel) {
+  std::vector<sg4::CommPtr> pending;
+  std::vector<int*> received(from.size(), nullptr);
+  for (size_t i = 0; i < from.size(); ++i)
+    pending.push_back(group.mailbox(from[i], rank, channel)->get_async<int>(&received[i]));
+  sg4::Comm::wait_all(pending);
+}
+
+// Passes a stream's pieces on from the peers in `from` (none where the
+// stream starts) to those in `to` (none where it ends); a piece from several
+// peers (a reduction) goes on when all of them have sent it.
+void forward_stream(Group& group, int rank, const std::vector<int>& from,
+                    const std::vector<int>& to, int channel,
+                    const std::vector<StreamPiece>& pieces) {
+  std::vector<sg4::Mailbox*> outgoing;
+  for (int peer : to)
+    outgoing.push_back(group.mailbox(rank, peer, channel));
+  std::vector<sg4::CommPtr> sends;
+  for (const StreamPiece& piece : pieces) {
+    if (!piece.cuts_through)
+      receive_from_all(group, rank, from, channel);
+    for (sg4::Mailbox* mailbox : outgoing) {
+      group.count_sent(rank, piece.bytes);
+      sends.push_back(mailbox->put_async(&payload_token, piece.bytes));
+    }
+    if (piece.cuts_through)
+      receive_from_all(group, rank, from, channel);
+  }
+  sg4::Comm::wait_all(sends);
+}
 
 } // namespace
 
@@ -261,24 +290,15 @@ void eager_binomial_broadcast(Group& group, int rank, int root, uint64_t bytes) 
 }
 
 void pipelined_ring_broadcast(Group& group, int rank, int root, uint64_t bytes, uint64_t chunk) {
-  assert(chunk > 0 && "a pipeline needs pieces of at least a byte");
   const int size = group.size();
   const int relative = (rank - root + size) % size;
-  const int previous = (rank + size - 1) % size;
-  const int next = (rank + 1) % size;
-  const bool forwards = relative + 1 < size; // the chain's last rank only receives
-  const uint64_t pieces = bytes == 0 ? 1 : (bytes + chunk - 1) / chunk;
-  std::optional<PieceSender> to_next;
-  if (forwards)
-    to_next.emplace(group, rank, next);
-  for (uint64_t piece = 0; piece < pieces; ++piece) {
-    if (relative != 0)
-      receive(group, rank, previous);
-    if (to_next)
-      to_next->send(std::min(chunk, bytes - piece * chunk));
-  }
-  if (to_next)
-    to_next->finish();
+  std::vector<int> from; // the root starts the chain, its last rank ends it
+  std::vector<int> to;
+  if (relative != 0)
+    from.push_back((rank + size - 1) % size);
+  if (relative + 1 < size)
+    to.push_back((rank + 1) % size);
+  forward_stream(group, rank, from, to, 0, stream_pieces(bytes, chunk));
 }
 
 TreeLinks binary_tree_links(int size, int rank) {
@@ -357,46 +377,6 @@ TreeLinks machine_tree_links(int nodes, int per_node, int rank, int tree) {
 
 namespace {
 
-// Receives one chunk from every peer in `from`, all at once.
-void receive_chunk(const Group& group, int rank, const std::vector<int>& from, int channel) {
-  std::vector<sg4::CommPtr> pending;
-  std::vector<int*> received(from.size(), nullptr);
-  for (size_t i = 0; i < from.size(); ++i)
-    pending.push_back(group.mailbox(from[i], rank, channel)->get_async<int>(&received[i]));
-  sg4::Comm::wait_all(pending);
-}
-
-// One tree's half of the buffer, cut into `chunks`: the reduction flows up
-// (children to parent) and the result down (parent to children), chunk by
-// chunk. The root turns each chunk around as soon as its children's parts
-// are in; any other rank runs the two directions side by side.
-void tree_up(Group& group, int rank, const TreeLinks& links, int channel,
-             const std::vector<uint64_t>& chunks) {
-  PieceSender parent(group, rank, links.parent, channel);
-  for (uint64_t bytes : chunks) {
-    receive_chunk(group, rank, links.children, channel);
-    parent.send(bytes);
-  }
-  parent.finish();
-}
-
-void tree_down(Group& group, int rank, const TreeLinks& links, int channel,
-               const std::vector<uint64_t>& chunks) {
-  std::vector<PieceSender> children;
-  for (int child : links.children)
-    children.emplace_back(group, rank, child, channel);
-  for (uint64_t bytes : chunks) {
-    if (links.parent >= 0)
-      receive_chunk(group, rank, {links.parent}, channel);
-    else
-      receive_chunk(group, rank, links.children, channel);
-    for (PieceSender& child : children)
-      child.send(bytes);
-  }
-  for (PieceSender& child : children)
-    child.finish();
-}
-
 uint64_t tree_chunk_bytes(uint64_t bytes, int nodes, int per_node) {
   // NCCL's pipeline step (512 KiB), halved down to 64 KiB while a tree's
   // half of the buffer makes fewer than 8 chunks per level of the tree.
@@ -420,22 +400,22 @@ void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes, int ra
   const uint64_t chunk = tree_chunk_bytes(bytes, nodes, ranks_per_node);
   std::vector<sg4::ActorPtr> streams;
   for (int tree = 0; tree < 2; ++tree) {
-    const uint64_t half = chunk_bytes(bytes, 2, tree);
-    std::vector<uint64_t> chunks;
-    for (uint64_t done = 0; done < half || chunks.empty(); done += chunk)
-      chunks.push_back(std::min(chunk, half - done));
+    const std::vector<StreamPiece> pieces = stream_pieces(chunk_bytes(bytes, 2, tree), chunk);
     const TreeLinks links = machine_tree_links(nodes, ranks_per_node, rank, tree);
     // Channel 1 + tree: the two trees may link the same pair of ranks.
     const int channel = 1 + tree;
+    // The reduction flows up, children to parent, and the result down. The
+    // root turns the pieces around as its children's come in; any other rank
+    // runs the two directions side by side.
     if (links.parent >= 0)
-      streams.push_back(
-          sg4::Actor::create("tree-up", group.host(rank), [&group, rank, links, channel, chunks] {
-            tree_up(group, rank, links, channel, chunks);
-          }));
-    streams.push_back(
-        sg4::Actor::create("tree-down", group.host(rank), [&group, rank, links, channel, chunks] {
-          tree_down(group, rank, links, channel, chunks);
-        }));
+      streams.push_back(sg4::Actor::create("tree-up", group.host(rank), [=, &group] {
+        forward_stream(group, rank, links.children, {links.parent}, channel, pieces);
+      }));
+    const std::vector<int> down_from =
+        links.parent >= 0 ? std::vector<int>{links.parent} : links.children;
+    streams.push_back(sg4::Actor::create("tree-down", group.host(rank), [=, &group] {
+      forward_stream(group, rank, down_from, links.children, channel, pieces);
+    }));
   }
   for (const sg4::ActorPtr& stream : streams)
     stream->join();

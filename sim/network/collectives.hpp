@@ -101,8 +101,11 @@ TreeLinks machine_tree_links(int nodes, int per_node, int rank, int tree);
 /// NCCL's double binary tree allreduce (NCCL 2.4): each tree carries half
 /// the buffer in chunks (512 KiB, halved down to 64 KiB while a half makes
 /// fewer than 8 chunks per level of the tree), reduced up to the root and
-/// broadcast back down, pipelined: a rank forwards a chunk as soon as it
-/// has it, up and down at once. About 2 log2 P latencies against a ring's
+/// broadcast back down, pipelined up and down at once: a rank passes the
+/// stream on as soon as its first chunk is in (the first chunk, the middle
+/// ones as one body and the last chunk are a message each, so each hop pays
+/// a latency at the pipeline's fill, not one per chunk, as NCCL keeps 8
+/// chunks in flight). About 2 log2 P latencies against a ring's
 /// 2(P-1); every rank sends the half it is interior for twice (to its
 /// parent once, to its two children) and the other half once. With
 /// `ranks_per_node` > 1 the trees are machine_tree_links'.
@@ -114,9 +117,10 @@ void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// waits for them only at the end, so concurrent sends share its link.
 void eager_binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// NCCL's ring broadcast: a chain from `root` along the ranks, the buffer
-/// cut into pieces of at most `chunk` bytes that every rank forwards as soon
-/// as it has them, so the chain is a pipeline: about bytes / B plus one
-/// chunk per hop, where a tree takes a multiple of bytes / B.
+/// cut into chunks of at most `chunk` bytes that stream through it as the
+/// tree's do: (n + P - 2) chunk / B + (P + 1) latencies for n chunks on
+/// uniform links, about bytes / B plus a chunk per hop, where a tree takes a
+/// multiple of bytes / B.
 void pipelined_ring_broadcast(Group& group, int rank, int root, uint64_t bytes, uint64_t chunk);
 /// Binomial-tree reduce of `bytes` to `root`.
 void binomial_reduce(Group& group, int rank, int root, uint64_t bytes);

@@ -12,9 +12,6 @@ namespace gcsim::validate {
 namespace {
 
 constexpr int kMaxRanks = 65536;
-// A ring broadcast's pieces: each is a simulated message per rank, about
-// 2 us apiece (a million pieces on 4 ranks: 7 s).
-constexpr uint64_t kMaxPieces = 1000000;
 
 // A measured time that cannot be zero (a collective, an iteration), in
 // (0, kLongestSeconds] as every other time an input gives: past it a figure
@@ -57,14 +54,6 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
   if (point.collective == Collective::broadcast && point.algorithm == Algorithm::ring) {
     point.chunk_bytes = static_cast<uint64_t>(reader.integer_or(
         "chunk_bytes", 1, int64_t{1} << 50, static_cast<int64_t>(kNcclChunkBytes)));
-    const uint64_t pieces = (point.bytes + point.chunk_bytes - 1) / point.chunk_bytes;
-    if (pieces > kMaxPieces)
-      reader.fail(reader.has("chunk_bytes") ? "chunk_bytes" : "bytes",
-                  std::to_string(point.bytes) + " bytes in pieces of " +
-                      std::to_string(point.chunk_bytes) + " (chunk_bytes) are " +
-                      std::to_string(pieces) + " pieces, more than the " +
-                      std::to_string(kMaxPieces) +
-                      " gcsim simulates (one message per rank each); use larger pieces");
   } else if (reader.has("chunk_bytes"))
     reader.fail("chunk_bytes", "only a \"ring\" broadcast (NCCL's) is sent in pieces");
   point.seconds = positive_seconds(reader, "seconds");

@@ -107,10 +107,6 @@ CASES = [
      "/collectives/1/chunk_bytes"),
     ("a chunk for a tree broadcast", lambda d: d["collectives"][1].update(chunk_bytes=4096),
      "/collectives/1/chunk_bytes"),
-    # 2^50 one-byte pieces: the simulation would never end.
-    ("a ring broadcast in too many pieces",
-     lambda d: d["collectives"][1].update(algorithm="ring", bytes=1 << 50, chunk_bytes=1),
-     "/collectives/1/chunk_bytes"),
     ("density above one",
      lambda d: d["training"][0].update(compressor={"name": "topk", "density": 1.5}),
      "/training/0/compressor/density"),

@@ -48,8 +48,32 @@ def model_seconds(kind, size, tree=False):
         return (RANKS - 1) * (ALPHA + chunk * BETA)
     if tree:  # gloo's eager binomial tree at P = 4: 3 n beta + 2 alpha
         return 3 * size * BETA + 2 * ALPHA
-    pieces = math.ceil(size / CHUNK)
-    return (pieces + RANKS - 2) * (ALPHA + CHUNK * BETA)
+    return chain_stream_seconds(size)
+
+
+def chain_stream_seconds(size):
+    """NCCL's ring broadcast as gcsim streams it: the first chunk, the middle
+    ones as one body that a rank passes on as soon as the first chunk is in,
+    and the last chunk; the other pieces go on once they are in. A hop takes
+    one piece at a time, each ALPHA + bytes * BETA."""
+    chunks = max(1, math.ceil(size / CHUNK))
+    last = size - (chunks - 1) * CHUNK
+    if chunks == 1:
+        pieces = [(size, False)]
+    elif chunks == 2:
+        pieces = [(CHUNK, False), (last, False)]
+    else:
+        pieces = [(CHUNK, False), (size - CHUNK - last, True), (last, False)]
+    received = [0.0] * len(pieces)  # at the root
+    for _ in range(RANKS - 1):
+        posted = [received[i - 1] if cuts else received[i]
+                  for i, (_, cuts) in enumerate(pieces)]
+        arrived = []
+        for i, (piece, _) in enumerate(pieces):
+            start = max(posted[i], arrived[-1] if arrived else 0.0)
+            arrived.append(start + ALPHA + piece * BETA)
+        received = arrived
+    return received[-1]
 
 
 def gloo_log_text(benchmark, kind):
