@@ -118,9 +118,9 @@ void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 void eager_binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// NCCL's ring broadcast: a chain from `root` along the ranks, the buffer
 /// cut into chunks of at most `chunk` bytes that stream through it as the
-/// tree's do: (n + P - 2) chunk / B + (P + 1) latencies for n chunks on
-/// uniform links, about bytes / B plus a chunk per hop, where a tree takes a
-/// multiple of bytes / B.
+/// tree's do: (n + P - 2) chunk / B + (P + 1) latencies for n >= 3 chunks
+/// on uniform links, about bytes / B plus a chunk per hop, where a tree
+/// takes a multiple of bytes / B.
 void pipelined_ring_broadcast(Group& group, int rank, int root, uint64_t bytes, uint64_t chunk);
 /// Binomial-tree reduce of `bytes` to `root`.
 void binomial_reduce(Group& group, int rank, int root, uint64_t bytes);

@@ -602,28 +602,12 @@ bool runs_push_pull(const IterationPlan& plan) {
   return plan.compressed.empty() && plan.algorithm == AllreduceAlgorithm::parameter_server;
 }
 
-bool runs_a_tree(const IterationPlan& plan) {
-  if (plan.compressed.empty())
-    return plan.algorithm == AllreduceAlgorithm::double_binary_tree;
-  for (const CompressedIteration& iteration : plan.compressed)
-    for (const CompressionPart& part : iteration.parts)
-      for (const StepPlan& step : part.steps)
-        if (step.kind == StepPlan::Kind::allreduce_tree ||
-            (step.kind == StepPlan::Kind::allreduce &&
-             plan.algorithm == AllreduceAlgorithm::double_binary_tree))
-          return true;
-  return false;
-}
-
 } // namespace
 
 net::SharingSolver choose_solver(const net::PlatformSpec& platform,
                                  const std::vector<IterationPlan>& plans) {
   if (platform.network.solver != net::SharingSolver::automatic)
     return platform.network.solver;
-  if (platform.topology != net::Topology::multi_gpu &&
-      std::any_of(plans.begin(), plans.end(), runs_a_tree))
-    return net::SharingSolver::full;
   if (platform.servers > platform.worker_count() &&
       std::any_of(plans.begin(), plans.end(), runs_push_pull))
     return net::SharingSolver::full;

@@ -202,15 +202,12 @@ private:
 };
 
 /// The sharing solver `simulate` runs `plans` with: the platform's when it
-/// names one, else SimGrid's full solver where a double binary tree (a dense
-/// bucket's or a compressor's step) runs on a platform of one GPU per node
-/// or a dense run pushes to and pulls from more parameter servers than
-/// there are workers, and the lazy one otherwise. The trees' flows share
-/// every rank's link, so each event touches them all and the lazy solver's
-/// bookkeeping costs more than solving everything again (measured in
-/// README.md, Speed); on multi-GPU machines the chains inside a machine keep
-/// the lazy one ahead. With more servers than workers the lazy solver ends
-/// some pulls early (platforms/README.md); the full one costs no more there.
+/// names one, else SimGrid's full solver where a dense run pushes to and
+/// pulls from more parameter servers than there are workers (the lazy one
+/// ends some pulls early there, platforms/README.md; the full one costs no
+/// more), and the lazy one otherwise: on rings and allgathers the full one
+/// is 2-8 times slower, on the trees' streams 10-20% faster (README.md,
+/// Speed), so a run mixing them is better off lazy.
 net::SharingSolver choose_solver(const net::PlatformSpec& platform,
                                  const std::vector<IterationPlan>& plans);
 

@@ -117,7 +117,6 @@ with tempfile.TemporaryDirectory() as work:
     with open(os.path.join(work, "cltk-tree", "schedule.json")) as handle:
         kinds = {step["kind"] for it in json.load(handle)["iterations"] for step in it["steps"]}
     check(kinds == {"broadcast", "allreduce"}, f"cltk asks for a broadcast and an allreduce: {kinds}")
-    check(tree_run["model"]["network_solver"] == "full", "the tree's run gets the full solver")
     tree_summary, ring_summary = tree_run["summary"], ring_run["summary"]
     check(tree_summary["communication_total_s"] < 0.8 * ring_summary["communication_total_s"],
           "cltk's allreduce follows training.allreduce: of 1.2 KB it pays latencies, "
