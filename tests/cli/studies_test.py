@@ -49,7 +49,7 @@ for folder in sorted(glob.glob(os.path.join(ROOT, "results", "studies", "study-*
 
 
 studies = sorted(glob.glob(os.path.join(SCENARIOS, "study-*.sweep.json")))
-check(len(studies) == 9, f"nine study sweeps ship: {[os.path.basename(s) for s in studies]}")
+check(len(studies) == 10, f"ten study sweeps ship: {[os.path.basename(s) for s in studies]}")
 with tempfile.TemporaryDirectory() as work:
     for path in studies:
         with open(path) as handle:
