@@ -176,11 +176,12 @@ std::string format_summary(const nlohmann::json& result) {
   const nlohmann::json& summary = result["summary"];
   const nlohmann::json& model = result["model"];
   std::string text;
-  text += fmt::format("gcsim: {} | {} on {} ({}, {} workers, {}) | {} | device {}\n",
+  text += fmt::format("gcsim: {} | {} on {} ({}, {} workers, {}, {} allreduce) | {} | device {}\n",
                       result["scenario"].value("name", ""), model["workload"].get<std::string>(),
                       model["platform"].get<std::string>(), model["topology"].get<std::string>(),
                       summary["workers"].get<int>(), model["network_model"].get<std::string>(),
-                      model["compressor"].get<std::string>(), model["device"].get<std::string>());
+                      model["allreduce"].get<std::string>(), model["compressor"].get<std::string>(),
+                      model["device"].get<std::string>());
   const nlohmann::json compute_times = model.value("compute_times", nlohmann::json::object());
   if (compute_times.value("source", "") == "trace capture")
     text += fmt::format("  compute times measured at the trace's capture on {} (micro-batch {}, "
