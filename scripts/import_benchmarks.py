@@ -15,10 +15,11 @@ nccl-tests: every result row becomes a point; `bytes` is its size column
 (the whole buffer; for allgather the output), `seconds` its time column in
 microseconds (out-of-place unless --in-place), the mean over its `iters`,
 which become `repetitions`; the ranks are its `# Rank` lines. gcsim
-simulates allreduce and allgather as rings and broadcast as NCCL's
-pipelined ring (512 KiB pieces, or --chunk-bytes): run nccl-tests with
-NCCL_ALGO=Ring, since NCCL picks trees for some sizes otherwise, and those
-are not what gets simulated.
+simulates allgather as a ring, broadcast as NCCL's pipelined ring (512 KiB
+pieces, or --chunk-bytes) and allreduce as the algorithm you ran: run
+nccl-tests with NCCL_ALGO=Ring (the default here) or NCCL_ALGO=Tree and say
+which with --allreduce ring|tree, since NCCL picks by size otherwise and
+the log does not say which it took.
 
 gloo: the benchmark's name (its title line) gives the collective:
 allreduce_ring and allreduce_ring_chunked (rings), allgather and
@@ -162,7 +163,8 @@ def nccl_points(args):
         ranks_seen.add(ranks)
         sources.append(os.path.basename(path))
         for size, seconds in rows:
-            point = {"collective": kind, "algorithm": "ring", "ranks": ranks, "bytes": size,
+            algorithm = args.allreduce if kind == "allreduce" else "ring"
+            point = {"collective": kind, "algorithm": algorithm, "ranks": ranks, "bytes": size,
                      "seconds": seconds, "repetitions": iterations or 1}
             if kind == "broadcast":
                 point["chunk_bytes"] = args.chunk_bytes
@@ -214,6 +216,8 @@ def main(argv):
     nccl.add_argument("--in-place", action="store_true", help="the in-place time column")
     nccl.add_argument("--chunk-bytes", type=int, default=512 * 1024,
                       help="NCCL's ring broadcast piece (default 524288)")
+    nccl.add_argument("--allreduce", choices=("ring", "tree"), default="ring",
+                      help="the NCCL_ALGO the allreduce log ran with (default ring)")
     gloo = sub.add_parser("gloo", help="logs of gloo's benchmark program")
     gloo.add_argument("logs", nargs="+", metavar="LOG")
     for source in (nccl, gloo):

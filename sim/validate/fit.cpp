@@ -8,6 +8,8 @@
 namespace gcsim::validate {
 
 bool ring_path_cost(const CollectivePoint& point, PathCost& cost) {
+  if (point.algorithm != Algorithm::ring)
+    return false;
   const double ranks = point.ranks;
   // The largest chunk sets the pace (alpha_beta.hpp).
   const double chunk = std::ceil(static_cast<double>(point.bytes) / ranks);

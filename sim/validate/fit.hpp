@@ -25,9 +25,10 @@ struct PathCost {
 };
 
 /// The closed-form path cost of a ring allreduce or ring allgather point
-/// (Thakur, Rabenseifner, Gropp 2005). Broadcast points are not fitted: gloo's
-/// tree shares the root's link between concurrent sends, which the
-/// simulation models and a closed form would only approximate.
+/// (Thakur, Rabenseifner, Gropp 2005). Broadcast and tree allreduce points
+/// are not fitted: gloo's tree shares the root's link between concurrent
+/// sends, NCCL's trees share every rank's, which the simulation models and a
+/// closed form would only approximate.
 bool ring_path_cost(const CollectivePoint& point, PathCost& cost);
 
 struct FitResult {

@@ -34,20 +34,19 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
       collective_name);
   // Only the algorithms gloo and NCCL run are modelled here; anything else
   // would be simulated as something it is not.
-  if (point.collective == Collective::broadcast) {
-    const std::string algorithm = reader.string_or("algorithm", "binomial_tree");
-    if (algorithm != "binomial_tree" && algorithm != "ring")
-      reader.fail("algorithm", "gcsim validate models broadcast as \"binomial_tree\" (gloo's) "
-                               "or \"ring\" (NCCL's), got \"" +
-                                   algorithm + "\"");
-    point.algorithm = algorithm == "ring" ? Algorithm::ring : Algorithm::binomial_tree;
-  } else {
-    const std::string algorithm = reader.string_or("algorithm", "ring");
-    if (algorithm != "ring")
-      reader.fail("algorithm", std::string("gcsim validate models ") +
-                                   collective_name(point.collective) +
-                                   " as \"ring\" (gloo's and NCCL's), got \"" + algorithm + "\"");
-    point.algorithm = Algorithm::ring;
+  switch (point.collective) {
+  case Collective::allreduce:
+    point.algorithm = reader.named_or("algorithm", {Algorithm::ring, Algorithm::tree},
+                                      algorithm_name, Algorithm::ring);
+    break;
+  case Collective::allgather:
+    point.algorithm =
+        reader.named_or("algorithm", {Algorithm::ring}, algorithm_name, Algorithm::ring);
+    break;
+  case Collective::broadcast:
+    point.algorithm = reader.named_or("algorithm", {Algorithm::binomial_tree, Algorithm::ring},
+                                      algorithm_name, Algorithm::binomial_tree);
+    break;
   }
   point.ranks = static_cast<int>(reader.integer("ranks", 2, kMaxRanks));
   point.bytes = static_cast<uint64_t>(reader.integer("bytes", 1, int64_t{1} << 50));
@@ -171,7 +170,15 @@ const char* collective_name(Collective collective) {
 }
 
 const char* algorithm_name(Algorithm algorithm) {
-  return algorithm == Algorithm::ring ? "ring" : "binomial_tree";
+  switch (algorithm) {
+  case Algorithm::ring:
+    return "ring";
+  case Algorithm::binomial_tree:
+    return "binomial_tree";
+  case Algorithm::tree:
+    return "tree";
+  }
+  return "?";
 }
 
 const std::vector<std::string>& known_compressors() {

@@ -18,10 +18,11 @@ namespace gcsim::validate {
 
 enum class Collective { allreduce, allgather, broadcast };
 /// The algorithm the measured library used: gloo's and NCCL's allreduce
-/// and allgather are rings; gloo's broadcast is a binomial tree whose
+/// and allgather are rings, and NCCL's allreduce may be its double binary
+/// tree (NCCL_ALGO=Tree; "tree"); gloo's broadcast is a binomial tree whose
 /// senders post all their sends at once (gloo/broadcast.cc), NCCL's a ring
 /// (a chain from the root) pipelined in chunks.
-enum class Algorithm { ring, binomial_tree };
+enum class Algorithm { ring, binomial_tree, tree };
 
 /// NCCL's default step (NCCL_BUFFSIZE 4 MiB over its 8 steps): the piece
 /// its ring broadcast forwards at a time.

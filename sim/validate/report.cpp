@@ -60,8 +60,9 @@ nlohmann::json make_report(const ValidationInput& input) {
                             "exp(mean |ln(simulated / measured)|) - 1";
 
   // Large points apart by kind too: the ring ones the fit sees, and the
-  // broadcasts it never does.
-  std::vector<double> all_m, all_s, large_m, large_s, ring_m, ring_s, broadcast_m, broadcast_s;
+  // broadcasts and tree allreduces it never does.
+  std::vector<double> all_m, all_s, large_m, large_s, ring_m, ring_s, broadcast_m, broadcast_s,
+      tree_m, tree_s;
   nlohmann::json collectives = nlohmann::json::array();
   for (size_t i = 0; i < run.collectives.size(); ++i) {
     const CollectivePoint& point = run.collectives[i];
@@ -87,8 +88,9 @@ nlohmann::json make_report(const ValidationInput& input) {
     if (point.bytes >= kBandwidthPointBytes) {
       large_m.push_back(point.seconds);
       large_s.push_back(simulated);
-      (ring ? ring_m : broadcast_m).push_back(point.seconds);
-      (ring ? ring_s : broadcast_s).push_back(simulated);
+      const bool broadcast = point.collective == Collective::broadcast;
+      (ring ? ring_m : broadcast ? broadcast_m : tree_m).push_back(point.seconds);
+      (ring ? ring_s : broadcast ? broadcast_s : tree_s).push_back(simulated);
     }
   }
   report["collectives"] = collectives;
@@ -154,6 +156,7 @@ nlohmann::json make_report(const ValidationInput& input) {
                        {"collectives_4MiB_and_more", summary_entry(large_m, large_s)},
                        {"ring_collectives_4MiB_and_more", summary_entry(ring_m, ring_s)},
                        {"broadcast_4MiB_and_more", summary_entry(broadcast_m, broadcast_s)},
+                       {"tree_allreduce_4MiB_and_more", summary_entry(tree_m, tree_s)},
                        {"training_dense_iteration", summary_entry(dense_m, dense_s)},
                        {"training_compressed_iteration", summary_entry(compressed_m, compressed_s)},
                        {"training_iteration", summary_entry(train_m, train_s)}};
@@ -181,12 +184,17 @@ std::string format_report(const nlohmann::json& report) {
     text += fit_basis(fit.value("latency_points", 0), fit.value("bandwidth_points", 0)) + ")\n";
   }
   if (!report["collectives"].empty())
-    text += "  collective   ranks      bytes    measured_s  simulated_s   error  path_Mbit/s\n";
+    text += "  collective       ranks      bytes    measured_s  simulated_s   error  path_Mbit/s\n";
   for (const nlohmann::json& c : report["collectives"]) {
-    std::snprintf(line, sizeof line, "  %-10s %5d %10s %13.6f %12.6f %+7.1f%%",
-                  c["collective"].get<std::string>().c_str(), c["ranks"].get<int>(),
-                  bytes_label(c["bytes"].get<uint64_t>()).c_str(), c["measured_s"].get<double>(),
-                  c["simulated_s"].get<double>(), 100 * c["relative_error"].get<double>());
+    // The algorithm where it is not the collective's default (the format's).
+    std::string label = c["collective"].get<std::string>();
+    const std::string algorithm = c["algorithm"].get<std::string>();
+    if (algorithm != (label == "broadcast" ? "binomial_tree" : "ring"))
+      label += "/" + algorithm;
+    std::snprintf(line, sizeof line, "  %-14s %5d %10s %13.6f %12.6f %+7.1f%%", label.c_str(),
+                  c["ranks"].get<int>(), bytes_label(c["bytes"].get<uint64_t>()).c_str(),
+                  c["measured_s"].get<double>(), c["simulated_s"].get<double>(),
+                  100 * c["relative_error"].get<double>());
     text += line;
     if (c.contains("measured_path_rate_Bps")) {
       std::snprintf(line, sizeof line, " %12.1f",
@@ -230,7 +238,8 @@ std::string format_report(const nlohmann::json& report) {
   const nlohmann::json& summary = report["summary"];
   for (const char* key :
        {"collectives_4MiB_and_more", "ring_collectives_4MiB_and_more", "broadcast_4MiB_and_more",
-        "collectives_all", "training_dense_iteration", "training_compressed_iteration"}) {
+        "tree_allreduce_4MiB_and_more", "collectives_all", "training_dense_iteration",
+        "training_compressed_iteration"}) {
     const nlohmann::json& entry = summary[key];
     if (entry["points"].get<int>() == 0)
       continue;

@@ -65,10 +65,20 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& wor
   return values;
 }
 
-void run_point(net::Group& group, int rank, const CollectivePoint& point) {
+// NCCL joins whole machines' first GPUs in its trees and chains the rest;
+// a point over part of a machine is a flat tree.
+int ranks_per_node(const net::PlatformSpec& spec, int ranks) {
+  const int per_node = spec.topology == net::Topology::multi_gpu ? spec.gpus_per_node : 1;
+  return ranks % per_node == 0 ? per_node : 1;
+}
+
+void run_point(net::Group& group, int rank, const CollectivePoint& point, int ranks_per_node) {
   switch (point.collective) {
   case Collective::allreduce:
-    net::ring_allreduce(group, rank, point.bytes);
+    if (point.algorithm == Algorithm::tree)
+      net::double_binary_tree_allreduce(group, rank, point.bytes, ranks_per_node);
+    else
+      net::ring_allreduce(group, rank, point.bytes);
     return;
   case Collective::allgather:
     net::ring_allgather(group, rank, point.bytes / static_cast<uint64_t>(point.ranks));
@@ -101,20 +111,20 @@ std::vector<double> collectives_in_engine(const net::PlatformSpec& spec,
   // One actor per worker runs every point in turn; barriers keep points apart.
   sg4::BarrierPtr barrier = sg4::Barrier::create(static_cast<unsigned>(workers));
   for (int w = 0; w < workers; ++w) {
-    sg4::Actor::create("rank-" + std::to_string(w), platform.workers[static_cast<size_t>(w)],
-                       [&, w] {
-                         for (size_t p = 0; p < points.size(); ++p) {
-                           barrier->wait();
-                           double start = sg4::Engine::get_clock();
-                           if (w < points[p].ranks)
-                             run_point(*groups[p], w, points[p]);
-                           barrier->wait();
-                           if (w == 0) {
-                             seconds[p] = sg4::Engine::get_clock() - start;
-                             ++timed;
-                           }
-                         }
-                       });
+    sg4::Actor::create(
+        "rank-" + std::to_string(w), platform.workers[static_cast<size_t>(w)], [&, w] {
+          for (size_t p = 0; p < points.size(); ++p) {
+            barrier->wait();
+            double start = sg4::Engine::get_clock();
+            if (w < points[p].ranks)
+              run_point(*groups[p], w, points[p], ranks_per_node(spec, points[p].ranks));
+            barrier->wait();
+            if (w == 0) {
+              seconds[p] = sg4::Engine::get_clock() - start;
+              ++timed;
+            }
+          }
+        });
   }
   simulation.run();
   // A deadlock ends SimGrid's run early; untimed points would read 0 s.

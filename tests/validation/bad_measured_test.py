@@ -98,7 +98,10 @@ CASES = [
     ("zero shared cores", lambda d: d["cluster"].update(shared_cores=0), "/cluster/shared_cores"),
     ("shared cores on a ring",
      lambda d: d["cluster"].update(topology="ring", shared_cores=2), "/cluster/shared_cores"),
-    ("a tree allreduce", lambda d: d["collectives"][0].update(algorithm="tree"),
+    # NCCL's tree is an allreduce algorithm only.
+    ("a tree allgather", lambda d: d["collectives"][0].update(collective="allgather", algorithm="tree"),
+     "/collectives/0/algorithm"),
+    ("a binomial-tree allreduce", lambda d: d["collectives"][0].update(algorithm="binomial_tree"),
      "/collectives/0/algorithm"),
     ("an unknown broadcast algorithm", lambda d: d["collectives"][1].update(algorithm="scatter"),
      "/collectives/1/algorithm"),

@@ -82,6 +82,21 @@ TEST_CASE("slow small points move the latency, not the bandwidth") {
   CHECK(std::fabs(line.beta_s_per_byte / beta - 1) > 0.05);
 }
 
+TEST_CASE("tree allreduce points are compared, not fitted") {
+  std::vector<CollectivePoint> points = synthetic(1e-3, 1 / 1.2e8, 0);
+  const FitResult rings = fit_alpha_beta(points, "rings.json");
+  CollectivePoint tree = points.back();
+  tree.algorithm = Algorithm::tree;
+  PathCost cost;
+  CHECK_FALSE(ring_path_cost(tree, cost));
+  tree.seconds *= 5; // far off any ring line: fitted, it would move the fit
+  points.push_back(tree);
+  const FitResult with_tree = fit_alpha_beta(points, "with-tree.json");
+  CHECK(with_tree.points == rings.points);
+  CHECK(with_tree.alpha_s == rings.alpha_s);
+  CHECK(with_tree.beta_s_per_byte == rings.beta_s_per_byte);
+}
+
 TEST_CASE("the fit refuses a single size") {
   std::vector<CollectivePoint> points = synthetic(1e-3, 1e-8, 0);
   points.resize(1);
@@ -162,6 +177,30 @@ TEST_CASE("NCCL's ring broadcast is a pipeline along the chain of ranks") {
         doctest::Approx(22 * (512u << 10) * beta + 9 * alpha).epsilon(1e-6).scale(0));
   CHECK(simulated.at(1) == doctest::Approx(7 * (alpha + 100000 * beta)).epsilon(1e-6).scale(0));
   CHECK(simulated.at(2) > 4 * simulated.at(0));
+}
+
+TEST_CASE("NCCL's tree allreduce runs the double binary tree") {
+  // Two ranks, one chunk per tree: each half of the buffer goes up and comes
+  // back down, the two trees' halves crossing in opposite directions, 2
+  // (alpha + n/2 beta), where the ring's 2 steps of n/2 take as long; on 16
+  // ranks and 4 bytes, latency only: 2 x 4 levels of the deeper tree against
+  // the ring's 2 x 15 steps.
+  CollectivePoint pair;
+  pair.ranks = 2;
+  pair.bytes = 40000;
+  pair.algorithm = Algorithm::tree;
+  CollectivePoint tiny = pair;
+  tiny.ranks = 16;
+  tiny.bytes = 4;
+  CollectivePoint tiny_ring = tiny;
+  tiny_ring.algorithm = Algorithm::ring;
+  const std::vector<double> simulated =
+      simulate_collectives(broadcast_star(16), {pair, tiny, tiny_ring});
+  const double alpha = 2e-4;
+  const double beta = 1e-7;
+  CHECK(simulated.at(0) == doctest::Approx(2 * (alpha + 20000 * beta)).epsilon(1e-6).scale(0));
+  CHECK(simulated.at(1) == doctest::Approx(2 * 4 * alpha).epsilon(1e-2).scale(0));
+  CHECK(simulated.at(2) == doctest::Approx(2 * 15 * alpha).epsilon(1e-2).scale(0));
 }
 
 TEST_CASE("geometric-mean error is symmetric and zero on equality") {

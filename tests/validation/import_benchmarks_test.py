@@ -203,6 +203,35 @@ with tempfile.TemporaryDirectory() as tmp:
         abs(p["seconds"] / model_seconds("allreduce", p["bytes"]) - 2) < 1e-3 for p in doubled),
         "--in-place reads the second time column")
 
+    # NCCL_ALGO=Tree: the allreduce points name the tree, which `gcsim
+    # validate` runs, compares apart and leaves out of the fit.
+    tree_run = os.path.join(tmp, "tree.json")
+    done = run_import(tmp, "nccl-tests", f"allreduce={logs['allreduce']}", "--bandwidth", "10Gbps",
+                      "--latency", "15us", "--allreduce", "tree", "--out", tree_run)
+    with open(tree_run) as f:
+        tree_points = json.load(f)["collectives"]
+    check(done.returncode == 0 and tree_points and all(p["algorithm"] == "tree" for p in tree_points),
+          f"--allreduce tree marks the allreduce points ({done.stderr.strip()})")
+    tree_report = os.path.join(tmp, "tree-report.json")
+    done = subprocess.run([GCSIM, "validate", tree_run, "--json", tree_report, "--quiet"],
+                          capture_output=True, text=True, cwd=ROOT)
+    check(done.returncode == 0, f"gcsim validate runs the tree points ({done.stderr.strip()})")
+    if done.returncode == 0:
+        with open(tree_report) as f:
+            tree_sim = json.load(f)
+        # At P = 4 rank 2 is interior in one tree (up once, down to two
+        # children) and a leaf in the other: 2 n through its link, where the
+        # ring sends 2(P-1)/P n = 1.5 n; the pipeline adds a few chunks.
+        largest = max(tree_sim["collectives"], key=lambda p: p["bytes"])
+        bound = 2 * largest["bytes"] * BETA
+        check(largest["algorithm"] == "tree" and bound <= largest["simulated_s"] < 1.03 * bound,
+              f"64 MiB on the tree takes 2 n / B and a few chunks: {largest['simulated_s']} s, "
+              f"2 n / B = {bound} s")
+        summary = tree_sim["summary"]
+        check(summary["tree_allreduce_4MiB_and_more"]["points"] > 0
+              and summary["ring_collectives_4MiB_and_more"]["points"] == 0,
+              "tree points are summarised apart from the ring ones")
+
     # gloo's benchmark program: the title names the collective, allgather's
     # size is per rank, p50 is the time, broadcast is gloo's tree.
     gloo_logs = []
