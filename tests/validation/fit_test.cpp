@@ -203,6 +203,28 @@ TEST_CASE("NCCL's tree allreduce runs the double binary tree") {
   CHECK(simulated.at(2) == doctest::Approx(2 * 15 * alpha).epsilon(1e-2).scale(0));
 }
 
+TEST_CASE("a tree point over whole multi-GPU machines runs NCCL's machine trees") {
+  // 2 machines of 2 GPUs: a GPU's own link of latency g, each NIC's of L. The
+  // machine trees join the first GPUs and chain the second: 3 -> 2 -> 0 up
+  // and back down (and the mirror), each hop 2 g plus 2 L between machines:
+  // 8 g + 4 L. The flat tree over the four ranks, 0 -> 2 -> {1, 3}, crosses
+  // between machines twice each way: 8 g + 8 L.
+  const double g = 1e-6;
+  const double latency = 1e-4;
+  gcsim::net::PlatformSpec machines;
+  machines.topology = gcsim::net::Topology::multi_gpu;
+  machines.nodes = 2;
+  machines.gpus_per_node = 2;
+  machines.gpu_link = {1e12, g};
+  machines.link = {1e12, latency};
+  CollectivePoint point;
+  point.algorithm = Algorithm::tree;
+  point.ranks = 4;
+  point.bytes = 4;
+  const std::vector<double> simulated = simulate_collectives(machines, {point});
+  CHECK(simulated.at(0) == doctest::Approx(8 * g + 4 * latency).epsilon(1e-6).scale(0));
+}
+
 TEST_CASE("geometric-mean error is symmetric and zero on equality") {
   CHECK(geometric_mean_error({1, 2}, {1, 2}) == doctest::Approx(0).scale(1));
   CHECK(geometric_mean_error({1}, {1.1}) == doctest::Approx(0.1).scale(0));
