@@ -375,11 +375,7 @@ TreeLinks machine_tree_links(int nodes, int per_node, int rank, int tree) {
   return links;
 }
 
-namespace {
-
 uint64_t tree_chunk_bytes(uint64_t bytes, int nodes, int per_node) {
-  // NCCL's pipeline step (512 KiB), halved down to 64 KiB while a tree's
-  // half of the buffer makes fewer than 8 chunks per level of the tree.
   int depth = per_node - 1;
   for (int reach = 1; reach < nodes; reach *= 2)
     ++depth;
@@ -388,8 +384,6 @@ uint64_t tree_chunk_bytes(uint64_t bytes, int nodes, int per_node) {
     chunk /= 2;
   return chunk;
 }
-
-} // namespace
 
 void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node) {
   const int size = group.size();

@@ -110,6 +110,10 @@ TreeLinks machine_tree_links(int nodes, int per_node, int rank, int tree);
 /// parent once, to its two children) and the other half once. With
 /// `ranks_per_node` > 1 the trees are machine_tree_links'.
 void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node = 1);
+/// The chunk the tree allreduce of `bytes` on `nodes` machines of `per_node`
+/// ranks pipelines: NCCL's 512 KiB step, halved down to 64 KiB while a
+/// tree's half of the buffer makes fewer than 8 chunks per level.
+uint64_t tree_chunk_bytes(uint64_t bytes, int nodes, int per_node);
 /// Binomial-tree broadcast of `bytes` from `root`.
 void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// gloo's broadcast (gloo/broadcast.cc): the same binomial tree, but a rank

@@ -13,13 +13,12 @@
 
 #include "sim/network/alpha_beta.hpp"
 #include "sim/network/collectives.hpp"
-#include "sim/network/forked.hpp"
 #include "sim/network/platform.hpp"
+#include "tests/sim/child_simulation.hpp"
 #include "tests/sim/lockstep.hpp"
 #include "tests/sim/test_platforms.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -41,17 +40,7 @@ constexpr double kLatency = 10e-6;
 std::vector<double> in_child(PlatformSpec spec, SharingSolver solver,
                              const std::function<std::vector<double>(Simulation&)>& simulate) {
   spec.network.solver = solver;
-  const ForkedResult child = run_forked(
-      [&](int fd) {
-        Simulation simulation(spec);
-        const std::vector<double> times = simulate(simulation);
-        return write_all(fd, times.data(), times.size() * sizeof(double)) ? 0 : 1;
-      },
-      ChildPipe::argument, 1 << 20);
-  REQUIRE_MESSAGE(child.exited(0), "the child simulation failed: " << child.output);
-  std::vector<double> times(child.output.size() / sizeof(double));
-  std::memcpy(times.data(), child.output.data(), times.size() * sizeof(double));
-  return times;
+  return gcsim::testing::simulate_in_child(spec, simulate);
 }
 
 constexpr int kWorkers = 2;
