@@ -34,18 +34,18 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
       collective_name);
   // Only the algorithms gloo and NCCL run are modelled here; anything else
   // would be simulated as something it is not.
+  const Algorithm fallback = default_algorithm(point.collective);
   switch (point.collective) {
   case Collective::allreduce:
-    point.algorithm = reader.named_or("algorithm", {Algorithm::ring, Algorithm::tree},
-                                      algorithm_name, Algorithm::ring);
+    point.algorithm =
+        reader.named_or("algorithm", {Algorithm::ring, Algorithm::tree}, algorithm_name, fallback);
     break;
   case Collective::allgather:
-    point.algorithm =
-        reader.named_or("algorithm", {Algorithm::ring}, algorithm_name, Algorithm::ring);
+    point.algorithm = reader.named_or("algorithm", {Algorithm::ring}, algorithm_name, fallback);
     break;
   case Collective::broadcast:
     point.algorithm = reader.named_or("algorithm", {Algorithm::binomial_tree, Algorithm::ring},
-                                      algorithm_name, Algorithm::binomial_tree);
+                                      algorithm_name, fallback);
     break;
   }
   point.ranks = static_cast<int>(reader.integer("ranks", 2, kMaxRanks));
@@ -179,6 +179,17 @@ const char* algorithm_name(Algorithm algorithm) {
     return "tree";
   }
   return "?";
+}
+
+Algorithm default_algorithm(Collective collective) {
+  return collective == Collective::broadcast ? Algorithm::binomial_tree : Algorithm::ring;
+}
+
+std::string point_label(const CollectivePoint& point) {
+  std::string label = collective_name(point.collective);
+  if (point.algorithm != default_algorithm(point.collective))
+    label += std::string("/") + algorithm_name(point.algorithm);
+  return label;
 }
 
 const std::vector<std::string>& known_compressors() {

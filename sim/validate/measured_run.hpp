@@ -30,6 +30,8 @@ constexpr uint64_t kNcclChunkBytes = 512 * 1024;
 
 const char* collective_name(Collective collective);
 const char* algorithm_name(Algorithm algorithm);
+/// What a point of `collective` runs when it names no algorithm: gloo's.
+Algorithm default_algorithm(Collective collective);
 
 /// One collective benchmark point. `bytes` is the whole buffer, as
 /// nccl-tests reports it: for allgather the output, each rank giving bytes/P.
@@ -42,6 +44,9 @@ struct CollectivePoint {
   double seconds = 0;                     // the median over the repetitions
   int repetitions = 0;
 };
+/// "allreduce", or "allreduce/tree" where the algorithm is not the default:
+/// how the comparison and its plot name a point's kind.
+std::string point_label(const CollectivePoint& point);
 
 struct IterationTimes {
   double iteration_s = 0;

@@ -69,6 +69,7 @@ nlohmann::json make_report(const ValidationInput& input) {
     const double simulated = input.collective_seconds[i];
     collectives.push_back({{"collective", collective_name(point.collective)},
                            {"algorithm", algorithm_name(point.algorithm)},
+                           {"label", point_label(point)},
                            {"ranks", point.ranks},
                            {"bytes", point.bytes},
                            {"measured_s", point.seconds},
@@ -186,15 +187,10 @@ std::string format_report(const nlohmann::json& report) {
   if (!report["collectives"].empty())
     text += "  collective       ranks      bytes    measured_s  simulated_s   error  path_Mbit/s\n";
   for (const nlohmann::json& c : report["collectives"]) {
-    // The algorithm where it is not the collective's default (the format's).
-    std::string label = c["collective"].get<std::string>();
-    const std::string algorithm = c["algorithm"].get<std::string>();
-    if (algorithm != (label == "broadcast" ? "binomial_tree" : "ring"))
-      label += "/" + algorithm;
-    std::snprintf(line, sizeof line, "  %-14s %5d %10s %13.6f %12.6f %+7.1f%%", label.c_str(),
-                  c["ranks"].get<int>(), bytes_label(c["bytes"].get<uint64_t>()).c_str(),
-                  c["measured_s"].get<double>(), c["simulated_s"].get<double>(),
-                  100 * c["relative_error"].get<double>());
+    std::snprintf(line, sizeof line, "  %-14s %5d %10s %13.6f %12.6f %+7.1f%%",
+                  c["label"].get<std::string>().c_str(), c["ranks"].get<int>(),
+                  bytes_label(c["bytes"].get<uint64_t>()).c_str(), c["measured_s"].get<double>(),
+                  c["simulated_s"].get<double>(), 100 * c["relative_error"].get<double>());
     text += line;
     if (c.contains("measured_path_rate_Bps")) {
       std::snprintf(line, sizeof line, " %12.1f",

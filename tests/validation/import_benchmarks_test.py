@@ -224,6 +224,8 @@ with tempfile.TemporaryDirectory() as tmp:
         # ring sends 2(P-1)/P n = 1.5 n; the pipeline adds a few chunks.
         largest = max(tree_sim["collectives"], key=lambda p: p["bytes"])
         bound = 2 * largest["bytes"] * BETA
+        check(all(p["label"] == "allreduce/tree" for p in tree_sim["collectives"]),
+              "the comparison names the points allreduce/tree")
         check(largest["algorithm"] == "tree" and bound <= largest["simulated_s"] < 1.03 * bound,
               f"64 MiB on the tree takes 2 n / B and a few chunks: {largest['simulated_s']} s, "
               f"2 n / B = {bound} s")
