@@ -101,32 +101,6 @@ void exchange(Group& group, int rank, sg4::Mailbox* outgoing_box, uint64_t send_
   outgoing->wait();
 }
 
-// A pipelined stream of `bytes` in chunks of `chunk` bytes, simulated as
-// three pieces: the first chunk, the chunks between as one body, the last
-// chunk (fewer pieces where there are fewer chunks). A rank forwards the
-// first and the last piece once it has them, and the body as soon as the
-// first has arrived, its bytes following while they come in. So filling and
-// draining the pipeline costs a chunk and a latency per hop, and the body
-// streams at the rate its links share, with no latency per chunk: NCCL keeps
-// 8 chunks in flight per peer, so its wire does not wait on each one. Three
-// messages per hop instead of one per chunk also keep a 1024-rank tree within
-// seconds of simulation (README, Speed).
-struct StreamPiece {
-  uint64_t bytes;
-  bool cuts_through;
-};
-
-std::vector<StreamPiece> stream_pieces(uint64_t bytes, uint64_t chunk) {
-  assert(chunk > 0 && "a pipeline needs chunks of at least a byte");
-  const uint64_t chunks = bytes <= chunk ? 1 : (bytes - 1) / chunk + 1;
-  if (chunks == 1)
-    return {{bytes, false}};
-  const uint64_t last = bytes - (chunks - 1) * chunk;
-  if (chunks == 2)
-    return {{chunk, false}, {last, false}};
-  return {{chunk, false}, {bytes - chunk - last, true}, {last, false}};
-}
-
 // Receives the next piece from every peer in `from`, all at once.
 void receive_from_all(const Group& group, int rank, const std::vector<int>& from, int channel) {
   std::vector<sg4::CommPtr> pending;
@@ -289,6 +263,27 @@ void eager_binomial_broadcast(Group& group, int rank, int root, uint64_t bytes) 
   sg4::Comm::wait_all(sends);
 }
 
+// A pipelined stream of `bytes` in chunks of `chunk` bytes, simulated as
+// three pieces: the first chunk, the chunks between as one body, the last
+// chunk (fewer pieces where there are fewer chunks). A rank forwards the
+// first and the last piece once it has them, and the body as soon as the
+// first has arrived, its bytes following while they come in. So filling and
+// draining the pipeline costs a chunk and a latency per hop, and the body
+// streams at the rate its links share, with no latency per chunk: NCCL keeps
+// 8 chunks in flight per peer, so its wire does not wait on each one. Three
+// messages per hop instead of one per chunk also keep a 1024-rank tree within
+// seconds of simulation (README, Speed).
+std::vector<StreamPiece> stream_pieces(uint64_t bytes, uint64_t chunk) {
+  assert(chunk > 0 && "a pipeline needs chunks of at least a byte");
+  const uint64_t chunks = bytes <= chunk ? 1 : (bytes - 1) / chunk + 1;
+  if (chunks == 1)
+    return {{bytes, false}};
+  const uint64_t last = bytes - (chunks - 1) * chunk;
+  if (chunks == 2)
+    return {{chunk, false}, {last, false}};
+  return {{chunk, false}, {bytes - chunk - last, true}, {last, false}};
+}
+
 void pipelined_ring_broadcast(Group& group, int rank, int root, uint64_t bytes, uint64_t chunk) {
   const int size = group.size();
   const int relative = (rank - root + size) % size;
@@ -375,6 +370,10 @@ TreeLinks machine_tree_links(int nodes, int per_node, int rank, int tree) {
   return links;
 }
 
+namespace {
+
+// NCCL's pipeline step (512 KiB), halved down to 64 KiB while a tree's half
+// of the buffer makes fewer than 8 chunks per level of the tree.
 uint64_t tree_chunk_bytes(uint64_t bytes, int nodes, int per_node) {
   int depth = per_node - 1;
   for (int reach = 1; reach < nodes; reach *= 2)
@@ -385,7 +384,10 @@ uint64_t tree_chunk_bytes(uint64_t bytes, int nodes, int per_node) {
   return chunk;
 }
 
-void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node) {
+} // namespace
+
+void tree_allreduce_in_pieces(Group& group, int rank, uint64_t bytes, int ranks_per_node,
+                              const PiecesOf& pieces_of) {
   const int size = group.size();
   assert(ranks_per_node > 0 && size % ranks_per_node == 0 && "whole machines");
   if (size < 2)
@@ -394,7 +396,7 @@ void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes, int ra
   const uint64_t chunk = tree_chunk_bytes(bytes, nodes, ranks_per_node);
   std::vector<sg4::ActorPtr> streams;
   for (int tree = 0; tree < 2; ++tree) {
-    const std::vector<StreamPiece> pieces = stream_pieces(chunk_bytes(bytes, 2, tree), chunk);
+    const std::vector<StreamPiece> pieces = pieces_of(chunk_bytes(bytes, 2, tree), chunk);
     const TreeLinks links = machine_tree_links(nodes, ranks_per_node, rank, tree);
     // Channel 1 + tree: the two trees may link the same pair of ranks.
     const int channel = 1 + tree;
@@ -413,6 +415,10 @@ void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes, int ra
   }
   for (const sg4::ActorPtr& stream : streams)
     stream->join();
+}
+
+void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node) {
+  tree_allreduce_in_pieces(group, rank, bytes, ranks_per_node, stream_pieces);
 }
 
 void binomial_reduce(Group& group, int rank, int root, uint64_t bytes) {

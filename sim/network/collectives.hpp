@@ -9,6 +9,7 @@
 // buffer into P chunks, the first (bytes mod P) chunks are one byte longer.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -110,10 +111,24 @@ TreeLinks machine_tree_links(int nodes, int per_node, int rank, int tree);
 /// parent once, to its two children) and the other half once. With
 /// `ranks_per_node` > 1 the trees are machine_tree_links'.
 void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node = 1);
-/// The chunk the tree allreduce of `bytes` on `nodes` machines of `per_node`
-/// ranks pipelines: NCCL's 512 KiB step, halved down to 64 KiB while a
-/// tree's half of the buffer makes fewer than 8 chunks per level.
-uint64_t tree_chunk_bytes(uint64_t bytes, int nodes, int per_node);
+/// A piece of a pipelined stream: a rank sends it on once it has arrived,
+/// or, where it `cuts_through`, as soon as the piece before it has, its
+/// bytes following while they come in.
+struct StreamPiece {
+  uint64_t bytes;
+  bool cuts_through;
+};
+/// The pieces gcsim sends a pipelined stream of `bytes` in chunks of
+/// `chunk` as: the first chunk, the chunks between as one cut-through body,
+/// the last chunk (fewer where there are fewer chunks).
+std::vector<StreamPiece> stream_pieces(uint64_t bytes, uint64_t chunk);
+/// Cuts one tree's half of the buffer, given the tree's chunk, into pieces.
+using PiecesOf = std::function<std::vector<StreamPiece>(uint64_t half, uint64_t chunk)>;
+/// double_binary_tree_allreduce with each half sent as `pieces_of` cuts it:
+/// stream_pieces there, one piece per chunk for the chunk-by-chunk pipeline
+/// the streams approximate (tests/sim/tree_stream_simtest.cpp).
+void tree_allreduce_in_pieces(Group& group, int rank, uint64_t bytes, int ranks_per_node,
+                              const PiecesOf& pieces_of);
 /// Binomial-tree broadcast of `bytes` from `root`.
 void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// gloo's broadcast (gloo/broadcast.cc): the same binomial tree, but a rank
