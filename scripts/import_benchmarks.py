@@ -190,6 +190,14 @@ def gloo_points(args):
     return points, ranks_seen, sources
 
 
+def add_cluster_options(parser, default_nodes):
+    """The options cluster_of reads: a platform file, or a star's figures."""
+    parser.add_argument("--cluster", help="platform description JSON (platforms/README.md)")
+    parser.add_argument("--nodes", type=int, help=f"star nodes (default: {default_nodes})")
+    parser.add_argument("--bandwidth", help="star link bandwidth, e.g. 100Gbps")
+    parser.add_argument("--latency", help="star link latency, e.g. 5us")
+
+
 def cluster_of(args, ranks):
     if args.cluster:
         try:
@@ -221,10 +229,7 @@ def main(argv):
     gloo = sub.add_parser("gloo", help="logs of gloo's benchmark program")
     gloo.add_argument("logs", nargs="+", metavar="LOG")
     for source in (nccl, gloo):
-        source.add_argument("--cluster", help="platform description JSON (platforms/README.md)")
-        source.add_argument("--nodes", type=int, help="star nodes (default: the logs' ranks)")
-        source.add_argument("--bandwidth", help="star link bandwidth, e.g. 100Gbps")
-        source.add_argument("--latency", help="star link latency, e.g. 5us")
+        add_cluster_options(source, "the logs' ranks")
         source.add_argument("--ranks", type=int, help="ranks, where the logs do not say")
         source.add_argument("--name", default=None)
         source.add_argument("--out", required=True)

@@ -1,0 +1,289 @@
+#!/usr/bin/python3
+"""scripts/import_torch_profile.py end to end.
+
+- A real run: two gloo ranks on 127.0.0.1 train a small CNN under PyTorch's
+  profiler (tests/validation/profiled_training.py); the import must give,
+  iteration by iteration, the mean over the two traces of the iteration's
+  range and of its allreduce (read here from the raw traces), and `gcsim
+  validate` must take the file and simulate the measured compute exactly.
+- Traces in torch.profiler's (Kineto's) form, written here with known
+  figures: ProfilerStep ranges and their GPU copies, collectives that
+  overlap each other and cross an iteration's end, an NCCL kernel, ranks
+  that differ; the expected means are worked out by hand. Collectives during
+  the backward pass mark the run as overlapped.
+- --into adds the run to a measured run of collectives.
+- Bad input: exit 2, one line naming the file or option, nothing written.
+
+Usage: import_torch_profile_test.py PATH/TO/gcsim
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+
+GCSIM = os.path.abspath(sys.argv[1])
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+IMPORT = os.path.join(ROOT, "scripts", "import_torch_profile.py")
+TRAINING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiled_training.py")
+PYTHON = "/usr/bin/python3"
+ITERATIONS = 4
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+from checks import Checks, refusal_problems  # noqa: E402
+
+check = Checks()
+
+
+def run_import(*args):
+    return subprocess.run([PYTHON, IMPORT, *args], capture_output=True, text=True, timeout=120)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ranges(trace_file, name):
+    with open(trace_file) as f:
+        events = json.load(f)
+    return sorted((e["ts"] * 1e-6, (e["ts"] + e["dur"]) * 1e-6) for e in events
+                  if e.get("ph") == "X" and e.get("name") == name)
+
+
+def close(a, b, tolerance=2e-9):
+    return abs(a - b) <= tolerance
+
+
+def real_run(tmp):
+    port = free_port()
+    # gloo would otherwise take the interface the host name resolves to.
+    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo")
+    ranks = [subprocess.Popen([PYTHON, TRAINING, str(r), "2", str(port), tmp, str(ITERATIONS)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env)
+             for r in range(2)]
+    outputs = [p.communicate(timeout=300)[0] for p in ranks]
+    if not check(all(p.returncode == 0 for p in ranks), "the profiled two-rank training ran"):
+        print("\n".join(outputs)[-2000:])
+        return
+    traces = [os.path.join(tmp, f"trace-rank{r}.json") for r in range(2)]
+    out = os.path.join(tmp, "real.json")
+    result = run_import(*traces, "--step", "iteration", "--layers", os.path.join(tmp, "layers.json"),
+                        "--batch", "16", "--bandwidth", "10Gbps", "--latency", "10us",
+                        "--out", out)
+    if not check(result.returncode == 0, f"import of the real traces: {result.stderr.strip()}"):
+        return
+    run = json.load(open(out))
+    entry = run["training"][0]
+    iterations = entry["iterations"]
+    check(len(iterations) == ITERATIONS and entry["ranks"] == 2 and run["cluster"]["nodes"] == 2,
+          f"{ITERATIONS} iterations of 2 ranks on 2 nodes")
+    steps = [ranges(t, "iteration") for t in traces]
+    reduces = [ranges(t, "gloo:all_reduce") for t in traces]
+    check(all(len(s) == ITERATIONS and len(r) == ITERATIONS for s, r in zip(steps, reduces)),
+          "each trace holds an iteration range and an allreduce per iteration")
+    for i, it in enumerate(iterations):
+        want = sum(s[i][1] - s[i][0] for s in steps) / 2
+        allreduce = sum(r[i][1] - r[i][0] for r in reduces) / 2
+        check(close(it["iteration_s"], want) and close(it["communication_s"], allreduce),
+              f"iteration {i}: {it['iteration_s']:.6f} s with {it['communication_s']:.6f} s of "
+              f"allreduce, the traces' means ({want:.6f}, {allreduce:.6f})")
+        check(it["forward_s"] > 0 and it["backward_s"] > 0 and
+              it["forward_s"] + it["backward_s"] + it["optimizer_s"] + it["communication_s"]
+              <= it["iteration_s"] + 1e-9, f"iteration {i}: the phases fit in the iteration")
+    check(entry["overlap"] is False, "the allreduce after backward is not an overlap")
+    layer_bytes = sum(layer["bytes"] for layer in entry["workload"]["layers"])
+    check(layer_bytes == 4 * (8 * 25 + 8 + 8 * 144 * 10 + 10), f"the layers hold {layer_bytes} "
+          "bytes, the model's parameters")
+    report = os.path.join(tmp, "real-report.json")
+    validate = subprocess.run([GCSIM, "validate", out, "--json", report], capture_output=True,
+                              text=True, timeout=120)
+    if not check(validate.returncode == 0, f"gcsim validate takes it: {validate.stderr.strip()}"):
+        return
+    training = json.load(open(report))["training"][0]
+    measured, simulated = training["measured"], training["simulated"]
+    steady = iterations[1:]
+    want = sum(i["iteration_s"] for i in steady) / len(steady)
+    check(close(measured["iteration_s"], want, 1e-9),
+          f"validate compares the iterations after the warm-up ({measured['iteration_s']:.6f} s)")
+    # The comparison's measured compute_s leaves the optimizer apart.
+    compute = measured["compute_s"] + measured["optimizer_s"]
+    check(abs(simulated["compute_s"] / compute - 1) < 1e-6,
+          f"simulated compute {simulated['compute_s']:.6f} s is the measured forward, backward "
+          f"and optimizer, {compute:.6f} s (a processor per rank)")
+
+
+def event(name, start, end, cat="user_annotation", tid=1):
+    return {"ph": "X", "cat": cat, "name": name, "ts": start, "dur": end - start, "pid": 0,
+            "tid": tid}
+
+
+def kineto_rank(forward_3, comm_3, backward_end_3=700):
+    """One rank's torch.profiler trace (us): steps 3 and 4."""
+    return {"schemaVersion": 1, "traceEvents": [
+        {"ph": "i", "name": "an instant event", "ts": 5},
+        event("ProfilerStep#3", 0, 1000),
+        event("ProfilerStep#3", 10, 990, cat="gpu_user_annotation", tid=7),  # not a step
+        event("forward", 0, forward_3),
+        event("backward", forward_3, backward_end_3),
+        event("backward", 20, 900, cat="gpu_user_annotation", tid=7),  # not the CPU's phase
+        *[event("gloo:all_reduce", a, b, cat="cpu_op", tid=2) for a, b in comm_3],
+        event("ProfilerStep#4", 1000, 2500),
+        event("forward", 1000, 1300),
+        event("aten::conv2d", 1010, 1200, cat="cpu_op"),
+        event("backward", 1300, 2000),
+        event("optimizer", 2300, 2400),
+        event("nccl:all_reduce", 2440, 2445, cat="cpu_op"),
+        event("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 2450, 2600, cat="kernel", tid=7),
+    ]}
+
+
+def kineto_traces(tmp):
+    layers = os.path.join(tmp, "layers.json")
+    json.dump({"layers": [{"name": "w", "parameters": 1000}, {"name": "b", "bytes": 40}]},
+              open(layers, "w"))
+    # Rank 0: step 3's collectives [700, 900) and [800, 950) overlap: 250 us;
+    # step 4: the enqueue [2440, 2445) and the kernel clipped at the step's end
+    # [2450, 2500): 55 us. Rank 1: step 3's [700, 1100) is 300 us of step 3
+    # and 100 of step 4, which adds the enqueue: 105 us.
+    ranks = [kineto_rank(200, [(700, 900), (800, 950)]), kineto_rank(300, [(700, 1100)])]
+    # Rank 1 has no NCCL in step 4.
+    ranks[1]["traceEvents"] = [e for e in ranks[1]["traceEvents"] if "ncclDev" not in e["name"]]
+    files = []
+    for r, trace in enumerate(ranks):
+        files.append(os.path.join(tmp, f"kineto-{r}.json"))
+        json.dump(trace, open(files[-1], "w"))
+    return files, layers
+
+
+def kineto(tmp):
+    files, layers = kineto_traces(tmp)
+    out = os.path.join(tmp, "kineto.json")
+    result = run_import(*files, "--layers", layers, "--warmup", "0", "--compressor", "topk",
+                        "--density", "0.01", "--nodes", "2", "--bandwidth", "1Gbps",
+                        "--latency", "5us", "--name", "mine", "--out", out)
+    if not check(result.returncode == 0, f"import of torch.profiler traces: {result.stderr}"):
+        return
+    entry = json.load(open(out))["training"][0]
+    first, second = entry["iterations"]
+    expected_first = dict(iteration_s=1000e-6, forward_s=250e-6, backward_s=450e-6,
+                          compute_s=700e-6, optimizer_s=0, compression_s=0,
+                          communication_s=275e-6)
+    expected_second = dict(iteration_s=1500e-6, forward_s=300e-6, backward_s=700e-6,
+                           compute_s=1000e-6, optimizer_s=100e-6, compression_s=0,
+                           communication_s=(55e-6 + 105e-6) / 2)
+    for got, want, which in ((first, expected_first, "ProfilerStep#3"),
+                             (second, expected_second, "ProfilerStep#4")):
+        wrong = {k: (got.get(k), v) for k, v in want.items() if not close(got.get(k, -1), v)}
+        check(not wrong, f"{which}: the ranks' means as worked out by hand ({wrong or 'all'})")
+    check(entry["overlap"] is False and "note:" not in result.stdout,
+          "collectives after the backward pass: no overlap")
+    check(entry["compressor"] == {"name": "topk", "density": 0.01} and entry["name"] == "mine"
+          and entry["warmup_iterations"] == 0, "compressor, name and warm-up as given")
+    check([layer["bytes"] for layer in entry["workload"]["layers"]] == [4000, 40],
+          "layers from parameters (4 bytes each) and from bytes")
+
+    # Backward until 800 in step 3 on rank 0: 100 of its 250 us of collectives.
+    json.dump(kineto_rank(200, [(700, 900), (800, 950)], backward_end_3=800), open(files[0], "w"))
+    result = run_import(*files, "--layers", layers, "--out", out, "--bandwidth", "1Gbps",
+                        "--latency", "5us")
+    check(result.returncode == 0 and json.load(open(out))["training"][0]["overlap"] is True
+          and "note:" in result.stdout, "collectives during the backward pass mark an overlap")
+
+
+def into(tmp):
+    files, layers = kineto_traces(tmp)
+    collectives = {"format": "gcsim-measured-run/1", "name": "cluster", "source": "nccl-tests",
+                   "cluster": {"topology": "star", "nodes": 2,
+                               "link": {"bandwidth": "1Gbps", "latency": "5us"}},
+                   "collectives": [{"collective": "allreduce", "ranks": 2, "bytes": 1 << 20,
+                                    "seconds": 0.01, "repetitions": 5}]}
+    base = os.path.join(tmp, "cluster.json")
+    json.dump(collectives, open(base, "w"))
+    out = os.path.join(tmp, "both.json")
+    result = run_import(*files, "--layers", layers, "--into", base, "--out", out)
+    if not check(result.returncode == 0, f"--into: {result.stderr.strip()}"):
+        return
+    both = json.load(open(out))
+    check(both["collectives"] == collectives["collectives"] and len(both["training"]) == 1
+          and both["cluster"] == collectives["cluster"],
+          "--into keeps the collectives and the cluster and adds the training run")
+    report = os.path.join(tmp, "both-report.json")
+    validate = subprocess.run([GCSIM, "validate", out, "--json", report, "--quiet"],
+                              capture_output=True, text=True, timeout=120)
+    if check(validate.returncode == 0, f"validate takes the merged file: {validate.stderr.strip()}"):
+        compared = json.load(open(report))
+        check(len(compared["collectives"]) == 1 and len(compared["training"]) == 1,
+              "and compares its collective and its training run")
+
+
+def refusals(tmp):
+    files, layers = kineto_traces(tmp)
+    out = os.path.join(tmp, "refused.json")
+    star = ["--bandwidth", "1Gbps", "--latency", "5us", "--out", out]
+
+    def write(name, content):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(content if isinstance(content, str) else json.dumps(content))
+        return path
+
+    no_steps = {"traceEvents": [event("forward", 0, 10), event("backward", 10, 20)]}
+    no_backward = kineto_rank(200, [(700, 900)])
+    no_backward["traceEvents"] = [e for e in no_backward["traceEvents"]
+                                  if not (e["name"] == "backward" and e["ts"] >= 1000)]
+    one_step = {"traceEvents": [e for e in kineto_rank(200, [])["traceEvents"]
+                                if e["ts"] < 1000]}
+    negative = kineto_rank(200, [(700, 900)])
+    negative["traceEvents"].append(event("gloo:all_reduce", 10, 5))
+    cases = [
+        ("not JSON", [write("bad.json", "{ nope"), files[1], "--layers", layers], ["bad.json"]),
+        ("not a trace", [write("obj.json", {"events": []}), "--layers", layers], ["obj.json"]),
+        ("no iterations", [write("nosteps.json", no_steps), "--layers", layers],
+         ["nosteps.json", "ProfilerStep"]),
+        ("an unknown --step", [files[0], "--step", "iteration", "--layers", layers],
+         ["kineto-0.json", "'iteration'"]),
+        ("an iteration without backward", [write("nobwd.json", no_backward), "--layers", layers],
+         ["nobwd.json", "iteration 2", "'backward'"]),
+        ("a negative duration", [write("neg.json", negative), "--layers", layers], ["neg.json"]),
+        ("ranks with different iterations", [files[0], write("one.json", one_step), "--layers",
+                                             layers], ["different numbers of iterations"]),
+        ("a warm-up of every iteration", [files[0], "--warmup", "2", "--layers", layers],
+         ["--warmup 2"]),
+        ("topk without a density", [files[0], "--compressor", "topk", "--layers", layers],
+         ["--density"]),
+        ("layers that are not", [files[0], "--layers", write("l.json", [{"name": "w",
+                                                                        "bytes": -4}])],
+         ["l.json", "layer 0"]),
+        ("a cluster of other size", [*files, "--nodes", "3", "--layers", layers], ["3 nodes"]),
+        ("--into a file that is not a measured run",
+         [files[0], "--layers", layers, "--into", layers], ["layers.json"]),
+    ]
+    for what, args, needles in cases:
+        # --into takes its measured run's cluster, no cluster options.
+        result = run_import(*args, "--out", out) if "--into" in args else run_import(*args, *star)
+        problems = refusal_problems(result, needles, result_file=out)
+        check(not problems, f"{what}: exit 2, one line{'; ' + '; '.join(problems) if problems else ''}")
+    # An --out that cannot be written: scripts/atomic_write.py's one line, exit 1.
+    blocked = os.path.join(layers, "run.json")
+    result = run_import(files[0], "--layers", layers, "--bandwidth", "1Gbps", "--latency", "5us",
+                        "--out", blocked)
+    problems = refusal_problems(result, [f"import_torch_profile.py: cannot write {blocked}"],
+                                status=1)
+    check(not problems, f"an --out under a file: exit 1, one line{'; '.join(problems)}")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        real_run(tmp)
+    for part in (kineto, into, refusals):
+        with tempfile.TemporaryDirectory() as tmp:
+            part(tmp)
+    check.finish()
+
+
+if __name__ == "__main__":
+    main()
