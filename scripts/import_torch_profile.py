@@ -11,6 +11,10 @@
   /usr/bin/python3 scripts/import_torch_profile.py trace-rank*.json --layers layers.json \\
       --compressor dense --batch 32 --into my-cluster.json --out my-cluster-and-training.json
   build/gcsim validate my-cluster-and-training.json --fit
+  # or name the gcsim scenario that describes the run: validate then predicts
+  # the whole iteration (compute model, buckets, overlap, any compressor)
+  /usr/bin/python3 scripts/import_torch_profile.py trace-rank*.json --scenario my-run.json \\
+      --into my-cluster.json --out my-cluster-and-training.json
 
 Iterations: torch.profiler's `ProfilerStep#N` ranges (a schedule and
 prof.step() once per iteration), or the range you name with --step (e.g.
@@ -31,7 +35,11 @@ or the phase waits for the GPU anyway. When the collectives ran while the
 backward pass was still running (DDP's buckets), the run is marked
 `"overlap": true` and a line says so.
 
---layers: the gradient's layers, a JSON list (or an object with "layers")
+--scenario: the run names that scenario instead of a workload and a
+compressor; `gcsim validate` simulates it as `gcsim run` does, on the
+platform it validates, for the traces' iterations and --warmup.
+
+--layers (without --scenario): the gradient's layers, a JSON list (or an object with "layers")
 of {"name", "bytes"}, or of {"name", "parameters"} as in workloads/models/
 (4 bytes each); e.g. from the model itself:
   json.dump([{"name": n, "bytes": 4 * p.numel()} for n, p in model.named_parameters()], f)
@@ -201,6 +209,18 @@ def training_entry(args):
         during = sum(r[i][1] for r in per_rank) / len(per_rank)
         overlapped |= during > OVERLAP_SHARE * max(row["communication_s"], 1e-12)
     ranks = args.ranks or len(args.traces)
+    if args.scenario:
+        # The scenario says the workload, compressor and overlap; validate
+        # resolves the path from the measured file's folder.
+        if not os.path.isfile(args.scenario):
+            raise BadInput(f"--scenario {args.scenario}: no such file")
+        where = os.path.relpath(os.path.abspath(args.scenario),
+                                os.path.dirname(os.path.abspath(args.out)))
+        return {"name": args.name or os.path.splitext(os.path.basename(args.scenario))[0],
+                "scenario": where, "ranks": ranks, "warmup_iterations": args.warmup,
+                "iterations": iterations}
+    if not args.layers:
+        raise BadInput("--layers describes the gradient (or --scenario the whole run)")
     compressor = {"name": args.compressor}
     if args.compressor != "dense":
         if args.density is None or not 0 < args.density <= 1:
@@ -249,7 +269,9 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("traces", nargs="+", metavar="TRACE", help="one Chrome trace per rank")
-    parser.add_argument("--layers", required=True, help="the gradient's layers (JSON, above)")
+    parser.add_argument("--layers", help="the gradient's layers (JSON, above)")
+    parser.add_argument("--scenario", help="the gcsim scenario of this run: validate then "
+                                           "simulates its model, loop and compressor")
     parser.add_argument("--compressor", choices=COMPRESSORS, default="dense")
     parser.add_argument("--density", type=float, help="the compressor's density")
     parser.add_argument("--batch", type=int, default=1, help="samples per rank and iteration")
@@ -279,7 +301,7 @@ def main(argv):
     mean = sum(i["iteration_s"] for i in compared) / len(compared)
     print(f"wrote {args.out}: {len(entry['iterations'])} iterations of {entry['ranks']} ranks, "
           f"{mean * 1e3:.3f} ms each after the warm-up")
-    if entry["overlap"]:
+    if entry.get("overlap"):
         print("note: the collectives ran during the backward pass (overlap); gcsim validate "
               "simulates the gradient's allreduce after it")
     return 0

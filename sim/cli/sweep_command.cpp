@@ -69,17 +69,6 @@ std::string command_line(const std::vector<std::string>& argv) {
   return line;
 }
 
-// The last non-empty line of a child's log: where gcsim prints its error.
-std::string last_line(const fs::path& log) {
-  std::ifstream stream(log);
-  std::string line;
-  std::string last;
-  while (std::getline(stream, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos)
-      last = line;
-  return last.empty() ? "(no output)" : last;
-}
-
 nlohmann::json read_result(const fs::path& file) {
   std::ifstream stream(file);
   nlohmann::json result = nlohmann::json::parse(stream, nullptr, false);
@@ -245,10 +234,10 @@ private:
     const std::string& id = points[*failed].id;
     if (failure.code == 2)
       throw InputError(spec.file.string(), "",
-                       "point " + id + " failed with bad input: " + last_line(job.log) +
+                       "point " + id + " failed with bad input: " + sweep::last_line(job.log) +
                            "; rerun alone: " + commands[*failed]);
     std::fprintf(stderr, "gcsim sweep: point %s failed (%s): %s\n  log: %s\n  rerun alone: %s\n",
-                 id.c_str(), failure.describe().c_str(), last_line(job.log).c_str(),
+                 id.c_str(), failure.describe().c_str(), sweep::last_line(job.log).c_str(),
                  job.log.string().c_str(), commands[*failed].c_str());
     return false;
   }

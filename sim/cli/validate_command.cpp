@@ -9,15 +9,23 @@
 #include "sim/output/result.hpp"
 #include "sim/scenario/platform_spec.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/sweep/process.hpp"
 #include "sim/training/iteration_model.hpp"
 #include "sim/validate/fit.hpp"
 #include "sim/validate/measured_run.hpp"
 #include "sim/validate/report.hpp"
 #include "sim/validate/simulate.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -66,14 +74,18 @@ public:
     // and field the platform came from.
     std::string platform_file = measured_file_;
     std::string platform_path = "/cluster";
+    // The platform as a description, for the training runs `gcsim run` simulates.
+    nlohmann::json description = run.cluster_description;
     if (fit_) {
       validate::FitResult fit = validate::fit_alpha_beta(run.collectives, measured_file_);
       input.platform = validate::calibrated_platform(fit, run.cluster, run.name + "-calibrated");
       input.platform_source = "the fit";
       platform_path = "/collectives"; // the points it was fitted to
       input.fit = fit;
+      description = validate::platform_json(input.platform, fit, measured_file_);
     } else if (!platform_file_.empty()) {
-      input.platform = read_platform_spec(load_json_file(platform_file_), platform_file_, "");
+      description = load_json_file(platform_file_);
+      input.platform = read_platform_spec(description, platform_file_, "");
       input.platform_source = platform_file_;
       platform_file = platform_file_;
       platform_path = "";
@@ -84,8 +96,16 @@ public:
       input.platform_source = scenario_file_;
       platform_file = scenario.platform_source;
       platform_path = scenario.platform_path();
+      description = platform_path.empty() ? load_json_file(platform_file)
+                                          : load_json_file(scenario_file_)["platform"];
       fit_node_count(input.platform, run, scenario.platform_source);
     }
+    // As fit_node_count sized it, and with its SimGrid file wherever the
+    // scenario that gets it lies.
+    if (input.platform.topology == net::Topology::star)
+      description["nodes"] = input.platform.nodes;
+    if (input.platform.topology == net::Topology::simgrid_xml)
+      description["xml"] = input.platform.xml_file;
 
     validate::TrainingInputs training;
     training.trace = resolve_input_path(trace_, measured_file_);
@@ -97,6 +117,7 @@ public:
       input.collective_seconds = validate::simulate_collectives(input.platform, run.collectives);
       refuse_endless_points(run, input.collective_seconds, platform_file, platform_path);
       input.training = validate::simulate_training(input.platform, run.training, training);
+      simulate_scenario_runs(run, description, input.training);
     } catch (const training::IterationTooLong& error) {
       throw InputError(platform_file, platform_path, error.what());
     } catch (const std::invalid_argument& error) {
@@ -135,6 +156,80 @@ private:
                                                   seconds[p]));
     }
   }
+
+  // Training runs that name a scenario are simulated by `gcsim run` itself,
+  // in child processes as a sweep's points are: the scenario's workload,
+  // compute model, training loop and compressor on the validated platform,
+  // for as many iterations as were measured, with the same warm-up.
+  void simulate_scenario_runs(const validate::MeasuredRun& run, const nlohmann::json& platform,
+                              std::vector<validate::SimulatedIteration>& simulated) const {
+    std::vector<size_t> indices;
+    for (size_t i = 0; i < run.training.size(); ++i)
+      if (!run.training[i].scenario.empty())
+        indices.push_back(i);
+    if (indices.empty())
+      return;
+    const ScratchFolder scratch;
+    const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe");
+    std::vector<sweep::Job> jobs;
+    std::vector<std::filesystem::path> outs;
+    for (size_t i : indices) {
+      const validate::TrainingRun& t = run.training[i];
+      outs.push_back(scratch.path / ("run-" + std::to_string(i)));
+      jobs.push_back(
+          {{executable.string(), "run", t.scenario.string(), "--set", "platform=" + platform.dump(),
+            "--set", "training.iterations=" + std::to_string(t.iterations.size()), "--set",
+            "training.warmup_iterations=" + std::to_string(t.warmup_iterations), "--out",
+            outs.back().string(), "--quiet"},
+           scratch.path / ("run-" + std::to_string(i) + ".log")});
+    }
+    std::vector<sweep::ExitStatus> statuses(jobs.size());
+    sweep::run_jobs(
+        jobs, std::max(1, std::min(sweep::available_cores(), static_cast<int>(jobs.size()))),
+        [](size_t) {},
+        [&statuses](size_t job, const sweep::ExitStatus& status) {
+          statuses[job] = status;
+          return true;
+        });
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const std::string at = "/training/" + std::to_string(indices[j]) + "/scenario";
+      if (statuses[j].code == 2 && statuses[j].signal == 0)
+        throw InputError(measured_file_, at, sweep::last_line(jobs[j].log));
+      if (!statuses[j].ok())
+        throw std::runtime_error("gcsim run " + run.training[indices[j]].scenario.string() + " " +
+                                 statuses[j].describe() + ": " + sweep::last_line(jobs[j].log));
+      const nlohmann::json result = load_json_file(outs[j] / "result.json");
+      const nlohmann::json& summary = result.at("summary");
+      validate::SimulatedIteration& s = simulated[indices[j]];
+      s.iteration_s = summary.at("iteration_time_s").get<double>();
+      s.compute_s = summary.at("compute_s").get<double>();
+      s.compression_s = summary.value("compression_s", 0.0);
+      // As the measured side takes it: what the iteration adds beyond compute
+      // and the kernels' mean time.
+      s.communication_s = std::max(0.0, s.iteration_s - s.compute_s - s.compression_s);
+      s.bytes_sent_per_worker = summary.at("bytes_sent_per_worker").get<double>();
+    }
+  }
+
+  // A folder of its own under the temporary directory, removed with all it
+  // holds when validate is done with it.
+  struct ScratchFolder {
+    std::filesystem::path path;
+    ScratchFolder() {
+      std::string name =
+          (std::filesystem::temp_directory_path() / "gcsim-validate-XXXXXX").string();
+      if (mkdtemp(name.data()) == nullptr)
+        throw std::runtime_error("cannot make a temporary folder " + name + ": " +
+                                 std::strerror(errno));
+      path = name;
+    }
+    ~ScratchFolder() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+    ScratchFolder(const ScratchFolder&) = delete;
+    ScratchFolder& operator=(const ScratchFolder&) = delete;
+  };
 
   // A star platform is the same cluster at any size: take the run's node
   // count. Other topologies must already have enough workers.

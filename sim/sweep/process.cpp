@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <map>
 #include <sched.h>
 #include <spawn.h>
@@ -111,6 +112,16 @@ void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_star
       status.signal = WTERMSIG(raw);
     starting = on_finish(index, status) && starting;
   }
+}
+
+std::string last_line(const std::filesystem::path& log) {
+  std::ifstream stream(log);
+  std::string line;
+  std::string last;
+  while (std::getline(stream, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos)
+      last = line;
+  return last.empty() ? "(no output)" : last;
 }
 
 } // namespace gcsim::sweep

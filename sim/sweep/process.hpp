@@ -36,4 +36,8 @@ void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_star
 /// The number of cores this process may run on.
 int available_cores();
 
+/// The last non-empty line of a child's log: where gcsim prints its error
+/// ("(no output)" when there is none).
+std::string last_line(const std::filesystem::path& log);
+
 } // namespace gcsim::sweep

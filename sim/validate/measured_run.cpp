@@ -1,9 +1,13 @@
 #include "sim/validate/measured_run.hpp"
 
+#include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
+#include "sim/input/paths.hpp"
 #include "sim/scenario/platform_spec.hpp"
+#include "sim/scenario/scenario.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,11 +89,27 @@ IterationTimes read_iteration(const nlohmann::json& json, const std::string& fil
   return times;
 }
 
-TrainingRun read_training(const nlohmann::json& json, const std::string& file,
-                          const std::string& path) {
-  ObjectReader reader(json, file, path);
-  reader.allow("comment");
-  TrainingRun run;
+// A run described by a gcsim scenario: the scenario says what the file
+// would otherwise (compressor, workload, overlap), so the file must not.
+void read_scenario(ObjectReader& reader, TrainingRun& run, const std::string& file) {
+  const std::string written = reader.string("scenario");
+  run.scenario = resolve_input_path(written, file);
+  for (const char* key : {"compressor", "workload", "overlap", "compute_alone"})
+    if (reader.has(key))
+      reader.fail(key, "comes from the scenario (" + written + ") in a run that names one");
+  Scenario scenario;
+  try {
+    scenario = load_scenario(run.scenario, {}, std::nullopt);
+  } catch (const InputError& error) {
+    reader.fail("scenario", error.what());
+  }
+  run.compressor = scenario.compressor.value("name", "dense");
+  run.compressor_params = scenario.compressor;
+  run.overlap = scenario.training.overlap;
+  run.batch_per_worker = scenario.training.batch_per_worker;
+}
+
+void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& file) {
   ObjectReader compressor = reader.object("compressor");
   run.compressor = compressor.choice("name", known_compressors());
   run.compressor_params = reader.require("compressor");
@@ -99,16 +119,7 @@ TrainingRun read_training(const nlohmann::json& json, const std::string& file,
       compressor.fail("density", "expected a density in (0, 1], got " + std::to_string(density));
   }
   compressor.finish();
-  run.name = reader.string_or("name", run.compressor);
-  run.ranks = static_cast<int>(reader.integer("ranks", 1, kMaxRanks));
   run.overlap = reader.boolean_or("overlap", false);
-  run.warmup_iterations = static_cast<int>(reader.integer_or("warmup_iterations", 0, 1 << 30, 0));
-  if (reader.has("bytes_sent_per_worker")) {
-    run.bytes_sent_per_worker = reader.number("bytes_sent_per_worker");
-    if (!(run.bytes_sent_per_worker >= 0 && run.bytes_sent_per_worker <= kLargestBytes))
-      reader.fail("bytes_sent_per_worker", "expected a number of bytes in [0, 2^53], got " +
-                                               describe_json(run.bytes_sent_per_worker));
-  }
 
   if (reader.has("compute_alone")) {
     ObjectReader alone = reader.object("compute_alone");
@@ -139,6 +150,26 @@ TrainingRun read_training(const nlohmann::json& json, const std::string& file,
     layer.finish();
   }
   workload.finish();
+}
+
+TrainingRun read_training(const nlohmann::json& json, const std::string& file,
+                          const std::string& path) {
+  ObjectReader reader(json, file, path);
+  reader.allow("comment");
+  TrainingRun run;
+  if (reader.has("scenario"))
+    read_scenario(reader, run, file);
+  else
+    read_workload(reader, run, file);
+  run.name = reader.string_or("name", run.compressor);
+  run.ranks = static_cast<int>(reader.integer("ranks", 1, kMaxRanks));
+  run.warmup_iterations = static_cast<int>(reader.integer_or("warmup_iterations", 0, 1 << 30, 0));
+  if (reader.has("bytes_sent_per_worker")) {
+    run.bytes_sent_per_worker = reader.number("bytes_sent_per_worker");
+    if (!(run.bytes_sent_per_worker >= 0 && run.bytes_sent_per_worker <= kLargestBytes))
+      reader.fail("bytes_sent_per_worker", "expected a number of bytes in [0, 2^53], got " +
+                                               describe_json(run.bytes_sent_per_worker));
+  }
 
   const nlohmann::json& iterations = reader.require("iterations");
   if (!iterations.is_array() || iterations.empty())
@@ -234,7 +265,8 @@ MeasuredRun read_measured_run(const std::filesystem::path& path) {
   run.file = path;
   run.name = reader.string_or("name", path.stem().string());
   // The cluster is a platform description (platforms/README.md).
-  run.cluster = read_platform_spec(reader.require("cluster"), file, "/cluster");
+  run.cluster_description = reader.require("cluster");
+  run.cluster = read_platform_spec(run.cluster_description, file, "/cluster");
 
   if (const nlohmann::json* points = reader.find("collectives")) {
     if (!points->is_array())

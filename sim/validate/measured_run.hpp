@@ -68,7 +68,13 @@ struct ComputeAlone {
 
 struct TrainingRun {
   std::string name;
-  std::string compressor; // dense | topk | cltk | deft
+  /// Where set, the run is simulated as this gcsim scenario (its workload,
+  /// compute model, training loop and compressor) on the validated platform,
+  /// and the file gives no compressor, workload, overlap or compute_alone:
+  /// the fields below then come from the scenario, and layer_bytes stays
+  /// empty.
+  std::filesystem::path scenario;
+  std::string compressor; // dense | topk | cltk | deft, or any of a scenario's
   nlohmann::json compressor_params;
   int ranks = 0;
   std::vector<uint64_t> layer_bytes; // forward order
@@ -89,7 +95,8 @@ struct TrainingRun {
 struct MeasuredRun {
   std::filesystem::path file;
   std::string name;
-  net::PlatformSpec cluster; // as measured: rated bandwidth, measured latency
+  net::PlatformSpec cluster;          // as measured: rated bandwidth, measured latency
+  nlohmann::json cluster_description; // the cluster as the file writes it
   std::vector<CollectivePoint> collectives;
   std::vector<TrainingRun> training;
 };

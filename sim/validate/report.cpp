@@ -98,13 +98,14 @@ nlohmann::json make_report(const ValidationInput& input) {
 
   std::vector<double> dense_m, dense_s, compressed_m, compressed_s;
   nlohmann::json training = nlohmann::json::array();
-  bool any_compressed = false;
+  bool traced_compressed = false;
   for (size_t i = 0; i < run.training.size(); ++i) {
     const TrainingRun& t = run.training[i];
     const IterationTimes mean = t.steady_mean();
     const SimulatedIteration& sim = input.training[i];
     const bool dense = t.compressor == "dense";
-    any_compressed = any_compressed || !dense;
+    // The trace and profile of training_inputs are those of the runs without a scenario.
+    traced_compressed = traced_compressed || (!dense && t.scenario.empty());
     // The script's phases: compute (forward + backward), compression, the
     // collectives' calls, and the rest (gradient flattening, decoding, the
     // optimizer). The simulation's compute gets compute + optimizer as input;
@@ -124,9 +125,13 @@ nlohmann::json make_report(const ValidationInput& input) {
                                 {"compression_s", sim.compression_s},
                                 {"communication_s", sim.communication_s},
                                 {"bytes_sent_per_worker", sim.bytes_sent_per_worker}};
-    nlohmann::json errors = {{"iteration_s", sim.iteration_s / mean.iteration_s - 1},
-                             {"compute_s", sim.compute_s / measured_compute - 1},
-                             {"communication_s", sim.communication_s / measured_comm - 1}};
+    // A phase the run did not record (all of the iteration is then the rest)
+    // has no error.
+    nlohmann::json errors = {{"iteration_s", sim.iteration_s / mean.iteration_s - 1}};
+    if (measured_compute > 0)
+      errors["compute_s"] = sim.compute_s / measured_compute - 1;
+    if (measured_comm > 0)
+      errors["communication_s"] = sim.communication_s / measured_comm - 1;
     if (!dense && measured_compression > 0)
       errors["compression_s"] = sim.compression_s / measured_compression - 1;
     nlohmann::json entry = {
@@ -137,14 +142,16 @@ nlohmann::json make_report(const ValidationInput& input) {
         {"measured", measured},
         {"simulated", simulated},
         {"relative_error", errors}};
-    if (!dense)
+    if (!t.scenario.empty())
+      entry["scenario"] = t.scenario.string();
+    else if (!dense)
       entry["simulated_compressor"] = simulated_compressor_params(t);
     training.push_back(entry);
     (dense ? dense_m : compressed_m).push_back(mean.iteration_s);
     (dense ? dense_s : compressed_s).push_back(sim.iteration_s);
   }
   report["training"] = training;
-  if (any_compressed)
+  if (traced_compressed)
     report["training_inputs"] = {
         {"gradients", input.gradient_trace},
         {"compression_kernels", "priced by the device profile " + input.device_profile +

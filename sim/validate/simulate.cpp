@@ -191,13 +191,18 @@ nlohmann::json simulated_compressor_params(const TrainingRun& run) {
 std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platform,
                                                   const std::vector<TrainingRun>& runs,
                                                   const TrainingInputs& inputs) {
-  if (runs.empty())
-    return {};
+  if (std::all_of(runs.begin(), runs.end(),
+                  [](const TrainingRun& run) { return !run.scenario.empty(); }))
+    return std::vector<SimulatedIteration>(runs.size());
   std::vector<training::IterationPlan> plans;
   std::vector<size_t> warmups;
+  std::vector<size_t> planned; // the runs in `plans`, by index into `runs`
   std::optional<cost::DeviceProfile> profile;
   for (size_t r = 0; r < runs.size(); ++r) {
     const TrainingRun& run = runs[r];
+    if (!run.scenario.empty())
+      continue;
+    planned.push_back(r);
     const IterationTimes mean = run.steady_mean();
     training::IterationPlan plan;
     plan.layer_bytes = run.layer_bytes;
@@ -249,9 +254,11 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
     return values;
   });
   constexpr size_t kFields = 5;
-  std::vector<SimulatedIteration> simulated;
-  for (size_t i = 0; i + kFields <= flat.size(); i += kFields)
-    simulated.push_back({flat[i], flat[i + 1], flat[i + 2], flat[i + 3], flat[i + 4]});
+  std::vector<SimulatedIteration> simulated(runs.size());
+  for (size_t p = 0; p < planned.size() && (p + 1) * kFields <= flat.size(); ++p) {
+    const double* f = &flat[p * kFields];
+    simulated[planned[p]] = {f[0], f[1], f[2], f[3], f[4]};
+  }
   return simulated;
 }
 

@@ -62,7 +62,8 @@ nlohmann::json simulated_compressor_params(const TrainingRun& run);
 /// bucket after the backward pass, as scripts/minicluster/worker.py does (overlap as recorded).
 /// Compressed runs run the real compressor (compressors/) on the trace's gradients for as many
 /// iterations as were measured, with its kernels priced by the device profile, through the
-/// compressed iteration model. Throws InputError for a trace that does not fit a run, and
+/// compressed iteration model. Runs with a scenario are left at zero: `gcsim validate` simulates
+/// them with `gcsim run`. Throws InputError for a trace that does not fit a run, and
 /// training::IterationTooLong for a simulated iteration longer than kLongestSeconds.
 std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platform,
                                                   const std::vector<TrainingRun>& runs,

@@ -109,11 +109,38 @@ def real_run(tmp):
     want = sum(i["iteration_s"] for i in steady) / len(steady)
     check(close(measured["iteration_s"], want, 1e-9),
           f"validate compares the iterations after the warm-up ({measured['iteration_s']:.6f} s)")
+    scenario_run(tmp, traces)
     # The comparison's measured compute_s leaves the optimizer apart.
     compute = measured["compute_s"] + measured["optimizer_s"]
     check(abs(simulated["compute_s"] / compute - 1) < 1e-6,
           f"simulated compute {simulated['compute_s']:.6f} s is the measured forward, backward "
           f"and optimizer, {compute:.6f} s (a processor per rank)")
+
+
+def scenario_run(tmp, traces):
+    """--scenario: the entry names the scenario (relative to the output) and
+    nothing it describes; validate simulates it (scenario_training_test.py
+    checks what it simulates)."""
+    quickstart = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
+    out = os.path.join(tmp, "sub", "scenario.json")
+    os.makedirs(os.path.dirname(out))
+    result = run_import(*traces, "--step", "iteration", "--scenario", quickstart, "--bandwidth",
+                        "10Gbps", "--latency", "10us", "--out", out)
+    if not check(result.returncode == 0, f"import with --scenario: {result.stderr.strip()}"):
+        return
+    entry = json.load(open(out))["training"][0]
+    written = entry["scenario"]
+    check(not os.path.isabs(written) and os.path.samefile(os.path.join(tmp, "sub", written),
+                                                          quickstart)
+          and not {"compressor", "workload", "overlap"} & set(entry) and entry["name"] == "quickstart",
+          f"the run names the scenario relative to its file ({written}) and nothing it describes")
+    report = os.path.join(tmp, "scenario-report.json")
+    validate = subprocess.run([GCSIM, "validate", out, "--json", report, "--quiet"],
+                              capture_output=True, text=True, timeout=300)
+    if check(validate.returncode == 0, f"validate simulates the scenario: {validate.stderr.strip()}"):
+        t = json.load(open(report))["training"][0]
+        check(t["scenario"].endswith("quickstart.json") and t["simulated"]["compute_s"] > 0,
+              f"its compute comes from the scenario's model ({t['simulated']['compute_s']:.4f} s)")
 
 
 def event(name, start, end, cat="user_annotation", tid=1):
@@ -253,6 +280,9 @@ def refusals(tmp):
                                              layers], ["different numbers of iterations"]),
         ("a warm-up of every iteration", [files[0], "--warmup", "2", "--layers", layers],
          ["--warmup 2"]),
+        ("neither --layers nor --scenario", [files[0]], ["--layers", "--scenario"]),
+        ("a --scenario that is not there", [files[0], "--scenario", os.path.join(tmp, "no.json")],
+         ["no.json"]),
         ("topk without a density", [files[0], "--compressor", "topk", "--layers", layers],
          ["--density"]),
         ("layers that are not", [files[0], "--layers", write("l.json", [{"name": "w",
