@@ -183,10 +183,18 @@ private:
             outs.back().string(), "--quiet"},
            scratch.path / ("run-" + std::to_string(i) + ".log")});
     }
+    // Runs beside each other share the memory that --spill auto judges by.
+    const int parallel =
+        std::max(1, std::min(sweep::available_cores(), static_cast<int>(jobs.size())));
+    if (parallel > 1) {
+      char share[32];
+      std::snprintf(share, sizeof share, "%.6g", 1.0 / parallel);
+      for (sweep::Job& job : jobs)
+        job.argv.insert(job.argv.end(), {"--memory-share", share});
+    }
     std::vector<sweep::ExitStatus> statuses(jobs.size());
     sweep::run_jobs(
-        jobs, std::max(1, std::min(sweep::available_cores(), static_cast<int>(jobs.size()))),
-        [](size_t) {},
+        jobs, parallel, [](size_t) {},
         [&statuses](size_t job, const sweep::ExitStatus& status) {
           statuses[job] = status;
           return true;
