@@ -70,15 +70,19 @@ GPU_COPY_OF_A_RANGE = "gpu_user_annotation"
 OVERLAP_SHARE = 0.05
 
 
-def read_events(path):
-    """The complete ('X') events of a Chrome trace: (name, category, start, end) in seconds."""
+def read_json(path):
     try:
         with open(path) as f:
-            trace = json.load(f)
+            return json.load(f)
     except OSError as error:
         raise BadInput(f"{path}: cannot read: {error.strerror}")
     except ValueError as error:
         raise BadInput(f"{path}: not JSON: {error}")
+
+
+def read_events(path):
+    """The complete ('X') events of a Chrome trace: (name, category, start, end) in seconds."""
+    trace = read_json(path)
     events = trace.get("traceEvents") if isinstance(trace, dict) else trace
     if not isinstance(events, list):
         raise BadInput(f"{path}: not a Chrome trace (expected a list of events or an object "
@@ -162,13 +166,7 @@ def rank_iterations(path, args):
 
 
 def read_layers(path):
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as error:
-        raise BadInput(f"{path}: cannot read: {error.strerror}")
-    except ValueError as error:
-        raise BadInput(f"{path}: not JSON: {error}")
+    data = read_json(path)
     layers = data.get("layers") if isinstance(data, dict) else data
     if not isinstance(layers, list) or not layers:
         raise BadInput(f"{path}: expected a non-empty list of layers (or an object with "
@@ -239,11 +237,7 @@ def measured_run(args, entry):
         if args.cluster or args.bandwidth or args.latency or args.nodes:
             raise BadInput("--into takes the cluster of its measured run: leave out --cluster, "
                            "--nodes, --bandwidth and --latency")
-        try:
-            with open(args.into) as f:
-                run = json.load(f)
-        except (OSError, ValueError) as error:
-            raise BadInput(f"{args.into}: cannot read a measured run: {error}")
+        run = read_json(args.into)
         if not isinstance(run, dict) or run.get("format") != "gcsim-measured-run/1":
             raise BadInput(f"{args.into}: not a measured run (\"format\": "
                            f"\"gcsim-measured-run/1\")")
