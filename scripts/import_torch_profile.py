@@ -87,6 +87,9 @@ def read_events(path):
     if not isinstance(events, list):
         raise BadInput(f"{path}: not a Chrome trace (expected a list of events or an object "
                        f"with \"traceEvents\")")
+    if not events:
+        raise BadInput(f"{path}: no events (torch.profiler writes an empty trace where torch "
+                       f"has no Kineto, as Debian's: profile with torch.autograd.profiler)")
     complete = []
     for event in events:
         if not isinstance(event, dict) or event.get("ph") != "X":

@@ -269,6 +269,8 @@ def refusals(tmp):
     cases = [
         ("not JSON", [write("bad.json", "{ nope"), files[1], "--layers", layers], ["bad.json"]),
         ("not a trace", [write("obj.json", {"events": []}), "--layers", layers], ["obj.json"]),
+        ("torch.profiler's empty trace without Kineto", [write("empty.json", []), "--layers",
+                                                         layers], ["empty.json", "Kineto"]),
         ("no iterations", [write("nosteps.json", no_steps), "--layers", layers],
          ["nosteps.json", "ProfilerStep"]),
         ("an unknown --step", [files[0], "--step", "iteration", "--layers", layers],
