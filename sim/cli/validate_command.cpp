@@ -50,11 +50,12 @@ public:
     app.add_option("--out", out_file_, "With --fit: write the calibrated platform file here");
     app.add_option("--json", json_file_, "Write the comparison as JSON here");
     app.add_option("--trace", trace_,
-                   "Compressed runs: the gradient trace the compressors run on (its layers must "
-                   "be the measured model's)")
+                   "Compressed runs without a scenario: the gradient trace the compressors run "
+                   "on (its layers must be the measured model's)")
         ->capture_default_str();
     app.add_option("--device", device_,
-                   "Compressed runs: the device profile that prices the compression kernels")
+                   "Compressed runs without a scenario: the device profile that prices the "
+                   "compression kernels")
         ->capture_default_str();
     app.add_flag("--quiet", quiet_, "Print nothing on success");
   }
