@@ -152,6 +152,8 @@ def rank_iterations(path, args):
     collectives = [(a, b) for name, _, a, b in events if name.startswith(COLLECTIVE_PREFIXES)]
     iterations = []
     for number, (low, high) in enumerate(steps, start=1):
+        if not high > low:
+            raise BadInput(f"{path}: iteration {number} lasts 0 us")
         times = {"iteration_s": high - low}
         for phase in PHASES:
             inside = [(a, b) for a, b in ranges[phase] if low <= a < high]

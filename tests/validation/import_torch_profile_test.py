@@ -264,6 +264,8 @@ def refusals(tmp):
                                   if not (e["name"] == "backward" and e["ts"] >= 1000)]
     one_step = {"traceEvents": [e for e in kineto_rank(200, [])["traceEvents"]
                                 if e["ts"] < 1000]}
+    instant = kineto_rank(200, [(700, 900)])
+    instant["traceEvents"][1]["dur"] = 0  # ProfilerStep#3
     negative = kineto_rank(200, [(700, 900)])
     negative["traceEvents"].append(event("gloo:all_reduce", 10, 5))
     cases = [
@@ -278,6 +280,8 @@ def refusals(tmp):
         ("an iteration without backward", [write("nobwd.json", no_backward), "--layers", layers],
          ["nobwd.json", "iteration 2", "'backward'"]),
         ("a negative duration", [write("neg.json", negative), "--layers", layers], ["neg.json"]),
+        ("an iteration of no time", [write("zero.json", instant), "--layers", layers],
+         ["zero.json", "iteration 1 lasts 0"]),
         ("ranks with different iterations", [files[0], write("one.json", one_step), "--layers",
                                              layers], ["different numbers of iterations"]),
         ("a warm-up of every iteration", [files[0], "--warmup", "2", "--layers", layers],
