@@ -103,10 +103,9 @@ void read_scenario(ObjectReader& reader, TrainingRun& run, const std::string& fi
   } catch (const InputError& error) {
     reader.fail("scenario", error.what());
   }
+  // The comparison names the compressor; gcsim run reads the rest itself.
   run.compressor = scenario.compressor.value("name", "dense");
   run.compressor_params = scenario.compressor;
-  run.overlap = scenario.training.overlap;
-  run.batch_per_worker = scenario.training.batch_per_worker;
 }
 
 void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& file) {

@@ -71,8 +71,8 @@ struct TrainingRun {
   /// Where set, the run is simulated as this gcsim scenario (its workload,
   /// compute model, training loop and compressor) on the validated platform,
   /// and the file gives no compressor, workload, overlap or compute_alone:
-  /// the fields below then come from the scenario, and layer_bytes stays
-  /// empty.
+  /// compressor and compressor_params then come from the scenario, and the
+  /// workload's fields stay empty.
   std::filesystem::path scenario;
   std::string compressor; // dense | topk | cltk | deft, or any of a scenario's
   nlohmann::json compressor_params;
