@@ -18,22 +18,33 @@
 
 Iterations: torch.profiler's `ProfilerStep#N` ranges (a schedule and
 prof.step() once per iteration), or the range you name with --step (e.g.
-`with record_function("iteration"):` around the loop's body). Phases: the
-ranges named forward, backward, optimizer and compression (--forward etc.
-rename them) that start inside an iteration; forward and backward must be
-in every iteration. Communication: the union of the ranges of the
-collectives inside the iteration, as c10d names them (`gloo:all_reduce`,
-`nccl:all_reduce`, ...) and, where the trace holds GPU activity, NCCL's
-kernels (`ncclKernel_*`, `ncclDevKernel_*`). Every figure is the mean over
-the ranks' traces, iteration by iteration (as scripts/minicluster/run.py
-takes its ranks'); the first --warmup iterations (default 1) are marked to
-be left out of the comparison.
+`with record_function("iteration"):` around the loop's body); an
+iteration's time is its range's. Phases: the ranges named forward,
+backward, optimizer and compression (--forward etc. rename them) that
+start inside an iteration; forward and backward must be in every
+iteration. Every figure is the mean over the ranks' traces, iteration by
+iteration (as scripts/minicluster/run.py takes its ranks'); the first
+--warmup iterations (default 1) are marked to be left out of the
+comparison. A collective that ran while the backward pass was still
+running (DDP's buckets) marks the run `"overlap": true`, and a line says
+so.
 
-The ranges are the CPU's: on a GPU, a phase's range times its kernels'
-launches unless the loop synchronizes at its end (torch.cuda.synchronize())
-or the phase waits for the GPU anyway. When the collectives ran while the
-backward pass was still running (DDP's buckets), the run is marked
-`"overlap": true` and a line says so.
+Two clocks (--clock; auto takes gpu where the trace holds GPU kernels
+linked to their launches, as torch.profiler records them with
+ProfilerActivity.CUDA, and cpu otherwise):
+  gpu  a phase is the GPU's busy time in the kernels and copies that were
+       launched inside its range (from any thread: autograd launches the
+       backward's from its own), wherever on the GPU's timeline they ran;
+       communication is the busy time of NCCL's kernels (`ncclKernel_*`,
+       `ncclDevKernel_*`) launched in the iteration, with gloo's CPU
+       ranges (`gloo:*`); c10d's `nccl:*` ranges only enqueue them. A line
+       says how much of the iterations the GPU was busy: where it idles,
+       the run waited on its CPU (launches, data loading, the profiler
+       itself), which gcsim does not simulate.
+  cpu  a phase is its range, communication the union of the collectives'
+       ranges (c10d's `gloo:*` and `nccl:*`, and NCCL's kernels where the
+       trace has them) inside the iteration. On a GPU a range times its
+       kernels' launches unless the loop synchronizes at its end.
 
 --scenario: the run names that scenario instead of a workload and a
 compressor; `gcsim validate` simulates it as `gcsim run` does, on the
@@ -49,7 +60,9 @@ ranks with different numbers of iterations) exits with status 2 and one
 line naming the file.
 """
 import argparse
+import collections
 import json
+import math
 import os
 import re
 import sys
@@ -61,13 +74,25 @@ from import_benchmarks import BadInput, add_cluster_options, cluster_of  # noqa:
 COMPRESSORS = ("dense", "topk", "cltk", "deft")  # what gcsim validate simulates
 PHASES = ("forward", "backward", "optimizer", "compression")
 REQUIRED_PHASES = ("forward", "backward")
-COLLECTIVE_PREFIXES = ("gloo:", "nccl:", "ncclKernel", "ncclDevKernel")
+NCCL_KERNELS = ("ncclKernel", "ncclDevKernel")
+COLLECTIVE_PREFIXES = ("gloo:", "nccl:") + NCCL_KERNELS
 PROFILER_STEP = re.compile(r"ProfilerStep#\d+$")
 # Kineto repeats a CPU range on the GPU's timeline under this category.
 GPU_COPY_OF_A_RANGE = "gpu_user_annotation"
+# Kineto's categories (older traces capitalize them) of what ran on the GPU
+# and of the CUDA calls that launched it; "correlation" links the two.
+GPU_ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
+LAUNCHES = ("cuda_runtime", "cuda_driver", "runtime")
 # Collectives that ran during backward for more than this share of their time
 # make the run an overlapped one.
 OVERLAP_SHARE = 0.05
+# Below this share of the iterations on the GPU, the run waited on its CPU.
+GPU_BUSY_NOTE = 0.5
+
+Event = collections.namedtuple("Event", "name category start end correlation")
+# How the phases were read: "gpu" or "cpu", and the GPU's busy share of the
+# compared iterations (None on the CPU's clock).
+Reading = collections.namedtuple("Reading", "clock gpu_busy")
 
 
 def read_json(path):
@@ -81,7 +106,7 @@ def read_json(path):
 
 
 def read_events(path):
-    """The complete ('X') events of a Chrome trace: (name, category, start, end) in seconds."""
+    """The complete ('X') events of a Chrome trace, times in seconds."""
     trace = read_json(path)
     events = trace.get("traceEvents") if isinstance(trace, dict) else trace
     if not isinstance(events, list):
@@ -100,10 +125,23 @@ def read_events(path):
             continue
         if not (duration >= 0 and abs(start) < 1e18 and duration < 1e15):
             raise BadInput(f"{path}: event '{name}' at {start} us lasts {duration} us")
-        complete.append((name, event.get("cat"), start * 1e-6, (start + duration) * 1e-6))
+        details = event.get("args")
+        correlation = details.get("correlation") if isinstance(details, dict) else None
+        category = event.get("cat")
+        complete.append(Event(name, category.lower() if isinstance(category, str) else None,
+                              start * 1e-6, (start + duration) * 1e-6,
+                              correlation if isinstance(correlation, int) else None))
     if not complete:
         raise BadInput(f"{path}: no complete ('X') events: is this a profiler trace?")
     return complete
+
+
+def launched_on_gpu(events):
+    """(launch time, event) of every kernel and copy whose launch the trace holds."""
+    launches = {e.correlation: e.start for e in events
+                if e.category in LAUNCHES and e.correlation is not None}
+    return [(launches[e.correlation], e) for e in events
+            if e.category in GPU_ACTIVITIES and e.correlation in launches]
 
 
 def union_length(intervals, low, high):
@@ -133,41 +171,72 @@ def merged(intervals):
 
 
 def rank_iterations(path, args):
-    """Per iteration of one rank's trace: its times, and how much of its
-    communication ran during the backward pass."""
+    """The clock its phases were taken on, and per iteration of one rank's
+    trace: its times, how much of its communication ran during the backward
+    pass, and how much of it the GPU was busy (None on the CPU's clock)."""
     events = read_events(path)
-    cpu = [e for e in events if e[1] != GPU_COPY_OF_A_RANGE]
+    on_gpu = launched_on_gpu(events)
+    clock = args.clock if args.clock != "auto" else ("gpu" if on_gpu else "cpu")
+    if clock == "gpu" and not on_gpu:
+        raise BadInput(f"{path}: --clock gpu: no GPU kernels linked to their launches "
+                       f"(torch.profiler with ProfilerActivity.CUDA records them)")
+    cpu = [e for e in events if e.category != GPU_COPY_OF_A_RANGE]
     if args.step:
-        steps = [(a, b) for name, _, a, b in cpu if name == args.step]
+        steps = [(e.start, e.end) for e in cpu if e.name == args.step]
         hint = f"no range named '{args.step}'"
     else:
-        steps = [(a, b) for name, _, a, b in cpu if PROFILER_STEP.match(name)]
+        steps = [(e.start, e.end) for e in cpu if PROFILER_STEP.match(e.name)]
         hint = ("no ProfilerStep#N ranges (torch.profiler with a schedule and prof.step() "
                 "once per iteration); name the range that holds one iteration with --step")
     if not steps:
         raise BadInput(f"{path}: {hint}")
     steps.sort()
-    ranges = {phase: [(a, b) for name, _, a, b in cpu if name == getattr(args, phase)]
+    ranges = {phase: [(e.start, e.end) for e in cpu if e.name == getattr(args, phase)]
               for phase in PHASES}
-    collectives = [(a, b) for name, _, a, b in events if name.startswith(COLLECTIVE_PREFIXES)]
+    if clock == "gpu":
+        # NCCL's kernels are the communication; c10d's nccl:* ranges only
+        # enqueue them, gloo's are the collective itself.
+        cpu_collectives = [(e.start, e.end) for e in events if e.name.startswith("gloo:")]
+    else:
+        cpu_collectives = [(e.start, e.end) for e in events
+                           if e.name.startswith(COLLECTIVE_PREFIXES)]
     iterations = []
     for number, (low, high) in enumerate(steps, start=1):
         if not high > low:
             raise BadInput(f"{path}: iteration {number} lasts 0 us")
         times = {"iteration_s": high - low}
+        phase_intervals = {}
         for phase in PHASES:
             inside = [(a, b) for a, b in ranges[phase] if low <= a < high]
             if not inside and phase in REQUIRED_PHASES:
                 raise BadInput(f"{path}: iteration {number} has no '{getattr(args, phase)}' "
                                f"range (wrap that phase in record_function(\""
                                f"{getattr(args, phase)}\"), or name yours with --{phase})")
-            times[f"{phase}_s"] = union_length(inside, low, high)
-        times["communication_s"] = union_length(collectives, low, high)
-        backward = [(a, b) for a, b in ranges["backward"] if low <= a < high]
-        in_step = [(max(a, low), min(b, high)) for a, b in collectives if b > low and a < high]
+            if clock == "gpu":
+                inside = [(e.start, e.end) for t, e in on_gpu
+                          if not e.name.startswith(NCCL_KERNELS)
+                          and any(a <= t < b for a, b in inside)]
+                if not inside and phase in REQUIRED_PHASES:
+                    raise BadInput(f"{path}: iteration {number}: no GPU work was launched inside "
+                                   f"'{getattr(args, phase)}' (--clock cpu times the ranges)")
+                times[f"{phase}_s"] = union_length(inside, -math.inf, math.inf)
+            else:
+                times[f"{phase}_s"] = union_length(inside, low, high)
+            phase_intervals[phase] = inside
+        in_step = [(max(a, low), min(b, high)) for a, b in cpu_collectives if b > low and a < high]
+        busy = None
+        if clock == "gpu":
+            launched = [e for t, e in on_gpu if low <= t < high]
+            in_step += [(e.start, e.end) for e in launched if e.name.startswith(NCCL_KERNELS)]
+            busy = union_length([(e.start, e.end) for e in launched], -math.inf, math.inf)
+            backward = phase_intervals["backward"]
+            backward = [(min(a for a, _ in backward), max(b for _, b in backward))]
+        else:
+            backward = phase_intervals["backward"]
+        times["communication_s"] = union_length(in_step, -math.inf, math.inf)
         during_backward = intersection_length(in_step, backward)
-        iterations.append((times, during_backward))
-    return iterations
+        iterations.append((times, during_backward, None if busy is None else busy / (high - low)))
+    return clock, iterations
 
 
 def read_layers(path):
@@ -191,7 +260,12 @@ def read_layers(path):
 
 
 def training_entry(args):
-    per_rank = [rank_iterations(path, args) for path in args.traces]
+    clocks, per_rank = zip(*(rank_iterations(path, args) for path in args.traces))
+    if len(set(clocks)) > 1:
+        found = ", ".join(f"{os.path.basename(p)}: {c}" for p, c in zip(args.traces, clocks))
+        raise BadInput(f"{args.traces[0]}: the traces' phases are on different clocks ({found}; "
+                       f"GPU kernels linked to their launches make it the GPU's): name one with "
+                       f"--clock")
     counts = {len(iterations) for iterations in per_rank}
     if len(counts) > 1:
         found = ", ".join(f"{os.path.basename(p)}: {len(i)}" for p, i in zip(args.traces, per_rank))
@@ -201,7 +275,7 @@ def training_entry(args):
     if args.warmup >= count:
         raise BadInput(f"--warmup {args.warmup} leaves none of the traces' {count} iterations "
                        f"to compare")
-    iterations, overlapped = [], False
+    iterations, overlapped, busy = [], False, []
     for i in range(count):
         rows = [iterations_of_rank[i][0] for iterations_of_rank in per_rank]
         row = {key: sum(r[key] for r in rows) / len(rows) for key in rows[0]}
@@ -211,6 +285,9 @@ def training_entry(args):
         iterations.append(row)
         during = sum(r[i][1] for r in per_rank) / len(per_rank)
         overlapped |= during > OVERLAP_SHARE * max(row["communication_s"], 1e-12)
+        if i >= args.warmup and clocks[0] == "gpu":
+            busy += [r[i][2] for r in per_rank]
+    reading = Reading(clocks[0], sum(busy) / len(busy) if busy else None)
     ranks = args.ranks or len(args.traces)
     if args.scenario:
         # The scenario says the workload, compressor and overlap; validate
@@ -221,7 +298,7 @@ def training_entry(args):
                                 os.path.dirname(os.path.abspath(args.out)))
         return {"name": args.name or os.path.splitext(os.path.basename(args.scenario))[0],
                 "scenario": where, "ranks": ranks, "warmup_iterations": args.warmup,
-                "iterations": iterations}
+                "iterations": iterations}, reading
     if not args.layers:
         raise BadInput("--layers describes the gradient (or --scenario the whole run)")
     compressor = {"name": args.compressor}
@@ -233,11 +310,12 @@ def training_entry(args):
             "workload": {"model": args.model, "batch_per_worker": args.batch,
                          "layers": read_layers(args.layers)},
             "overlap": overlapped, "warmup_iterations": args.warmup,
-            "iterations": iterations}
+            "iterations": iterations}, reading
 
 
-def measured_run(args, entry):
+def measured_run(args, entry, reading):
     sources = ", ".join(os.path.basename(p) for p in args.traces)
+    sources += f"; phases on the {reading.clock.upper()}'s clock"
     if args.into:
         if args.cluster or args.bandwidth or args.latency or args.nodes:
             raise BadInput("--into takes the cluster of its measured run: leave out --cluster, "
@@ -279,6 +357,9 @@ def main(argv):
     parser.add_argument("--warmup", type=int, default=1,
                         help="first iterations left out of the comparison (default 1)")
     parser.add_argument("--step", help="the range of one iteration (default: ProfilerStep#N)")
+    parser.add_argument("--clock", choices=("auto", "gpu", "cpu"), default="auto",
+                        help="time the phases by the GPU's kernels or the CPU's ranges "
+                             "(default auto: gpu where the trace holds GPU kernels)")
     for phase in PHASES:
         parser.add_argument(f"--{phase}", default=phase,
                             help=f"the range of the {phase} phase (default '{phase}')")
@@ -290,8 +371,8 @@ def main(argv):
     try:
         if args.warmup < 0 or args.batch < 1 or (args.ranks is not None and args.ranks < 1):
             raise BadInput("--warmup is at least 0, --batch and --ranks at least 1")
-        entry = training_entry(args)
-        run = measured_run(args, entry)
+        entry, reading = training_entry(args)
+        run = measured_run(args, entry, reading)
     except BadInput as error:
         print(f"import_torch_profile.py: {error}", file=sys.stderr)
         return 2
@@ -300,6 +381,13 @@ def main(argv):
     mean = sum(i["iteration_s"] for i in compared) / len(compared)
     print(f"wrote {args.out}: {len(entry['iterations'])} iterations of {entry['ranks']} ranks, "
           f"{mean * 1e3:.3f} ms each after the warm-up")
+    if reading.clock == "gpu":
+        print(f"phases on the GPU's clock: the GPU was busy {100 * reading.gpu_busy:.0f}% of the "
+              f"iterations after the warm-up")
+        if reading.gpu_busy < GPU_BUSY_NOTE:
+            print("note: the GPU idled most of each iteration: the run waited on its CPU "
+                  "(launches, data loading, the profiler), which gcsim does not simulate; its "
+                  "phases still compare")
     if entry.get("overlap"):
         print("note: the collectives ran during the backward pass (overlap); gcsim validate "
               "simulates the gradient's allreduce after it")

@@ -11,6 +11,10 @@
   overlap each other and cross an iteration's end, an NCCL kernel, ranks
   that differ; the expected means are worked out by hand. Collectives during
   the backward pass mark the run as overlapped.
+- Traces with the GPU's kernels linked to their launches: phases on the
+  GPU's clock (what each range launched, from any thread), NCCL's kernels
+  as the communication and c10d's nccl ranges not, the GPU's busy share
+  and the note where it idled; --clock cpu; three refusals.
 - --into adds the run to a measured run of collectives.
 - Bad input: exit 2, one line naming the file or option, nothing written.
 
@@ -221,6 +225,104 @@ def kineto(tmp):
           and "note:" in result.stdout, "collectives during the backward pass mark an overlap")
 
 
+def launch(correlation, at, tid=1):
+    """A CUDA launch on the CPU's timeline (us) and its kernel's correlation."""
+    return {**event("cudaLaunchKernel", at, at + 4, cat="cuda_runtime", tid=tid),
+            "args": {"correlation": correlation}}
+
+
+def on_gpu(correlation, start, end, name="void conv_kernel<float>()", cat="kernel", stream=7):
+    return {**event(name, start, end, cat=cat, tid=stream), "args": {"correlation": correlation}}
+
+
+def gpu_rank(nccl_end):
+    """One rank's trace with the GPU's activity (us): two iterations whose
+    kernels run after their launches, one past its iteration's end."""
+    nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+    return {"traceEvents": [
+        event("ProfilerStep#1", 0, 1000),
+        event("forward", 0, 100),
+        launch(1, 10), launch(2, 20),
+        on_gpu(1, 30, 230), on_gpu(2, 230, 250, "Memcpy HtoD (Pageable -> Device)", "gpu_memcpy"),
+        event("backward", 100, 200),
+        # autograd launches the backward's kernels from a thread of its own,
+        # DDP the allreduce of a bucket while backward runs on.
+        launch(3, 110, tid=3), launch(4, 150, tid=3), launch(5, 190, tid=3),
+        event("nccl:all_reduce", 150, 152, cat="user_annotation", tid=3),  # only enqueues
+        on_gpu(3, 250, 450), on_gpu(5, 450, 650), on_gpu(4, 300, nccl_end, nccl, stream=20),
+        event("optimizer", 200, 250),
+        launch(6, 210), on_gpu(6, 900, 1050),  # runs past the iteration's end
+        on_gpu(99, 0, 2000),  # its launch is not in the trace: not counted
+        event("ProfilerStep#2", 1000, 2000),
+        event("forward", 1000, 1100), launch(11, 1010), on_gpu(11, 1060, 1160),
+        event("backward", 1100, 1200), launch(12, 1120, tid=3), on_gpu(12, 1160, 1360),
+        event("backward", 1160, 1360, cat="gpu_user_annotation", tid=7),
+        event("nccl:all_reduce", 1210, 1215, tid=3),  # an enqueue with no kernel
+        event("gloo:all_reduce", 1500, 1600, cat="cpu_op", tid=2),  # gloo's is the collective
+    ]}
+
+
+def gpu_clock(tmp):
+    """Phases as the GPU's busy time in what each range launched; NCCL's
+    kernels are the communication, c10d's nccl ranges are not."""
+    _, layers = kineto_traces(tmp)
+    files = []
+    for r, nccl_end in enumerate((700, 500)):
+        files.append(os.path.join(tmp, f"gpu-{r}.json"))
+        json.dump(gpu_rank(nccl_end), open(files[-1], "w"))
+    out = os.path.join(tmp, "gpu.json")
+    star = ["--layers", layers, "--bandwidth", "100Gbps", "--latency", "5us", "--out", out]
+    result = run_import(*files, "--warmup", "0", *star)
+    if not check(result.returncode == 0, f"import of traces with GPU kernels: {result.stderr}"):
+        return
+    run = json.load(open(out))
+    first, second = run["training"][0]["iterations"]
+    # Forward: 200 of kernel + 20 of copy; backward 400; the optimizer's
+    # kernel all 150 us; the allreduce kernels 400 and 200 us.
+    expected_first = dict(iteration_s=1000e-6, forward_s=220e-6, backward_s=400e-6,
+                          compute_s=620e-6, optimizer_s=150e-6, compression_s=0,
+                          communication_s=300e-6)
+    expected_second = dict(iteration_s=1000e-6, forward_s=100e-6, backward_s=200e-6,
+                           compute_s=300e-6, optimizer_s=0, compression_s=0,
+                           communication_s=100e-6)
+    for got, want, which in ((first, expected_first, "iteration 1"),
+                             (second, expected_second, "iteration 2")):
+        wrong = {k: (got.get(k), v) for k, v in want.items() if not close(got.get(k, -1), v)}
+        check(not wrong, f"GPU clock, {which}: as worked out by hand ({wrong or 'all'})")
+    check(run["training"][0]["overlap"] is True and "GPU's clock" in run["source"],
+          "the allreduce kernels ran beside backward's: overlap; the source names the clock")
+    # Busy: iteration 1 820 and 770 us of 1000, iteration 2 300 of 1000.
+    check("busy 55%" in result.stdout and "idled" not in result.stdout,
+          f"the GPU's busy share is printed ({result.stdout.strip()})")
+    result = run_import(*files, "--warmup", "1", *star)
+    check(result.returncode == 0 and "busy 30%" in result.stdout and "idled" in result.stdout,
+          f"a GPU busy 30% of the compared iterations: a note says the CPU held it back "
+          f"({result.stdout.strip()})")
+    result = run_import(*files, "--warmup", "0", "--clock", "cpu", *star)
+    got = json.load(open(out))["training"][0]["iterations"][0] if result.returncode == 0 else {}
+    check(close(got.get("forward_s", -1), 100e-6) and close(got.get("optimizer_s", -1), 50e-6),
+          f"--clock cpu times the ranges themselves ({got})")
+
+    def write(name, trace):
+        path = os.path.join(tmp, name)
+        json.dump(trace, open(path, "w"))
+        return path
+
+    nothing_launched = gpu_rank(700)
+    nothing_launched["traceEvents"] = [e for e in nothing_launched["traceEvents"]
+                                       if e.get("args", {}).get("correlation") != 11]
+    cpu_files, _ = kineto_traces(tmp)
+    os.remove(out)
+    for what, args, needles in [
+            ("--clock gpu on a trace without GPU kernels", [cpu_files[0], "--clock", "gpu"],
+             ["kineto-0.json", "--clock gpu"]),
+            ("a forward that launched nothing on the GPU", [write("idle.json", nothing_launched)],
+             ["idle.json", "iteration 2", "'forward'"]),
+            ("ranks on different clocks", [files[0], cpu_files[1]], ["different clocks"])]:
+        problems = refusal_problems(run_import(*args, *star), needles, result_file=out)
+        check(not problems, f"{what}: exit 2, one line{'; ' + '; '.join(problems) if problems else ''}")
+
+
 def into(tmp):
     files, layers = kineto_traces(tmp)
     collectives = {"format": "gcsim-measured-run/1", "name": "cluster", "source": "nccl-tests",
@@ -315,7 +417,7 @@ def refusals(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         real_run(tmp)
-    for part in (kineto, into, refusals):
+    for part in (kineto, gpu_clock, into, refusals):
         with tempfile.TemporaryDirectory() as tmp:
             part(tmp)
     check.finish()
