@@ -40,7 +40,12 @@ ProfilerActivity.CUDA, and cpu otherwise):
        ranges (`gloo:*`); c10d's `nccl:*` ranges only enqueue them. A line
        says how much of the iterations the GPU was busy: where it idles,
        the run waited on its CPU (launches, data loading, the profiler
-       itself), which gcsim does not simulate.
+       itself), which gcsim does not simulate. A trace without forward
+       and backward ranges is read by the ranges PyTorch's profiler names
+       by itself: backward is what autograd's functions
+       (`autograd::engine::evaluate_function: *`) launched, optimizer what
+       `Optimizer.step#*` and `Optimizer.zero_grad#*` launched and what
+       came after backward, forward the rest before backward.
   cpu  a phase is its range, communication the union of the collectives'
        ranges (c10d's `gloo:*` and `nccl:*`, and NCCL's kernels where the
        trace has them) inside the iteration. On a GPU a range times its
@@ -60,6 +65,7 @@ ranks with different numbers of iterations) exits with status 2 and one
 line naming the file.
 """
 import argparse
+import bisect
 import collections
 import json
 import math
@@ -83,6 +89,10 @@ GPU_COPY_OF_A_RANGE = "gpu_user_annotation"
 # and of the CUDA calls that launched it; "correlation" links the two.
 GPU_ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
 LAUNCHES = ("cuda_runtime", "cuda_driver", "runtime")
+# What PyTorch's profiler names by itself: the autograd engine's functions
+# (the backward pass) and the optimizers' steps.
+AUTOGRAD = "autograd::engine::evaluate_function: "
+OPTIMIZER = ("Optimizer.step#", "Optimizer.zero_grad#")
 # Collectives that ran during backward for more than this share of their time
 # make the run an overlapped one.
 OVERLAP_SHARE = 0.05
@@ -90,9 +100,10 @@ OVERLAP_SHARE = 0.05
 GPU_BUSY_NOTE = 0.5
 
 Event = collections.namedtuple("Event", "name category start end correlation")
-# How the phases were read: "gpu" or "cpu", and the GPU's busy share of the
-# compared iterations (None on the CPU's clock).
-Reading = collections.namedtuple("Reading", "clock gpu_busy")
+# How the phases were read: on the "gpu" or "cpu" clock, from the named
+# "ranges" or "autograd"'s, and the GPU's busy share of the compared
+# iterations (None on the CPU's clock).
+Reading = collections.namedtuple("Reading", "clock found gpu_busy")
 
 
 def read_json(path):
@@ -170,12 +181,74 @@ def merged(intervals):
     return out
 
 
+class Ranges:
+    """Merged intervals, to ask whether a time falls in one of them."""
+
+    def __init__(self, intervals):
+        self.merged = merged(intervals)
+        self.starts = [a for a, _ in self.merged]
+
+    def __contains__(self, t):
+        i = bisect.bisect_right(self.starts, t) - 1
+        return i >= 0 and t < self.merged[i][1]
+
+
+def named_phases(path, number, args, ranges, low, high, launched):
+    """{phase: intervals} from the ranges named by --forward etc. that start
+    in the iteration [low, high): the ranges themselves on the CPU's clock
+    (`launched` None), the GPU activities launched inside them on the GPU's."""
+    phases = {}
+    for phase in PHASES:
+        inside = [(a, min(b, high)) for a, b in ranges[phase] if low <= a < high]
+        if not inside and phase in REQUIRED_PHASES:
+            raise BadInput(f"{path}: iteration {number} has no '{getattr(args, phase)}' "
+                           f"range (wrap that phase in record_function(\""
+                           f"{getattr(args, phase)}\"), or name yours with --{phase})")
+        if launched is not None:
+            within = Ranges(inside)
+            inside = [(e.start, e.end) for t, e in launched if t in within]
+            if not inside and phase in REQUIRED_PHASES:
+                raise BadInput(f"{path}: iteration {number}: no GPU work was launched inside "
+                               f"'{getattr(args, phase)}' (--clock cpu times the ranges)")
+        phases[phase] = inside
+    return phases
+
+
+def autograd_phases(path, number, events, low, high, launched):
+    """{phase: intervals} of GPU activities by what PyTorch's profiler names
+    without being asked: backward is what autograd's functions launched,
+    optimizer what the optimizers' step and zero_grad launched and what came
+    after backward, forward the rest before backward."""
+    def starting_inside(prefixes):
+        return Ranges([(e.start, e.end) for e in events
+                       if e.name.startswith(prefixes) and low <= e.start < high])
+
+    autograd, optimizer = starting_inside(AUTOGRAD), starting_inside(OPTIMIZER)
+    backward = [(t, e) for t, e in launched if t in autograd]
+    if not backward:
+        raise BadInput(f"{path}: iteration {number}: autograd launched no GPU work (no "
+                       f"'{AUTOGRAD}*' ranges): name the loop's phases with record_function "
+                       f"and --forward, --backward")
+    first, last = backward[0][0], backward[-1][0]
+    phases = {"forward": [], "backward": [(e.start, e.end) for _, e in backward],
+              "optimizer": [], "compression": []}
+    for t, e in launched:
+        if t in autograd:
+            continue
+        if t in optimizer or t > last:
+            phases["optimizer"].append((e.start, e.end))
+        elif t < first:
+            phases["forward"].append((e.start, e.end))
+    return phases
+
+
 def rank_iterations(path, args):
-    """The clock its phases were taken on, and per iteration of one rank's
-    trace: its times, how much of its communication ran during the backward
-    pass, and how much of it the GPU was busy (None on the CPU's clock)."""
+    """The clock its phases were taken on and how they were found, and per
+    iteration of one rank's trace: its times, how much of its communication
+    ran during the backward pass, and how much of it the GPU was busy (None
+    on the CPU's clock)."""
     events = read_events(path)
-    on_gpu = launched_on_gpu(events)
+    on_gpu = sorted(launched_on_gpu(events), key=lambda pair: pair[0])
     clock = args.clock if args.clock != "auto" else ("gpu" if on_gpu else "cpu")
     if clock == "gpu" and not on_gpu:
         raise BadInput(f"{path}: --clock gpu: no GPU kernels linked to their launches "
@@ -193,6 +266,9 @@ def rank_iterations(path, args):
     steps.sort()
     ranges = {phase: [(e.start, e.end) for e in cpu if e.name == getattr(args, phase)]
               for phase in PHASES}
+    # A GPU trace without the loop's own phase ranges: PyTorch's own names.
+    found = "autograd" if clock == "gpu" and not ranges["forward"] and not ranges["backward"] \
+        else "ranges"
     if clock == "gpu":
         # NCCL's kernels are the communication; c10d's nccl:* ranges only
         # enqueue them, gloo's are the collective itself.
@@ -204,39 +280,29 @@ def rank_iterations(path, args):
     for number, (low, high) in enumerate(steps, start=1):
         if not high > low:
             raise BadInput(f"{path}: iteration {number} lasts 0 us")
-        times = {"iteration_s": high - low}
-        phase_intervals = {}
-        for phase in PHASES:
-            inside = [(a, b) for a, b in ranges[phase] if low <= a < high]
-            if not inside and phase in REQUIRED_PHASES:
-                raise BadInput(f"{path}: iteration {number} has no '{getattr(args, phase)}' "
-                               f"range (wrap that phase in record_function(\""
-                               f"{getattr(args, phase)}\"), or name yours with --{phase})")
-            if clock == "gpu":
-                inside = [(e.start, e.end) for t, e in on_gpu
-                          if not e.name.startswith(NCCL_KERNELS)
-                          and any(a <= t < b for a, b in inside)]
-                if not inside and phase in REQUIRED_PHASES:
-                    raise BadInput(f"{path}: iteration {number}: no GPU work was launched inside "
-                                   f"'{getattr(args, phase)}' (--clock cpu times the ranges)")
-                times[f"{phase}_s"] = union_length(inside, -math.inf, math.inf)
-            else:
-                times[f"{phase}_s"] = union_length(inside, low, high)
-            phase_intervals[phase] = inside
         in_step = [(max(a, low), min(b, high)) for a, b in cpu_collectives if b > low and a < high]
         busy = None
         if clock == "gpu":
-            launched = [e for t, e in on_gpu if low <= t < high]
-            in_step += [(e.start, e.end) for e in launched if e.name.startswith(NCCL_KERNELS)]
-            busy = union_length([(e.start, e.end) for e in launched], -math.inf, math.inf)
-            backward = phase_intervals["backward"]
+            launched = [(t, e) for t, e in on_gpu if low <= t < high]
+            busy = union_length([(e.start, e.end) for _, e in launched], -math.inf, math.inf)
+            in_step += [(e.start, e.end) for _, e in launched if e.name.startswith(NCCL_KERNELS)]
+            computing = [(t, e) for t, e in launched if not e.name.startswith(NCCL_KERNELS)]
+            if found == "autograd":
+                phases = autograd_phases(path, number, cpu, low, high, computing)
+            else:
+                phases = named_phases(path, number, args, ranges, low, high, computing)
+            backward = phases["backward"]
             backward = [(min(a for a, _ in backward), max(b for _, b in backward))]
         else:
-            backward = phase_intervals["backward"]
+            phases = named_phases(path, number, args, ranges, low, high, None)
+            backward = phases["backward"]
+        times = {"iteration_s": high - low}
+        for phase in PHASES:
+            times[f"{phase}_s"] = union_length(phases[phase], -math.inf, math.inf)
         times["communication_s"] = union_length(in_step, -math.inf, math.inf)
         during_backward = intersection_length(in_step, backward)
         iterations.append((times, during_backward, None if busy is None else busy / (high - low)))
-    return clock, iterations
+    return (clock, found), iterations
 
 
 def read_layers(path):
@@ -260,12 +326,15 @@ def read_layers(path):
 
 
 def training_entry(args):
-    clocks, per_rank = zip(*(rank_iterations(path, args) for path in args.traces))
-    if len(set(clocks)) > 1:
-        found = ", ".join(f"{os.path.basename(p)}: {c}" for p, c in zip(args.traces, clocks))
-        raise BadInput(f"{args.traces[0]}: the traces' phases are on different clocks ({found}; "
-                       f"GPU kernels linked to their launches make it the GPU's): name one with "
-                       f"--clock")
+    readings, per_rank = zip(*(rank_iterations(path, args) for path in args.traces))
+    if len(set(readings)) > 1:
+        found = ", ".join(f"{os.path.basename(p)}: {c} clock, {f}"
+                          for p, (c, f) in zip(args.traces, readings))
+        raise BadInput(f"{args.traces[0]}: the traces' phases are read differently ({found}; "
+                       f"GPU kernels linked to their launches make it the GPU's clock, and "
+                       f"without forward and backward ranges autograd's): name the clock with "
+                       f"--clock, the phases' ranges with --forward and --backward")
+    clock, found = readings[0]
     counts = {len(iterations) for iterations in per_rank}
     if len(counts) > 1:
         found = ", ".join(f"{os.path.basename(p)}: {len(i)}" for p, i in zip(args.traces, per_rank))
@@ -285,9 +354,9 @@ def training_entry(args):
         iterations.append(row)
         during = sum(r[i][1] for r in per_rank) / len(per_rank)
         overlapped |= during > OVERLAP_SHARE * max(row["communication_s"], 1e-12)
-        if i >= args.warmup and clocks[0] == "gpu":
+        if i >= args.warmup and clock == "gpu":
             busy += [r[i][2] for r in per_rank]
-    reading = Reading(clocks[0], sum(busy) / len(busy) if busy else None)
+    reading = Reading(clock, found, sum(busy) / len(busy) if busy else None)
     ranks = args.ranks or len(args.traces)
     if args.scenario:
         # The scenario says the workload, compressor and overlap; validate
@@ -315,7 +384,8 @@ def training_entry(args):
 
 def measured_run(args, entry, reading):
     sources = ", ".join(os.path.basename(p) for p in args.traces)
-    sources += f"; phases on the {reading.clock.upper()}'s clock"
+    sources += f"; phases on the {reading.clock.upper()}'s clock" + \
+        (", found by autograd's and the optimizers' ranges" if reading.found == "autograd" else "")
     if args.into:
         if args.cluster or args.bandwidth or args.latency or args.nodes:
             raise BadInput("--into takes the cluster of its measured run: leave out --cluster, "
@@ -382,8 +452,11 @@ def main(argv):
     print(f"wrote {args.out}: {len(entry['iterations'])} iterations of {entry['ranks']} ranks, "
           f"{mean * 1e3:.3f} ms each after the warm-up")
     if reading.clock == "gpu":
-        print(f"phases on the GPU's clock: the GPU was busy {100 * reading.gpu_busy:.0f}% of the "
-              f"iterations after the warm-up")
+        how = " (no forward and backward ranges: backward is what autograd launched, " \
+              "optimizer what the optimizers' step and zero_grad and what came after, forward " \
+              "the rest before backward)" if reading.found == "autograd" else ""
+        print(f"phases on the GPU's clock{how}: the GPU was busy {100 * reading.gpu_busy:.0f}% "
+              f"of the iterations after the warm-up")
         if reading.gpu_busy < GPU_BUSY_NOTE:
             print("note: the GPU idled most of each iteration: the run waited on its CPU "
                   "(launches, data loading, the profiler), which gcsim does not simulate; its "

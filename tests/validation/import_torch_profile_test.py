@@ -14,7 +14,9 @@
 - Traces with the GPU's kernels linked to their launches: phases on the
   GPU's clock (what each range launched, from any thread), NCCL's kernels
   as the communication and c10d's nccl ranges not, the GPU's busy share
-  and the note where it idled; --clock cpu; three refusals.
+  and the note where it idled; the same traces without the loop's phase
+  ranges, read by PyTorch's own (autograd's functions, the optimizer's
+  step); --clock cpu; four refusals.
 - --into adds the run to a measured run of collectives.
 - Bad input: exit 2, one line naming the file or option, nothing written.
 
@@ -262,6 +264,19 @@ def gpu_rank(nccl_end):
     ]}
 
 
+def unnamed(trace, autograd=True):
+    """The trace without the loop's phase ranges, with what PyTorch's profiler
+    names by itself around the same launches: autograd's functions, the
+    optimizer's step."""
+    events = [e for e in trace["traceEvents"]
+              if e["name"] not in ("forward", "backward", "optimizer")]
+    own = [event("Optimizer.step#SGD.step", 200, 250)]
+    if autograd:
+        own += [event("autograd::engine::evaluate_function: ConvolutionBackward0", a, b, tid=3)
+                for a, b in ((105, 115), (185, 195), (1115, 1125))]
+    return {"traceEvents": events + own}
+
+
 def gpu_clock(tmp):
     """Phases as the GPU's busy time in what each range launched; NCCL's
     kernels are the communication, c10d's nccl ranges are not."""
@@ -276,6 +291,17 @@ def gpu_clock(tmp):
     if not check(result.returncode == 0, f"import of traces with GPU kernels: {result.stderr}"):
         return
     run = json.load(open(out))
+    # The same launches found by PyTorch's own ranges: the same phases.
+    bare = []
+    for r, nccl_end in enumerate((700, 500)):
+        bare.append(os.path.join(tmp, f"gpu-unnamed-{r}.json"))
+        json.dump(unnamed(gpu_rank(nccl_end)), open(bare[-1], "w"))
+    result_bare = run_import(*bare, "--warmup", "0", *star)
+    if check(result_bare.returncode == 0 and "autograd" in result_bare.stdout,
+             f"traces without phase ranges: autograd's and the optimizer's ranges "
+             f"({result_bare.stderr.strip()})"):
+        check(json.load(open(out))["training"][0]["iterations"] == run["training"][0]["iterations"],
+              "and give the phases the named ranges give")
     first, second = run["training"][0]["iterations"]
     # Forward: 200 of kernel + 20 of copy; backward 400; the optimizer's
     # kernel all 150 us; the allreduce kernels 400 and 200 us.
@@ -318,7 +344,10 @@ def gpu_clock(tmp):
              ["kineto-0.json", "--clock gpu"]),
             ("a forward that launched nothing on the GPU", [write("idle.json", nothing_launched)],
              ["idle.json", "iteration 2", "'forward'"]),
-            ("ranks on different clocks", [files[0], cpu_files[1]], ["different clocks"])]:
+            ("ranks on different clocks", [files[0], cpu_files[1]], ["read differently"]),
+            ("no phase ranges and no autograd", [write("bare.json", unnamed(gpu_rank(700),
+                                                                           autograd=False))],
+             ["bare.json", "iteration 1", "autograd"])]:
         problems = refusal_problems(run_import(*args, *star), needles, result_file=out)
         check(not problems, f"{what}: exit 2, one line{'; ' + '; '.join(problems) if problems else ''}")
 
