@@ -328,18 +328,18 @@ def read_layers(path):
 def training_entry(args):
     readings, per_rank = zip(*(rank_iterations(path, args) for path in args.traces))
     if len(set(readings)) > 1:
-        found = ", ".join(f"{os.path.basename(p)}: {c} clock, {f}"
-                          for p, (c, f) in zip(args.traces, readings))
-        raise BadInput(f"{args.traces[0]}: the traces' phases are read differently ({found}; "
+        listed = ", ".join(f"{os.path.basename(p)}: {c} clock, {f}"
+                           for p, (c, f) in zip(args.traces, readings))
+        raise BadInput(f"{args.traces[0]}: the traces' phases are read differently ({listed}; "
                        f"GPU kernels linked to their launches make it the GPU's clock, and "
                        f"without forward and backward ranges autograd's): name the clock with "
                        f"--clock, the phases' ranges with --forward and --backward")
     clock, found = readings[0]
     counts = {len(iterations) for iterations in per_rank}
     if len(counts) > 1:
-        found = ", ".join(f"{os.path.basename(p)}: {len(i)}" for p, i in zip(args.traces, per_rank))
+        listed = ", ".join(f"{os.path.basename(p)}: {len(i)}" for p, i in zip(args.traces, per_rank))
         raise BadInput(f"{args.traces[0]}: the traces hold different numbers of iterations "
-                       f"({found})")
+                       f"({listed})")
     count = counts.pop()
     if args.warmup >= count:
         raise BadInput(f"--warmup {args.warmup} leaves none of the traces' {count} iterations "
