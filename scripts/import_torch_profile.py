@@ -59,6 +59,10 @@ platform it validates, for the traces' iterations and --warmup.
 of {"name", "bytes"}, or of {"name", "parameters"} as in workloads/models/
 (4 bytes each); e.g. from the model itself:
   json.dump([{"name": n, "bytes": 4 * p.numel()} for n, p in model.named_parameters()], f)
+A dense run's GPU trace whose NCCL kernels record their messages (PyTorch
+2.1 and later: "In msg nelems", "dtype") needs no --layers: the gradient is
+then the allreduces of the first compared iteration of the first trace, a
+layer per bucket (bucket0 the first allreduced, DDP's last layers).
 
 Bad input (a file that is not a trace, no iterations, a phase missing,
 ranks with different numbers of iterations) exits with status 2 and one
@@ -99,11 +103,21 @@ OVERLAP_SHARE = 0.05
 # Below this share of the iterations on the GPU, the run waited on its CPU.
 GPU_BUSY_NOTE = 0.5
 
-Event = collections.namedtuple("Event", "name category start end correlation")
+Event = collections.namedtuple("Event", "name category start end correlation message")
+# What PyTorch (2.1 and later) records of an NCCL kernel's message: the
+# collective, its elements and their type. Bytes per element by type name.
+DTYPE_BYTES = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "int": 4, "long": 8,
+               "short": 2, "byte": 1, "char": 1, "bool": 1, "float8_e4m3fn": 1,
+               "float8_e5m2": 1}
+# One iteration of one rank: its times, the seconds of communication during
+# the backward pass, the GPU's busy share (None on the CPU's clock) and the
+# (collective, elements, dtype) of the NCCL allreduces it launched.
+Iteration = collections.namedtuple("Iteration", "times during_backward gpu_busy allreduced")
 # How the phases were read: on the "gpu" or "cpu" clock, from the named
 # "ranges" or "autograd"'s, and the GPU's busy share of the compared
-# iterations (None on the CPU's clock).
-Reading = collections.namedtuple("Reading", "clock found gpu_busy")
+# iterations (None on the CPU's clock), and how many NCCL buckets gave the
+# gradient's layers (0: --layers or a scenario did).
+Reading = collections.namedtuple("Reading", "clock found gpu_busy buckets")
 
 
 def read_json(path):
@@ -139,9 +153,13 @@ def read_events(path):
         details = event.get("args")
         correlation = details.get("correlation") if isinstance(details, dict) else None
         category = event.get("cat")
+        message = None
+        if isinstance(details, dict) and name.startswith(NCCL_KERNELS):
+            message = (details.get("Collective name"), details.get("In msg nelems"),
+                       details.get("dtype"))
         complete.append(Event(name, category.lower() if isinstance(category, str) else None,
                               start * 1e-6, (start + duration) * 1e-6,
-                              correlation if isinstance(correlation, int) else None))
+                              correlation if isinstance(correlation, int) else None, message))
     if not complete:
         raise BadInput(f"{path}: no complete ('X') events: is this a profiler trace?")
     return complete
@@ -301,8 +319,26 @@ def rank_iterations(path, args):
             times[f"{phase}_s"] = union_length(phases[phase], -math.inf, math.inf)
         times["communication_s"] = union_length(in_step, -math.inf, math.inf)
         during_backward = intersection_length(in_step, backward)
-        iterations.append((times, during_backward, None if busy is None else busy / (high - low)))
+        allreduced = [] if clock != "gpu" else [
+            e.message for _, e in launched if e.message and e.message[0] == "allreduce"]
+        iterations.append(Iteration(times, during_backward,
+                                    None if busy is None else busy / (high - low), allreduced))
     return (clock, found), iterations
+
+
+def buckets_of(path, allreduced):
+    """The gradient as the iteration's NCCL allreduces sent it: a layer per
+    bucket, of its elements times their bytes, in forward order (DDP
+    allreduces the last layers' bucket first: bucket0 is the last layer)."""
+    layers = []
+    for number, (_, elements, dtype) in enumerate(allreduced):
+        size = DTYPE_BYTES.get(str(dtype).lower())
+        if not isinstance(elements, int) or isinstance(elements, bool) or elements <= 0 \
+                or size is None:
+            raise BadInput(f"{path}: an NCCL allreduce of {elements} elements of type {dtype}: "
+                           f"give the gradient's layers with --layers")
+        layers.append({"name": f"bucket{number}", "bytes": elements * size})
+    return layers[::-1]
 
 
 def read_layers(path):
@@ -346,17 +382,17 @@ def training_entry(args):
                        f"to compare")
     iterations, overlapped, busy = [], False, []
     for i in range(count):
-        rows = [iterations_of_rank[i][0] for iterations_of_rank in per_rank]
+        rows = [iterations_of_rank[i].times for iterations_of_rank in per_rank]
         row = {key: sum(r[key] for r in rows) / len(rows) for key in rows[0]}
         row["compute_s"] = row["forward_s"] + row["backward_s"]
         # The traces count microseconds: nanoseconds keep every digit of a mean.
         row = {key: round(value, 9) for key, value in row.items()}
         iterations.append(row)
-        during = sum(r[i][1] for r in per_rank) / len(per_rank)
+        during = sum(r[i].during_backward for r in per_rank) / len(per_rank)
         overlapped |= during > OVERLAP_SHARE * max(row["communication_s"], 1e-12)
         if i >= args.warmup and clock == "gpu":
-            busy += [r[i][2] for r in per_rank]
-    reading = Reading(clock, found, sum(busy) / len(busy) if busy else None)
+            busy += [r[i].gpu_busy for r in per_rank]
+    reading = Reading(clock, found, sum(busy) / len(busy) if busy else None, 0)
     ranks = args.ranks or len(args.traces)
     if args.scenario:
         # The scenario says the workload, compressor and overlap; validate
@@ -368,8 +404,16 @@ def training_entry(args):
         return {"name": args.name or os.path.splitext(os.path.basename(args.scenario))[0],
                 "scenario": where, "ranks": ranks, "warmup_iterations": args.warmup,
                 "iterations": iterations}, reading
-    if not args.layers:
-        raise BadInput("--layers describes the gradient (or --scenario the whole run)")
+    if args.layers:
+        layers = read_layers(args.layers)
+    elif args.compressor == "dense" and per_rank[0][args.warmup].allreduced:
+        # DDP's buckets, as the first compared iteration of the first trace
+        # allreduced them.
+        layers = buckets_of(args.traces[0], per_rank[0][args.warmup].allreduced)
+        reading = reading._replace(buckets=len(layers))
+    else:
+        raise BadInput("--layers describes the gradient (or --scenario the whole run; a dense "
+                       "run whose trace records its NCCL allreduces' sizes needs neither)")
     compressor = {"name": args.compressor}
     if args.compressor != "dense":
         if args.density is None or not 0 < args.density <= 1:
@@ -377,7 +421,7 @@ def training_entry(args):
         compressor["density"] = args.density
     return {"name": args.name or args.compressor, "compressor": compressor, "ranks": ranks,
             "workload": {"model": args.model, "batch_per_worker": args.batch,
-                         "layers": read_layers(args.layers)},
+                         "layers": layers},
             "overlap": overlapped, "warmup_iterations": args.warmup,
             "iterations": iterations}, reading
 
@@ -461,6 +505,10 @@ def main(argv):
             print("note: the GPU idled most of each iteration: the run waited on its CPU "
                   "(launches, data loading, the profiler), which gcsim does not simulate; its "
                   "phases still compare")
+    if reading.buckets:
+        total = sum(layer["bytes"] for layer in entry["workload"]["layers"])
+        print(f"the gradient: the {reading.buckets} NCCL allreduces of an iteration, "
+              f"{total} bytes (--layers gives it layer by layer)")
     if entry.get("overlap"):
         print("note: the collectives ran during the backward pass (overlap); gcsim validate "
               "simulates the gradient's allreduce after it")

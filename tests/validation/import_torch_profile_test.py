@@ -233,8 +233,16 @@ def launch(correlation, at, tid=1):
             "args": {"correlation": correlation}}
 
 
-def on_gpu(correlation, start, end, name="void conv_kernel<float>()", cat="kernel", stream=7):
-    return {**event(name, start, end, cat=cat, tid=stream), "args": {"correlation": correlation}}
+def on_gpu(correlation, start, end, name="void conv_kernel<float>()", cat="kernel", stream=7,
+           **details):
+    return {**event(name, start, end, cat=cat, tid=stream),
+            "args": {"correlation": correlation, **details}}
+
+
+def message(collective, elements, dtype):
+    """What PyTorch records of an NCCL kernel's message."""
+    return {"Collective name": collective, "In msg nelems": elements, "dtype": dtype,
+            "Group size": 2}
 
 
 def gpu_rank(nccl_end):
@@ -251,7 +259,10 @@ def gpu_rank(nccl_end):
         # DDP the allreduce of a bucket while backward runs on.
         launch(3, 110, tid=3), launch(4, 150, tid=3), launch(5, 190, tid=3),
         event("nccl:all_reduce", 150, 152, cat="user_annotation", tid=3),  # only enqueues
-        on_gpu(3, 250, 450), on_gpu(5, 450, 650), on_gpu(4, 300, nccl_end, nccl, stream=20),
+        on_gpu(3, 250, 450), on_gpu(5, 450, 650),
+        on_gpu(4, 300, nccl_end, nccl, stream=20, **message("allreduce", 1000, "Float")),
+        on_gpu(7, 650, 660, nccl, stream=20, **message("allreduce", 10, "Half")),
+        launch(7, 195, tid=3),
         event("optimizer", 200, 250),
         launch(6, 210), on_gpu(6, 900, 1050),  # runs past the iteration's end
         on_gpu(99, 0, 2000),  # its launch is not in the trace: not counted
@@ -304,10 +315,11 @@ def gpu_clock(tmp):
               "and give the phases the named ranges give")
     first, second = run["training"][0]["iterations"]
     # Forward: 200 of kernel + 20 of copy; backward 400; the optimizer's
-    # kernel all 150 us; the allreduce kernels 400 and 200 us.
+    # kernel all 150 us; the allreduce kernels [300, 700) and [650, 660):
+    # 400 us, and [300, 500) and [650, 660): 210 us.
     expected_first = dict(iteration_s=1000e-6, forward_s=220e-6, backward_s=400e-6,
                           compute_s=620e-6, optimizer_s=150e-6, compression_s=0,
-                          communication_s=300e-6)
+                          communication_s=305e-6)
     expected_second = dict(iteration_s=1000e-6, forward_s=100e-6, backward_s=200e-6,
                            compute_s=300e-6, optimizer_s=0, compression_s=0,
                            communication_s=100e-6)
@@ -324,6 +336,15 @@ def gpu_clock(tmp):
     check(result.returncode == 0 and "busy 30%" in result.stdout and "idled" in result.stdout,
           f"a GPU busy 30% of the compared iterations: a note says the CPU held it back "
           f"({result.stdout.strip()})")
+    # No --layers: the gradient is the first iteration's allreduces, 1000
+    # floats and then 10 halves, listed in forward order.
+    cluster = ["--bandwidth", "100Gbps", "--latency", "5us", "--out", out]
+    result = run_import(*files, "--warmup", "0", *cluster)
+    layers_found = json.load(open(out))["training"][0]["workload"]["layers"] \
+        if result.returncode == 0 else result.stderr
+    check(layers_found == [{"name": "bucket1", "bytes": 20}, {"name": "bucket0", "bytes": 4000}]
+          and "2 NCCL allreduces" in result.stdout,
+          f"without --layers, the NCCL allreduces' messages are the gradient ({layers_found})")
     result = run_import(*files, "--warmup", "0", "--clock", "cpu", *star)
     got = json.load(open(out))["training"][0]["iterations"][0] if result.returncode == 0 else {}
     check(close(got.get("forward_s", -1), 100e-6) and close(got.get("optimizer_s", -1), 50e-6),
@@ -337,6 +358,10 @@ def gpu_clock(tmp):
     nothing_launched = gpu_rank(700)
     nothing_launched["traceEvents"] = [e for e in nothing_launched["traceEvents"]
                                        if e.get("args", {}).get("correlation") != 11]
+    odd_type = gpu_rank(700)
+    for e in odd_type["traceEvents"]:
+        if e.get("args", {}).get("dtype") == "Half":
+            e["args"]["dtype"] = "ComplexFloat"
     cpu_files, _ = kineto_traces(tmp)
     os.remove(out)
     for what, args, needles in [
@@ -345,10 +370,17 @@ def gpu_clock(tmp):
             ("a forward that launched nothing on the GPU", [write("idle.json", nothing_launched)],
              ["idle.json", "iteration 2", "'forward'"]),
             ("ranks on different clocks", [files[0], cpu_files[1]], ["read differently"]),
+            ("a compressed run without --layers", [files[0], "--compressor", "topk",
+                                                   "--density", "0.01"], ["--layers"]),
+            ("an allreduce of a type without a size, without --layers",
+             [write("odd.json", odd_type), "--compressor", "dense", "--warmup", "0"],
+             ["odd.json", "ComplexFloat", "--layers"]),
             ("no phase ranges and no autograd", [write("bare.json", unnamed(gpu_rank(700),
                                                                            autograd=False))],
              ["bare.json", "iteration 1", "autograd"])]:
-        problems = refusal_problems(run_import(*args, *star), needles, result_file=out)
+        # The runs that name their compressor go without --layers.
+        tail = cluster if "--compressor" in args else star
+        problems = refusal_problems(run_import(*args, *tail), needles, result_file=out)
         check(not problems, f"{what}: exit 2, one line{'; ' + '; '.join(problems) if problems else ''}")
 
 
