@@ -82,6 +82,20 @@ with tempfile.TemporaryDirectory() as work:
     check([b["bytes"] >= 25 << 20 for b in even["buckets"]] == [True, False],
           f"first_bucket_size = bucket_size gives 25 MiB buckets: {[b['bytes'] for b in even['buckets']]}")
 
+    # ResNet-50 as PyTorch's DDP bucketed it in a real run: the five NCCL
+    # allreduces of an iteration of a public Kineto trace (two A100s, NCCL
+    # 2.17; results/validation/README.md, "Your own training run"), in the
+    # order DDP sent them.
+    resnet50 = gcsim("run", os.path.join(ROOT, "workloads", "scenarios",
+                                         "dense-resnet50-96x1g.json"),
+                     "--set", "platform.nodes=2", "--set", "training.iterations=1",
+                     "--out", os.path.join(work, "r50"), "--quiet")
+    if check(resnet50.returncode == 0, f"ResNet-50 on two workers: {resnet50.stderr.strip()}"):
+        with open(os.path.join(work, "r50", "result.json")) as handle:
+            sent = [b["bytes"] for b in json.load(handle)["buckets"]]
+        check(sent == [8196000, 31502336, 26255360, 26550272, 9724160],
+              f"ResNet-50's buckets are those DDP allreduced in a real run: {sent}")
+
     # Stragglers: their wait is a phase of its own, the phases still add up
     # to the iteration, and the same seed gives the same stragglers.
     varied = ("--set", "training.compute_variation=0.2")
