@@ -95,7 +95,7 @@ GPU_ACTIVITIES = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
 LAUNCHES = ("cuda_runtime", "cuda_driver", "runtime")
 # What PyTorch's profiler names by itself: the autograd engine's functions
 # (the backward pass) and the optimizers' steps.
-AUTOGRAD = "autograd::engine::evaluate_function: "
+AUTOGRAD = ("autograd::engine::evaluate_function: ",)
 OPTIMIZER = ("Optimizer.step#", "Optimizer.zero_grad#")
 # Collectives that ran during backward for more than this share of their time
 # make the run an overlapped one.
@@ -232,20 +232,21 @@ def named_phases(path, number, args, ranges, low, high, launched):
     return phases
 
 
-def autograd_phases(path, number, events, low, high, launched):
+def autograd_phases(path, number, own_ranges, low, high, launched):
     """{phase: intervals} of GPU activities by what PyTorch's profiler names
-    without being asked: backward is what autograd's functions launched,
-    optimizer what the optimizers' step and zero_grad launched and what came
-    after backward, forward the rest before backward."""
+    without being asked (`own_ranges`: autograd's functions' and the
+    optimizers' ranges of the trace): backward is what autograd's functions
+    launched, optimizer what the optimizers' step and zero_grad launched and
+    what came after backward, forward the rest before backward."""
     def starting_inside(prefixes):
-        return Ranges([(e.start, e.end) for e in events
-                       if e.name.startswith(prefixes) and low <= e.start < high])
+        return Ranges([(a, b) for name, a, b in own_ranges
+                       if name.startswith(prefixes) and low <= a < high])
 
     autograd, optimizer = starting_inside(AUTOGRAD), starting_inside(OPTIMIZER)
     backward = [(t, e) for t, e in launched if t in autograd]
     if not backward:
         raise BadInput(f"{path}: iteration {number}: autograd launched no GPU work (no "
-                       f"'{AUTOGRAD}*' ranges): name the loop's phases with record_function "
+                       f"'{AUTOGRAD[0]}*' ranges): name the loop's phases with record_function "
                        f"and --forward, --backward")
     first, last = backward[0][0], backward[-1][0]
     phases = {"forward": [], "backward": [(e.start, e.end) for _, e in backward],
@@ -287,6 +288,8 @@ def rank_iterations(path, args):
     # A GPU trace without the loop's own phase ranges: PyTorch's own names.
     found = "autograd" if clock == "gpu" and not ranges["forward"] and not ranges["backward"] \
         else "ranges"
+    own_ranges = [(e.name, e.start, e.end) for e in cpu if e.name.startswith(AUTOGRAD + OPTIMIZER)]
+    launch_times = [t for t, _ in on_gpu]
     if clock == "gpu":
         # NCCL's kernels are the communication; c10d's nccl:* ranges only
         # enqueue them, gloo's are the collective itself.
@@ -301,12 +304,13 @@ def rank_iterations(path, args):
         in_step = [(max(a, low), min(b, high)) for a, b in cpu_collectives if b > low and a < high]
         busy = None
         if clock == "gpu":
-            launched = [(t, e) for t, e in on_gpu if low <= t < high]
+            launched = on_gpu[bisect.bisect_left(launch_times, low):
+                              bisect.bisect_left(launch_times, high)]
             busy = union_length([(e.start, e.end) for _, e in launched], -math.inf, math.inf)
             in_step += [(e.start, e.end) for _, e in launched if e.name.startswith(NCCL_KERNELS)]
             computing = [(t, e) for t, e in launched if not e.name.startswith(NCCL_KERNELS)]
             if found == "autograd":
-                phases = autograd_phases(path, number, cpu, low, high, computing)
+                phases = autograd_phases(path, number, own_ranges, low, high, computing)
             else:
                 phases = named_phases(path, number, args, ranges, low, high, computing)
             backward = phases["backward"]
