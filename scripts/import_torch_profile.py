@@ -62,7 +62,10 @@ of {"name", "bytes"}, or of {"name", "parameters"} as in workloads/models/
 A dense run's GPU trace whose NCCL kernels record their messages (PyTorch
 2.1 and later: "In msg nelems", "dtype") needs no --layers: the gradient is
 then the allreduces of the first compared iteration of the first trace, a
-layer per bucket (bucket0 the first allreduced, DDP's last layers).
+layer per bucket (bucket0 the first allreduced, DDP's last layers), each
+with the backward time from the previous bucket's data ready to its own
+(`backward_s`): gcsim validate then reduces each bucket as the backward
+pass reaches it, as DDP does.
 
 Bad input (a file that is not a trace, no iterations, a phase missing,
 ranks with different numbers of iterations) exits with status 2 and one
@@ -110,8 +113,9 @@ DTYPE_BYTES = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "int": 4, "lon
                "short": 2, "byte": 1, "char": 1, "bool": 1, "float8_e4m3fn": 1,
                "float8_e5m2": 1}
 # One iteration of one rank: its times, the seconds of communication during
-# the backward pass, the GPU's busy share (None on the CPU's clock) and the
-# (collective, elements, dtype) of the NCCL allreduces it launched.
+# the backward pass, the GPU's busy share (None on the CPU's clock) and, per
+# NCCL allreduce it launched, its (collective, elements, dtype) and the
+# backward seconds before its data was ready.
 Iteration = collections.namedtuple("Iteration", "times during_backward gpu_busy allreduced")
 # How the phases were read: on the "gpu" or "cpu" clock, from the named
 # "ranges" or "autograd"'s, and the GPU's busy share of the compared
@@ -323,11 +327,40 @@ def rank_iterations(path, args):
             times[f"{phase}_s"] = union_length(phases[phase], -math.inf, math.inf)
         times["communication_s"] = union_length(in_step, -math.inf, math.inf)
         during_backward = intersection_length(in_step, backward)
-        allreduced = [] if clock != "gpu" else [
-            e.message for _, e in launched if e.message and e.message[0] == "allreduce"]
+        allreduced = [] if clock != "gpu" else allreduces(launched, phases["backward"], low)
         iterations.append(Iteration(times, during_backward,
                                     None if busy is None else busy / (high - low), allreduced))
     return (clock, found), iterations
+
+
+def allreduces(launched, backward, low):
+    """(message, backward seconds before its data was ready) of each NCCL
+    allreduce launched in the iteration, in launch order. Its data is ready
+    when the GPU work launched before it has ended (DDP's allreduce waits
+    for the compute stream); the backward pass's busy time up to then is
+    how far backward had come."""
+    out, ready = [], low
+    for _, e in launched:
+        if not e.name.startswith(NCCL_KERNELS):
+            ready = max(ready, e.end)
+        elif e.message and e.message[0] == "allreduce":
+            out.append((e.message, union_length(backward, -math.inf, ready)))
+    return out
+
+
+def bucket_backward_times(per_rank, warmup, messages):
+    """Each bucket's share of the backward pass, in launch order: from the
+    previous bucket's data ready to its own, the last taking what remains;
+    means over the compared iterations of every rank that allreduced these
+    messages."""
+    alike = [iteration for iterations in per_rank for iteration in iterations[warmup:]
+             if [m for m, _ in iteration.allreduced] == messages]
+    befores = [[before for _, before in iteration.allreduced] for iteration in alike]
+    mean_before = [sum(column) / len(column) for column in zip(*befores)]
+    backward = sum(iteration.times["backward_s"] for iteration in alike) / len(alike)
+    spans = [b - a for a, b in zip([0.0] + mean_before, mean_before)]
+    spans[-1] += max(0.0, backward - mean_before[-1])
+    return spans
 
 
 def buckets_of(path, allreduced):
@@ -412,8 +445,12 @@ def training_entry(args):
         layers = read_layers(args.layers)
     elif args.compressor == "dense" and per_rank[0][args.warmup].allreduced:
         # DDP's buckets, as the first compared iteration of the first trace
-        # allreduced them.
-        layers = buckets_of(args.traces[0], per_rank[0][args.warmup].allreduced)
+        # allreduced them, each with the backward time it waited for.
+        messages = [m for m, _ in per_rank[0][args.warmup].allreduced]
+        layers = buckets_of(args.traces[0], messages)
+        spans = bucket_backward_times(per_rank, args.warmup, messages)
+        for layer, span in zip(layers, spans[::-1]):
+            layer["backward_s"] = round(span, 9)
         reading = reading._replace(buckets=len(layers))
     else:
         raise BadInput("--layers describes the gradient (or --scenario the whole run; a dense "
@@ -514,8 +551,10 @@ def main(argv):
         print(f"the gradient: the {reading.buckets} NCCL allreduces of an iteration, "
               f"{total} bytes (--layers gives it layer by layer)")
     if entry.get("overlap"):
-        print("note: the collectives ran during the backward pass (overlap); gcsim validate "
-              "simulates the gradient's allreduce after it")
+        print("note: the collectives ran during the backward pass (overlap); " + (
+            "gcsim validate reduces each bucket as the backward pass reaches it"
+            if reading.buckets else
+            "gcsim validate simulates the gradient's allreduce after it"))
     return 0
 
 

@@ -142,12 +142,26 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
   if (!layers.is_array() || layers.empty())
     workload.fail("layers", "expected a non-empty array of {\"name\", \"bytes\"}, got " +
                                 describe_json(layers));
+  // backward_s: every layer or none (where it starts, the others' time
+  // would be a guess).
+  const bool timed = layers[0].is_object() && layers[0].contains("backward_s");
+  double backward_total = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     ObjectReader layer(layers[i], file, workload.path_of("layers") + "/" + std::to_string(i));
     layer.allow("name");
     run.layer_bytes.push_back(static_cast<uint64_t>(layer.integer("bytes", 1, int64_t{1} << 50)));
+    if (timed != layer.has("backward_s"))
+      layer.fail("backward_s",
+                 std::string(timed ? "missing here but given" : "given here but not") +
+                     " in layer 0: give it for every layer or none");
+    if (timed) {
+      run.layer_backward_s.push_back(layer.seconds("backward_s"));
+      backward_total += run.layer_backward_s.back();
+    }
     layer.finish();
   }
+  if (timed && !(backward_total > 0))
+    workload.fail("layers", "the layers' backward_s add up to 0 s: leave them out");
   workload.finish();
 }
 

@@ -78,6 +78,11 @@ struct TrainingRun {
   nlohmann::json compressor_params;
   int ranks = 0;
   std::vector<uint64_t> layer_bytes; // forward order
+  /// Optional, for every layer or none: the backward pass's time in each
+  /// (for DDP's buckets, from the previous bucket's data ready to this
+  /// one's); the simulation then reduces each layer's gradient on its own as
+  /// the backward pass reaches it.
+  std::vector<double> layer_backward_s;
   int batch_per_worker = 0;
   bool overlap = false;
   int warmup_iterations = 0;

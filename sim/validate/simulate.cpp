@@ -15,6 +15,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -213,10 +214,22 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
     // too, so it takes the compute's cost on a core of its own; the in-run
     // times already hold the sharing.
     const bool shared = platform.shared_cores > 0 && run.compute_alone.has_value();
+    const double backward_s = shared ? run.compute_alone->backward_s : mean.backward_s;
     plan.layers.back().forward_s = shared ? run.compute_alone->forward_s : mean.forward_s;
-    plan.layers.back().backward_s = shared ? run.compute_alone->backward_s : mean.backward_s;
     plan.optimizer_s = shared ? run.compute_alone->optimizer_s : mean.optimizer_s;
-    plan.bucket_bytes = run.gradient_bytes(); // one flat allreduce
+    if (run.layer_backward_s.empty()) {
+      plan.layers.back().backward_s = backward_s;
+      plan.bucket_bytes = run.gradient_bytes(); // one flat allreduce
+    } else {
+      // Each layer (a DDP bucket, as import_torch_profile.py writes them)
+      // reduced on its own once the backward pass is through it, the
+      // pass's time shared among the layers as measured.
+      const double measured =
+          std::accumulate(run.layer_backward_s.begin(), run.layer_backward_s.end(), 0.0);
+      for (size_t i = 0; i < plan.layers.size(); ++i)
+        plan.layers[i].backward_s = backward_s * run.layer_backward_s[i] / measured;
+      plan.bucket_bytes = 1;
+    }
     plan.overlap = run.overlap;
     plan.algorithm = AllreduceAlgorithm::ring; // gloo's allreduce
     plan.iterations = static_cast<int>(run.iterations.size());

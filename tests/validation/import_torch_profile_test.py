@@ -288,6 +288,41 @@ def unnamed(trace, autograd=True):
     return {"traceEvents": events + own}
 
 
+def simulated(measured):
+    report = measured + ".report.json"
+    result = subprocess.run([GCSIM, "validate", measured, "--json", report, "--quiet"],
+                            capture_output=True, text=True, timeout=120)
+    if not check(result.returncode == 0, f"validate {os.path.basename(measured)}: "
+                                         f"{result.stderr.strip()}"):
+        return None
+    return json.load(open(report))["training"][0]["simulated"]
+
+
+def overlapped_buckets(tmp, imported):
+    """validate reduces each timed bucket as backward reaches it: less of the
+    communication is left after compute than with one allreduce after it."""
+    run = json.load(open(imported))
+    # A gradient worth overlapping: 25 MB at 100 Gbps is 2 ms, backward 5 ms.
+    layers = run["training"][0]["workload"]["layers"]
+    layers[0]["bytes"], layers[1]["bytes"] = 5 << 20, 20 << 20
+    for iteration in run["training"][0]["iterations"]:
+        iteration["backward_s"], iteration["compute_s"] = 5e-3, 5e-3 + iteration["forward_s"]
+    timed = os.path.join(tmp, "timed.json")
+    json.dump(run, open(timed, "w"))
+    for layer in layers:
+        del layer["backward_s"]
+    flat = os.path.join(tmp, "flat.json")
+    json.dump(run, open(flat, "w"))
+    with_buckets, without = simulated(timed), simulated(flat)
+    if with_buckets and without:
+        # The 20 MiB bucket (1.7 ms) hides in the last 2.5 ms of backward;
+        # only the 5 MiB one (0.4 ms) is left after it.
+        check(close(with_buckets["compute_s"], without["compute_s"], 1e-12)
+              and with_buckets["communication_s"] < 0.25 * without["communication_s"],
+              f"buckets reduced during backward leave less communication after it "
+              f"({with_buckets['communication_s']:.6f} against {without['communication_s']:.6f} s)")
+
+
 def gpu_clock(tmp):
     """Phases as the GPU's busy time in what each range launched; NCCL's
     kernels are the communication, c10d's nccl ranges are not."""
@@ -337,14 +372,20 @@ def gpu_clock(tmp):
           f"a GPU busy 30% of the compared iterations: a note says the CPU held it back "
           f"({result.stdout.strip()})")
     # No --layers: the gradient is the first iteration's allreduces, 1000
-    # floats and then 10 halves, listed in forward order.
+    # floats and then 10 halves, listed in forward order. The first was
+    # launched after the kernels up to 450 us, 200 us into backward's
+    # [250, 650); the second after those up to 650, the other 200 us.
     cluster = ["--bandwidth", "100Gbps", "--latency", "5us", "--out", out]
     result = run_import(*files, "--warmup", "0", *cluster)
     layers_found = json.load(open(out))["training"][0]["workload"]["layers"] \
         if result.returncode == 0 else result.stderr
-    check(layers_found == [{"name": "bucket1", "bytes": 20}, {"name": "bucket0", "bytes": 4000}]
+    check(layers_found == [{"name": "bucket1", "bytes": 20, "backward_s": 200e-6},
+                           {"name": "bucket0", "bytes": 4000, "backward_s": 200e-6}]
           and "2 NCCL allreduces" in result.stdout,
-          f"without --layers, the NCCL allreduces' messages are the gradient ({layers_found})")
+          f"without --layers, the NCCL allreduces' messages are the gradient, each bucket with "
+          f"the backward time it waited for ({layers_found})")
+    if result.returncode == 0:
+        overlapped_buckets(tmp, out)
     result = run_import(*files, "--warmup", "0", "--clock", "cpu", *star)
     got = json.load(open(out))["training"][0]["iterations"][0] if result.returncode == 0 else {}
     check(close(got.get("forward_s", -1), 100e-6) and close(got.get("optimizer_s", -1), 50e-6),
