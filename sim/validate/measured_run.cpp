@@ -142,8 +142,8 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
   if (!layers.is_array() || layers.empty())
     workload.fail("layers", "expected a non-empty array of {\"name\", \"bytes\"}, got " +
                                 describe_json(layers));
-  // backward_s: every layer or none (where it starts, the others' time
-  // would be a guess).
+  // backward_s: every layer or none (a layer without it would have to be
+  // guessed).
   const bool timed = layers[0].is_object() && layers[0].contains("backward_s");
   double backward_total = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
