@@ -59,8 +59,8 @@ platform it validates, for the traces' iterations and --warmup.
 of {"name", "bytes"}, or of {"name", "parameters"} as in workloads/models/
 (4 bytes each); e.g. from the model itself:
   json.dump([{"name": n, "bytes": 4 * p.numel()} for n, p in model.named_parameters()], f)
-A dense run's GPU trace whose NCCL kernels record their messages (PyTorch
-2.1 and later: "In msg nelems", "dtype") needs no --layers: the gradient is
+A dense run's GPU trace whose NCCL kernels record their messages (as
+recent PyTorch does: "In msg nelems", "dtype") needs no --layers: the gradient is
 then the allreduces of the first compared iteration of the first trace, a
 layer per bucket (bucket0 the first allreduced, DDP's last layers), each
 with the backward time from the previous bucket's data ready to its own
@@ -107,7 +107,7 @@ OVERLAP_SHARE = 0.05
 GPU_BUSY_NOTE = 0.5
 
 Event = collections.namedtuple("Event", "name category start end correlation message")
-# What PyTorch (2.1 and later) records of an NCCL kernel's message: the
+# What recent PyTorch records of an NCCL kernel's message: the
 # collective, its elements and their type. Bytes per element by type name.
 DTYPE_BYTES = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "int": 4, "long": 8,
                "short": 2, "byte": 1, "char": 1, "bool": 1, "float8_e4m3fn": 1,
