@@ -533,9 +533,14 @@ def main(argv):
         return 2
     write_json_atomically(args.out, run, indent=1)
     compared = entry["iterations"][args.warmup:]
-    mean = sum(i["iteration_s"] for i in compared) / len(compared)
+
+    def mean_ms(key):
+        return 1e3 * sum(i[key] for i in compared) / len(compared)
+
     print(f"wrote {args.out}: {len(entry['iterations'])} iterations of {entry['ranks']} ranks, "
-          f"{mean * 1e3:.3f} ms each after the warm-up")
+          f"{mean_ms('iteration_s'):.3f} ms each after the warm-up")
+    print("  " + ", ".join(f"{phase} {mean_ms(phase + '_s'):.3f}"
+                           for phase in (*PHASES, "communication")) + " ms")
     if reading.clock == "gpu":
         how = " (no forward and backward ranges: backward is what autograd launched, " \
               "optimizer what the optimizers' step and zero_grad and what came after, forward " \
