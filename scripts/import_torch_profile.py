@@ -2,8 +2,9 @@
 """PyTorch profiler traces of a training run -> a gcsim measured run
 (results/validation/README.md), for `gcsim validate` of your own training.
 
-  # one trace per rank, from torch.profiler (prof.export_chrome_trace) or the
-  # older torch.autograd.profiler, around a loop that names its phases
+  # one trace per rank (JSON, or gzipped as Kineto writes them), from
+  # torch.profiler (prof.export_chrome_trace, tensorboard_trace_handler) or
+  # the older torch.autograd.profiler
   /usr/bin/python3 scripts/import_torch_profile.py trace-rank*.json --layers layers.json \\
       --compressor dense --batch 32 --cluster my-cluster.json --out my-training.json
   # or add the run to a measured run imported from nccl-tests, to fit on one
@@ -74,6 +75,7 @@ line naming the file.
 import argparse
 import bisect
 import collections
+import gzip
 import json
 import math
 import os
@@ -125,9 +127,16 @@ Reading = collections.namedtuple("Reading", "clock found gpu_busy buckets")
 
 
 def read_json(path):
+    """A JSON file, or a gzipped one (Kineto writes `*.pt.trace.json.gz`)."""
     try:
-        with open(path) as f:
+        with open(path, "rb") as f:
+            packed = f.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rt") if packed else open(path)) as f:
             return json.load(f)
+    except gzip.BadGzipFile as error:
+        raise BadInput(f"{path}: not gzip: {error}")
+    except EOFError:
+        raise BadInput(f"{path}: the gzip stream ends early")
     except OSError as error:
         raise BadInput(f"{path}: cannot read: {error.strerror}")
     except ValueError as error:

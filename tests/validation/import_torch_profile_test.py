@@ -22,6 +22,7 @@
 
 Usage: import_torch_profile_test.py PATH/TO/gcsim
 """
+import gzip
 import json
 import os
 import socket
@@ -333,8 +334,13 @@ def gpu_clock(tmp):
         json.dump(gpu_rank(nccl_end), open(files[-1], "w"))
     out = os.path.join(tmp, "gpu.json")
     star = ["--layers", layers, "--bandwidth", "100Gbps", "--latency", "5us", "--out", out]
+    # Kineto writes its traces gzipped (*.pt.trace.json.gz): the second rank's so.
+    with open(files[1], "rb") as plain, gzip.open(files[1] + ".gz", "wb") as packed:
+        packed.write(plain.read())
+    files[1] += ".gz"
     result = run_import(*files, "--warmup", "0", *star)
-    if not check(result.returncode == 0, f"import of traces with GPU kernels: {result.stderr}"):
+    if not check(result.returncode == 0, f"import of traces with GPU kernels, one gzipped: "
+                                         f"{result.stderr}"):
         return
     run = json.load(open(out))
     # The same launches found by PyTorch's own ranges: the same phases.
@@ -458,8 +464,8 @@ def refusals(tmp):
 
     def write(name, content):
         path = os.path.join(tmp, name)
-        with open(path, "w") as f:
-            f.write(content if isinstance(content, str) else json.dumps(content))
+        with open(path, "wb" if isinstance(content, bytes) else "w") as f:
+            f.write(content if isinstance(content, (str, bytes)) else json.dumps(content))
         return path
 
     no_steps = {"traceEvents": [event("forward", 0, 10), event("backward", 10, 20)]}
@@ -474,6 +480,8 @@ def refusals(tmp):
     negative["traceEvents"].append(event("gloo:all_reduce", 10, 5))
     cases = [
         ("not JSON", [write("bad.json", "{ nope"), files[1], "--layers", layers], ["bad.json"]),
+        ("a gzip stream cut short", [write("cut.json.gz", gzip.compress(b'{"traceEvents": []}')[:12]),
+                                     "--layers", layers], ["cut.json.gz", "gzip"]),
         ("not a trace", [write("obj.json", {"events": []}), "--layers", layers], ["obj.json"]),
         ("torch.profiler's empty trace without Kineto", [write("empty.json", []), "--layers",
                                                          layers], ["empty.json", "Kineto"]),
