@@ -143,8 +143,21 @@ def read_json(path):
         raise BadInput(f"{path}: not JSON: {error}")
 
 
+def distributed_info(path, trace):
+    """(rank, world size) from Kineto's "distributedInfo", or None."""
+    info = trace.get("distributedInfo") if isinstance(trace, dict) else None
+    if not isinstance(info, dict) or "world_size" not in info:
+        return None
+    rank, world = info.get("rank"), info.get("world_size")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (rank, world)) \
+            or not 0 <= rank < world:
+        raise BadInput(f"{path}: /distributedInfo: rank {rank} of world_size {world}")
+    return rank, world
+
+
 def read_events(path):
-    """The complete ('X') events of a Chrome trace, times in seconds."""
+    """The complete ('X') events of a Chrome trace, times in seconds, and
+    its (rank, world size) where Kineto recorded them."""
     trace = read_json(path)
     events = trace.get("traceEvents") if isinstance(trace, dict) else trace
     if not isinstance(events, list):
@@ -175,7 +188,7 @@ def read_events(path):
                               correlation if isinstance(correlation, int) else None, message))
     if not complete:
         raise BadInput(f"{path}: no complete ('X') events: is this a profiler trace?")
-    return complete
+    return complete, distributed_info(path, trace)
 
 
 def launched_on_gpu(events):
@@ -279,7 +292,7 @@ def rank_iterations(path, args):
     iteration of one rank's trace: its times, how much of its communication
     ran during the backward pass, and how much of it the GPU was busy (None
     on the CPU's clock)."""
-    events = read_events(path)
+    events, placed = read_events(path)
     on_gpu = sorted(launched_on_gpu(events), key=lambda pair: pair[0])
     clock = args.clock if args.clock != "auto" else ("gpu" if on_gpu else "cpu")
     if clock == "gpu" and not on_gpu:
@@ -339,7 +352,7 @@ def rank_iterations(path, args):
         allreduced = [] if clock != "gpu" else allreduces(launched, phases["backward"], low)
         iterations.append(Iteration(times, during_backward,
                                     None if busy is None else busy / (high - low), allreduced))
-    return (clock, found), iterations
+    return (clock, found), iterations, placed
 
 
 def allreduces(launched, backward, low):
@@ -407,8 +420,33 @@ def read_layers(path):
     return out
 
 
+def ranks_of(args, placed):
+    """The run's ranks: --ranks, else the traces' world size, else one per
+    trace; the traces must be of one run, each rank once."""
+    known = [(path, p) for path, p in zip(args.traces, placed) if p]
+    worlds = {world for _, (_, world) in known}
+    if len(worlds) > 1:
+        listed = ", ".join(f"{os.path.basename(path)}: {world}" for path, (_, world) in known)
+        raise BadInput(f"{args.traces[0]}: the traces come from runs of different sizes "
+                       f"(world_size {listed})")
+    seen = {}
+    for path, (rank, _) in known:
+        if rank in seen:
+            raise BadInput(f"{path}: rank {rank} again (also {os.path.basename(seen[rank])})")
+        seen[rank] = path
+    world = worlds.pop() if worlds else None
+    if args.ranks and world and args.ranks != world:
+        raise BadInput(f"--ranks {args.ranks}: the traces are of a run of {world} ranks "
+                       f"(their distributedInfo)")
+    ranks = args.ranks or world or len(args.traces)
+    if len(args.traces) > ranks:
+        raise BadInput(f"{len(args.traces)} traces of a run of {ranks} ranks")
+    return ranks
+
+
 def training_entry(args):
-    readings, per_rank = zip(*(rank_iterations(path, args) for path in args.traces))
+    readings, per_rank, placed = zip(*(rank_iterations(path, args) for path in args.traces))
+    ranks = ranks_of(args, placed)
     if len(set(readings)) > 1:
         listed = ", ".join(f"{os.path.basename(p)}: {c} clock, {f}"
                            for p, (c, f) in zip(args.traces, readings))
@@ -439,7 +477,6 @@ def training_entry(args):
         if i >= args.warmup and clock == "gpu":
             busy += [r[i].gpu_busy for r in per_rank]
     reading = Reading(clock, found, sum(busy) / len(busy) if busy else None, 0)
-    ranks = args.ranks or len(args.traces)
     if args.scenario:
         # The scenario says the workload, compressor and overlap; validate
         # resolves the path from the measured file's folder.
@@ -517,7 +554,8 @@ def main(argv):
     parser.add_argument("--density", type=float, help="the compressor's density")
     parser.add_argument("--batch", type=int, default=1, help="samples per rank and iteration")
     parser.add_argument("--model", default="model", help="the model's name, for the record")
-    parser.add_argument("--ranks", type=int, help="ranks (default: one per trace)")
+    parser.add_argument("--ranks", type=int, help="ranks (default: the traces' world size "
+                                                  "where Kineto recorded it, else one per trace)")
     parser.add_argument("--warmup", type=int, default=1,
                         help="first iterations left out of the comparison (default 1)")
     parser.add_argument("--step", help="the range of one iteration (default: ProfilerStep#N)")
@@ -546,7 +584,9 @@ def main(argv):
     def mean_ms(key):
         return 1e3 * sum(i[key] for i in compared) / len(compared)
 
-    print(f"wrote {args.out}: {len(entry['iterations'])} iterations of {entry['ranks']} ranks, "
+    traces = "" if len(args.traces) == entry["ranks"] else f" ({len(args.traces)} traced)"
+    print(f"wrote {args.out}: {len(entry['iterations'])} iterations of {entry['ranks']} ranks"
+          f"{traces}, "
           f"{mean_ms('iteration_s'):.3f} ms each after the warm-up")
     print("  " + ", ".join(f"{phase} {mean_ms(phase + '_s'):.3f}"
                            for phase in (*PHASES, "communication")) + " ms")

@@ -409,6 +409,18 @@ def gpu_clock(tmp):
     for e in odd_type["traceEvents"]:
         if e.get("args", {}).get("dtype") == "Half":
             e["args"]["dtype"] = "ComplexFloat"
+    # Kineto records the rank and the run's size: one rank's trace is then
+    # enough to know the run's ranks.
+    placed = []
+    for rank in (0, 0):
+        trace = gpu_rank(700)
+        trace["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": 2}
+        placed.append(write(f"placed-{len(placed)}.json", trace))
+    result = run_import(placed[0], *star)
+    entry = json.load(open(out))["training"][0] if result.returncode == 0 else {}
+    check(entry.get("ranks") == 2 and "(1 traced)" in result.stdout,
+          f"one trace of a two-rank run: two ranks from its distributedInfo "
+          f"({result.stdout.strip() or result.stderr.strip()})")
     cpu_files, _ = kineto_traces(tmp)
     os.remove(out)
     for what, args, needles in [
@@ -417,6 +429,10 @@ def gpu_clock(tmp):
             ("a forward that launched nothing on the GPU", [write("idle.json", nothing_launched)],
              ["idle.json", "iteration 2", "'forward'"]),
             ("ranks on different clocks", [files[0], cpu_files[1]], ["read differently"]),
+            ("one rank's trace twice", placed, ["placed-1.json", "rank 0 again"]),
+            ("--ranks other than the traces' world size", [placed[0], "--ranks", "4"],
+             ["--ranks 4", "2 ranks"]),
+            ("more traces than ranks", [*files, "--ranks", "1"], ["2 traces", "1 ranks"]),
             ("a compressed run without --layers", [files[0], "--compressor", "topk",
                                                    "--density", "0.01"], ["--layers"]),
             ("an allreduce of a type without a size, without --layers",
