@@ -198,6 +198,18 @@ def add_cluster_options(parser, default_nodes):
     parser.add_argument("--latency", help="star link latency, e.g. 5us")
 
 
+def workers_of(cluster):
+    """How many workers (ranks) a platform description has, as gcsim counts
+    them: a multi_gpu platform's GPUs, any other's nodes; None if unsaid."""
+    nodes = cluster.get("nodes") if isinstance(cluster, dict) else None
+    if not isinstance(nodes, int) or isinstance(nodes, bool):
+        return None
+    gpus = cluster.get("gpus_per_node")
+    if cluster.get("topology") == "multi_gpu" and isinstance(gpus, int):
+        return nodes * gpus
+    return nodes
+
+
 def cluster_of(args, ranks):
     if args.cluster:
         try:

@@ -84,7 +84,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
-from import_benchmarks import BadInput, add_cluster_options, cluster_of  # noqa: E402
+from import_benchmarks import BadInput, add_cluster_options, cluster_of, workers_of  # noqa: E402
 
 COMPRESSORS = ("dense", "topk", "cltk", "deft")  # what gcsim validate simulates
 PHASES = ("forward", "backward", "optimizer", "compression")
@@ -535,11 +535,11 @@ def measured_run(args, entry, reading):
                "name": os.path.splitext(os.path.basename(args.out))[0],
                "source": f"scripts/import_torch_profile.py from {sources}",
                "cluster": cluster_of(args, entry["ranks"]), "training": [entry]}
-    nodes = run.get("cluster", {}).get("nodes") if isinstance(run.get("cluster"), dict) else None
-    if isinstance(nodes, int) and nodes != entry["ranks"]:
-        raise BadInput(f"{args.into or args.cluster or '--nodes'}: the cluster has {nodes} "
-                       f"nodes, the run {entry['ranks']} ranks (gcsim validate simulates a "
-                       f"rank per node)")
+    workers = workers_of(run.get("cluster"))
+    if workers is not None and workers != entry["ranks"]:
+        raise BadInput(f"{args.into or args.cluster or '--nodes'}: the cluster has {workers} "
+                       f"workers, the run {entry['ranks']} ranks (gcsim validate simulates a "
+                       f"rank per worker: a node, or a multi_gpu node's GPU)")
     return run
 
 

@@ -416,6 +416,10 @@ def gpu_clock(tmp):
         trace = gpu_rank(700)
         trace["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": 2}
         placed.append(write(f"placed-{len(placed)}.json", trace))
+    # A multi_gpu platform's workers are its GPUs: 2 machines of 8 for 16 ranks.
+    result = run_import(files[0], "--ranks", "16", "--layers", layers, "--cluster",
+                        os.path.join(ROOT, "platforms", "dgx-2x8-v100.json"), "--out", out)
+    check(result.returncode == 0, f"16 ranks on 2 machines of 8 GPUs: {result.stderr.strip()}")
     result = run_import(placed[0], *star)
     entry = json.load(open(out))["training"][0] if result.returncode == 0 else {}
     check(entry.get("ranks") == 2 and "(1 traced)" in result.stdout,
@@ -522,7 +526,10 @@ def refusals(tmp):
         ("layers that are not", [files[0], "--layers", write("l.json", [{"name": "w",
                                                                         "bytes": -4}])],
          ["l.json", "layer 0"]),
-        ("a cluster of other size", [*files, "--nodes", "3", "--layers", layers], ["3 nodes"]),
+        ("a cluster of other size", [*files, "--nodes", "3", "--layers", layers], ["3 workers"]),
+        ("a multi-GPU cluster of other size",
+         [*files, "--cluster", os.path.join(ROOT, "platforms", "dgx-2x8-v100.json"), "--layers",
+          layers], ["dgx-2x8-v100.json", "16 workers"]),
         ("--into a file that is not a measured run",
          [files[0], "--layers", layers, "--into", layers], ["layers.json"]),
     ]
