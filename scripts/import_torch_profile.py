@@ -2,7 +2,7 @@
 """PyTorch profiler traces of a training run -> a gcsim measured run
 (results/validation/README.md), for `gcsim validate` of your own training.
 
-  # one trace per rank (JSON, or gzipped as Kineto writes them), from
+  # one trace per rank (JSON, or gzipped: tensorboard_trace_handler's use_gzip), from
   # torch.profiler (prof.export_chrome_trace, tensorboard_trace_handler) or
   # the older torch.autograd.profiler
   /usr/bin/python3 scripts/import_torch_profile.py trace-rank*.json --layers layers.json \\
@@ -127,7 +127,8 @@ Reading = collections.namedtuple("Reading", "clock found gpu_busy buckets")
 
 
 def read_json(path):
-    """A JSON file, or a gzipped one (Kineto writes `*.pt.trace.json.gz`)."""
+    """A JSON file, or a gzipped one (`*.pt.trace.json.gz`, as PyTorch's
+    tensorboard_trace_handler writes them with use_gzip=True)."""
     try:
         with open(path, "rb") as f:
             packed = f.read(2) == b"\x1f\x8b"

@@ -334,7 +334,8 @@ def gpu_clock(tmp):
         json.dump(gpu_rank(nccl_end), open(files[-1], "w"))
     out = os.path.join(tmp, "gpu.json")
     star = ["--layers", layers, "--bandwidth", "100Gbps", "--latency", "5us", "--out", out]
-    # Kineto writes its traces gzipped (*.pt.trace.json.gz): the second rank's so.
+    # tensorboard_trace_handler(use_gzip=True) writes *.pt.trace.json.gz: the
+    # second rank's trace so.
     with open(files[1], "rb") as plain, gzip.open(files[1] + ".gz", "wb") as packed:
         packed.write(plain.read())
     files[1] += ".gz"
