@@ -36,6 +36,8 @@ ProfilerActivity.CUDA, and cpu otherwise):
   gpu  a phase is the GPU's busy time in the kernels and copies that were
        launched inside its range (from any thread: autograd launches the
        backward's from its own), wherever on the GPU's timeline they ran;
+       what was launched outside every range counts as forward before the
+       backward range and as optimizer after it;
        communication is the busy time of NCCL's kernels (`ncclKernel_*`,
        `ncclDevKernel_*`) launched in the iteration, with gloo's CPU
        ranges (`gloo:*`); c10d's `nccl:*` ranges only enqueue them. A line
@@ -241,8 +243,11 @@ class Ranges:
 def named_phases(path, number, args, ranges, low, high, launched):
     """{phase: intervals} from the ranges named by --forward etc. that start
     in the iteration [low, high): the ranges themselves on the CPU's clock
-    (`launched` None), the GPU activities launched inside them on the GPU's."""
-    phases = {}
+    (`launched` None), the GPU activities launched inside them on the GPU's,
+    where what was launched outside every range is compute too: forward's
+    before the backward range, optimizer's after it (a loss outside the
+    forward range, a gradient clipping)."""
+    phases, named = {}, []
     for phase in PHASES:
         inside = [(a, min(b, high)) for a, b in ranges[phase] if low <= a < high]
         if not inside and phase in REQUIRED_PHASES:
@@ -251,11 +256,18 @@ def named_phases(path, number, args, ranges, low, high, launched):
                            f"{getattr(args, phase)}\"), or name yours with --{phase})")
         if launched is not None:
             within = Ranges(inside)
+            named += inside
             inside = [(e.start, e.end) for t, e in launched if t in within]
             if not inside and phase in REQUIRED_PHASES:
                 raise BadInput(f"{path}: iteration {number}: no GPU work was launched inside "
                                f"'{getattr(args, phase)}' (--clock cpu times the ranges)")
         phases[phase] = inside
+    if launched is not None:
+        taken = Ranges(named)
+        backward_starts = min(a for a, _ in ranges["backward"] if low <= a < high)
+        for t, e in launched:
+            if t not in taken:
+                phases["forward" if t < backward_starts else "optimizer"].append((e.start, e.end))
     return phases
 
 
