@@ -240,13 +240,25 @@ class Ranges:
         return i >= 0 and t < self.merged[i][1]
 
 
+def by_position(phases, launched, taken, backward_from, backward_to):
+    """Adds to `phases` what was launched outside every range `taken` by a
+    phase: forward before the backward pass's window [backward_from,
+    backward_to], backward inside it, optimizer after it (a loss outside
+    the forward range, DDP's copies between autograd's functions, a
+    gradient clipping)."""
+    for t, e in launched:
+        if t in taken:
+            continue
+        phase = "forward" if t < backward_from else "backward" if t <= backward_to else "optimizer"
+        phases[phase].append((e.start, e.end))
+    return phases
+
+
 def named_phases(path, number, args, ranges, low, high, launched):
     """{phase: intervals} from the ranges named by --forward etc. that start
     in the iteration [low, high): the ranges themselves on the CPU's clock
-    (`launched` None), the GPU activities launched inside them on the GPU's,
-    where what was launched outside every range is compute too: forward's
-    before the backward range, optimizer's after it (a loss outside the
-    forward range, a gradient clipping)."""
+    (`launched` None), on the GPU's the GPU activities launched inside them,
+    and by_position's phase for the rest."""
     phases, named = {}, []
     for phase in PHASES:
         inside = [(a, min(b, high)) for a, b in ranges[phase] if low <= a < high]
@@ -262,42 +274,37 @@ def named_phases(path, number, args, ranges, low, high, launched):
                 raise BadInput(f"{path}: iteration {number}: no GPU work was launched inside "
                                f"'{getattr(args, phase)}' (--clock cpu times the ranges)")
         phases[phase] = inside
-    if launched is not None:
-        taken = Ranges(named)
-        backward_starts = min(a for a, _ in ranges["backward"] if low <= a < high)
-        for t, e in launched:
-            if t not in taken:
-                phases["forward" if t < backward_starts else "optimizer"].append((e.start, e.end))
-    return phases
+    if launched is None:
+        return phases
+    backward = [(a, b) for a, b in ranges["backward"] if low <= a < high]
+    return by_position(phases, launched, Ranges(named), min(a for a, _ in backward),
+                       max(b for _, b in backward))
 
 
 def autograd_phases(path, number, own_ranges, low, high, launched):
     """{phase: intervals} of GPU activities by what PyTorch's profiler names
     without being asked (`own_ranges`: autograd's functions' and the
     optimizers' ranges of the trace): backward is what autograd's functions
-    launched, optimizer what the optimizers' step and zero_grad launched and
-    what came after backward, forward the rest before backward."""
+    launched, optimizer what the optimizers' step and zero_grad launched,
+    and by_position's phase for the rest, the backward pass's window
+    running from autograd's first launch to its last."""
     def starting_inside(prefixes):
-        return Ranges([(a, b) for name, a, b in own_ranges
-                       if name.startswith(prefixes) and low <= a < high])
+        return [(a, b) for name, a, b in own_ranges
+                if name.startswith(prefixes) and low <= a < high]
 
-    autograd, optimizer = starting_inside(AUTOGRAD), starting_inside(OPTIMIZER)
+    autograd_ranges, optimizer_ranges = starting_inside(AUTOGRAD), starting_inside(OPTIMIZER)
+    autograd, optimizer = Ranges(autograd_ranges), Ranges(optimizer_ranges)
     backward = [(t, e) for t, e in launched if t in autograd]
     if not backward:
         raise BadInput(f"{path}: iteration {number}: autograd launched no GPU work (no "
                        f"'{AUTOGRAD[0]}*' ranges): name the loop's phases with record_function "
                        f"and --forward, --backward")
-    first, last = backward[0][0], backward[-1][0]
     phases = {"forward": [], "backward": [(e.start, e.end) for _, e in backward],
-              "optimizer": [], "compression": []}
-    for t, e in launched:
-        if t in autograd:
-            continue
-        if t in optimizer or t > last:
-            phases["optimizer"].append((e.start, e.end))
-        elif t < first:
-            phases["forward"].append((e.start, e.end))
-    return phases
+              "optimizer": [(e.start, e.end) for t, e in launched
+                            if t in optimizer and t not in autograd],
+              "compression": []}
+    return by_position(phases, launched, Ranges(autograd_ranges + optimizer_ranges),
+                       backward[0][0], backward[-1][0])
 
 
 def rank_iterations(path, args):
