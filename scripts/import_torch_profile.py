@@ -119,13 +119,16 @@ DTYPE_BYTES = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "int": 4, "lon
 # One iteration of one rank: its times, the seconds of communication during
 # the backward pass, the GPU's busy share (None on the CPU's clock) and, per
 # NCCL allreduce it launched, its (collective, elements, dtype) and the
-# backward seconds before its data was ready.
-Iteration = collections.namedtuple("Iteration", "times during_backward gpu_busy allreduced")
+# backward seconds before its data was ready; and per phase, the GPU's
+# seconds by kernel_kind.
+Iteration = collections.namedtuple("Iteration",
+                                   "times during_backward gpu_busy allreduced by_kind")
 # How the phases were read: on the "gpu" or "cpu" clock, from the named
 # "ranges" or "autograd"'s, and the GPU's busy share of the compared
 # iterations (None on the CPU's clock), and how many NCCL buckets gave the
-# gradient's layers (0: --layers or a scenario did).
-Reading = collections.namedtuple("Reading", "clock found gpu_busy buckets")
+# gradient's layers (0: --layers or a scenario did), and per phase the GPU's
+# mean seconds by kernel_kind over the compared iterations and traces.
+Reading = collections.namedtuple("Reading", "clock found gpu_busy buckets by_kind")
 
 
 def read_json(path):
@@ -194,6 +197,22 @@ def read_events(path):
     return complete, distributed_info(path, trace)
 
 
+# What a kernel computes, by its name, first match: batch and layer norms
+# before the convolutions (cuDNN names both), copies by their category.
+KERNEL_KINDS = (("norm", ("bn_", "batch_norm", "batchnorm", "layer_norm", "layernorm")),
+                ("conv/gemm", ("conv", "cudnn", "cutlass", "gemm", "xmma", "wgrad", "dgrad",
+                               "sm80_", "sm90_", "ampere_", "volta_", "turing_")),
+                ("pool", ("pool",)),
+                ("elementwise", ("elementwise", "threshold", "relu")))
+
+
+def kernel_kind(event):
+    if event.category != "kernel":
+        return "copy"
+    name = event.name.lower()
+    return next((kind for kind, parts in KERNEL_KINDS if any(p in name for p in parts)), "other")
+
+
 def launched_on_gpu(events):
     """(launch time, event) of every kernel and copy whose launch the trace holds."""
     launches = {e.correlation: e.start for e in events
@@ -250,15 +269,15 @@ def by_position(phases, launched, taken, backward_from, backward_to):
         if t in taken:
             continue
         phase = "forward" if t < backward_from else "backward" if t <= backward_to else "optimizer"
-        phases[phase].append((e.start, e.end))
+        phases[phase].append(e)
     return phases
 
 
 def named_phases(path, number, args, ranges, low, high, launched):
-    """{phase: intervals} from the ranges named by --forward etc. that start
-    in the iteration [low, high): the ranges themselves on the CPU's clock
-    (`launched` None), on the GPU's the GPU activities launched inside them,
-    and by_position's phase for the rest."""
+    """{phase: ...} from the ranges named by --forward etc. that start in
+    the iteration [low, high): on the CPU's clock (`launched` None) the
+    ranges themselves, (start, end) each; on the GPU's the GPU activities
+    (events) launched inside them, and by_position's phase for the rest."""
     phases, named = {}, []
     for phase in PHASES:
         inside = [(a, min(b, high)) for a, b in ranges[phase] if low <= a < high]
@@ -269,7 +288,7 @@ def named_phases(path, number, args, ranges, low, high, launched):
         if launched is not None:
             within = Ranges(inside)
             named += inside
-            inside = [(e.start, e.end) for t, e in launched if t in within]
+            inside = [e for t, e in launched if t in within]
             if not inside and phase in REQUIRED_PHASES:
                 raise BadInput(f"{path}: iteration {number}: no GPU work was launched inside "
                                f"'{getattr(args, phase)}' (--clock cpu times the ranges)")
@@ -282,7 +301,7 @@ def named_phases(path, number, args, ranges, low, high, launched):
 
 
 def autograd_phases(path, number, own_ranges, low, high, launched):
-    """{phase: intervals} of GPU activities by what PyTorch's profiler names
+    """{phase: GPU activities (events)} by what PyTorch's profiler names
     without being asked (`own_ranges`: autograd's functions' and the
     optimizers' ranges of the trace): backward is what autograd's functions
     launched, optimizer what the optimizers' step and zero_grad launched,
@@ -299,9 +318,8 @@ def autograd_phases(path, number, own_ranges, low, high, launched):
         raise BadInput(f"{path}: iteration {number}: autograd launched no GPU work (no "
                        f"'{AUTOGRAD[0]}*' ranges): name the loop's phases with record_function "
                        f"and --forward, --backward")
-    phases = {"forward": [], "backward": [(e.start, e.end) for _, e in backward],
-              "optimizer": [(e.start, e.end) for t, e in launched
-                            if t in optimizer and t not in autograd],
+    phases = {"forward": [], "backward": [e for _, e in backward],
+              "optimizer": [e for t, e in launched if t in optimizer and t not in autograd],
               "compression": []}
     return by_position(phases, launched, Ranges(autograd_ranges + optimizer_ranges),
                        backward[0][0], backward[-1][0])
@@ -349,6 +367,7 @@ def rank_iterations(path, args):
             raise BadInput(f"{path}: iteration {number} lasts 0 us")
         in_step = [(max(a, low), min(b, high)) for a, b in cpu_collectives if b > low and a < high]
         busy = None
+        by_kind = {phase: collections.Counter() for phase in PHASES}
         if clock == "gpu":
             launched = on_gpu[bisect.bisect_left(launch_times, low):
                               bisect.bisect_left(launch_times, high)]
@@ -356,9 +375,13 @@ def rank_iterations(path, args):
             in_step += [(e.start, e.end) for _, e in launched if e.name.startswith(NCCL_KERNELS)]
             computing = [(t, e) for t, e in launched if not e.name.startswith(NCCL_KERNELS)]
             if found == "autograd":
-                phases = autograd_phases(path, number, own_ranges, low, high, computing)
+                on_phases = autograd_phases(path, number, own_ranges, low, high, computing)
             else:
-                phases = named_phases(path, number, args, ranges, low, high, computing)
+                on_phases = named_phases(path, number, args, ranges, low, high, computing)
+            phases = {p: [(e.start, e.end) for e in ran] for p, ran in on_phases.items()}
+            for phase, ran in on_phases.items():
+                for e in ran:
+                    by_kind[phase][kernel_kind(e)] += e.end - e.start
             backward = phases["backward"]
             backward = [(min(a for a, _ in backward), max(b for _, b in backward))]
         else:
@@ -371,7 +394,8 @@ def rank_iterations(path, args):
         during_backward = intersection_length(in_step, backward)
         allreduced = [] if clock != "gpu" else allreduces(launched, phases["backward"], low)
         iterations.append(Iteration(times, during_backward,
-                                    None if busy is None else busy / (high - low), allreduced))
+                                    None if busy is None else busy / (high - low), allreduced,
+                                    by_kind))
     return (clock, found), iterations, placed
 
 
@@ -485,6 +509,7 @@ def training_entry(args):
         raise BadInput(f"--warmup {args.warmup} leaves none of the traces' {count} iterations "
                        f"to compare")
     iterations, overlapped, busy = [], False, []
+    by_kind = {phase: collections.Counter() for phase in PHASES}
     for i in range(count):
         rows = [iterations_of_rank[i].times for iterations_of_rank in per_rank]
         row = {key: sum(r[key] for r in rows) / len(rows) for key in rows[0]}
@@ -496,7 +521,11 @@ def training_entry(args):
         overlapped |= during > OVERLAP_SHARE * max(row["communication_s"], 1e-12)
         if i >= args.warmup and clock == "gpu":
             busy += [r[i].gpu_busy for r in per_rank]
-    reading = Reading(clock, found, sum(busy) / len(busy) if busy else None, 0)
+            for r in per_rank:
+                for phase, seconds in r[i].by_kind.items():
+                    by_kind[phase].update({k: v / len(per_rank) / (count - args.warmup)
+                                           for k, v in seconds.items()})
+    reading = Reading(clock, found, sum(busy) / len(busy) if busy else None, 0, by_kind)
     if args.scenario:
         # The scenario says the workload, compressor and overlap; validate
         # resolves the path from the measured file's folder.
@@ -579,6 +608,9 @@ def main(argv):
     parser.add_argument("--warmup", type=int, default=1,
                         help="first iterations left out of the comparison (default 1)")
     parser.add_argument("--step", help="the range of one iteration (default: ProfilerStep#N)")
+    parser.add_argument("--by-kernel", action="store_true",
+                        help="on the GPU's clock, also print each phase's GPU time by kind of "
+                             "kernel (convolution and GEMM, norm, elementwise, pool, copy)")
     parser.add_argument("--clock", choices=("auto", "gpu", "cpu"), default="auto",
                         help="time the phases by the GPU's kernels or the CPU's ranges "
                              "(default auto: gpu where the trace holds GPU kernels)")
@@ -616,6 +648,13 @@ def main(argv):
               "the rest before backward)" if reading.found == "autograd" else ""
         print(f"phases on the GPU's clock{how}: the GPU was busy {100 * reading.gpu_busy:.0f}% "
               f"of the iterations after the warm-up")
+        if args.by_kernel:
+            print("GPU time by kernel kind (ms, mean of the compared iterations; the kind by "
+                  "the kernel's name, copies by their category):")
+            for phase, seconds in reading.by_kind.items():
+                if seconds:
+                    print(f"  {phase}: " + ", ".join(f"{kind} {1e3 * s:.3f}"
+                                                      for kind, s in seconds.most_common()))
         if reading.gpu_busy < GPU_BUSY_NOTE:
             print("note: the GPU idled most of each iteration: the run waited on its CPU "
                   "(launches, data loading, the profiler), which gcsim does not simulate; its "

@@ -262,7 +262,7 @@ def gpu_rank(nccl_end):
         # DDP's copy into a bucket, launched between autograd's functions.
         launch(8, 160, tid=3), on_gpu(8, 650, 700, "Memcpy DtoD (Device -> Device)", "gpu_memcpy"),
         event("nccl:all_reduce", 150, 152, cat="user_annotation", tid=3),  # only enqueues
-        on_gpu(3, 250, 450), on_gpu(5, 450, 650),
+        on_gpu(3, 250, 450), on_gpu(5, 450, 650, "void cudnn::bn_bw_1C11_kernel_new<float>()"),
         on_gpu(4, 300, nccl_end, nccl, stream=20, **message("allreduce", 1000, "Float")),
         on_gpu(7, 650, 660, nccl, stream=20, **message("allreduce", 10, "Half")),
         launch(7, 195, tid=3),
@@ -379,6 +379,13 @@ def gpu_clock(tmp):
     # Busy: iteration 1 820 us of 1000 on either rank, iteration 2 340.
     check("busy 58%" in result.stdout and "idled" not in result.stdout,
           f"the GPU's busy share is printed ({result.stdout.strip()})")
+    # By kind, means of the two iterations (us): forward 200 and 100 of
+    # convolution, 20 and 0 of copy; backward 200 and 200 of convolution, 200
+    # and 0 of batch norm (a cuDNN kernel, yet a norm), 50 and 0 of copy.
+    result = run_import(*files, "--warmup", "0", "--by-kernel", *star)
+    check("forward: conv/gemm 0.150, copy 0.010" in result.stdout
+          and "backward: conv/gemm 0.200, norm 0.100, copy 0.025" in result.stdout,
+          f"--by-kernel: each phase's GPU time by kind of kernel ({result.stdout.strip()})")
     result = run_import(*files, "--warmup", "1", *star)
     check(result.returncode == 0 and "busy 34%" in result.stdout and "idled" in result.stdout,
           f"a GPU busy 34% of the compared iterations: a note says the CPU held it back "
