@@ -197,6 +197,8 @@ def training_entry(name, raw, args):
     entry["compute_alone"] = dict(forward_s=mean([a[0] for a in alone]),
                                   backward_s=mean([a[1] for a in alone]),
                                   optimizer_s=mean([a[2] for a in alone]))
+    if name != "dense":
+        entry["compute_alone"]["compression_s"] = mean([a[3] for a in alone])
     if raw.get("bytes_sent_rank0") is not None:
         entry["bytes_sent_per_worker"] = raw["bytes_sent_rank0"]
     return entry

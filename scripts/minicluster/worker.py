@@ -173,6 +173,43 @@ def lpt_bins(costs, bins):
     return members
 
 
+class Collectives:
+    """gloo's collectives through torch.distributed, as Sparse calls them.
+
+    A broadcast's `leader_value` (what the leader sends) is for the stand-ins
+    below; the real broadcast receives it."""
+
+    def broadcast(self, tensor, src, leader_value):
+        dist.broadcast(tensor, src)
+
+    def all_gather(self, outputs, tensor):
+        dist.all_gather(outputs, tensor)
+
+    def all_reduce(self, tensor):
+        dist.all_reduce(tensor)
+
+
+class StandIns:
+    """What the collectives would give one rank, made without the others: each
+    rank sent what this one sends, and a leader's broadcast is what this rank
+    computes as that leader (inside the broadcast, so outside the compression's
+    timing as in the run). For timing the compressor alone."""
+
+    def __init__(self, rank):
+        self.rank = rank
+
+    def broadcast(self, tensor, src, leader_value):
+        if src != self.rank:
+            tensor.copy_(leader_value())
+
+    def all_gather(self, outputs, tensor):
+        for out in outputs:
+            out.copy_(tensor)
+
+    def all_reduce(self, tensor):
+        pass
+
+
 class Sparse:
     """topk, cltk and deft with error feedback, on the flat gradient.
 
@@ -180,8 +217,9 @@ class Sparse:
     communication behaviour (what each one sends, in which collective).
     Indices travel as int32, values as float32."""
 
-    def __init__(self, name, numel, density, layer_sizes, world, rank):
+    def __init__(self, name, numel, density, layer_sizes, world, rank, comm=None):
         self.name, self.n, self.world, self.rank = name, numel, world, rank
+        self.comm = comm or Collectives()
         self.k = max(1, int(density * numel))
         self.residual = torch.zeros(numel)
         self.partitions = deft_partitions(layer_sizes, world)
@@ -202,7 +240,7 @@ class Sparse:
             compression = time.perf_counter() - t0
             c0 = time.perf_counter()
             gathered = [torch.empty_like(packed) for _ in range(self.world)]
-            dist.all_gather(gathered, packed)
+            self.comm.all_gather(gathered, packed)
             comm = time.perf_counter() - c0
             self.groups.append((c0, c0 + comm))
             self.bytes_sent += 8 * self.k
@@ -212,16 +250,17 @@ class Sparse:
             return total / self.world, compression, comm
         if self.name == "cltk":
             leader = iteration % self.world
-            idx = torch.zeros(self.k, dtype=torch.int32)
-            if self.rank == leader:
-                _, top = torch.topk(acc.abs(), self.k, sorted=False)
-                idx = top.to(torch.int32)
+
+            def select():
+                return torch.topk(acc.abs(), self.k, sorted=False)[1].to(torch.int32)
+
+            idx = select() if self.rank == leader else torch.zeros(self.k, dtype=torch.int32)
             compression = time.perf_counter() - t0
             c0 = time.perf_counter()
-            dist.broadcast(idx, leader)
+            self.comm.broadcast(idx, leader, select)
             long_idx = idx.long()
             values = acc[long_idx].clone()
-            dist.all_reduce(values)
+            self.comm.all_reduce(values)
             comm = time.perf_counter() - c0
             self.groups.append((c0, c0 + comm))
             self.bytes_sent += 8 * self.k
@@ -243,8 +282,8 @@ class Sparse:
         leader = iteration % world
         comm = 0.0
         # The leader packs by its own k_i; everyone learns the assignment.
-        assignment = torch.zeros(world + len(parts), dtype=torch.int32)
-        if self.rank == leader:
+        def pack():
+            assignment = torch.zeros(world + len(parts), dtype=torch.int32)
             packed = [i for i in range(len(parts)) if ks[i] != sizes[i]]
             costs = [sizes[i] * math.log2(ks[i]) if ks[i] > 1 else sizes[i] for i in packed]
             bins = lpt_bins(costs, world)
@@ -257,9 +296,15 @@ class Sparse:
             common = [i for i in range(len(parts)) if ks[i] == sizes[i]]
             for j, i in enumerate(common):
                 assignment[world + len(ids) + j] = -1 - i
+            return assignment
+
+        if self.rank == leader:
+            assignment = pack()
+        else:
+            assignment = torch.zeros(world + len(parts), dtype=torch.int32)
         compression = time.perf_counter() - t0
         c0 = time.perf_counter()
-        dist.broadcast(assignment, leader)
+        self.comm.broadcast(assignment, leader, pack)
         comm += time.perf_counter() - c0
         t1 = time.perf_counter()
         self.groups.append((c0, t1))
@@ -277,18 +322,18 @@ class Sparse:
         c0 = time.perf_counter()
         count = torch.tensor([len(idx)], dtype=torch.int32)
         all_counts = [torch.zeros(1, dtype=torch.int32) for _ in range(world)]
-        dist.all_gather(all_counts, count)
+        self.comm.all_gather(all_counts, count)
         width = max(int(c[0]) for c in all_counts)
         padded = torch.full((width,), -1, dtype=torch.int32)
         padded[:len(idx)] = idx.to(torch.int32)
         gathered = [torch.empty(width, dtype=torch.int32) for _ in range(world)]
-        dist.all_gather(gathered, padded)
+        self.comm.all_gather(gathered, padded)
         union = torch.cat([g[g >= 0] for g in gathered]).long()
         whole = [parts[-1 - i] for i in ids if i < 0]
         if whole:
             union = torch.cat([union] + [torch.arange(o, o + n) for o, n in whole])
         values = acc[union].clone()
-        dist.all_reduce(values)
+        self.comm.all_reduce(values)
         c1 = time.perf_counter()
         comm += c1 - c0
         self.groups.append((c0, c1))
@@ -345,6 +390,29 @@ def compute_alone(model, xb, yb, lr, rounds=12):
     return [statistics.median(s[i] for s in warm) for i in range(3)]
 
 
+def compression_alone(make_sparse, model, xb, yb):
+    """Mean compression time per step of this rank's compressor while every
+    other rank waits in a barrier (see compute_alone), the collectives made by
+    StandIns. Over 3 P steps after P warm-ups, so that the rank leads (cltk,
+    deft) as often as in the run, on one batch's gradient."""
+    model = copy.deepcopy(model)
+    params = list(model.parameters())
+    backward(F.cross_entropy(model(xb), yb), params)
+    grad = flat_gradient(params)
+    world, rank = dist.get_world_size(), dist.get_rank()
+    samples = []
+    for turn in range(world):
+        dist.barrier()
+        if turn == rank:
+            sparse = make_sparse(StandIns(rank))
+            for it in range(4 * world):
+                compression = sparse.step(grad, it)[1]
+                if it >= world:
+                    samples.append(compression)
+        dist.barrier()
+    return statistics.mean(samples)
+
+
 def train(rank, world, out, compressor, iterations, batch, density, barrier=False):
     torch.manual_seed(1)
     model = SmallCNN()
@@ -352,9 +420,15 @@ def train(rank, world, out, compressor, iterations, batch, density, barrier=Fals
     sizes = [p.numel() for p in params]
     numel = sum(sizes)
     x, y = load_fashion(world * batch * iterations)
-    sparse = None if compressor == "dense" else Sparse(compressor, numel, density, sizes, world, rank)
+
+    def make_sparse(comm=None):
+        return Sparse(compressor, numel, density, sizes, world, rank, comm)
+
+    sparse = None if compressor == "dense" else make_sparse()
     lr = 0.05
     alone = compute_alone(model, x[:batch], y[:batch], lr)
+    if sparse is not None:
+        alone.append(compression_alone(make_sparse, model, x[:batch], y[:batch]))
     records = []
     dist.barrier()
     previous_end = time.perf_counter()

@@ -127,6 +127,11 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
     times.forward_s = alone.seconds("forward_s");
     times.backward_s = alone.seconds("backward_s");
     times.optimizer_s = alone.seconds("optimizer_s");
+    if (alone.has("compression_s")) {
+      if (run.compressor == "dense")
+        alone.fail("compression_s", "a dense run has no compressor to time");
+      times.compression_s = alone.seconds("compression_s");
+    }
     alone.finish();
     run.compute_alone = times;
   } else {

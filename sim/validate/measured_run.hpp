@@ -64,6 +64,10 @@ struct ComputeAlone {
   double forward_s = 0;
   double backward_s = 0;
   double optimizer_s = 0;
+  /// The compressor's selection per iteration, mean over iterations in which
+  /// the rank leads as often as in the run (absent: priced by the device
+  /// profile instead).
+  std::optional<double> compression_s;
 };
 
 struct TrainingRun {

@@ -166,6 +166,31 @@ std::vector<training::CompressedIteration> compressed_schedule(const TrainingRun
   }
 }
 
+/// Scales every kernel of `schedule` so that a worker's kernels take
+/// `seconds` per iteration on the mean: a compressor timed on the run's own
+/// device replaces the profile's price, the kernels keeping their relative
+/// costs (which worker leads, which step each comes before).
+void scale_kernels(std::vector<training::CompressedIteration>& schedule, int ranks,
+                   double seconds) {
+  double priced = 0;
+  for (const training::CompressedIteration& iteration : schedule)
+    for (const training::CompressionPart& part : iteration.parts)
+      for (const std::vector<training::KernelPlan>& kernels : part.kernels)
+        for (const training::KernelPlan& kernel : kernels)
+          priced += kernel.seconds;
+  priced /= static_cast<double>(schedule.size()) * ranks;
+  // A compressor without kernels has nothing to scale (and a measured 0 s
+  // leaves it so).
+  if (!(priced > 0))
+    return;
+  const double factor = seconds / priced;
+  for (training::CompressedIteration& iteration : schedule)
+    for (training::CompressionPart& part : iteration.parts)
+      for (std::vector<training::KernelPlan>& kernels : part.kernels)
+        for (training::KernelPlan& kernel : kernels)
+          kernel.seconds *= factor;
+}
+
 } // namespace
 
 std::vector<double> simulate_collectives(const net::PlatformSpec& platform,
@@ -238,6 +263,8 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
       if (!profile)
         profile = cost::DeviceProfile::load(inputs.device);
       plan.compressed = compressed_schedule(run, r, inputs, *profile);
+      if (shared && run.compute_alone->compression_s)
+        scale_kernels(plan.compressed, run.ranks, *run.compute_alone->compression_s);
     }
     plans.push_back(std::move(plan));
   }

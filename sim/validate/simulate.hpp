@@ -61,7 +61,8 @@ nlohmann::json simulated_compressor_params(const TrainingRun& run);
 /// when it has them: the simulation does the sharing itself. Dense runs reduce the gradient in one
 /// bucket after the backward pass, as scripts/minicluster/worker.py does (overlap as recorded).
 /// Compressed runs run the real compressor (compressors/) on the trace's gradients for as many
-/// iterations as were measured, with its kernels priced by the device profile, through the
+/// iterations as were measured, with its kernels priced by the device profile (on shared
+/// cores, scaled to the run's `compute_alone.compression_s` where it has one), through the
 /// compressed iteration model. Runs with a scenario are left at zero: `gcsim validate` simulates
 /// them with `gcsim run`. Throws InputError for a trace that does not fit a run, and
 /// training::IterationTooLong for a simulated iteration longer than kLongestSeconds.

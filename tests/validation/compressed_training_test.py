@@ -14,6 +14,10 @@ that their simulated times respond to what they should:
   - a slower link makes communication longer, and compute stays the same;
   - top-k's bytes are what its wire format says: k (value, index) pairs of
     8 bytes, allgathered over a ring: 8 k (P - 1) per worker;
+  - a measured `compute_alone.compression_s` replaces the device profile's
+    price of the kernels: top-k's simulated compression (every rank selects
+    at once on the 2 shared cores) is one to two times it and doubles with
+    it, and the iteration grows;
 and that a compressed run whose layers are not the trace's is bad input
 (exit status 2, one line naming the file and /training/i/workload/layers).
 
@@ -98,6 +102,31 @@ with tempfile.TemporaryDirectory() as tmp:
     k = int(0.01 * d)  # compressors/: k = floor(density d)
     topk_bytes = reference["topk"]["simulated"]["bytes_sent_per_worker"]
     check(topk_bytes == 8 * k * 3, f"topk sends 8 k (P - 1) = {8 * k * 3} B per worker: {topk_bytes:.0f}")
+
+    def with_compression_alone(seconds):
+        run = copy.deepcopy(base)
+        for t in run["training"]:
+            if t["compressor"]["name"] != "dense":
+                t["compute_alone"]["compression_s"] = seconds
+        return run
+
+    timed, _ = validate(tmp, with_compression_alone(4e-4), "compression-alone")
+    timed2, _ = validate(tmp, with_compression_alone(8e-4), "compression-alone-2")
+    priced = reference["topk"]["simulated"]["compression_s"]
+    once, twice = timed["topk"]["simulated"], timed2["topk"]["simulated"]
+    check(4e-4 * (1 - 1e-6) <= once["compression_s"] <= 8e-4 * (1 + 1e-6)
+          and abs(once["compression_s"] - priced) > 1e-5,
+          f"topk: 0.4 ms of measured selection alone simulated as "
+          f"{once['compression_s'] * 1e3:.3f} ms on shared cores (priced: {priced * 1e3:.3f} ms)")
+    check(abs(twice["compression_s"] / once["compression_s"] - 2) < 0.01,
+          f"topk: twice the measured selection, twice the simulated: "
+          f"{twice['compression_s'] / once['compression_s']:.4f}")
+    for name in ("topk", "cltk", "deft"):
+        check(timed2[name]["simulated"]["iteration_s"] > timed[name]["simulated"]["iteration_s"]
+              > reference[name]["simulated"]["iteration_s"],
+              f"{name}: a costlier measured selection makes the iteration longer")
+    check(timed["dense"]["simulated"] == reference["dense"]["simulated"],
+          "dense: no compressor, nothing changes")
 
     own_cores = copy.deepcopy(base)
     own_cores["cluster"].pop("shared_cores")

@@ -6,7 +6,7 @@ collectives, lined up across ranks, must be consistent), simulated by
 measured latency; no fit, so nothing is tuned to what is checked). Asserts a
 geometric-mean error of at most 10% for the collectives of 4 MiB and more.
 The training errors are printed, not asserted, and top-k must have its
-simulated side (see
+simulated side and its selection timed alone (see
 results/validation/README.md for why it is larger on a shared 2-core machine).
 
 Also: a job past --timeout ends run.py with one line and exit 1, leaving no
@@ -77,6 +77,9 @@ print(f"dense training iteration: error {100 * dense['geomean_error']:.1f}% (rep
 topk = runs.get("topk", {})
 if not topk.get("simulated") or topk["simulated"]["bytes_sent_per_worker"] <= 0:
     sys.exit("FAIL: the top-k training run has no simulated side")
+alone = {t["name"]: t["compute_alone"] for t in measured_run["training"]}
+if not (alone["topk"].get("compression_s", 0) > 0 and "compression_s" not in alone["dense"]):
+    sys.exit(f"FAIL: top-k's selection timed alone, dense's not: {alone}")
 print(f"topk training iteration: error {100 * topk['relative_error']['iteration_s']:+.1f}% "
       f"(reported, not asserted)")
 if large["points"] < 6:
