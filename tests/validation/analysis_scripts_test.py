@@ -11,20 +11,24 @@ run-to-run differences (0.2% for the two 4-node 100 Mbit/s runs). On the
 fair-queue runs (results/validation/), experiments.md's verdict on the
 overlap model: every ring size closer than alpha-beta at 100 Mbit/s, the
 broadcasts further off than the split fit at 1 Gbit/s; and both priced into
-every training step.
+every training step. errors_over_runs.py: per cluster, the median and range of
+each run's own `gcsim validate --fit` errors.
 
-Usage: analysis_scripts_test.py
+Usage: analysis_scripts_test.py PATH/TO/gcsim
 """
 import glob
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RESULTS = os.path.join(ROOT, "results", "validation")
 SCRIPTS = os.path.join(ROOT, "scripts", "minicluster")
 
+GCSIM = os.path.abspath(sys.argv[1])
 failures = []
 
 
@@ -104,9 +108,40 @@ if not found or float(found.group(1)) > 1.0:
     failures.append(f"repeatability.py: 4 nodes at 100 Mbit/s should repeat within 1%: "
                     f"{found.group(0) if found else repeats[:300]}")
 
+# errors_over_runs.py: the median and range over runs of one cluster are
+# those of each run's own `gcsim validate --fit`.
+over_runs = [os.path.join(RESULTS, d, f"minicluster-p4-{r}.json")
+             for d, r in (("2026-12-03b", "100mbit"), ("2026-12-03c", "100mbit"),
+                          ("2026-12-03c", "1gbit"))]
+summary = run("errors_over_runs.py", ["--gcsim", GCSIM] + over_runs)
+own = []
+with tempfile.TemporaryDirectory() as tmp:
+    for path in over_runs[:2]:
+        report = os.path.join(tmp, "report.json")
+        subprocess.run([GCSIM, "validate", path, "--fit", "--json", report, "--quiet"], check=True)
+        with open(report) as f:
+            own.append({t["name"]: t["relative_error"]["iteration_s"]
+                        for t in json.load(f)["training"]})
+line = re.search(r"4 nodes, 100Mbps: 2 runs\n(?:.*\n)*?  topk iteration\s+median\s+([-+\d.]+)%  "
+                 r"range\s+([-+\d.]+)% \.\.\s+([-+\d.]+)%  within 10%: (\d) of 2", summary)
+expected = [100 * (own[0]["topk"] + own[1]["topk"]) / 2, 100 * min(o["topk"] for o in own),
+            100 * max(o["topk"] for o in own)]
+if "4 nodes, 1000Mbps: 1 runs" not in summary or not line:
+    failures.append(f"errors_over_runs.py: expected both clusters and a topk line: {summary}")
+elif not (all(abs(float(got) - want) <= 0.051 for got, want in zip(line.groups()[:3], expected))
+          and int(line.group(4)) == sum(abs(o["topk"]) <= 0.10 for o in own)):
+    failures.append(f"errors_over_runs.py: topk {line.groups()} against each run's own "
+                    f"validate {expected}")
+missing = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "errors_over_runs.py"),
+                          "--gcsim", GCSIM, "no-such-run.json"], capture_output=True, text=True)
+if missing.returncode != 2 or "no-such-run.json" not in missing.stderr:
+    failures.append(f"errors_over_runs.py on a missing file: status {missing.returncode}, "
+                    f"{missing.stderr.strip()}")
+
 print(models[-600:])
 print(two_nodes[-800:])
 print(repeats)
+print(summary)
 if failures:
     print("FAILED:\n  " + "\n  ".join(failures))
 sys.exit(1 if failures else 0)

@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""gcsim's error on many mini-cluster runs at once, each validated on its own fit.
+
+  /usr/bin/python3 scripts/minicluster/errors_over_runs.py [--gcsim build/gcsim] RUN.json...
+
+One run's training error moves by tens of points from one run to the next on
+a shared machine (experiments.md, "Run-to-run repeatability"), so a single
+run says little. This runs `gcsim validate RUN --fit` on every file, with
+today's gcsim, and prints per cluster (nodes, link rate): how many runs, and
+for the collectives of 4 MiB and more and each training run, the median
+error, its range, and how many runs are within issue 7's limits (5% for the
+collectives, 10% for the training iterations). Runs without training (or
+without collectives) count only where they have them.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+LIMITS = {"collectives >= 4 MiB": 0.05}
+TRAINING_LIMIT = 0.10
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--gcsim", default=os.path.join(ROOT, "build", "gcsim"))
+    parser.add_argument("runs", nargs="+", metavar="RUN.json")
+    args = parser.parse_args(argv)
+    for path in [args.gcsim] + args.runs:
+        if not os.path.isfile(path):
+            parser.exit(2, f"errors_over_runs.py: {path}: no such file\n")
+    return args
+
+
+def errors_of(gcsim, path, tmp):
+    """{quantity: signed error} of one run on its own fit, and its cluster."""
+    report = os.path.join(tmp, "report.json")
+    done = subprocess.run([gcsim, "validate", path, "--fit", "--json", report, "--quiet"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"errors_over_runs.py: {path}: gcsim validate exited {done.returncode}: "
+                 f"{done.stderr.strip()}")
+    with open(report) as f:
+        comparison = json.load(f)
+    with open(path) as f:
+        cluster = json.load(f)["cluster"]
+    errors = {}
+    large = comparison["summary"].get("collectives_4MiB_and_more", {})
+    if large.get("points", 0) > 0:
+        errors["collectives >= 4 MiB"] = large["geomean_error"]
+    for training in comparison.get("training", []):
+        errors[training["name"] + " iteration"] = training["relative_error"]["iteration_s"]
+    return (cluster["nodes"], cluster["link"]["bandwidth"]), errors
+
+
+def main(argv):
+    args = parse_args(argv)
+    clusters = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in args.runs:
+            key, errors = errors_of(args.gcsim, path, tmp)
+            clusters.setdefault(key, []).append(errors)
+    for (nodes, rate), runs in sorted(clusters.items()):
+        print(f"{nodes} nodes, {rate}: {len(runs)} runs")
+        quantities = []
+        for errors in runs:
+            quantities += [q for q in errors if q not in quantities]
+        for quantity in quantities:
+            values = [errors[quantity] for errors in runs if quantity in errors]
+            limit = LIMITS.get(quantity, TRAINING_LIMIT)
+            within = sum(abs(v) <= limit for v in values)
+            # The collectives' geometric-mean error has no sign; an
+            # iteration's error does (simulated short is negative).
+            sign = " " if quantity in LIMITS else "+"
+            print(f"  {quantity:22s} median {100 * statistics.median(values):{sign}6.1f}%  "
+                  f"range {100 * min(values):{sign}6.1f}% .. {100 * max(values):{sign}6.1f}%  "
+                  f"within {100 * limit:.0f}%: {within} of {len(values)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
