@@ -192,28 +192,20 @@ void scale_kernels(std::vector<training::CompressedIteration>& schedule, int ran
           kernel.seconds *= factor;
 }
 
-/// An iteration whose measured compute alone, shared as the simulation
-/// shares it, passes kLongestSeconds is the run's times' doing, not the
-/// platform's: refused naming them before anything is simulated.
-void refuse_endless_compute(const TrainingRun& run, size_t index, const net::PlatformSpec& platform,
-                            const std::string& file) {
-  const bool shared = platform.shared_cores > 0 && run.compute_alone.has_value();
-  const IterationTimes mean = run.steady_mean();
-  double seconds = mean.forward_s + mean.backward_s + mean.optimizer_s;
-  if (shared) {
-    const ComputeAlone& alone = *run.compute_alone;
-    seconds =
-        (alone.forward_s + alone.backward_s + alone.optimizer_s + alone.compression_s.value_or(0)) *
-        std::max(1.0, static_cast<double>(run.ranks) / platform.shared_cores);
-  }
-  if (seconds <= kLongestSeconds)
+/// Refuses measured times that would make an iteration compute past
+/// kLongestSeconds (`seconds` on each rank, `ranks_per_core` of them sharing
+/// a core): the run's times' doing, not the platform's, so named as such
+/// before anything is simulated.
+void refuse_endless_compute(double seconds, double ranks_per_core, const std::string& file,
+                            const std::string& path) {
+  const double computing = seconds * std::max(1.0, ranks_per_core);
+  if (computing <= kLongestSeconds)
     return;
   char took[64];
-  std::snprintf(took, sizeof took, "%.3g s", seconds);
-  throw InputError(
-      file, "/training/" + std::to_string(index) + (shared ? "/compute_alone" : "/iterations"),
-      std::string("these times make an iteration compute for ") + took +
-          " of simulated time, more than 1e9 s (about 30 years)");
+  std::snprintf(took, sizeof took, "%.3g s", computing);
+  throw InputError(file, path,
+                   std::string("these times make an iteration compute for ") + took +
+                       " of simulated time, more than 1e9 s (about 30 years)");
 }
 
 } // namespace
@@ -267,7 +259,11 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
     const double backward_s = shared ? run.compute_alone->backward_s : mean.backward_s;
     plan.layers.back().forward_s = shared ? run.compute_alone->forward_s : mean.forward_s;
     plan.optimizer_s = shared ? run.compute_alone->optimizer_s : mean.optimizer_s;
-    refuse_endless_compute(run, r, platform, inputs.measured_file);
+    const std::string at = "/training/" + std::to_string(r);
+    refuse_endless_compute(plan.layers.back().forward_s + backward_s + plan.optimizer_s +
+                               (shared ? run.compute_alone->compression_s.value_or(0) : 0),
+                           shared ? static_cast<double>(run.ranks) / platform.shared_cores : 1,
+                           inputs.measured_file, at + (shared ? "/compute_alone" : "/iterations"));
     if (run.layer_backward_s.empty()) {
       plan.layers.back().backward_s = backward_s;
       plan.bucket_bytes = run.gradient_bytes(); // one flat allreduce

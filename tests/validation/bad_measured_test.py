@@ -110,6 +110,11 @@ CASES = [
      lambda d: d["training"][0].update(compute_alone={"forward_s": 6e8, "backward_s": 6e8,
                                                       "optimizer_s": 0}),
      "/training/0/compute_alone"),
+    ("in-run compute past any run",
+     lambda d: [d["training"][0].pop("compute_alone")] + [
+         i.update(iteration_s=1e9, forward_s=6e8, backward_s=6e8, compute_s=1e9)
+         for i in d["training"][0]["iterations"]],
+     "/training/0/iterations"),
     ("compression timed in a dense run",
      lambda d: d["training"][0]["compute_alone"].update(compression_s=1e-4),
      "/training/0/compute_alone/compression_s"),
