@@ -142,10 +142,21 @@ nlohmann::json make_report(const ValidationInput& input) {
         {"measured", measured},
         {"simulated", simulated},
         {"relative_error", errors}};
-    if (!t.scenario.empty())
+    if (!t.scenario.empty()) {
       entry["scenario"] = t.scenario.string();
-    else if (!dense)
-      entry["simulated_compressor"] = simulated_compressor_params(t);
+    } else {
+      // What the simulation took as this run's inputs (simulate_training's
+      // rule), so that a reader need not work it out.
+      const bool alone = input.platform.shared_cores > 0 && t.compute_alone.has_value();
+      entry["inputs"] = {{"compute", alone ? "compute_alone, on the platform's shared cores"
+                                           : "the in-run forward, backward and optimizer means"}};
+      if (!dense) {
+        entry["simulated_compressor"] = simulated_compressor_params(t);
+        entry["inputs"]["compression_kernels"] = alone && t.compute_alone->compression_s
+                                                     ? "scaled to compute_alone.compression_s"
+                                                     : "priced by the device profile";
+      }
+    }
     training.push_back(entry);
     (dense ? dense_m : compressed_m).push_back(mean.iteration_s);
     (dense ? dense_s : compressed_s).push_back(sim.iteration_s);
@@ -155,8 +166,10 @@ nlohmann::json make_report(const ValidationInput& input) {
     report["training_inputs"] = {
         {"gradients", input.gradient_trace},
         {"compression_kernels", "priced by the device profile " + input.device_profile +
-                                    " from the sizes the compressor really processed"},
-        {"compute", "the measured forward, backward and optimizer means"}};
+                                    " from the sizes the compressor really processed, or scaled "
+                                    "to the run's compute_alone.compression_s (each run's inputs)"},
+        {"compute", "the measured forward, backward and optimizer means, or the run's "
+                    "compute_alone on shared cores (each run's inputs)"}};
   std::vector<double> train_m = dense_m, train_s = dense_s;
   train_m.insert(train_m.end(), compressed_m.begin(), compressed_m.end());
   train_s.insert(train_s.end(), compressed_s.begin(), compressed_s.end());

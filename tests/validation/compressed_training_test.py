@@ -127,10 +127,18 @@ with tempfile.TemporaryDirectory() as tmp:
               f"{name}: a costlier measured selection makes the iteration longer")
     check(timed["dense"]["simulated"] == reference["dense"]["simulated"],
           "dense: no compressor, nothing changes")
+    check(reference["topk"]["inputs"] == {"compute": "compute_alone, on the platform's shared cores",
+                                          "compression_kernels": "priced by the device profile"}
+          and timed["topk"]["inputs"]["compression_kernels"] == "scaled to compute_alone.compression_s"
+          and "compression_kernels" not in timed["dense"]["inputs"],
+          f"each run's report says what its simulation took: {reference['topk']['inputs']}, "
+          f"{timed['topk']['inputs']}")
 
     own_cores = copy.deepcopy(base)
     own_cores["cluster"].pop("shared_cores")
     unshared, _ = validate(tmp, own_cores, "own-cores")
+    check(unshared["topk"]["inputs"]["compute"] == "the in-run forward, backward and optimizer means",
+          f"a core per rank: the report names the in-run means as the compute: {unshared['topk']['inputs']}")
     for name, t in unshared.items():
         m, s = t["measured"], t["simulated"]
         compute = m["compute_s"] + m["optimizer_s"]
