@@ -55,8 +55,7 @@ public:
         ->capture_default_str();
     app.add_option("--device", device_,
                    "Compressed runs without a scenario: the device profile that prices the "
-                   "compression kernels (on shared cores, a run's measured "
-                   "compute_alone.compression_s takes its place)")
+                   "compression kernels where the run measured no compression time of its own")
         ->capture_default_str();
     app.add_flag("--quiet", quiet_, "Print nothing on success");
   }

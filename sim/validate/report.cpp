@@ -147,14 +147,14 @@ nlohmann::json make_report(const ValidationInput& input) {
     } else {
       // What the simulation took as this run's inputs (simulate_training's
       // rule), so that a reader need not work it out.
-      const bool alone = input.platform.shared_cores > 0 && t.compute_alone.has_value();
-      entry["inputs"] = {{"compute", alone ? "compute_alone, on the platform's shared cores"
-                                           : "the in-run forward, backward and optimizer means"}};
+      entry["inputs"] = {{"compute", computes_alone(t, input.platform)
+                                         ? "compute_alone, on the platform's shared cores"
+                                         : "the in-run forward, backward and optimizer means"}};
       if (!dense) {
         entry["simulated_compressor"] = simulated_compressor_params(t);
-        entry["inputs"]["compression_kernels"] = alone && t.compute_alone->compression_s
-                                                     ? "scaled to compute_alone.compression_s"
-                                                     : "priced by the device profile";
+        std::string source;
+        measured_compression_s(t, input.platform, &source);
+        entry["inputs"]["compression_kernels"] = source;
       }
     }
     training.push_back(entry);
@@ -167,7 +167,7 @@ nlohmann::json make_report(const ValidationInput& input) {
         {"gradients", input.gradient_trace},
         {"compression_kernels", "priced by the device profile " + input.device_profile +
                                     " from the sizes the compressor really processed, or scaled "
-                                    "to the run's compute_alone.compression_s (each run's inputs)"},
+                                    "to the run's measured compression (each run's inputs)"},
         {"compute", "the measured forward, backward and optimizer means, or the run's "
                     "compute_alone on shared cores (each run's inputs)"}};
   std::vector<double> train_m = dense_m, train_s = dense_s;

@@ -168,18 +168,19 @@ std::vector<training::CompressedIteration> compressed_schedule(const TrainingRun
 }
 
 /// Scales every kernel of `schedule` so that a worker's kernels take
-/// `seconds` per iteration on the mean: a compressor timed on the run's own
-/// device replaces the profile's price, the kernels keeping their relative
-/// costs (which worker leads, which step each comes before).
-void scale_kernels(std::vector<training::CompressedIteration>& schedule, int ranks,
+/// `seconds` per iteration on the mean over the iterations from `first` on
+/// (those compared): a compressor timed on the run's own device replaces the
+/// profile's price, the kernels keeping their relative costs (which worker
+/// leads, which step each comes before).
+void scale_kernels(std::vector<training::CompressedIteration>& schedule, size_t first, int ranks,
                    double seconds) {
   double priced = 0;
-  for (const training::CompressedIteration& iteration : schedule)
-    for (const training::CompressionPart& part : iteration.parts)
+  for (size_t i = first; i < schedule.size(); ++i)
+    for (const training::CompressionPart& part : schedule[i].parts)
       for (const std::vector<training::KernelPlan>& kernels : part.kernels)
         for (const training::KernelPlan& kernel : kernels)
           priced += kernel.seconds;
-  priced /= static_cast<double>(schedule.size()) * ranks;
+  priced /= static_cast<double>(schedule.size() - first) * ranks;
   // A compressor without kernels has nothing to scale (and a measured 0 s
   // leaves it so).
   if (!(priced > 0))
@@ -209,6 +210,28 @@ void refuse_endless_compute(double seconds, double ranks_per_core, const std::st
 }
 
 } // namespace
+
+bool computes_alone(const TrainingRun& run, const net::PlatformSpec& platform) {
+  return platform.shared_cores > 0 && run.compute_alone.has_value();
+}
+
+std::optional<double> measured_compression_s(const TrainingRun& run,
+                                             const net::PlatformSpec& platform,
+                                             std::string* source) {
+  std::optional<double> seconds;
+  std::string from = "priced by the device profile";
+  if (computes_alone(run, platform)) {
+    seconds = run.compute_alone->compression_s;
+    if (seconds)
+      from = "scaled to compute_alone.compression_s";
+  } else if (const double mean = run.steady_mean().compression_s; mean > 0) {
+    seconds = mean;
+    from = "scaled to the in-run compression_s mean";
+  }
+  if (source)
+    *source = from;
+  return seconds;
+}
 
 std::vector<double> simulate_collectives(const net::PlatformSpec& platform,
                                          const std::vector<CollectivePoint>& points) {
@@ -255,7 +278,7 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
     // Where the ranks share the machine's cores the simulation shares them
     // too, so it takes the compute's cost on a core of its own; the in-run
     // times already hold the sharing.
-    const bool shared = platform.shared_cores > 0 && run.compute_alone.has_value();
+    const bool shared = computes_alone(run, platform);
     const double backward_s = shared ? run.compute_alone->backward_s : mean.backward_s;
     plan.layers.back().forward_s = shared ? run.compute_alone->forward_s : mean.forward_s;
     plan.optimizer_s = shared ? run.compute_alone->optimizer_s : mean.optimizer_s;
@@ -285,8 +308,9 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
       if (!profile)
         profile = cost::DeviceProfile::load(inputs.device);
       plan.compressed = compressed_schedule(run, r, inputs, *profile);
-      if (shared && run.compute_alone->compression_s)
-        scale_kernels(plan.compressed, run.ranks, *run.compute_alone->compression_s);
+      if (const std::optional<double> seconds = measured_compression_s(run, platform))
+        scale_kernels(plan.compressed, static_cast<size_t>(run.warmup_iterations), run.ranks,
+                      *seconds);
     }
     plans.push_back(std::move(plan));
   }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,20 @@ struct TrainingInputs {
   std::string measured_file;
 };
 
+/// Whether a run's compute is simulated from its `compute_alone` times, shared
+/// on the platform's cores (true), or from its in-run means with a
+/// processor per rank.
+bool computes_alone(const TrainingRun& run, const net::PlatformSpec& platform);
+
+/// What a compressed run's simulated kernels are scaled to take, per worker
+/// and iteration on the mean after the warm-up: `compute_alone.compression_s`
+/// when the run computes alone, otherwise its in-run compression mean where
+/// it recorded one (a measured time on its own device, as its compute is).
+/// Empty: the device profile prices them. `source` gets which it is.
+std::optional<double> measured_compression_s(const TrainingRun& run,
+                                             const net::PlatformSpec& platform,
+                                             std::string* source = nullptr);
+
 /// The parameters the simulated compressor gets for a measured run: its
 /// density, and the wire format closest to scripts/minicluster/worker.py's
 /// (results/validation/README.md lists what still differs).
@@ -61,11 +76,11 @@ nlohmann::json simulated_compressor_params(const TrainingRun& run);
 /// when it has them: the simulation does the sharing itself. Dense runs reduce the gradient in one
 /// bucket after the backward pass, as scripts/minicluster/worker.py does (overlap as recorded).
 /// Compressed runs run the real compressor (compressors/) on the trace's gradients for as many
-/// iterations as were measured, with its kernels priced by the device profile (on shared
-/// cores, scaled to the run's `compute_alone.compression_s` where it has one), through the
-/// compressed iteration model. Runs with a scenario are left at zero: `gcsim validate` simulates
-/// them with `gcsim run`. Throws InputError for a trace that does not fit a run, and
-/// training::IterationTooLong for a simulated iteration longer than kLongestSeconds.
+/// iterations as were measured, with its kernels priced by the device profile or scaled to the
+/// run's measured compression (measured_compression_s), through the compressed iteration model.
+/// Runs with a scenario are left at zero: `gcsim validate` simulates them with `gcsim run`. Throws
+/// InputError for a trace that does not fit a run, and training::IterationTooLong for a simulated
+/// iteration longer than kLongestSeconds.
 std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platform,
                                                   const std::vector<TrainingRun>& runs,
                                                   const TrainingInputs& inputs);

@@ -17,7 +17,9 @@ that their simulated times respond to what they should:
   - a measured `compute_alone.compression_s` replaces the device profile's
     price of the kernels: top-k's simulated compression (every rank selects
     at once on the 2 shared cores) is one to two times it and doubles with
-    it, and the iteration grows;
+    it, and the iteration grows; with a processor per rank the in-run
+    compression mean does, and each compressor's simulated compression is
+    exactly the measured one;
 and that a compressed run whose layers are not the trace's is bad input
 (exit status 2, one line naming the file and /training/i/workload/layers).
 
@@ -137,8 +139,14 @@ with tempfile.TemporaryDirectory() as tmp:
     own_cores = copy.deepcopy(base)
     own_cores["cluster"].pop("shared_cores")
     unshared, _ = validate(tmp, own_cores, "own-cores")
-    check(unshared["topk"]["inputs"]["compute"] == "the in-run forward, backward and optimizer means",
-          f"a core per rank: the report names the in-run means as the compute: {unshared['topk']['inputs']}")
+    check(unshared["topk"]["inputs"] == {"compute": "the in-run forward, backward and optimizer means",
+                                         "compression_kernels": "scaled to the in-run compression_s mean"},
+          f"a core per rank: the report names the in-run means as the inputs: {unshared['topk']['inputs']}")
+    for name in ("topk", "cltk", "deft"):
+        m, s = unshared[name]["measured"], unshared[name]["simulated"]
+        check(abs(s["compression_s"] - m["compression_s"]) <= 1e-9 * m["compression_s"],
+              f"{name}, a core per rank: simulated compression {s['compression_s'] * 1e6:.2f} us is "
+              f"the measured in-run {m['compression_s'] * 1e6:.2f} us")
     for name, t in unshared.items():
         m, s = t["measured"], t["simulated"]
         compute = m["compute_s"] + m["optimizer_s"]
