@@ -55,7 +55,8 @@ public:
         ->capture_default_str();
     app.add_option("--device", device_,
                    "Compressed runs without a scenario: the device profile that prices the "
-                   "compression kernels where the run measured no compression time of its own")
+                   "compression kernels, unless the run's measured compression time takes its "
+                   "place (each run's inputs in the JSON)")
         ->capture_default_str();
     app.add_flag("--quiet", quiet_, "Print nothing on success");
   }

@@ -147,14 +147,10 @@ nlohmann::json make_report(const ValidationInput& input) {
     } else {
       // What the simulation took as this run's inputs (simulate_training's
       // rule), so that a reader need not work it out.
-      entry["inputs"] = {{"compute", computes_alone(t, input.platform)
-                                         ? "compute_alone, on the platform's shared cores"
-                                         : "the in-run forward, backward and optimizer means"}};
+      entry["inputs"] = {{"compute", sim.compute_inputs}};
       if (!dense) {
         entry["simulated_compressor"] = simulated_compressor_params(t);
-        std::string source;
-        measured_compression_s(t, input.platform, &source);
-        entry["inputs"]["compression_kernels"] = source;
+        entry["inputs"]["compression_kernels"] = sim.compression_inputs;
       }
     }
     training.push_back(entry);

@@ -172,7 +172,7 @@ std::vector<training::CompressedIteration> compressed_schedule(const TrainingRun
 /// (those compared): a compressor timed on the run's own device replaces the
 /// profile's price, the kernels keeping their relative costs (which worker
 /// leads, which step each comes before).
-void scale_kernels(std::vector<training::CompressedIteration>& schedule, size_t first, int ranks,
+bool scale_kernels(std::vector<training::CompressedIteration>& schedule, size_t first, int ranks,
                    double seconds) {
   double priced = 0;
   for (size_t i = first; i < schedule.size(); ++i)
@@ -181,16 +181,37 @@ void scale_kernels(std::vector<training::CompressedIteration>& schedule, size_t 
         for (const training::KernelPlan& kernel : kernels)
           priced += kernel.seconds;
   priced /= static_cast<double>(schedule.size() - first) * ranks;
-  // A compressor without kernels has nothing to scale (and a measured 0 s
-  // leaves it so).
+  // A compressor without kernels has nothing to scale.
   if (!(priced > 0))
-    return;
+    return false;
   const double factor = seconds / priced;
   for (training::CompressedIteration& iteration : schedule)
     for (training::CompressionPart& part : iteration.parts)
       for (std::vector<training::KernelPlan>& kernels : part.kernels)
         for (training::KernelPlan& kernel : kernels)
           kernel.seconds *= factor;
+  return true;
+}
+
+/// The measured time a compressed run's kernels are scaled to, per worker and
+/// iteration after the warm-up, and where it comes from: on shared cores
+/// `compute_alone.compression_s`, otherwise the in-run compression mean, a
+/// time on the rank's own device as its compute is (0 there is a phase the
+/// run did not record). Empty: the device profile prices the kernels.
+struct MeasuredCompression {
+  std::optional<double> seconds;
+  const char* source = nullptr;
+};
+
+MeasuredCompression measured_compression(const TrainingRun& run, bool shared) {
+  if (shared) {
+    if (run.compute_alone->compression_s)
+      return {run.compute_alone->compression_s, "scaled to compute_alone.compression_s"};
+    return {};
+  }
+  if (const double mean = run.steady_mean().compression_s; mean > 0)
+    return {mean, "scaled to the in-run compression_s mean"};
+  return {};
 }
 
 /// Refuses measured times that would make an iteration compute past
@@ -210,28 +231,6 @@ void refuse_endless_compute(double seconds, double ranks_per_core, const std::st
 }
 
 } // namespace
-
-bool computes_alone(const TrainingRun& run, const net::PlatformSpec& platform) {
-  return platform.shared_cores > 0 && run.compute_alone.has_value();
-}
-
-std::optional<double> measured_compression_s(const TrainingRun& run,
-                                             const net::PlatformSpec& platform,
-                                             std::string* source) {
-  std::optional<double> seconds;
-  std::string from = "priced by the device profile";
-  if (computes_alone(run, platform)) {
-    seconds = run.compute_alone->compression_s;
-    if (seconds)
-      from = "scaled to compute_alone.compression_s";
-  } else if (const double mean = run.steady_mean().compression_s; mean > 0) {
-    seconds = mean;
-    from = "scaled to the in-run compression_s mean";
-  }
-  if (source)
-    *source = from;
-  return seconds;
-}
 
 std::vector<double> simulate_collectives(const net::PlatformSpec& platform,
                                          const std::vector<CollectivePoint>& points) {
@@ -260,6 +259,7 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
   if (std::all_of(runs.begin(), runs.end(),
                   [](const TrainingRun& run) { return !run.scenario.empty(); }))
     return std::vector<SimulatedIteration>(runs.size());
+  std::vector<SimulatedIteration> simulated(runs.size());
   std::vector<training::IterationPlan> plans;
   std::vector<size_t> warmups;
   std::vector<size_t> planned; // the runs in `plans`, by index into `runs`
@@ -278,15 +278,23 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
     // Where the ranks share the machine's cores the simulation shares them
     // too, so it takes the compute's cost on a core of its own; the in-run
     // times already hold the sharing.
-    const bool shared = computes_alone(run, platform);
+    const bool shared = platform.shared_cores > 0;
+    const std::string at = "/training/" + std::to_string(r);
+    if (shared && !run.compute_alone)
+      throw InputError(inputs.measured_file, at + "/compute_alone",
+                       "missing, and the platform shares its cores (shared_cores): the run's "
+                       "in-run times hold that sharing, which the simulation would add again");
     const double backward_s = shared ? run.compute_alone->backward_s : mean.backward_s;
     plan.layers.back().forward_s = shared ? run.compute_alone->forward_s : mean.forward_s;
     plan.optimizer_s = shared ? run.compute_alone->optimizer_s : mean.optimizer_s;
-    const std::string at = "/training/" + std::to_string(r);
+    const MeasuredCompression compression = measured_compression(run, shared);
     refuse_endless_compute(plan.layers.back().forward_s + backward_s + plan.optimizer_s +
-                               (shared ? run.compute_alone->compression_s.value_or(0) : 0),
+                               compression.seconds.value_or(0),
                            shared ? static_cast<double>(run.ranks) / platform.shared_cores : 1,
                            inputs.measured_file, at + (shared ? "/compute_alone" : "/iterations"));
+    SimulatedIteration& described = simulated[r];
+    described.compute_inputs = shared ? "compute_alone, on the platform's shared cores"
+                                      : "the in-run forward, backward and optimizer means";
     if (run.layer_backward_s.empty()) {
       plan.layers.back().backward_s = backward_s;
       plan.bucket_bytes = run.gradient_bytes(); // one flat allreduce
@@ -308,9 +316,10 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
       if (!profile)
         profile = cost::DeviceProfile::load(inputs.device);
       plan.compressed = compressed_schedule(run, r, inputs, *profile);
-      if (const std::optional<double> seconds = measured_compression_s(run, platform))
-        scale_kernels(plan.compressed, static_cast<size_t>(run.warmup_iterations), run.ranks,
-                      *seconds);
+      const bool scaled = compression.seconds &&
+                          scale_kernels(plan.compressed, static_cast<size_t>(run.warmup_iterations),
+                                        run.ranks, *compression.seconds);
+      described.compression_inputs = scaled ? compression.source : "priced by the device profile";
     }
     plans.push_back(std::move(plan));
   }
@@ -340,10 +349,14 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
     return values;
   });
   constexpr size_t kFields = 5;
-  std::vector<SimulatedIteration> simulated(runs.size());
   for (size_t p = 0; p < planned.size() && (p + 1) * kFields <= flat.size(); ++p) {
     const double* f = &flat[p * kFields];
-    simulated[planned[p]] = {f[0], f[1], f[2], f[3], f[4]};
+    SimulatedIteration& run = simulated[planned[p]];
+    run.iteration_s = f[0];
+    run.compute_s = f[1];
+    run.compression_s = f[2];
+    run.communication_s = f[3];
+    run.bytes_sent_per_worker = f[4];
   }
   return simulated;
 }

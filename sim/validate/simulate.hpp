@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +32,10 @@ struct SimulatedIteration {
   double compression_s = 0;   // the compressor's kernels, mean over workers
   double communication_s = 0; // iteration - compute - compression_s, as measured
   double bytes_sent_per_worker = 0;
+  /// What the simulation took as the run's compute and, for a compressed
+  /// run, its kernels' times (for the report; empty for a scenario's run).
+  std::string compute_inputs;
+  std::string compression_inputs;
 };
 
 /// Where compressed runs take what the measured file does not hold.
@@ -48,20 +51,6 @@ struct TrainingInputs {
   std::string measured_file;
 };
 
-/// Whether a run's compute is simulated from its `compute_alone` times, shared
-/// on the platform's cores (true), or from its in-run means with a
-/// processor per rank.
-bool computes_alone(const TrainingRun& run, const net::PlatformSpec& platform);
-
-/// What a compressed run's simulated kernels are scaled to take, per worker
-/// and iteration on the mean after the warm-up: `compute_alone.compression_s`
-/// when the run computes alone, otherwise its in-run compression mean where
-/// it recorded one (a measured time on its own device, as its compute is).
-/// Empty: the device profile prices them. `source` gets which it is.
-std::optional<double> measured_compression_s(const TrainingRun& run,
-                                             const net::PlatformSpec& platform,
-                                             std::string* source = nullptr);
-
 /// The parameters the simulated compressor gets for a measured run: its
 /// density, and the wire format closest to scripts/minicluster/worker.py's
 /// (results/validation/README.md lists what still differs).
@@ -72,12 +61,14 @@ nlohmann::json simulated_compressor_params(const TrainingRun& run);
 /// optimizer means are the workload's inputs (this validates the network,
 /// the compressors' communication and the iteration's composition, not the
 /// compute cost model). On a platform whose workers share a machine's cores
-/// (`shared_cores`) the inputs are the run's `compute_alone` times instead,
-/// when it has them: the simulation does the sharing itself. Dense runs reduce the gradient in one
+/// (`shared_cores`) the inputs are the run's `compute_alone` times instead (a
+/// run without them is refused: its in-run times hold the sharing, which the
+/// simulation would add again). Dense runs reduce the gradient in one
 /// bucket after the backward pass, as scripts/minicluster/worker.py does (overlap as recorded).
 /// Compressed runs run the real compressor (compressors/) on the trace's gradients for as many
 /// iterations as were measured, with its kernels priced by the device profile or scaled to the
-/// run's measured compression (measured_compression_s), through the compressed iteration model.
+/// run's measured compression (`compute_alone.compression_s` on shared cores, else the in-run
+/// mean), through the compressed iteration model.
 /// Runs with a scenario are left at zero: `gcsim validate` simulates them with `gcsim run`. Throws
 /// InputError for a trace that does not fit a run, and training::IterationTooLong for a simulated
 /// iteration longer than kLongestSeconds.

@@ -110,11 +110,18 @@ CASES = [
      lambda d: d["training"][0].update(compute_alone={"forward_s": 6e8, "backward_s": 6e8,
                                                       "optimizer_s": 0}),
      "/training/0/compute_alone"),
+    ("compute alone past any run once shared",
+     lambda d: [d["cluster"].update(shared_cores=1), d["training"][0].update(
+         compute_alone={"forward_s": 3e8, "backward_s": 3e8, "optimizer_s": 0})],
+     "/training/0/compute_alone"),
     ("in-run compute past any run",
-     lambda d: [d["training"][0].pop("compute_alone")] + [
+     lambda d: [d["cluster"].pop("shared_cores"), d["training"][0].pop("compute_alone")] + [
          i.update(iteration_s=1e9, forward_s=6e8, backward_s=6e8, compute_s=1e9)
          for i in d["training"][0]["iterations"]],
      "/training/0/iterations"),
+    # In-run times on shared cores hold the sharing the simulation adds.
+    ("shared cores without compute alone",
+     lambda d: d["training"][0].pop("compute_alone"), "/training/0/compute_alone"),
     ("compression timed in a dense run",
      lambda d: d["training"][0]["compute_alone"].update(compression_s=1e-4),
      "/training/0/compute_alone/compression_s"),
