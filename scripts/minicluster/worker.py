@@ -390,26 +390,24 @@ def compute_alone(model, xb, yb, lr, rounds=12):
     return [statistics.median(s[i] for s in warm) for i in range(3)]
 
 
-def compression_alone(make_sparse, model, xb, yb):
+def compression_alone(make_sparse, grad, world, rank, barrier):
     """Mean compression time per step of this rank's compressor while every
-    other rank waits in a barrier (see compute_alone), the collectives made by
+    other rank waits in `barrier` (see compute_alone), the collectives made by
     StandIns. Over 3 P steps after P warm-ups, so that the rank leads (cltk,
-    deft) as often as in the run, on one batch's gradient."""
-    model = copy.deepcopy(model)
-    params = list(model.parameters())
-    backward(F.cross_entropy(model(xb), yb), params)
-    grad = flat_gradient(params)
-    world, rank = dist.get_world_size(), dist.get_rank()
+    deft) and owns each of DEFT's bins as often as in the run. Each step starts
+    from `grad` with no residual: alone, a rank's error feedback would keep
+    what the other ranks' selections clear in the run, and drift from it."""
     samples = []
     for turn in range(world):
-        dist.barrier()
+        barrier()
         if turn == rank:
             sparse = make_sparse(StandIns(rank))
             for it in range(4 * world):
+                sparse.residual = torch.zeros_like(grad)
                 compression = sparse.step(grad, it)[1]
                 if it >= world:
                     samples.append(compression)
-        dist.barrier()
+        barrier()
     return statistics.mean(samples)
 
 
@@ -428,7 +426,11 @@ def train(rank, world, out, compressor, iterations, batch, density, barrier=Fals
     lr = 0.05
     alone = compute_alone(model, x[:batch], y[:batch], lr)
     if sparse is not None:
-        alone.append(compression_alone(make_sparse, model, x[:batch], y[:batch]))
+        # One batch's gradient, on a copy of the model as compute_alone's.
+        copied = copy.deepcopy(model)
+        backward(F.cross_entropy(copied(x[:batch]), y[:batch]), list(copied.parameters()))
+        alone.append(compression_alone(make_sparse, flat_gradient(list(copied.parameters())),
+                                       world, rank, dist.barrier))
     records = []
     dist.barrier()
     previous_end = time.perf_counter()
