@@ -15,6 +15,7 @@ without collectives) count only where they have them.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -36,6 +37,21 @@ def parse_args(argv):
     return args
 
 
+def bits_per_second(bandwidth):
+    """A platform bandwidth ("100Mbps", "1Gbps", "1.25e8Bps") in bit/s, so that
+    one rate written two ways is one cluster."""
+    found = re.fullmatch(r"\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)\s*([kKMGT]?)(bps|Bps)\s*", bandwidth)
+    if not found:
+        sys.exit(f"errors_over_runs.py: cannot read the bandwidth {bandwidth!r}")
+    value, prefix, unit = found.groups()
+    scale = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[prefix]
+    return float(value) * scale * (8 if unit == "Bps" else 1)
+
+
+def rate_name(bits):
+    return f"{bits / 1e9:g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:g} Mbit/s"
+
+
 def errors_of(gcsim, path, tmp):
     """{quantity: signed error} of one run on its own fit, and its cluster."""
     report = os.path.join(tmp, "report.json")
@@ -54,7 +70,7 @@ def errors_of(gcsim, path, tmp):
         errors["collectives >= 4 MiB"] = large["geomean_error"]
     for training in comparison.get("training", []):
         errors[training["name"] + " iteration"] = training["relative_error"]["iteration_s"]
-    return (cluster["nodes"], cluster["link"]["bandwidth"]), errors
+    return (cluster["nodes"], bits_per_second(cluster["link"]["bandwidth"])), errors
 
 
 def main(argv):
@@ -65,7 +81,7 @@ def main(argv):
             key, errors = errors_of(args.gcsim, path, tmp)
             clusters.setdefault(key, []).append(errors)
     for (nodes, rate), runs in sorted(clusters.items()):
-        print(f"{nodes} nodes, {rate}: {len(runs)} runs")
+        print(f"{nodes} nodes, {rate_name(rate)}: {len(runs)} run{'s' if len(runs) > 1 else ''}")
         quantities = []
         for errors in runs:
             quantities += [q for q in errors if q not in quantities]

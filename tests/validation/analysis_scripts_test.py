@@ -122,11 +122,11 @@ with tempfile.TemporaryDirectory() as tmp:
         with open(report) as f:
             own.append({t["name"]: t["relative_error"]["iteration_s"]
                         for t in json.load(f)["training"]})
-line = re.search(r"4 nodes, 100Mbps: 2 runs\n(?:.*\n)*?  topk iteration\s+median\s+([-+\d.]+)%  "
+line = re.search(r"4 nodes, 100 Mbit/s: 2 runs\n(?:.*\n)*?  topk iteration\s+median\s+([-+\d.]+)%  "
                  r"range\s+([-+\d.]+)% \.\.\s+([-+\d.]+)%  within 10%: (\d) of 2", summary)
 expected = [100 * (own[0]["topk"] + own[1]["topk"]) / 2, 100 * min(o["topk"] for o in own),
             100 * max(o["topk"] for o in own)]
-if "4 nodes, 1000Mbps: 1 runs" not in summary or not line:
+if "4 nodes, 1 Gbit/s: 1 run\n" not in summary or not line:
     failures.append(f"errors_over_runs.py: expected both clusters and a topk line: {summary}")
 elif not (all(abs(float(got) - want) <= 0.051 for got, want in zip(line.groups()[:3], expected))
           and int(line.group(4)) == sum(abs(o["topk"]) <= 0.10 for o in own)):
