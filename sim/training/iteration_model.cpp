@@ -585,12 +585,10 @@ std::vector<Bucket> plan_buckets(const IterationPlan& plan) {
   return make_buckets(plan.layer_bytes, plan.bucket_bytes, plan.first_bucket_bytes);
 }
 
-std::string too_long_message(const std::string& what, double seconds) {
+std::string too_long_message(const std::string& what, double seconds, const std::string& check) {
   char took[64];
   std::snprintf(took, sizeof took, "%.3g s", seconds);
-  return what + " takes " + took +
-         " of simulated time, more than 1e9 s (about 30 years): check the link bandwidths and "
-         "latencies and the network factors";
+  return what + " takes " + took + " of simulated time, more than 1e9 s (about 30 years): " + check;
 }
 
 IterationTooLong::IterationTooLong(double seconds)

@@ -187,9 +187,12 @@ using ProgressCallback = std::function<void(int, double)>;
 /// still make an iteration no one means (a slow link times a large factor).
 /// Bad input, not a bug: the caller names the file and field at fault (the
 /// platform's, usually).
-/// "WHAT takes S of simulated time, more than 1e9 s ...": the message of
-/// IterationTooLong, and of any other span simulated past kLongestSeconds.
-std::string too_long_message(const std::string& what, double seconds);
+/// "WHAT takes S of simulated time, more than 1e9 s ...: CHECK": the message
+/// of IterationTooLong, and of any other span simulated past kLongestSeconds;
+/// `check` says what to look at (by default the platform's links).
+std::string too_long_message(const std::string& what, double seconds,
+                             const std::string& check = "check the link bandwidths and latencies "
+                                                        "and the network factors");
 
 class IterationTooLong : public std::invalid_argument {
 public:

@@ -203,14 +203,15 @@ struct MeasuredCompression {
   const char* source = nullptr;
 };
 
-MeasuredCompression measured_compression(const TrainingRun& run, bool shared) {
+MeasuredCompression measured_compression(const TrainingRun& run, const IterationTimes& mean,
+                                         bool shared) {
   if (shared) {
     if (run.compute_alone->compression_s)
       return {run.compute_alone->compression_s, "scaled to compute_alone.compression_s"};
     return {};
   }
-  if (const double mean = run.steady_mean().compression_s; mean > 0)
-    return {mean, "scaled to the in-run compression_s mean"};
+  if (mean.compression_s > 0)
+    return {mean.compression_s, "scaled to the in-run compression_s mean"};
   return {};
 }
 
@@ -223,11 +224,9 @@ void refuse_endless_compute(double seconds, double ranks_per_core, const std::st
   const double computing = seconds * std::max(1.0, ranks_per_core);
   if (computing <= kLongestSeconds)
     return;
-  char took[64];
-  std::snprintf(took, sizeof took, "%.3g s", computing);
   throw InputError(file, path,
-                   std::string("these times make an iteration compute for ") + took +
-                       " of simulated time, more than 1e9 s (about 30 years)");
+                   training::too_long_message("with these times, an iteration's compute", computing,
+                                              "check the run's measured times"));
 }
 
 } // namespace
@@ -287,7 +286,7 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
     const double backward_s = shared ? run.compute_alone->backward_s : mean.backward_s;
     plan.layers.back().forward_s = shared ? run.compute_alone->forward_s : mean.forward_s;
     plan.optimizer_s = shared ? run.compute_alone->optimizer_s : mean.optimizer_s;
-    const MeasuredCompression compression = measured_compression(run, shared);
+    const MeasuredCompression compression = measured_compression(run, mean, shared);
     refuse_endless_compute(plan.layers.back().forward_s + backward_s + plan.optimizer_s +
                                compression.seconds.value_or(0),
                            shared ? static_cast<double>(run.ranks) / platform.shared_cores : 1,

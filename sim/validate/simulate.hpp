@@ -70,8 +70,9 @@ nlohmann::json simulated_compressor_params(const TrainingRun& run);
 /// run's measured compression (`compute_alone.compression_s` on shared cores, else the in-run
 /// mean), through the compressed iteration model.
 /// Runs with a scenario are left at zero: `gcsim validate` simulates them with `gcsim run`. Throws
-/// InputError for a trace that does not fit a run, and training::IterationTooLong for a simulated
-/// iteration longer than kLongestSeconds.
+/// InputError for a trace that does not fit a run, for a run without `compute_alone` on shared
+/// cores and for measured times that alone make an iteration compute past kLongestSeconds, and
+/// training::IterationTooLong for a simulated iteration longer than kLongestSeconds.
 std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platform,
                                                   const std::vector<TrainingRun>& runs,
                                                   const TrainingInputs& inputs);
