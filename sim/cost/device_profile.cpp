@@ -245,8 +245,14 @@ KernelModel fit_measured_kernel(Kernel kernel, std::vector<Sample> samples) {
   return model;
 }
 
-std::optional<std::pair<double, double>> ModelTimes::layer_seconds(std::string_view layer,
-                                                                   int batch) const {
+double scale_to_batch(double seconds, int from_batch, int to_batch, double fixed_s) {
+  assert(from_batch > 0 && to_batch > 0 && "batches are positive");
+  const double fixed = std::min(fixed_s, seconds);
+  return fixed + (seconds - fixed) * to_batch / from_batch;
+}
+
+std::optional<std::pair<double, double>>
+ModelTimes::layer_seconds(std::string_view layer, int batch, double fixed_s) const {
   const auto found = layers.find(layer);
   if (found == layers.end())
     return std::nullopt;
@@ -255,11 +261,10 @@ std::optional<std::pair<double, double>> ModelTimes::layer_seconds(std::string_v
          "checked when the profile was read");
   const auto b = static_cast<double>(batch);
   const std::size_t last = batches.size() - 1;
-  // Outside the measured batches: proportional to the batch from the nearest.
   if (batch <= batches.front() || batch >= batches.back()) {
     const std::size_t i = batch <= batches.front() ? 0 : last;
-    const double scale = b / batches[i];
-    return std::pair{times.forward_s[i] * scale, times.backward_s[i] * scale};
+    return std::pair{scale_to_batch(times.forward_s[i], batches[i], batch, fixed_s),
+                     scale_to_batch(times.backward_s[i], batches[i], batch, fixed_s)};
   }
   std::size_t i = 0;
   while (batches[i + 1] < batch)

@@ -76,10 +76,19 @@ struct ModelTimes {
   std::map<std::string, Layer, std::less<>> layers;
 
   /// {forward, backward} seconds of `layer` for a micro-batch of `batch`:
-  /// linear between the two measured batches around it, proportional to the
-  /// batch from the nearest one outside them; nullopt for a layer not measured.
-  std::optional<std::pair<double, double>> layer_seconds(std::string_view layer, int batch) const;
+  /// linear between the two measured batches around it, scale_to_batch from
+  /// the nearest one outside them with `fixed_s` per pass; nullopt for a
+  /// layer not measured.
+  std::optional<std::pair<double, double>> layer_seconds(std::string_view layer, int batch,
+                                                         double fixed_s) const;
 };
+
+/// A layer's pass that took `seconds` at micro-batch `from_batch`, at
+/// `to_batch`: its fixed cost `fixed_s` (the device's layer_latency; at most
+/// `seconds`) plus the rest in proportion to the batch. A pass of a few
+/// samples is bound by its kernels' launches, not by its arithmetic: at
+/// batch 1 it costs about that latency, not a sixteenth of batch 16's time.
+double scale_to_batch(double seconds, int from_batch, int to_batch, double fixed_s);
 
 class DeviceProfile {
 public:

@@ -18,14 +18,15 @@ std::vector<LayerTimes> layer_times(const Workload& workload, const cost::Device
   std::vector<LayerTimes> times;
   times.reserve(workload.layers.size());
   const cost::ModelTimes* measured = profile_model_times(workload, profile);
+  const double fixed_s = profile.compute().layer_latency_s;
   for (const Layer& layer : workload.layers) {
     LayerTimes time;
     if (layer.measured_forward_s && layer.measured_backward_s && workload.measured_batch) {
-      double scale = static_cast<double>(batch) / *workload.measured_batch;
-      time.forward_s = *layer.measured_forward_s * scale;
-      time.backward_s = *layer.measured_backward_s * scale;
+      const int from = *workload.measured_batch;
+      time.forward_s = cost::scale_to_batch(*layer.measured_forward_s, from, batch, fixed_s);
+      time.backward_s = cost::scale_to_batch(*layer.measured_backward_s, from, batch, fixed_s);
     } else if (measured) {
-      const auto seconds = measured->layer_seconds(layer.name, batch);
+      const auto seconds = measured->layer_seconds(layer.name, batch, fixed_s);
       if (!seconds)
         throw InputError(profile.file(), "/model_times/" + json_pointer_token(workload.name),
                          "no times for layer \"" + layer.name + "\" of " + workload.source +

@@ -254,7 +254,7 @@ TEST_CASE("schema errors name the file and the JSON path") {
   }
 }
 
-TEST_CASE("measured model times: exact at a measured batch, linear between, proportional outside") {
+TEST_CASE("measured model times: exact at a measured batch, linear between, affine outside") {
   nlohmann::json profile = gcsim::load_json_file(kDevices + "v100.json");
   profile["model_times"]["net"] = {
       {"batches", {16, 64}},
@@ -263,19 +263,24 @@ TEST_CASE("measured model times: exact at a measured batch, linear between, prop
   REQUIRE(loaded.model_times("net") != nullptr);
   CHECK(loaded.model_times("other") == nullptr);
   const gcsim::cost::ModelTimes& times = *loaded.model_times("net");
-  auto at = [&](int batch) { return times.layer_seconds("conv1", batch).value(); };
+  // A fixed cost of 0.2 s per pass: it stays, the rest scales with the batch.
+  auto at = [&](int batch) { return times.layer_seconds("conv1", batch, 0.2).value(); };
   CHECK(at(16) == std::pair{1.0, 2.0});
   CHECK(at(64) == std::pair{3.0, 8.0});
   CHECK(at(40).first == doctest::Approx(2.0).scale(0)); // halfway from 16 to 64
   CHECK(at(40).second == doctest::Approx(5.0).scale(0));
-  CHECK(at(8).first == doctest::Approx(0.5).scale(0)); // half the smallest batch
-  CHECK(at(128).second == doctest::Approx(16.0).scale(0));
-  CHECK(!times.layer_seconds("fc", 16).has_value());
+  CHECK(at(8).first == doctest::Approx(0.2 + 0.8 / 2).scale(0)); // half the smallest batch
+  CHECK(at(1).second == doctest::Approx(0.2 + 1.8 / 16).scale(0));
+  CHECK(at(128).second == doctest::Approx(0.2 + 7.8 * 2).scale(0));
+  // Without a fixed cost, in proportion; a fixed cost above the time is the time.
+  CHECK(times.layer_seconds("conv1", 8, 0).value().first == doctest::Approx(0.5).scale(0));
+  CHECK(times.layer_seconds("conv1", 1, 5.0).value() == std::pair{1.0, 2.0});
+  CHECK(!times.layer_seconds("fc", 16, 0.2).has_value());
 
   // It survives the round trip through to_json.
   const DeviceProfile again = DeviceProfile::from_json(loaded.to_json(), "again.json");
   REQUIRE(again.model_times("net") != nullptr);
-  CHECK(again.model_times("net")->layer_seconds("conv1", 40).value().first ==
+  CHECK(again.model_times("net")->layer_seconds("conv1", 40, 0.2).value().first ==
         doctest::Approx(2.0).scale(0));
 
   SUBCASE("batches must increase") {
