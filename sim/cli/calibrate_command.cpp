@@ -41,16 +41,21 @@ public:
     subcommand.add_flag(
         "--quick", quick_,
         "Reduced range (2^10..2^22 in third octaves, fewer repetitions): seconds, not minutes");
-    subcommand.add_option("--min-log2", min_log2_, "Smallest size, as log2 of elements");
-    subcommand.add_option("--max-log2", max_log2_, "Largest size, as log2 of elements");
-    subcommand.add_option("--steps-per-octave", steps_, "Sizes per doubling");
-    subcommand.add_option("--rounds", rounds_,
-                          "Passes over the grid (each point keeps its fastest)");
+    // Bounded so that a typo is an error, not a default or an hour of timing.
+    subcommand.add_option("--min-log2", min_log2_, "Smallest size, as log2 of elements")
+        ->check(CLI::Range(4, 30));
+    subcommand.add_option("--max-log2", max_log2_, "Largest size, as log2 of elements")
+        ->check(CLI::Range(4, 30));
+    subcommand.add_option("--steps-per-octave", steps_, "Sizes per doubling")
+        ->check(CLI::Range(1, 64));
+    subcommand
+        .add_option("--rounds", rounds_, "Passes over the grid (each point keeps its fastest)")
+        ->check(CLI::Range(1, 100));
     subcommand.add_flag("--verbose", verbose_, "Print every timed point");
   }
   int run() override {
     if (device_ != "cpu")
-      throw InputError("", "--device",
+      throw InputError("--device", "",
                        "only \"cpu\" can be calibrated by gcsim; GPUs are calibrated by the "
                        "CUDA program in scripts/calibrate/");
     cost::CalibrationOptions options;
@@ -71,7 +76,7 @@ public:
       options.rounds = rounds_;
     if (options.min_log2_n < 4 || options.max_log2_n > 30 ||
         options.min_log2_n > options.max_log2_n)
-      throw InputError("", "--min-log2/--max-log2", "sizes must satisfy 4 <= min <= max <= 30");
+      throw InputError("--min-log2", "", "sizes must satisfy 4 <= min <= max <= 30");
     if (verbose_)
       options.progress = [](std::string_view line) {
         std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());

@@ -7,6 +7,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
+#include "sim/input/paths.hpp"
 #include "sim/trace/statistics.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/trace/workload.hpp"
@@ -18,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/printf.h>
 #include <nlohmann/json.hpp>
 
 namespace gcsim::cli {
@@ -51,6 +53,10 @@ public:
     const trace::Trace trace = trace::Trace::open(trace_path_);
     const trace::Manifest& manifest = trace.manifest();
     const trace::TraceWorkload workload = trace::workload_from_trace(manifest);
+    refuse_same_file({"--json", json_path_}, {{"the trace's manifest", manifest.file}});
+    // Printed only once every figure is in: a bad tensor found halfway must
+    // not leave half a table on stdout.
+    std::string text;
 
     nlohmann::json report = {{"trace", trace_path_},
                              {"model", manifest.model},
@@ -62,31 +68,31 @@ public:
                              {"iterations", manifest.iterations},
                              {"has_tensors", manifest.has_tensors},
                              {"top_fraction", kTopFraction}};
-    std::printf("trace     %s\nmodel     %s on %s, %lld parameters in %zu tensors\n",
-                trace_path_.c_str(), manifest.model.c_str(), manifest.dataset.c_str(),
-                static_cast<long long>(manifest.total_params), manifest.layers.size());
-    std::printf("capture   %lld workers x micro-batch %lld, %s, lr %g, seed %lld, iterations",
-                static_cast<long long>(manifest.workers),
-                static_cast<long long>(manifest.micro_batch),
-                trace::dtype_name(manifest.dtype).c_str(), manifest.learning_rate,
-                static_cast<long long>(manifest.seed));
+    text += fmt::sprintf("trace     %s\nmodel     %s on %s, %lld parameters in %zu tensors\n",
+                         trace_path_.c_str(), manifest.model.c_str(), manifest.dataset.c_str(),
+                         static_cast<long long>(manifest.total_params), manifest.layers.size());
+    text += fmt::sprintf(
+        "capture   %lld workers x micro-batch %lld, %s, lr %g, seed %lld, iterations",
+        static_cast<long long>(manifest.workers), static_cast<long long>(manifest.micro_batch),
+        trace::dtype_name(manifest.dtype).c_str(), manifest.learning_rate,
+        static_cast<long long>(manifest.seed));
     for (int64_t it : manifest.iterations)
-      std::printf(" %lld", static_cast<long long>(it));
-    std::printf("\n");
+      text += fmt::sprintf(" %lld", static_cast<long long>(it));
+    text += fmt::sprintf("\n");
     if (workload.has_times && manifest.timing)
-      std::printf("timing    %s (%s, %lld threads), seconds per micro-batch of %lld\n",
-                  manifest.timing->device.c_str(), manifest.timing->cpu.c_str(),
-                  static_cast<long long>(manifest.timing->threads),
-                  static_cast<long long>(manifest.timing->micro_batch));
+      text += fmt::sprintf("timing    %s (%s, %lld threads), seconds per micro-batch of %lld\n",
+                           manifest.timing->device.c_str(), manifest.timing->cpu.c_str(),
+                           static_cast<long long>(manifest.timing->threads),
+                           static_cast<long long>(manifest.timing->micro_batch));
 
     std::optional<size_t> index;
     if (manifest.has_tensors) {
       index = iteration_index(manifest);
       report["iteration"] = manifest.iterations[*index];
-      std::printf("iteration %lld (top set: 1%% of each layer's elements)\n\n",
-                  static_cast<long long>(manifest.iterations[*index]));
+      text += fmt::sprintf("iteration %lld (top set: 1%% of each layer's elements)\n\n",
+                           static_cast<long long>(manifest.iterations[*index]));
     } else {
-      std::printf("statistics only: this trace holds no gradient tensors\n\n");
+      text += fmt::sprintf("statistics only: this trace holds no gradient tensors\n\n");
     }
 
     // Times belong to modules; the table shows them on a module's first tensor.
@@ -108,10 +114,10 @@ public:
     size_t name_width = 5;
     for (const trace::TraceLayer& layer : manifest.layers)
       name_width = std::max(name_width, layer.name.size());
-    std::printf("%s\n", fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "layer",
-                                    name_width, "params", "grad norm", "top1% mass", "top1% ovl",
-                                    "fwd ms", "bwd ms")
-                            .c_str());
+    text += fmt::sprintf("%s\n", fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}",
+                                             "layer", name_width, "params", "grad norm",
+                                             "top1% mass", "top1% ovl", "fwd ms", "bwd ms")
+                                     .c_str());
     nlohmann::json layers = nlohmann::json::array();
     std::string previous_module;
     for (const trace::TraceLayer& layer : manifest.layers) {
@@ -140,10 +146,10 @@ public:
       }
       previous_module = layer.module;
       layers.push_back(entry);
-      std::printf("%s\n",
-                  fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", layer.name,
-                              name_width, layer.params, norm, mass, overlap, forward, backward)
-                      .c_str());
+      text += fmt::sprintf("%s\n", fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}",
+                                               layer.name, name_width, layer.params, norm, mass,
+                                               overlap, forward, backward)
+                                       .c_str());
     }
     report["layers"] = layers;
 
@@ -162,10 +168,10 @@ public:
     report["workload_layers"] = modules;
     std::string forward = workload.has_times ? fmt::format("{:.3f}", forward_total * 1e3) : "-";
     std::string backward = workload.has_times ? fmt::format("{:.3f}", backward_total * 1e3) : "-";
-    std::printf("%s\n",
-                fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "total",
-                            name_width, manifest.total_params, "", "", "", forward, backward)
-                    .c_str());
+    text += fmt::sprintf("%s\n", fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}",
+                                             "total", name_width, manifest.total_params, "", "", "",
+                                             forward, backward)
+                                     .c_str());
     if (workload.has_times)
       report["timing"] = {{"micro_batch", workload.micro_batch},
                           {"device", workload.timing_device},
@@ -178,6 +184,7 @@ public:
 
     if (!json_path_.empty())
       write_json(report);
+    std::fputs(text.c_str(), stdout);
     return 0;
   }
 
@@ -191,9 +198,9 @@ private:
     std::string captured;
     for (int64_t it : manifest.iterations)
       captured += (captured.empty() ? "" : ", ") + std::to_string(it);
-    throw InputError(manifest.file, "/iterations",
-                     "iteration " + std::to_string(*iteration_) +
-                         " was not captured; captured: " + captured);
+    throw InputError("--iteration", "",
+                     std::to_string(*iteration_) + " was not captured in " + manifest.file +
+                         "; captured: " + captured);
   }
 
   void write_json(const nlohmann::json& report) const {

@@ -8,6 +8,7 @@
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
+#include "sim/input/paths.hpp"
 #include "sim/output/result.hpp"
 #include "sim/output/timeline.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -98,8 +99,21 @@ public:
     const std::string directory = out_dir_.empty() ? "results/" + scenario.name : out_dir_;
     // Folders made here go again if the run is refused (or fails) before
     // its result is written.
+    const std::filesystem::path result_file = std::filesystem::path(directory) / "result.json";
+    const std::filesystem::path schedule_file =
+        !dense && replay_file_.empty() ? std::filesystem::path(directory) / "schedule.json" : "";
+    const std::vector<NamedFile> inputs{{"the scenario file", scenario_file_},
+                                        {"--replay", replay_file_},
+                                        {"the scenario's platform file", scenario.platform_source},
+                                        {"the scenario's device profile", scenario.device_file}};
+    refuse_same_file({"--out", result_file}, inputs);
+    refuse_same_file({"--out", schedule_file}, inputs);
+    std::vector<NamedFile> timeline_others = inputs;
+    timeline_others.push_back({"--out's result.json", result_file});
+    timeline_others.push_back({"--out's schedule.json", schedule_file});
+    refuse_same_file({"--timeline", timeline_file_}, timeline_others);
     MadeFolders made_folders;
-    check_writable(std::filesystem::path(directory) / "result.json", &made_folders);
+    check_writable(result_file, &made_folders);
     if (!timeline_file_.empty())
       check_writable(timeline_file_, &made_folders);
 

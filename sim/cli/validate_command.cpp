@@ -63,9 +63,16 @@ public:
 
   int run() override {
     if (!out_file_.empty() && !fit_)
-      throw InputError("", "", "--out writes the calibrated platform: it needs --fit");
+      throw InputError("--out", "", "writes the calibrated platform: it needs --fit");
     if (fit_ + !platform_file_.empty() + !scenario_file_.empty() > 1)
-      throw InputError("", "", "choose one of --fit, --platform and --scenario");
+      throw InputError("--fit", "", "choose one of --fit, --platform and --scenario");
+    const std::vector<NamedFile> inputs{{"the measured file", measured_file_},
+                                        {"--scenario", scenario_file_},
+                                        {"--platform", platform_file_}};
+    refuse_same_file({"--out", out_file_}, inputs);
+    std::vector<NamedFile> json_others = inputs;
+    json_others.push_back({"--out", out_file_});
+    refuse_same_file({"--json", json_file_}, json_others);
     validate::MeasuredRun run = validate::read_measured_run(measured_file_);
 
     validate::ValidationInput input;

@@ -28,6 +28,9 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
     throw InputError(file.string(), "", "file not found");
   if (std::filesystem::is_directory(file, error))
     throw InputError(file.string(), "", "is a directory, expected a JSON file");
+  // A pipe or a device (/dev/zero) would be read until it ends, if ever.
+  if (!std::filesystem::is_regular_file(file, error))
+    throw InputError(file.string(), "", "not a regular file, expected a JSON file");
   std::ifstream stream(file);
   if (!stream)
     throw InputError(file.string(), "", "cannot open file for reading");
@@ -48,6 +51,15 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
     throw InputError(file.string(), "",
                      "malformed JSON at line " + std::to_string(line) + ", column " +
                          std::to_string(column == 0 ? 1 : column));
+  } catch (const nlohmann::json::out_of_range& out_of_range) {
+    // A number beyond a double's range ("1e999"): nlohmann names it, not
+    // where it is; its message follows the "[json.exception...] " tag.
+    const std::string what = out_of_range.what();
+    const size_t tag_end = what.find("] ");
+    throw InputError(
+        file.string(), "",
+        "malformed JSON: " + (tag_end == std::string::npos ? what : what.substr(tag_end + 2)) +
+            " (beyond a double's range)");
   }
 }
 

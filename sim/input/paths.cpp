@@ -1,5 +1,7 @@
 #include "sim/input/paths.hpp"
 
+#include "sim/input/input_error.hpp"
+
 #include <system_error>
 
 #ifndef GCSIM_SOURCE_ROOT
@@ -28,6 +30,34 @@ std::filesystem::path resolve_input_path(const std::string& value,
     if (std::filesystem::exists(candidate, error))
       return candidate.lexically_normal();
   return beside.lexically_normal();
+}
+
+namespace {
+
+// The path with its existing part's links and dots resolved: "a/../b.json"
+// and a link to b.json name b.json.
+std::filesystem::path resolved(const std::filesystem::path& path) {
+  std::error_code error;
+  // Absolute first: of a relative path whose first part does not exist yet,
+  // weakly_canonical keeps it relative.
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error).lexically_normal();
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(absolute, error);
+  return error ? absolute : canonical;
+}
+
+} // namespace
+
+void refuse_same_file(const NamedFile& output, const std::vector<NamedFile>& others) {
+  if (output.path.empty())
+    return;
+  const std::filesystem::path written = resolved(output.path);
+  for (const NamedFile& other : others) {
+    if (other.path.empty() || resolved(other.path) != written)
+      continue;
+    throw InputError(output.argument, "",
+                     output.path.string() + " is also " + other.argument +
+                         ": writing it would destroy that file; choose another path");
+  }
 }
 
 } // namespace gcsim

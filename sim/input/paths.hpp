@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gcsim {
 
@@ -22,5 +23,16 @@ bool is_folder_name(std::string_view name);
 /// error names a sensible place).
 std::filesystem::path resolve_input_path(const std::string& value,
                                          const std::filesystem::path& referring_file);
+
+/// A file a command reads or writes, and the argument that named it.
+struct NamedFile {
+  std::string argument; // "--timeline", "the scenario file", ...
+  std::filesystem::path path;
+};
+
+/// Throws InputError at `output.argument` when it names the same file as one
+/// of `others` (what the command reads, or its other outputs): writing it
+/// would destroy that file. Entries with an empty path are skipped.
+void refuse_same_file(const NamedFile& output, const std::vector<NamedFile>& others);
 
 } // namespace gcsim

@@ -132,6 +132,17 @@ std::vector<std::pair<int, int>> pairs_to_check(int workers) {
   if (spec.nodes > 0 && static_cast<size_t>(spec.nodes) > hosts.size())
     report_problem(report, "/nodes", detail::too_few_hosts(spec, hosts.size()));
   const int workers = spec.nodes > 0 ? spec.nodes : static_cast<int>(hosts.size());
+  // A worker's compute and kernels may run as executions on its host
+  // (kernels_share_device): at speed 0 or less SimGrid aborts in its solver.
+  for (int w = 0; w < workers; ++w) {
+    const sg4::Host* host = hosts[static_cast<size_t>(w)];
+    const double speed = host->get_speed();
+    if (!(speed > 0) || !std::isfinite(speed))
+      report_problem(report, "/xml",
+                     spec.xml_file + ": host '" + host->get_name() + "' (worker " +
+                         std::to_string(w) + ") has a speed of " + std::to_string(speed) +
+                         " flop/s, expected a positive one");
+  }
   for (const auto& [a, b] : pairs_to_check(workers)) {
     const sg4::Host* from = hosts[static_cast<size_t>(a)];
     const sg4::Host* to = hosts[static_cast<size_t>(b)];

@@ -42,6 +42,12 @@ Override parse_override(const std::string& text) {
   std::string value = text.substr(equals + 1);
   nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
   result.value = parsed.is_discarded() ? nlohmann::json(value) : parsed;
+  // Taken as a string, the value is raw bytes; result.json must be UTF-8.
+  try {
+    (void)result.value.dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw InputError("--set " + text.substr(0, equals), "", "the value is not valid UTF-8 text");
+  }
   return result;
 }
 

@@ -3,7 +3,8 @@
 with status 2, print exactly one line on stderr that names the file (or the
 --set) and the JSON path, and leave no result.json behind. An output that
 cannot be written is exit 1 instead, also without a result.json; a bad sweep
-file or sweep option is exit 2 and writes no sweep.csv.
+file or sweep option is exit 2 and writes no sweep.csv; a calibration option
+out of range is exit 2 before any timing.
 
 Usage: bad_input_test.py PATH/TO/gcsim
 """
@@ -212,6 +213,30 @@ CASES = [
     ("trace time past any run", scenario(workload="trace", compressor={"name": "topk"}),
      trace_with(lambda m: m["modules"][0].update(forward_s=1e308)), [],
      ["manifest.json", "/modules/0/forward_s", "[0, 1e9]"]),
+    # nlohmann's overflow was an internal error (exit 1).
+    ("number beyond a double", '{"name": "x", "seed": 1e999}', {}, [],
+     ["scenario.json", "malformed JSON", "1e999"]),
+    # A value taken as a string went into result.json as it came: not UTF-8,
+    # nlohmann threw when writing it (exit 1).
+    ("--set value that is not UTF-8", scenario(), {}, [b"--set", b"name=ba\xffse"],
+     ["--set name:", "not valid UTF-8"]),
+    # Read until it ends: a pipe or /dev/urandom hung, /dev/zero took all memory.
+    ("platform that is a device", scenario(platform="/dev/zero"), {}, [],
+     ["/dev/zero", "not a regular file"]),
+    # SimGrid aborted in its solver once a compute ran on the host.
+    ("XML host of speed 0", scenario(platform={"name": "x", "topology": "simgrid_xml",
+                                               "xml": "speed0.xml", "nodes": 2}),
+     {"speed0.xml": '<?xml version="1.0"?><!DOCTYPE platform SYSTEM '
+                    '"https://simgrid.org/simgrid.dtd"><platform version="4.1">'
+                    '<zone id="w" routing="Full"><host id="a" speed="0f"/>'
+                    '<host id="b" speed="1Gf"/><link id="l" bandwidth="1Gbps" latency="1us"/>'
+                    '<route src="a" dst="b"><link_ctn id="l"/></route></zone></platform>'},
+     ["--set", "training.kernels_share_device=true"], ["/platform/xml", "host 'a'", "speed"]),
+    # Outputs onto inputs or onto each other were written over without a word.
+    ("--timeline onto the scenario", scenario(), {}, ["--timeline", "scenario.json"],
+     ["--timeline: scenario.json is also the scenario file"]),
+    ("--timeline onto result.json", scenario(), {}, ["--timeline", "out/../out/result.json"],
+     ["--timeline:", "is also --out's result.json"]),
     ("optimizer kernel that overflows", scenario(device="huge-kernel.json"),
      {"huge-kernel.json": bad_device(
          lambda d: d["kernels"]["sgd_momentum"]["fit"]["segments"][0].update(per_n_s=1e308))},
@@ -237,6 +262,30 @@ SWEEP_CASES = [
     ("--jobs 0", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]}}, ["--jobs", "0"],
      ["--jobs: Value 0 not in range 1 to 4096"]),
 ]
+
+
+# `gcsim calibrate` options out of range: once a default without a word (0,
+# -1), or an hour of timing (100000 sizes per octave). Refused before any timing.
+CALIBRATE_CASES = [
+    ("--rounds 0", ["--rounds", "0"], ["--rounds: Value 0 not in range 1 to 100"]),
+    ("--min-log2 0", ["--min-log2", "0"], ["--min-log2: Value 0 not in range 4 to 30"]),
+    ("--steps-per-octave 100000", ["--steps-per-octave", "100000"],
+     ["--steps-per-octave: Value 100000 not in range 1 to 64"]),
+    ("--min-log2 above --max-log2", ["--min-log2", "12", "--max-log2", "10"],
+     ["--min-log2:", "4 <= min <= max <= 30"]),
+]
+
+
+def run_calibrate_case(args, expected, workdir):
+    out = os.path.join(workdir, "profile.json")
+    result = subprocess.run([GCSIM, "calibrate", "--device", "cpu", "--quick", "--out", out] + args,
+                            capture_output=True, text=True, timeout=60)
+    problems = [f"exit status {result.returncode}, expected 2"] if result.returncode != 2 else []
+    first = (result.stderr.strip().splitlines() or [""])[0]
+    problems += [f"message lacks {needle!r}: {first!r}" for needle in expected if needle not in first]
+    if os.path.exists(out):
+        problems.append("a profile was written")
+    return problems
 
 
 def run_sweep_case(name, document, args, expected, workdir):
@@ -351,7 +400,15 @@ def main():
         for problem in problems:
             print(f"    {problem}")
         failures += bool(problems)
-    total = len(CASES) + len(OUTPUT_CASES) + len(FOLDER_CASES) + len(SWEEP_CASES)
+    for name, args, expected in CALIBRATE_CASES:
+        with tempfile.TemporaryDirectory() as workdir:
+            problems = run_calibrate_case(args, expected, workdir)
+        print(f"{'ok' if not problems else 'FAIL'}: calibrate: {name}")
+        for problem in problems:
+            print(f"    {problem}")
+        failures += bool(problems)
+    total = len(CASES) + len(OUTPUT_CASES) + len(FOLDER_CASES) + len(SWEEP_CASES) + \
+        len(CALIBRATE_CASES)
     print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 

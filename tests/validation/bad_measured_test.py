@@ -193,6 +193,21 @@ with tempfile.TemporaryDirectory() as tmp:
     problems = refusal_problems(done, [f"{slow_fit}: /collectives:", "1e9 s"], 2, calibrated)
     if problems:
         failures.append(f"--fit to years-long collectives: {'; '.join(problems)}")
+    # Outputs onto the measured file or onto each other were written over.
+    before = open(good).read()
+    for label, args, needle in [
+            ("--out onto the measured file", ["--fit", "--out", good], "--out:"),
+            ("--json onto --out", ["--fit", "--out", calibrated, "--json", calibrated],
+             "--json:")]:
+        done = subprocess.run([GCSIM, "validate", good] + args, capture_output=True, text=True,
+                              timeout=120)
+        problems = refusal_problems(done, [needle, "is also"], 2, calibrated)
+        if open(good).read() != before:
+            problems.append("the measured file changed")
+        if problems:
+            failures.append(f"{label}: {'; '.join(problems)}")
+        else:
+            print(f"ok  {label}: {done.stderr.strip().replace(tmp + '/', '')}")
 
 for failure in failures:
     print("FAIL", failure)
