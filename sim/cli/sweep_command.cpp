@@ -69,10 +69,23 @@ std::string command_line(const std::vector<std::string>& argv) {
   return line;
 }
 
-nlohmann::json read_result(const fs::path& file) {
+// Null unless `file` holds a result of `gcsim run` (an object with a
+// summary): a point counts as done only with one.
+nlohmann::json result_or_null(const fs::path& file) {
+  std::error_code error;
+  if (!fs::is_regular_file(file, error))
+    return nullptr;
   std::ifstream stream(file);
   nlohmann::json result = nlohmann::json::parse(stream, nullptr, false);
-  if (result.is_discarded() || !result.is_object())
+  if (result.is_discarded() || !result.is_object() || !result.contains("summary") ||
+      !result["summary"].is_object())
+    return nullptr;
+  return result;
+}
+
+nlohmann::json read_result(const fs::path& file) {
+  nlohmann::json result = result_or_null(file);
+  if (result.is_null())
     throw std::runtime_error(file.string() + " is not a result file; delete it to recompute");
   return result;
 }
@@ -131,11 +144,18 @@ public:
 
     std::vector<size_t> pending;
     for (size_t i = 0; i < points.size(); ++i) {
-      const bool finished = fs::exists(out / "points" / points[i].id / "result.json");
+      const fs::path result = out / "points" / points[i].id / "result.json";
+      const bool finished = !result_or_null(result).is_null();
+      // Left by something else than a finished point (a folder, a file of
+      // another kind): run again, and say why.
+      const bool unreadable = !finished && fs::exists(result);
       if (!finished)
         pending.push_back(i);
-      if (finished || dry_run_)
-        std::printf("  %s  %s\n    %s\n", points[i].id.c_str(), finished ? "done" : "to run",
+      if (finished || unreadable || dry_run_)
+        std::printf("  %s  %s\n    %s\n", points[i].id.c_str(),
+                    finished     ? "done"
+                    : unreadable ? "to run again (its result.json is not a result of gcsim run)"
+                                 : "to run",
                     commands[i].c_str());
     }
     const int parallel = jobs_ > 0 ? jobs_ : sweep::available_cores();

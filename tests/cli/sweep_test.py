@@ -144,6 +144,16 @@ with tempfile.TemporaryDirectory() as work:
           "finished points are not recomputed (their result.json untouched)")
     check(read(csv_path) == original, "the resumed sweep gives a byte-identical sweep.csv")
 
+    # A result.json that is not a result (an empty file, another JSON object)
+    # was counted as done: a row of empty cells, or an internal error.
+    for junk in ("", '{"x": 1}'):
+        with open(os.path.join(out, "points", IDS[2], "result.json"), "w") as handle:
+            handle.write(junk)
+        redone = sweep(work, sweep_file)
+        check(redone.returncode == 0 and "to run again" in redone.stdout
+              and read(csv_path) == original,
+              f"a result.json holding {junk!r} is run again, the table as before")
+
     shutil.rmtree(os.path.join(out, "points"))
     fresh = sweep(work, sweep_file, "--jobs", "3")
     check(fresh.returncode == 0 and read(csv_path) == original,
