@@ -11,6 +11,7 @@ its provenance. Rerun after changing a figure:
 When a GPU is available, `scripts/calibrate/gcsim_calibrate_cuda` measures a
 profile instead, and the measured file replaces the derived one.
 """
+import argparse
 import json
 import math
 import os
@@ -260,6 +261,12 @@ def build(key, gpu, figures):
 
 
 def main():
+    # No options; argparse gives --help (and refuses anything else) before
+    # the four profiles are written over.
+    argparse.ArgumentParser(
+        description="Writes the derived GPU device profiles "
+                    "(platforms/devices/{gtx1080ti,v100,a100,h100}.json) from the figures "
+                    "in this script.").parse_args()
     for key, gpu in GPUS.items():
         profile = build(key, gpu, None)
         path = os.path.join(REPO, "platforms", "devices", key + ".json")
