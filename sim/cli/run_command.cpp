@@ -19,9 +19,11 @@
 #include "sim/training/state_spill.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <unistd.h>
@@ -44,7 +46,9 @@ public:
                    "Override a scenario field by its dotted path, e.g. "
                    "--set platform.nodes=16 --set platform.link.bandwidth=10Gbps (repeatable)")
         ->take_all();
-    app.add_option("--seed", seed_, "Override the scenario's seed");
+    // Read by seed(), not by CLI11, which takes -1 as 2^64 - 1 and saturates
+    // 99999999999999999999 to 2^63 - 1 without a word.
+    app.add_option("--seed", seed_text_, "Override the scenario's seed (0 to 2^63 - 1)");
     app.add_option("--timeline", timeline_file_,
                    "Also write a Chrome trace-event timeline (open it in Perfetto)");
     app.add_option("--replay", replay_file_,
@@ -84,7 +88,7 @@ public:
     std::vector<Override> overrides;
     for (const std::string& text : sets_)
       overrides.push_back(parse_override(text));
-    Scenario scenario = load_scenario(scenario_file_, overrides, seed_);
+    Scenario scenario = load_scenario(scenario_file_, overrides, seed());
     cost::DeviceProfile profile = cost::DeviceProfile::load(scenario.device_file);
     const int workers = scenario.platform.worker_count();
     std::unique_ptr<compress::Compressor> compressor;
@@ -313,7 +317,20 @@ private:
   std::string timeline_file_;
   std::string replay_file_;
   std::vector<std::string> sets_;
-  std::optional<uint64_t> seed_;
+  std::optional<std::string> seed_text_;
+
+  std::optional<uint64_t> seed() const {
+    if (!seed_text_)
+      return std::nullopt;
+    const std::string& text = *seed_text_;
+    uint64_t seed = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+    if (error != std::errc() || end != text.data() + text.size() ||
+        seed > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      throw InputError("--seed", "",
+                       "expected an integer from 0 to 9223372036854775807, got \"" + text + "\"");
+    return seed;
+  }
   bool quiet_ = false;
   training::StateSpill spill_{"auto", training::default_scratch_dir()};
   bool spilled_ = false; // the compressor's local momenta

@@ -165,7 +165,7 @@ public:
       std::printf(" (dry run)\n");
       return 0;
     }
-    std::printf(" on %d cores\n", parallel);
+    std::printf(" on %d core%s\n", parallel, parallel == 1 ? "" : "s");
     // Points beside each other share the memory --spill auto judges by; a
     // point's command (run alone) leaves the option out and gets all of it.
     const size_t beside = std::min(pending.size(), static_cast<size_t>(parallel));

@@ -135,8 +135,10 @@ SweepSpec load_sweep(const std::filesystem::path& file) {
   std::string scenario = root.string("scenario");
   spec.scenario = resolve_input_path(scenario, file);
   std::error_code error;
-  if (!std::filesystem::is_regular_file(spec.scenario, error))
+  if (!std::filesystem::exists(spec.scenario, error))
     root.fail("scenario", "scenario file \"" + scenario + "\" not found");
+  if (!std::filesystem::is_regular_file(spec.scenario, error))
+    root.fail("scenario", "\"" + scenario + "\" is not a regular file, expected a scenario JSON");
 
   const nlohmann::json& grid = root.require("grid");
   ObjectReader grid_reader(grid, file.string(), root.path_of("grid"));

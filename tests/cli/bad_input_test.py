@@ -232,6 +232,10 @@ CASES = [
                     '<host id="b" speed="1Gf"/><link id="l" bandwidth="1Gbps" latency="1us"/>'
                     '<route src="a" dst="b"><link_ctn id="l"/></route></zone></platform>'},
      ["--set", "training.kernels_share_device=true"], ["/platform/xml", "host 'a'", "speed"]),
+    # CLI11 read -1 as 2^64 - 1 and saturated 2^66 to 2^63 - 1.
+    ("--seed -1", scenario(), {}, ["--seed", "-1"], ["--seed:", 'got "-1"']),
+    ("--seed past 2^63", scenario(), {}, ["--seed", "99999999999999999999"],
+     ["--seed:", 'got "99999999999999999999"']),
     # Outputs onto inputs or onto each other were written over without a word.
     ("--timeline onto the scenario", scenario(), {}, ["--timeline", "scenario.json"],
      ["--timeline: scenario.json is also the scenario file"]),
