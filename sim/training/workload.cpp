@@ -5,9 +5,13 @@
 #include "sim/trace/trace.hpp"
 #include "sim/trace/workload.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+
+#include <fmt/format.h>
 
 namespace gcsim::training {
 
@@ -45,10 +49,31 @@ Workload read_layer_spec(const nlohmann::json& json, const std::string& file) {
     if (!(layer.backward_flops >= 0 && layer.backward_flops <= kMostFlopsPerSample))
       item.fail("backward_flops", "expected a number in [0, 1e18] (FLOPs per sample)");
     item.finish();
+    // A profile's measured times are found by layer name.
+    for (size_t j = 0; j < workload.layers.size(); ++j)
+      if (workload.layers[j].name == layer.name)
+        item.fail("name", "\"" + layer.name + "\" is also layer " + std::to_string(j) +
+                              "'s name: layer names must be unique");
     workload.layers.push_back(std::move(layer));
   }
   if (workload.parameters() <= 0)
     reader.fail("layers", "the model has no parameters");
+  // Informative, but a total that disagrees with the layers says one of
+  // them is wrong.
+  if (const nlohmann::json* flops = reader.find("flops_per_sample")) {
+    ObjectReader totals = reader.object("flops_per_sample");
+    totals.allow("comment");
+    for (const char* pass : {"forward", "backward"}) {
+      double sum = 0;
+      for (const Layer& layer : workload.layers)
+        sum += pass[0] == 'f' ? layer.forward_flops : layer.backward_flops;
+      const double stated = totals.number(pass);
+      if (!(std::fabs(stated - sum) <= 1e-6 * std::max(1.0, sum)))
+        totals.fail(pass, "says " + (*flops)[pass].dump() + " but the layers add up to " +
+                              fmt::format("{:.0f}", sum));
+    }
+    totals.finish();
+  }
   if (const nlohmann::json* total = reader.find("parameters");
       total != nullptr &&
       (!total->is_number_integer() || total->get<int64_t>() != workload.parameters()))

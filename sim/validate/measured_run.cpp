@@ -61,6 +61,23 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
     reader.fail("chunk_bytes", "only a \"ring\" broadcast (NCCL's) is sent in pieces");
   point.seconds = positive_seconds(reader, "seconds");
   point.repetitions = static_cast<int>(reader.integer_or("repetitions", 1, 1 << 30, 1));
+  // Not simulated (the scripts read them), but a negative time is bad input
+  // wherever it is.
+  if (const nlohmann::json* samples = reader.find("samples_s")) {
+    if (!samples->is_array() || samples->empty())
+      reader.fail("samples_s",
+                  "expected an array of each repetition's seconds, got " + describe_json(*samples));
+    for (size_t i = 0; i < samples->size(); ++i) {
+      const nlohmann::json& sample = (*samples)[i];
+      if (!sample.is_number() || !(sample.get<double>() >= 0) ||
+          !(sample.get<double>() <= kLongestSeconds))
+        throw InputError(file, reader.path_of("samples_s") + "/" + std::to_string(i),
+                         "expected seconds in [0, 1e9], got " + describe_json(sample));
+    }
+    if (reader.has("repetitions") && samples->size() != static_cast<size_t>(point.repetitions))
+      reader.fail("samples_s", std::to_string(samples->size()) + " samples for " +
+                                   std::to_string(point.repetitions) + " repetitions");
+  }
   reader.finish();
   return point;
 }

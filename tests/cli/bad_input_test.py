@@ -213,6 +213,14 @@ CASES = [
     ("trace time past any run", scenario(workload="trace", compressor={"name": "topk"}),
      trace_with(lambda m: m["modules"][0].update(forward_s=1e308)), [],
      ["manifest.json", "/modules/0/forward_s", "[0, 1e9]"]),
+    # Measured times are looked up by layer name; the totals are informative
+    # but were taken whatever they said.
+    ("workload with two layers of one name", scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w["layers"][1].update(name=w["layers"][0]["name"]))},
+     [], ["bad-workload.json", "/layers/1/name", "unique"]),
+    ("workload FLOPs total that lies", scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w["flops_per_sample"].update(forward=1))},
+     [], ["bad-workload.json", "/flops_per_sample/forward", "the layers add up to"]),
     # nlohmann's overflow was an internal error (exit 1).
     ("number beyond a double", '{"name": "x", "seed": 1e999}', {}, [],
      ["scenario.json", "malformed JSON", "1e999"]),

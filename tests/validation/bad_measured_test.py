@@ -49,6 +49,11 @@ CASES = [
     ("missing cluster", lambda d: d.pop("cluster"), "/cluster"),
     ("missing seconds", lambda d: d["collectives"][0].pop("seconds"), "/collectives/0/seconds"),
     ("negative seconds", lambda d: d["collectives"][0].update(seconds=-1.0), "/collectives/0/seconds"),
+    # The repetitions' own times: not simulated, but read by the scripts.
+    ("negative sample", lambda d: d["collectives"][0].update(samples_s=[0.09, -0.1, 0.09]),
+     "/collectives/0/samples_s/1"),
+    ("samples not one per repetition", lambda d: d["collectives"][0].update(samples_s=[0.09]),
+     "/collectives/0/samples_s", "1 samples for 3 repetitions"),
     # Past 1e9 s (about 30 years), as every other time an input gives.
     ("collective past any run", lambda d: d["collectives"][0].update(seconds=1e300),
      "/collectives/0/seconds"),
