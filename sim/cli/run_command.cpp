@@ -274,6 +274,12 @@ public:
       output::write_json_file(
           std::filesystem::path(directory) / "schedule.json",
           training::schedule_to_json(compressed, workers, compressor_json, gradient_source));
+    // A compressed run's schedule left in the folder would sit beside this
+    // dense result as if it were its own.
+    if (dense) {
+      std::error_code ignored;
+      std::filesystem::remove(std::filesystem::path(directory) / "schedule.json", ignored);
+    }
     if (!timeline_file_.empty()) {
       std::vector<std::string> names{"dense"};
       if (!dense)

@@ -339,6 +339,12 @@ def replayed_schedules(workdir):
             json.dump(changed, handle)
         expect_refused(name, gcsim("run", DEFT16, "--out", out, "--replay", path), out,
                        [path + ": " + field + ":", words])
+    # A dense run into the folder: the CLT-k schedule beside its result would
+    # read as the dense run's own.
+    result = gcsim("run", DEFT16, "--out", recorded, "--quiet", "--set", 'compressor={"name": "dense"}',
+                   "--set", "training.iterations=2")
+    check(result.returncode == 0 and not os.path.exists(os.path.join(recorded, "schedule.json")),
+          "a dense run into a compressed run's folder leaves no schedule.json behind")
 
 
 with tempfile.TemporaryDirectory() as workdir:
