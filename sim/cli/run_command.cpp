@@ -314,7 +314,7 @@ private:
     } catch (const compress::ParameterError& error) {
       std::string path =
           error.parameter().empty() ? "/compressor/name" : "/compressor/" + error.parameter();
-      throw InputError(scenario.file.string(), path, error.what());
+      throw InputError(scenario.source_of(path), path, error.what());
     }
   }
 

@@ -13,18 +13,42 @@
 namespace gcsim {
 namespace {
 
-// Errors in a field a --set wrote name the --set, not the file.
+// The --set that wrote the field at `pointer` or one holding it.
+const Override* override_writing(const std::vector<Override>& overrides,
+                                 const std::string& pointer) {
+  for (const Override& item : overrides) {
+    const std::string set_pointer = item.pointer();
+    if (pointer == set_pointer || pointer.rfind(set_pointer + "/", 0) == 0)
+      return &item;
+  }
+  return nullptr;
+}
+
+// Errors in a field a --set wrote name the --set, not the file: the field
+// itself, one inside it, or one the --set made on its way (training.foo of
+// --set training.foo.bar=1, which the file does not have).
 struct OverrideIndex {
   std::vector<Override> overrides;
+  nlohmann::json before; // the document before the overrides
 
   [[noreturn]] void rethrow(const InputError& error, const std::string& prefix) const {
-    std::string pointer = prefix + error.json_path();
-    for (const Override& item : overrides) {
-      const std::string set_pointer = item.pointer();
-      if (pointer == set_pointer || pointer.rfind(set_pointer + "/", 0) == 0)
-        throw InputError("--set " + item.text, pointer, error.message());
-    }
+    const std::string pointer = prefix + error.json_path();
+    const Override* writer = override_writing(overrides, pointer);
+    for (const Override& item : overrides)
+      if (writer == nullptr && !pointer.empty() && pointer != "/" &&
+          item.pointer().rfind(pointer + "/", 0) == 0 && !had(pointer))
+        writer = &item;
+    if (writer != nullptr)
+      throw InputError("--set " + writer->text, pointer, error.message());
     throw error;
+  }
+
+  bool had(const std::string& pointer) const {
+    try {
+      return before.contains(nlohmann::json::json_pointer(pointer));
+    } catch (const nlohmann::json::exception&) {
+      return true; // not a pointer: leave the error where it was
+    }
   }
 };
 
@@ -77,6 +101,11 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
 
 } // namespace
 
+std::string Scenario::source_of(const std::string& pointer) const {
+  const Override* writer = override_writing(overrides, pointer);
+  return writer != nullptr ? "--set " + writer->text : file.string();
+}
+
 const char* algorithm_name(AllreduceAlgorithm algorithm) {
   switch (algorithm) {
   case AllreduceAlgorithm::ring:
@@ -102,7 +131,8 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
 
   Scenario scenario;
   scenario.file = file;
-  OverrideIndex index{overrides};
+  scenario.overrides = overrides;
+  OverrideIndex index{overrides, {}};
 
   // The platform may live in its own file; inline it so that overrides can
   // reach into it.
@@ -123,6 +153,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       platform_prefix = "";
     }
   }
+  index.before = document;
   for (const Override& item : overrides) {
     if (item.pointer() == "/platform" && item.value.is_string()) {
       std::filesystem::path platform_file = resolve_input_path(item.value.get<std::string>(), file);

@@ -73,6 +73,13 @@ struct Scenario {
   /// The scenario after overrides, with the platform inlined: written into
   /// result.json so a run can be repeated.
   nlohmann::json resolved;
+  /// The --set overrides applied to it.
+  std::vector<Override> overrides;
+
+  /// What an error at `pointer` (a field of the scenario, e.g. a compressor
+  /// parameter checked after loading) names: the --set that wrote the field
+  /// or one holding it, else the scenario file.
+  std::string source_of(const std::string& pointer) const;
 };
 
 /// Loads, applies overrides and a seed override, and validates everything

@@ -198,6 +198,11 @@ CASES = [
     ("--set of an unknown field", scenario(), {}, ["--set", "training.bucket=1MiB"],
      ["/training/bucket", "did you mean \"bucket_size\""]),
     ("--set without =", scenario(), {}, ["--set", "platform.nodes"], ["--set platform.nodes"]),
+    # Both were blamed on the scenario file, which has neither field.
+    ("--set through a field it makes", scenario(), {}, ["--set", "training.foo.bar=1"],
+     ["--set training.foo.bar=1: /training/foo:", "unknown field"]),
+    ("--set of a compressor parameter", scenario(), {}, ["--set", "compressor.density=0.5"],
+     ["--set compressor.density=0.5: /compressor/density:", "unknown parameter"]),
     ("--set into a number", scenario(), {}, ["--set", "seed.x=1"], ["--set seed.x=1", "/seed"]),
     ("device profile that is not JSON", scenario(device="broken-device.json"),
      {"broken-device.json": "{not json"}, [], ["broken-device.json", "malformed JSON"]),
