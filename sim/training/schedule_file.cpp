@@ -154,6 +154,15 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
             return size.is_number() && size.get<double>() >= 0;
           }))
         item.fail("kernels", "expected [name, before_step, n, k, rows, cols] entries");
+      // Sizes past any tensor would be priced by the profile, and the error
+      // blamed on it.
+      for (size_t field = 2; field < 6; ++field)
+        if (kernel[field].get<double>() > kLargestBytes)
+          throw InputError(name,
+                           where + "/kernels/" + std::to_string(w) + "/" + std::to_string(i) + "/" +
+                               std::to_string(field),
+                           "expected a size of at most 2^53 elements, got " +
+                               describe_json(kernel[field]));
       KernelPlan plan{kernel[0].get<std::string>(), 0,
                       kernel[1].get<size_t>(),      kernel[2].get<double>(),
                       kernel[3].get<double>(),      kernel[4].get<double>(),

@@ -326,7 +326,12 @@ def replayed_schedules(workdir):
         iteration["kernels"][worker] = [first[:1] + [len(steps)] + first[2:],
                                         first[:1] + [0] + first[2:]]
 
+    def huge(iteration):
+        iteration["kernels"][worker][0][2] = 1e300
+
     iteration_cases += [
+        # Priced by the profile, and blamed on it, before.
+        ("a kernel of 1e300 elements", huge, kernels_at + "0/2", "at most 2^53"),
         ("a kernel past the last step", past_the_end, kernels_at + "0/1", "past the last step"),
         ("kernels out of order", out_of_order, kernels_at + "1/1", "in the order they run"),
     ]
