@@ -37,7 +37,7 @@ public:
                     "Device to calibrate (only \"cpu\" here; GPUs "
                     "use scripts/calibrate/)")
         ->required();
-    subcommand.add_option("--out", out_, "Profile JSON to write")->required();
+    subcommand.add_option("--out", out_, "Profile JSON to write")->required()->check(nonempty_path);
     subcommand.add_flag(
         "--quick", quick_,
         "Reduced range (2^10..2^22 in third octaves, fewer repetitions): seconds, not minutes");

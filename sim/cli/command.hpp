@@ -36,4 +36,8 @@ struct CommandRegistration {
   explicit CommandRegistration(CommandFactory factory);
 };
 
+/// A CLI11 check for an option that names a file or folder: an empty one
+/// (--out "") would silently mean the default, or nothing written.
+std::string nonempty_path(const std::string& value);
+
 } // namespace gcsim::cli

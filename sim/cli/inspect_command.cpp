@@ -44,7 +44,8 @@ public:
   }
   void configure(CLI::App& app) override {
     app.add_option("trace", trace_path_, "trace folder (or its manifest.json)")->required();
-    app.add_option("--json", json_path_, "also write the statistics as JSON to this file");
+    app.add_option("--json", json_path_, "also write the statistics as JSON to this file")
+        ->check(nonempty_path);
     app.add_option("--iteration", iteration_,
                    "training iteration to inspect (one of the captured ones; default: the first)");
   }

@@ -23,6 +23,10 @@ CommandRegistration::CommandRegistration(CommandFactory factory) {
   factories().push_back(std::move(factory));
 }
 
+std::string nonempty_path(const std::string& value) {
+  return value.empty() ? "empty: name a file or folder" : "";
+}
+
 std::vector<CommandFactory> registered_commands() {
   return factories();
 }
@@ -41,6 +45,11 @@ int main(int argc, char** argv) {
                "gcsim"};
   app.set_version_flag("--version", "gcsim " GCSIM_VERSION);
   app.require_subcommand(1);
+  // Bad input is one line (CLI11's own adds "Run with --help..." as a
+  // second); subcommands made after this inherit it.
+  app.failure_message([](const CLI::App*, const CLI::Error& error) {
+    return std::string(error.what()) + " (see --help)\n";
+  });
 
   std::vector<std::unique_ptr<Command>> commands;
   for (const CommandFactory& factory : registered_commands())

@@ -97,7 +97,9 @@ public:
         "refit", "Fit every kernel's curve again from the profile's stored points (the rest of "
                  "the profile is kept) and write the result");
     refit_->add_option("file", file_, "Device profile JSON with points")->required();
-    refit_->add_option("--out", out_, "Profile JSON to write (may be the input)")->required();
+    refit_->add_option("--out", out_, "Profile JSON to write (may be the input)")
+        ->required()
+        ->check(nonempty_path);
   }
   int run() override {
     if (refit_->parsed())

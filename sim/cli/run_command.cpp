@@ -41,7 +41,8 @@ public:
   }
   void configure(CLI::App& app) override {
     app.add_option("scenario", scenario_file_, "Scenario JSON file")->required();
-    app.add_option("--out", out_dir_, "Folder for result.json (default: results/<scenario name>/)");
+    app.add_option("--out", out_dir_, "Folder for result.json (default: results/<scenario name>/)")
+        ->check(nonempty_path);
     app.add_option("--set", sets_,
                    "Override a scenario field by its dotted path, e.g. "
                    "--set platform.nodes=16 --set platform.link.bandwidth=10Gbps (repeatable)")
@@ -50,7 +51,8 @@ public:
     // 99999999999999999999 to 2^63 - 1 without a word.
     app.add_option("--seed", seed_text_, "Override the scenario's seed (0 to 2^63 - 1)");
     app.add_option("--timeline", timeline_file_,
-                   "Also write a Chrome trace-event timeline (open it in Perfetto)");
+                   "Also write a Chrome trace-event timeline (open it in Perfetto)")
+        ->check(nonempty_path);
     app.add_option("--replay", replay_file_,
                    "Timing only: simulate the schedule.json of an earlier compressed run (its "
                    "real selection sizes) on this scenario's platform and device, without tensors");

@@ -101,7 +101,8 @@ public:
     app.add_option("sweep", sweep_file_, "Sweep JSON file")->required();
     app.add_option("--out", out_dir_,
                    "Folder for the points and sweep.csv "
-                   "(default: results/<sweep name>/)");
+                   "(default: results/<sweep name>/)")
+        ->check(nonempty_path);
     app.add_option("--jobs,-j", jobs_, "Points run at the same time (default: the cores)")
         ->check(CLI::Range(1, 4096));
     app.add_flag("--dry-run", dry_run_, "List the points and their commands; run nothing");

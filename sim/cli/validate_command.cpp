@@ -3,6 +3,7 @@
 // geometric-mean error; optionally calibrate the platform first (--fit).
 
 #include "sim/cli/command.hpp"
+#include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
@@ -47,8 +48,9 @@ public:
         "--fit", fit_,
         "Calibrate the platform from the run's ring collectives (latency from those below 1 MiB, "
         "bandwidth from those of 4 MiB and more) and simulate on it");
-    app.add_option("--out", out_file_, "With --fit: write the calibrated platform file here");
-    app.add_option("--json", json_file_, "Write the comparison as JSON here");
+    app.add_option("--out", out_file_, "With --fit: write the calibrated platform file here")
+        ->check(nonempty_path);
+    app.add_option("--json", json_file_, "Write the comparison as JSON here")->check(nonempty_path);
     app.add_option("--trace", trace_,
                    "Compressed runs without a scenario: the gradient trace the compressors run "
                    "on (its layers must be the measured model's)")
@@ -73,6 +75,12 @@ public:
     std::vector<NamedFile> json_others = inputs;
     json_others.push_back({"--out", out_file_});
     refuse_same_file({"--json", json_file_}, json_others);
+    // Before the simulations, not after them; a folder made for an output
+    // goes again if the validation is refused.
+    MadeFolders made_folders;
+    for (const std::string& output : {out_file_, json_file_})
+      if (!output.empty())
+        check_writable(output, &made_folders);
     validate::MeasuredRun run = validate::read_measured_run(measured_file_);
 
     validate::ValidationInput input;
@@ -141,6 +149,7 @@ public:
     nlohmann::json report = validate::make_report(input);
     if (!json_file_.empty())
       output::write_json_file(json_file_, report);
+    made_folders.keep();
     if (!quiet_)
       std::fputs(validate::format_report(report).c_str(), stdout);
     return 0;

@@ -249,6 +249,8 @@ CASES = [
     ("--seed -1", scenario(), {}, ["--seed", "-1"], ["--seed:", 'got "-1"']),
     ("--seed past 2^63", scenario(), {}, ["--seed", "99999999999999999999"],
      ["--seed:", 'got "99999999999999999999"']),
+    # An empty path meant the default folder (--out) or nothing (--timeline).
+    ("empty --timeline", scenario(), {}, ["--timeline", ""], ["--timeline: empty"]),
     # Outputs onto inputs or onto each other were written over without a word.
     ("--timeline onto the scenario", scenario(), {}, ["--timeline", "scenario.json"],
      ["--timeline: scenario.json is also the scenario file"]),
@@ -275,7 +277,6 @@ SWEEP_CASES = [
     # 1000^7 points: vector::reserve threw, an internal error.
     ("grid of 1e21 points", grid(7, 1000), [], ["sweep.json: /grid: the grid has 1e+21 points"]),
     ("name ..", dict(grid(1, 2), name=".."), [], ["sweep.json: /name", "not \".\" or \"..\""]),
-    # CLI11 adds "Run with --help" as a second line, as for every bad option.
     ("--jobs 0", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]}}, ["--jobs", "0"],
      ["--jobs: Value 0 not in range 1 to 4096"]),
 ]
