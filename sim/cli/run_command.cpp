@@ -134,6 +134,9 @@ public:
                                                 replayed_gradients);
       gradient_source = {
           {"kind", "replay"}, {"schedule", replay_file_}, {"recorded_from", replayed_gradients}};
+      // The schedule's compressor is what runs; result.json's scenario said
+      // the scenario file's, which the replay ignores.
+      scenario.resolved["compressor"] = compressor_json;
       const int replayed = static_cast<int>(compressed.schedule.size());
       if (scenario.training.warmup_iterations >= replayed)
         throw InputError(replay_file_, "/iterations",

@@ -126,6 +126,13 @@ with tempfile.TemporaryDirectory() as work:
                       out="cltk-replay")
     check(replayed["summary"]["communication_total_s"] == ring_summary["communication_total_s"],
           "the tree run's schedule replayed on the ring cluster takes the ring run's time")
+    # The scenario's own compressor is ignored by a replay: result.json's
+    # scenario names the schedule's (it named the scenario file's).
+    other, _ = run(work, {"name": "topk", "density": 0.05}, 16, "--replay",
+                   os.path.join(work, "cltk-tree", "schedule.json"), out="cltk-replay-topk")
+    check(other["scenario"]["compressor"]["name"] == "cltk"
+          and other["summary"]["communication_total_s"] == ring_summary["communication_total_s"],
+          f"a replay records the schedule's compressor: {other['scenario']['compressor']}")
     small = max_bytes({"name": "topk", "density": 0.01}, 4)
     large = max_bytes({"name": "topk", "density": 0.01}, 16)
     check(large / small >= 4.5, f"topk allgather grows with P-1: x{large / small:.2f} from P=4 to 16")
