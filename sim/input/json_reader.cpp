@@ -39,18 +39,18 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
   try {
     return nlohmann::json::parse(buffer.str());
   } catch (const nlohmann::json::parse_error& parse_error) {
-    // nlohmann's byte offset is turned into line:column for humans.
+    // nlohmann's byte is the 1-based position of the character it stopped
+    // at (one past the end at the end of the text), turned into line:column.
     const std::string text = buffer.str();
-    size_t offset = std::min<size_t>(parse_error.byte, text.size());
-    size_t line =
-        1 + static_cast<size_t>(std::count(
-                text.begin(),
-                text.begin() + static_cast<std::ptrdiff_t>(offset > 0 ? offset - 1 : 0), '\n'));
-    size_t line_start = text.rfind('\n', offset > 0 ? offset - 1 : 0);
-    size_t column = offset - (line_start == std::string::npos ? 0 : line_start + 1);
+    const size_t at =
+        std::min<size_t>(parse_error.byte > 0 ? parse_error.byte - 1 : 0, text.size());
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    const size_t newline = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
+    const size_t column = at - (newline == std::string::npos ? 0 : newline + 1) + 1;
     throw InputError(file.string(), "",
                      "malformed JSON at line " + std::to_string(line) + ", column " +
-                         std::to_string(column == 0 ? 1 : column));
+                         std::to_string(column));
   } catch (const nlohmann::json::out_of_range& out_of_range) {
     // A number beyond a double's range ("1e999"): nlohmann names it, not
     // where it is; its message follows the "[json.exception...] " tag.

@@ -89,7 +89,10 @@ def trace_with(mutate):
 #  extra files {name: content}, extra args, substrings the message must hold)
 CASES = [
     ("missing file", None, {}, [], ["scenario.json", "file not found"]),
-    ("malformed JSON", '{"name": "x",,}', {}, [], ["scenario.json", "malformed JSON at line 1"]),
+    ("malformed JSON", '{"name": "x",,}', {}, [], ["scenario.json", "malformed JSON at line 1, column 14"]),
+    # Cut short after a line break: it said line 1, column 1.
+    ("JSON cut short", '{\n', {}, [], ["scenario.json", "malformed JSON at line 2, column 1"]),
+    ("malformed on line 3", '{"a":\n  [1, 2,\n   x]}', {}, [], ["malformed JSON at line 3, column 4"]),
     ("not an object", "[1, 2]", {}, [], ["scenario.json", "/:", "expected a scenario object"]),
     ("unknown field with did-you-mean", dict(scenario(), trainnig={}), {}, [],
      ["scenario.json", "/trainnig", "did you mean \"training\""]),
