@@ -8,7 +8,9 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <vector>
 
 namespace gcsim {
 namespace {
@@ -36,8 +38,52 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
     throw InputError(file.string(), "", "cannot open file for reading");
   std::stringstream buffer;
   buffer << stream.rdbuf();
+  // nlohmann keeps the last of two equal keys without a word; a scenario
+  // that says "seed" twice is a mistake to report, at the second one.
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;
+    long index = -1;
+  };
+  std::vector<Frame> frames;
+  std::string duplicate; // the JSON pointer of the first repeated key
+  const auto enter_array_element = [&frames] {
+    if (!frames.empty() && !frames.back().object)
+      ++frames.back().index;
+  };
+  const nlohmann::json::parser_callback_t find_duplicates =
+      [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using Event = nlohmann::json::parse_event_t;
+        switch (event) {
+        case Event::object_start:
+        case Event::array_start:
+          enter_array_element();
+          frames.push_back({event == Event::object_start, {}, {}, -1});
+          break;
+        case Event::object_end:
+        case Event::array_end:
+          frames.pop_back();
+          break;
+        case Event::key:
+          frames.back().key = parsed.get<std::string>();
+          if (!frames.back().keys.insert(frames.back().key).second && duplicate.empty())
+            for (const Frame& frame : frames)
+              duplicate += "/" + (frame.object ? json_pointer_token(frame.key)
+                                               : std::to_string(frame.index));
+          break;
+        case Event::value:
+          enter_array_element();
+          break;
+        }
+        return true;
+      };
   try {
-    return nlohmann::json::parse(buffer.str());
+    nlohmann::json document = nlohmann::json::parse(buffer.str(), find_duplicates);
+    if (!duplicate.empty())
+      throw InputError(file.string(), duplicate,
+                       "this key appears twice in one object: keep one of them");
+    return document;
   } catch (const nlohmann::json::parse_error& parse_error) {
     // nlohmann's byte is the 1-based position of the character it stopped
     // at (one past the end at the end of the text), turned into line:column.

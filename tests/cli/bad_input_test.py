@@ -90,6 +90,9 @@ def trace_with(mutate):
 CASES = [
     ("missing file", None, {}, [], ["scenario.json", "file not found"]),
     ("malformed JSON", '{"name": "x",,}', {}, [], ["scenario.json", "malformed JSON at line 1, column 14"]),
+    # nlohmann kept the last of the two without a word.
+    ("a key twice", '{"name": "x", "seed": 1, "training": {"iterations": 2, "iterations": 3}}', {},
+     [], ["scenario.json: /training/iterations:", "appears twice"]),
     # Cut short after a line break: it said line 1, column 1.
     ("JSON cut short", '{\n', {}, [], ["scenario.json", "malformed JSON at line 2, column 1"]),
     ("malformed on line 3", '{"a":\n  [1, 2,\n   x]}', {}, [], ["malformed JSON at line 3, column 4"]),
