@@ -118,7 +118,10 @@ std::string describe_json(const nlohmann::json& value) {
   case nlohmann::json::value_t::string:
     return "string " + quoted(value);
   case nlohmann::json::value_t::array:
-    return "an array";
+    // The length is what most messages about an array are about.
+    return value.empty() ? "an empty array"
+                         : "an array of " + std::to_string(value.size()) +
+                               (value.size() == 1 ? " element" : " elements");
   case nlohmann::json::value_t::object:
     return "an object";
   default:
