@@ -33,11 +33,15 @@ simulates and are refused.
 The cluster is a platform description, from a file (`--cluster`, any
 topology of platforms/README.md) or a star of --nodes machines (default:
 the ranks) with --bandwidth and --latency per link. Bad input (a log without
-result rows, an unknown collective or algorithm, logs of different rank
-counts) exits with status 2 and one line naming the file.
+result rows or not UTF-8 text, an unknown collective or algorithm, logs of
+different rank counts, a size, count, bandwidth or latency gcsim would
+refuse, a cluster without a field its topology needs or with fewer workers
+than the logs' ranks) exits with status 2 and one line naming the file or
+option: what is written is a measured run `gcsim validate` reads.
 """
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -45,7 +49,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
+# What gcsim validate reads (sim/validate/measured_run.cpp, platform_spec.cpp):
+# ranks and workers, a point's bytes and chunk_bytes, its repetitions.
+MAX_RANKS = 1 << 16
+MAX_BYTES = 1 << 50
+MAX_REPETITIONS = 1 << 30
 # gloo benchmark name -> (collective, algorithm in the measured-run format)
 GLOO_BENCHMARKS = {
     "allreduce_ring": ("allreduce", "ring"),
@@ -60,12 +70,89 @@ class BadInput(Exception):
     pass
 
 
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """One line and exit 2, not argparse's usage and message: `script.py:
+        message`, or `script.py: subcommand: message`."""
+        self.exit(2, ": ".join(self.prog.split(" ", 1) + [message]) + "\n")
+
+
+def integer_in(low, high):
+    """An argparse type: an integer in [low, high]."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer in [{low}, {high}], got "
+                                             f"{text!r}")
+        return value
+    return parse
+
+
+# gcsim's units (sim/input/units.cpp: a number without a sign, then its unit)
+# and the ranges its platform descriptions accept (sim/input/json_reader.cpp).
+BANDWIDTH_UNITS = {"bps": 1 / 8, "kbps": 1e3 / 8, "Kbps": 1e3 / 8, "Mbps": 1e6 / 8,
+                   "Gbps": 1e9 / 8, "Tbps": 1e12 / 8, "Bps": 1.0, "kBps": 1e3, "KBps": 1e3,
+                   "MBps": 1e6, "GBps": 1e9, "TBps": 1e12, "KiBps": 1024.0,
+                   "MiBps": 1048576.0, "GiBps": 1073741824.0, "TiBps": 1099511627776.0}
+DURATION_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0,
+                  "min": 60.0, "h": 3600.0}
+UNIT_TEXT = re.compile(r" *((?=\.?[0-9])[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?) *(.*?) *")
+WANTED_BANDWIDTH = "a bandwidth with a unit in [1kbps, 1000Tbps] (e.g. \"10Gbps\")"
+WANTED_LATENCY = "a duration with a unit, 0 or in [1ps, 1e9s] (e.g. \"5us\")"
+
+
+def unit_value(text, units):
+    """text's value as gcsim reads it ("10Gbps", "5 us"), or None."""
+    found = UNIT_TEXT.fullmatch(text) if isinstance(text, str) else None
+    if not found or found.group(2) not in units:
+        return None
+    value = float(found.group(1)) * units[found.group(2)]
+    return value if math.isfinite(value) else None
+
+
+def bandwidth_ok(text):
+    value = unit_value(text, BANDWIDTH_UNITS)
+    return value is not None and 1e3 / 8 <= value <= 1e15 / 8
+
+
+def latency_ok(text):
+    value = unit_value(text, DURATION_UNITS)
+    return value is not None and (value == 0 or 1e-12 <= value <= 1e9)
+
+
+def text_option(accepts, wanted):
+    """An argparse type: a string `accepts` takes."""
+    def parse(text):
+        if not accepts(text):
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}")
+        return text
+    return parse
+
+
 def read_lines(path):
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             return f.read().splitlines()
     except OSError as error:
-        raise BadInput(f"{path}: cannot read: {error.strerror}")
+        raise BadInput(f"{path}: cannot read: {error.strerror or error}")
+    except UnicodeDecodeError as error:
+        raise BadInput(f"{path}: not UTF-8 text (byte {error.start}): is this a benchmark log?")
+
+
+def positive_bytes(path, size):
+    if not 0 < size <= MAX_BYTES:
+        raise BadInput(f"{path}: size {size} is not a number of bytes in [1, 2^50]")
+    return size
+
+
+def repetitions(path, text):
+    """A count of timed iterations, in [1, 2^30] as gcsim reads them."""
+    if not re.fullmatch(r"[0-9]{1,10}", text) or not 1 <= int(text) <= MAX_REPETITIONS:
+        raise BadInput(f"{path}: {text[:20]} iterations: expected a count in [1, 2^30]")
+    return int(text)
 
 
 def positive_seconds(path, size, value, scale):
@@ -87,9 +174,9 @@ def parse_nccl_tests(path, in_place):
         words = line.lstrip("#").split()
         if line.startswith("#"):
             # "warmup iters: 5 iters: 20 agg iters: 1": the timed ones.
-            for found in re.finditer(r"(?:(\w+)\s+)?iters:\s*(\d+)", line):
+            for found in re.finditer(r"(?:(\w+)\s+)?iters:\s*([0-9]+)", line):
                 if found.group(1) not in ("warmup", "agg"):
-                    iterations = int(found.group(2))
+                    iterations = repetitions(path, found.group(2))
             if "size" in words and "time" in words:
                 times = [i for i, word in enumerate(words) if word == "time"]
                 if in_place and len(times) < 2:
@@ -102,8 +189,8 @@ def parse_nccl_tests(path, in_place):
             size, micros = int(words[columns[0]]), float(words[columns[1]])
         except (ValueError, IndexError):
             continue  # a row the test marked N/A, or a line that is not a result
-        if size > 0:  # nccl-tests prints 0-byte rows for sizes below one element
-            rows.append((size, positive_seconds(path, size, micros, 1e-6)))
+        if size != 0:  # nccl-tests prints 0-byte rows for sizes below one element
+            rows.append((positive_bytes(path, size), positive_seconds(path, size, micros, 1e-6)))
     if not rows:
         raise BadInput(f"{path}: no result rows (is this the output of an nccl-tests *_perf "
                        f"program?)")
@@ -126,7 +213,12 @@ def parse_gloo(path):
         if options:
             values = dict(item.split("=", 1) for item in options.group(1).split(", ")
                           if "=" in item)
-            ranks = int(values.get("processes", 0))
+            processes = values.get("processes", "").strip()
+            if "processes" in values and (not re.fullmatch(r"[0-9]{1,6}", processes)
+                                          or not 2 <= int(processes) <= MAX_RANKS):
+                raise BadInput(f"{path}: processes={processes[:20]} in its Options line: "
+                               f"expected a number of ranks in [2, {MAX_RANKS}]")
+            ranks = int(processes) if processes else None
             for key in ("inputs", "threads"):
                 if values.get(key, "1") != "1":
                     raise BadInput(f"{path}: {key}={values[key]}: gcsim simulates one input "
@@ -137,10 +229,11 @@ def parse_gloo(path):
         if unit is None or len(words) != 8:
             continue
         try:
-            size, p50, count = int(words[0]), float(words[3]), int(words[7])
+            size, p50 = int(words[0]), float(words[3])
         except ValueError:
             continue
-        rows.append((size, positive_seconds(path, size, p50, unit), count))
+        rows.append((positive_bytes(path, size), positive_seconds(path, size, p50, unit),
+                     repetitions(path, words[7])))
     if benchmark is None:
         raise BadInput(f"{path}: no benchmark title (is this the output of gloo's benchmark "
                        f"program?)")
@@ -157,9 +250,13 @@ def nccl_points(args):
             raise BadInput(f"{item}: expected COLLECTIVE=LOG with COLLECTIVE one of "
                            f"{', '.join(NCCL_KINDS)}")
         ranks, iterations, rows = parse_nccl_tests(path, args.in_place)
-        ranks = ranks or args.ranks
-        if not ranks or ranks < 2:
-            raise BadInput(f"{path}: no '# Rank' lines: give --ranks")
+        if ranks > MAX_RANKS:
+            raise BadInput(f"{path}: {ranks} '# Rank' lines, more than gcsim's {MAX_RANKS} ranks")
+        listed, ranks = ranks, ranks if ranks >= 2 else args.ranks
+        if not ranks:
+            raise BadInput(f"{path}: " + ("one '# Rank' line, and a collective needs 2 ranks"
+                                          if listed == 1 else "no '# Rank' lines") +
+                           ": give --ranks")
         ranks_seen.add(ranks)
         sources.append(os.path.basename(path))
         for size, seconds in rows:
@@ -177,7 +274,7 @@ def gloo_points(args):
     for path in args.logs:
         benchmark, ranks, rows = parse_gloo(path)
         ranks = ranks or args.ranks
-        if not ranks or ranks < 2:
+        if not ranks:
             raise BadInput(f"{path}: no 'processes=' in its Options line: give --ranks")
         collective, algorithm = GLOO_BENCHMARKS[benchmark]
         ranks_seen.add(ranks)
@@ -185,24 +282,45 @@ def gloo_points(args):
         for size, seconds, count in rows:
             # gloo prints an allgather's input; the format counts the output.
             total = size * ranks if collective == "allgather" else size
+            if total > MAX_BYTES:
+                raise BadInput(f"{path}: size {size}: an allgather of {total} bytes on {ranks} "
+                               f"ranks, past gcsim's 2^50")
             points.append({"collective": collective, "algorithm": algorithm, "ranks": ranks,
-                           "bytes": total, "seconds": seconds, "repetitions": max(1, count)})
+                           "bytes": total, "seconds": seconds, "repetitions": count})
     return points, ranks_seen, sources
 
 
 def add_cluster_options(parser, default_nodes):
     """The options cluster_of reads: a platform file, or a star's figures."""
     parser.add_argument("--cluster", help="platform description JSON (platforms/README.md)")
-    parser.add_argument("--nodes", type=int, help=f"star nodes (default: {default_nodes})")
-    parser.add_argument("--bandwidth", help="star link bandwidth, e.g. 100Gbps")
-    parser.add_argument("--latency", help="star link latency, e.g. 5us")
+    parser.add_argument("--nodes", type=integer_in(1, MAX_RANKS),
+                        help=f"star nodes (default: {default_nodes})")
+    parser.add_argument("--bandwidth", type=text_option(bandwidth_ok, WANTED_BANDWIDTH),
+                        help="star link bandwidth, e.g. 100Gbps")
+    parser.add_argument("--latency", type=text_option(latency_ok, WANTED_LATENCY),
+                        help="star link latency, e.g. 5us")
+
+
+def is_count(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def fat_tree_leaves(cluster):
+    """A fat_tree platform's leaves (the product of its "down"), or None."""
+    down = (cluster.get("fat_tree") or {}).get("down") if isinstance(cluster, dict) else None
+    if not isinstance(down, list) or not down or not all(is_count(d) for d in down):
+        return None
+    return math.prod(down)
 
 
 def workers_of(cluster):
     """How many workers (ranks) a platform description has, as gcsim counts
-    them: a multi_gpu platform's GPUs, any other's nodes; None if unsaid."""
+    them: a multi_gpu platform's GPUs, a fat_tree's nodes or else its leaves,
+    any other's nodes; None if unsaid."""
     nodes = cluster.get("nodes") if isinstance(cluster, dict) else None
-    if not isinstance(nodes, int) or isinstance(nodes, bool):
+    if nodes is None and isinstance(cluster, dict) and cluster.get("topology") == "fat_tree":
+        nodes = fat_tree_leaves(cluster)
+    if not is_count(nodes):
         return None
     gpus = cluster.get("gpus_per_node")
     if cluster.get("topology") == "multi_gpu" and isinstance(gpus, int):
@@ -210,16 +328,117 @@ def workers_of(cluster):
     return nodes
 
 
+# A platform description's fields by topology (sim/scenario/platform_spec.cpp):
+# what each needs, what it may have besides.
+PLATFORM_FIELDS = {"star": ({"nodes", "link"}, {"backbone", "shared_cores"}),
+                   "ring": ({"nodes", "link"}, set()),
+                   "parameter_server": ({"nodes", "link", "servers"}, {"server_link"}),
+                   "multi_gpu": ({"nodes", "link", "gpus_per_node", "gpu_link"}, set()),
+                   "fat_tree": ({"fat_tree", "link"}, {"nodes"}),
+                   "simgrid_xml": ({"xml", "nodes"}, set())}
+COMMON_FIELDS = {"topology", "name", "comment", "description", "source", "network"}
+
+
+def check_cluster(cluster, file, at=""):
+    """Refuses what gcsim would refuse in a platform description (`at` its
+    JSON path in `file`): a topology it does not know, a field its topology
+    needs missing or one it has not, a count out of gcsim's range, a link's
+    bandwidth or latency that is not a string with a unit in range."""
+    def fail(key, message):
+        raise BadInput(f"{file}: {at}{'/' + key if key else ''}: {message}")
+
+    def count(key, low, high):
+        value = cluster[key]
+        if not is_count(value) or not low <= value <= high:
+            fail(key, f"expected an integer in [{low}, {high}], got {json.dumps(value)[:40]}")
+        return value
+
+    def link(key):
+        value = cluster[key]
+        if not isinstance(value, dict):
+            fail(key, "expected an object with \"bandwidth\" and \"latency\"")
+        for field in set(value) - {"bandwidth", "latency", "comment"}:
+            fail(f"{key}/{field}", "not a field of a link")
+        for field, accepts, wanted in (("bandwidth", bandwidth_ok, WANTED_BANDWIDTH),
+                                       ("latency", latency_ok, WANTED_LATENCY)):
+            if not accepts(value.get(field)):
+                fail(f"{key}/{field}", f"expected {wanted}, got {json.dumps(value.get(field))}")
+
+    if not isinstance(cluster, dict):
+        fail("", f"expected a platform description (a JSON object), got "
+                 f"{json.dumps(cluster)[:40]}")
+    topology = cluster.get("topology")
+    if topology not in PLATFORM_FIELDS:
+        fail("topology", f"expected one of {', '.join(PLATFORM_FIELDS)}, got "
+                         f"{json.dumps(topology)[:40]}")
+    needed, optional = PLATFORM_FIELDS[topology]
+    for key in sorted(needed - set(cluster)):
+        fail(key, f"missing: a {topology} platform needs it")
+    for key in sorted(set(cluster) - needed - optional - COMMON_FIELDS):
+        fail(key, f"not a field of a {topology} platform")
+    if "network" in cluster and not isinstance(cluster["network"], dict):
+        fail("network", "expected an object")
+    if "name" in cluster and not isinstance(cluster["name"], str):
+        fail("name", "expected a string")
+    for key in ("link", "backbone", "server_link", "gpu_link"):
+        if key in cluster:
+            link(key)
+    if topology == "simgrid_xml" and (not isinstance(cluster["xml"], str) or not cluster["xml"]):
+        fail("xml", "expected the path of a SimGrid platform file")
+    if topology == "fat_tree":
+        tree = cluster["fat_tree"]
+        if not isinstance(tree, dict) or not all(isinstance(tree.get(k), list) and tree[k]
+                                                 for k in ("down", "up")):
+            fail("fat_tree", "expected an object with \"down\" and \"up\" (and \"links\")")
+        for key in ("down", "up", "links"):
+            levels = tree.get(key, tree["down"])
+            if not isinstance(levels, list) or len(levels) != len(tree["down"]) \
+                    or not all(is_count(v) and 1 <= v <= 4096 for v in levels):
+                fail(f"fat_tree/{key}", f"expected {len(tree['down'])} integers in [1, 4096]")
+        leaves = fat_tree_leaves(cluster)
+        if leaves > MAX_RANKS:
+            fail("fat_tree", f"the tree has {leaves} leaves, more than {MAX_RANKS}")
+        if "nodes" in cluster:
+            count("nodes", 1, leaves)
+    else:
+        count("nodes", 1, MAX_RANKS)
+    if "servers" in cluster:
+        count("servers", 1, MAX_RANKS)
+    if "shared_cores" in cluster:
+        count("shared_cores", 1, 4096)
+    if topology == "multi_gpu" and count("gpus_per_node", 1, 64) * cluster["nodes"] > MAX_RANKS:
+        fail("nodes", f"nodes x gpus_per_node exceeds {MAX_RANKS}")
+
+
+def placed_cluster(cluster, file, out, at=""):
+    """The cluster of `file` (at its JSON path `at`) as written beside `out`:
+    a simgrid_xml platform's "xml", which gcsim finds beside the file that
+    names it (or in the current folder or the repository), relative to
+    `out`'s folder."""
+    xml = cluster.get("xml")
+    if cluster.get("topology") != "simgrid_xml" or os.path.isabs(xml):
+        return cluster
+    for folder in (os.path.dirname(os.path.abspath(file)), os.getcwd(), ROOT):
+        if os.path.isfile(os.path.join(folder, xml)):
+            where = os.path.relpath(os.path.join(folder, xml),
+                                    os.path.dirname(os.path.abspath(out)))
+            return {**cluster, "xml": where}
+    raise BadInput(f"{file}: {at}/xml: SimGrid platform file not found: {xml}")
+
+
 def cluster_of(args, ranks):
     if args.cluster:
         try:
-            with open(args.cluster) as f:
+            with open(args.cluster, encoding="utf-8") as f:
                 cluster = json.load(f)
-        except (OSError, ValueError) as error:
-            raise BadInput(f"{args.cluster}: cannot read a platform description: {error}")
-        if not isinstance(cluster, dict):
-            raise BadInput(f"{args.cluster}: a platform description is a JSON object")
-        return cluster
+        except OSError as error:
+            raise BadInput(f"{args.cluster}: cannot read: {error.strerror or error}")
+        except ValueError as error:
+            raise BadInput(f"{args.cluster}: not a JSON platform description: {error}")
+        except RecursionError:
+            raise BadInput(f"{args.cluster}: JSON nested too deeply for a platform description")
+        check_cluster(cluster, args.cluster)
+        return placed_cluster(cluster, args.cluster, args.out)
     if not args.bandwidth or not args.latency:
         raise BadInput("--cluster FILE, or --bandwidth and --latency, describe the cluster")
     return {"topology": "star", "nodes": args.nodes or ranks,
@@ -227,14 +446,13 @@ def cluster_of(args, ranks):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="source", required=True)
     nccl = sub.add_parser("nccl-tests", help="logs of all_reduce_perf, all_gather_perf, "
                                              "broadcast_perf")
     nccl.add_argument("logs", nargs="+", metavar="COLLECTIVE=LOG")
     nccl.add_argument("--in-place", action="store_true", help="the in-place time column")
-    nccl.add_argument("--chunk-bytes", type=int, default=512 * 1024,
+    nccl.add_argument("--chunk-bytes", type=integer_in(1, MAX_BYTES), default=512 * 1024,
                       help="NCCL's ring broadcast piece (default 524288)")
     nccl.add_argument("--allreduce", choices=("ring", "tree"), default="ring",
                       help="the NCCL_ALGO the allreduce log ran with (default ring)")
@@ -242,25 +460,34 @@ def main(argv):
     gloo.add_argument("logs", nargs="+", metavar="LOG")
     for source in (nccl, gloo):
         add_cluster_options(source, "the logs' ranks")
-        source.add_argument("--ranks", type=int, help="ranks, where the logs do not say")
+        source.add_argument("--ranks", type=integer_in(2, MAX_RANKS),
+                            help="ranks, where the logs do not say")
         source.add_argument("--name", default=None)
         source.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    if not args.out:
+        parser.error("--out: expected a file name, got ''")
     try:
         points, ranks_seen, sources = (nccl_points if args.source == "nccl-tests"
                                        else gloo_points)(args)
         if len(ranks_seen) > 1:
             raise BadInput(f"the logs ran on different numbers of ranks: {sorted(ranks_seen)}")
+        ranks = ranks_seen.pop()
         run = {"format": "gcsim-measured-run/1",
                "name": args.name or os.path.splitext(os.path.basename(args.out))[0],
                "source": f"scripts/import_benchmarks.py {args.source} from " + ", ".join(sources),
-               "cluster": cluster_of(args, ranks_seen.pop()),
+               "cluster": cluster_of(args, ranks),
                "collectives": points}
+        workers = workers_of(run["cluster"])
+        if workers is not None and workers < ranks:
+            raise BadInput(f"{args.cluster or '--nodes'}: the cluster has {workers} workers, "
+                           f"the logs ran on {ranks} ranks")
     except BadInput as error:
         print(f"import_benchmarks.py: {error}", file=sys.stderr)
         return 2
     write_json_atomically(args.out, run, indent=1)
-    print(f"wrote {args.out}: {len(points)} points on {run['cluster'].get('nodes', '?')} nodes")
+    print(f"wrote {args.out}: {len(points)} points on {workers_of(run['cluster']) or '?'} "
+          f"workers")
     return 0
 
 

@@ -70,9 +70,10 @@ with the backward time from the previous bucket's data ready to its own
 (`backward_s`): gcsim validate then reduces each bucket as the backward
 pass reaches it, as DDP does.
 
-Bad input (a file that is not a trace, no iterations, a phase missing,
-ranks with different numbers of iterations) exits with status 2 and one
-line naming the file.
+Bad input (a file that is not a trace, not UTF-8, a corrupt gzip stream or
+JSON nested too deeply, no iterations, a phase missing, ranks with
+different numbers of iterations, a count, bandwidth or latency gcsim would
+refuse) exits with status 2 and one line naming the file or option.
 """
 import argparse
 import bisect
@@ -83,10 +84,13 @@ import math
 import os
 import re
 import sys
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
-from import_benchmarks import BadInput, add_cluster_options, cluster_of, workers_of  # noqa: E402
+from import_benchmarks import (MAX_RANKS, BadInput, Parser, add_cluster_options,  # noqa: E402
+                               check_cluster, cluster_of, integer_in, placed_cluster,
+                               workers_of)
 
 COMPRESSORS = ("dense", "topk", "cltk", "deft")  # what gcsim validate simulates
 PHASES = ("forward", "backward", "optimizer", "compression")
@@ -109,6 +113,10 @@ OPTIMIZER = ("Optimizer.step#", "Optimizer.zero_grad#")
 OVERLAP_SHARE = 0.05
 # Below this share of the iterations on the GPU, the run waited on its CPU.
 GPU_BUSY_NOTE = 0.5
+# What gcsim validate reads (sim/validate/measured_run.cpp): batch_per_worker
+# and warmup_iterations up to 2^30, times up to 1e9 s (json_reader.hpp).
+MAX_COUNT = 1 << 30
+LONGEST_SECONDS = 1e9
 
 Event = collections.namedtuple("Event", "name category start end correlation message")
 # What recent PyTorch records of an NCCL kernel's message: the
@@ -137,16 +145,22 @@ def read_json(path):
     try:
         with open(path, "rb") as f:
             packed = f.read(2) == b"\x1f\x8b"
-        with (gzip.open(path, "rt") if packed else open(path)) as f:
+        with (gzip.open(path, "rt", encoding="utf-8") if packed
+              else open(path, encoding="utf-8")) as f:
             return json.load(f)
     except gzip.BadGzipFile as error:
         raise BadInput(f"{path}: not gzip: {error}")
-    except EOFError:
-        raise BadInput(f"{path}: the gzip stream ends early")
+    except (EOFError, zlib.error) as error:
+        raise BadInput(f"{path}: a corrupt gzip stream: {str(error) or 'it ends early'}")
     except OSError as error:
-        raise BadInput(f"{path}: cannot read: {error.strerror}")
+        raise BadInput(f"{path}: cannot read: {error.strerror or error}")
+    except UnicodeDecodeError as error:
+        raise BadInput(f"{path}: not UTF-8 text (byte {error.start}): not JSON")
     except ValueError as error:
         raise BadInput(f"{path}: not JSON: {error}")
+    except RecursionError:
+        raise BadInput(f"{path}: JSON nested deeper than Python reads (no trace, list of layers or "
+                       f"measured run is)")
 
 
 def distributed_info(path, trace):
@@ -483,6 +497,9 @@ def ranks_of(args, placed):
         raise BadInput(f"--ranks {args.ranks}: the traces are of a run of {world} ranks "
                        f"(their distributedInfo)")
     ranks = args.ranks or world or len(args.traces)
+    if ranks > MAX_RANKS:
+        raise BadInput(f"{args.traces[0]}: a run of {ranks} ranks (its distributedInfo), more "
+                       f"than gcsim's {MAX_RANKS}")
     if len(args.traces) > ranks:
         raise BadInput(f"{len(args.traces)} traces of a run of {ranks} ranks")
     return ranks
@@ -516,6 +533,10 @@ def training_entry(args):
         row["compute_s"] = row["forward_s"] + row["backward_s"]
         # The traces count microseconds: nanoseconds keep every digit of a mean.
         row = {key: round(value, 9) for key, value in row.items()}
+        for key, value in row.items():
+            if value > LONGEST_SECONDS:
+                raise BadInput(f"{args.traces[0]}: iteration {i + 1}: {key} {value:g}, past the "
+                               f"1e9 s gcsim reads")
         iterations.append(row)
         during = sum(r[i].during_backward for r in per_rank) / len(per_rank)
         overlapped |= during > OVERLAP_SHARE * max(row["communication_s"], 1e-12)
@@ -576,6 +597,8 @@ def measured_run(args, entry, reading):
                            f"\"gcsim-measured-run/1\")")
         if not isinstance(run.get("training", []), list):
             raise BadInput(f"{args.into}: /training is not a list")
+        check_cluster(run.get("cluster"), args.into, "/cluster")
+        run["cluster"] = placed_cluster(run["cluster"], args.into, args.out, "/cluster")
         run["source"] = f"{run.get('source', '')}; training from scripts/import_torch_profile.py " \
                         f"({sources})".lstrip("; ")
         run["training"] = run.get("training", []) + [entry]
@@ -593,19 +616,20 @@ def measured_run(args, entry, reading):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("traces", nargs="+", metavar="TRACE", help="one Chrome trace per rank")
     parser.add_argument("--layers", help="the gradient's layers (JSON, above)")
     parser.add_argument("--scenario", help="the gcsim scenario of this run: validate then "
                                            "simulates its model, loop and compressor")
     parser.add_argument("--compressor", choices=COMPRESSORS, default="dense")
     parser.add_argument("--density", type=float, help="the compressor's density")
-    parser.add_argument("--batch", type=int, default=1, help="samples per rank and iteration")
+    parser.add_argument("--batch", type=integer_in(1, MAX_COUNT), default=1,
+                        help="samples per rank and iteration")
     parser.add_argument("--model", default="model", help="the model's name, for the record")
-    parser.add_argument("--ranks", type=int, help="ranks (default: the traces' world size "
-                                                  "where Kineto recorded it, else one per trace)")
-    parser.add_argument("--warmup", type=int, default=1,
+    parser.add_argument("--ranks", type=integer_in(1, MAX_RANKS),
+                        help="ranks (default: the traces' world size where Kineto recorded it, "
+                             "else one per trace)")
+    parser.add_argument("--warmup", type=integer_in(0, MAX_COUNT), default=1,
                         help="first iterations left out of the comparison (default 1)")
     parser.add_argument("--step", help="the range of one iteration (default: ProfilerStep#N)")
     parser.add_argument("--by-kernel", action="store_true",
@@ -622,9 +646,9 @@ def main(argv):
     parser.add_argument("--name", help="the training run's name (default: the compressor)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    if not args.out:
+        parser.error("--out: expected a file name, got ''")
     try:
-        if args.warmup < 0 or args.batch < 1 or (args.ranks is not None and args.ranks < 1):
-            raise BadInput("--warmup is at least 0, --batch and --ranks at least 1")
         entry, reading = training_entry(args)
         run = measured_run(args, entry, reading)
     except BadInput as error:

@@ -10,8 +10,10 @@ simulate every point to within a fraction of a percent: a wrong column,
 unit, size convention or broadcast model shows as an error of percents.
 Also: the in-place column, the iteration counts, and bad input (exit 2, one
 line naming the file), including 90 seeded mutations of a log (never a
-traceback or a file gcsim cannot read) and times that are nan, infinite,
-negative or 0.
+traceback or a file gcsim cannot read), times that are nan, infinite,
+negative or 0, logs that are not UTF-8, bad processes=, sizes and counts,
+bad options (numbers, bandwidths, latencies, unknown ones) and clusters
+without their required fields.
 
 Usage: import_benchmarks_test.py PATH/TO/gcsim
 """
@@ -34,7 +36,7 @@ CHUNK = 512 * 1024
 SIZES = [1 << 20, 4 << 20, 16 << 20, 64 << 20]
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
-from checks import Checks  # noqa: E402
+from checks import Checks, refusal_problems  # noqa: E402
 
 check = Checks()
 
@@ -305,6 +307,90 @@ with tempfile.TemporaryDirectory() as tmp:
         check(done.returncode == 2 and len(lines) == 1 and needle in lines[0]
               and not os.path.exists(out),
               f"gloo, {label}: exit 2 with one line naming it (got {done.returncode}: {lines})")
+
+    # Bad logs, options and clusters: exit 2, one line naming the file or
+    # option, no traceback, nothing written; never a file gcsim validate
+    # would refuse.
+    binary = os.path.join(tmp, "binary.log")
+    with open(binary, "wb") as f:
+        f.write(b"\xff\xfe\x00 not text\n")
+    gloo_text = gloo_log_text("allreduce_ring", "allreduce")
+    gloo_bad = {}
+    for name, old_text, new_text in [
+            ("processes-word", "processes=4", "processes=four"),
+            ("processes-negative", "processes=4", "processes=-4"),
+            ("size-negative", f"{SIZES[0]:12d}", f"{-SIZES[0]:12d}"),
+            ("iterations-negative", f"{250:12d}", f"{-250:12d}")]:
+        gloo_bad[name] = write_lines(os.path.join(tmp, name + ".txt"),
+                                     gloo_text.replace(old_text, new_text, 1).splitlines())
+    no_topology = write_lines(os.path.join(tmp, "no-topology.json"), [json.dumps(
+        {"nodes": RANKS, "link": {"bandwidth": "10Gbps", "latency": "15us"}})])
+    bad_link = write_lines(os.path.join(tmp, "bad-link.json"), [json.dumps(
+        {"topology": "star", "nodes": RANKS, "link": {"bandwidth": "fast", "latency": "15us"}})])
+    no_gpu_link = write_lines(os.path.join(tmp, "no-gpu-link.json"), [json.dumps(
+        {"topology": "multi_gpu", "nodes": 2, "gpus_per_node": 2,
+         "link": {"bandwidth": "10Gbps", "latency": "15us"}})])
+    deep = write_lines(os.path.join(tmp, "deep.json"), ["[" * 100000 + "]" * 100000])
+    star = ["--bandwidth", "10Gbps", "--latency", "15us"]
+    allreduce = f"allreduce={logs['allreduce']}"
+    broadcast = f"broadcast={logs['broadcast']}"
+    out = os.path.join(tmp, "bad.json")
+    for label, args, needles in [
+            ("nccl-tests: a log that is not UTF-8", ["nccl-tests", f"allreduce={binary}", *star],
+             ["binary.log", "UTF-8"]),
+            ("gloo: a log that is not UTF-8", ["gloo", binary, *star], ["binary.log", "UTF-8"]),
+            ("gloo: processes=four", ["gloo", gloo_bad["processes-word"], *star],
+             ["processes-word.txt", "processes=four"]),
+            ("gloo: processes=-4", ["gloo", gloo_bad["processes-negative"], *star],
+             ["processes-negative.txt", "processes=-4"]),
+            ("gloo: a negative size", ["gloo", gloo_bad["size-negative"], *star],
+             ["size-negative.txt", f"size {-SIZES[0]}"]),
+            ("gloo: a negative iteration count", ["gloo", gloo_bad["iterations-negative"], *star],
+             ["iterations-negative.txt", "-250 iterations"]),
+            ("--chunk-bytes -5", ["nccl-tests", broadcast, *star, "--chunk-bytes", "-5"],
+             ["--chunk-bytes", "-5"]),
+            ("--nodes=-3", ["nccl-tests", allreduce, *star, "--nodes=-3"], ["--nodes", "-3"]),
+            ("--bandwidth garbage", ["nccl-tests", allreduce, "--bandwidth", "garbage",
+                                     "--latency", "15us"], ["--bandwidth", "garbage"]),
+            ("--latency=-5us", ["nccl-tests", allreduce, "--bandwidth", "10Gbps",
+                                "--latency=-5us"], ["--latency", "-5us"]),
+            ("--latency without a unit", ["nccl-tests", allreduce, "--bandwidth", "10Gbps",
+                                          "--latency", "15"], ["--latency", "15"]),
+            ("--ranks 1", ["nccl-tests", allreduce, *star, "--ranks", "1"], ["--ranks"]),
+            ("fewer --nodes than ranks", ["nccl-tests", allreduce, *star, "--nodes", "2"],
+             ["--nodes", "2 workers", f"{RANKS} ranks"]),
+            ("an unknown option", ["gloo", gloo_logs[0], *star, "--bogus"], ["--bogus"]),
+            ("an empty --out", ["gloo", gloo_logs[0], *star, "--out="], ["--out"]),
+            ("a --cluster without a topology", ["nccl-tests", allreduce, "--cluster", no_topology],
+             ["no-topology.json", "/topology"]),
+            ("a --cluster with a bad bandwidth", ["nccl-tests", allreduce, "--cluster", bad_link],
+             ["bad-link.json", "/link/bandwidth", "fast"]),
+            ("a multi_gpu --cluster without gpu_link", ["nccl-tests", allreduce, "--cluster",
+                                                        no_gpu_link],
+             ["no-gpu-link.json", "/gpu_link"]),
+            ("a --cluster nested too deeply", ["nccl-tests", allreduce, "--cluster", deep],
+             ["deep.json"]),
+            ("a --cluster that is not UTF-8", ["nccl-tests", allreduce, "--cluster", binary],
+             ["binary.log"])]:
+        if os.path.exists(out):
+            os.remove(out)
+        done = run_import(tmp, *args, "--out", out) if "--out=" not in args else \
+            run_import(tmp, *args)
+        problems = refusal_problems(done, ["import_benchmarks.py: ", *needles], result_file=out)
+        if "Traceback" in done.stderr:
+            problems.append("a traceback")
+        check(not problems, f"{label}: exit 2, one line naming it, nothing written"
+                            f"{'; ' + '; '.join(problems) if problems else ''}")
+    # A SimGrid XML platform: its "xml" written relative to the measured run,
+    # where gcsim validate looks for it.
+    xml_run = os.path.join(tmp, "sub", "xml.json")
+    os.makedirs(os.path.dirname(xml_run))
+    done = run_import(tmp, "nccl-tests", allreduce, "--cluster",
+                      os.path.join(ROOT, "platforms", "xml-cluster.json"), "--out", xml_run)
+    checked = subprocess.run([GCSIM, "validate", xml_run, "--quiet"], capture_output=True,
+                             text=True, cwd=tmp) if done.returncode == 0 else done
+    check(checked.returncode == 0, f"a simgrid_xml --cluster: its xml found from the measured "
+                                   f"run ({checked.stderr.strip()})")
 
     # Mutated logs (lines deleted, duplicated or cut short; a number made
     # nan, 1e309, -1, 0 or a word), seeded: every import exits 0 with a

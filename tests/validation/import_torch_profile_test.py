@@ -18,13 +18,17 @@
   ranges, read by PyTorch's own (autograd's functions, the optimizer's
   step); --clock cpu; four refusals.
 - --into adds the run to a measured run of collectives.
-- Bad input: exit 2, one line naming the file or option, nothing written.
+- Bad input: exit 2, one line naming the file or option, nothing written;
+  never a traceback (a corrupt gzip stream, JSON nested too deeply, bytes
+  that are not UTF-8) nor a measured run gcsim validate would refuse (a
+  bandwidth, latency, --batch, --ranks or cluster out of its range).
 
 Usage: import_torch_profile_test.py PATH/TO/gcsim
 """
 import gzip
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -488,6 +492,19 @@ def into(tmp):
         compared = json.load(open(report))
         check(len(compared["collectives"]) == 1 and len(compared["training"]) == 1,
               "and compares its collective and its training run")
+    # A SimGrid XML cluster in another folder: its "xml" is written relative
+    # to the output, where gcsim validate looks for it.
+    os.makedirs(os.path.join(tmp, "elsewhere"))
+    shutil.copy(os.path.join(ROOT, "platforms", "small-cluster.xml"),
+                os.path.join(tmp, "elsewhere"))
+    xml_base = os.path.join(tmp, "elsewhere", "xml-run.json")
+    json.dump({**collectives, "cluster": {"topology": "simgrid_xml", "xml": "small-cluster.xml",
+                                          "nodes": 2}}, open(xml_base, "w"))
+    result = run_import(*files, "--layers", layers, "--into", xml_base, "--out", out)
+    validate = subprocess.run([GCSIM, "validate", out, "--quiet"], capture_output=True,
+                              text=True, timeout=120) if result.returncode == 0 else result
+    check(validate.returncode == 0, f"--into a simgrid_xml cluster of another folder: its xml "
+                                    f"found from the output ({validate.stderr.strip()})")
 
 
 def refusals(tmp):
@@ -545,11 +562,58 @@ def refusals(tmp):
           layers], ["dgx-2x8-v100.json", "16 workers"]),
         ("--into a file that is not a measured run",
          [files[0], "--layers", layers, "--into", layers], ["layers.json"]),
+        # A corrupt stream, deep nesting, bytes that are not UTF-8: one line,
+        # never zlib's, the JSON decoder's or the codec's traceback.
+        ("a corrupt gzip stream", [write("corrupt.json.gz", gzip.compress(
+            json.dumps(kineto_rank(200, [])).encode())[:10] + b"not deflate" * 8), "--layers",
+            layers], ["corrupt.json.gz", "gzip"]),
+        ("a trace nested too deeply", [write("deep.json", "[" * 100000 + "]" * 100000),
+                                       "--layers", layers], ["deep.json", "nested"]),
+        ("--layers nested too deeply", [files[0], "--layers", write(
+            "deep-layers.json", '{"layers": ' + "[" * 100000 + "]" * 100000 + "}")],
+         ["deep-layers.json", "nested"]),
+        ("a trace that is not UTF-8", [write("binary.json", b"\xff\xfe{}"), "--layers", layers],
+         ["binary.json", "UTF-8"]),
+        # Figures gcsim validate would refuse: refused here, nothing written.
+        ("--bandwidth garbage", [files[0], "--layers", layers, "--bandwidth", "garbage",
+                                 "--latency", "5us"], ["--bandwidth", "garbage"]),
+        ("--latency=-5s", [files[0], "--layers", layers, "--bandwidth", "1Gbps",
+                           "--latency=-5s"], ["--latency", "-5s"]),
+        ("--batch 10**21", [files[0], "--layers", layers, "--batch", str(10 ** 21)],
+         ["--batch", str(10 ** 21)]),
+        ("--ranks 99999999", [files[0], "--layers", layers, "--ranks", "99999999"],
+         ["--ranks", "99999999"]),
+        ("--nodes=-3", [files[0], "--layers", layers, "--nodes=-3"], ["--nodes", "-3"]),
+        ("--warmup -1", [files[0], "--layers", layers, "--warmup=-1"], ["--warmup", "-1"]),
+        ("an unknown option", [files[0], "--layers", layers, "--bogus"], ["--bogus"]),
+        ("a --cluster without a topology",
+         [files[0], "--layers", layers, "--cluster", write("no-topology.json", {
+             "nodes": 1, "link": {"bandwidth": "1Gbps", "latency": "5us"}})],
+         ["no-topology.json", "/topology"]),
+        ("--into a measured run whose cluster has a bad bandwidth",
+         [files[0], "--layers", layers, "--into", write("bad-into.json", {
+             "format": "gcsim-measured-run/1", "cluster": {
+                 "topology": "star", "nodes": 1, "link": {"bandwidth": "fast",
+                                                          "latency": "5us"}}})],
+         ["bad-into.json", "/cluster/link/bandwidth", "fast"]),
+        ("a fat_tree cluster of other size", [files[0], "--layers", layers, "--cluster",
+                                              os.path.join(ROOT, "platforms",
+                                                           "fattree-96-1g.json")],
+         ["fattree-96-1g.json", "96 workers"]),
     ]
     for what, args, needles in cases:
+        if os.path.exists(out):
+            os.remove(out)
         # --into takes its measured run's cluster, no cluster options.
-        result = run_import(*args, "--out", out) if "--into" in args else run_import(*args, *star)
-        problems = refusal_problems(result, needles, result_file=out)
+        # So do the cases that give their own cluster options.
+        if {"--into", "--cluster", "--bandwidth"} & set(args):
+            result = run_import(*args, "--out", out)
+        else:
+            result = run_import(*args, *star)
+        problems = refusal_problems(result, ["import_torch_profile.py: ", *needles],
+                                    result_file=out)
+        if "Traceback" in result.stderr:
+            problems.append("a traceback")
         check(not problems, f"{what}: exit 2, one line{'; ' + '; '.join(problems) if problems else ''}")
     # An --out that cannot be written: scripts/atomic_write.py's one line, exit 1.
     blocked = os.path.join(layers, "run.json")
