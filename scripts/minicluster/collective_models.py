@@ -42,8 +42,10 @@ twice: from each point's `seconds` (the median of its repetitions, what the
 fit sees) and from the mean of its `samples_s` where the run recorded them, since
 a mean iteration pays each collective's mean, tail included.
 """
+import argparse
 import json
 import math
+import os
 import sys
 
 import numpy as np
@@ -190,6 +192,184 @@ MODELS = [("alpha-beta", lambda run: linear(["m", "b"])),
           ("overlap", lambda run: overlap(one_way_latency(run)))]
 
 
+class BadRun(Exception):
+    """A file these scripts cannot use as a measured run; str() is the one
+    line, naming the file, that a script prints before exit 2."""
+
+
+_KINDS = {dict: "an object", list: "an array", str: "a string", int: "an integer",
+          float: "a number"}
+
+
+def _show(value):
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _get(obj, key, at, kind, default=BadRun):
+    """obj[key] of `kind` (dict, list, str, int, or float: any finite number);
+    `default` where it may be missing."""
+    if key not in obj:
+        if default is not BadRun:
+            return default
+        raise BadRun(f"{at}/{key}: required field is missing")
+    value = obj[key]
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is float:
+        ok = number and math.isfinite(value)
+    elif kind is int:
+        ok = number and math.isfinite(value) and float(value).is_integer()
+    else:
+        ok = isinstance(value, kind)
+    if not ok:
+        raise BadRun(f"{at}/{key}: expected {_KINDS[kind]}, got {_show(value)}")
+    return int(value) if kind is int else value
+
+
+def _within(value, low, high, at, what):
+    if not low <= value <= high:
+        raise BadRun(f"{at}: {_show(value)} is not {what}")
+    return value
+
+
+def _check_run(run, models):
+    """Raises BadRun for what the scripts would read and cannot: the fields of
+    the measured-run format (results/validation/README.md) they use, with
+    gcsim's limits; `models` adds what collective_models.py needs besides
+    repeatability.py (the link's latency, each training run's compressor and
+    layers, and ring collectives to fit)."""
+    if not isinstance(run, dict):
+        raise BadRun(f"/: expected an object (a measured run), got {_show(run)}")
+    if _get(run, "format", "", str) != "gcsim-measured-run/1":
+        raise BadRun(f"/format: expected \"gcsim-measured-run/1\", got {_show(run['format'])}")
+    _get(run, "name", "", str, None)
+    _get(run, "date", "", str, None)
+    cluster = _get(run, "cluster", "", dict)
+    nodes = _within(_get(cluster, "nodes", "/cluster", int), 1, 65536, "/cluster/nodes", "1..65536")
+    link = _get(cluster, "link", "/cluster", dict)
+    _get(link, "bandwidth", "/cluster/link", str)
+    if models:
+        latency = _get(link, "latency", "/cluster/link", str)
+        try:
+            seconds = one_way_latency(run)
+        except ValueError:
+            seconds = math.nan
+        if not 0 <= seconds <= 1e9:
+            raise BadRun(f"/cluster/link/latency: {_show(latency)} is not a time (us, ms, ns or s)")
+    points = _get(run, "collectives", "", list, [])
+    for i, point in enumerate(points):
+        at = f"/collectives/{i}"
+        if not isinstance(point, dict):
+            raise BadRun(f"{at}: expected an object, got {_show(point)}")
+        if _get(point, "collective", at, str) not in ("allreduce", "allgather", "broadcast"):
+            raise BadRun(f"{at}/collective: {_show(point['collective'])} is not allreduce, "
+                         "allgather or broadcast")
+        _get(point, "algorithm", at, str, None)
+        _within(_get(point, "ranks", at, int), 2, 65536, f"{at}/ranks", "2..65536")
+        _within(_get(point, "bytes", at, int), 1, 1 << 50, f"{at}/bytes", "1..2^50")
+        _within(_get(point, "chunk_bytes", at, int, 1), 1, 1 << 50, f"{at}/chunk_bytes", "1..2^50")
+        seconds = _get(point, "seconds", at, float)
+        if not 0 < seconds <= 1e9:
+            raise BadRun(f"{at}/seconds: {_show(seconds)} is not in (0, 1e9]")
+        for j, sample in enumerate(_get(point, "samples_s", at, list, [])):
+            _within(_get({j: sample}, j, f"{at}/samples_s", float), 0, 1e9,
+                    f"{at}/samples_s/{j}", "in [0, 1e9]")
+    trainings = _get(run, "training", "", list, [])
+    for i, training in enumerate(trainings):
+        at = f"/training/{i}"
+        if not isinstance(training, dict):
+            raise BadRun(f"{at}: expected an object, got {_show(training)}")
+        if models and "scenario" in training:
+            raise BadRun(f"{at}: names a scenario; collective_models.py needs the run's own "
+                         "compressor and workload")
+        compressor = _get(training, "compressor", at, dict, {})
+        if "compressor" in training or models:
+            name = _get(compressor, "name", f"{at}/compressor", str)
+            if name not in ("dense", "topk", "cltk", "deft"):
+                raise BadRun(f"{at}/compressor/name: {_show(name)} is not dense, topk, cltk or deft")
+            if name != "dense":
+                density = _get(compressor, "density", f"{at}/compressor", float)
+                if not 0 < density <= 1:
+                    raise BadRun(f"{at}/compressor/density: {_show(density)} is not in (0, 1]")
+        # Its name defaults to its compressor's, as gcsim's (or here its scenario's file).
+        scenario = _get(training, "scenario", at, str, None)
+        if "name" not in training:
+            training["name"] = compressor.get("name") or os.path.splitext(
+                os.path.basename(scenario or "training"))[0]
+        _get(training, "name", at, str)
+        if models:
+            layers = _get(_get(training, "workload", at, dict), "layers", f"{at}/workload", list)
+            if not layers:
+                raise BadRun(f"{at}/workload/layers: expected a non-empty array, got []")
+            for j, layer in enumerate(layers):
+                if not isinstance(layer, dict):
+                    raise BadRun(f"{at}/workload/layers/{j}: expected an object, got {_show(layer)}")
+                _within(_get(layer, "bytes", f"{at}/workload/layers/{j}", int), 1, 1 << 50,
+                        f"{at}/workload/layers/{j}/bytes", "1..2^50")
+        iterations = _get(training, "iterations", at, list)
+        if not iterations:
+            raise BadRun(f"{at}/iterations: expected a non-empty array, got []")
+        for j, iteration in enumerate(iterations):
+            if not isinstance(iteration, dict):
+                raise BadRun(f"{at}/iterations/{j}: expected an object, got {_show(iteration)}")
+            for key in iteration:  # every phase (and the loss) is a number
+                if key != "comment":
+                    _get(iteration, key, f"{at}/iterations/{j}", float)
+            if not 0 < _get(iteration, "iteration_s", f"{at}/iterations/{j}", float) <= 1e9:
+                raise BadRun(f"{at}/iterations/{j}/iteration_s: {_show(iteration['iteration_s'])} "
+                             "is not in (0, 1e9]")
+        _within(_get(training, "warmup_iterations", at, int, 0), 0, len(iterations) - 1,
+                f"{at}/warmup_iterations", f"0..{len(iterations) - 1} (leaves no iteration)")
+    if models:
+        # Every fit of leave_one_size_out keeps a point of each kind, and
+        # (split, overlap) a small and a large size.
+        sizes = {kind: {p["bytes"] for p in points if p["collective"] == kind}
+                 for kind in ("allreduce", "allgather")}
+        ring_sizes = sizes["allreduce"] | sizes["allgather"]
+        small = sum(size < SMALL for size in ring_sizes)
+        large = sum(size >= LARGE for size in ring_sizes)
+        if min(map(len, sizes.values())) < 2 or small < 2 or large < 2:
+            raise BadRun(f"/collectives: the models, each size left out in turn, need allreduce "
+                         f"and allgather at two sizes or more, two sizes below 1 MiB and two of "
+                         f"4 MiB and more (allreduce {len(sizes['allreduce'])}, allgather "
+                         f"{len(sizes['allgather'])}, {small} below 1 MiB, {large} of 4 MiB and more)")
+        measured = {p["collective"] for p in points if p["ranks"] == nodes}
+        for i, training in enumerate(trainings):
+            wanted = {c for c, _ in training_calls(training, nodes)} - measured
+            if wanted:
+                raise BadRun(f"/training/{i}: its {', '.join(sorted(wanted))} not measured at "
+                             f"{nodes} ranks (/collectives): no measured time to price it with")
+
+
+def load_run(path, models=True):
+    """The measured run in `path`, checked as _check_run checks it (its name
+    the file's, as gcsim's, where it has none); BadRun naming the file when it
+    cannot be read or used."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            run = json.load(f)
+    except IsADirectoryError:
+        raise BadRun(f"{path}: is a folder, not a measured run")
+    except FileNotFoundError:
+        raise BadRun(f"{path}: no such file")
+    except OSError as error:
+        raise BadRun(f"{path}: cannot read: {error.strerror}")
+    except UnicodeDecodeError:
+        raise BadRun(f"{path}: not a JSON text (not UTF-8)")
+    except json.JSONDecodeError as error:
+        raise BadRun(f"{path}: " + ("empty file" if not error.doc.strip() else
+                                    f"malformed JSON at line {error.lineno}, column {error.colno}"))
+    except RecursionError:
+        raise BadRun(f"{path}: malformed JSON (nested too deep)")
+    if isinstance(run, dict) and "name" not in run:
+        run["name"] = os.path.splitext(os.path.basename(path))[0]
+    try:
+        _check_run(run, models)
+    except BadRun as error:
+        raise BadRun(f"{path}: {error}")
+    return run
+
+
 def report_models(run):
     points = run["collectives"]
     print(f"{run['name']}:")
@@ -284,7 +464,7 @@ def training_calls(t, P):
 
 def mean_iteration(t):
     its = t["iterations"][t.get("warmup_iterations", 0):]
-    return {k: sum(i.get(k, 0) for i in its) / len(its) for k in its[0]}
+    return {k: sum(i.get(k, 0) for i in its) / len(its) for k in its[0] if k != "comment"}
 
 
 def iteration_with(t, mean, comm):
@@ -328,8 +508,18 @@ def modelled_training(run, make):
     return out
 
 
-def main(files):
-    runs = [json.load(open(f)) for f in files]
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Each file is a measured run (results/validation/README.md's format) with ring "
+               "collectives below 1 MiB and of 4 MiB and more.")
+    parser.add_argument("runs", nargs="+", metavar="RUN.json")
+    return parser.parse_args(argv)
+
+
+def main(argv):
+    args = parse_args(argv)
+    runs = [load_run(path) for path in args.runs]  # every file checked before any output
     for run in runs:
         report_models(run)
     shared_cpu(runs)
@@ -356,4 +546,8 @@ def main(files):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except BadRun as error:
+        print(f"collective_models.py: {error}", file=sys.stderr)
+        sys.exit(2)

@@ -33,18 +33,32 @@ def parse_args(argv):
     parser.add_argument("--gcsim", default=os.path.join(ROOT, "build", "gcsim"))
     parser.add_argument("runs", nargs="+", metavar="RUN.json")
     args = parser.parse_args(argv)
-    for path in [args.gcsim] + args.runs:
+    if os.path.isdir(args.gcsim):
+        refuse(f"--gcsim: {args.gcsim} is a folder, not gcsim")
+    if not (os.path.isfile(args.gcsim) and os.access(args.gcsim, os.X_OK)):
+        refuse(f"--gcsim: {args.gcsim} is not an executable file")
+    args.gcsim = os.path.abspath(args.gcsim)  # that file, never one found on PATH
+    for path in args.runs:
+        if os.path.isdir(path):
+            refuse(f"{path}: is a folder, not a measured run")
         if not os.path.isfile(path):
-            parser.exit(2, f"errors_over_runs.py: {path}: no such file\n")
+            refuse(f"{path}: no such file")
     return args
+
+
+def refuse(message):
+    """Bad input: one line, exit 2."""
+    print(f"errors_over_runs.py: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def bits_per_second(bandwidth):
     """A platform bandwidth ("100Mbps", "1Gbps", "1.25e8Bps") in bit/s, so that
     one rate written two ways is one cluster."""
-    found = re.fullmatch(r"\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)\s*([kKMGT]?)(bps|Bps)\s*", bandwidth)
+    found = re.fullmatch(r"\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)\s*([kKMGT]?)(bps|Bps)\s*",
+                         bandwidth) if isinstance(bandwidth, str) else None
     if not found:
-        sys.exit(f"errors_over_runs.py: cannot read the bandwidth {bandwidth!r}")
+        raise ValueError(f"cannot read the bandwidth {bandwidth!r}")
     value, prefix, unit = found.groups()
     scale = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[prefix]
     return float(value) * scale * (8 if unit == "Bps" else 1)
@@ -57,22 +71,41 @@ def rate_name(bits):
 def errors_of(gcsim, path, tmp):
     """{quantity: signed error} of one run on its own fit, and its cluster."""
     report = os.path.join(tmp, "report.json")
-    done = subprocess.run([gcsim, "validate", path, "--fit", "--json", report, "--quiet"],
-                          capture_output=True, text=True)
+    if os.path.exists(report):  # the previous run's: never read as this one's
+        os.remove(report)
+    try:
+        done = subprocess.run([gcsim, "validate", path, "--fit", "--json", report, "--quiet"],
+                              capture_output=True, text=True, errors="replace")
+    except OSError as error:  # not a program this machine runs
+        refuse(f"--gcsim: cannot run {gcsim}: {error.strerror}")
+    said = "; ".join(line for line in done.stderr.splitlines() if line.strip())
+    if done.returncode == 2:  # gcsim refused the run: its own line names the file
+        refuse(said or f"{path}: refused by gcsim validate")
     if done.returncode != 0:
-        sys.exit(f"errors_over_runs.py: {path}: gcsim validate exited {done.returncode}: "
-                 f"{done.stderr.strip()}")
-    with open(report) as f:
-        comparison = json.load(f)
+        sys.exit(f"errors_over_runs.py: {path}: gcsim validate exited {done.returncode}: {said}")
+    try:
+        with open(report) as f:
+            comparison = json.load(f)
+        if not isinstance(comparison.get("summary"), dict):
+            raise ValueError("no summary")
+    except (OSError, ValueError, AttributeError):
+        refuse(f"--gcsim: {gcsim} wrote no comparison of {path} (is it gcsim?)")
     with open(path) as f:
         cluster = json.load(f)["cluster"]
+    # Grouped by nodes and link rate: a platform without them (an XML one) has no group.
+    if not isinstance(cluster.get("nodes"), int) or not isinstance(cluster.get("link"), dict):
+        refuse(f"{path}: /cluster: no nodes and link to group the run by (a star's)")
+    try:
+        rate = bits_per_second(cluster["link"]["bandwidth"])
+    except ValueError as error:
+        refuse(f"{path}: /cluster/link/bandwidth: {error}")
     errors = {}
     large = comparison["summary"].get("collectives_4MiB_and_more", {})
     if large.get("points", 0) > 0:
         errors[COLLECTIVES] = large["geomean_error"]
     for training in comparison.get("training", []):
         errors[training["name"] + " iteration"] = training["relative_error"]["iteration_s"]
-    return (cluster["nodes"], bits_per_second(cluster["link"]["bandwidth"])), errors
+    return (cluster["nodes"], rate), errors
 
 
 def main(argv):

@@ -12,14 +12,14 @@ its errors in), the point that differs most, and each training run's mean
 iteration after the warm-up in every run. A model cannot be judged below
 the difference between two measurements of the same thing.
 """
+import argparse
 import itertools
-import json
 import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from collective_models import LARGE, geomean  # noqa: E402
+from collective_models import LARGE, BadRun, geomean, load_run  # noqa: E402
 
 
 def steady_mean(training):
@@ -27,11 +27,18 @@ def steady_mean(training):
     return sum(i["iteration_s"] for i in iterations) / len(iterations)
 
 
-def main(files):
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", metavar="RUN.json",
+                        help="measured runs (results/validation/README.md's format)")
+    return parser.parse_args(argv)
+
+
+def main(argv):
+    args = parse_args(argv)
     groups = {}
-    for path in files:
-        with open(path) as f:
-            run = json.load(f)
+    for path in args.runs:  # every file checked before any output
+        run = load_run(path, models=False)
         key = (run["cluster"]["nodes"], run["cluster"]["link"]["bandwidth"])
         groups.setdefault(key, []).append((path, run))
     for (nodes, rate), runs in sorted(groups.items()):
@@ -55,4 +62,8 @@ def main(files):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except BadRun as error:
+        print(f"repeatability.py: {error}", file=sys.stderr)
+        sys.exit(2)

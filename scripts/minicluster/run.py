@@ -85,16 +85,43 @@ def check_args(args):
         raise BadArgument(f"--timeout: {args.timeout} is not in (0, 1e6] seconds")
     if not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
         raise BadArgument(f"--python: {args.python} is not an executable file")
-    # The output, before minutes of measuring: its folder made, a file writable there.
-    folder = os.path.dirname(os.path.abspath(args.out))
-    try:
-        os.makedirs(folder, exist_ok=True)
-        with open(args.out + ".partial", "w"):
-            pass
-        os.remove(args.out + ".partial")
-    except OSError as why:
-        raise BadArgument(f"--out: cannot write {args.out}: {why.filename}: {why.strerror}")
+    if not sizes and not runs:
+        raise BadArgument("--sizes: empty, and --train empty too: nothing to measure")
+    check_out(args.out)
     return sizes, runs
+
+
+def check_out(out):
+    """--out, before minutes of measuring, without touching anything of the
+    user's or leaving anything behind: a file name (not a folder, not a
+    device), in a folder this process can write, or can make (its nearest
+    existing folder writable; the missing ones are made only when the run is
+    written). Probed with a temporary of a name nothing else has, removed at
+    once."""
+    if not out:
+        raise BadArgument("--out: empty: give the file to write")
+    if out.endswith(("/", os.sep)) or os.path.basename(out) in (".", ".."):
+        raise BadArgument(f"--out: {out} names a folder; give the file to write in it")
+    target = os.path.realpath(out)  # where write_json_atomically writes
+    if os.path.isdir(target):
+        raise BadArgument(f"--out: {out} is a folder; give the file to write in it")
+    if os.path.lexists(target) and not os.path.isfile(target):
+        raise BadArgument(f"--out: {out} exists and is not a regular file")
+    folder = os.path.dirname(target)
+    existing = folder
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise BadArgument(f"--out: cannot write {out}: {existing} is not a folder")
+    try:
+        if existing == folder:
+            handle, probe = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", dir=folder)
+            os.close(handle)
+            os.remove(probe)
+        else:  # the folder is made later: may one be made here?
+            os.rmdir(tempfile.mkdtemp(prefix=".run-out.", dir=existing))
+    except OSError as why:
+        raise BadArgument(f"--out: cannot write {out}: {existing}: {why.strerror}")
 
 
 QUEUES = {"fair": "a node's side shared equally among its destinations",
@@ -263,6 +290,11 @@ def main(argv):
         measured["training"] = training
     measured["wall_s"] = round(time.time() - started, 1)
     # Whole or not at all: a full disk leaves the old file (or none), never half a run.
+    # Its folder is made only now (checked by check_out), so a refused run leaves none.
+    try:
+        os.makedirs(os.path.dirname(os.path.realpath(args.out)), exist_ok=True)
+    except OSError as why:
+        raise WriteError(args.out, why) from why
     write_json_atomically(args.out, measured, indent=1)
     print(f"run.py: wrote {args.out} in {measured['wall_s']} s")
 

@@ -385,14 +385,28 @@ def check_flows(rate, megabytes, repeats):
 
 
 def main(argv):
-    if argv and argv[0] == "_rank":
-        _collectives_rank(int(argv[1]), int(argv[2]), argv[3], argv[4], float(argv[5]))
-        return
-    if argv and argv[0] == "_flow_receive":
-        _flow_receive()
-        return
-    if argv and argv[0] == "_flow_send":
-        _flow_send(argv[1], int(argv[2]))
+    # The ranks' and flows' own entries, started by the checks below (internal).
+    internal = {"_rank": ("RANK P MASTER OUT GAP_S", 6), "_flow_receive": ("", 1),
+                "_flow_send": ("ADDRESS BYTES", 3)}
+    if argv and argv[0] in internal:
+        words, count = internal[argv[0]]
+        try:
+            if len(argv) != count:
+                raise ValueError
+            if argv[0] == "_rank":
+                rank, world, gap = int(argv[1]), int(argv[2]), float(argv[5])
+            elif argv[0] == "_flow_send":
+                nbytes = int(argv[2])
+        except ValueError:
+            print(f"scheduling_check.py: usage (internal): scheduling_check.py {argv[0]} {words}",
+                  file=sys.stderr)
+            sys.exit(2)
+        if argv[0] == "_rank":
+            _collectives_rank(rank, world, argv[3], argv[4], gap)
+        elif argv[0] == "_flow_send":
+            _flow_send(argv[1], nbytes)
+        else:
+            _flow_receive()
         return
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -413,25 +427,45 @@ def main(argv):
     flows.add_argument("--megabytes", type=float, default=64)
     flows.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
+    # Every value before anything starts (a namespace, a process): a subcommand's
+    # own error, so that its usage, not the top-level one, comes with it.
     if args.check == "flows":
         if not 0 < args.rate <= 1000:
-            parser.error(f"--rate: {args.rate} is not in (0, 1000] Mbit/s")
+            flows.error(f"--rate: {args.rate} is not in (0, 1000] Mbit/s")
         if not 0 < args.megabytes <= 1000:
-            parser.error(f"--megabytes: {args.megabytes} is not in (0, 1000]")
+            flows.error(f"--megabytes: {args.megabytes} is not in (0, 1000]")
         if not 1 <= args.repeats <= 100:
-            parser.error(f"--repeats: {args.repeats} is not 1..100")
+            flows.error(f"--repeats: {args.repeats} is not 1..100")
         check_flows(args.rate, args.megabytes, args.repeats)
     elif args.check == "memory":
         check_memory()
     elif args.check == "compute":
-        check_compute([int(r) for r in args.ranks.split(",")])
+        check_compute(parse_ranks(args.ranks, compute))
     else:
+        # netns.Cluster's own limits, checked here before its probe namespace.
+        if not 2 <= args.nodes <= 16:
+            collectives.error(f"--nodes: {args.nodes} is not 2..16")
+        if not 0 < args.rate <= 1000:
+            collectives.error(f"--rate: {args.rate} is not in (0, 1000] Mbit/s")
         if not 0 <= args.gap <= 1000:
-            parser.error(f"--gap: {args.gap} is not 0..1000 ms")
+            collectives.error(f"--gap: {args.gap} is not 0..1000 ms")
         if not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
-            parser.error(f"--python: {args.python} is not an executable file")
+            collectives.error(f"--python: {args.python} is not an executable file")
         check_collectives(args.nodes, args.rate, not args.no_limit, args.gap, args.python)
 
+
+def parse_ranks(text, parser):
+    """compute's --ranks: a comma list of process counts, 1..16 each."""
+    ranks = []
+    for word in text.split(","):
+        try:
+            world = int(word)
+        except ValueError:
+            parser.error(f"--ranks: {word.strip()!r} is not a number of processes")
+        if not 1 <= world <= 16:
+            parser.error(f"--ranks: {world} is not 1..16 processes")
+        ranks.append(world)
+    return ranks
 
 if __name__ == "__main__":
     try:

@@ -484,14 +484,42 @@ def train(rank, world, out, compressor, iterations, batch, density, barrier=Fals
                       f)
 
 
+USAGE = ("worker.py: usage (internal, started by run.py): worker.py bench RANK P MASTER OUT.json "
+         "SIZES REPS | worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY "
+         "[barrier]")
+
+
+def parse_command(argv):
+    """(mode, rank, world, master, out, the mode's own values) from the command
+    line (argv[0] the script), or None when it is not one of the two forms."""
+    try:
+        mode = argv[1]
+        rank, world, master, out = int(argv[2]), int(argv[3]), argv[4], argv[5]
+        if not 0 <= rank < world:
+            return None
+        if mode == "bench" and len(argv) == 8:
+            return mode, rank, world, master, out, ([int(s) for s in argv[6].split(",")],
+                                                    int(argv[7]))
+        if mode == "train" and len(argv) in (10, 11) and argv[10:] in ([], ["barrier"]):
+            return mode, rank, world, master, out, (argv[6], int(argv[7]), int(argv[8]),
+                                                    float(argv[9]), len(argv) == 11)
+    except (IndexError, ValueError):
+        pass
+    return None
+
+
 def main(argv):
-    mode, rank, world, master, out = argv[1], int(argv[2]), int(argv[3]), argv[4], argv[5]
+    command = parse_command(argv)
+    if command is None:
+        print(USAGE, file=sys.stderr)
+        sys.exit(2)
+    mode, rank, world, master, out, values = command
     init(rank, world, master)
     if mode == "bench":
-        bench(rank, world, out, [int(s) for s in argv[6].split(",")], int(argv[7]))
+        bench(rank, world, out, *values)
     else:
-        train(rank, world, out, argv[6], int(argv[7]), int(argv[8]), float(argv[9]),
-              barrier=len(argv) > 10 and argv[10] == "barrier")
+        *values, barrier = values
+        train(rank, world, out, *values, barrier=barrier)
     dist.barrier()
     dist.destroy_process_group()
 

@@ -14,6 +14,11 @@ broadcasts further off than the split fit at 1 Gbit/s; and both priced into
 every training step. errors_over_runs.py: per cluster, the median and range of
 each run's own `gcsim validate --fit` errors.
 
+And their bad input: a missing, empty, malformed or wrong-shaped file, a
+folder, no file, an unknown option is exit 2 with one line naming the file
+or option, nothing on stdout, never a traceback (errors_over_runs.py passes
+gcsim validate's refusal on with its exit 2).
+
 Usage: analysis_scripts_test.py PATH/TO/gcsim
 """
 import glob
@@ -30,6 +35,9 @@ SCRIPTS = os.path.join(ROOT, "scripts", "minicluster")
 
 GCSIM = os.path.abspath(sys.argv[1])
 failures = []
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+from checks import refusal_problems  # noqa: E402
 
 
 def run(script, files):
@@ -149,6 +157,60 @@ missing = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "errors_over
 if missing.returncode != 2 or "no-such-run.json" not in missing.stderr:
     failures.append(f"errors_over_runs.py on a missing file: status {missing.returncode}, "
                     f"{missing.stderr.strip()}")
+
+
+
+def refused(script, args, needles, status=2, usage=False):
+    """The script refuses `args`: exit `status`, one line with the needles (or, with
+    `usage`, argparse's usage and then that line), no traceback, nothing on stdout
+    (every file is checked before any output)."""
+    done = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, script), *args],
+                          capture_output=True, text=True, timeout=120)
+    if usage and done.stderr.startswith(f"usage: {script} "):
+        done.stderr = done.stderr.strip().splitlines()[-1]
+    problems = refusal_problems(done, needles, status)
+    if "Traceback" in done.stderr:
+        problems.append("a traceback")
+    if done.stdout:
+        problems.append(f"stdout: {done.stdout[:200]!r}")
+    if problems:
+        failures.append(f"{script} {' '.join(args)}: {'; '.join(problems)}")
+
+
+good = fair[0]
+with tempfile.TemporaryDirectory() as tmp:
+    def bad_file(name, text):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+    with open(good) as f:
+        negative = json.load(f)
+    negative["collectives"][0]["seconds"] = -1
+    bad_inputs = [(os.path.join(tmp, "missing.json"), "no such file"), (tmp, "is a folder"),
+                  (bad_file("empty.json", ""), "empty"),
+                  (bad_file("malformed.json", '{"format": '), "malformed JSON"),
+                  (bad_file("object.json", "{}"), "/format"),
+                  (bad_file("array.json", "[1]"), "expected an object"),
+                  (bad_file("negative.json", json.dumps(negative)), "/collectives/0/seconds")]
+    for script in ("repeatability.py", "collective_models.py"):
+        refused(script, [], [f"{script}: error:", "RUN.json"], usage=True)
+        refused(script, ["--bogus", good], [f"{script}: error:", "--bogus"], usage=True)
+        helped = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, script), "--help"],
+                                capture_output=True, text=True, timeout=60)
+        if helped.returncode != 0 or "usage:" not in helped.stdout:
+            failures.append(f"{script} --help: status {helped.returncode}, {helped.stdout[:100]!r}")
+        for path, needle in bad_inputs:  # after a good file: nothing printed for it either
+            refused(script, [good, path], [f"{script}: {path}: ", needle])
+    # Too few sizes for the models' leave-one-size-out fits (the short run's one size
+    # below 1 MiB): refused, where it was a numpy traceback.
+    refused("collective_models.py", [os.path.join(RESULTS, "minicluster-p4-100mbit-short.json")],
+            ["minicluster-p4-100mbit-short.json: /collectives:"])
+    for path, needle in bad_inputs[2:6]:  # gcsim's own refusal, with its exit 2
+        refused("errors_over_runs.py", ["--gcsim", GCSIM, good, path], [path, needle])
+    refused("errors_over_runs.py", ["--gcsim", GCSIM, tmp], [f"{tmp}: is a folder"])
+    refused("errors_over_runs.py", ["--gcsim", "/etc/passwd", good], ["--gcsim: /etc/passwd"])
+    refused("errors_over_runs.py", ["--gcsim", tmp, good], [f"--gcsim: {tmp} is a folder"])
 
 print(models[-600:])
 print(two_nodes[-800:])
