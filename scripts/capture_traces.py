@@ -22,6 +22,7 @@ import platform
 import shlex
 import shutil
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -58,9 +59,18 @@ PRESETS = {
 CACHE_PRESETS = ["fmnist-resnet18-8w", "fmnist-resnet50-4w", "fmnist-alexnet-4w"]
 
 
+class BadInput(Exception):
+    """Exit 2 with this one line."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """One line and exit 2, not argparse's usage and message."""
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", choices=sorted(PRESETS) + ["cache"],
                         help="a named recipe; 'cache' makes every large trace into "
                              "workloads/traces/cache/. Explicit flags override a recipe.")
@@ -78,7 +88,8 @@ def parse_args(argv):
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--log-every", type=int, default=10)
     parser.add_argument("--out", help="trace folder to write")
-    parser.add_argument("--force", action="store_true", help="replace an existing folder")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing trace folder (once the new trace is complete)")
     args = parser.parse_args(argv)
     defaults = dict(model="cnn", dataset="fashion-mnist", workers=4, micro_batch=32,
                     iterations=3, capture_start=0, capture_stride=1, lr=0.05, seed=1,
@@ -98,12 +109,22 @@ def check_args(args):
             problems.append(f"--{key.replace('_', '-')} must be at least 1")
     if args.capture_start < 0 or args.capture_start >= args.iterations:
         problems.append("--capture-start must be in [0, iterations)")
-    if not args.lr > 0:
-        problems.append("--lr must be positive")
+    if not 0 < args.lr < float("inf"):
+        problems.append("--lr must be positive and finite")
     if args.out is None:
         problems.append("--out (or --preset) is required")
+    elif not args.out:
+        problems.append("--out must name a folder")
+    elif os.path.lexists(args.out):
+        out = os.path.abspath(args.out)
+        if not os.path.isdir(out):
+            problems.append(f"--out: {out} exists and is not a folder")
+        elif not args.force:
+            problems.append(f"--out: {out} exists; pass --force to replace it")
+        elif os.listdir(out) and not os.path.isfile(os.path.join(out, "manifest.json")):
+            problems.append(f"--out: {out} is not a trace folder (no manifest.json); not replaced")
     if problems:
-        sys.exit("capture_traces.py: " + "; ".join(problems))
+        raise BadInput("; ".join(problems))
 
 
 def flat(tensors):
@@ -132,7 +153,8 @@ def float16_loss(g32):
                 flushed_to_zero=flushed, overflow=int(np.count_nonzero(~np.isfinite(g16))))
 
 
-def capture(args):
+def capture(args, staging):
+    """Trains and writes the whole trace into the folder `staging`; what to print after."""
     import torch
     import torch.nn.functional as F
 
@@ -145,12 +167,16 @@ def capture(args):
     rng = np.random.default_rng(args.seed)
 
     model, channels, side = models.build(args.model, 10)
-    x_train, y_train = data.load(args.dataset, "train", channels, side)
-    x_test, y_test = data.load(args.dataset, "test", channels, side)
+    try:
+        x_train, y_train = data.load(args.dataset, "train", channels, side)
+        x_test, y_test = data.load(args.dataset, "test", channels, side)
+    except OSError as error:
+        sys.exit(f"capture_traces.py: cannot read the {args.dataset} data set: "
+                 f"{error.filename or ''}: {error.strerror or error}")
     per_iteration = args.workers * args.micro_batch
     if per_iteration > len(y_train):
-        sys.exit(f"capture_traces.py: workers x micro-batch = {per_iteration} exceeds the "
-                 f"{len(y_train)} training samples of {args.dataset}")
+        raise BadInput(f"--workers x --micro-batch = {per_iteration} exceeds the "
+                       f"{len(y_train)} training samples of {args.dataset}")
 
     named = list(model.named_parameters())
     params = [p for _, p in named]
@@ -161,15 +187,6 @@ def capture(args):
         offset += p.numel()
     total = offset
     modules = dict(model.named_modules())
-
-    out = os.path.abspath(args.out)
-    if os.path.exists(out):
-        if not args.force:
-            sys.exit(f"capture_traces.py: {out} exists; pass --force to replace it")
-        shutil.rmtree(out)
-    staging = out + ".partial"
-    shutil.rmtree(staging, ignore_errors=True)
-    os.makedirs(staging)
 
     timer = LayerTimer(model)
     model.train()
@@ -204,8 +221,8 @@ def capture(args):
             losses.append(float(loss))
             g = flat(p.grad for p in params)
             if not np.all(np.isfinite(g)):
-                sys.exit(f"capture_traces.py: non-finite gradient at iteration {it}, worker {w}; "
-                         "lower --lr")
+                raise BadInput(f"--lr {args.lr}: non-finite gradient at iteration {it}, "
+                               f"worker {w}; lower --lr")
             mean += g
             if is_captured:
                 if args.dtype == "float16":
@@ -273,8 +290,30 @@ def capture(args):
             overflow=sum(e["overflow"] for e in f16))
         print("float16 storage loss: " + json.dumps(manifest["float16_loss"]))
     write_atomically(os.path.join(staging, "manifest.json"), dump_manifest(manifest))
-    os.rename(staging, out)
-    print(f"wrote {out}: iterations {captured}, {len(captured) * args.workers} gradient files")
+    return f"iterations {captured}, {len(captured) * args.workers} gradient files"
+
+
+def replace_folder(staging, out):
+    """Renames the complete `staging` to `out`; an old `out` is moved aside
+    first and removed after (put back if the rename fails)."""
+    old = None
+    try:
+        if os.path.lexists(out):
+            old = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.old.",
+                                   dir=os.path.dirname(out))
+            os.rename(out, os.path.join(old, "trace"))
+        try:
+            os.rename(staging, out)
+        except OSError:
+            if old:
+                os.rename(os.path.join(old, "trace"), out)
+            raise
+    except OSError as error:
+        if old and not os.path.lexists(os.path.join(old, "trace")):
+            shutil.rmtree(old, ignore_errors=True)
+        raise WriteError(out, error) from error
+    if old:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def dump_manifest(manifest):
@@ -311,11 +350,29 @@ def main(argv):
 
 def capture_one(args):
     check_args(args)
-    capture(args)
+    # The trace is made in OUT.partial, which takes OUT's place only once it
+    # is complete; a failed capture removes it and leaves OUT as it was.
+    out = os.path.abspath(args.out)
+    staging = out + ".partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        os.makedirs(staging)
+    except OSError as error:
+        raise WriteError(out, error) from error
+    try:
+        summary = capture(args, staging)
+        replace_folder(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    print(f"wrote {out}: {summary}")
 
 
 if __name__ == "__main__":
     try:
         main(sys.argv[1:])
+    except BadInput as why:
+        print(f"capture_traces.py: {why}", file=sys.stderr)
+        sys.exit(2)
     except WriteError as error:
         sys.exit(f"capture_traces.py: {error}")

@@ -154,13 +154,32 @@ def describe(name, build, shape, dataset, sample_unit):
     }
 
 
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """One line and exit 2, not argparse's usage and message."""
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "workloads", "models"))
-    parser.add_argument("--only", nargs="*", help="model names to generate (default: all)")
+    parser.add_argument("--only", nargs="+", metavar="NAME",
+                        help="model names to generate (default: all)")
     args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    for name, (build, shape, dataset, unit) in models().items():
+    known = models()
+    unknown = [name for name in args.only or [] if name not in known]
+    if unknown:
+        parser.error(f"--only: no model {', '.join(map(repr, unknown))}; the models are "
+                     f"{', '.join(known)}")
+    if not args.out:
+        parser.error("--out: expected a folder, got ''")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        parser.error(f"--out: {args.out} is not a folder")
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as error:
+        raise WriteError(args.out, error) from error
+    for name, (build, shape, dataset, unit) in known.items():
         if args.only and name not in args.only:
             continue
         spec = describe(name, build, shape, dataset, unit)

@@ -11,6 +11,7 @@ of platforms/devices/README.md). To see a committed profile against an
 earlier one: `git show REV:platforms/devices/cpu-amd-epyc-zen4.json > before.json`.
 Bad input: exit 2 and one line naming the file.
 """
+import argparse
 import json
 import math
 import statistics
@@ -21,6 +22,36 @@ class BadInput(Exception):
     pass
 
 
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """A bad command line is BadInput: one line, exit 2."""
+        raise BadInput(message)
+
+
+def number(value):
+    """Whether value is a finite number >= 0."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
+
+
+def point_of(path, name, i, point):
+    """(shape, seconds) of kernels/NAME/points/I, or BadInput naming it."""
+    where = f"{path}: /kernels/{name}/points/{i}"
+    if not isinstance(point, dict):
+        raise BadInput(f"{where}: expected an object")
+    shape = []
+    for key in ("n", "k", "rows", "cols"):
+        value = point.get(key, 0) if key != "n" else point.get(key)
+        if not number(value) or (key == "n" and value == 0):
+            raise BadInput(f"{where}/{key}: expected a size {'> 0' if key == 'n' else '>= 0'}, "
+                           f"got {value!r}")
+        shape.append(value)
+    if not number(point.get("seconds")):
+        raise BadInput(f"{where}/seconds: expected a finite number of seconds >= 0, "
+                       f"got {point.get('seconds')!r}")
+    return tuple(shape), point["seconds"]
+
+
 def points_of(path):
     """(GEMM rate, {kernel: {shape: seconds}}) of a measured profile."""
     try:
@@ -28,8 +59,10 @@ def points_of(path):
             profile = json.load(handle)
         kernels = {}
         for name, kernel in profile["kernels"].items():
-            kernels[name] = {(p["n"], p.get("k", 0), p.get("rows", 0), p.get("cols", 0)): p["seconds"]
-                             for p in kernel.get("points", [])}
+            points = kernel.get("points", [])
+            if not isinstance(points, list):
+                raise BadInput(f"{path}: /kernels/{name}/points: expected a list")
+            kernels[name] = dict(point_of(path, name, i, point) for i, point in enumerate(points))
         return profile.get("compute", {}).get("forward_flop_rate"), kernels
     except OSError as why:
         raise BadInput(f"{path}: {why.strerror}")
@@ -49,12 +82,16 @@ def by_density(before, after):
 
 
 def main(argv):
-    densities = "--by-density" in argv
-    argv = [a for a in argv if a != "--by-density"]
-    if len(argv) != 2:
-        raise BadInput("usage: compare_profiles.py BEFORE.json AFTER.json [--by-density]")
-    rate_before, before = points_of(argv[0])
-    rate_after, after = points_of(argv[1])
+    parser = Parser(prog="compare_profiles.py", description=__doc__,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("before", metavar="BEFORE.json")
+    parser.add_argument("after", metavar="AFTER.json")
+    parser.add_argument("--by-density", action="store_true",
+                        help="also the median ratio per density, for the kernels that read k")
+    args = parser.parse_args(argv)
+    densities = args.by_density
+    rate_before, before = points_of(args.before)
+    rate_after, after = points_of(args.after)
     print(f"GEMM rate: {rate_before} -> {rate_after}")
     print("kernel             median  smallest  largest  (AFTER / BEFORE over shared points)")
     for name in sorted(set(before) & set(after)):

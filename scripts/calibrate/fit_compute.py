@@ -40,6 +40,7 @@ kind's forward and backward rates in the measured layer times
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -51,11 +52,18 @@ from atomic_write import WriteError, write_json_atomically  # noqa: E402
 
 MODELS = os.path.join(REPO, "workloads", "models")
 HOOK_TOLERANCE = 0.05
+KINDS = ["conv", "linear", "norm", "embedding", "lstm", "attention", "other"]
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """One line and exit 2, not argparse's usage and message."""
+        self.exit(2, f"{self.prog}: {message}\n")
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(description=__doc__,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", required=True, help="device profile to start from")
     parser.add_argument("layer_times", nargs="+", help="time_models_cuda.py outputs to fit")
     parser.add_argument("--out", help="profile to write with the fitted compute section")
@@ -72,24 +80,43 @@ def fail(path, message):
     sys.exit(2)
 
 
-def parse_unit(path, compute, key, units, example):
+def parse_unit(path, compute, key, units, example, positive):
+    """The value of a unit string, finite and > 0 (a rate) or >= 0 (a duration)."""
     text = compute.get(key)
     for unit, scale in units.items():
         if isinstance(text, str) and text.endswith(unit):
             try:
-                return float(text[:-len(unit)]) * scale
+                value = float(text[:-len(unit)]) * scale
             except ValueError:
                 break
+            if not math.isfinite(value) or value < 0 or (positive and value == 0):
+                fail(path, f"/compute/{key}: {text!r} is not a finite value "
+                           f"{'> 0' if positive else '>= 0'}")
+            return value
     fail(path, f"/compute/{key}: {text!r} is not a value such as {example!r}")
 
 
 def parse_rate(path, compute, key):
     return parse_unit(path, compute, key, {"Tflops": 1e12, "Gflops": 1e9, "Mflops": 1e6,
-                                           "flops": 1.0}, "50.5Tflops")
+                                           "flops": 1.0}, "50.5Tflops", positive=True)
 
 
 def parse_duration(path, compute, key):
-    return parse_unit(path, compute, key, {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}, "5us")
+    return parse_unit(path, compute, key, {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}, "5us",
+                      positive=False)
+
+
+def parse_efficiency(path, compute):
+    """{kind: factor}, each a finite number > 0."""
+    efficiency = compute["efficiency"]
+    missing = [kind for kind in KINDS if kind not in efficiency]
+    if missing:
+        fail(path, f"/compute/efficiency: no factor for {', '.join(missing)}")
+    for kind, value in efficiency.items():
+        if (not isinstance(value, (int, float)) or isinstance(value, bool)
+                or not math.isfinite(value) or value <= 0):
+            fail(path, f"/compute/efficiency/{kind}: expected a finite number > 0, got {value!r}")
+    return efficiency
 
 
 SPECS = {}
@@ -192,9 +219,13 @@ def check_layer_times(path, data):
     models = data.get("models")
     if not isinstance(models, dict) or not models:
         fail(path, "/models: expected an object with one entry per model")
+    for key in ("date", "torch_version"):  # the written profile's compute source cites them
+        if not isinstance(data.get(key), str) or not data[key]:
+            fail(path, f"/{key}: expected a string, got {data.get(key)!r}")
 
     def seconds(value):
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+        return (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and math.isfinite(value) and value >= 0)
 
     for name, entry in models.items():
         where = f"/models/{name}"
@@ -247,7 +278,7 @@ class Compute:
         layer's forward and backward FLOPs."""
         forward = parse_rate(path, compute, "forward_flop_rate")
         backward = parse_rate(path, compute, "backward_flop_rate")
-        efficiency = compute["efficiency"]
+        efficiency = parse_efficiency(path, compute)
         return Compute(parse_duration(path, compute, "layer_latency"),
                        {k: 1 / (forward * e) for k, e in efficiency.items()},
                        {k: 1 / (backward * e) for k, e in efficiency.items()})
@@ -294,8 +325,10 @@ class Fit(Compute):
                 best = (loss, ratio, solution)
         _, self.ratio, solution = best
         self.per_flop = {kind: float(solution[column[kind]]) for kind in self.kinds}
-        if any(value <= 0 for value in self.per_flop.values()):
-            raise ValueError(f"a kind's time per FLOP came out non-positive: {self.per_flop}")
+        negative = [kind for kind, value in self.per_flop.items() if not value > 0]
+        if negative:
+            raise ValueError(f"the time per FLOP of {', '.join(negative)} comes out 0 or "
+                             "negative")
         super().__init__(float(solution[0]), self.per_flop,
                          {kind: self.ratio * value for kind, value in self.per_flop.items()})
 
@@ -387,7 +420,14 @@ def main(argv):
     if not fitted:
         fail(args.layer_times[0], "/models: no model's layer times are GPU-bound")
     report(f"measured / simulated passes, {args.profile}'s compute as given", given, runs)
-    fit = Fit(fitted)
+    try:
+        fit = Fit(fitted)
+    except ValueError as error:
+        batches = sorted({run["batch"] for run in fitted})
+        why = (f"the passes of one batch size ({batches[0]}) cannot tell the layer latency from "
+               "the FLOP rates: time two or more batch sizes" if len(batches) == 1 else
+               "the passes do not fit the compute model")
+        fail(", ".join(args.layer_times), f"no compute model fits: {error}; {why}")
     print(f"layer latency {fit.latency_s * 1e6:.2f} us, backward rate "
           f"{rate / fit.ratio / 1e12:.2f} TFLOP/s (forward {rate / 1e12:.2f}), efficiency "
           + ", ".join(f"{kind}={1 / (rate * fit.per_flop[kind]):.3f}" for kind in fit.kinds))

@@ -20,6 +20,7 @@ import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 
 import torch
@@ -34,11 +35,17 @@ from trace_tools.timing import CpuClock, CudaClock, LayerTimer  # noqa: E402
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
 
 DEFAULT_MODELS = ["resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet", "resnet18-cifar10"]
+MAX_BATCH = 1 << 20  # what fit_compute.py and gcsim's scenarios take
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """One line and exit 2, not argparse's usage and message."""
+        self.exit(2, f"{self.prog}: {message}\n")
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="JSON file to write")
     parser.add_argument("--models", default=",".join(DEFAULT_MODELS),
                         help="comma-separated workloads/models names (image models only)")
@@ -47,7 +54,32 @@ def parse_args(argv):
     parser.add_argument("--iterations", type=int, default=20, help="timed iterations")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--tf32", action="store_true", help="allow TF32 in matmul and cuDNN")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not args.out:
+        parser.error("--out: expected a file name, got ''")
+    if not 1 <= args.batch <= MAX_BATCH:
+        parser.error(f"--batch: expected an integer in [1, {MAX_BATCH}], got {args.batch}")
+    if args.warmup < 0:
+        parser.error(f"--warmup: expected an integer >= 0, got {args.warmup}")
+    if args.iterations < 1:
+        parser.error(f"--iterations: expected an integer >= 1, got {args.iterations}")
+    return args
+
+
+def check_writable(path):
+    """Exit 2 (a folder) or 1 (WriteError) now if `path` cannot be written, not
+    after minutes of timing: a temporary file is made and removed where
+    write_json_atomically will make its own."""
+    if os.path.isdir(path):
+        print(f"time_models_cuda.py: --out: {path} is a folder", file=sys.stderr)
+        sys.exit(2)
+    folder, name = os.path.split(os.path.realpath(path))
+    try:
+        handle, probe = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
+        os.close(handle)
+        os.remove(probe)
+    except OSError as error:
+        raise WriteError(path, error) from error
 
 
 def time_model(build, shape, args, device, clock):
@@ -101,6 +133,15 @@ def time_model(build, shape, args, device, clock):
 
 def main(argv):
     args = parse_args(argv)
+    known = models()
+    names = args.models.split(",")
+    for name in names:  # every model and the output checked before any timing
+        if name not in known or known[name][3] != "image":
+            print(f"time_models_cuda.py: --models: {name!r} is not an image model of "
+                  f"workloads/models ({', '.join(n for n in known if known[n][3] == 'image')})",
+                  file=sys.stderr)
+            return 2
+    check_writable(args.out)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("time_models_cuda.py: no CUDA device is available", file=sys.stderr)
         return 1
@@ -108,7 +149,6 @@ def main(argv):
     torch.backends.cudnn.allow_tf32 = args.tf32
     device = torch.device(args.device)
     clock = CudaClock() if args.device == "cuda" else CpuClock()
-    known = models()
     result = {
         "format": "gcsim-layer-times/1",
         "command": " ".join(["python3", "scripts/calibrate/time_models_cuda.py"] + argv),
@@ -123,11 +163,7 @@ def main(argv):
                                "output-gradient hooks (backward); means over the timed iterations"},
         "models": {},
     }
-    for name in args.models.split(","):
-        if name not in known or known[name][3] != "image":
-            print(f"time_models_cuda.py: --models: {name!r} is not an image model of "
-                  f"workloads/models", file=sys.stderr)
-            return 2
+    for name in names:
         build, shape = known[name][0], known[name][1]
         started = time.perf_counter()
         result["models"][name] = time_model(build, shape, args, device, clock)

@@ -5,9 +5,16 @@ the manifest with has_tensors=false, and statistics.json holding
 
 Usage: /usr/bin/python3 scripts/trace_tools/make_stats_trace.py GCSIM SOURCE_TRACE OUT_DIR
 e.g.   ... build/gcsim workloads/traces/cache/fmnist-resnet18-8w workloads/traces/fmnist-resnet18-stats
+
+The two files appear together or not at all: they are written into a new
+folder beside OUT_DIR, which then replaces it. An OUT_DIR that holds anything
+else, or is SOURCE_TRACE, is refused (exit 2), as is a trace gcsim inspect
+refuses; nothing is written then.
 """
+import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,26 +23,136 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from atomic_write import WriteError, write_atomically  # noqa: E402
 from capture_traces import dump_manifest  # noqa: E402
 
+OUTPUTS = ("manifest.json", "statistics.json")
 
-def main(gcsim, source, out):
-    with open(os.path.join(source, "manifest.json")) as stream:
-        manifest = json.load(stream)
+
+class BadInput(Exception):
+    """Exit 2 with this one line."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise BadInput(message)
+
+
+def parse_args(argv):
+    parser = Parser(prog="make_stats_trace.py", description=__doc__,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("gcsim", metavar="GCSIM", help="the gcsim executable")
+    parser.add_argument("source", metavar="SOURCE_TRACE", help="a full trace (with tensors)")
+    parser.add_argument("out", metavar="OUT_DIR",
+                        help="folder to write manifest.json and statistics.json into "
+                             "(replaced whole if it holds only those)")
+    args = parser.parse_args(argv)
+    for name, value in (("GCSIM", args.gcsim), ("SOURCE_TRACE", args.source), ("OUT_DIR", args.out)):
+        if not value:
+            raise BadInput(f"{name}: expected a path, got ''")
+    if not os.path.isdir(args.source):
+        raise BadInput(f"SOURCE_TRACE {args.source}: not a trace folder")
+    if os.path.exists(args.out):
+        if not os.path.isdir(args.out):
+            raise BadInput(f"OUT_DIR {args.out}: not a folder")
+        if os.path.samefile(args.out, args.source):
+            raise BadInput(f"OUT_DIR {args.out} is SOURCE_TRACE; the source trace's manifest "
+                           "would be rewritten")
+        others = sorted(set(os.listdir(args.out)) - set(OUTPUTS))
+        if others:
+            raise BadInput(f"OUT_DIR {args.out}: holds {', '.join(others[:3])}, not only "
+                           f"{' and '.join(OUTPUTS)}; not replaced")
+    return args
+
+
+def read_manifest(source):
+    path = os.path.join(source, "manifest.json")
+    try:
+        with open(path) as stream:
+            manifest = json.load(stream)
+    except OSError as error:
+        raise BadInput(f"{path}: {error.strerror}") from error
+    except ValueError as error:
+        raise BadInput(f"{path}: not JSON ({error})") from error
+    iterations = manifest.get("iterations") if isinstance(manifest, dict) else None
+    if (not isinstance(iterations, list) or not iterations
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in iterations)):
+        raise BadInput(f"{path}: /iterations: expected the captured iterations, got "
+                       f"{iterations!r}")
+    return manifest
+
+
+def inspect(gcsim, source, iteration, report):
+    """`gcsim inspect --json` of one iteration; its failure is BadInput (exit 2,
+    the trace) or SystemExit (exit 1), one line with gcsim's own."""
+    command = [gcsim, "inspect", source, "--iteration", str(iteration), "--json", report]
+    try:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
+    except OSError as error:
+        raise BadInput(f"GCSIM: cannot run {gcsim}: {error.strerror}") from error
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        line = f"gcsim inspect {source} --iteration {iteration}: status {done.returncode}: {said}"
+        if done.returncode == 2:
+            raise BadInput(line)
+        sys.exit(f"make_stats_trace.py: {line}")
+    try:
+        with open(report) as stream:
+            return [{k: layer[k] for k in ("name", "params", "k", "norm", "top_mass", "overlap")}
+                    for layer in json.load(stream)["layers"]]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        sys.exit(f"make_stats_trace.py: {gcsim} inspect --json wrote no per-layer report "
+                 f"({error!r})")
+
+
+def write_together(out, files):
+    """Writes {name: text} as the folder `out`, all files or none: into a new
+    folder next to it, which then takes the place of `out` (the old one, which
+    parse_args saw holds only these files, is removed after)."""
+    out = os.path.abspath(out)
+    parent = os.path.dirname(out)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.", dir=parent)
+    except OSError as error:
+        raise WriteError(out, error) from error
+    old = None
+    try:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(staging, 0o777 & ~umask)
+        for name, text in files.items():
+            write_atomically(os.path.join(staging, name), text)
+        if os.path.exists(out):
+            old = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.old.", dir=parent)
+            os.rename(out, os.path.join(old, "out"))
+        try:
+            os.rename(staging, out)
+        except OSError:
+            if old:
+                os.rename(os.path.join(old, "out"), out)
+            raise
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        if old and not os.path.exists(os.path.join(old, "out")):
+            shutil.rmtree(old, ignore_errors=True)
+        raise WriteError(out, error) from error
+    if old:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def main(argv):
+    args = parse_args(argv)
+    gcsim, source, out = args.gcsim, args.source, args.out
+    manifest = read_manifest(source)
     per_iteration = []
-    for iteration in manifest["iterations"]:
-        with tempfile.NamedTemporaryFile(suffix=".json") as report:
-            subprocess.run([gcsim, "inspect", source, "--iteration", str(iteration), "--json",
-                            report.name], check=True, stdout=subprocess.DEVNULL)
-            data = json.load(open(report.name))
-        per_iteration.append(dict(iteration=iteration, layers=[
-            {k: layer[k] for k in ("name", "params", "k", "norm", "top_mass", "overlap")}
-            for layer in data["layers"]]))
-    os.makedirs(out, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        for iteration in manifest["iterations"]:
+            per_iteration.append(dict(iteration=iteration, layers=inspect(
+                gcsim, source, iteration, os.path.join(scratch, "report.json"))))
     manifest["has_tensors"] = False
     manifest["comment"] = ("statistics only (no .npy files); statistics.json has gcsim inspect's "
                            "per-layer statistics of every captured iteration; the full trace: "
                            "/usr/bin/python3 scripts/capture_traces.py --preset "
                            + os.path.basename(os.path.normpath(source)))
-    write_atomically(os.path.join(out, "manifest.json"), dump_manifest(manifest))
     statistics = dict(source=os.path.basename(os.path.normpath(source)), top_fraction=0.01,
                       definitions=dict(
                           norm="mean over workers of the layer gradient's L2 norm",
@@ -43,14 +160,16 @@ def main(gcsim, source, out):
                                    "top k = ceil(1% of params) elements by magnitude",
                           overlap="mean over worker pairs of |top_a & top_b| / k"),
                       iterations=per_iteration)
-    write_atomically(os.path.join(out, "statistics.json"),
-                     dump_manifest(statistics).replace('"iterations": [\n    {', '"iterations": [\n    {'))
+    write_together(out, {
+        "manifest.json": dump_manifest(manifest),
+        "statistics.json": dump_manifest(statistics)})
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
     try:
-        main(*sys.argv[1:])
+        main(sys.argv[1:])
+    except BadInput as why:
+        print(f"make_stats_trace.py: {why}", file=sys.stderr)
+        sys.exit(2)
     except WriteError as error:
         sys.exit(f"make_stats_trace.py: {error}")

@@ -2,7 +2,9 @@
 """compare_profiles.py, which the devices README's before/after ratios come
 from: a profile against itself is 1.00 everywhere; against a copy whose
 threshold_select points take half the time, that kernel is 0.50 at every
-density and the others stay 1.00; a file that is not a profile is exit 2.
+density and the others stay 1.00; a file that is not a profile, or a point
+whose seconds are not a time (a string, negative, NaN), is exit 2 with one
+line naming the file and the point; -h prints the usage and exits 0.
 
 Usage: compare_profiles_test.py
 """
@@ -14,7 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
-from checks import Checks  # noqa: E402
+from checks import Checks, refusal_problems  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRIPT = os.path.join(ROOT, "scripts", "calibrate", "compare_profiles.py")
@@ -62,5 +64,26 @@ with tempfile.TemporaryDirectory() as work:
     done = compare(CPU, bad)
     check(done.returncode == 2 and done.stderr.count("\n") == 1 and "bad.json" in done.stderr,
           f"not a profile: exit 2 and one line naming the file ({done.returncode}: {done.stderr!r})")
+
+    # A point's seconds that are no time: the string was a TypeError traceback,
+    # a negative time a ratio of -2.00.
+    for seconds in ("fast", -2, float("nan"), None):
+        with open(CPU) as handle:
+            profile = json.load(handle)
+        profile["kernels"]["l2_norm"]["points"][3]["seconds"] = seconds
+        with open(bad, "w") as handle:
+            json.dump(profile, handle)
+        done = compare(CPU, bad)
+        problems = refusal_problems(done, ["bad.json", "/kernels/l2_norm/points/3/seconds"])
+        problems += ["it printed ratios"] if "l2_norm" in done.stdout else []
+        check(not problems, f"seconds {seconds!r}: exit 2, one line naming the point ({problems})")
+
+for flag in ("-h", "--help"):
+    done = compare(flag)
+    check(done.returncode == 0 and done.stdout.startswith("usage: ") and not done.stderr,
+          f"{flag}: the usage on stdout, exit 0 ({done.returncode}: {done.stderr!r})")
+done = compare(CPU)
+check(not refusal_problems(done, ["compare_profiles.py: "]),
+      f"one profile: exit 2, one line ({done.returncode}: {done.stderr!r})")
 
 check.finish()

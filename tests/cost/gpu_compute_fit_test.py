@@ -8,8 +8,15 @@
   the measured layer times it stores add up to the passes they came from;
 - a file that is not time_models_cuda.py's output, or lacks one of its
   fields, exits 2 naming the file and the field;
+- a profile rate that is NaN, infinite, zero or negative, and one batch size
+  alone (whose fit gives a kind no positive time per FLOP), exit 2 with one
+  line and write nothing (an earlier --out stays as it was);
 - time_models_cuda.py, on the CPU, times every layer of a workload model and
-  its per-layer forward times fit inside the pass they were taken in.
+  its per-layer forward times fit inside the pass they were taken in; bad
+  counts, an unknown model and an unwritable --out are refused before any
+  timing;
+- generate_workloads.py refuses --only without names or with an unknown one,
+  and an --out it cannot make a folder of, before writing anything.
 
 Usage: gpu_compute_fit_test.py
 """
@@ -25,7 +32,7 @@ DEVICES = os.path.join(ROOT, "platforms", "devices")
 PYTHON = "/usr/bin/python3"
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
-from checks import Checks  # noqa: E402
+from checks import Checks, refusal_problems  # noqa: E402
 
 check = Checks()
 
@@ -169,7 +176,69 @@ with tempfile.TemporaryDirectory() as tmp:
     # A batch no scenario can ask for (it made the fitted rates overflow).
     refused(lambda model: model.update(batch=2 ** 63), "batch", "absurd batch")
 
+    # A rate that is no rate: exit 2, one line naming the field, no profile
+    # written (it wrote NaN, a negative rate or a ZeroDivisionError).
+    previous = os.path.join(tmp, "previous.json")
+    with open(previous, "w") as file:
+        file.write("the user's earlier output\n")
+
+    def refused_fit(args, needles, what, status=2):
+        done = fit([*args, "--out", previous])
+        problems = refusal_problems(done, needles, status=status)
+        problems += ["a traceback"] if "Traceback" in done.stderr else []
+        if open(previous).read() != "the user's earlier output\n":
+            problems.append("the earlier --out was overwritten")
+        check(not problems, f"{what}: refused, --out left as it was ({problems})")
+
+    for rate in ("nanTflops", "infTflops", "-5Tflops", "0Tflops"):
+        profile = json.load(open(os.path.join(DEVICES, "h200.json")))
+        profile["compute"]["forward_flop_rate"] = rate
+        bad_profile = os.path.join(tmp, "bad-profile.json")
+        with open(bad_profile, "w") as file:
+            json.dump(profile, file)
+        refused_fit(["--profile", bad_profile, *files], ["bad-profile.json",
+                                                        "/compute/forward_flop_rate", rate],
+                    f"forward_flop_rate {rate}")
+    # One batch size: the README's `--batch 64` file alone cannot separate the
+    # layer latency from the rates (it was a ValueError traceback).
+    refused_fit(["--profile", os.path.join(DEVICES, "h200.json"),
+                 os.path.join(DEVICES, "h200-layer-times", "b64.json")],
+                ["b64.json", "one batch size"], "one layer-times file")
+    # A first file without `date`, which the written profile cites (KeyError).
+    data = json.load(open(files[0]))
+    del data["date"]
+    with open(bad, "w") as file:
+        json.dump(data, file)
+    refused_fit(["--profile", os.path.join(DEVICES, "h200.json"), bad, files[1]],
+                ["bad.json", "/date"], "a layer-times file without date")
+    # An unwritable --out: exit 1, one line.
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *files,
+                "--out", "/proc/no-such-folder/h200.json"])
+    check(not refusal_problems(done, ["cannot write /proc/no-such-folder/h200.json"], status=1),
+          f"unwritable --out: exit 1, one line ({done.returncode}: {done.stderr!r})")
+
     # 4. time_models_cuda.py on the CPU.
+    def time_models(*args):
+        return subprocess.run([PYTHON, os.path.join(SCRIPTS, "time_models_cuda.py"), "--device",
+                               "cpu", "--warmup", "1", "--iterations", "1", "--batch", "2", *args],
+                              capture_output=True, text=True, timeout=300)
+
+    refused_times = os.path.join(tmp, "refused-times.json")
+    for args, needles, status in [
+            (["--iterations", "0"], ["--iterations", "0"], 2),  # StatisticsError
+            (["--batch", "-1"], ["--batch", "-1"], 2),  # torch's RuntimeError
+            (["--warmup", "-3"], ["--warmup", "-3"], 2),  # taken
+            # Found only after timing the models before it.
+            (["--models", "resnet18-cifar10,nosuchmodel"], ["--models", "nosuchmodel"], 2)]:
+        done = time_models("--models", "resnet18-cifar10", *args, "--out", refused_times)
+        problems = refusal_problems(done, needles, status=status, result_file=refused_times)
+        problems += ["it timed a model"] if "forward" in done.stdout else []
+        check(not problems, f"time_models_cuda.py {' '.join(args)}: refused first ({problems})")
+    done = time_models("--models", "resnet18-cifar10", "--out", "/proc/no-such-folder/t.json")
+    problems = refusal_problems(done, ["cannot write /proc/no-such-folder/t.json"], status=1)
+    problems += ["it timed a model"] if "forward" in done.stdout else []
+    check(not problems, f"time_models_cuda.py, unwritable --out: exit 1 before timing ({problems})")
+
     times = os.path.join(tmp, "cpu.json")
     done = subprocess.run([PYTHON, os.path.join(SCRIPTS, "time_models_cuda.py"), "--device", "cpu",
                            "--models", "resnet18-cifar10", "--batch", "2", "--warmup", "1",
@@ -196,5 +265,29 @@ with tempfile.TemporaryDirectory() as tmp:
         backward_sum = sum(layer["backward_s"] for layer in model["layers"])
         check(0.25 * model["backward_mean_s"] < backward_sum <= model["backward_mean_s"] * (1 + 1e-9),
               f"per-layer backward {backward_sum} s against the pass's {model['backward_mean_s']} s")
+
+    # 5. generate_workloads.py: refusals before anything is written. --out is
+    # a scratch folder, so that a regression cannot rewrite workloads/models.
+    def generate(*args):
+        return subprocess.run([PYTHON, os.path.join(ROOT, "scripts", "generate_workloads.py"),
+                               *args], capture_output=True, text=True, timeout=300)
+
+    models_out = os.path.join(tmp, "models")
+    a_file = os.path.join(tmp, "a-file")
+    with open(a_file, "w") as file:
+        file.write("not a folder\n")
+    for args, needles, status, what in [
+            (["--out", models_out, "--only"], ["--only"], 2, "--only without names"),
+            (["--out", models_out, "--only", "nosuchmodel"], ["nosuchmodel", "fmnist-cnn"], 2,
+             "an unknown model"),
+            (["--out", a_file, "--only", "fmnist-cnn"], ["--out", "a-file"], 2, "--out a file"),
+            (["--out", "/proc/no-such-folder", "--only", "fmnist-cnn"],
+             ["cannot write /proc/no-such-folder"], 1, "an --out it cannot make")]:
+        done = generate(*args)
+        problems = refusal_problems(done, ["generate_workloads.py: ", *needles], status=status,
+                                    result_file=models_out)
+        problems += ["a traceback"] if "Traceback" in done.stderr else []
+        check(not problems, f"generate_workloads.py, {what}: refused, nothing written ({problems})")
+    check(open(a_file).read() == "not a folder\n", "generate_workloads.py left --out's file alone")
 
 check.finish()

@@ -3,10 +3,20 @@
 checks what can be checked in Python: the training loss goes down, the same
 seed gives byte-identical files, float16 storage reports its precision loss,
 and NumPy opens every file. The C++ test then checks the captured data
-itself (mean gradient == weight change / lr). Usage: capture_test.py OUTDIR"""
+itself (mean gradient == weight change / lr).
+
+Bad input, to capture_traces.py and to scripts/trace_tools/make_stats_trace.py
+(run with a stand-in for gcsim that writes a fixed `inspect --json` report, or
+fails): exit status 2 (1 for an output that cannot be written) and one line on
+stderr, no traceback, nothing written, and an earlier trace or statistics
+folder left as it was: a capture whose training fails (--lr 1e38) does not
+replace the old trace, and make_stats_trace.py never rewrites its source.
+Usage: capture_test.py OUTDIR"""
 import filecmp
 import json
 import os
+import shutil
+import stat
 import subprocess
 import sys
 
@@ -14,6 +24,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "..", "scripts", "capture_traces.py")
+STATS = os.path.join(HERE, "..", "..", "scripts", "trace_tools", "make_stats_trace.py")
 
 
 def capture(out, *extra):
@@ -58,10 +69,150 @@ def main(out):
             failures.append(f"float16 relative L2 error {loss16['max_relative_l2_error']}")
     if np.load(os.path.join(out, "f16", "iterations", "000001", "worker_000.npy")).dtype != np.float16:
         failures.append("float16 capture did not store float16")
+    failures += capture_refusals(os.path.join(out, "a"), os.path.join(out, "refusals"))
+    failures += stats_refusals(os.path.join(out, "a"), os.path.join(out, "refusals"))
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))
         return 1
     return 0
+
+
+def snapshot(folder):
+    """{relative path: bytes} of every file under folder."""
+    files = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as stream:
+                files[os.path.relpath(path, folder)] = stream.read()
+    return files
+
+
+def refusal(result, what, needles, status=2):
+    """What is wrong with a run that should have refused: the status, not one
+    line on stderr, a traceback, a needle missing."""
+    lines = result.stderr.strip().splitlines()
+    problems = [f"exit status {result.returncode}, expected {status}"] * (result.returncode != status)
+    problems += [f"{len(lines)} lines on stderr"] * (len(lines) != 1)
+    problems += ["a traceback"] * ("Traceback" in result.stderr)
+    problems += [f"no {needle!r} in the message" for needle in needles if needle not in result.stderr]
+    print(f"{what}: {result.returncode}: {result.stderr.strip()[:300]}")
+    return [f"{what}: {', '.join(problems)}"] if problems else []
+
+
+def capture_refusals(trace, scratch):
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
+    old = os.path.join(scratch, "old")
+    shutil.copytree(trace, old)
+    before = snapshot(old)
+    a_file = os.path.join(scratch, "a-file")
+    with open(a_file, "w") as stream:
+        stream.write("not a trace\n")
+    tiny = ["--model", "cnn", "--dataset", "digits", "--workers", "2", "--micro-batch", "4",
+            "--iterations", "5"]
+    failures = []
+    for args, needles, status, made, what in [
+            ([], ["--out (or --preset) is required"], 2, None, "no arguments"),
+            (tiny + ["--workers", "0", "--lr", "-1", "--out", os.path.join(scratch, "x")],
+             ["--workers", "--lr"], 2, "x", "--workers 0 --lr -1"),
+            (tiny + ["--workers", "1000", "--micro-batch", "1000", "--out",
+                     os.path.join(scratch, "x")], ["--micro-batch"], 2, "x",
+             "workers x micro-batch over the training set"),
+            (tiny + ["--out", "/proc/no-such-folder/out"], ["/proc/no-such-folder/out"], 1, None,
+             "an --out that cannot be made"),
+            (tiny + ["--out", a_file, "--force"], ["a-file"], 2, None, "--out a file, --force"),
+            # Training fails after the old trace was deleted (before the fix).
+            (tiny + ["--lr", "1e38", "--out", old, "--force"], ["--lr"], 2, None,
+             "a capture that fails (--lr 1e38) over an old trace")]:
+        result = subprocess.run(["/usr/bin/python3", SCRIPT, *args], capture_output=True, text=True)
+        failures += refusal(result, what, needles, status)
+        if made and os.path.lexists(os.path.join(scratch, made)):
+            failures.append(f"{what}: {made} was written")
+    if snapshot(old) != before:
+        failures.append("a failed capture changed the old trace it was to replace")
+    with open(a_file) as stream:
+        if stream.read() != "not a trace\n":
+            failures.append("--out a file, --force: the file was replaced")
+    leftovers = sorted(set(os.listdir(scratch)) - {"old", "a-file"})
+    if leftovers:
+        failures.append(f"refused captures left {leftovers} behind")
+    result = subprocess.run(["/usr/bin/python3", SCRIPT, "--help"], capture_output=True, text=True,
+                            cwd=scratch)
+    if result.returncode != 0 or result.stderr or not result.stdout.startswith("usage:"):
+        failures.append(f"--help: status {result.returncode}, stderr {result.stderr[:200]!r}")
+    return failures
+
+
+FAKE_GCSIM = """#!/usr/bin/python3
+import json, sys
+# gcsim inspect SOURCE --iteration N --json FILE: a fixed one-layer report.
+if len(sys.argv) != 7 or sys.argv[1] != "inspect":
+    sys.exit(f"stand-in gcsim: unexpected arguments {sys.argv[1:]}")
+with open(sys.argv[6], "w") as stream:
+    json.dump(dict(layers=[dict(name="conv1.weight", params=10, k=1, norm=float(sys.argv[4]),
+                                top_mass=0.5, overlap=0.25)]), stream)
+"""
+
+FAILING_GCSIM = """#!/bin/sh
+echo "$2/iterations/000037/worker_001.npy: file not found" >&2
+exit 2
+"""
+
+
+def stats_refusals(trace, scratch):
+    failures = []
+    fake, failing = os.path.join(scratch, "gcsim"), os.path.join(scratch, "gcsim-failing")
+    for path, text in ((fake, FAKE_GCSIM), (failing, FAILING_GCSIM)):
+        with open(path, "w") as stream:
+            stream.write(text)
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+    source = os.path.join(scratch, "source")
+    shutil.copytree(trace, source)
+    source_before = snapshot(source)
+    stats = os.path.join(scratch, "stats")
+
+    def make(*args):
+        return subprocess.run(["/usr/bin/python3", STATS, *args], capture_output=True, text=True)
+
+    result = make(fake, source, stats)
+    written = snapshot(stats) if os.path.isdir(stats) else {}
+    if result.returncode != 0 or sorted(written) != ["manifest.json", "statistics.json"]:
+        failures.append(f"make_stats_trace.py: status {result.returncode}, wrote {sorted(written)}: "
+                        f"{result.stderr[:300]}")
+    elif json.loads(written["manifest.json"])["has_tensors"] is not False:
+        failures.append("make_stats_trace.py: the manifest says the trace has tensors")
+    elif [e["iteration"] for e in json.loads(written["statistics.json"])["iterations"]] != [37, 38, 39]:
+        failures.append("make_stats_trace.py: statistics.json lacks a captured iteration")
+
+    empty = os.path.join(scratch, "empty")
+    os.makedirs(empty)
+    for args, needles, status, what in [
+            ([fake, source], ["OUT_DIR"], 2, "two arguments"),
+            ([fake, os.path.join(scratch, "no-such-trace"), stats], ["no-such-trace"], 2,
+             "a missing SOURCE"),
+            ([fake, empty, stats], ["manifest.json"], 2, "an empty SOURCE"),
+            ([failing, source, stats], ["gcsim inspect", "worker_001.npy"], 2,
+             "a trace gcsim inspect refuses"),
+            ([os.path.join(scratch, "no-such-gcsim"), source, stats], ["GCSIM", "no-such-gcsim"], 2,
+             "a GCSIM that does not exist"),
+            ([fake, source, "/proc/no-such-folder/out"], ["/proc/no-such-folder/out"], 1,
+             "an OUT_DIR that cannot be made"),
+            ([fake, source, source], ["SOURCE_TRACE"], 2, "OUT_DIR == SOURCE_TRACE")]:
+        failures += refusal(make(*args), f"make_stats_trace.py, {what}", needles, status)
+    if snapshot(stats) != written:
+        failures.append("make_stats_trace.py: a refused run changed the earlier output")
+    if snapshot(source) != source_before:
+        failures.append("make_stats_trace.py: the source trace was changed")
+    leftovers = sorted(set(os.listdir(scratch)) - {"old", "a-file", "gcsim", "gcsim-failing",
+                                                   "source", "stats", "empty"})
+    if leftovers:
+        failures.append(f"make_stats_trace.py left {leftovers} behind")
+    result = make("--help")
+    if result.returncode != 0 or result.stderr or not result.stdout.startswith("usage:"):
+        failures.append(f"make_stats_trace.py --help: status {result.returncode}, "
+                        f"stderr {result.stderr[:200]!r}")
+    return failures
 
 
 if __name__ == "__main__":
