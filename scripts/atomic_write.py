@@ -19,6 +19,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import stat
 import tempfile
 
@@ -90,3 +91,27 @@ def write_figure_atomically(figure, path, **options):
     data = io.BytesIO()
     figure.savefig(data, format=os.path.splitext(path)[1][1:], **options)
     write_atomically(path, data.getvalue())
+
+
+def replace_folder(staging, out):
+    """Renames the complete folder `staging` to `out`, whole or not at all: an
+    old `out` is moved aside first and removed after (put back if the rename
+    fails). `staging` must be on the same file system (next to `out`)."""
+    old = None
+    try:
+        if os.path.lexists(out):
+            old = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.old.",
+                                   dir=os.path.dirname(os.path.abspath(out)))
+            os.rename(out, os.path.join(old, "previous"))
+        try:
+            os.rename(staging, out)
+        except OSError:
+            if old:
+                os.rename(os.path.join(old, "previous"), out)
+            raise
+    except OSError as error:
+        if old and not os.path.lexists(os.path.join(old, "previous")):
+            shutil.rmtree(old, ignore_errors=True)
+        raise WriteError(out, error) from error
+    if old:
+        shutil.rmtree(old, ignore_errors=True)

@@ -22,13 +22,12 @@ import platform
 import shlex
 import shutil
 import sys
-import tempfile
 import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atomic_write import WriteError, write_atomically  # noqa: E402
+from atomic_write import WriteError, replace_folder, write_atomically  # noqa: E402
 from cpu_info import cpu_identity  # noqa: E402
 
 FORMAT_VERSION = 1
@@ -291,29 +290,6 @@ def capture(args, staging):
         print("float16 storage loss: " + json.dumps(manifest["float16_loss"]))
     write_atomically(os.path.join(staging, "manifest.json"), dump_manifest(manifest))
     return f"iterations {captured}, {len(captured) * args.workers} gradient files"
-
-
-def replace_folder(staging, out):
-    """Renames the complete `staging` to `out`; an old `out` is moved aside
-    first and removed after (put back if the rename fails)."""
-    old = None
-    try:
-        if os.path.lexists(out):
-            old = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.old.",
-                                   dir=os.path.dirname(out))
-            os.rename(out, os.path.join(old, "trace"))
-        try:
-            os.rename(staging, out)
-        except OSError:
-            if old:
-                os.rename(os.path.join(old, "trace"), out)
-            raise
-    except OSError as error:
-        if old and not os.path.lexists(os.path.join(old, "trace")):
-            shutil.rmtree(old, ignore_errors=True)
-        raise WriteError(out, error) from error
-    if old:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def dump_manifest(manifest):

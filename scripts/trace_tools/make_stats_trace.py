@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from atomic_write import WriteError, write_atomically  # noqa: E402
+from atomic_write import WriteError, replace_folder, write_atomically  # noqa: E402
 from capture_traces import dump_manifest  # noqa: E402
 
 OUTPUTS = ("manifest.json", "statistics.json")
@@ -114,29 +114,19 @@ def write_together(out, files):
         staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.", dir=parent)
     except OSError as error:
         raise WriteError(out, error) from error
-    old = None
     try:
         umask = os.umask(0o022)
         os.umask(umask)
         os.chmod(staging, 0o777 & ~umask)
         for name, text in files.items():
             write_atomically(os.path.join(staging, name), text)
-        if os.path.exists(out):
-            old = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.old.", dir=parent)
-            os.rename(out, os.path.join(old, "out"))
-        try:
-            os.rename(staging, out)
-        except OSError:
-            if old:
-                os.rename(os.path.join(old, "out"), out)
-            raise
+        replace_folder(staging, out)
+    except WriteError:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     except OSError as error:
         shutil.rmtree(staging, ignore_errors=True)
-        if old and not os.path.exists(os.path.join(old, "out")):
-            shutil.rmtree(old, ignore_errors=True)
         raise WriteError(out, error) from error
-    if old:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def main(argv):
