@@ -74,9 +74,12 @@ public:
       options.steps_per_octave = steps_;
     if (rounds_ > 0)
       options.rounds = rounds_;
-    if (options.min_log2_n < 4 || options.max_log2_n > 30 ||
-        options.min_log2_n > options.max_log2_n)
-      throw InputError("--min-log2", "", "sizes must satisfy 4 <= min <= max <= 30");
+    // Each is in [4, 30] (CLI11 checked); with a default the other may cross it.
+    if (options.min_log2_n > options.max_log2_n)
+      throw InputError(max_log2_ > 0 ? "--max-log2" : "--min-log2", "",
+                       "the smallest size (2^" + std::to_string(options.min_log2_n) +
+                           ") is above the largest (2^" + std::to_string(options.max_log2_n) + ")" +
+                           (quick_ ? " of --quick's range" : ""));
     if (verbose_)
       options.progress = [](std::string_view line) {
         std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());

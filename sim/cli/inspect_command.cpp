@@ -8,6 +8,7 @@
 #include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/paths.hpp"
+#include "sim/output/result.hpp"
 #include "sim/trace/statistics.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/trace/workload.hpp"
@@ -115,10 +116,9 @@ public:
     size_t name_width = 5;
     for (const trace::TraceLayer& layer : manifest.layers)
       name_width = std::max(name_width, layer.name.size());
-    text += fmt::sprintf("%s\n", fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}",
-                                             "layer", name_width, "params", "grad norm",
-                                             "top1% mass", "top1% ovl", "fwd ms", "bwd ms")
-                                     .c_str());
+    text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "layer", name_width,
+                        "params", "grad norm", "top1% mass", "top1% ovl", "fwd ms", "bwd ms") +
+            '\n';
     nlohmann::json layers = nlohmann::json::array();
     std::string previous_module;
     for (const trace::TraceLayer& layer : manifest.layers) {
@@ -147,10 +147,9 @@ public:
       }
       previous_module = layer.module;
       layers.push_back(entry);
-      text += fmt::sprintf("%s\n", fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}",
-                                               layer.name, name_width, layer.params, norm, mass,
-                                               overlap, forward, backward)
-                                       .c_str());
+      text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", layer.name,
+                          name_width, layer.params, norm, mass, overlap, forward, backward) +
+              '\n';
     }
     report["layers"] = layers;
 
@@ -169,10 +168,9 @@ public:
     report["workload_layers"] = modules;
     std::string forward = workload.has_times ? fmt::format("{:.3f}", forward_total * 1e3) : "-";
     std::string backward = workload.has_times ? fmt::format("{:.3f}", backward_total * 1e3) : "-";
-    text += fmt::sprintf("%s\n", fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}",
-                                             "total", name_width, manifest.total_params, "", "", "",
-                                             forward, backward)
-                                     .c_str());
+    text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "total", name_width,
+                        manifest.total_params, "", "", "", forward, backward) +
+            '\n';
     if (workload.has_times)
       report["timing"] = {{"micro_batch", workload.micro_batch},
                           {"device", workload.timing_device},
@@ -205,7 +203,7 @@ private:
   }
 
   void write_json(const nlohmann::json& report) const {
-    write_file_atomically(json_path_, report.dump(1) + "\n");
+    output::write_json_file(json_path_, report, 1);
   }
 
   std::string trace_path_;

@@ -108,10 +108,8 @@ public:
     const std::filesystem::path result_file = std::filesystem::path(directory) / "result.json";
     const std::filesystem::path schedule_file =
         !dense && replay_file_.empty() ? std::filesystem::path(directory) / "schedule.json" : "";
-    const std::vector<NamedFile> inputs{{"the scenario file", scenario_file_},
-                                        {"--replay", replay_file_},
-                                        {"the scenario's platform file", scenario.platform_source},
-                                        {"the scenario's device profile", scenario.device_file}};
+    std::vector<NamedFile> inputs = scenario.input_files();
+    inputs.push_back({"--replay", replay_file_});
     refuse_same_file({"--out", result_file}, inputs);
     refuse_same_file({"--out", schedule_file}, inputs);
     std::vector<NamedFile> timeline_others = inputs;
@@ -167,7 +165,8 @@ public:
       gradient_source = feed->describe();
       const std::string& scope = scenario.training.compression_scope;
       if (scope == "bucket" && !compressor->can_run_per_bucket())
-        throw InputError(scenario.file.string(), "/training/compression_scope",
+        throw InputError(scenario.source_of("/training/compression_scope"),
+                         "/training/compression_scope",
                          "\"bucket\" is not possible for " + compressor->name() +
                              ": it selects over the whole model at once (use \"model\" or "
                              "\"auto\")");
@@ -181,7 +180,7 @@ public:
                                                training::memory_limits(spill_.memory_share))) {
         char size[64];
         std::snprintf(size, sizeof size, "%.3g GiB", scratch * 4.0 / (1 << 30));
-        throw InputError(scenario.file.string(), "/compressor",
+        throw InputError(scenario.source_of("/compressor"), "/compressor",
                          compressor->name() + " needs " + std::to_string(scratch) +
                              " floats at once (" + size +
                              ", its sketch's rows x columns), more than this machine's memory "
@@ -220,9 +219,10 @@ public:
         }
       } catch (const compress::ParameterError& error) {
         // Parameters that only fail against P (e.g. sketched_sgd's server rank).
-        throw InputError(scenario.file.string(), "/compressor/" + error.parameter(), error.what());
+        throw InputError(scenario.source_of("/compressor/" + error.parameter()),
+                         "/compressor/" + error.parameter(), error.what());
       } catch (const std::invalid_argument& error) {
-        throw InputError(scenario.file.string(), "/compressor", error.what());
+        throw InputError(scenario.source_of("/compressor"), "/compressor", error.what());
       }
       training::IterationPlan plan = plans.front();
       plan.compressed = compressed.schedule;
@@ -279,12 +279,6 @@ public:
       output::write_json_file(
           std::filesystem::path(directory) / "schedule.json",
           training::schedule_to_json(compressed, workers, compressor_json, gradient_source));
-    // A compressed run's schedule left in the folder would sit beside this
-    // dense result as if it were its own.
-    if (dense) {
-      std::error_code ignored;
-      std::filesystem::remove(std::filesystem::path(directory) / "schedule.json", ignored);
-    }
     if (!timeline_file_.empty()) {
       std::vector<std::string> names{"dense"};
       if (!dense)
@@ -292,6 +286,14 @@ public:
       output::write_timeline(timeline_file_, timeline, names);
     }
     output::write_result(directory, result);
+    // An earlier run's schedule left in the folder would sit beside this
+    // result as if it were its own: a dense run has none, a replay's is the
+    // one it replayed (kept where it is that file).
+    const std::filesystem::path stale = std::filesystem::path(directory) / "schedule.json";
+    if (dense || (!replay_file_.empty() && !same_file(stale, replay_file_))) {
+      std::error_code ignored;
+      std::filesystem::remove(stale, ignored);
+    }
     made_folders.keep();
     if (!quiet_) {
       std::fputs(output::format_summary(result).c_str(), stdout);

@@ -247,8 +247,11 @@ KernelModel fit_measured_kernel(Kernel kernel, std::vector<Sample> samples) {
 
 double scale_to_batch(double seconds, int from_batch, int to_batch, double fixed_s) {
   assert(from_batch > 0 && to_batch > 0 && "batches are positive");
-  const double fixed = std::min(fixed_s, seconds);
-  return fixed + (seconds - fixed) * to_batch / from_batch;
+  // A pass faster than the latency tells nothing of its per-sample cost: it
+  // keeps its time at smaller batches and grows in proportion at larger ones.
+  if (seconds <= fixed_s)
+    return to_batch < from_batch ? seconds : seconds * to_batch / from_batch;
+  return fixed_s + (seconds - fixed_s) * to_batch / from_batch;
 }
 
 std::optional<std::pair<double, double>>

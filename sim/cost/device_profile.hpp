@@ -84,10 +84,11 @@ struct ModelTimes {
 };
 
 /// A layer's pass that took `seconds` at micro-batch `from_batch`, at
-/// `to_batch`: its fixed cost `fixed_s` (the device's layer_latency; at most
-/// `seconds`) plus the rest in proportion to the batch. A pass of a few
-/// samples is bound by its kernels' launches, not by its arithmetic: at
-/// batch 1 it costs about that latency, not a sixteenth of batch 16's time.
+/// `to_batch`: its fixed cost `fixed_s` (the device's layer_latency) plus
+/// the rest in proportion to the batch. A pass of a few samples is bound by
+/// its kernels' launches, not by its arithmetic: at batch 1 it costs about
+/// that latency, not a sixteenth of batch 16's time. A pass no longer than
+/// `fixed_s` keeps its time going down and scales in proportion going up.
 double scale_to_batch(double seconds, int from_batch, int to_batch, double fixed_s);
 
 class DeviceProfile {

@@ -47,6 +47,10 @@ std::filesystem::path resolved(const std::filesystem::path& path) {
 
 } // namespace
 
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  return resolved(a) == resolved(b);
+}
+
 void refuse_same_file(const NamedFile& output, const std::vector<NamedFile>& others) {
   if (output.path.empty())
     return;

@@ -30,6 +30,10 @@ struct NamedFile {
   std::filesystem::path path;
 };
 
+/// Whether two paths name one file (after links, "..", and relative to the
+/// working directory), whether or not it exists yet.
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
 /// Throws InputError at `output.argument` when it names the same file as one
 /// of `others` (what the command reads, or its other outputs): writing it
 /// would destroy that file. Entries with an empty path are skipped.

@@ -132,8 +132,9 @@ std::vector<std::pair<int, int>> pairs_to_check(int workers) {
   if (spec.nodes > 0 && static_cast<size_t>(spec.nodes) > hosts.size())
     report_problem(report, "/nodes", detail::too_few_hosts(spec, hosts.size()));
   const int workers = spec.nodes > 0 ? spec.nodes : static_cast<int>(hosts.size());
-  // A worker's compute and kernels may run as executions on its host
-  // (kernels_share_device): at speed 0 or less SimGrid aborts in its solver.
+  // SimGrid loads a host of speed 0 or less and aborts in its solver once
+  // anything executes on it (a worker's kernels with kernels_share_device):
+  // a typo either way, refused whatever the scenario runs.
   for (int w = 0; w < workers; ++w) {
     const sg4::Host* host = hosts[static_cast<size_t>(w)];
     const double speed = host->get_speed();

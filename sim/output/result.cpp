@@ -246,7 +246,10 @@ std::string format_summary(const nlohmann::json& result) {
 
 void write_json_file(const std::filesystem::path& file, const nlohmann::json& document,
                      int indent) {
-  write_file_atomically(file, document.dump(indent) + "\n");
+  // Paths the user gave are recorded as given; one that is not UTF-8 gets
+  // U+FFFD for its bad bytes rather than failing after the whole run.
+  write_file_atomically(
+      file, document.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 void write_result(const std::filesystem::path& directory, const nlohmann::json& result) {

@@ -13,6 +13,12 @@
 namespace gcsim {
 namespace {
 
+// "file: /path: " of an error in a file the scenario names, to follow the
+// scenario's own field in the message.
+std::string where_in(const InputError& error) {
+  return error.file() + ": " + (error.json_path().empty() ? "" : error.json_path() + ": ");
+}
+
 // The --set that wrote the field at `pointer` or one holding it.
 const Override* override_writing(const std::vector<Override>& overrides,
                                  const std::string& pointer) {
@@ -33,17 +39,17 @@ struct OverrideIndex {
 
   [[noreturn]] void rethrow(const InputError& error, const std::string& prefix) const {
     const std::string pointer = prefix + error.json_path();
-    const Override* writer = override_writing(overrides, pointer);
-    for (const Override& item : overrides)
-      if (writer == nullptr && !pointer.empty() && pointer != "/" &&
-          item.pointer().rfind(pointer + "/", 0) == 0 && !had(pointer))
-        writer = &item;
-    if (writer != nullptr)
+    if (const Override* writer = override_writing(overrides, pointer))
       throw InputError("--set " + writer->text, pointer, error.message());
+    if (pointer.empty() || pointer == "/" || existed_before_overrides(pointer))
+      throw error;
+    for (const Override& item : overrides)
+      if (item.pointer().rfind(pointer + "/", 0) == 0)
+        throw InputError("--set " + item.text, pointer, error.message());
     throw error;
   }
 
-  bool had(const std::string& pointer) const {
+  bool existed_before_overrides(const std::string& pointer) const {
     try {
       return before.contains(nlohmann::json::json_pointer(pointer));
     } catch (const nlohmann::json::exception&) {
@@ -101,6 +107,19 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
 
 } // namespace
 
+std::vector<NamedFile> Scenario::input_files() const {
+  std::vector<NamedFile> files{{"the scenario file", file},
+                               {"the scenario's platform file", platform_source},
+                               {"the platform's SimGrid XML file", platform.xml_file},
+                               {"the scenario's device profile", device_file},
+                               {"the scenario's compute_spec", workload.compute_spec}};
+  if (trace_folder)
+    files.push_back({"the trace's manifest", *trace_folder / "manifest.json"});
+  else
+    files.push_back({"the scenario's workload", workload.source});
+  return files;
+}
+
 std::string Scenario::source_of(const std::string& pointer) const {
   const Override* writer = override_writing(overrides, pointer);
   return writer != nullptr ? "--set " + writer->text : file.string();
@@ -148,7 +167,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       try {
         *it = load_json_file(platform_file);
       } catch (const InputError& error) {
-        throw InputError(file_name, "/platform", error.file() + ": " + error.message());
+        throw InputError(file_name, "/platform", where_in(error) + error.message());
       }
       platform_prefix = "";
     }
@@ -195,7 +214,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       try {
         spec_json = load_json_file(spec_file);
       } catch (const InputError& error) {
-        throw InputError(file_name, key, error.file() + ": " + error.message());
+        throw InputError(file_name, key, where_in(error) + error.message());
       }
       return training::read_layer_spec(spec_json, spec_file.string());
     };

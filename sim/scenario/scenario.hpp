@@ -2,6 +2,7 @@
 // A scenario: the platform, the workload, the device profile, the training
 // loop settings, the compressor and the seed. Format: workloads/README.md.
 
+#include "sim/input/paths.hpp"
 #include "sim/network/platform.hpp"
 #include "sim/scenario/overrides.hpp"
 #include "sim/training/workload.hpp"
@@ -75,6 +76,11 @@ struct Scenario {
   nlohmann::json resolved;
   /// The --set overrides applied to it.
   std::vector<Override> overrides;
+
+  /// Every file the scenario reads (itself, its platform file and SimGrid
+  /// XML, layer specs, trace manifest, device profile), each named as a
+  /// command's error says it: what no output may be written over.
+  std::vector<NamedFile> input_files() const;
 
   /// What an error at `pointer` (a field of the scenario, e.g. a compressor
   /// parameter checked after loading) names: the --set that wrote the field

@@ -18,15 +18,17 @@ std::vector<LayerTimes> layer_times(const Workload& workload, const cost::Device
   std::vector<LayerTimes> times;
   times.reserve(workload.layers.size());
   const cost::ModelTimes* measured = profile_model_times(workload, profile);
-  const double fixed_s = profile.compute().layer_latency_s;
   for (const Layer& layer : workload.layers) {
     LayerTimes time;
     if (layer.measured_forward_s && layer.measured_backward_s && workload.measured_batch) {
-      const int from = *workload.measured_batch;
-      time.forward_s = cost::scale_to_batch(*layer.measured_forward_s, from, batch, fixed_s);
-      time.backward_s = cost::scale_to_batch(*layer.measured_backward_s, from, batch, fixed_s);
+      // Measured on the trace's own device, whose per-layer latency the
+      // profile does not know: in proportion to the batch.
+      const double scale = static_cast<double>(batch) / *workload.measured_batch;
+      time.forward_s = *layer.measured_forward_s * scale;
+      time.backward_s = *layer.measured_backward_s * scale;
     } else if (measured) {
-      const auto seconds = measured->layer_seconds(layer.name, batch, fixed_s);
+      const auto seconds =
+          measured->layer_seconds(layer.name, batch, profile.compute().layer_latency_s);
       if (!seconds)
         throw InputError(profile.file(), "/model_times/" + json_pointer_token(workload.name),
                          "no times for layer \"" + layer.name + "\" of " + workload.source +

@@ -9,6 +9,9 @@
 namespace gcsim::training {
 namespace {
 
+// Past any tensor (2^53: a double's exact integers).
+constexpr double kMostKernelElements = 9007199254740992.0;
+
 const std::vector<std::string>& kind_names() {
   static const std::vector<std::string> names{"allreduce_ring", "allreduce_recursive_doubling",
                                               "allgather",      "allgatherv",
@@ -157,7 +160,7 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
       // Sizes past any tensor would be priced by the profile, and the error
       // blamed on it.
       for (size_t field = 2; field < 6; ++field)
-        if (kernel[field].get<double>() > kLargestBytes)
+        if (kernel[field].get<double>() > kMostKernelElements)
           throw InputError(name,
                            where + "/kernels/" + std::to_string(w) + "/" + std::to_string(i) + "/" +
                                std::to_string(field),

@@ -74,7 +74,7 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
         throw InputError(file, reader.path_of("samples_s") + "/" + std::to_string(i),
                          "expected seconds in [0, 1e9], got " + describe_json(sample));
     }
-    if (reader.has("repetitions") && samples->size() != static_cast<size_t>(point.repetitions))
+    if (samples->size() != static_cast<size_t>(point.repetitions))
       reader.fail("samples_s", std::to_string(samples->size()) + " samples for " +
                                    std::to_string(point.repetitions) + " repetitions");
   }

@@ -250,7 +250,7 @@ CASES = [
                     '<zone id="w" routing="Full"><host id="a" speed="0f"/>'
                     '<host id="b" speed="1Gf"/><link id="l" bandwidth="1Gbps" latency="1us"/>'
                     '<route src="a" dst="b"><link_ctn id="l"/></route></zone></platform>'},
-     ["--set", "training.kernels_share_device=true"], ["/platform/xml", "host 'a'", "speed"]),
+     [], ["/platform/xml", "host 'a'", "speed"]),
     # CLI11 read -1 as 2^64 - 1 and saturated 2^66 to 2^63 - 1.
     ("--seed -1", scenario(), {}, ["--seed", "-1"], ["--seed:", 'got "-1"']),
     ("--seed past 2^63", scenario(), {}, ["--seed", "99999999999999999999"],
@@ -260,6 +260,17 @@ CASES = [
     # Outputs onto inputs or onto each other were written over without a word.
     ("--timeline onto the scenario", scenario(), {}, ["--timeline", "scenario.json"],
      ["--timeline: scenario.json is also the scenario file"]),
+    ("--timeline onto the workload", scenario(workload="w.json"), {"w.json": GOOD_WORKLOAD},
+     ["--timeline", "w.json"], ["--timeline: w.json is also the scenario's workload"]),
+    # A referenced file's own JSON path was dropped from the message.
+    ("platform file with a key twice", scenario(platform="p.json"),
+     {"p.json": '{"name": "p", "topology": "star", "nodes": 2, "nodes": 3, '
+                '"link": {"bandwidth": "1Gbps", "latency": "1us"}}'}, [],
+     ["scenario.json: /platform:", "p.json: /nodes:", "twice"]),
+    ("--set of a scope the compressor cannot", scenario(), {},
+     ["--set", 'compressor={"name": "gtopk", "density": 0.01}',
+      "--set", "training.compression_scope=bucket"],
+     ["--set training.compression_scope=bucket: /training/compression_scope:"]),
     ("--timeline onto result.json", scenario(), {}, ["--timeline", "out/../out/result.json"],
      ["--timeline:", "is also --out's result.json"]),
     ("optimizer kernel that overflows", scenario(device="huge-kernel.json"),
@@ -296,7 +307,10 @@ CALIBRATE_CASES = [
     ("--steps-per-octave 100000", ["--steps-per-octave", "100000"],
      ["--steps-per-octave: Value 100000 not in range 1 to 64"]),
     ("--min-log2 above --max-log2", ["--min-log2", "12", "--max-log2", "10"],
-     ["--min-log2:", "4 <= min <= max <= 30"]),
+     ["--max-log2:", "the smallest size (2^12) is above the largest (2^10)"]),
+    # --quick starts at 2^10: it was reported as --min-log2's fault.
+    ("--max-log2 below --quick's range", ["--max-log2", "8"],
+     ["--max-log2:", "above the largest (2^8) of --quick's range"]),
 ]
 
 

@@ -45,3 +45,24 @@ TEST_CASE("a layer's backward time is its workload's backward FLOPs, not a fixed
   CHECK(twice[0].backward_s == once[0].backward_s);
   CHECK(twice[1].forward_s == once[1].forward_s);
 }
+
+TEST_CASE("a trace's own layer times scale in proportion to the batch, whatever the profile's "
+          "latency") {
+  // Measured on the trace's device: the H200 profile's 32 us per layer is
+  // not theirs to keep.
+  const DeviceProfile h200 =
+      DeviceProfile::load(std::string(GCSIM_SOURCE_DIR) + "/platforms/devices/h200.json");
+  REQUIRE(h200.compute().layer_latency_s > 0);
+  Workload traced = two_layers(1e6);
+  traced.measured_batch = 32;
+  traced.layers[0].measured_forward_s = 4e-3;
+  traced.layers[0].measured_backward_s = 8e-3;
+  traced.layers[1].measured_forward_s = 1e-5; // below the profile's latency
+  traced.layers[1].measured_backward_s = 2e-5;
+  const auto at_8 = layer_times(traced, h200, 8);
+  const auto at_128 = layer_times(traced, h200, 128);
+  CHECK(at_8[0].forward_s == doctest::Approx(1e-3).epsilon(1e-12).scale(0));
+  CHECK(at_8[1].backward_s == doctest::Approx(5e-6).epsilon(1e-12).scale(0));
+  CHECK(at_128[0].backward_s == doctest::Approx(32e-3).epsilon(1e-12).scale(0));
+  CHECK(at_128[1].forward_s == doctest::Approx(4e-5).epsilon(1e-12).scale(0));
+}
