@@ -29,6 +29,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import WriteError, replace_folder, write_atomically  # noqa: E402
 from cpu_info import cpu_identity  # noqa: E402
+from script_input import BadInput, Parser  # noqa: E402
 
 FORMAT_VERSION = 1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -56,16 +57,6 @@ PRESETS = {
                               out=os.path.join(CACHE, "fmnist-alexnet-4w")),
 }
 CACHE_PRESETS = ["fmnist-resnet18-8w", "fmnist-resnet50-4w", "fmnist-alexnet-4w"]
-
-
-class BadInput(Exception):
-    """Exit 2 with this one line."""
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """One line and exit 2, not argparse's usage and message."""
-        self.exit(2, f"{self.prog}: {message}\n")
 
 
 def parse_args(argv):

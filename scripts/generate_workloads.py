@@ -10,7 +10,6 @@ the input and to the weights), which is the usual accounting.
 
 Run with Debian's interpreter:  /usr/bin/python3 scripts/generate_workloads.py
 """
-import argparse
 import os
 import sys
 
@@ -23,6 +22,7 @@ import torchvision
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from trace_tools.models import CifarResNet18, SmallCNN  # noqa: E402
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
+from script_input import Parser  # noqa: E402
 
 
 class WordLSTM(nn.Module):
@@ -152,12 +152,6 @@ def describe(name, build, shape, dataset, sample_unit):
         "torch_version": torch.__version__.split("+")[0],
         "layers": layers,
     }
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """One line and exit 2, not argparse's usage and message."""
-        self.exit(2, f"{self.prog}: {message}\n")
 
 
 def main():

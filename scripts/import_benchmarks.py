@@ -48,6 +48,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
+from script_input import BadInput, Parser, bandwidth_ok, latency_ok  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
@@ -66,17 +67,6 @@ GLOO_BENCHMARKS = {
 }
 
 
-class BadInput(Exception):
-    pass
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """One line and exit 2, not argparse's usage and message: `script.py:
-        message`, or `script.py: subcommand: message`."""
-        self.exit(2, ": ".join(self.prog.split(" ", 1) + [message]) + "\n")
-
-
 def integer_in(low, high):
     """An argparse type: an integer in [low, high]."""
     def parse(text):
@@ -91,36 +81,10 @@ def integer_in(low, high):
     return parse
 
 
-# gcsim's units (sim/input/units.cpp: a number without a sign, then its unit)
-# and the ranges its platform descriptions accept (sim/input/json_reader.cpp).
-BANDWIDTH_UNITS = {"bps": 1 / 8, "kbps": 1e3 / 8, "Kbps": 1e3 / 8, "Mbps": 1e6 / 8,
-                   "Gbps": 1e9 / 8, "Tbps": 1e12 / 8, "Bps": 1.0, "kBps": 1e3, "KBps": 1e3,
-                   "MBps": 1e6, "GBps": 1e9, "TBps": 1e12, "KiBps": 1024.0,
-                   "MiBps": 1048576.0, "GiBps": 1073741824.0, "TiBps": 1099511627776.0}
-DURATION_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0,
-                  "min": 60.0, "h": 3600.0}
-UNIT_TEXT = re.compile(r" *((?=\.?[0-9])[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?) *(.*?) *")
+# What gcsim's platform descriptions accept (script_input checks it as
+# sim/input/units.cpp and json_reader.cpp do), in its words.
 WANTED_BANDWIDTH = "a bandwidth with a unit in [1kbps, 1000Tbps] (e.g. \"10Gbps\")"
 WANTED_LATENCY = "a duration with a unit, 0 or in [1ps, 1e9s] (e.g. \"5us\")"
-
-
-def unit_value(text, units):
-    """text's value as gcsim reads it ("10Gbps", "5 us"), or None."""
-    found = UNIT_TEXT.fullmatch(text) if isinstance(text, str) else None
-    if not found or found.group(2) not in units:
-        return None
-    value = float(found.group(1)) * units[found.group(2)]
-    return value if math.isfinite(value) else None
-
-
-def bandwidth_ok(text):
-    value = unit_value(text, BANDWIDTH_UNITS)
-    return value is not None and 1e3 / 8 <= value <= 1e15 / 8
-
-
-def latency_ok(text):
-    value = unit_value(text, DURATION_UNITS)
-    return value is not None and (value == 0 or 1e-12 <= value <= 1e9)
 
 
 def text_option(accepts, wanted):

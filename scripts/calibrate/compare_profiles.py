@@ -14,18 +14,12 @@ Bad input: exit 2 and one line naming the file.
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 
-
-class BadInput(Exception):
-    pass
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """A bad command line is BadInput: one line, exit 2."""
-        raise BadInput(message)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from script_input import BadInput, Parser  # noqa: E402
 
 
 def number(value):

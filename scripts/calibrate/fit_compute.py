@@ -49,16 +49,12 @@ import numpy as np
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
+import script_input  # noqa: E402
+from script_input import Parser  # noqa: E402
 
 MODELS = os.path.join(REPO, "workloads", "models")
 HOOK_TOLERANCE = 0.05
 KINDS = ["conv", "linear", "norm", "embedding", "lstm", "attention", "other"]
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """One line and exit 2, not argparse's usage and message."""
-        self.exit(2, f"{self.prog}: {message}\n")
 
 
 def parse_args(argv):
@@ -80,30 +76,30 @@ def fail(path, message):
     sys.exit(2)
 
 
-def parse_unit(path, compute, key, units, example, positive):
-    """The value of a unit string, finite and > 0 (a rate) or >= 0 (a duration)."""
+def parse_unit(path, compute, key, parse, checked, example, positive):
+    """The value of a unit string as gcsim reads it (script_input, after
+    sim/input/units.cpp): a rate > 0, or a duration 0 or in [1ps, 1e9s]."""
     text = compute.get(key)
-    for unit, scale in units.items():
-        if isinstance(text, str) and text.endswith(unit):
-            try:
-                value = float(text[:-len(unit)]) * scale
-            except ValueError:
-                break
-            if not math.isfinite(value) or value < 0 or (positive and value == 0):
-                fail(path, f"/compute/{key}: {text!r} is not a finite value "
-                           f"{'> 0' if positive else '>= 0'}")
-            return value
-    fail(path, f"/compute/{key}: {text!r} is not a value such as {example!r}")
+    if parse(text) is None:
+        fail(path, f"/compute/{key}: {text!r} is not a value such as {example!r}")
+    value = checked(text)
+    if value is None:
+        fail(path, f"/compute/{key}: {text!r} is not a finite value "
+                   f"{'> 0' if positive else '0 or in [1ps, 1e9s]'}")
+    return value
 
 
 def parse_rate(path, compute, key):
-    return parse_unit(path, compute, key, {"Tflops": 1e12, "Gflops": 1e9, "Mflops": 1e6,
-                                           "flops": 1.0}, "50.5Tflops", positive=True)
+    return parse_unit(path, compute, key, script_input.parse_flop_rate,
+                      script_input.checked_flop_rate, "50.5Tflops", positive=True)
 
 
 def parse_duration(path, compute, key):
-    return parse_unit(path, compute, key, {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}, "5us",
-                      positive=False)
+    """gcsim's layer_latency: 0 when the profile has none."""
+    if key not in compute:
+        return 0.0
+    return parse_unit(path, compute, key, script_input.parse_duration,
+                      script_input.checked_duration, "5us", positive=False)
 
 
 def parse_efficiency(path, compute):

@@ -33,15 +33,10 @@ from generate_workloads import models  # noqa: E402
 from trace_tools.models import no_inplace  # noqa: E402
 from trace_tools.timing import CpuClock, CudaClock, LayerTimer  # noqa: E402
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
+from script_input import Parser  # noqa: E402
 
 DEFAULT_MODELS = ["resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet", "resnet18-cifar10"]
 MAX_BATCH = 1 << 20  # what fit_compute.py and gcsim's scenarios take
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """One line and exit 2, not argparse's usage and message."""
-        self.exit(2, f"{self.prog}: {message}\n")
 
 
 def parse_args(argv):

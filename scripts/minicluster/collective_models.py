@@ -50,6 +50,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from script_input import parse_duration  # noqa: E402
+
 LARGE = 4 << 20
 SMALL = 1 << 20  # gcsim's kLatencyPointBytes: latency from the ring points below it
 
@@ -178,11 +181,10 @@ def overlap(one_way):
 def one_way_latency(run):
     """The run's measured one-way time: a route is two links of the stated latency."""
     text = run["cluster"]["link"]["latency"]
-    units = {"us": 1e-6, "ms": 1e-3, "ns": 1e-9, "s": 1.0}
-    for unit in ("us", "ms", "ns", "s"):
-        if text.endswith(unit):
-            return 2 * float(text[:-len(unit)]) * units[unit]
-    raise ValueError(f"{run['name']}: latency {text!r} has no unit")
+    seconds = parse_duration(text)
+    if seconds is None:
+        raise ValueError(f"{run['name']}: latency {text!r} has no unit gcsim reads")
+    return 2 * seconds
 
 
 MODELS = [("alpha-beta", lambda run: linear(["m", "b"])),

@@ -15,11 +15,13 @@ without collectives) count only where they have them.
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from script_input import parse_bandwidth  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 COLLECTIVES = "collectives >= 4 MiB"
@@ -55,13 +57,10 @@ def refuse(message):
 def bits_per_second(bandwidth):
     """A platform bandwidth ("100Mbps", "1Gbps", "1.25e8Bps") in bit/s, so that
     one rate written two ways is one cluster."""
-    found = re.fullmatch(r"\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)\s*([kKMGT]?)(bps|Bps)\s*",
-                         bandwidth) if isinstance(bandwidth, str) else None
-    if not found:
+    bytes_per_second = parse_bandwidth(bandwidth)  # as gcsim reads it
+    if bytes_per_second is None:
         raise ValueError(f"cannot read the bandwidth {bandwidth!r}")
-    value, prefix, unit = found.groups()
-    scale = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[prefix]
-    return float(value) * scale * (8 if unit == "Bps" else 1)
+    return bytes_per_second * 8
 
 
 def rate_name(bits):

@@ -22,17 +22,9 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from atomic_write import WriteError, replace_folder, write_atomically  # noqa: E402
 from capture_traces import dump_manifest  # noqa: E402
+from script_input import BadInput, Parser  # noqa: E402
 
 OUTPUTS = ("manifest.json", "statistics.json")
-
-
-class BadInput(Exception):
-    """Exit 2 with this one line."""
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise BadInput(message)
 
 
 def parse_args(argv):

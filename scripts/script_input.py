@@ -1,0 +1,150 @@
+"""What the scripts share about their input: a one-line command-line error, the
+bad-input exception, and gcsim's unit strings.
+
+Command lines: Parser is argparse's, except that a bad command line is one line
+and exit 2 (`script.py: message`, or `script.py: subcommand: message`), not
+argparse's usage and message. BadInput is what a script raises for input it
+refuses; its __main__ prints `script.py: <the exception>` and exits 2.
+
+Units, exactly as gcsim reads them (sim/input/units.cpp): spaces around the
+text, a number without a sign (digits with at most one '.', then an optional
+exponent), optional spaces, then a unit from the table, matched exactly. No
+sign, NaN, infinity or empty number; a finite number whose value in base units
+overflows ("1e300Tbps") is refused. parse_bandwidth (bytes/s), parse_duration
+(seconds), parse_size (bytes) and parse_flop_rate (FLOP/s) return that value or
+None. The checked_* functions also apply the ranges gcsim's JSON inputs accept
+(sim/input/json_reader.cpp) and return None outside them:
+
+    from script_input import BadInput, Parser, checked_bandwidth, parse_duration
+"""
+import argparse
+import math
+
+
+class BadInput(Exception):
+    """Input a script refuses: it prints `script.py: <this>` and exits 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """One line and exit 2, not argparse's usage and message: `script.py:
+        message`, or `script.py: subcommand: message`."""
+        self.exit(2, ": ".join(self.prog.split(" ", 1) + [message]) + "\n")
+
+
+# sim/input/units.cpp's tables: unit -> factor to the base unit.
+BANDWIDTH_UNITS = {"bps": 1.0 / 8, "kbps": 1e3 / 8, "Kbps": 1e3 / 8, "Mbps": 1e6 / 8,
+                   "Gbps": 1e9 / 8, "Tbps": 1e12 / 8, "Bps": 1.0, "kBps": 1e3, "KBps": 1e3,
+                   "MBps": 1e6, "GBps": 1e9, "TBps": 1e12, "KiBps": 1024.0,
+                   "MiBps": 1048576.0, "GiBps": 1073741824.0, "TiBps": 1099511627776.0}
+DURATION_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0,
+                  "min": 60.0, "h": 3600.0}
+SIZE_UNITS = {"B": 1.0, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+              "KiB": 1024.0, "MiB": 1048576.0, "GiB": 1073741824.0, "TiB": 1099511627776.0}
+FLOP_RATE_UNITS = {"flops": 1.0, "Flops": 1.0, "Gflops": 1e9, "GFlops": 1e9, "Tflops": 1e12,
+                   "TFlops": 1e12, "Pflops": 1e15, "PFlops": 1e15, "f": 1.0, "Gf": 1e9,
+                   "Tf": 1e12, "Pf": 1e15}
+
+# sim/input/json_reader.cpp's ranges (json_reader.hpp's kLongestSeconds, kLargestBytes).
+SLOWEST_BANDWIDTH = 1e3 / 8      # 1kbps, in bytes/s
+FASTEST_BANDWIDTH = 1e15 / 8     # 1000Tbps
+SHORTEST_SECONDS = 1e-12         # the shortest nonzero duration: 1ps
+LONGEST_SECONDS = 1e9
+LARGEST_BYTES = 9007199254740992.0  # 2^53
+
+
+def split_number(text):
+    """(number, unit text) of "12.5 Gbps", or None: units.cpp's split_number."""
+    if not isinstance(text, str):
+        return None
+    text = text.strip(" ")
+    end, seen_digit, seen_dot, seen_exp = 0, False, False, False
+    while end < len(text):
+        c = text[end]
+        if "0" <= c <= "9":
+            seen_digit = True
+        elif c == "." and not seen_dot and not seen_exp:
+            seen_dot = True
+        elif (c in "eE" and seen_digit and not seen_exp and end + 1 < len(text)
+              and ("0" <= text[end + 1] <= "9" or text[end + 1] in "+-")):
+            seen_exp = True
+            if text[end + 1] in "+-":
+                end += 1
+        else:
+            break
+        end += 1
+    if not seen_digit:
+        return None
+    try:  # only [0-9.eE+-] here, which float() reads as strtod does, or not at all ("1e+")
+        value = float(text[:end])
+    except ValueError:
+        return None
+    if not math.isfinite(value) or value < 0:
+        return None
+    return value, text[end:].lstrip(" ")
+
+
+def parse_with(text, units):
+    """text's value in base units with a unit from `units`, or None."""
+    split = split_number(text)
+    if split is None or split[1] not in units:
+        return None
+    value = split[0] * units[split[1]]
+    return value if math.isfinite(value) else None
+
+
+def parse_bandwidth(text):
+    """Bytes per second of "10Gbps", "1.5 GiBps", or None."""
+    return parse_with(text, BANDWIDTH_UNITS)
+
+
+def parse_duration(text):
+    """Seconds of "5us", "2min", or None."""
+    return parse_with(text, DURATION_UNITS)
+
+
+def parse_size(text):
+    """Bytes of "25MiB", or None."""
+    return parse_with(text, SIZE_UNITS)
+
+
+def parse_flop_rate(text):
+    """FLOP/s of "10Tflops", or None."""
+    return parse_with(text, FLOP_RATE_UNITS)
+
+
+def checked_bandwidth(text):
+    """A link bandwidth gcsim accepts, in bytes/s ([1kbps, 1000Tbps]), or None."""
+    value = parse_bandwidth(text)
+    return value if value is not None and SLOWEST_BANDWIDTH <= value <= FASTEST_BANDWIDTH else None
+
+
+def checked_duration(text):
+    """A duration gcsim accepts (a link latency, a layer latency), in seconds:
+    0 or in [1ps, 1e9s]; or None."""
+    value = parse_duration(text)
+    if value is not None and (value == 0 or SHORTEST_SECONDS <= value <= LONGEST_SECONDS):
+        return value
+    return None
+
+
+def checked_size(text):
+    """A size gcsim accepts, in bytes ([1B, 2^53B]), or None."""
+    value = parse_size(text)
+    return value if value is not None and 1.0 <= value <= LARGEST_BYTES else None
+
+
+def checked_flop_rate(text):
+    """A FLOP rate gcsim accepts (positive and finite), in FLOP/s, or None."""
+    value = parse_flop_rate(text)
+    return value if value is not None and value > 0 else None
+
+
+def bandwidth_ok(text):
+    """Whether gcsim accepts text as a link bandwidth."""
+    return checked_bandwidth(text) is not None
+
+
+def latency_ok(text):
+    """Whether gcsim accepts text as a link latency."""
+    return checked_duration(text) is not None

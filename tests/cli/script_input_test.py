@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""scripts/script_input.py reads unit strings as gcsim does: for each of a list
+of link bandwidths and latencies (valid, at the edges of gcsim's ranges, and
+malformed), its bandwidth_ok/latency_ok verdict must be gcsim's own, found by
+running a one-iteration, two-node star scenario with that link. gcsim refuses a
+value by exit 2 and one line naming /platform/link/bandwidth (or latency); any
+other outcome is acceptance. Also: a few values in base units, the size and
+FLOP-rate tables, and the one-line Parser.
+
+Usage: script_input_test.py PATH/TO/gcsim
+"""
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from checks import Checks  # noqa: E402
+import script_input  # noqa: E402
+
+GCSIM = os.path.abspath(sys.argv[1])
+QUICKSTART = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
+LINK = {"bandwidth": "10Gbps", "latency": "5us"}
+
+BANDWIDTHS = ["10Gbps", "1.5 GiBps", " 100 Mbps ", "1 KiBps", "1kbps", "125Bps", "0.999kbps",
+              "999bps", "1000Tbps", "1000.0001Tbps", "125TBps", "1e3bps", "1.e9bps", ".5TiBps",
+              "-1Gbps", "+1Gbps", "1e300Tbps", "inf Gbps", "nan Gbps", "0Gbps", "10gbps",
+              "10 Gb/s", "10Gbps\t", "1_0Gbps", "0x10Gbps", "10", "Gbps", "", "1e+Gbps",
+              "1e9e3bps", "1..5Gbps", 10]
+LATENCIES = ["5us", "0s", "0", " 5 us ", "1ps", "0.5ps", "1e9s", "1.0000001e9s", "2min", "2m",
+             "1h", "16666667min", "1e-310s", "1e-400s", "nan s", "3", "-1us", "+1us", "5US",
+             "5 u s", ".5ms", ".ms", "1e+3ms", "1e-3", "1E-3s", "inf s", "1e400s", 0]
+
+
+def scenario(workdir, link):
+    with open(QUICKSTART) as handle:
+        document = json.load(handle)
+    document["platform"] = {"name": "tiny", "topology": "star", "nodes": 2, "link": link}
+    for key in ("workload", "device"):
+        document[key] = os.path.join(ROOT, document[key])
+    document["training"]["iterations"] = 1
+    path = os.path.join(workdir, "scenario.json")
+    with open(path, "w") as handle:
+        json.dump(document, handle)
+    return path
+
+
+def gcsim_accepts(workdir, field, value):
+    """Whether gcsim takes `value` as the link's `field`; None if it crashed."""
+    path = scenario(workdir, dict(LINK, **{field: value}))
+    done = subprocess.run([GCSIM, "run", path, "--set", "training.iterations=1", "--quiet",
+                           "--out", os.path.join(workdir, "out")],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode not in (0, 2):
+        return None
+    named = f"/platform/link/{field}:" in done.stderr
+    return not (done.returncode == 2 and named)
+
+
+check = Checks()
+with tempfile.TemporaryDirectory() as workdir:
+    for field, values, ok in (("bandwidth", BANDWIDTHS, script_input.bandwidth_ok),
+                              ("latency", LATENCIES, script_input.latency_ok)):
+        for value in values:
+            verdict = gcsim_accepts(workdir, field, value)
+            mine = ok(value)
+            check(verdict is not None and verdict == mine,
+                  f"{field} {value!r}: gcsim {'crashed' if verdict is None else verdict}, "
+                  f"script_input {mine}")
+
+# Values in base units.
+for parse, text, expected in ((script_input.parse_bandwidth, "10Gbps", 1.25e9),
+                              (script_input.parse_bandwidth, "1.5 GiBps", 1.5 * 2 ** 30),
+                              (script_input.parse_bandwidth, "1kbps", 125.0),
+                              (script_input.parse_duration, "2min", 120.0),
+                              (script_input.parse_duration, "5 us", 5 * 1e-6),
+                              (script_input.parse_duration, "1e-310s", 1e-310),
+                              (script_input.checked_duration, "1e-310s", None),
+                              (script_input.parse_size, "25MiB", 25 * 2 ** 20),
+                              (script_input.checked_size, "8192TiB", 2.0 ** 53),
+                              (script_input.checked_size, "8193TiB", None),
+                              (script_input.parse_flop_rate, "10GFlops", 1e10),
+                              (script_input.parse_flop_rate, "50.5Tflops", 50.5e12),
+                              (script_input.parse_flop_rate, "5Mflops", None),
+                              (script_input.checked_flop_rate, "0Tflops", None)):
+    got = parse(text)
+    check(got == expected, f"{parse.__name__}({text!r}) = {got!r}, expected {expected!r}")
+
+# The Parser: one line, exit 2, the subcommand named.
+parser = script_input.Parser(prog="tool.py")
+parser.add_subparsers(dest="command").add_parser("sub").add_argument("--n", type=int)
+for argv, line in ((["--bad"], "tool.py: unrecognized arguments: --bad\n"),
+                   (["sub", "--n", "x"], "tool.py: sub: argument --n: invalid int value: 'x'\n")):
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        try:
+            parser.parse_args(argv)
+            status = 0
+        except SystemExit as exit_:
+            status = exit_.code
+    check(status == 2 and stderr.getvalue() == line,
+          f"Parser on {argv}: exit {status}, {stderr.getvalue()!r}")
+check.finish()
