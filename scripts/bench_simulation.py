@@ -5,6 +5,10 @@ per run, measured with os.wait4).
 
   /usr/bin/python3 scripts/bench_simulation.py [--gcsim build/gcsim] [--repeat 3] \
       SCENARIO [SCENARIO ...] [--set path=value ...] [--replay DIR/schedule.json]
+
+A bad option or a missing file is exit 2 with one line; so is a scenario that
+gcsim refuses (its exit 2 and its one line are passed on); any other gcsim
+failure is exit 1 with one line.
 """
 import argparse
 import json
@@ -15,6 +19,27 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from script_input import Parser  # noqa: E402
+
+MAX_REPEAT = 1000
+
+
+def repeat_count(text):
+    """--repeat: a whole number of runs in [1, MAX_REPEAT]."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of runs, got {text!r}")
+    if not 1 <= value <= MAX_REPEAT:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_REPEAT} runs, got {value}")
+    return value
+
+
+def fail(status, message):
+    print(f"bench_simulation.py: {message}", file=sys.stderr)
+    sys.exit(status)
+
 
 def run_once(gcsim, scenario, sets, out, replay=None):
     command = [gcsim, "run", scenario, "--out", out, "--quiet"]
@@ -23,28 +48,50 @@ def run_once(gcsim, scenario, sets, out, replay=None):
     if replay:
         command += ["--replay", replay]
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    stderr = process.stderr.read().decode()
-    process.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(command)} failed: {stderr}")
+    # gcsim's stderr goes to a file, not a pipe: a pipe read only after
+    # wait4 stalls a gcsim that writes more than the pipe holds.
+    with tempfile.TemporaryFile() as errors:
+        try:
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+        except OSError as error:
+            fail(2, f"--gcsim {gcsim}: cannot run it: {error.strerror}")
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        errors.seek(0)
+        stderr = errors.read().decode(errors="replace")
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        said = lines[-1].strip() if lines else "no message"
+        if code == 2:  # gcsim refused its input: pass its one line and status on
+            fail(2, said)
+        how = f"signal {-code}" if code < 0 else f"status {code}"
+        fail(1, f"gcsim run {scenario} failed ({how}): {said}")
     with open(os.path.join(out, "result.json")) as handle:
         result = json.load(handle)
     return wall, usage.ru_maxrss / 1024.0, result
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("scenarios", nargs="+")
     parser.add_argument("--gcsim", default=os.path.join(os.path.dirname(__file__), "..", "build", "gcsim"))
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=repeat_count, default=3,
+                        help=f"runs per scenario, 1 to {MAX_REPEAT} (default 3)")
     parser.add_argument("--set", action="append", default=[], dest="sets")
     parser.add_argument("--replay", help="time the timing-only replay of this schedule.json")
     args = parser.parse_args()
-    print(f"{'scenario':<34} {'workers':>7} {'iters':>5} {'wall s (median)':>16} "
-          f"{'s / iteration':>14} {'peak RSS MiB':>13} {'simulated iteration s':>22}")
+    if not os.path.isfile(args.gcsim) or not os.access(args.gcsim, os.X_OK):
+        parser.error(f"--gcsim {args.gcsim}: "
+                     + ("not an executable file" if os.path.exists(args.gcsim) else "no such file"))
+    for path in args.scenarios:
+        if not os.path.isfile(path):
+            parser.error(f"{path}: " + ("not a file" if os.path.exists(path) else "no such file"))
+    if args.replay is not None and not os.path.isfile(args.replay):
+        parser.error(f"--replay {args.replay}: "
+                     + ("not a file" if os.path.exists(args.replay) else "no such file"))
+    header = (f"{'scenario':<34} {'workers':>7} {'iters':>5} {'wall s (median)':>16} "
+              f"{'s / iteration':>14} {'peak RSS MiB':>13} {'simulated iteration s':>22}")
     for scenario in args.scenarios:
         walls, rss = [], []
         with tempfile.TemporaryDirectory() as out:
@@ -54,6 +101,9 @@ def main():
                 rss.append(peak)
         iterations = result["summary"]["iterations"]
         median = statistics.median(walls)
+        if header:  # once the first scenario ran: a refused one prints no table
+            print(header)
+            header = None
         print(f"{result['scenario']['name']:<34} {result['summary']['workers']:>7} {iterations:>5} "
               f"{median:>16.3f} {median / iterations:>14.3f} {max(rss):>13.1f} "
               f"{result['summary']['iteration_time_s']:>22.4f}")

@@ -28,6 +28,11 @@ become panels (line figures) or separate files (time breakdown). Figures of
 a sweep record the SHA-256 of the sweep.csv they were drawn from (the PDF's
 Subject, the PNG's Source text), so that stale ones can be found.
 
+Every input is read and checked before anything is drawn or a folder made:
+bad input (a missing, empty, malformed or non-UTF-8 file, a field of the wrong
+type, a negative time) is exit 2 with one line naming the file; an output
+folder or file that cannot be written is exit 1 with one line.
+
 Runs on Debian's python3-matplotlib and python3-numpy; no pandas needed.
 """
 import argparse
@@ -48,6 +53,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import WriteError, write_figure_atomically  # noqa: E402
+from script_input import BadInput, Parser, json_kind, read_json_object  # noqa: E402
 
 # One colour and marker per compressor, in every figure. The first eight
 # colours are Okabe & Ito's colour-blind-safe set; deft and iwp take two of
@@ -87,6 +93,20 @@ def style_of(name):
 # ---------------------------------------------------------------- reading
 
 
+def fail(message):
+    """Bad input: one line naming the file (or option) and what is wrong, exit 2."""
+    print(f"plot.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_json(path):
+    """The JSON object in a file; any other content is refused (exit 2)."""
+    try:
+        return read_json_object(path)
+    except BadInput as error:
+        fail(str(error))
+
+
 def number(text):
     if text is None or text == "":
         return None
@@ -97,47 +117,127 @@ def number(text):
     return value if math.isfinite(value) else None
 
 
-def flatten(value, prefix, out, numbers_only):
+# The numeric columns the figures read, with the least value they may have.
+FIGURE_COLUMNS = {
+    "workers": 1.0, "iteration_time_s": 0.0, "throughput_samples_per_s": 0.0, "compute_s": 0.0,
+    "compression_s": 0.0, "compression_exposed_s": 0.0, "communication_s": 0.0,
+    "bytes_sent_per_worker": 0.0, "density_after_aggregation": 0.0, "fidelity.cosine": -1.0,
+    "fidelity.rel_l2": 0.0, "speedup_vs_dense": 0.0, "compression_ratio": 0.0,
+}
+EXPOSED_KERNELS = "compression_exposed_kernels_s."
+
+
+def is_kernel_column(key):
+    """compression_exposed_kernels_s.topk_select, compression_kernels_s.topk_select
+    or compression.topk_s: a compression kernel's seconds."""
+    return isinstance(key, str) and (key.startswith(EXPOSED_KERNELS) or (
+        key.startswith("compression") and "." in key
+        and (key.split(".")[0].endswith("_s") or key.endswith("_s"))))
+
+
+def least_value(key):
+    """The least value of a column the figures read, or None for other columns."""
+    return 0.0 if is_kernel_column(key) else FIGURE_COLUMNS.get(key)
+
+
+def checked_value(where, key, value):
+    """A figure column's value as a float (None: absent); exit 2 naming `where`
+    unless it is a finite number no less than the column allows."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            parsed = float(value)
+        except ValueError:
+            fail(f"{where}: {key}: {value[:40]!r} is not a number")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        parsed = float(value)
+    else:
+        fail(f"{where}: {key}: expected a number, got {json_kind(value)}")
+    least = least_value(key)
+    if not math.isfinite(parsed) or parsed < least or parsed > 1e15:
+        fail(f"{where}: {key}: {value} is out of range (expected {least:g} to 1e15)")
+    return parsed
+
+
+def flatten(value, prefix, out, numbers_only, others=None):
+    """Leaves of nested objects under dotted names; with `others`, the leaves
+    left out (lists, booleans, and strings when numbers_only) go there."""
     for key, item in value.items():
         name = f"{prefix}.{key}" if prefix else key
         if isinstance(item, dict):
-            flatten(item, name, out, numbers_only)
-        elif isinstance(item, bool) or isinstance(item, list):
-            continue
-        elif isinstance(item, (int, float)):
+            flatten(item, name, out, numbers_only, others)
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
             out[name] = float(item)
         elif not numbers_only and isinstance(item, str):
             out[name] = item
+        elif others is not None:
+            others[name] = item
 
 
 def read_csv(path):
     """Rows as dicts (numbers as floats) and the grid parameter columns."""
-    with open(path, newline="") as handle:
-        reader = csv.DictReader(handle)
-        header = reader.fieldnames or []
-        rows = [dict(row) for row in reader]
+    rows = []
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames or []
+            for row in reader:
+                if None in row:
+                    fail(f"{path}: line {reader.line_num}: more fields than the header")
+                rows.append((reader.line_num, dict(row)))
+    except OSError as error:
+        fail(f"{path}: cannot read: {error.strerror}")
+    except UnicodeDecodeError:
+        fail(f"{path}: not UTF-8 text")
+    except csv.Error as error:
+        fail(f"{path}: not CSV: {error}")
+    if not header:
+        fail(f"{path}: empty file")
+    if "workers" not in header:
+        fail(f"{path}: no workers column (not gcsim's sweep.csv)")
+    if not rows:
+        fail(f"{path}: no rows below the header")
     # sweep.csv lists the grid parameters between "point" and "command".
     params = []
     if "point" in header and "command" in header:
         params = header[header.index("point") + 1:header.index("command")]
-    for row in rows:
+    for line, row in rows:
         for key in list(row):
             if key in params or key in ("point", "command", "compressor_name"):
                 continue
-            row[key] = number(row[key])
-    return rows, params
+            if least_value(key) is not None:
+                row[key] = checked_value(f"{path}: line {line}", key, row[key])
+            else:
+                row[key] = number(row[key])
+    return [row for _, row in rows], params
 
 
 def read_results(paths):
     """Rows from result.json files; parameters are the scenario fields that differ."""
     rows, scenarios = [], []
     for path in paths:
-        with open(path) as handle:
-            result = json.load(handle)
-        row = {}
-        flatten(result.get("summary", {}), "", row, numbers_only=True)
+        result = read_json(path)
+        summary, scenario_value = result.get("summary"), result.get("scenario", {})
+        if not isinstance(summary, dict):
+            fail(f"{path}: /summary: expected an object (gcsim's result.json), "
+                 f"got {json_kind(summary) if 'summary' in result else 'nothing'}")
+        if not isinstance(scenario_value, dict):
+            fail(f"{path}: /scenario: expected an object, got {json_kind(scenario_value)}")
+        row, others = {}, {}
+        flatten(summary, "", row, numbers_only=True, others=others)
+        for key, value in others.items():
+            if least_value(key) is not None and value is not None:
+                fail(f"{path}: /summary: {key}: expected a number, got {json_kind(value)}")
+        if "workers" not in row:
+            fail(f"{path}: /summary: no workers (not gcsim's result.json)")
+        for key in list(row):
+            if least_value(key) is not None:
+                row[key] = checked_value(f"{path}: /summary", key, row[key])
+            elif not math.isfinite(row[key]):
+                del row[key]
         scenario = {}
-        flatten(result.get("scenario", {}), "", scenario, numbers_only=False)
+        flatten(scenario_value, "", scenario, numbers_only=False)
         row["compressor_name"] = str(scenario.get("compressor.name", ""))
         row["point"] = os.path.basename(os.path.dirname(os.path.abspath(path)))
         rows.append(row)
@@ -170,13 +270,29 @@ def load(inputs):
             found = [os.path.join(item, "result.json")]
             if not os.path.isfile(found[0]):  # an unfinished sweep folder
                 found = sorted(glob.glob(os.path.join(item, "points", "*", "result.json")))
-            files += [f for f in found if os.path.isfile(f)]
+            found = [f for f in found if os.path.isfile(f)]
+            if not found:
+                fail(f"{item}: no sweep.csv or result.json found in this folder")
+            files += found
+        elif not os.path.exists(item):
+            fail(f"{item}: no such file or folder")
         else:
             files.append(item)
-    if not files:
-        raise SystemExit(f"plot.py: no sweep.csv or result.json found in {' '.join(inputs)}")
     base = os.path.abspath(inputs[0] if os.path.isdir(inputs[0]) else os.path.dirname(inputs[0]))
     return read_results(files) + (base,)
+
+
+def make_folder(out):
+    """Creates the figures' folder, once the inputs are known good; exit 1
+    with one line when it cannot be."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        print(f"plot.py: cannot create folder {out}: a file of that name exists", file=sys.stderr)
+        sys.exit(1)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as error:
+        print(f"plot.py: cannot create folder {out}: {error.strerror}", file=sys.stderr)
+        sys.exit(1)
 
 
 # ---------------------------------------------------------------- grouping
@@ -374,6 +490,8 @@ def plain_log_ticks(axis):
 def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=None,
                 log_y=False, reference=None):
     usable = [r for r in rows if r.get(column) is not None and r.get(x) is not None]
+    if not usable:
+        return f"no row has both {column} and {x}"
     if log_y == "auto":  # a log scale only pays when values span more than a decade
         values = [r[column] for r in usable if r[column] > 0]
         log_y = bool(values) and max(values) > 10 * min(values)
@@ -402,6 +520,7 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
             axis.set_title(facet_title(facet))
     legend_below(figure, axes)
     save(figure, out, stem, written)
+    return None
 
 
 def linear_scaling(axis, rows):
@@ -418,12 +537,8 @@ def linear_scaling(axis, rows):
 def throughput_figure(rows, out, written):
     if not (has(rows, "throughput_samples_per_s") and has(rows, "workers")):
         return "no throughput_samples_per_s or workers column"
-    line_figure(rows, out, "throughput", "throughput_samples_per_s", "throughput (samples/s)",
-                written, log_y="auto", reference=linear_scaling)
-    return None
-
-
-EXPOSED_KERNELS = "compression_exposed_kernels_s."
+    return line_figure(rows, out, "throughput", "throughput_samples_per_s",
+                       "throughput (samples/s)", written, log_y="auto", reference=linear_scaling)
 
 
 def kernel_columns(rows):
@@ -433,14 +548,9 @@ def kernel_columns(rows):
     names, exposed = set(), set()
     for row in rows:
         for key, value in row.items():
-            if not isinstance(key, str) or value is None:
+            if value is None or not is_kernel_column(key):
                 continue
-            if key.startswith(EXPOSED_KERNELS):
-                exposed.add(key)
-            # compression_kernels_s.topk_select, or compression.topk_s
-            elif (key.startswith("compression") and "." in key
-                    and (key.split(".")[0].endswith("_s") or key.endswith("_s"))):
-                names.add(key)
+            (exposed if key.startswith(EXPOSED_KERNELS) else names).add(key)
     return sorted(exposed) if exposed else sorted(names)
 
 
@@ -460,8 +570,13 @@ def time_breakdown_figure(rows, out, written):
     if not (has(rows, "compute_s") and has(rows, "communication_s") and has(rows, "workers")):
         return "no compute_s, communication_s or workers column"
     kernels = kernel_columns(rows)
+    drawn = 0
     for facet in facets_of(rows):
-        here = [r for r in rows if r["_facet"] == facet and r.get("compute_s") is not None]
+        here = [r for r in rows if r["_facet"] == facet and r.get("compute_s") is not None
+                and r.get("workers") is not None]
+        if not here:
+            continue
+        drawn += 1
         variants = ordered_variants(here)
         longest = max((r.get("iteration_time_s") or 0.0) for r in here)
         longest = max(longest, max(r["compute_s"] + compression_shown(r)
@@ -498,7 +613,7 @@ def time_breakdown_figure(rows, out, written):
             elif any(r.get("compression_s") for r in mine):
                 stack([compression_shown(r) for r in mine], KERNEL_COLOURS[0],
                       "compression kernels")
-            stack([r["communication_s"] for r in mine], COMMUNICATION_COLOUR,
+            stack([r.get("communication_s") for r in mine], COMMUNICATION_COLOUR,
                   "exposed communication")
             axis.set_xticks(xs, labels)
             axis.set_xlabel("workers")
@@ -518,15 +633,14 @@ def time_breakdown_figure(rows, out, written):
                           for c in f"{k.split('.')[-1]}-{short_value(v)}")
             for k, v in facet)
         save(figure, out, stem, written)
-    return None
+    return None if drawn else "no row has both compute_s and workers"
 
 
 def density_figure(rows, out, written):
     if not has(rows, "density_after_aggregation"):
         return "no density_after_aggregation column (dense-only results)"
-    line_figure(rows, out, "density", "density_after_aggregation",
-                "density after aggregation", written, log_y="auto")
-    return None
+    return line_figure(rows, out, "density", "density_after_aggregation",
+                       "density after aggregation", written, log_y="auto")
 
 
 def add_compression_ratio(rows):
@@ -553,18 +667,19 @@ def fidelity_figure(rows, out, written):
         return "no fidelity.cosine or fidelity.rel_l2 column (dense-only results)"
     if not add_compression_ratio(rows):
         return "no compression_ratio column and no dense rows to compute it from"
+    reasons = []
     for column, label in metrics:
         stem = "fidelity" if column == "fidelity.cosine" else "fidelity_rel_l2"
-        line_figure(rows, out, stem, column, label, written, x="compression_ratio",
-                    xlabel="compression ratio (dense bytes / sent bytes)")
-    return None
+        reasons.append(line_figure(rows, out, stem, column, label, written, x="compression_ratio",
+                                   xlabel="compression ratio (dense bytes / sent bytes)"))
+    return "; ".join(r for r in reasons if r) or None
 
 
 def speedup_figure(rows, out, written):
     if not (has(rows, "speedup_vs_dense") and has(rows, "workers")):
         return "no speedup_vs_dense column"
-    line_figure(rows, out, "speedup", "speedup_vs_dense", "speedup over dense (x)", written)
-    return None
+    return line_figure(rows, out, "speedup", "speedup_vs_dense", "speedup over dense (x)",
+                       written)
 
 
 FIGURES = [("throughput", throughput_figure), ("time_breakdown", time_breakdown_figure),
@@ -591,7 +706,7 @@ def validation_points(report):
     for c in report.get("collectives", []):
         # gcsim names a point's kind ("allreduce/tree"); comparisons made
         # before it did hold the default algorithms only.
-        kind = c.get("label", c["collective"])
+        kind = c["label"] if "label" in c else c["collective"]
         colour, marker = COLLECTIVE_STYLE.get(kind, style_of(kind))
         points.append((kind, c["measured_s"], c["simulated_s"], False, colour, marker))
     for t in report.get("training", []):
@@ -697,16 +812,74 @@ def validation_phases_figure(reports, out, stem, written):
     return None
 
 
+def check_report(path, report):
+    """Exit 2 naming the file and the field unless every value the two
+    validation figures read is there and of its type."""
+
+    def bad(where, what):
+        fail(f"{path}: {where}: {what}")
+
+    def seconds(where, value, optional=False):
+        if optional and value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            bad(where, f"expected seconds, got {json_kind(value)}")
+        if not (math.isfinite(value) and 0 <= value <= 1e9):
+            bad(where, f"{value} seconds is out of range (0 to 1e9)")
+
+    def an_object(where, value):
+        if not isinstance(value, dict):
+            bad(where, f"expected an object, got {json_kind(value)}")
+        return value
+
+    def a_name(where, value):
+        if not isinstance(value, str) or not value:
+            bad(where, f"expected a name, got {json_kind(value) if value != '' else 'an empty one'}")
+
+    if "collectives" not in report or "error_measure" not in report:
+        fail(f"{path}: not a `gcsim validate --json` comparison (no collectives or error_measure)")
+    if not isinstance(report["collectives"], list):
+        bad("/collectives", f"expected a list, got {json_kind(report['collectives'])}")
+    for i, c in enumerate(report["collectives"]):
+        where = f"/collectives/{i}"
+        an_object(where, c)
+        if "label" in c:
+            a_name(f"{where}/label", c["label"])
+        else:
+            a_name(f"{where}/collective", c.get("collective"))
+        for key in ("measured_s", "simulated_s"):
+            seconds(f"{where}/{key}", c.get(key))
+    training = report.get("training", [])
+    if not isinstance(training, list):
+        bad("/training", f"expected a list, got {json_kind(training)}")
+    for i, t in enumerate(training):
+        where = f"/training/{i}"
+        an_object(where, t)
+        if not t.get("simulated"):
+            continue
+        a_name(f"{where}/name", t.get("name"))
+        compressor = an_object(f"{where}/compressor", t.get("compressor"))
+        a_name(f"{where}/compressor/name", compressor.get("name"))
+        for side in ("measured", "simulated"):
+            phases = an_object(f"{where}/{side}", t.get(side))
+            seconds(f"{where}/{side}/iteration_s", phases.get("iteration_s"))
+            for key, _, _ in PHASES:
+                seconds(f"{where}/{side}/{key}", phases.get(key), optional=True)
+    platform = an_object("/platform", report.get("platform", {}))
+    if not isinstance(platform.get("source", ""), str):
+        bad("/platform/source", f"expected a string, got {json_kind(platform['source'])}")
+    if not isinstance(report.get("name", ""), str):
+        bad("/name", f"expected a string, got {json_kind(report['name'])}")
+
+
 def validation_main(inputs, out, stem):
     reports = []
     for path in inputs:
-        with open(path) as f:
-            report = json.load(f)
-        if "collectives" not in report or "error_measure" not in report:
-            raise SystemExit(f"plot.py: {path}: not a `gcsim validate --json` comparison")
+        report = read_json(path)
+        check_report(path, report)
         reports.append(report)
     out = out or os.path.dirname(os.path.abspath(inputs[0]))
-    os.makedirs(out, exist_ok=True)
+    make_folder(out)
     setup_matplotlib()
     written = Written()
     validation_figure(reports, out, stem, written)
@@ -719,7 +892,7 @@ def validation_main(inputs, out, stem):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    parser = Parser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("inputs", nargs="+",
                         help="a sweep folder, a sweep.csv, or result.json files / point folders")
@@ -732,15 +905,17 @@ def main(argv):
                         help="with --validation: the figure's file name without extension "
                              "(the phase figure adds -phases)")
     args = parser.parse_args(argv)
+    if args.out == "":
+        parser.error("--out: an empty path")
+    if not args.stem or "/" in args.stem or args.stem in (".", ".."):
+        parser.error(f"--stem {args.stem!r}: expected a file name without a folder")
     if args.validation:
         return validation_main(args.inputs, args.out, args.stem)
 
     rows, params, base = load(args.inputs)
-    if not rows:
-        raise SystemExit("plot.py: the input has no rows")
     annotate(rows, params)
     out = args.out or os.path.join(base, "figures")
-    os.makedirs(out, exist_ok=True)
+    make_folder(out)
     setup_matplotlib()
     csv_path = sweep_csv(args.inputs)
     written = Written(sweep_source(csv_path) if csv_path else None)

@@ -9,9 +9,9 @@ panel per kernel, log-log time against n; points of the same series (same k/n,
 rows, cols/n) share a colour and the curve drawn through them is the fitted
 model evaluated along that series. A derived profile (no points) shows its
 curves for k = n/1000, 5 rows and n/100 columns. Uses Debian's python3-matplotlib.
+A profile that cannot be read or lacks what the figure needs is exit 2 with
+one line naming the file and the field; an output that cannot be written, exit 1.
 """
-import argparse
-import json
 import math
 import os
 import sys
@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import WriteError, write_figure_atomically  # noqa: E402
+from script_input import BadInput, Parser, json_kind, read_json_object  # noqa: E402
 
 TERMS = {
     "latency_s": lambda s: 1.0,
@@ -33,6 +34,87 @@ TERMS = {
     "per_n_rows_s": lambda s: s["n"] * s["rows"],
     "per_rows_cols_s": lambda s: s["rows"] * s["cols"],
 }
+
+
+def fail(message):
+    """Bad input: one line naming the file and what is wrong, exit 2."""
+    print(f"plot_profile.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_profile(path):
+    """The device profile's JSON object; anything else is refused (exit 2)."""
+    try:
+        profile = read_json_object(path, "a JSON object (a device profile)")
+    except BadInput as error:
+        fail(str(error))
+    check_profile(path, profile)
+    return profile
+
+
+def check_profile(path, profile):
+    """Exit 2 naming the file and the field unless every value the figure
+    reads is there, of its type and in range."""
+
+    def bad(where, what):
+        fail(f"{path}: {where}: {what}")
+
+    def an_object(where, value):
+        if not isinstance(value, dict):
+            bad(where, f"expected an object, got {json_kind(value)}")
+        return value
+
+    def a_number(where, container, key, low=0.0, high=1e15, optional=False):
+        if optional and key not in container:
+            return
+        value = container[key] if isinstance(container, list) else container.get(key)
+        where = f"{where}/{key}"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            bad(where, f"expected a number, got {json_kind(value)}")
+        if not (math.isfinite(value) and low <= value <= high):
+            bad(where, f"{value} is out of range ({low:g} to {high:g})")
+
+    if not isinstance(profile.get("name"), str):
+        bad("/name", f"expected a string, got {json_kind(profile.get('name'))}")
+    provenance = an_object("/provenance", profile.get("provenance"))
+    if not isinstance(provenance.get("kind"), str):
+        bad("/provenance/kind", f"expected a string, got {json_kind(provenance.get('kind'))}")
+    if "kernels" not in profile:
+        bad("/kernels", "missing (not a device profile)")
+    kernels = an_object("/kernels", profile["kernels"])
+    if not kernels:
+        bad("/kernels", "no kernels")
+    for name, entry in kernels.items():
+        where = f"/kernels/{name}"
+        fit = an_object(f"{where}/fit", an_object(where, entry).get("fit"))
+        if not isinstance(fit.get("family"), str):
+            bad(f"{where}/fit/family", f"expected a string, got {json_kind(fit.get('family'))}")
+        if fit.get("piecewise_in", "n") not in ("n", "k"):
+            bad(f"{where}/fit/piecewise_in", f"expected 'n' or 'k', got {fit['piecewise_in']!r}")
+        span = an_object(f"{where}/fit/range", fit.get("range")).get("n")
+        if not (isinstance(span, list) and len(span) == 2):
+            bad(f"{where}/fit/range/n", f"expected [least n, largest n], got {json_kind(span)}")
+        for i in range(2):
+            a_number(f"{where}/fit/range/n", span, i, low=1.0)
+        if span[0] > span[1]:
+            bad(f"{where}/fit/range/n", f"{span[0]:g} is above {span[1]:g}")
+        segments = fit.get("segments")
+        if not isinstance(segments, list) or not segments:
+            bad(f"{where}/fit/segments", f"expected a list of segments, got {json_kind(segments)}")
+        for i, segment in enumerate(segments):
+            here = f"{where}/fit/segments/{i}"
+            for key in list(TERMS) + ["up_to", "from"]:
+                a_number(here, an_object(here, segment), key, low=-1e15, optional=True)
+        points = entry.get("points", [])
+        if not isinstance(points, list):
+            bad(f"{where}/points", f"expected a list, got {json_kind(points)}")
+        for i, point in enumerate(points):
+            here = f"{where}/points/{i}"
+            an_object(here, point)
+            a_number(here, point, "n", low=1.0)
+            a_number(here, point, "seconds")
+            for key in ("k", "rows", "cols"):
+                a_number(here, point, key, optional=True)
 
 
 def segment_value(segment, shape):
@@ -67,12 +149,13 @@ def series_key(point):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("profile")
     parser.add_argument("--out", help="output path without extension")
     args = parser.parse_args()
-    with open(args.profile) as f:
-        profile = json.load(f)
+    if args.out == "":
+        parser.error("--out: an empty path")
+    profile = read_profile(args.profile)
     out = args.out or os.path.splitext(args.profile)[0]
     kernels = profile["kernels"]
     names = list(kernels)

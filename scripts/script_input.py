@@ -18,6 +18,7 @@ None. The checked_* functions also apply the ranges gcsim's JSON inputs accept
     from script_input import BadInput, Parser, checked_bandwidth, parse_duration
 """
 import argparse
+import json
 import math
 
 
@@ -30,6 +31,47 @@ class Parser(argparse.ArgumentParser):
         """One line and exit 2, not argparse's usage and message: `script.py:
         message`, or `script.py: subcommand: message`."""
         self.exit(2, ": ".join(self.prog.split(" ", 1) + [message]) + "\n")
+
+
+def json_kind(value):
+    """A JSON value's type as a message names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def read_json_object(path, what="a JSON object"):
+    """The JSON object in the file `path`; BadInput naming the file for anything
+    else (unreadable, not UTF-8, empty, not JSON, NaN, nested too deep, not an
+    object: `what` says what was expected)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise BadInput(f"{path}: cannot read: {error.strerror or error}")
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: not UTF-8 text")
+    if not text.strip():
+        raise BadInput(f"{path}: empty file")
+
+    def no_constant(name):
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        value = json.loads(text, parse_constant=no_constant)
+    except RecursionError:
+        raise BadInput(f"{path}: not JSON: nested too deeply")
+    except ValueError as error:
+        raise BadInput(f"{path}: not JSON: {error}")
+    if not isinstance(value, dict):
+        raise BadInput(f"{path}: expected {what}, got {json_kind(value)}")
+    return value
 
 
 # sim/input/units.cpp's tables: unit -> factor to the base unit.

@@ -2,7 +2,11 @@
 """Checks of scripts/plot.py on generated sweep tables: every figure is written
 as a non-empty PDF and PNG when its columns exist, figures whose columns are
 absent are skipped with a message, result.json files work as input, and the
-colours of compressors are fixed.
+colours of compressors are fixed. Bad input (a missing, empty, malformed or
+non-UTF-8 file, wrong fields, negative numbers, unknown options) is exit 2
+with one line naming it and no figures folder; an output folder that cannot
+be made is exit 1 with one line. scripts/plot_profile.py draws a shipped
+device profile and refuses bad ones the same way.
 
 Usage: plot_test.py   (runs scripts/plot.py with Debian's /usr/bin/python3)
 """
@@ -15,10 +19,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks  # noqa: E402
+from checks import Checks, refusal_problems  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PLOT = os.path.join(ROOT, "scripts", "plot.py")
+PLOT_PROFILE = os.path.join(ROOT, "scripts", "plot_profile.py")
 PYTHON = "/usr/bin/python3"
 COMPRESSORS = ["dense", "topk", "gtopk", "dgc", "randomk", "cltk", "sketched_sgd", "gs_sgd",
                "deft", "iwp"]
@@ -82,8 +87,17 @@ def write_csv(path, rows):
         writer.writerows(rows)
 
 
-def plot(*args):
-    return subprocess.run([PYTHON, PLOT, *args], capture_output=True, text=True, timeout=120)
+def plot(*args, script=PLOT, cwd=None):
+    return subprocess.run([PYTHON, script, *args], capture_output=True, text=True, timeout=120,
+                          cwd=cwd)
+
+
+def refused(result, what, needles=(), status=2, absent=()):
+    """A check that `result` refused well: `status`, one line on stderr with
+    the needles, no traceback, and none of the `absent` paths made."""
+    problems = refusal_problems(result, needles, status)
+    problems += [f"{os.path.basename(path)} was made" for path in absent if os.path.exists(path)]
+    check(not problems, f"{what}: {'; '.join(problems) or f'exit {status}, one line'}")
 
 
 def non_empty(path, magic):
@@ -157,9 +171,109 @@ with tempfile.TemporaryDirectory() as work:
     check(result.returncode == 0 and os.path.isfile(os.path.join(out, "time_breakdown.png")),
           "a parameter that sets the worker count makes no panels or extra files")
 
-    missing = plot(os.path.join(work, "nowhere"), "--out", out)
-    check(missing.returncode != 0 and "plot.py" in missing.stderr,
-          "a folder with no results is refused with a message")
+    # Failed points leave empty cells: a panel of them is left out, not a crash.
+    rows = synthetic_rows(full=False)
+    for row in rows:
+        if row["platform.link.bandwidth"] == "10Gbps":
+            row["compute_s"] = ""
+    rows[0]["communication_s"] = ""
+    rows[1]["workers"] = ""
+    holes = os.path.join(work, "holes.csv")
+    write_csv(holes, rows)
+    out = os.path.join(work, "figures-holes")
+    result = plot(holes, "--out", out)
+    drawn = os.path.join(out, "time_breakdown_bandwidth-1Gbps.png")
+    check(result.returncode == 0 and os.path.isfile(drawn) and not result.stderr,
+          f"empty cells of failed points are drawn around ({result.stderr.strip()[-300:]})")
+
+    # Bad input: exit 2, one line naming the file, and no figures folder.
+    def bad_file(name, content):
+        path = os.path.join(work, "bad", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(content)
+        return path
+
+    good_csv = os.path.join(work, "dense.csv")
+    with open(good_csv, "rb") as handle:
+        good_table = handle.read()
+    negative = good_table.decode().splitlines()
+    header = negative[0].split(",")
+    row = negative[1].split(",")
+    row[header.index("compute_s")] = "-0.05"
+    empty_folder = os.path.join(work, "bad", "empty-folder")
+    os.makedirs(empty_folder)
+    cases = [
+        ("a missing file", os.path.join(work, "nowhere.json"), ["nowhere.json"]),
+        ("a folder with no results", empty_folder, ["empty-folder", "no sweep.csv or result.json"]),
+        ("an empty result.json", bad_file("empty.json", b""), ["empty.json", "empty"]),
+        ("a malformed result.json", bad_file("malformed.json", b'{"summary": {'), ["not JSON"]),
+        ("a result.json that is a list", bad_file("list.json", b"[1, 2]"), ["list.json"]),
+        ("a summary that is a number", bad_file("summary5.json", b'{"summary": 5}'),
+         ["summary5.json", "/summary"]),
+        ("a summary with a string of workers",
+         bad_file("text.json", b'{"summary": {"workers": "8"}}'), ["workers"]),
+        ("NaN in a result.json", bad_file("nan.json", b'{"summary": {"workers": NaN}}'),
+         ["nan.json"]),
+        ("an empty sweep.csv", bad_file("empty.csv", b""), ["empty.csv", "empty"]),
+        ("a sweep.csv without rows", bad_file("header.csv", good_table.splitlines()[0] + b"\n"),
+         ["header.csv", "no rows"]),
+        ("a non-UTF-8 sweep.csv", bad_file("latin1.csv", good_table + b"p9,\xff\xfe\n"),
+         ["latin1.csv", "UTF-8"]),
+        ("a row longer than the header",
+         bad_file("long.csv", good_table + good_table.splitlines()[1] + b",extra\n"),
+         ["long.csv", "line"]),
+        ("a negative compute time",
+         bad_file("negative.csv", "\n".join([negative[0], ",".join(row)]).encode() + b"\n"),
+         ["negative.csv", "line 2", "compute_s"]),
+    ]
+    for what, path, needles in cases:
+        figures = os.path.join(work, "bad-figures")
+        refused(plot(path, "--out", figures), what, needles, absent=[figures])
+    refused(plot(good_csv, "--bogus", "--out", os.path.join(work, "bogus")), "an unknown option",
+            ["--bogus"], absent=[os.path.join(work, "bogus")])
+    refused(plot(good_csv, "--out", ""), "an empty --out", ["--out"])
+    # Output folders that cannot be made: exit 1, one line.
+    refused(plot(good_csv, "--out", good_csv), "--out naming a file", ["cannot create folder"],
+            status=1)
+    refused(plot(good_csv, "--out", os.path.join(good_csv, "figures")), "--out under a file",
+            ["cannot create folder"], status=1)
+    # --help writes nothing.
+    quiet = os.path.join(work, "help")
+    os.makedirs(quiet)
+    result = plot("--help", cwd=quiet)
+    check(result.returncode == 0 and "usage" in result.stdout and not os.listdir(quiet),
+          "--help exits 0 and writes nothing")
+
+    # plot_profile.py: a shipped profile is drawn; bad ones are refused.
+    profile_out = os.path.join(work, "profile", "a100")
+    refused(plot(os.path.join(ROOT, "platforms", "devices", "a100.json"), "--out", profile_out,
+                 script=PLOT_PROFILE), "plot_profile.py: --out in a missing folder",
+            ["cannot write"], status=1)
+    os.makedirs(os.path.dirname(profile_out))
+    result = plot(os.path.join(ROOT, "platforms", "devices", "a100.json"), "--out", profile_out,
+                  script=PLOT_PROFILE)
+    check(result.returncode == 0 and non_empty(profile_out + ".png", b"\x89PNG")
+          and non_empty(profile_out + ".pdf", b"%PDF"),
+          f"plot_profile.py draws a shipped profile ({result.stderr.strip()[-300:]})")
+    with open(os.path.join(ROOT, "platforms", "devices", "a100.json")) as handle:
+        profile = json.load(handle)
+    no_range = json.loads(json.dumps(profile))
+    next(iter(no_range["kernels"].values()))["fit"]["range"]["n"] = [0, 5]
+    cases = [
+        ("a missing profile", os.path.join(work, "nowhere-profile.json"), ["nowhere-profile.json"]),
+        ("an empty profile", bad_file("empty-profile.json", b""), ["empty"]),
+        ("a malformed profile", bad_file("malformed-profile.json", b'{"kernels": '), ["not JSON"]),
+        ("a profile without kernels",
+         bad_file("no-kernels.json", json.dumps({k: v for k, v in profile.items()
+                                                 if k != "kernels"}).encode()), ["/kernels"]),
+        ("a profile with n from 0", bad_file("zero-n.json", json.dumps(no_range).encode()),
+         ["range/n"]),
+    ]
+    for what, path, needles in cases:
+        target = os.path.join(work, "profile", "bad")
+        refused(plot(path, "--out", target, script=PLOT_PROFILE), f"plot_profile.py: {what}",
+                needles, absent=[target + ".png", target + ".pdf"])
 
 # Colours are part of the figures' meaning: one per compressor, fixed.
 sys.path.insert(0, os.path.join(ROOT, "scripts"))

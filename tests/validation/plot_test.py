@@ -3,11 +3,14 @@
 shipped `gcsim validate --json` comparisons, and their training iterations by
 phase (PNG and PDF, non-empty, the same bytes twice); skips the phase figure
 for comparisons without training, saying so; and refuses a file that is not
-a comparison.
+a comparison, or a bad one (missing, empty, malformed, non-UTF-8, wrong
+fields), with exit 2, one line and no figures folder, checking every input
+before it draws anything; an output folder it cannot make is exit 1, one line.
 
 Usage: plot_test.py
 """
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +23,22 @@ if not reports:
     sys.exit("FAIL: no shipped comparisons in results/validation")
 
 failures = []
+
+
+def refusal(done, what, needles=(), status=2, absent=()):
+    """Appends to failures what is wrong with a refusal: the status, not one
+    line on stderr, a needle missing, or an `absent` path made."""
+    lines = done.stderr.strip().splitlines()
+    problems = [] if done.returncode == status else [f"exit status {done.returncode}, not {status}"]
+    if len(lines) != 1:
+        problems.append(f"{len(lines)} lines on stderr: {done.stderr.strip()[-300:]!r}")
+    problems += [f"no {needle!r} in {done.stderr.strip()[:300]!r}" for needle in needles
+                 if needle not in done.stderr]
+    problems += [f"{path} was made" for path in absent if os.path.exists(path)]
+    if problems:
+        failures.append(f"{what}: {'; '.join(problems)}")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     outputs = []
     for attempt in ("a", "b"):
@@ -54,8 +73,40 @@ with tempfile.TemporaryDirectory() as tmp:
     measured = os.path.join(ROOT, "results", "validation", "minicluster-p4-100mbit.json")
     done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", measured, "--out", tmp],
                           capture_output=True, text=True)
-    if done.returncode == 0 or "not a `gcsim validate --json` comparison" not in done.stderr:
-        failures.append(f"a measured file (not a comparison) was not refused: {done.stderr}")
+    refusal(done, "a measured file (not a comparison)",
+            ["not a `gcsim validate --json` comparison"])
+
+    # Bad comparisons: exit 2, one line naming the file and the field, no folder.
+    with open(reports[0]) as f:
+        good = json.load(f)
+    no_name = json.loads(json.dumps(good))
+    for run in no_name["training"]:
+        run.pop("name", None)
+    cases = [("missing.json", None, ["missing.json"]),
+             ("empty.json", b"", ["empty.json", "empty"]),
+             ("malformed.json", b'{"collectives": [', ["malformed.json", "not JSON"]),
+             ("latin1.json", b'{"name": "\xe9"}', ["latin1.json", "UTF-8"]),
+             ("list.json", b"[]", ["list.json"]),
+             ("collectives5.json", json.dumps(dict(good, collectives=5)).encode(),
+              ["/collectives"]),
+             ("no-name.json", json.dumps(no_name).encode(), ["no-name.json", "/training/0/name"])]
+    for name, content, needles in cases:
+        path = os.path.join(tmp, "bad", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if content is not None:
+            with open(path, "wb") as f:
+                f.write(content)
+        out = os.path.join(tmp, "bad-figures")
+        # The good comparison first: nothing may be drawn before the bad one is read.
+        done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", reports[0], path,
+                               "--out", out], capture_output=True, text=True)
+        refusal(done, f"--validation {name}", needles, absent=[out])
+    # Output folders that cannot be made: exit 1, one line.
+    for out, what in ((reports[0], "--out naming a file"),
+                      (os.path.join(reports[0], "figures"), "--out under a file")):
+        done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", reports[0], "--out", out],
+                              capture_output=True, text=True)
+        refusal(done, what, ["cannot create folder"], status=1)
 
 for failure in failures:
     print("FAIL", failure)
