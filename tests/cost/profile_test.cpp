@@ -275,8 +275,9 @@ TEST_CASE("measured model times: exact at a measured batch, linear between, affi
   // Without a fixed cost, in proportion; a fixed cost above the time is the time.
   CHECK(times.layer_seconds("conv1", 8, 0).value().first == doctest::Approx(0.5).scale(0));
   CHECK(times.layer_seconds("conv1", 1, 5.0).value() == std::pair{1.0, 2.0});
-  // ... and grows in proportion above the measured batches.
-  CHECK(times.layer_seconds("conv1", 128, 5.0).value() == std::pair{6.0, 16.0});
+  // ... and grows in proportion above the measured batches, where a longer
+  // one keeps the latency fixed: 3.0 s -> 6.0, 8.0 s -> 5 + 3 x 2.
+  CHECK(times.layer_seconds("conv1", 128, 5.0).value() == std::pair{6.0, 11.0});
   CHECK(!times.layer_seconds("fc", 16, 0.2).has_value());
 
   // It survives the round trip through to_json.
