@@ -48,15 +48,18 @@ std::filesystem::path resolved(const std::filesystem::path& path) {
 } // namespace
 
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
-  return resolved(a) == resolved(b);
+  // Two existing files are compared by identity (a hard link under another
+  // name too); a file still to be written by its resolved path.
+  std::error_code error;
+  const bool equivalent = std::filesystem::equivalent(a, b, error);
+  return error ? resolved(a) == resolved(b) : equivalent;
 }
 
 void refuse_same_file(const NamedFile& output, const std::vector<NamedFile>& others) {
   if (output.path.empty())
     return;
-  const std::filesystem::path written = resolved(output.path);
   for (const NamedFile& other : others) {
-    if (other.path.empty() || resolved(other.path) != written)
+    if (other.path.empty() || !same_file(output.path, other.path))
       continue;
     throw InputError(output.argument, "",
                      output.path.string() + " is also " + other.argument +

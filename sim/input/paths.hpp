@@ -30,8 +30,8 @@ struct NamedFile {
   std::filesystem::path path;
 };
 
-/// Whether two paths name one file (after links, "..", and relative to the
-/// working directory), whether or not it exists yet.
+/// Whether two paths name one file (hard and symbolic links, "..", relative
+/// to the working directory), whether or not it exists yet.
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
 /// Throws InputError at `output.argument` when it names the same file as one

@@ -7,6 +7,7 @@ Usage: bad_measured_test.py PATH/TO/gcsim
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -198,10 +199,17 @@ with tempfile.TemporaryDirectory() as tmp:
     problems = refusal_problems(done, [f"{slow_fit}: /collectives:", "1e9 s"], 2, calibrated)
     if problems:
         failures.append(f"--fit to years-long collectives: {'; '.join(problems)}")
-    # Outputs onto the measured file or onto each other were written over.
+    # Outputs onto the measured file, the device profile or each other were
+    # written over; a hard link is the same file under another name.
     before = open(good).read()
+    device = os.path.join(tmp, "device.json")
+    shutil.copy(os.path.join(ROOT, "platforms", "devices", "cpu-amd-epyc-zen4.json"), device)
+    linked = os.path.join(tmp, "linked.json")
+    os.link(good, linked)
     for label, args, needle in [
             ("--out onto the measured file", ["--fit", "--out", good], "--out:"),
+            ("--out onto a hard link of it", ["--fit", "--out", linked], "--out:"),
+            ("--json onto --device", ["--device", device, "--json", device], "--json:"),
             ("--json onto --out", ["--fit", "--out", calibrated, "--json", calibrated],
              "--json:")]:
         done = subprocess.run([GCSIM, "validate", good] + args, capture_output=True, text=True,
