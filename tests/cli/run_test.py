@@ -204,6 +204,36 @@ with tempfile.TemporaryDirectory() as work:
             check(abs(other["summary"]["bytes_sent_per_worker"] - other["summary"]["gradient_bytes"])
                   <= 4 * len(other["buckets"]), "a worker pushes its whole gradient once per iteration")
 
+# The route effects platforms/README.md quotes, with the one-tensor workload
+# (an iteration is one 1 MiB recursive-doubling allreduce, no compute): on a
+# 4-node ring SimGrid's Dijkstra sends both pairs half the ring apart the same
+# way, so the second round crosses each cable of that direction twice (three
+# transfer times in all, where a switch takes two); on the fat-tree, flows
+# from one leaf meet on one spine uplink. These pin SimGrid's routing: a
+# change there must change the README too.
+with tempfile.TemporaryDirectory() as work:
+    def one_tensor(platform, *extra):
+        out = os.path.join(work, str(len(os.listdir(work))))
+        _, _, result = run(out, "--set", "workload=workloads/models/one-tensor-1mib.json",
+                           "--set", f"platform=platforms/{platform}.json",
+                           "--set", "training.allreduce=recursive_doubling",
+                           "--set", "training.iterations=1", *extra)
+        return result["summary"]["iteration_time_s"]
+
+    transfer = (1 << 20) * 8 / 1e9  # 1 MiB at 1 Gbit/s
+    four_nodes = ("--set", "platform.nodes=4", "--set", "platform.link.bandwidth=1Gbps")
+    ring = one_tensor("ring-16x10g", *four_nodes)
+    star = one_tensor("star-8x10g", *four_nodes)
+    check(abs(ring - 3 * transfer) < 0.01 * ring and abs(star - 2 * transfer) < 0.01 * star,
+          f"recursive doubling on 4 nodes: 3 transfers on a ring ({ring * 1e3:.1f} ms, README "
+          f"25.2), 2 on a switch ({star * 1e3:.1f} ms, README 16.8)")
+    for nodes, tree_ms, switch_ms in ((32, 58.9, 42.2), (64, 75.7, 50.6)):
+        tree = one_tensor("fattree-96-1g", "--set", f"platform.nodes={nodes}")
+        switch = one_tensor("cluster96-1g", "--set", f"platform.nodes={nodes}")
+        check(abs(tree * 1e3 - tree_ms) < 0.05 and abs(switch * 1e3 - switch_ms) < 0.05,
+              f"recursive doubling on {nodes} nodes: {tree * 1e3:.1f} ms on the fat-tree, "
+              f"{switch * 1e3:.1f} on the switch (README {tree_ms} and {switch_ms})")
+
 help_text = gcsim("--help")
 check(help_text.returncode == 0 and "run" in help_text.stdout, "gcsim --help lists the commands")
 run_help = gcsim("run", "--help")
