@@ -236,10 +236,14 @@ def _collectives_rank(rank, world, master, out, gap):
             for _ in range(5):
                 once()
             dist.barrier()
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), time.process_time()
             for _ in range(100):
                 once()
             in_a_row = (time.perf_counter() - t0) / 100
+            # The processor time all the ranks' threads took per call (the
+            # kernel's network work done in their context included).
+            cpu = torch.tensor([(time.process_time() - cpu0) / 100], dtype=torch.float64)
+            dist.all_reduce(cpu)
             after_barrier = []
             for _ in range(30):
                 dist.barrier()
@@ -264,7 +268,8 @@ def _collectives_rank(rank, world, master, out, gap):
                                 ("idle", lambda: _idle_spin(gap)),
                                 ("staggered", lambda: time.sleep(stagger))):
                 after_gap[mode] = _pipelined(world, once, pause)[5:]
-            rows.append((collective, size, in_a_row, statistics.median(after_barrier), after_gap))
+            rows.append((collective, size, in_a_row, float(cpu[0]), statistics.median(after_barrier),
+                         after_gap))
     if rank == 0:
         write_json_atomically(out, rows, indent=None, newline=False)
     dist.barrier()
@@ -287,18 +292,22 @@ def check_collectives(nodes, rate, limit, gap_ms, python):
             rows = json.load(f)
     steps = {"allreduce": 2 * (nodes - 1), "allgather": nodes - 1,
              "broadcast": max(1, (nodes - 1).bit_length())}
+    cores = os.cpu_count()
     print(f"{nodes} ranks, {'htb ' + str(rate) + ' Mbit/s' if limit else 'no rate limit'}; "
-          f"per step: a ring's 2(P-1) or P-1 steps, the tree's log2 P levels")
-    for collective, size, in_a_row, after_barrier, _ in rows:
+          f"per step: a ring's 2(P-1) or P-1 steps, the tree's log2 P levels; processor: the "
+          f"ranks' processor time per call, all threads of all ranks, and that over the call's "
+          f"time on the machine's {cores} cores")
+    for collective, size, in_a_row, cpu, after_barrier, _ in rows:
         print(f"  {collective:9s} {size:6d} B: back to back {in_a_row * 1e3:6.2f} ms "
-              f"({in_a_row * 1e3 / steps[collective]:.2f} per step), after a barrier "
+              f"({in_a_row * 1e3 / steps[collective]:.2f} per step; processor {cpu * 1e3:6.2f} ms, "
+              f"{cpu / (in_a_row * cores):4.0%} of the cores), after a barrier "
               f"{after_barrier * 1e3:6.2f} ms")
     print(f"lined up: from the last rank's arrival to the last finish, mean / median over 35 "
           f"calls (ms), and the ranks' mean arrival spread; first a barrier, then after each rank "
           f"computed or slept {gap_ms:g} ms; pipelined: compute {gap_ms:g} ms, then the "
           f"collective, with no barrier between; idle: the same at SCHED_IDLE; staggered: rank r "
           f"sleeps {gap_ms:g} ms x (1 + r/P) instead of computing")
-    for collective, size, _, _, after_gap in rows:
+    for collective, size, _, _, _, after_gap in rows:
         cells = []
         for mode in ("barrier", "compute", "sleep", "pipelined", "idle", "staggered"):
             times = [t for t, _ in after_gap[mode]]
