@@ -39,10 +39,10 @@ check = Checks()
 
 
 def namespaces():
-    try:
-        return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    except FileNotFoundError:
-        return ""
+    # iproute2 is one of setup.sh's packages: without `ip` this fails rather
+    # than comparing two empty lists.
+    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                          check=True).stdout
 
 
 def script(name, args):
