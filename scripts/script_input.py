@@ -1,5 +1,7 @@
 """What the scripts share about their input: a one-line command-line error, the
-bad-input exception, and gcsim's unit strings.
+bad-input exception, and gcsim's unit strings; and about their output, an
+end without a traceback when the reader of a printed table goes away
+(into_closable_stdout).
 
 Command lines: Parser is argparse's, except that a bad command line is one line
 and exit 2 (`script.py: message`, or `script.py: subcommand: message`), not
@@ -20,6 +22,8 @@ None. The checked_* functions also apply the ranges gcsim's JSON inputs accept
 import argparse
 import json
 import math
+import os
+import sys
 
 
 class BadInput(Exception):
@@ -31,6 +35,20 @@ class Parser(argparse.ArgumentParser):
         """One line and exit 2, not argparse's usage and message: `script.py:
         message`, or `script.py: subcommand: message`."""
         self.exit(2, ": ".join(self.prog.split(" ", 1) + [message]) + "\n")
+
+
+def into_closable_stdout(main, *args):
+    """main(*args), ending quietly when the reader of stdout goes away (`|
+    head`): exit 141, as a shell reports a command a SIGPIPE ended, and no
+    traceback. `with` blocks and `finally` clauses still run, which restoring
+    SIGPIPE's default action would skip."""
+    try:
+        main(*args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python flushes stdout again at exit; point it at nothing first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
 
 
 def json_kind(value):

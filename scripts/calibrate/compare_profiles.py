@@ -19,7 +19,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import BadInput, Parser  # noqa: E402
+from script_input import BadInput, Parser, into_closable_stdout  # noqa: E402
 
 
 def number(value):
@@ -103,7 +103,7 @@ def main(argv):
 
 if __name__ == "__main__":
     try:
-        main(sys.argv[1:])
+        into_closable_stdout(main, sys.argv[1:])
     except BadInput as why:
         print(f"compare_profiles.py: {why}", file=sys.stderr)
         sys.exit(2)

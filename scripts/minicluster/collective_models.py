@@ -51,7 +51,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import parse_duration  # noqa: E402
+from script_input import into_closable_stdout, parse_duration  # noqa: E402
 
 LARGE = 4 << 20
 SMALL = 1 << 20  # gcsim's kLatencyPointBytes: latency from the ring points below it
@@ -549,7 +549,7 @@ def main(argv):
 
 if __name__ == "__main__":
     try:
-        main(sys.argv[1:])
+        into_closable_stdout(main, sys.argv[1:])
     except BadRun as error:
         print(f"collective_models.py: {error}", file=sys.stderr)
         sys.exit(2)

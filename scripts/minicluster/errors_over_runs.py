@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import parse_bandwidth  # noqa: E402
+from script_input import into_closable_stdout, parse_bandwidth  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 COLLECTIVES = "collectives >= 4 MiB"
@@ -132,4 +132,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    into_closable_stdout(main, sys.argv[1:])

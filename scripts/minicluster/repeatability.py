@@ -20,6 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from collective_models import LARGE, BadRun, geomean, load_run  # noqa: E402
+from script_input import into_closable_stdout  # noqa: E402
 
 
 def steady_mean(training):
@@ -63,7 +64,7 @@ def main(argv):
 
 if __name__ == "__main__":
     try:
-        main(sys.argv[1:])
+        into_closable_stdout(main, sys.argv[1:])
     except BadRun as error:
         print(f"repeatability.py: {error}", file=sys.stderr)
         sys.exit(2)

@@ -106,4 +106,27 @@ for argv, line in ((["--bad"], "tool.py: unrecognized arguments: --bad\n"),
             status = exit_.code
     check(status == 2 and stderr.getvalue() == line,
           f"Parser on {argv}: exit {status}, {stderr.getvalue()!r}")
+
+# into_closable_stdout: a reader that goes away after one line (`| head -1`)
+# ends the script with 141 and nothing on stderr, and its `finally` runs.
+program = f"""
+import sys
+sys.path.insert(0, {os.path.join(ROOT, "scripts")!r})
+from script_input import into_closable_stdout
+def main(lines):
+    try:
+        for i in range(lines):
+            print("line", i)
+    finally:
+        print("cleaned up", file=sys.stderr)
+into_closable_stdout(main, 1000000)
+"""
+writer = subprocess.Popen(["/usr/bin/python3", "-c", program], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+first = writer.stdout.readline()
+writer.stdout.close()
+status = writer.wait(timeout=60)
+errors = writer.stderr.read()
+check(first == "line 0\n" and status == 141 and errors == "cleaned up\n",
+      f"into_closable_stdout into a closed pipe: exit {status}, stderr {errors!r}")
 check.finish()
