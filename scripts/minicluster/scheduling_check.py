@@ -10,9 +10,11 @@
 
   scheduling_check.py collectives [--nodes 4] [--rate 100] [--no-limit] [--gap MS]   (root)
       Small gloo collectives (4 and 64 KiB) on the namespaced star, timed back
-      to back (100 in a row) and as run.py's benchmark times them (a barrier
-      before each, the slowest rank's time). --no-limit leaves out the htb
-      qdiscs, to see whether the per-message cost is the rate limiter's.
+      to back (100 in a row, with the processor time all the ranks' threads
+      took per call and the share of the cores that is) and as run.py's
+      benchmark times them (a barrier before each, the slowest rank's
+      time). --no-limit leaves out the htb qdiscs, to see whether the
+      per-message cost is the rate limiter's.
       Then as training issues them: after the barrier each rank first
       computes (spins) or sleeps for --gap ms (default 6, about the small
       CNN's step), and the ranks' clock readings are lined up (the machine's
