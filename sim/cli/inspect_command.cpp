@@ -80,7 +80,7 @@ public:
         static_cast<long long>(manifest.seed));
     for (int64_t it : manifest.iterations)
       text += fmt::sprintf(" %lld", static_cast<long long>(it));
-    text += fmt::sprintf("\n");
+    text += '\n';
     if (workload.has_times && manifest.timing)
       text += fmt::sprintf("timing    %s (%s, %lld threads), seconds per micro-batch of %lld\n",
                            manifest.timing->device.c_str(), manifest.timing->cpu.c_str(),
@@ -94,7 +94,7 @@ public:
       text += fmt::sprintf("iteration %lld (top set: 1%% of each layer's elements)\n\n",
                            static_cast<long long>(manifest.iterations[*index]));
     } else {
-      text += fmt::sprintf("statistics only: this trace holds no gradient tensors\n\n");
+      text += "statistics only: this trace holds no gradient tensors\n\n";
     }
 
     // Times belong to modules; the table shows them on a module's first tensor.

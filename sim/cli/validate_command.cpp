@@ -68,13 +68,16 @@ public:
       throw InputError("--out", "", "writes the calibrated platform: it needs --fit");
     if (fit_ + !platform_file_.empty() + !scenario_file_.empty() > 1)
       throw InputError("--fit", "", "choose one of --fit, --platform and --scenario");
-    // --device and --trace as the training simulation resolves them below.
-    const std::vector<NamedFile> inputs{
-        {"the measured file", measured_file_},
-        {"--scenario", scenario_file_},
-        {"--platform", platform_file_},
-        {"--device", resolve_input_path(device_, measured_file_)},
-        {"--trace's manifest", resolve_input_path(trace_, measured_file_) / "manifest.json"}};
+    // --device and --trace as the training simulation reads them.
+    validate::TrainingInputs training;
+    training.trace = resolve_input_path(trace_, measured_file_);
+    training.device = resolve_input_path(device_, measured_file_);
+    training.measured_file = measured_file_;
+    const std::vector<NamedFile> inputs{{"the measured file", measured_file_},
+                                        {"--scenario", scenario_file_},
+                                        {"--platform", platform_file_},
+                                        {"--device", training.device},
+                                        {"--trace's manifest", training.trace / "manifest.json"}};
     refuse_same_file({"--out", out_file_}, inputs);
     std::vector<NamedFile> json_others = inputs;
     json_others.push_back({"--out", out_file_});
@@ -128,10 +131,6 @@ public:
     if (input.platform.topology == net::Topology::simgrid_xml)
       description["xml"] = input.platform.xml_file;
 
-    validate::TrainingInputs training;
-    training.trace = resolve_input_path(trace_, measured_file_);
-    training.device = resolve_input_path(device_, measured_file_);
-    training.measured_file = measured_file_;
     input.gradient_trace = trace_;
     input.device_profile = device_;
     try {
