@@ -34,7 +34,7 @@ const Override* override_writing(const std::vector<Override>& overrides,
 // itself, one inside it, or one the --set made on its way (training.foo of
 // --set training.foo.bar=1, which the file does not have).
 struct OverrideIndex {
-  std::vector<Override> overrides;
+  const std::vector<Override>& overrides;
   nlohmann::json before; // the document before the overrides
 
   [[noreturn]] void rethrow(const InputError& error, const std::string& prefix) const {
@@ -151,7 +151,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
   Scenario scenario;
   scenario.file = file;
   scenario.overrides = overrides;
-  OverrideIndex index{overrides, {}};
+  OverrideIndex index{scenario.overrides, {}};
 
   // The platform may live in its own file; inline it so that overrides can
   // reach into it.
