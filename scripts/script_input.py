@@ -71,6 +71,10 @@ def read_json_object(path, what="a JSON object"):
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such file")
+    except IsADirectoryError:
+        raise BadInput(f"{path}: is a folder, not a file")
     except OSError as error:
         raise BadInput(f"{path}: cannot read: {error.strerror or error}")
     except UnicodeDecodeError:

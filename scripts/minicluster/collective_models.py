@@ -51,7 +51,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import into_closable_stdout, parse_duration  # noqa: E402
+from script_input import (BadInput, checked_duration, into_closable_stdout,  # noqa: E402
+                          parse_duration, read_json_object)
 
 LARGE = 4 << 20
 SMALL = 1 << 20  # gcsim's kLatencyPointBytes: latency from the ring points below it
@@ -225,7 +226,9 @@ def _get(obj, key, at, kind, default=BadRun):
         ok = isinstance(value, kind)
     if not ok:
         raise BadRun(f"{at}/{key}: expected {_KINDS[kind]}, got {_show(value)}")
-    return int(value) if kind is int else value
+    if kind is int:
+        obj[key] = value = int(value)  # 1.0 is a count gcsim reads; the scripts slice by it
+    return value
 
 
 def _within(value, low, high, at, what):
@@ -240,8 +243,6 @@ def _check_run(run, models):
     gcsim's limits; `models` adds what collective_models.py needs besides
     repeatability.py (the link's latency, each training run's compressor and
     layers, and ring collectives to fit)."""
-    if not isinstance(run, dict):
-        raise BadRun(f"/: expected an object (a measured run), got {_show(run)}")
     if _get(run, "format", "", str) != "gcsim-measured-run/1":
         raise BadRun(f"/format: expected \"gcsim-measured-run/1\", got {_show(run['format'])}")
     _get(run, "name", "", str, None)
@@ -252,12 +253,9 @@ def _check_run(run, models):
     _get(link, "bandwidth", "/cluster/link", str)
     if models:
         latency = _get(link, "latency", "/cluster/link", str)
-        try:
-            seconds = one_way_latency(run)
-        except ValueError:
-            seconds = math.nan
-        if not 0 <= seconds <= 1e9:
-            raise BadRun(f"/cluster/link/latency: {_show(latency)} is not a time (us, ms, ns or s)")
+        if checked_duration(latency) is None:
+            raise BadRun(f"/cluster/link/latency: {_show(latency)} is not a latency gcsim reads "
+                         "(a number and a unit of time, at most 1e9 s)")
     points = _get(run, "collectives", "", list, [])
     for i, point in enumerate(points):
         at = f"/collectives/{i}"
@@ -348,22 +346,10 @@ def load_run(path, models=True):
     the file's, as gcsim's, where it has none); BadRun naming the file when it
     cannot be read or used."""
     try:
-        with open(path, encoding="utf-8") as f:
-            run = json.load(f)
-    except IsADirectoryError:
-        raise BadRun(f"{path}: is a folder, not a measured run")
-    except FileNotFoundError:
-        raise BadRun(f"{path}: no such file")
-    except OSError as error:
-        raise BadRun(f"{path}: cannot read: {error.strerror}")
-    except UnicodeDecodeError:
-        raise BadRun(f"{path}: not a JSON text (not UTF-8)")
-    except json.JSONDecodeError as error:
-        raise BadRun(f"{path}: " + ("empty file" if not error.doc.strip() else
-                                    f"malformed JSON at line {error.lineno}, column {error.colno}"))
-    except RecursionError:
-        raise BadRun(f"{path}: malformed JSON (nested too deep)")
-    if isinstance(run, dict) and "name" not in run:
+        run = read_json_object(path, "an object (a measured run)")
+    except BadInput as error:
+        raise BadRun(str(error))
+    if "name" not in run:
         run["name"] = os.path.splitext(os.path.basename(path))[0]
     try:
         _check_run(run, models)
