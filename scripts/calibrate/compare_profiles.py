@@ -12,14 +12,13 @@ earlier one: `git show REV:platforms/devices/cpu-amd-epyc-zen4.json > before.jso
 Bad input: exit 2 and one line naming the file.
 """
 import argparse
-import json
 import math
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import BadInput, Parser, into_closable_stdout  # noqa: E402
+from script_input import BadInput, Parser, into_closable_stdout, read_json_object  # noqa: E402
 
 
 def number(value):
@@ -48,9 +47,8 @@ def point_of(path, name, i, point):
 
 def points_of(path):
     """(GEMM rate, {kernel: {shape: seconds}}) of a measured profile."""
+    profile = read_json_object(path, "an object (a device profile)")
     try:
-        with open(path) as handle:
-            profile = json.load(handle)
         kernels = {}
         for name, kernel in profile["kernels"].items():
             points = kernel.get("points", [])
@@ -58,8 +56,6 @@ def points_of(path):
                 raise BadInput(f"{path}: /kernels/{name}/points: expected a list")
             kernels[name] = dict(point_of(path, name, i, point) for i, point in enumerate(points))
         return profile.get("compute", {}).get("forward_flop_rate"), kernels
-    except OSError as why:
-        raise BadInput(f"{path}: {why.strerror}")
     except (ValueError, KeyError, TypeError, AttributeError) as why:
         raise BadInput(f"{path}: not a device profile with measured points ({why!r})")
 

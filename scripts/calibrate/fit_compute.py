@@ -202,10 +202,10 @@ def layers_of(path, name, entry):
 
 def read_json(path):
     try:
-        with open(path) as file:
-            return json.load(file)
-    except (OSError, ValueError) as error:
-        fail(path, f"cannot read it as JSON: {error}")
+        return script_input.read_json_object(path)
+    except script_input.BadInput as error:
+        print(error, file=sys.stderr)
+        sys.exit(2)
 
 
 def check_layer_times(path, data):

@@ -22,7 +22,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from atomic_write import WriteError, replace_folder, write_atomically  # noqa: E402
 from capture_traces import dump_manifest  # noqa: E402
-from script_input import BadInput, Parser  # noqa: E402
+from script_input import BadInput, Parser, read_json_object  # noqa: E402
 
 OUTPUTS = ("manifest.json", "statistics.json")
 
@@ -56,14 +56,8 @@ def parse_args(argv):
 
 def read_manifest(source):
     path = os.path.join(source, "manifest.json")
-    try:
-        with open(path) as stream:
-            manifest = json.load(stream)
-    except OSError as error:
-        raise BadInput(f"{path}: {error.strerror}") from error
-    except ValueError as error:
-        raise BadInput(f"{path}: not JSON ({error})") from error
-    iterations = manifest.get("iterations") if isinstance(manifest, dict) else None
+    manifest = read_json_object(path, "an object (a trace manifest)")
+    iterations = manifest.get("iterations")
     if (not isinstance(iterations, list) or not iterations
             or not all(isinstance(i, int) and not isinstance(i, bool) for i in iterations)):
         raise BadInput(f"{path}: /iterations: expected the captured iterations, got "
