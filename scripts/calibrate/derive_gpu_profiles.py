@@ -11,7 +11,6 @@ its provenance. Rerun after changing a figure:
 When a GPU is available, `scripts/calibrate/gcsim_calibrate_cuda` measures a
 profile instead, and the measured file replaces the derived one.
 """
-import argparse
 import json
 import math
 import os
@@ -20,6 +19,7 @@ import sys
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
+from script_input import Parser  # noqa: E402
 
 # ---------------------------------------------------------------- public figures
 KLJP = "kljp/topk_results training logs (PyTorch 1.5, V100-class GPUs, 4 workers, density 0.001), as summarised in shared/PAPERS.md"
@@ -263,7 +263,8 @@ def build(key, gpu, figures):
 def main():
     # No options; argparse gives --help (and refuses anything else) before
     # the four profiles are written over.
-    argparse.ArgumentParser(
+    Parser(
+        prog="derive_gpu_profiles.py",
         description="Writes the derived GPU device profiles "
                     "(platforms/devices/{gtx1080ti,v100,a100,h100}.json) from the figures "
                     "in this script.").parse_args()

@@ -42,7 +42,6 @@ twice: from each point's `seconds` (the median of its repetitions, what the
 fit sees) and from the mean of its `samples_s` where the run recorded them, since
 a mean iteration pays each collective's mean, tail included.
 """
-import argparse
 import json
 import math
 import os
@@ -51,7 +50,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import (BadInput, checked_duration, into_closable_stdout,  # noqa: E402
+from script_input import (BadInput, Parser, checked_duration, into_closable_stdout,  # noqa: E402
                           parse_duration, read_json_object)
 
 LARGE = 4 << 20
@@ -497,8 +496,8 @@ def modelled_training(run, make):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
+    parser = Parser(
+        prog="collective_models.py", description=__doc__.split("\n\n")[0],
         epilog="Each file is a measured run (results/validation/README.md's format) with ring "
                "collectives below 1 MiB and of 4 MiB and more.")
     parser.add_argument("runs", nargs="+", metavar="RUN.json")

@@ -12,7 +12,6 @@ error, its range, and how many runs are within issue 7's limits (5% for the
 collectives, 10% for the training iterations). Runs without training (or
 without collectives) count only where they have them.
 """
-import argparse
 import json
 import os
 import statistics
@@ -21,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import into_closable_stdout, parse_bandwidth  # noqa: E402
+from script_input import Parser, into_closable_stdout, parse_bandwidth  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 COLLECTIVES = "collectives >= 4 MiB"
@@ -31,7 +30,7 @@ COLLECTIVES_LIMIT, TRAINING_LIMIT = 0.05, 0.10
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="errors_over_runs.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--gcsim", default=os.path.join(ROOT, "build", "gcsim"))
     parser.add_argument("runs", nargs="+", metavar="RUN.json")
     args = parser.parse_args(argv)

@@ -12,7 +12,6 @@ its errors in), the point that differs most, and each training run's mean
 iteration after the warm-up in every run. A model cannot be judged below
 the difference between two measurements of the same thing.
 """
-import argparse
 import itertools
 import math
 import os
@@ -20,7 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from collective_models import LARGE, BadRun, geomean, load_run  # noqa: E402
-from script_input import into_closable_stdout  # noqa: E402
+from script_input import Parser, into_closable_stdout  # noqa: E402
 
 
 def steady_mean(training):
@@ -29,7 +28,7 @@ def steady_mean(training):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="repeatability.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", metavar="RUN.json",
                         help="measured runs (results/validation/README.md's format)")
     return parser.parse_args(argv)
