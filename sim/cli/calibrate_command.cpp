@@ -75,11 +75,18 @@ public:
     if (rounds_ > 0)
       options.rounds = rounds_;
     // Each is in [4, 30] (CLI11 checked); with a default the other may cross it.
-    if (options.min_log2_n > options.max_log2_n)
+    if (options.min_log2_n > options.max_log2_n) {
+      const auto size = [this](int log2, bool given) {
+        return "2^" + std::to_string(log2) +
+               (given    ? ""
+                : quick_ ? ", --quick's"
+                         : ", the default");
+      };
       throw InputError(max_log2_ > 0 ? "--max-log2" : "--min-log2", "",
-                       "the smallest size (2^" + std::to_string(options.min_log2_n) +
-                           ") is above the largest (2^" + std::to_string(options.max_log2_n) + ")" +
-                           (quick_ ? " of --quick's range" : ""));
+                       "the smallest size (" + size(options.min_log2_n, min_log2_ > 0) +
+                           ") is above the largest (" + size(options.max_log2_n, max_log2_ > 0) +
+                           ")");
+    }
     if (verbose_)
       options.progress = [](std::string_view line) {
         std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());

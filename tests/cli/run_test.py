@@ -72,6 +72,8 @@ with tempfile.TemporaryDirectory() as work:
     _, _, other_seed = run(os.path.join(work, "e"), "--seed", "9")
     check(other_seed["scenario"]["seed"] == 9 and other_seed["model"]["seed"] == 9,
           "--seed overrides the scenario seed")
+    _, _, largest_seed = run(os.path.join(work, "e-max"), "--seed", "9223372036854775807")
+    check(largest_seed["scenario"]["seed"] == 2 ** 63 - 1, "--seed takes 2^63 - 1, the largest")
 
     # DDP's first bucket: the last layers up to 1 MiB (here the 9.4 MB conv
     # that crosses it) go out on their own, then 25 MiB buckets.
