@@ -185,7 +185,7 @@ with tempfile.TemporaryDirectory() as tmp:
         negative = json.load(f)
     negative["collectives"][0]["seconds"] = -1
     bad_inputs = [(os.path.join(tmp, "missing.json"), "no such file"), (tmp, "is a folder"),
-                  (bad_file("empty.json", ""), "empty"),
+                  (bad_file("empty.json", ""), "empty.json: empty file"),
                   (bad_file("malformed.json", '{"format": '), "not JSON"),
                   (bad_file("object.json", "{}"), "/format"),
                   (bad_file("array.json", "[1]"), "expected an object"),
@@ -204,7 +204,8 @@ with tempfile.TemporaryDirectory() as tmp:
     refused("collective_models.py", [os.path.join(RESULTS, "minicluster-p4-100mbit-short.json")],
             ["minicluster-p4-100mbit-short.json: /collectives:"])
     for path, needle in bad_inputs[2:6]:  # gcsim's own refusal, with its exit 2
-        needle = {"not JSON": "malformed JSON"}.get(needle, needle)  # in gcsim's words
+        needle = {"not JSON": "malformed JSON",  # in gcsim's words
+                  "empty.json: empty file": "malformed JSON at line 1, column 1"}.get(needle, needle)
         refused("errors_over_runs.py", ["--gcsim", GCSIM, good, path], [path, needle])
     refused("errors_over_runs.py", ["--gcsim", GCSIM, tmp], [f"{tmp}: is a folder"])
     refused("errors_over_runs.py", ["--gcsim", "/etc/passwd", good], ["--gcsim: /etc/passwd"])

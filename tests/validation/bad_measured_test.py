@@ -204,6 +204,7 @@ with tempfile.TemporaryDirectory() as tmp:
     before = open(good).read()
     device = os.path.join(tmp, "device.json")
     shutil.copy(os.path.join(ROOT, "platforms", "devices", "cpu-amd-epyc-zen4.json"), device)
+    device_before = open(device).read()
     linked = os.path.join(tmp, "linked.json")
     os.link(good, linked)
     for label, args, needle in [
@@ -217,6 +218,8 @@ with tempfile.TemporaryDirectory() as tmp:
         problems = refusal_problems(done, [needle, "is also"], 2, calibrated)
         if open(good).read() != before:
             problems.append("the measured file changed")
+        if open(device).read() != device_before:
+            problems.append("the device profile changed")
         if problems:
             failures.append(f"{label}: {'; '.join(problems)}")
         else:

@@ -83,7 +83,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for run in no_name["training"]:
         run.pop("name", None)
     cases = [("missing.json", None, ["missing.json"]),
-             ("empty.json", b"", ["empty.json", "empty"]),
+             ("empty.json", b"", ["empty.json: empty file"]),
              ("malformed.json", b'{"collectives": [', ["malformed.json", "not JSON"]),
              ("latin1.json", b'{"name": "\xe9"}', ["latin1.json", "UTF-8"]),
              ("list.json", b"[]", ["list.json"]),
