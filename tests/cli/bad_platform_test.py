@@ -350,6 +350,19 @@ def replayed_schedules(workdir):
                    "--set", "training.iterations=2")
     check(result.returncode == 0 and not os.path.exists(os.path.join(recorded, "schedule.json")),
           "a dense run into a compressed run's folder leaves no schedule.json behind")
+    # A replay of another schedule into a folder holding one: that one goes
+    # too; replaying a folder's own schedule into it keeps it.
+    elsewhere = os.path.join(workdir, "schedule-elsewhere.json")
+    with open(elsewhere, "w") as handle:
+        json.dump(schedule, handle)
+    own = os.path.join(recorded, "schedule.json")
+    with open(own, "w") as handle:
+        json.dump(schedule, handle)
+    result = gcsim("run", DEFT16, "--out", recorded, "--quiet", "--replay", own)
+    kept = result.returncode == 0 and os.path.exists(own)
+    result = gcsim("run", DEFT16, "--out", recorded, "--quiet", "--replay", elsewhere)
+    check(kept and result.returncode == 0 and not os.path.exists(own),
+          "a replay keeps the schedule it replayed and removes another run's from its folder")
 
 
 with tempfile.TemporaryDirectory() as workdir:
