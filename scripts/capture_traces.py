@@ -308,15 +308,20 @@ def capture_command():
 
 def main(argv):
     args = parse_args(argv)
+    captures = [args]
     if args.preset == "cache":
-        for name in CACHE_PRESETS:
-            capture_one(parse_args(["--preset", name] + (["--force"] if args.force else [])))
-        return
-    capture_one(args)
+        captures = [parse_args(["--preset", name] + (["--force"] if args.force else []))
+                    for name in CACHE_PRESETS]
+    # Every output checked before the first capture: a later preset's folder
+    # refused after minutes of capturing the earlier ones would leave half
+    # the set written.
+    for capture_args in captures:
+        check_args(capture_args)
+    for capture_args in captures:
+        capture_one(capture_args)
 
 
 def capture_one(args):
-    check_args(args)
     # The trace is made in OUT.partial, which takes OUT's place only once it
     # is complete; a failed capture removes it and leaves OUT as it was.
     out = os.path.abspath(args.out)

@@ -141,7 +141,35 @@ def capture_refusals(trace, scratch):
                             cwd=scratch)
     if result.returncode != 0 or result.stderr or not result.stdout.startswith("usage:"):
         failures.append(f"--help: status {result.returncode}, stderr {result.stderr[:200]!r}")
-    return failures
+    return failures + cache_preset_refusal(scratch)
+
+
+def cache_preset_refusal(scratch):
+    """--preset cache with its last trace's folder already there (no --force)
+    is refused before any capture: it was found only after the earlier ones
+    had been captured and written. In-process, with the presets' folders in
+    `scratch` and the capture replaced by a tally."""
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    import capture_traces
+    folders = os.path.join(scratch, "cache-presets")
+    presets = {name: dict(capture_traces.PRESETS[name], out=os.path.join(folders, name))
+               for name in capture_traces.CACHE_PRESETS}
+    os.makedirs(presets[capture_traces.CACHE_PRESETS[-1]]["out"])
+    captured = []
+    saved = capture_traces.PRESETS, capture_traces.capture_one
+    capture_traces.PRESETS, capture_traces.capture_one = presets, captured.append
+    try:
+        capture_traces.main(["--preset", "cache"])
+        refused = False
+    except capture_traces.BadInput as error:
+        refused = "pass --force" in str(error)
+    finally:
+        capture_traces.PRESETS, capture_traces.capture_one = saved
+        shutil.rmtree(folders)
+    if refused and not captured:
+        return []
+    return [f"--preset cache with the last folder there: refused {refused}, "
+            f"{len(captured)} captures first"]
 
 
 FAKE_GCSIM = """#!/usr/bin/python3
