@@ -115,3 +115,25 @@ def replace_folder(staging, out):
         raise WriteError(out, error) from error
     if old:
         shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_folder(out):
+    """Yields a new empty folder next to `out` (permission bits a new folder's
+    under the umask, not mkdtemp's 0700) to fill; when the block ends without
+    an exception it takes out's place (replace_folder), otherwise it is
+    removed and `out` is as it was. Making or placing it fails as WriteError;
+    what the block raises passes through."""
+    out = os.path.abspath(out)
+    parent = os.path.dirname(out)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.", dir=parent)
+        os.chmod(staging, 0o777 & ~_UMASK)
+    except OSError as error:
+        raise WriteError(out, error) from error
+    try:
+        yield staging
+        replace_folder(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # gone already once it is `out`

@@ -20,14 +20,13 @@ import json
 import os
 import platform
 import shlex
-import shutil
 import sys
 import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atomic_write import WriteError, replace_folder, write_atomically  # noqa: E402
+from atomic_write import WriteError, atomic_folder, write_atomically  # noqa: E402
 from cpu_info import cpu_identity  # noqa: E402
 from script_input import BadInput, Parser  # noqa: E402
 
@@ -322,21 +321,11 @@ def main(argv):
 
 
 def capture_one(args):
-    # The trace is made in OUT.partial, which takes OUT's place only once it
-    # is complete; a failed capture removes it and leaves OUT as it was.
+    # The trace is made in a folder beside OUT, which takes OUT's place only
+    # once it is complete; a failed capture removes it and leaves OUT as it was.
     out = os.path.abspath(args.out)
-    staging = out + ".partial"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        os.makedirs(staging)
-    except OSError as error:
-        raise WriteError(out, error) from error
-    try:
+    with atomic_folder(out) as staging:
         summary = capture(args, staging)
-        replace_folder(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     print(f"wrote {out}: {summary}")
 
 

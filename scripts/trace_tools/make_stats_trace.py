@@ -14,13 +14,12 @@ refuses; nothing is written then.
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from atomic_write import WriteError, replace_folder, write_atomically  # noqa: E402
+from atomic_write import WriteError, atomic_folder, write_atomically  # noqa: E402
 from capture_traces import dump_manifest  # noqa: E402
 from script_input import BadInput, Parser, read_json_object  # noqa: E402
 
@@ -90,29 +89,11 @@ def inspect(gcsim, source, iteration, report):
 
 
 def write_together(out, files):
-    """Writes {name: text} as the folder `out`, all files or none: into a new
-    folder next to it, which then takes the place of `out` (the old one, which
-    parse_args saw holds only these files, is removed after)."""
-    out = os.path.abspath(out)
-    parent = os.path.dirname(out)
-    try:
-        os.makedirs(parent, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.", dir=parent)
-    except OSError as error:
-        raise WriteError(out, error) from error
-    try:
-        umask = os.umask(0o022)
-        os.umask(umask)
-        os.chmod(staging, 0o777 & ~umask)
+    """Writes {name: text} as the folder `out`, all files or none (the old
+    one, which parse_args saw holds only these files, is replaced)."""
+    with atomic_folder(out) as staging:
         for name, text in files.items():
             write_atomically(os.path.join(staging, name), text)
-        replace_folder(staging, out)
-    except WriteError:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    except OSError as error:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise WriteError(out, error) from error
 
 
 def main(argv):
@@ -123,7 +104,7 @@ def main(argv):
     with tempfile.TemporaryDirectory() as scratch:
         for iteration in manifest["iterations"]:
             per_iteration.append(dict(iteration=iteration, layers=inspect(
-                gcsim, source, iteration, os.path.join(scratch, "report.json"))))
+                gcsim, source, iteration, os.path.join(scratch, f"report-{iteration}.json"))))
     manifest["has_tensors"] = False
     manifest["comment"] = ("statistics only (no .npy files); statistics.json has gcsim inspect's "
                            "per-layer statistics of every captured iteration; the full trace: "

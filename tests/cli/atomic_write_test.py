@@ -24,6 +24,7 @@ import json
 import os
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, SCRIPTS)
 from checks import Checks  # noqa: E402
 import atomic_write  # noqa: E402
-from atomic_write import WriteError, atomic_output, write_atomically, write_json_atomically  # noqa: E402
+from atomic_write import (WriteError, atomic_folder, atomic_output, write_atomically,  # noqa: E402
+                          write_json_atomically)
 
 check = Checks()
 UMASK = os.umask(0o022)
@@ -160,6 +162,34 @@ def helper_checks(tmp):
         check(first != second and os.path.exists(first) and os.path.exists(second),
               "two writers of one file get different temporaries")
     check(os.listdir(folder) == ["result.json"], "both temporaries are gone after the blocks")
+    folder_checks(tmp)
+
+
+def folder_checks(tmp):
+    """atomic_folder: a block that ends well replaces the folder whole; one that
+    raises leaves the old folder and no staging folder beside it."""
+    parent = os.path.join(tmp, "traces")
+    out = os.path.join(parent, "trace")
+    os.makedirs(out)
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        f.write("old")
+
+    def fill(text, fail=False):
+        with atomic_folder(out) as staging:
+            check(os.path.dirname(staging) == parent and stat.S_IMODE(os.stat(staging).st_mode)
+                  == 0o777 & ~UMASK, "the folder to fill is beside out, with a new folder's mode")
+            with open(os.path.join(staging, "manifest.json"), "w") as f:
+                f.write(text)
+            if fail:
+                raise RuntimeError("capture failed")
+
+    error = outcome(lambda: fill("half", fail=True))
+    check(isinstance(error, RuntimeError) and read(os.path.join(out, "manifest.json")) == b"old"
+          and os.listdir(parent) == ["trace"],
+          f"an exception inside atomic_folder ({error!r}) leaves the old folder, nothing beside")
+    fill("new")
+    check(read(os.path.join(out, "manifest.json")) == b"new" and os.listdir(parent) == ["trace"],
+          "a block that ends well replaces the folder, nothing left beside it")
 
 
 def run_limited(argv, limit):
