@@ -93,20 +93,6 @@ def style_of(name):
 # ---------------------------------------------------------------- reading
 
 
-def fail(message):
-    """Bad input: one line naming the file (or option) and what is wrong, exit 2."""
-    print(f"plot.py: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
-def read_json(path):
-    """The JSON object in a file; any other content is refused (exit 2)."""
-    try:
-        return read_json_object(path)
-    except BadInput as error:
-        fail(str(error))
-
-
 def number(text):
     if text is None or text == "":
         return None
@@ -149,14 +135,14 @@ def checked_value(where, key, value):
         try:
             parsed = float(value)
         except ValueError:
-            fail(f"{where}: {key}: {value[:40]!r} is not a number")
+            raise BadInput(f"{where}: {key}: {value[:40]!r} is not a number")
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         parsed = float(value)
     else:
-        fail(f"{where}: {key}: expected a number, got {json_kind(value)}")
+        raise BadInput(f"{where}: {key}: expected a number, got {json_kind(value)}")
     least = least_value(key)
     if not math.isfinite(parsed) or parsed < least or parsed > 1e15:
-        fail(f"{where}: {key}: {value} is out of range (expected {least:g} to 1e15)")
+        raise BadInput(f"{where}: {key}: {value} is out of range (expected {least:g} to 1e15)")
     return parsed
 
 
@@ -184,20 +170,20 @@ def read_csv(path):
             header = reader.fieldnames or []
             for row in reader:
                 if None in row:
-                    fail(f"{path}: line {reader.line_num}: more fields than the header")
+                    raise BadInput(f"{path}: line {reader.line_num}: more fields than the header")
                 rows.append((reader.line_num, dict(row)))
     except OSError as error:
-        fail(f"{path}: cannot read: {error.strerror}")
+        raise BadInput(f"{path}: cannot read: {error.strerror}")
     except UnicodeDecodeError:
-        fail(f"{path}: not UTF-8 text")
+        raise BadInput(f"{path}: not UTF-8 text")
     except csv.Error as error:
-        fail(f"{path}: not CSV: {error}")
+        raise BadInput(f"{path}: not CSV: {error}")
     if not header:
-        fail(f"{path}: empty file")
+        raise BadInput(f"{path}: empty file")
     if "workers" not in header:
-        fail(f"{path}: no workers column (not gcsim's sweep.csv)")
+        raise BadInput(f"{path}: no workers column (not gcsim's sweep.csv)")
     if not rows:
-        fail(f"{path}: no rows below the header")
+        raise BadInput(f"{path}: no rows below the header")
     # sweep.csv lists the grid parameters between "point" and "command".
     params = []
     if "point" in header and "command" in header:
@@ -217,20 +203,20 @@ def read_results(paths):
     """Rows from result.json files; parameters are the scenario fields that differ."""
     rows, scenarios = [], []
     for path in paths:
-        result = read_json(path)
+        result = read_json_object(path)
         summary, scenario_value = result.get("summary"), result.get("scenario", {})
         if not isinstance(summary, dict):
-            fail(f"{path}: /summary: expected an object (gcsim's result.json), "
+            raise BadInput(f"{path}: /summary: expected an object (gcsim's result.json), "
                  f"got {json_kind(summary) if 'summary' in result else 'nothing'}")
         if not isinstance(scenario_value, dict):
-            fail(f"{path}: /scenario: expected an object, got {json_kind(scenario_value)}")
+            raise BadInput(f"{path}: /scenario: expected an object, got {json_kind(scenario_value)}")
         row, others = {}, {}
         flatten(summary, "", row, numbers_only=True, others=others)
         for key, value in others.items():
             if least_value(key) is not None and value is not None:
-                fail(f"{path}: /summary: {key}: expected a number, got {json_kind(value)}")
+                raise BadInput(f"{path}: /summary: {key}: expected a number, got {json_kind(value)}")
         if "workers" not in row:
-            fail(f"{path}: /summary: no workers (not gcsim's result.json)")
+            raise BadInput(f"{path}: /summary: no workers (not gcsim's result.json)")
         for key in list(row):
             if least_value(key) is not None:
                 row[key] = checked_value(f"{path}: /summary", key, row[key])
@@ -272,10 +258,10 @@ def load(inputs):
                 found = sorted(glob.glob(os.path.join(item, "points", "*", "result.json")))
             found = [f for f in found if os.path.isfile(f)]
             if not found:
-                fail(f"{item}: no sweep.csv or result.json found in this folder")
+                raise BadInput(f"{item}: no sweep.csv or result.json found in this folder")
             files += found
         elif not os.path.exists(item):
-            fail(f"{item}: no such file or folder")
+            raise BadInput(f"{item}: no such file or folder")
         else:
             files.append(item)
     base = os.path.abspath(inputs[0] if os.path.isdir(inputs[0]) else os.path.dirname(inputs[0]))
@@ -817,7 +803,7 @@ def check_report(path, report):
     validation figures read is there and of its type."""
 
     def bad(where, what):
-        fail(f"{path}: {where}: {what}")
+        raise BadInput(f"{path}: {where}: {what}")
 
     def seconds(where, value, optional=False):
         if optional and value is None:
@@ -837,7 +823,7 @@ def check_report(path, report):
             bad(where, f"expected a name, got {json_kind(value) if value != '' else 'an empty one'}")
 
     if "collectives" not in report or "error_measure" not in report:
-        fail(f"{path}: not a `gcsim validate --json` comparison (no collectives or error_measure)")
+        raise BadInput(f"{path}: not a `gcsim validate --json` comparison (no collectives or error_measure)")
     if not isinstance(report["collectives"], list):
         bad("/collectives", f"expected a list, got {json_kind(report['collectives'])}")
     for i, c in enumerate(report["collectives"]):
@@ -875,7 +861,7 @@ def check_report(path, report):
 def validation_main(inputs, out, stem):
     reports = []
     for path in inputs:
-        report = read_json(path)
+        report = read_json_object(path)
         check_report(path, report)
         reports.append(report)
     out = out or os.path.dirname(os.path.abspath(inputs[0]))
@@ -931,5 +917,8 @@ def main(argv):
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv[1:]))
+    except BadInput as error:  # one line naming the file (or option), exit 2
+        print(f"plot.py: {error}", file=sys.stderr)
+        sys.exit(2)
     except WriteError as error:
         sys.exit(f"plot.py: {error}")

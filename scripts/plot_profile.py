@@ -36,18 +36,9 @@ TERMS = {
 }
 
 
-def fail(message):
-    """Bad input: one line naming the file and what is wrong, exit 2."""
-    print(f"plot_profile.py: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
 def read_profile(path):
     """The device profile's JSON object; anything else is refused (exit 2)."""
-    try:
-        profile = read_json_object(path, "a JSON object (a device profile)")
-    except BadInput as error:
-        fail(str(error))
+    profile = read_json_object(path, "a JSON object (a device profile)")
     check_profile(path, profile)
     return profile
 
@@ -57,7 +48,7 @@ def check_profile(path, profile):
     reads is there, of its type and in range."""
 
     def bad(where, what):
-        fail(f"{path}: {where}: {what}")
+        raise BadInput(f"{path}: {where}: {what}")
 
     def an_object(where, value):
         if not isinstance(value, dict):
@@ -215,5 +206,8 @@ def main():
 if __name__ == "__main__":
     try:
         sys.exit(main())
+    except BadInput as error:  # one line naming the file, exit 2
+        print(f"plot_profile.py: {error}", file=sys.stderr)
+        sys.exit(2)
     except WriteError as error:
         sys.exit(f"plot_profile.py: {error}")
