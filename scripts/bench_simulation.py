@@ -10,7 +10,6 @@ A bad option or a missing file is exit 2 with one line; so is a scenario that
 gcsim refuses (its exit 2 and its one line are passed on); any other gcsim
 failure is exit 1 with one line.
 """
-import argparse
 import json
 import os
 import statistics
@@ -20,20 +19,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from script_input import Parser  # noqa: E402
+from script_input import Parser, integer_in  # noqa: E402
 
 MAX_REPEAT = 1000
-
-
-def repeat_count(text):
-    """--repeat: a whole number of runs in [1, MAX_REPEAT]."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of runs, got {text!r}")
-    if not 1 <= value <= MAX_REPEAT:
-        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_REPEAT} runs, got {value}")
-    return value
 
 
 def fail(status, message):
@@ -76,7 +64,7 @@ def main():
     parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("scenarios", nargs="+")
     parser.add_argument("--gcsim", default=os.path.join(os.path.dirname(__file__), "..", "build", "gcsim"))
-    parser.add_argument("--repeat", type=repeat_count, default=3,
+    parser.add_argument("--repeat", type=integer_in(1, MAX_REPEAT), default=3,
                         help=f"runs per scenario, 1 to {MAX_REPEAT} (default 3)")
     parser.add_argument("--set", action="append", default=[], dest="sets")
     parser.add_argument("--replay", help="time the timing-only replay of this schedule.json")

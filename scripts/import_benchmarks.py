@@ -48,7 +48,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
-from script_input import BadInput, Parser, bandwidth_ok, latency_ok  # noqa: E402
+from script_input import BadInput, Parser, bandwidth_ok, integer_in, latency_ok  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
@@ -65,20 +65,6 @@ GLOO_BENCHMARKS = {
     "allgather_ring": ("allgather", "ring"),
     "broadcast": ("broadcast", "binomial_tree"),
 }
-
-
-def integer_in(low, high):
-    """An argparse type: an integer in [low, high]."""
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected an integer in [{low}, {high}], got "
-                                             f"{text!r}")
-        return value
-    return parse
 
 
 # What gcsim's platform descriptions accept (script_input checks it as

@@ -89,8 +89,8 @@ import zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
 from import_benchmarks import (MAX_RANKS, add_cluster_options, check_cluster,  # noqa: E402
-                               cluster_of, integer_in, placed_cluster, workers_of)
-from script_input import BadInput, Parser  # noqa: E402
+                               cluster_of, placed_cluster, workers_of)
+from script_input import BadInput, Parser, integer_in  # noqa: E402
 
 COMPRESSORS = ("dense", "topk", "cltk", "deft")  # what gcsim validate simulates
 PHASES = ("forward", "backward", "optimizer", "compression")

@@ -51,6 +51,20 @@ def into_closable_stdout(main, *args):
         sys.exit(141)
 
 
+def integer_in(low, high):
+    """An argparse type: an integer in [low, high]."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer in [{low}, {high}], got "
+                                             f"{text!r}")
+        return value
+    return parse
+
+
 def json_kind(value):
     """A JSON value's type as a message names it."""
     if value is None:
