@@ -22,6 +22,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from checks import refusal_problems  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "..", "scripts", "capture_traces.py")
 STATS = os.path.join(HERE, "..", "..", "scripts", "trace_tools", "make_stats_trace.py")
@@ -89,13 +92,9 @@ def snapshot(folder):
 
 
 def refusal(result, what, needles, status=2):
-    """What is wrong with a run that should have refused: the status, not one
-    line on stderr, a traceback, a needle missing."""
-    lines = result.stderr.strip().splitlines()
-    problems = [f"exit status {result.returncode}, expected {status}"] * (result.returncode != status)
-    problems += [f"{len(lines)} lines on stderr"] * (len(lines) != 1)
-    problems += ["a traceback"] * ("Traceback" in result.stderr)
-    problems += [f"no {needle!r} in the message" for needle in needles if needle not in result.stderr]
+    """What is wrong with a run that should have refused (refusal_problems: a
+    traceback is never one line), named after `what`."""
+    problems = refusal_problems(result, needles, status)
     print(f"{what}: {result.returncode}: {result.stderr.strip()[:300]}")
     return [f"{what}: {', '.join(problems)}"] if problems else []
 

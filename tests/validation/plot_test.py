@@ -16,6 +16,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from checks import refusal_problems  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PLOT = os.path.join(ROOT, "scripts", "plot.py")
 reports = sorted(glob.glob(os.path.join(ROOT, "results", "validation", "minicluster-*-fit.json")))
@@ -26,14 +29,9 @@ failures = []
 
 
 def refusal(done, what, needles=(), status=2, absent=()):
-    """Appends to failures what is wrong with a refusal: the status, not one
-    line on stderr, a needle missing, or an `absent` path made."""
-    lines = done.stderr.strip().splitlines()
-    problems = [] if done.returncode == status else [f"exit status {done.returncode}, not {status}"]
-    if len(lines) != 1:
-        problems.append(f"{len(lines)} lines on stderr: {done.stderr.strip()[-300:]!r}")
-    problems += [f"no {needle!r} in {done.stderr.strip()[:300]!r}" for needle in needles
-                 if needle not in done.stderr]
+    """Appends to failures what is wrong with a refusal (refusal_problems), or
+    an `absent` path made."""
+    problems = refusal_problems(done, needles, status)
     problems += [f"{path} was made" for path in absent if os.path.exists(path)]
     if problems:
         failures.append(f"{what}: {'; '.join(problems)}")
