@@ -83,6 +83,19 @@ nlohmann::json result_or_null(const fs::path& file) {
   return result;
 }
 
+// Empty when `result` was computed from `scenario` (a point's scenario as it
+// resolves now), else where the two first differ: a result left by an
+// earlier grid value, base scenario or gcsim must not count as done.
+std::string scenario_difference(const nlohmann::json& result, const nlohmann::json& scenario) {
+  if (!result.contains("scenario"))
+    return "it names no scenario";
+  const nlohmann::json patch = nlohmann::json::diff(result["scenario"], scenario);
+  if (patch.empty())
+    return "";
+  const std::string where = patch.front().value("path", "");
+  return "its scenario differs at " + (where.empty() ? std::string("the top") : where);
+}
+
 nlohmann::json read_result(const fs::path& file) {
   nlohmann::json result = result_or_null(file);
   if (result.is_null())
@@ -141,23 +154,29 @@ public:
       argv[0] = executable.string();
       jobs.push_back({argv, out / "points" / point.id / "log.txt"});
     }
-    check_points(spec, points, commands);
+    const std::vector<nlohmann::json> scenarios = check_points(spec, points, commands);
 
     std::vector<size_t> pending;
     for (size_t i = 0; i < points.size(); ++i) {
-      const fs::path result = out / "points" / points[i].id / "result.json";
-      const bool finished = !result_or_null(result).is_null();
-      // Left by something else than a finished point (a folder, a file of
-      // another kind): run again, and say why.
-      const bool unreadable = !finished && fs::exists(result);
+      const fs::path result_file = out / "points" / points[i].id / "result.json";
+      const nlohmann::json result = result_or_null(result_file);
+      // Left by something else than this point's run (a folder, a file of
+      // another kind, a result of another scenario): run again, and say why.
+      std::string why_again;
+      if (!result.is_null())
+        why_again = scenario_difference(result, scenarios[i]);
+      else if (fs::exists(result_file))
+        why_again = "it is not a result of gcsim run";
+      const bool finished = !result.is_null() && why_again.empty();
       if (!finished)
         pending.push_back(i);
-      if (finished || unreadable || dry_run_)
-        std::printf("  %s  %s\n    %s\n", points[i].id.c_str(),
-                    finished     ? "done"
-                    : unreadable ? "to run again (its result.json is not a result of gcsim run)"
-                                 : "to run",
-                    commands[i].c_str());
+      if (finished || !why_again.empty() || dry_run_) {
+        const std::string state = finished ? "done"
+                                  : why_again.empty()
+                                      ? "to run"
+                                      : "to run again (its result.json: " + why_again + ")";
+        std::printf("  %s  %s\n    %s\n", points[i].id.c_str(), state.c_str(), commands[i].c_str());
+      }
     }
     const int parallel = jobs_ > 0 ? jobs_ : sweep::available_cores();
     std::printf("sweep %s: %zu points, %zu done, %zu to run", spec.name.c_str(), points.size(),
@@ -188,21 +207,25 @@ public:
 private:
   // Every point's scenario is loaded before anything runs, so a bad value
   // in the grid stops the sweep at once instead of after hours of points.
-  static void check_points(const sweep::SweepSpec& spec, const std::vector<sweep::Point>& points,
-                           const std::vector<std::string>& commands) {
+  // Returns each point's resolved scenario, as its result.json will hold it.
+  static std::vector<nlohmann::json> check_points(const sweep::SweepSpec& spec,
+                                                  const std::vector<sweep::Point>& points,
+                                                  const std::vector<std::string>& commands) {
+    std::vector<nlohmann::json> scenarios;
     for (size_t i = 0; i < points.size(); ++i) {
       const sweep::Point& point = points[i];
       std::vector<Override> overrides;
       try {
         for (const std::string& setting : point.set_arguments)
           overrides.push_back(parse_override(setting));
-        load_scenario(spec.scenario, overrides, std::nullopt);
+        scenarios.push_back(load_scenario(spec.scenario, overrides, std::nullopt).resolved);
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",
                          "point " + point.id + " is not a valid scenario: " + error.what() +
                              "; rerun alone: " + commands[i]);
       }
     }
+    return scenarios;
   }
 
   // Runs the pending points; false when one failed for a reason other than

@@ -159,6 +159,24 @@ with tempfile.TemporaryDirectory() as work:
     check(fresh.returncode == 0 and read(csv_path) == original,
           "recomputing every point gives a byte-identical sweep.csv")
 
+    # A result of another scenario (the sweep file's `set` changed since) was
+    # counted as done: sweep.csv showed the old numbers under the new setup.
+    changed_file = os.path.join(work, "changed.sweep.json")
+    write_json(changed_file, {**spec, "set": {"training.iterations": 3}})
+    changed = sweep(work, changed_file, "--out", out, "--dry-run")
+    check(changed.returncode == 0 and "0 done, 4 to run" in changed.stdout
+          and changed.stdout.count("to run again (its result.json: its scenario differs at "
+                                   "/training/iterations)") == 4,
+          f"results of another scenario are run again, the field named: {changed.stdout[-300:]}")
+    rerun = sweep(work, changed_file, "--out", out)
+    with open(os.path.join(out, "points", IDS[0], "result.json")) as handle:
+        iterations = json.load(handle)["scenario"]["training"]["iterations"]
+    check(rerun.returncode == 0 and iterations == 3 and read(csv_path) != original,
+          "and their results and sweep.csv are the new scenario's")
+    shutil.rmtree(os.path.join(out, "points"))
+    check(sweep(work, sweep_file).returncode == 0 and read(csv_path) == original,
+          "the first sweep again gives its own sweep.csv")
+
     # Bad sweep files: exit 2, one line naming the file and the JSON path.
     bad_input(work, "no-scenario.json", {"grid": {"platform.nodes": [2]}}, "/scenario",
               ["missing"])
