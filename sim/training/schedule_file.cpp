@@ -4,6 +4,7 @@
 #include "sim/input/json_reader.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 namespace gcsim::training {
@@ -101,6 +102,22 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
                          std::string("expected ") + kByteCountRange + ", got " +
                              describe_json(bytes[b]));
       step.bytes.push_back(bytes[b].get<uint64_t>());
+    }
+    // Every rank of these collectives forwards blocks at its own size, so
+    // unequal counts would simulate traffic no run could send.
+    const bool sizes_may_differ =
+        step.kind == StepPlan::Kind::allgatherv || step.kind == StepPlan::Kind::point_to_point;
+    const auto unequal =
+        std::adjacent_find(step.bytes.begin(), step.bytes.end(), std::not_equal_to<uint64_t>());
+    if (!sizes_may_differ && unequal != step.bytes.end()) {
+      const size_t at = static_cast<size_t>(unequal - step.bytes.begin());
+      step_reader.fail("bytes", "a step of kind '" + kind +
+                                    "' moves the same byte count on every participant, got " +
+                                    std::to_string(step.bytes[at]) + " on rank " +
+                                    std::to_string(step.participants[at]) + " and " +
+                                    std::to_string(step.bytes[at + 1]) + " on rank " +
+                                    std::to_string(step.participants[at + 1]) +
+                                    " (allgatherv takes counts of their own)");
     }
     auto is_participant = [&step](int64_t rank) {
       return std::binary_search(step.participants.begin(), step.participants.end(), rank);

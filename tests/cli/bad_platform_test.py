@@ -306,6 +306,16 @@ def replayed_schedules(workdir):
     def set_bytes(iteration):
         iteration["steps"][other]["bytes"][1] = 2 ** 53 + 1
 
+    # Each rank of a collective forwards blocks at its own count: unequal
+    # counts simulated traffic no run sends (a rank's broadcast at its size).
+    def unequal_bytes(step):
+        step["bytes"][1] += 1000
+
+    iteration_cases += [
+        (f"unequal byte counts in a step of kind {kind}",
+         lambda iteration, index=index: unequal_bytes(iteration["steps"][index]),
+         f"{at}{index}/bytes", "same byte count on every participant")
+        for index, kind in ((broadcast, "broadcast"), (other, kinds[other]))]
     iteration_cases += [
         ("a step's byte count past 2^53", set_bytes, f"{at}{other}/bytes/1", "[0, 2^53]"),
         ("a message's byte count past 2^53",
