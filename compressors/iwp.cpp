@@ -26,7 +26,8 @@ constexpr std::uint64_t kPurposeIwpRelease = 0x49575052;
 //    steered by the kept fraction: c *= (kept / target)^adaptation_rate;
 //  * stale release: elements unsent for release_age iterations are each
 //    released with probability release_probability, at most release_cap*k of
-//    them, inside the budget k;
+//    them (at least one; a uniform subset when more are drawn), inside the
+//    budget k;
 //  * the leader is drawn from (seed, t); it broadcasts its kept indices; every
 //    worker's values there are ring-allreduced (k floats, no build-up);
 //  * warm-up iterations are dense (ring allreduce of d); with clip_norm > 0 each
@@ -94,14 +95,21 @@ private:
     work.add_kernel(leader, KernelKind::dense_scale, d, 0, 0, 0, "importance |g|/|w|");
     work.add_kernel(leader, KernelKind::l2_norm, d, 0, 0, 0, "layer mean and variance");
 
-    // Stale releases, drawn by geometric skips (each index with probability p).
+    // Stale releases: each stale element with probability p, drawn by
+    // geometric skips over the whole model; past the cap, a uniform subset
+    // of the drawn ones. Stopping the scan at the cap released only from the
+    // first layers whenever many elements were stale.
     std::vector<Index> released;
-    const auto cap = static_cast<std::size_t>(release_cap_ * static_cast<double>(k));
+    // At least one where k allows: a floor of 0.1 k released nothing below k = 10.
+    const std::size_t cap =
+        release_cap_ > 0.0 && k > 0
+            ? std::max<std::size_t>(1,
+                                    static_cast<std::size_t>(release_cap_ * static_cast<double>(k)))
+            : 0;
     if (release_p_ > 0.0 && cap > 0) {
       Xoshiro256 rng(derive_seed(work.ctx.seed, work.ctx.iteration, 0, kPurposeIwpRelease));
       const double log_q = std::log1p(-release_p_);
-      double pos = -1.0;
-      while (released.size() < cap) {
+      for (double pos = -1.0;;) {
         const double u = std::max(rng.uniform(), 1e-300);
         pos += 1.0 + std::floor(std::log(u) / log_q);
         if (pos >= static_cast<double>(d)) {
@@ -111,6 +119,13 @@ private:
         if (age_[j] >= release_age_) {
           released.push_back(static_cast<Index>(j));
         }
+      }
+      if (released.size() > cap) {
+        for (std::size_t i = 0; i < cap; ++i) { // partial Fisher-Yates
+          std::swap(released[i], released[i + rng.below(released.size() - i)]);
+        }
+        released.resize(cap);
+        std::sort(released.begin(), released.end());
       }
     }
     const std::size_t budget = k > released.size() ? k - released.size() : 0;
@@ -257,8 +272,10 @@ CompressorInfo iwp_info() {
                          "per-iteration chance that a stale element is released"),
        ParamSpec::integer("release_age", 100, 1, 1LL << 31,
                           "iterations unsent after which an element is stale"),
-       ParamSpec::number("release_cap", 0.1, 0.0, 1.0,
-                         "at most this share of k is spent on stale releases"),
+       ParamSpec::number(
+           "release_cap", 0.1, 0.0, 1.0,
+           "at most this share of k (at least one element unless 0) is spent on stale "
+           "releases, a uniform subset of those drawn"),
        ParamSpec::number("clip_norm", 0.0, 0.0, 1e30,
                          "warm-up local clipping to this L2 norm (0: off; the paper gives "
                          "no value)"),

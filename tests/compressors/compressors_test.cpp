@@ -8,6 +8,7 @@
 #include "trace_util.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -631,4 +632,56 @@ TEST_CASE("dgc samples at least 2/density elements, and small layers whole") {
       got.push_back(i - 25600);
   std::sort(top.begin(), top.end());
   CHECK(got == top);
+}
+
+TEST_CASE("IWP: stale releases come from the whole model") {
+  // The scan for stale elements stopped at the cap, and started at index 0
+  // every iteration: with many stale elements every release came from the
+  // first tenth of the model, and the later layers were never released.
+  constexpr std::size_t d = 100000;
+  gc::test::SyntheticWorkers data({d / 2, d / 2}, 2, 3);
+  const std::vector<float> zeros(d, 0.0f); // nothing important: only releases are sent
+  const std::vector<gc::GradientView> nothing{{zeros.data(), &data.layout},
+                                              {zeros.data(), &data.layout}};
+  const auto weights = weights_for(data.layout);
+  const gc::WeightsView wv{weights.data(), &data.layout};
+  Run run("iwp",
+          {{"density", 0.001},
+           {"warmup_iterations", 0},
+           {"release_age", 1},
+           {"release_probability", 0.01},
+           {"release_cap", 0.1}},
+          2);
+  std::array<std::size_t, 10> per_tenth{};
+  for (std::uint64_t t = 0; t < 40; ++t) {
+    const auto r = run.step(nothing, t, 7, &wv);
+    if (t == 0)
+      continue;                                            // nothing is stale yet
+    CHECK(r.info.at("released").get<std::size_t>() == 10); // 0.1 k, of ~1000 stale drawn
+    CHECK(r.support.size() == 10);
+    for (const auto j : r.support)
+      ++per_tenth[j / (d / 10)];
+  }
+  for (const std::size_t count : per_tenth)
+    CHECK(count >= 15); // 39 of 390 expected in each tenth
+}
+
+TEST_CASE("IWP: a small k still releases one stale element") {
+  // 0.1 k rounded down released nothing below k = 10.
+  gc::test::SyntheticWorkers data({2000}, 2, 3);
+  const std::vector<float> zeros(2000, 0.0f);
+  const std::vector<gc::GradientView> nothing{{zeros.data(), &data.layout},
+                                              {zeros.data(), &data.layout}};
+  const auto weights = weights_for(data.layout);
+  const gc::WeightsView wv{weights.data(), &data.layout};
+  Run run("iwp",
+          {{"density", 0.0025},
+           {"warmup_iterations", 0},
+           {"release_age", 1},
+           {"release_probability", 0.5}},
+          2);
+  run.step(nothing, 0, 7, &wv);
+  const auto r = run.step(nothing, 1, 7, &wv);
+  CHECK(r.info.at("k").get<std::size_t>() == 5);
+  CHECK(r.info.at("released").get<std::size_t>() == 1);
 }
