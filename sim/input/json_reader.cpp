@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -52,6 +53,14 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
     if (!frames.empty() && !frames.back().object)
       ++frames.back().index;
   };
+  // The JSON pointer of where the parse is, its first `levels` levels.
+  const auto pointer = [&frames](size_t levels = SIZE_MAX) {
+    std::string path;
+    for (size_t i = 0; i < frames.size() && i < levels; ++i)
+      path += "/" + (frames[i].object ? json_pointer_token(frames[i].key)
+                                      : std::to_string(frames[i].index));
+    return frames.size() > levels ? path + "/..." : path;
+  };
   const nlohmann::json::parser_callback_t find_duplicates =
       [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
         using Event = nlohmann::json::parse_event_t;
@@ -59,6 +68,10 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
         case Event::object_start:
         case Event::array_start:
           enter_array_element();
+          if (frames.size() >= static_cast<size_t>(kMaxJsonNesting))
+            throw InputError(file.string(), pointer(8),
+                             "arrays and objects nested deeper than " +
+                                 std::to_string(kMaxJsonNesting) + " levels");
           frames.push_back({event == Event::object_start, {}, {}, -1});
           break;
         case Event::object_end:
@@ -68,9 +81,7 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
         case Event::key:
           frames.back().key = parsed.get<std::string>();
           if (!frames.back().keys.insert(frames.back().key).second && duplicate.empty())
-            for (const Frame& frame : frames)
-              duplicate += "/" + (frame.object ? json_pointer_token(frame.key)
-                                               : std::to_string(frame.index));
+            duplicate = pointer();
           break;
         case Event::value:
           enter_array_element();

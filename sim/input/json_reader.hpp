@@ -20,7 +20,13 @@
 
 namespace gcsim {
 
-/// Parses a JSON file; a missing file or a syntax error is an InputError.
+/// Arrays and objects nested deeper than this are refused: no gcsim input
+/// nests past a dozen levels, and nlohmann copies a value recursively, so a
+/// value nested some 60,000 deep overflowed the stack.
+constexpr int kMaxJsonNesting = 256;
+
+/// Parses a JSON file; a missing file, a syntax error or nesting past
+/// kMaxJsonNesting is an InputError.
 nlohmann::json load_json_file(const std::filesystem::path& file);
 
 /// "expected a number" style description of a JSON value's type, for messages.

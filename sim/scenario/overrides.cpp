@@ -40,8 +40,18 @@ Override parse_override(const std::string& text) {
     start = dot + 1;
   }
   std::string value = text.substr(equals + 1);
-  nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
-  result.value = parsed.is_discarded() ? nlohmann::json(value) : parsed;
+  const nlohmann::json::parser_callback_t within_nesting =
+      [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+        const bool opens = event == nlohmann::json::parse_event_t::object_start ||
+                           event == nlohmann::json::parse_event_t::array_start;
+        if (opens && depth >= kMaxJsonNesting)
+          throw InputError("--set " + text.substr(0, equals), "",
+                           "arrays and objects nested deeper than " +
+                               std::to_string(kMaxJsonNesting) + " levels");
+        return true;
+      };
+  nlohmann::json parsed = nlohmann::json::parse(value, within_nesting, false);
+  result.value = parsed.is_discarded() ? nlohmann::json(value) : std::move(parsed);
   // Taken as a string, the value is raw bytes; result.json must be UTF-8.
   try {
     (void)result.value.dump();

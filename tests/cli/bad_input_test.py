@@ -93,6 +93,13 @@ CASES = [
     # nlohmann kept the last of the two without a word.
     ("a key twice", '{"name": "x", "seed": 1, "training": {"iterations": 2, "iterations": 3}}', {},
      [], ["scenario.json: /training/iterations:", "appears twice"]),
+    # nlohmann copies a value recursively: 60,000 levels overflowed the stack
+    # (a segmentation fault, no message), in a file as in a --set value.
+    ("nested 60,000 deep", '{"name": "x", "seed": ' + "[" * 60000 + "]" * 60000 + "}", {}, [],
+     ["scenario.json: /seed/0/0/0/0/0/0/0/...:", "nested deeper than 256 levels"]),
+    ("--set value nested 60,000 deep", scenario(), {},
+     ["--set", "seed=" + "[" * 60000 + "]" * 60000],
+     ["--set seed:", "nested deeper than 256 levels"]),
     # Cut short after a line break: it said line 1, column 1.
     ("JSON cut short", '{\n', {}, [], ["scenario.json", "malformed JSON at line 2, column 1"]),
     ("malformed on line 3", '{"a":\n  [1, 2,\n   x]}', {}, [], ["malformed JSON at line 3, column 4"]),
