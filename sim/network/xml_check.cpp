@@ -235,9 +235,14 @@ std::string attribute(const std::string& tag, const std::string& name) {
   return "";
 }
 
-// Refuses a file whose clusters declare more hosts than SimGrid could build
-// in reasonable time and memory, before anything builds them.
-void check_cluster_sizes(const PlatformSpec& spec) {
+// Refuses what a file may not declare, read from its text before SimGrid
+// loads it: SimGrid's own configuration, which gcsim sets (a <config> tag
+// with maxmin/precision -1 or a tiny contexts/stack-size crashed the run the
+// child's load had passed); hosts and links that turn off (a state trace
+// aborted the run with a deadlock or an uncaught network failure); and
+// clusters of more hosts than SimGrid could build in reasonable time and
+// memory.
+void check_xml_text(const PlatformSpec& spec) {
   std::ifstream file(spec.xml_file, std::ios::binary);
   std::ostringstream read;
   read << file.rdbuf();
@@ -246,6 +251,30 @@ void check_cluster_sizes(const PlatformSpec& spec) {
        comment = text.find("<!--", comment)) {
     const size_t end = text.find("-->", comment);
     text.erase(comment, end == std::string::npos ? std::string::npos : end + 3 - comment);
+  }
+  const auto refuse = [&spec](const std::string& what) {
+    throw InputError(spec.source_file, spec.source_path + "/xml", spec.xml_file + ": " + what);
+  };
+  // The element starting at `at`, if its name is `name` exactly.
+  const auto element_at = [&text](size_t at, const std::string& name) {
+    const size_t after = at + 1 + name.size();
+    return text.compare(at + 1, name.size(), name) == 0 && after < text.size() &&
+           std::string(" \t\r\n/>").find(text[after]) != std::string::npos;
+  };
+  for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at + 1)) {
+    const std::string tag = text.substr(at, text.find('>', at) - at);
+    if (element_at(at, "config"))
+      refuse("a <config> tag sets SimGrid's options, which gcsim sets itself; remove it (the "
+             "network model and its factors are the platform's \"network\" field)");
+    if (!attribute(tag, "state_file").empty())
+      refuse(tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") +
+             "\"> has a state_file: hosts and links that turn off are not simulated");
+    if (element_at(at, "trace_connect")) {
+      const std::string kind = attribute(tag, "kind");
+      if (kind == "HOST_AVAIL" || kind == "LINK_AVAIL")
+        refuse("<trace_connect kind=\"" + kind + "\" element=\"" + attribute(tag, "element") +
+               "\">: hosts and links that turn off are not simulated");
+    }
   }
   unsigned long long total = 0;
   for (const char* element : {"<cluster", "<cabinet"}) {
@@ -308,7 +337,7 @@ void check_xml_platform(const PlatformSpec& spec) {
   const std::string key = check_key(spec);
   if (passed.count(key) > 0)
     return;
-  check_cluster_sizes(spec);
+  check_xml_text(spec);
   // One engine per process: a process that already has one cannot build
   // another, here or in a child that inherits it.
   if (sg4::Engine::is_initialized())

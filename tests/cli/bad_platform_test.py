@@ -185,6 +185,14 @@ def xml_platforms_simgrid_aborted_on(workdir):
     def platform_file(name, zone, body, routing="Full"):
         return xml_file(workdir, name, body, zone, routing)
 
+    def config_file(name, props, body):
+        with open(os.path.join(workdir, name), "w") as handle:
+            handle.write('<?xml version="1.0"?>\n'
+                         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                         f'<platform version="4.1">\n<config>{props}</config>\n'
+                         f'<zone id="w" routing="Full">\n{body}\n</zone>\n</platform>\n')
+        return name
+
     hosts = '<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><host id="c" speed="1Gf"/>'
     link = '<link id="l" bandwidth="{}" latency="1us"/>'
     route = '<route src="a" dst="b"><link_ctn id="l"/></route>'
@@ -211,6 +219,23 @@ def xml_platforms_simgrid_aborted_on(workdir):
         ("a Dijkstra zone SimGrid crashes in", platform_file(
             "dijkstra.xml", "w", hosts + link.format("1GBps") + route, routing="Dijkstra"), 3,
          "/xml", "SimGrid fails looking up the route from host 'a' to host 'b'"),
+        # The child's load passed these; the run itself crashed (SIGSEGV in
+        # the solver, a deadlock abort, an uncaught network failure).
+        ("a <config> tag", config_file(
+            "config.xml", '<prop id="maxmin/precision" value="-1"/>', hosts + link.format("1GBps")
+            + route), 2, "/xml", "a <config> tag sets SimGrid's options"),
+        ("a host's state file", platform_file(
+            "host-state.xml", "w", hosts.replace('speed="1Gf"/>', 'speed="1Gf" state_file="off"/>',
+                                                 1) + link.format("1GBps") + route), 2, "/xml",
+         '<host id="a"> has a state_file'),
+        ("a link's state file", platform_file(
+            "link-state.xml", "w", hosts + link.format("1GBps").replace(
+                "/>", ' state_file="off"/>') + route), 2, "/xml", '<link id="l"> has a state_file'),
+        ("a host availability trace", platform_file(
+            "host-avail.xml", "w", hosts + link.format("1GBps") + route
+            + '<trace id="t" periodicity="1">0 0\n</trace>'
+            '<trace_connect kind="HOST_AVAIL" trace="t" element="a"/>'), 2, "/xml",
+         '<trace_connect kind="HOST_AVAIL" element="a">'),
         ("a cluster of a hundred million hosts", platform_file(
             "huge-cluster.xml", "w", '<cluster id="big" prefix="n-" suffix="" '
             'radical="0-99999999" speed="1Gf" bw="10Gbps" lat="10us"/>'), 2, "/xml",
