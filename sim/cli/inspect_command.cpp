@@ -55,7 +55,8 @@ public:
     const trace::Trace trace = trace::Trace::open(trace_path_);
     const trace::Manifest& manifest = trace.manifest();
     const trace::TraceWorkload workload = trace::workload_from_trace(manifest);
-    refuse_same_file({"--json", json_path_}, {{"the trace's manifest", manifest.file}});
+    const std::filesystem::path folder = std::filesystem::path(manifest.file).parent_path();
+    refuse_same_file({"--json", json_path_}, {{"the trace folder", folder.empty() ? "." : folder}});
     // Printed only once every figure is in: a bad tensor found halfway must
     // not leave half a table on stdout.
     std::string text;

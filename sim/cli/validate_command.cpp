@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -73,11 +74,19 @@ public:
     training.trace = resolve_input_path(trace_, measured_file_);
     training.device = resolve_input_path(device_, measured_file_);
     training.measured_file = measured_file_;
-    const std::vector<NamedFile> inputs{{"the measured file", measured_file_},
-                                        {"--scenario", scenario_file_},
-                                        {"--platform", platform_file_},
-                                        {"--device", training.device},
-                                        {"--trace's manifest", training.trace / "manifest.json"}};
+    // Loaded before anything is written or simulated: what it reads is
+    // what no output may be written over.
+    std::optional<Scenario> scenario;
+    if (!scenario_file_.empty())
+      scenario = load_scenario(scenario_file_, {}, std::nullopt);
+    std::vector<NamedFile> inputs{{"the measured file", measured_file_},
+                                  {"--platform", platform_file_},
+                                  {"--device", training.device},
+                                  {"--trace", training.trace}};
+    if (scenario) {
+      const std::vector<NamedFile> read = scenario->input_files();
+      inputs.insert(inputs.end(), read.begin(), read.end());
+    }
     refuse_same_file({"--out", out_file_}, inputs);
     std::vector<NamedFile> json_others = inputs;
     json_others.push_back({"--out", out_file_});
@@ -114,15 +123,14 @@ public:
       platform_file = platform_file_;
       platform_path = "";
       fit_node_count(input.platform, run, platform_file_);
-    } else if (!scenario_file_.empty()) {
-      Scenario scenario = load_scenario(scenario_file_, {}, std::nullopt);
-      input.platform = scenario.platform;
+    } else if (scenario) {
+      input.platform = scenario->platform;
       input.platform_source = scenario_file_;
-      platform_file = scenario.platform_source;
-      platform_path = scenario.platform_path();
+      platform_file = scenario->platform_source;
+      platform_path = scenario->platform_path();
       description = platform_path.empty() ? load_json_file(platform_file)
                                           : load_json_file(scenario_file_)["platform"];
-      fit_node_count(input.platform, run, scenario.platform_source);
+      fit_node_count(input.platform, run, scenario->platform_source);
     }
     // As fit_node_count sized it, and with its SimGrid file wherever the
     // scenario that gets it lies.

@@ -45,6 +45,19 @@ std::filesystem::path resolved(const std::filesystem::path& path) {
   return error ? absolute : canonical;
 }
 
+// Whether `inner` has every part of `outer` first, and more.
+bool starts_with_folder(const std::filesystem::path& inner, const std::filesystem::path& outer) {
+  auto at = inner.begin();
+  for (const std::filesystem::path& part : outer) {
+    if (part.empty()) // the empty last part of a path that ends in '/'
+      continue;
+    if (at == inner.end() || *at != part)
+      return false;
+    ++at;
+  }
+  return at != inner.end();
+}
+
 } // namespace
 
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
@@ -55,11 +68,34 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
   return error ? resolved(a) == resolved(b) : equivalent;
 }
 
+bool inside_folder(const std::filesystem::path& path, const std::filesystem::path& folder) {
+  // Both as written and with links resolved: a trace's iterations/ may be a
+  // link to another trace's, and its files are still this trace's.
+  std::error_code error;
+  const auto lexical = [&error](const std::filesystem::path& p) {
+    return std::filesystem::absolute(p, error).lexically_normal();
+  };
+  return starts_with_folder(resolved(path), resolved(folder)) ||
+         starts_with_folder(lexical(path), lexical(folder));
+}
+
 void refuse_same_file(const NamedFile& output, const std::vector<NamedFile>& others) {
   if (output.path.empty())
     return;
   for (const NamedFile& other : others) {
-    if (other.path.empty() || !same_file(output.path, other.path))
+    if (other.path.empty())
+      continue;
+    std::error_code error;
+    if (std::filesystem::is_directory(other.path, error)) {
+      // A new file beside a trace's destroys nothing; one of its own would.
+      if (inside_folder(output.path, other.path) && std::filesystem::exists(output.path, error))
+        throw InputError(output.argument, "",
+                         output.path.string() + " is a file of " + other.argument + " (" +
+                             other.path.string() +
+                             "): writing it would destroy that file; choose another path");
+      continue;
+    }
+    if (!same_file(output.path, other.path))
       continue;
     throw InputError(output.argument, "",
                      output.path.string() + " is also " + other.argument +

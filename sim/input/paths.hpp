@@ -34,9 +34,13 @@ struct NamedFile {
 /// to the working directory), whether or not it exists yet.
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
+/// Whether `path` lies inside `folder` (resolved as same_file resolves them).
+bool inside_folder(const std::filesystem::path& path, const std::filesystem::path& folder);
+
 /// Throws InputError at `output.argument` when it names the same file as one
-/// of `others` (what the command reads, or its other outputs): writing it
-/// would destroy that file. Entries with an empty path are skipped.
+/// of `others` (what the command reads, or its other outputs), or is a file
+/// that exists inside one that is a folder (a trace's): writing it would
+/// destroy that file. Entries with an empty path are skipped.
 void refuse_same_file(const NamedFile& output, const std::vector<NamedFile>& others);
 
 } // namespace gcsim

@@ -114,7 +114,7 @@ std::vector<NamedFile> Scenario::input_files() const {
                                {"the scenario's device profile", device_file},
                                {"the scenario's compute_spec", workload.compute_spec}};
   if (trace_folder)
-    files.push_back({"the trace's manifest", *trace_folder / "manifest.json"});
+    files.push_back({"the scenario's trace folder", *trace_folder});
   else
     files.push_back({"the scenario's workload", workload.source});
   return files;

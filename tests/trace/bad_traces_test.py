@@ -13,6 +13,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tiny_trace  # noqa: E402
 
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
 
 def edit_manifest(folder, change):
     path = os.path.join(folder, "manifest.json")
@@ -115,6 +117,42 @@ def main(gcsim, workdir):
             failures.append("inspect --json: workload layers are not fc1, fc2")
         if "fc1.weight" not in result.stdout:
             failures.append("inspect: the table lacks the layer names")
+    # Outputs onto a trace's tensors were written over them (only the
+    # manifest was guarded), and the trace was broken ("not an .npy file").
+    tensor = os.path.join(valid, "iterations", "000001", "worker_001.npy")
+    tensor_before = open(tensor, "rb").read()
+    scenario = os.path.join(workdir, "on-trace.json")
+    with open(os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")) as stream:
+        document = json.load(stream)
+    document.update(workload=valid, device=os.path.join(ROOT, document["device"]),
+                    platform=dict(topology="star", nodes=2,
+                                  link=dict(bandwidth="1Gbps", latency="10us")))
+    document["compressor"] = {"name": "topk", "density": 0.25}
+    with open(scenario, "w") as stream:
+        json.dump(document, stream)
+    for label, args in [
+            ("inspect --json onto a tensor", ["inspect", valid, "--json", tensor]),
+            ("run --timeline onto a tensor",
+             ["run", scenario, "--out", os.path.join(workdir, "on-trace"), "--timeline", tensor])]:
+        result = subprocess.run([gcsim, *args], capture_output=True, text=True)
+        message = result.stderr.strip()
+        if (result.returncode != 2 or len(message.splitlines()) != 1
+                or "is a file of" not in message or open(tensor, "rb").read() != tensor_before):
+            failures.append(f"{label}: exit {result.returncode}: {message}")
+    # A new file beside the trace's own destroys nothing.
+    beside = os.path.join(valid, "report.json")
+    result = subprocess.run([gcsim, "inspect", valid, "--json", beside], capture_output=True,
+                            text=True)
+    if result.returncode != 0 or not os.path.isfile(beside):
+        failures.append(f"inspect --json beside the trace's files: exit {result.returncode}: "
+                        f"{result.stderr.strip()}")
+    if os.path.exists(beside):
+        os.remove(beside)
+    result = subprocess.run([gcsim, "run", scenario, "--out", os.path.join(workdir, "on-trace"),
+                             "--quiet"], capture_output=True, text=True)
+    if result.returncode != 0:
+        failures.append(f"the scenario on the tiny trace runs: exit {result.returncode}: "
+                        f"{result.stderr.strip()}")
     # --json onto the manifest wrote the statistics over it.
     manifest = os.path.join(valid, "manifest.json")
     before = open(manifest).read()

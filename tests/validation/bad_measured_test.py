@@ -225,6 +225,27 @@ with tempfile.TemporaryDirectory() as tmp:
         else:
             print(f"ok  {label}: {done.stderr.strip().replace(tmp + '/', '')}")
 
+    # --scenario's own inputs (its workload here) were not guarded.
+    workload = os.path.join(tmp, "workload.json")
+    shutil.copy(os.path.join(ROOT, "workloads", "models", "fmnist-cnn.json"), workload)
+    workload_before = open(workload).read()
+    with open(os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")) as f:
+        document = json.load(f)
+    document.update(workload=workload, device=os.path.join(ROOT, document["device"]),
+                    platform=os.path.join(ROOT, document["platform"]))
+    scenario = os.path.join(tmp, "scenario.json")
+    with open(scenario, "w") as f:
+        json.dump(document, f)
+    done = subprocess.run([GCSIM, "validate", good, "--scenario", scenario, "--json", workload],
+                          capture_output=True, text=True, timeout=120)
+    problems = refusal_problems(done, ["--json:", "is also the scenario's workload"])
+    if open(workload).read() != workload_before:
+        problems.append("the scenario's workload changed")
+    if problems:
+        failures.append(f"--json onto --scenario's workload: {'; '.join(problems)}")
+    else:
+        print(f"ok  --json onto --scenario's workload: {done.stderr.strip()}")
+
 for failure in failures:
     print("FAIL", failure)
 sys.exit(1 if failures else 0)
