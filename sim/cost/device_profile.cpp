@@ -126,7 +126,11 @@ KernelModel read_kernel(ObjectReader& reader, Kernel kernel, bool need_points) {
       sample.shape.k = point.number_or("k", 0);
       sample.shape.rows = point.number_or("rows", 0);
       sample.shape.cols = point.number_or("cols", 0);
-      sample.seconds = point.positive_number("seconds");
+      sample.seconds = point.seconds("seconds");
+      // Down to 1e-300 s the fit found no curve (exit 1, no field named).
+      if (sample.seconds < 1e-12)
+        point.fail("seconds", "expected a measured time of at least 1e-12 s (1 ps), got " +
+                                  describe_json(points->at(p)["seconds"]));
       model.repetitions.push_back(static_cast<double>(point.integer_or("reps", 0, 1 << 30, 0)));
       point.finish();
       model.points.push_back(sample);

@@ -71,4 +71,18 @@ with tempfile.TemporaryDirectory() as work:
         with open(again) as handle:
             check(handle.read() == text, "and writes the same bytes")
 
+    # A point of 1e-300 s left the fitter without a curve: exit 1, an
+    # "internal error" naming no file or field.
+    tiny = json.loads(json.dumps(committed))
+    tiny["kernels"]["sample_threshold"]["points"][0]["seconds"] = 1e-300
+    tiny_file = os.path.join(work, "tiny.json")
+    with open(tiny_file, "w") as handle:
+        json.dump(tiny, handle)
+    target = os.path.join(work, "tiny-refit.json")
+    done = refit(tiny_file, target)
+    check(done.returncode == 2 and done.stderr.strip() == (
+        f"{tiny_file}: /kernels/sample_threshold/points/0/seconds: expected a measured time of "
+        "at least 1e-12 s (1 ps), got number 1e-300") and not os.path.exists(target),
+          f"a point faster than 1 ps is refused at its field: {done.returncode} {done.stderr!r}")
+
 check.finish()
