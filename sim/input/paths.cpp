@@ -15,8 +15,10 @@ std::filesystem::path source_root() {
 }
 
 bool is_folder_name(std::string_view name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
-         name.find('\0') == std::string_view::npos;
+  // 255 bytes: the longest name Linux file systems take (NAME_MAX); a longer
+  // one failed only when the result was written, after the simulation.
+  return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
+         name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;
 }
 
 std::filesystem::path resolve_input_path(const std::string& value,

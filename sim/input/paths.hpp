@@ -12,8 +12,8 @@ namespace gcsim {
 /// name "platforms/..." or "workloads/..." work from any directory.
 std::filesystem::path source_root();
 
-/// Whether `name` can name one folder under results/: not empty, not "." or
-/// ".." (results/../result.json), without '/' or NUL.
+/// Whether `name` can name one folder under results/: not empty, at most 255
+/// bytes, not "." or ".." (results/../result.json), without '/' or NUL.
 bool is_folder_name(std::string_view name);
 
 /// Resolves `value` as written inside `referring_file`: absolute paths are

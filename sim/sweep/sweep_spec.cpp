@@ -129,8 +129,8 @@ SweepSpec load_sweep(const std::filesystem::path& file) {
     stem.resize(stem.size() - 6);
   spec.name = root.string_or("name", stem);
   if (!is_folder_name(spec.name))
-    root.fail("name", "expected a non-empty name without '/', not \".\" or \"..\" (it names "
-                      "the sweep's folder)");
+    root.fail("name", "expected a non-empty name of at most 255 bytes without '/', not \".\" or "
+                      "\"..\" (it names the sweep's folder)");
 
   std::string scenario = root.string("scenario");
   spec.scenario = resolve_input_path(scenario, file);

@@ -185,6 +185,9 @@ CASES = [
     ("name with a slash", scenario(name="a/b"), {}, [], ["/name"]),
     # results/../result.json: outside the results folder.
     ("name ..", scenario(), {}, ["--set", "name=.."], ["--set name=..", "/name", "not \".\" or \"..\""]),
+    # Past NAME_MAX the run simulated and then failed to make results/NAME/.
+    ("name of 256 bytes", scenario(), {}, ["--set", "name=" + "a" * 256],
+     ["--set name=" + "a" * 256, "/name", "at most 255 bytes"]),
     ("negative seed", scenario(seed=-3), {}, [], ["/seed"]),
     # Both were compared in double and passed; converting 2^63 is undefined.
     ("seed just past INT64_MAX", scenario(), {}, ["--set", "seed=9223372036854776000"],
@@ -304,6 +307,8 @@ SWEEP_CASES = [
     # 1000^7 points: vector::reserve threw, an internal error.
     ("grid of 1e21 points", grid(7, 1000), [], ["sweep.json: /grid: the grid has 1e+21 points"]),
     ("name ..", dict(grid(1, 2), name=".."), [], ["sweep.json: /name", "not \".\" or \"..\""]),
+    ("name of 256 bytes", dict(grid(1, 2), name="a" * 256), [],
+     ["sweep.json: /name", "at most 255 bytes"]),
     ("--jobs 0", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]}}, ["--jobs", "0"],
      ["--jobs: Value 0 not in range 1 to 4096"]),
 ]
