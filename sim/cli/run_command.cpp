@@ -55,7 +55,8 @@ public:
         ->check(nonempty_path);
     app.add_option("--replay", replay_file_,
                    "Timing only: simulate the schedule.json of an earlier compressed run (its "
-                   "real selection sizes) on this scenario's platform and device, without tensors");
+                   "real selection sizes) on this scenario's platform and device, without tensors")
+        ->check(nonempty_path);
     app.add_flag("--quiet", quiet_, "Print nothing on success");
     app.add_option("--spill", spill_.mode,
                    "Per-worker state in a scratch file instead of memory (same results, "

@@ -126,7 +126,8 @@ public:
     scratch_option_ =
         app.add_option("--scratch-dir", scratch_dir_,
                        "Passed to every point's gcsim run (and its command): the directory for "
-                       "spilled state");
+                       "spilled state")
+            ->check(nonempty_path);
   }
 
   int run() override {

@@ -42,9 +42,11 @@ public:
   }
   void configure(CLI::App& app) override {
     app.add_option("measured", measured_file_, "Measured-run JSON file")->required();
-    app.add_option("--scenario", scenario_file_, "Simulate on this scenario's platform");
+    app.add_option("--scenario", scenario_file_, "Simulate on this scenario's platform")
+        ->check(nonempty_path);
     app.add_option("--platform", platform_file_,
-                   "Simulate on this platform file (e.g. a calibrated one)");
+                   "Simulate on this platform file (e.g. a calibrated one)")
+        ->check(nonempty_path);
     app.add_flag(
         "--fit", fit_,
         "Calibrate the platform from the run's ring collectives (latency from those below 1 MiB, "
@@ -55,11 +57,13 @@ public:
     app.add_option("--trace", trace_,
                    "Compressed runs without a scenario: the gradient trace the compressors run "
                    "on (its layers must be the measured model's)")
+        ->check(nonempty_path)
         ->capture_default_str();
     app.add_option("--device", device_,
                    "Compressed runs without a scenario: the device profile that prices the "
                    "compression kernels, unless the run's measured compression time takes its "
                    "place (each run's inputs in the JSON)")
+        ->check(nonempty_path)
         ->capture_default_str();
     app.add_flag("--quiet", quiet_, "Print nothing on success");
   }

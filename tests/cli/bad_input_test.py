@@ -270,6 +270,8 @@ CASES = [
      ["--seed:", 'got "9223372036854775808"']),
     # An empty path meant the default folder (--out) or nothing (--timeline).
     ("empty --timeline", scenario(), {}, ["--timeline", ""], ["--timeline: empty"]),
+    # An empty --replay ran the compressors as if it were not given.
+    ("empty --replay", scenario(), {}, ["--replay", ""], ["--replay: empty"]),
     # Outputs onto inputs or onto each other were written over without a word.
     ("--timeline onto the scenario", scenario(), {}, ["--timeline", "scenario.json"],
      ["--timeline: scenario.json is also the scenario file"]),
@@ -309,6 +311,7 @@ SWEEP_CASES = [
     ("name ..", dict(grid(1, 2), name=".."), [], ["sweep.json: /name", "not \".\" or \"..\""]),
     ("name of 256 bytes", dict(grid(1, 2), name="a" * 256), [],
      ["sweep.json: /name", "at most 255 bytes"]),
+    ("empty --scratch-dir", grid(1, 2), ["--scratch-dir", ""], ["--scratch-dir: empty"]),
     ("--jobs 0", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]}}, ["--jobs", "0"],
      ["--jobs: Value 0 not in range 1 to 4096"]),
 ]

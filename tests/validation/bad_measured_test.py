@@ -225,6 +225,16 @@ with tempfile.TemporaryDirectory() as tmp:
         else:
             print(f"ok  {label}: {done.stderr.strip().replace(tmp + '/', '')}")
 
+    # An empty path was taken as no option: the measured cluster, the
+    # default trace and device.
+    for option in ("--scenario", "--platform", "--trace", "--device"):
+        done = subprocess.run([GCSIM, "validate", good, option, ""], capture_output=True,
+                              text=True, timeout=120)
+        problems = refusal_problems(done, [f"{option}: empty"])
+        if problems:
+            failures.append(f"empty {option}: {'; '.join(problems)}")
+        else:
+            print(f"ok  empty {option}: {done.stderr.strip()}")
     # --scenario's own inputs (its workload here) were not guarded.
     workload = os.path.join(tmp, "workload.json")
     shutil.copy(os.path.join(ROOT, "workloads", "models", "fmnist-cnn.json"), workload)
