@@ -5,7 +5,9 @@
 #include "sim/input/input_error.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <map>
 
@@ -30,6 +32,19 @@ std::string nonempty_path(const std::string& value) {
 std::vector<CommandFactory> registered_commands() {
   return factories();
 }
+
+namespace {
+
+// A command's report lost on the way out (stdout onto a full disk) was a
+// success: exit 1 instead, as for any file gcsim cannot write.
+int with_stdout_written(int status) {
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0)
+    return status;
+  std::fprintf(stderr, "gcsim: cannot write the standard output: %s\n", std::strerror(errno));
+  return status == 0 ? 1 : status;
+}
+
+} // namespace
 
 } // namespace gcsim::cli
 
@@ -63,6 +78,18 @@ int main(int argc, char** argv) {
     by_subcommand[subcommand] = command.get();
   }
 
+  // CLI11 says only "A subcommand is required" for a misspelt one.
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(commands.begin(), commands.end(),
+                   [&](const auto& command) { return command->name() == argv[1]; })) {
+    std::string known;
+    for (const auto& command : commands)
+      known += (known.empty() ? "" : ", ") + command->name();
+    std::fprintf(stderr, "gcsim: unknown command '%s' (commands: %s; see --help)\n", argv[1],
+                 known.c_str());
+    return 2;
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -75,7 +102,7 @@ int main(int argc, char** argv) {
   try {
     for (auto& [subcommand, command] : by_subcommand)
       if (subcommand->parsed())
-        return command->run();
+        return with_stdout_written(command->run());
     std::fprintf(stderr, "gcsim: no command given; see gcsim --help\n");
     return 2;
   } catch (const gcsim::InputError& error) {

@@ -416,6 +416,18 @@ FOLDER_CASES = [
 ]
 
 
+# (name, args, stdout, exit status, substrings of the one line on stderr)
+COMMAND_CASES = [
+    # CLI11 said only "A subcommand is required".
+    ("a misspelt command", ["rnu", "x.json"], os.devnull, 2,
+     ["gcsim: unknown command 'rnu'", "run, sweep, validate"]),
+    # The report went nowhere and the exit status said success.
+    ("inspect onto a full stdout", ["inspect", os.path.join(ROOT, "workloads", "traces",
+                                                            "fmnist-cnn-16w")],
+     "/dev/full", 1, ["gcsim: cannot write the standard output: No space left on device"]),
+]
+
+
 def main():
     failures = 0
     for name, document, files, args, expected in CASES:
@@ -459,8 +471,17 @@ def main():
         for problem in problems:
             print(f"    {problem}")
         failures += bool(problems)
+    for name, args, stdout, status, expected in COMMAND_CASES:
+        with open(stdout, "w") as handle:
+            result = subprocess.run([GCSIM, *args], stdout=handle, stderr=subprocess.PIPE,
+                                    text=True, timeout=120)
+        problems = refusal_problems(result, expected, status)
+        print(f"{'ok' if not problems else 'FAIL'}: command: {name}")
+        for problem in problems:
+            print(f"    {problem}")
+        failures += bool(problems)
     total = len(CASES) + len(OUTPUT_CASES) + len(FOLDER_CASES) + len(SWEEP_CASES) + \
-        len(CALIBRATE_CASES)
+        len(CALIBRATE_CASES) + len(COMMAND_CASES)
     print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 
