@@ -162,6 +162,9 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     for (const Override& item : overrides)
       overridden_whole |= item.pointer() == "/platform";
     if (!overridden_whole) {
+      // An empty path resolves to the scenario's own folder.
+      if (it->get<std::string>().empty())
+        throw InputError(file_name, "/platform", "expected a platform object or file, got \"\"");
       std::filesystem::path platform_file = resolve_input_path(it->get<std::string>(), file);
       scenario.platform_source = platform_file.string();
       try {
@@ -175,9 +178,16 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
   index.before = document;
   for (const Override& item : overrides) {
     if (item.pointer() == "/platform" && item.value.is_string()) {
+      if (item.value.get<std::string>().empty())
+        throw InputError("--set " + item.text, "/platform",
+                         "expected a platform object or file, got \"\"");
       std::filesystem::path platform_file = resolve_input_path(item.value.get<std::string>(), file);
       scenario.platform_source = platform_file.string();
-      document["platform"] = load_json_file(platform_file);
+      try {
+        document["platform"] = load_json_file(platform_file);
+      } catch (const InputError& error) {
+        throw InputError("--set " + item.text, "/platform", where_in(error) + error.message());
+      }
       platform_prefix = "";
       continue;
     }
@@ -218,7 +228,14 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       }
       return training::read_layer_spec(spec_json, spec_file.string());
     };
-    std::string workload_value = reader.string("workload");
+    // An empty path would resolve to the scenario's own folder.
+    const auto path_field = [&reader](const char* key) {
+      const std::string value = reader.string(key);
+      if (value.empty())
+        reader.fail(key, "expected a path, got \"\"");
+      return value;
+    };
+    std::string workload_value = path_field("workload");
     std::filesystem::path workload_file = resolve_input_path(workload_value, file);
     std::error_code fs_error;
     bool is_trace = std::filesystem::is_directory(workload_file, fs_error) ||
@@ -227,10 +244,14 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       scenario.trace_folder = std::filesystem::is_directory(workload_file, fs_error)
                                   ? workload_file
                                   : workload_file.parent_path();
-      scenario.workload = training::workload_from_trace_folder(*scenario.trace_folder);
+      try {
+        scenario.workload = training::workload_from_trace_folder(*scenario.trace_folder);
+      } catch (const InputError& error) {
+        throw InputError(file_name, "/workload", where_in(error) + error.message());
+      }
       if (reader.has("compute_spec")) {
         const training::Workload spec =
-            read_spec(resolve_input_path(reader.string("compute_spec"), file), "/compute_spec");
+            read_spec(resolve_input_path(path_field("compute_spec"), file), "/compute_spec");
         try {
           training::take_compute_from(scenario.workload, spec);
         } catch (const std::invalid_argument& error) {
@@ -255,9 +276,12 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       reader.allow("gradients");
     }
 
-    scenario.device_file = resolve_input_path(reader.string("device"), file);
+    scenario.device_file = resolve_input_path(path_field("device"), file);
     if (std::error_code error; !std::filesystem::exists(scenario.device_file, error))
       reader.fail("device", "device profile not found: " + scenario.device_file.string());
+    if (std::error_code error; !std::filesystem::is_regular_file(scenario.device_file, error))
+      reader.fail("device", "expected a device profile file, not a folder or a device: " +
+                                scenario.device_file.string());
 
     scenario.training = read_training(reader, scenario.platform);
 

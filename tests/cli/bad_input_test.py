@@ -270,6 +270,21 @@ CASES = [
      ["--seed:", 'got "9223372036854775808"']),
     # An empty path meant the default folder (--out) or nothing (--timeline).
     ("empty --timeline", scenario(), {}, ["--timeline", ""], ["--timeline: empty"]),
+    # These named the file and not the field, or resolved "" to the
+    # scenario's own folder ("/tmp/x/: is a directory").
+    ("a folder as the device", scenario(), {}, ["--set", "device=" + ROOT],
+     ["--set device=" + ROOT, "/device", "not a folder or a device"]),
+    ("an empty device path", scenario(device=""), {}, [],
+     ["scenario.json: /device:", 'expected a path, got ""']),
+    ("an empty workload path", scenario(), {}, ["--set", "workload="],
+     ["--set workload=: /workload:", 'expected a path, got ""']),
+    ("a folder without a manifest as the workload", scenario(), {},
+     ["--set", "workload=" + os.path.join(ROOT, "workloads", "models")],
+     ["--set workload=", ": /workload: ", "manifest.json: file not found"]),
+    ("a missing platform file by --set", scenario(), {}, ["--set", "platform=nowhere.json"],
+     ["--set platform=nowhere.json: /platform:", "nowhere.json: file not found"]),
+    ("an empty platform path", scenario(platform=""), {}, [],
+     ["scenario.json: /platform:", 'got ""']),
     # An empty --replay ran the compressors as if it were not given.
     ("empty --replay", scenario(), {}, ["--replay", ""], ["--replay: empty"]),
     # Outputs onto inputs or onto each other were written over without a word.
