@@ -206,14 +206,14 @@ std::string format_summary(const nlohmann::json& result) {
   row("  compute (fwd + bwd + optimizer)", seconds("compute_s"));
   if (summary.contains("straggler_wait_s"))
     row("  waiting for the slowest worker", seconds("straggler_wait_s"));
-  row("  compression (not hidden)", seconds("compression_exposed_s"));
-  row("  communication not hidden", seconds("communication_s"));
+  row("  compression not hidden (busiest worker)", seconds("compression_exposed_s"));
+  row("  communication and waits not hidden", seconds("communication_s"));
   row("communication total (overlapped)", seconds("communication_total_s"));
   row("throughput",
       fmt::format("{:.1f} samples/s", summary["throughput_samples_per_s"].get<double>()));
   // Dense runs have no kernels to list.
   if (summary.contains("compression_kernels_s") && !summary["compression_kernels_s"].empty()) {
-    row("compression kernels (hidden or not)", seconds("compression_s"));
+    row("compression kernels (mean per worker)", seconds("compression_s"));
     for (auto it = summary["compression_kernels_s"].begin();
          it != summary["compression_kernels_s"].end(); ++it)
       row(("    " + it.key()).c_str(), units::format_seconds(it->get<double>()));
