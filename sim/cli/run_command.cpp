@@ -4,6 +4,7 @@
 #include "compressors/params.hpp"
 #include "compressors/registry.hpp"
 #include "compressors/scratch_file.hpp"
+#include "compressors/topk.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/atomic_write.hpp"
@@ -174,6 +175,25 @@ public:
       const bool per_bucket =
           scope == "bucket" || (scope == "auto" && compressor->can_run_per_bucket());
       const size_t d = feed->layout().total();
+      // Indices go on the wire as 4 bytes, as the papers send them; a larger
+      // gradient wrapped them silently in some compressors and stopped
+      // others with an internal error.
+      uint64_t largest = d;
+      if (per_bucket) {
+        largest = 0;
+        for (const training::Bucket& bucket : training::plan_buckets(plans.front()))
+          largest = std::max<uint64_t>(largest, bucket.bytes / 4);
+      }
+      if (largest > std::numeric_limits<compress::Index>::max())
+        throw InputError(
+            scenario.source_of("/workload"), "/workload",
+            compressor->name() + " compresses " +
+                (per_bucket
+                     ? std::to_string(largest) + " parameters at once in its largest bucket"
+                     : "the whole model at once, " + std::to_string(largest) + " parameters") +
+                ", more than a 32-bit index reaches (4294967295)" +
+                (per_bucket ? ": a smaller training.bucket_size splits a bucket of several layers"
+                            : ""));
       // A table that cannot fit would swap the machine to a halt: refuse it
       // before it is allocated (a typo such as columns = 1e9).
       if (const size_t scratch = compressor->scratch_floats(d);

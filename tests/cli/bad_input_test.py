@@ -285,6 +285,15 @@ CASES = [
      ["--set platform=nowhere.json: /platform:", "nowhere.json: file not found"]),
     ("an empty platform path", scenario(platform=""), {}, [],
      ["scenario.json: /platform:", 'got ""']),
+    # Indices are 32-bit: past 2^32 - 1 parameters some compressors wrapped
+    # them silently, others stopped with an internal error.
+    ("a model past a 32-bit index, compressed", scenario(
+        workload="huge.json", compressor={"name": "deft", "density": 0.001}),
+     {"huge.json": {"name": "huge", "sample_unit": "sample", "parameters": 5 * 10 ** 9,
+                    "layers": [{"name": "t", "kind": "other", "parameters": 5 * 10 ** 9,
+                                "forward_flops": 0, "backward_flops": 0}]}}, [],
+     ["scenario.json: /workload:", "deft compresses the whole model at once, 5000000000",
+      "32-bit index"]),
     # An empty --replay ran the compressors as if it were not given.
     ("empty --replay", scenario(), {}, ["--replay", ""], ["--replay: empty"]),
     # Outputs onto inputs or onto each other were written over without a word.
