@@ -42,13 +42,15 @@ def scenario_file(workdir, platform, name="scenario.json"):
     return path
 
 
-def xml_file(workdir, name, body, zone="w", routing="Full"):
-    """A SimGrid platform file of one zone holding `body`; returns its name."""
+def xml_file(workdir, name, body, zone="w", routing="Full", config=None):
+    """A SimGrid platform file of one zone holding `body`, after a <config>
+    of `config`'s props if given; returns its name."""
     with open(os.path.join(workdir, name), "w") as handle:
         handle.write('<?xml version="1.0"?>\n'
                      '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-                     f'<platform version="4.1">\n<zone id="{zone}" routing="{routing}">\n'
-                     f'{body}\n</zone>\n</platform>\n')
+                     '<platform version="4.1">\n'
+                     + (f'<config>{config}</config>\n' if config is not None else '')
+                     + f'<zone id="{zone}" routing="{routing}">\n{body}\n</zone>\n</platform>\n')
     return name
 
 
@@ -185,14 +187,6 @@ def xml_platforms_simgrid_aborted_on(workdir):
     def platform_file(name, zone, body, routing="Full"):
         return xml_file(workdir, name, body, zone, routing)
 
-    def config_file(name, props, body):
-        with open(os.path.join(workdir, name), "w") as handle:
-            handle.write('<?xml version="1.0"?>\n'
-                         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-                         f'<platform version="4.1">\n<config>{props}</config>\n'
-                         f'<zone id="w" routing="Full">\n{body}\n</zone>\n</platform>\n')
-        return name
-
     hosts = '<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><host id="c" speed="1Gf"/>'
     link = '<link id="l" bandwidth="{}" latency="1us"/>'
     route = '<route src="a" dst="b"><link_ctn id="l"/></route>'
@@ -221,9 +215,10 @@ def xml_platforms_simgrid_aborted_on(workdir):
          "/xml", "SimGrid fails looking up the route from host 'a' to host 'b'"),
         # The child's load passed these; the run itself crashed (SIGSEGV in
         # the solver, a deadlock abort, an uncaught network failure).
-        ("a <config> tag", config_file(
-            "config.xml", '<prop id="maxmin/precision" value="-1"/>', hosts + link.format("1GBps")
-            + route), 2, "/xml", "a <config> tag sets SimGrid's options"),
+        ("a <config> tag", xml_file(
+            workdir, "config.xml", hosts + link.format("1GBps") + route,
+            config='<prop id="maxmin/precision" value="-1"/>'), 2, "/xml",
+         "a <config> tag sets SimGrid's options"),
         ("a host's state file", platform_file(
             "host-state.xml", "w", hosts.replace('speed="1Gf"/>', 'speed="1Gf" state_file="off"/>',
                                                  1) + link.format("1GBps") + route), 2, "/xml",

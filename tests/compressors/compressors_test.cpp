@@ -67,6 +67,23 @@ std::vector<float> weights_for(const gc::LayerLayout& layout) {
   return w;
 }
 
+// Two workers whose gradients are all zero, so that nothing is important to
+// IWP, and weights for their layout.
+struct ZeroGradients {
+  explicit ZeroGradients(const std::vector<std::size_t>& sizes)
+      : data(sizes, 2, 3), zeros(data.layout.total(), 0.0f), nothing{{zeros.data(), &data.layout},
+                                                                     {zeros.data(), &data.layout}},
+        weights(weights_for(data.layout)), wv{weights.data(), &data.layout} {}
+  ZeroGradients(const ZeroGradients&) = delete; // the views point into it
+  ZeroGradients& operator=(const ZeroGradients&) = delete;
+
+  gc::test::SyntheticWorkers data;
+  std::vector<float> zeros;
+  std::vector<gc::GradientView> nothing;
+  std::vector<float> weights;
+  gc::WeightsView wv;
+};
+
 } // namespace
 
 TEST_CASE("error feedback conserves mass: P*applied + residuals == all gradients seen") {
@@ -457,12 +474,10 @@ TEST_CASE("IWP: iterations with nothing important do not unsettle the density") 
   // With a zero accumulator no level can keep anything; steering the
   // correction towards k anyway shrank it so far that the next ordinary
   // iteration kept about a hundred times k.
-  gc::test::SyntheticWorkers data({100000}, 2, 3);
-  const std::vector<float> zeros(100000, 0.0f);
-  const std::vector<gc::GradientView> nothing{{zeros.data(), &data.layout},
-                                              {zeros.data(), &data.layout}};
-  const auto weights = weights_for(data.layout);
-  const gc::WeightsView wv{weights.data(), &data.layout};
+  const ZeroGradients zero({100000});
+  const auto& data = zero.data;
+  const auto& nothing = zero.nothing;
+  const gc::WeightsView& wv = zero.wv;
   Run run("iwp",
           {{"density", 0.001},
            {"warmup_iterations", 0},
@@ -639,12 +654,7 @@ TEST_CASE("IWP: stale releases come from the whole model") {
   // every iteration: with many stale elements every release came from the
   // first tenth of the model, and the later layers were never released.
   constexpr std::size_t d = 100000;
-  gc::test::SyntheticWorkers data({d / 2, d / 2}, 2, 3);
-  const std::vector<float> zeros(d, 0.0f); // nothing important: only releases are sent
-  const std::vector<gc::GradientView> nothing{{zeros.data(), &data.layout},
-                                              {zeros.data(), &data.layout}};
-  const auto weights = weights_for(data.layout);
-  const gc::WeightsView wv{weights.data(), &data.layout};
+  const ZeroGradients zero({d / 2, d / 2}); // nothing important: only releases are sent
   Run run("iwp",
           {{"density", 0.001},
            {"warmup_iterations", 0},
@@ -654,7 +664,7 @@ TEST_CASE("IWP: stale releases come from the whole model") {
           2);
   std::array<std::size_t, 10> per_tenth{};
   for (std::uint64_t t = 0; t < 40; ++t) {
-    const auto r = run.step(nothing, t, 7, &wv);
+    const auto r = run.step(zero.nothing, t, 7, &zero.wv);
     if (t == 0)
       continue;                                            // nothing is stale yet
     CHECK(r.info.at("released").get<std::size_t>() == 10); // 0.1 k, of ~1000 stale drawn
@@ -668,20 +678,15 @@ TEST_CASE("IWP: stale releases come from the whole model") {
 
 TEST_CASE("IWP: a small k still releases one stale element") {
   // 0.1 k rounded down released nothing below k = 10.
-  gc::test::SyntheticWorkers data({2000}, 2, 3);
-  const std::vector<float> zeros(2000, 0.0f);
-  const std::vector<gc::GradientView> nothing{{zeros.data(), &data.layout},
-                                              {zeros.data(), &data.layout}};
-  const auto weights = weights_for(data.layout);
-  const gc::WeightsView wv{weights.data(), &data.layout};
+  const ZeroGradients zero({2000});
   Run run("iwp",
           {{"density", 0.0025},
            {"warmup_iterations", 0},
            {"release_age", 1},
            {"release_probability", 0.5}},
           2);
-  run.step(nothing, 0, 7, &wv);
-  const auto r = run.step(nothing, 1, 7, &wv);
+  run.step(zero.nothing, 0, 7, &zero.wv);
+  const auto r = run.step(zero.nothing, 1, 7, &zero.wv);
   CHECK(r.info.at("k").get<std::size_t>() == 5);
   CHECK(r.info.at("released").get<std::size_t>() == 1);
 }

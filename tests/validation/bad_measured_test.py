@@ -157,6 +157,16 @@ CASES = [
 ]
 
 failures = []
+
+
+def report(label, problems, done, tmp):
+    """Counts a case's problems as a failure, else prints its message."""
+    if problems:
+        failures.append(f"{label}: {'; '.join(problems)}")
+    else:
+        print(f"ok  {label}: {done.stderr.strip().replace(tmp + '/', '')}")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     good = os.path.join(tmp, "good.json")
     with open(good, "w") as f:
@@ -172,11 +182,7 @@ with tempfile.TemporaryDirectory() as tmp:
             json.dump(variant(edit), f)
         done = subprocess.run([GCSIM, "validate", file, "--quiet"], capture_output=True, text=True,
                               timeout=120)
-        problems = refusal_problems(done, [f"{file}: {path}:", *words])
-        if problems:
-            failures.append(f"{label}: {'; '.join(problems)}")
-        else:
-            print(f"ok  {label}: {done.stderr.strip().replace(tmp + '/', '')}")
+        report(label, refusal_problems(done, [f"{file}: {path}:", *words]), done, tmp)
     # --fit without enough ring points is bad input too.
     fit_file = os.path.join(tmp, "one_point.json")
     with open(fit_file, "w") as f:
@@ -196,9 +202,9 @@ with tempfile.TemporaryDirectory() as tmp:
     calibrated = os.path.join(tmp, "calibrated.json")
     done = subprocess.run([GCSIM, "validate", slow_fit, "--fit", "--out", calibrated],
                           capture_output=True, text=True, timeout=120)
-    problems = refusal_problems(done, [f"{slow_fit}: /collectives:", "1e9 s"], 2, calibrated)
-    if problems:
-        failures.append(f"--fit to years-long collectives: {'; '.join(problems)}")
+    report("--fit to years-long collectives",
+           refusal_problems(done, [f"{slow_fit}: /collectives:", "1e9 s"], 2, calibrated), done,
+           tmp)
     # Outputs onto the measured file, the device profile or each other were
     # written over; a hard link is the same file under another name.
     before = open(good).read()
@@ -220,21 +226,14 @@ with tempfile.TemporaryDirectory() as tmp:
             problems.append("the measured file changed")
         if open(device).read() != device_before:
             problems.append("the device profile changed")
-        if problems:
-            failures.append(f"{label}: {'; '.join(problems)}")
-        else:
-            print(f"ok  {label}: {done.stderr.strip().replace(tmp + '/', '')}")
+        report(label, problems, done, tmp)
 
     # An empty path was taken as no option: the measured cluster, the
     # default trace and device.
     for option in ("--scenario", "--platform", "--trace", "--device"):
         done = subprocess.run([GCSIM, "validate", good, option, ""], capture_output=True,
                               text=True, timeout=120)
-        problems = refusal_problems(done, [f"{option}: empty"])
-        if problems:
-            failures.append(f"empty {option}: {'; '.join(problems)}")
-        else:
-            print(f"ok  empty {option}: {done.stderr.strip()}")
+        report(f"empty {option}", refusal_problems(done, [f"{option}: empty"]), done, tmp)
     # --scenario's own inputs (its workload here) were not guarded.
     workload = os.path.join(tmp, "workload.json")
     shutil.copy(os.path.join(ROOT, "workloads", "models", "fmnist-cnn.json"), workload)
@@ -251,10 +250,7 @@ with tempfile.TemporaryDirectory() as tmp:
     problems = refusal_problems(done, ["--json:", "is also the scenario's workload"])
     if open(workload).read() != workload_before:
         problems.append("the scenario's workload changed")
-    if problems:
-        failures.append(f"--json onto --scenario's workload: {'; '.join(problems)}")
-    else:
-        print(f"ok  --json onto --scenario's workload: {done.stderr.strip()}")
+    report("--json onto --scenario's workload", problems, done, tmp)
 
 for failure in failures:
     print("FAIL", failure)
