@@ -53,7 +53,7 @@ std::pair<double, double> read_interval(ObjectReader& reader, std::string_view k
   return {low, high};
 }
 
-Curve read_curve(ObjectReader& reader, const Family& family) {
+Curve read_curve(ObjectReader& reader, const Family& family, bool check_monotone) {
   reader.choice("family", {std::string(family.name)});
   ObjectReader range_reader = reader.object("range");
   ShapeRange range;
@@ -98,19 +98,20 @@ Curve read_curve(ObjectReader& reader, const Family& family) {
   }
   Curve curve(family, std::move(segments), range, piecewise_in[0]);
   std::string where;
-  const std::string problem = curve.problem(&where);
+  const std::string problem = curve.problem(&where, check_monotone);
   if (!problem.empty())
     throw InputError(reader.file(), reader.path() + where, problem);
   return curve;
 }
 
-KernelModel read_kernel(ObjectReader& reader, Kernel kernel, bool need_points) {
+KernelModel read_kernel(ObjectReader& reader, Kernel kernel, bool need_points,
+                        bool check_monotone) {
   const Family& family = kernel_family(kernel);
   KernelModel model;
   model.regime = reader.string_or("regime", "");
   model.source = reader.string_or("source", "");
   ObjectReader fit_reader = reader.object("fit");
-  model.curve = read_curve(fit_reader, family);
+  model.curve = read_curve(fit_reader, family, check_monotone);
   fit_reader.finish();
   const nlohmann::json* points = reader.find("points");
   if (points == nullptr && need_points)
@@ -285,11 +286,12 @@ const std::array<std::string_view, 7>& DeviceProfile::layer_kinds() {
   return kLayerKinds;
 }
 
-DeviceProfile DeviceProfile::load(const std::filesystem::path& file) {
-  return from_json(load_json_file(file), file.string());
+DeviceProfile DeviceProfile::load(const std::filesystem::path& file, bool check_monotone) {
+  return from_json(load_json_file(file), file.string(), check_monotone);
 }
 
-DeviceProfile DeviceProfile::from_json(const nlohmann::json& json, const std::string& file) {
+DeviceProfile DeviceProfile::from_json(const nlohmann::json& json, const std::string& file,
+                                       bool check_monotone) {
   DeviceProfile profile;
   ObjectReader root(json, file, "");
   root.allow("comment");
@@ -315,7 +317,8 @@ DeviceProfile DeviceProfile::from_json(const nlohmann::json& json, const std::st
   ObjectReader kernels = root.object("kernels");
   for (Kernel kernel : all_kernels()) {
     ObjectReader entry = kernels.object(kernel_name(kernel));
-    profile.kernels_[static_cast<std::size_t>(kernel)] = read_kernel(entry, kernel, measured);
+    profile.kernels_[static_cast<std::size_t>(kernel)] =
+        read_kernel(entry, kernel, measured, check_monotone);
     entry.finish();
   }
   kernels.finish();

@@ -94,10 +94,12 @@ double scale_to_batch(double seconds, int from_batch, int to_batch, double fixed
 class DeviceProfile {
 public:
   /// Reads and validates a profile; every problem is an InputError naming the
-  /// file and the JSON path.
-  static DeviceProfile load(const std::filesystem::path& file);
+  /// file and the JSON path. `check_monotone` false lets a fit whose time
+  /// drops between pieces through, for `gcsim profile refit` to replace.
+  static DeviceProfile load(const std::filesystem::path& file, bool check_monotone = true);
   /// Same, from parsed JSON; `file` only labels errors.
-  static DeviceProfile from_json(const nlohmann::json& json, const std::string& file);
+  static DeviceProfile from_json(const nlohmann::json& json, const std::string& file,
+                                 bool check_monotone = true);
   /// The profile as JSON, in the format load() reads.
   nlohmann::json to_json() const;
 

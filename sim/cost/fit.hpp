@@ -62,7 +62,9 @@ public:
 
   /// Empty when the curve is valid; otherwise what is wrong, and in `where`
   /// the JSON-path suffix of the offending piece ("/segments/1/per_n_s").
-  std::string problem(std::string* where = nullptr) const;
+  /// `monotone`: whether a drop where one piece takes over is a problem
+  /// (not for a fit about to be refitted from its points).
+  std::string problem(std::string* where = nullptr, bool monotone = true) const;
 
 private:
   const Family* family_ = nullptr;

@@ -307,3 +307,46 @@ TEST_CASE("measured model times: exact at a measured batch, linear between, affi
                          gcsim::InputError);
   }
 }
+
+TEST_CASE("a fit whose time drops between pieces inside the range is refused") {
+  // Both were in the committed profiles: the check looked at pieces in k
+  // only at the largest n, and at pieces in n only at the smallest and the
+  // largest k, and the drops lay between.
+  struct Case {
+    const char* profile;
+    const char* kernel;
+    const char* fit;
+  };
+  const Case cases[] = {
+      // H200 sample_threshold: 6% faster past k = 828 for every n below 12.6M.
+      {"h200.json", "sample_threshold",
+       R"({"family": "sampling", "piecewise_in": "k",
+           "range": {"k": [64.0, 2684354.0], "n": [1024.0, 268435456.0]},
+           "segments": [
+             {"latency_s": 2.89838e-05, "per_k_log2k_s": 6.370886e-11, "per_k_s": 0.0,
+              "per_n_s": 0.0, "up_to": 655.0},
+             {"from": 1048.0, "latency_s": 2.700152e-05, "per_k_log2k_s": 0.0,
+              "per_k_s": 9.445407e-10, "per_n_s": 1.349643e-13, "up_to": 4194.0},
+             {"from": 5242.0, "latency_s": 6.92348e-05, "per_k_log2k_s": 0.0,
+              "per_k_s": 5.499343e-11, "per_n_s": 4.901441e-14}]})"},
+      // CPU topk_select: 14% faster past n = 47.45M for k near 5000.
+      {"cpu-amd-epyc-zen4.json", "topk_select",
+       R"({"family": "selection", "range": {"k": [1.0, 26843545.0], "n": [1024.0, 268435456.0]},
+           "segments": [
+             {"latency_s": 1.923162e-06, "per_k_s": 2.910897e-09, "per_n_log2k_s": 5.540578e-12,
+              "per_n_s": 3.675715e-10, "up_to": 131072.0},
+             {"from": 262144.0, "latency_s": 5.912532e-05, "per_k_s": 3.046677e-09,
+              "per_n_log2k_s": 1.881512e-11, "per_n_s": 4.570226e-11, "up_to": 33554430.0},
+             {"from": 67108860.0, "latency_s": 0.00389026, "per_k_s": 1.04906e-08,
+              "per_n_log2k_s": 1.298585e-11, "per_n_s": 0.0}]})"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.kernel);
+    nlohmann::json profile = gcsim::load_json_file(kDevices + c.profile);
+    profile["kernels"][c.kernel]["fit"] = nlohmann::json::parse(c.fit);
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
+                         doctest::Contains("fit is not monotone"), gcsim::InputError);
+    // gcsim profile refit reads it, to fit it again from the points.
+    CHECK_NOTHROW(DeviceProfile::from_json(profile, "p.json", /*check_monotone=*/false));
+  }
+}
