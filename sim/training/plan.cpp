@@ -35,6 +35,15 @@ std::vector<LayerTimes> layer_times(const Workload& workload, const cost::Device
                              ": measured on another architecture of that name");
       time.forward_s = seconds->first;
       time.backward_s = seconds->second;
+    } else if (workload.flops_unknown) {
+      // Priced by FLOPs, a trace's layer computed in no time at all.
+      throw InputError((std::filesystem::path(workload.source) / "manifest.json").string(),
+                       "/modules",
+                       "layer \"" + layer.name +
+                           "\" has no measured compute times, and the trace records no FLOPs: "
+                           "give the scenario a compute_spec (the model's layer spec), or use a "
+                           "device profile with model_times for \"" +
+                           workload.name + "\"");
     } else {
       time.forward_s = profile.forward_seconds(layer.kind, layer.forward_flops * batch);
       time.backward_s = profile.backward_seconds(layer.kind, layer.backward_flops * batch);

@@ -108,6 +108,7 @@ Workload workload_from_trace_folder(const std::filesystem::path& folder) {
   Workload workload;
   workload.name = layers.model;
   workload.source = folder.string();
+  workload.flops_unknown = true;
   if (layers.has_times) {
     workload.measured_batch = static_cast<int>(layers.micro_batch);
     workload.measured_on = layers.timing_device;
@@ -146,6 +147,7 @@ void take_compute_from(Workload& trace, const Workload& spec) {
   trace.measured_batch.reset();
   trace.measured_on.clear();
   trace.compute_spec = spec.source;
+  trace.flops_unknown = false;
 }
 
 } // namespace gcsim::training

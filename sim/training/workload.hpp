@@ -37,6 +37,9 @@ struct Workload {
   /// The layer spec whose FLOPs and name a trace's compute was taken from
   /// (a scenario's compute_spec); empty otherwise.
   std::string compute_spec;
+  /// A trace's layers carry no FLOPs: only measured times (the trace's own,
+  /// a profile's model_times) or a compute_spec can price their compute.
+  bool flops_unknown = false;
 
   int64_t parameters() const;
   double gradient_bytes() const { return 4.0 * static_cast<double>(parameters()); }

@@ -234,6 +234,13 @@ CASES = [
     ("trace time past any run", scenario(workload="trace", compressor={"name": "topk"}),
      trace_with(lambda m: m["modules"][0].update(forward_s=1e308)), [],
      ["manifest.json", "/modules/0/forward_s", "[0, 1e9]"]),
+    # Without times (they are optional in a manifest) a trace's layers were
+    # priced by their FLOPs, which a trace does not record: zero compute.
+    ("trace without times or a compute_spec", scenario(workload="trace",
+                                                       compressor={"name": "topk"}),
+     trace_with(lambda m: (m.pop("timing"), [(module.pop("forward_s"), module.pop("backward_s"))
+                                              for module in m["modules"]])), [],
+     ["trace/manifest.json: /modules:", "no measured compute times", "compute_spec"]),
     # Measured times are looked up by layer name; the totals are informative
     # but were taken whatever they said.
     ("workload with two layers of one name", scenario(workload="bad-workload.json"),
