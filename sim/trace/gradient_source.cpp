@@ -113,6 +113,13 @@ GradientSource::GradientSource(Trace trace, int64_t workers, uint64_t seed,
     throw InputError(trace_.manifest().file, "/has_tensors",
                      "a gradient source needs a trace with tensors; this one holds statistics "
                      "only");
+  // Every method draws the new workers' differences from the captured ones'
+  // spread; one worker has none, and every synthesized worker was a copy.
+  if (method_ != "captured" && trace_.captured_workers() < 2)
+    throw InputError(trace_.manifest().file, "/workers",
+                     "one captured worker cannot make gradients for " + std::to_string(workers_) +
+                         " (synthesis draws their differences from the spread between captured "
+                         "workers): capture at least two, or simulate one worker");
 }
 
 nlohmann::json GradientSource::describe() const {

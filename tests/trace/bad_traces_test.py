@@ -153,6 +153,19 @@ def main(gcsim, workdir):
     if result.returncode != 0:
         failures.append(f"the scenario on the tiny trace runs: exit {result.returncode}: "
                         f"{result.stderr.strip()}")
+    # One captured worker has no spread to draw others from: every
+    # synthesized worker was a copy of it.
+    single = os.path.join(workdir, "single")
+    tiny_trace.write(single, workers=1)
+    document["workload"] = single
+    with open(scenario, "w") as stream:
+        json.dump(document, stream)
+    result = subprocess.run([gcsim, "run", scenario, "--out", os.path.join(workdir, "single-out")],
+                            capture_output=True, text=True)
+    message = result.stderr.strip()
+    if result.returncode != 2 or not message.startswith(
+            os.path.join(single, "manifest.json") + ": /workers: one captured worker"):
+        failures.append(f"a one-worker trace for two workers: exit {result.returncode}: {message}")
     # --json onto the manifest wrote the statistics over it.
     manifest = os.path.join(valid, "manifest.json")
     before = open(manifest).read()
