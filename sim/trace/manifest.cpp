@@ -152,6 +152,27 @@ void check_layout(const Manifest& manifest) {
     if (module_names.count(manifest.layers[i].module) == 0)
       throw InputError(file, index_path("/layers", i) + "/module",
                        "module '" + manifest.layers[i].module + "' is not listed in /modules");
+  // The simulated layers are the modules in this order and the gradient is
+  // the tensors in theirs: a bucket's edge, drawn between modules, fell
+  // inside another module's tensors (an internal error), or silently gave a
+  // bucket another module's gradient.
+  std::vector<std::string> tensor_order;
+  for (const TraceLayer& layer : manifest.layers)
+    if (tensor_order.empty() || tensor_order.back() != layer.module)
+      tensor_order.push_back(layer.module);
+  size_t owning = 0;
+  for (size_t i = 0; i < manifest.modules.size(); ++i) {
+    const TraceModule& module = manifest.modules[i];
+    if (module.params == 0)
+      continue;
+    if (module.name != tensor_order[owning])
+      throw InputError(file, index_path("/modules", i) + "/name",
+                       "module '" + module.name + "' comes where /layers has the tensors of '" +
+                           tensor_order[owning] +
+                           "': modules with parameters must be listed in the order of their "
+                           "tensors");
+    ++owning;
+  }
 }
 
 } // namespace

@@ -80,6 +80,11 @@ CASES = {
                                               m["modules"][2].update(params=16))),
         lambda g: os.path.join(g, "iterations", "000000", "weights.npy"),
         "says total_params 44"),
+    # Buckets are drawn between modules in this order over the tensors in
+    # theirs: an internal error, or a bucket given another module's gradient.
+    "modules out of their tensors' order": (
+        lambda f: edit_manifest(f, lambda m: m.update(modules=m["modules"][::-1])),
+        "manifest.json", "must be listed in the order of their tensors"),
     "unknown manifest field": (
         lambda f: edit_manifest(f, lambda m: m.update(wokers=3)), "manifest.json", "wokers"),
     "malformed manifest": (
