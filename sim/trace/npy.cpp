@@ -67,6 +67,11 @@ public:
     }
     if (!have_descr || !have_order || !have_shape)
       fail(file_, "header lacks one of 'descr', 'fortran_order', 'shape'");
+    // NumPy pads the dictionary with spaces and ends it with a newline.
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n'))
+      ++pos_;
+    if (pos_ != text_.size())
+      fail(file_, "malformed header: text after the dictionary");
   }
 
 private:

@@ -115,6 +115,20 @@ TEST_CASE("corrupt headers never read out of bounds") {
   huge[9] = 0;
   huge.insert(huge.end(), header.begin(), header.end());
   CHECK(parse(huge).find("implausibly large") != std::string::npos);
+  // Text after the dictionary was ignored; NumPy's padding (spaces, a
+  // newline) is not text.
+  auto with_header = [&](const std::string& text) {
+    std::vector<char> bytes(good.begin(), good.begin() + 10);
+    bytes[8] = static_cast<char>(text.size());
+    bytes[9] = 0;
+    bytes.insert(bytes.end(), text.begin(), text.end());
+    bytes.insert(bytes.end(), 12, '\0'); // the three float32 elements of shape (3,)
+    return bytes;
+  };
+  const std::string dictionary = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
+  CHECK(parse(with_header(dictionary + "      \n")).empty());
+  CHECK(parse(with_header(dictionary + " x   \n")).find("text after the dictionary") !=
+        std::string::npos);
   // Every prefix of a valid file is rejected cleanly (ASan checks the reads).
   for (size_t n = 0; n < 128; ++n) {
     std::vector<char> prefix(good.begin(), good.begin() + static_cast<long>(n));
