@@ -27,7 +27,11 @@ std::string quoted(const nlohmann::json& value) {
 
 nlohmann::json load_json_file(const std::filesystem::path& file) {
   std::error_code error;
-  if (!std::filesystem::exists(file, error))
+  const bool exists = std::filesystem::exists(file, error);
+  // A link loop or a folder that may not be searched is not a missing file.
+  if (error && error != std::errc::no_such_file_or_directory)
+    throw InputError(file.string(), "", "cannot look it up: " + error.message());
+  if (!exists)
     throw InputError(file.string(), "", "file not found");
   if (std::filesystem::is_directory(file, error))
     throw InputError(file.string(), "", "is a directory, expected a JSON file");

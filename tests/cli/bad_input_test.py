@@ -89,6 +89,10 @@ def trace_with(mutate):
 #  extra files {name: content}, extra args, substrings the message must hold)
 CASES = [
     ("missing file", None, {}, [], ["scenario.json", "file not found"]),
+    # A link loop was "file not found", which sends one looking elsewhere.
+    ("a workload that is a link loop", scenario(workload="loop.json"),
+     {"loop.json": Link("loop.json")}, [],
+     ["scenario.json: /workload:", "loop.json: cannot look it up: Too many levels of symbolic"]),
     ("malformed JSON", '{"name": "x",,}', {}, [], ["scenario.json", "malformed JSON at line 1, column 14"]),
     # nlohmann kept the last of the two without a word.
     ("a key twice", '{"name": "x", "seed": 1, "training": {"iterations": 2, "iterations": 3}}', {},
