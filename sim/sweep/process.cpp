@@ -1,6 +1,8 @@
 #include "sim/sweep/process.hpp"
 
+#include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -52,6 +54,50 @@ pid_t spawn(const Job& job, std::string& error) {
   return pid;
 }
 
+// The running children, for the signal handler: a sweep stopped by SIGINT
+// or SIGTERM (kill PID, a scheduler, timeout) left them running on, orphans
+// writing results after it. Slots hold 0 when free; --jobs is at most 4096.
+constexpr size_t kMaxChildren = 4096;
+volatile sig_atomic_t g_stop_signal = 0;
+volatile pid_t g_children[kMaxChildren];
+
+extern "C" void forward_to_children(int signal) {
+  g_stop_signal = signal;
+  for (size_t i = 0; i < kMaxChildren; ++i)
+    if (g_children[i] > 0)
+      kill(g_children[i], signal); // async-signal-safe
+}
+
+// Forwards SIGINT, SIGTERM and SIGHUP to the children while it lives; the
+// children themselves start with the default actions (exec resets them).
+class ForwardSignals {
+public:
+  ForwardSignals() {
+    g_stop_signal = 0;
+    for (size_t i = 0; i < kMaxChildren; ++i)
+      g_children[i] = 0;
+    struct sigaction action {};
+    action.sa_handler = forward_to_children;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < kSignals.size(); ++i)
+      sigaction(kSignals[i], &action, &previous_[i]);
+  }
+  ~ForwardSignals() {
+    for (size_t i = 0; i < kSignals.size(); ++i)
+      sigaction(kSignals[i], &previous_[i], nullptr);
+  }
+  ForwardSignals(const ForwardSignals&) = delete;
+  ForwardSignals& operator=(const ForwardSignals&) = delete;
+
+  static void add(size_t slot, pid_t pid) { g_children[slot] = pid; }
+  static void remove(size_t slot) { g_children[slot] = 0; }
+  static int stop_signal() { return g_stop_signal; }
+
+private:
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> previous_{};
+};
+
 } // namespace
 
 std::string ExitStatus::describe() const {
@@ -74,25 +120,36 @@ int available_cores() {
 
 void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_start,
               const OnFinish& on_finish) {
-  if (parallel < 1)
-    throw std::invalid_argument("run_jobs needs at least one job slot");
-  std::map<pid_t, size_t> running;
+  if (parallel < 1 || static_cast<size_t>(parallel) > kMaxChildren)
+    throw std::invalid_argument("run_jobs takes 1 to 4096 job slots");
+  std::map<pid_t, std::pair<size_t, size_t>> running; // pid -> job, signal slot
+  std::vector<size_t> free_slots;
+  for (size_t slot = static_cast<size_t>(parallel); slot-- > 0;)
+    free_slots.push_back(slot);
   size_t next = 0;
   bool starting = true;
+  ForwardSignals forwarding;
   while (true) {
-    while (starting && next < jobs.size() && running.size() < static_cast<size_t>(parallel)) {
+    while (starting && ForwardSignals::stop_signal() == 0 && next < jobs.size() &&
+           running.size() < static_cast<size_t>(parallel)) {
       size_t index = next++;
       on_start(index);
       ExitStatus status;
       pid_t pid = spawn(jobs[index], status.spawn_error);
       if (pid != 0) {
-        running[pid] = index;
+        const size_t slot = free_slots.back();
+        free_slots.pop_back();
+        ForwardSignals::add(slot, pid);
+        running[pid] = {index, slot};
+        // A signal between the spawn and the slot's filling missed this one.
+        if (const int signal = ForwardSignals::stop_signal(); signal != 0)
+          kill(pid, signal);
         continue;
       }
       starting = on_finish(index, status) && starting;
     }
     if (running.empty())
-      return;
+      break;
     int raw = 0;
     pid_t pid = waitpid(-1, &raw, 0);
     if (pid < 0) {
@@ -103,7 +160,9 @@ void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_star
     auto it = running.find(pid);
     if (it == running.end())
       continue; // not one of ours
-    size_t index = it->second;
+    const size_t index = it->second.first;
+    ForwardSignals::remove(it->second.second);
+    free_slots.push_back(it->second.second);
     running.erase(it);
     ExitStatus status;
     if (WIFEXITED(raw))
@@ -111,6 +170,11 @@ void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_star
     else if (WIFSIGNALED(raw))
       status.signal = WTERMSIG(raw);
     starting = on_finish(index, status) && starting;
+  }
+  // Every child has stopped: end as the signal would have ended the sweep.
+  if (const int signal = ForwardSignals::stop_signal(); signal != 0) {
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
   }
 }
 

@@ -11,9 +11,11 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks  # noqa: E402
@@ -207,5 +209,41 @@ with tempfile.TemporaryDirectory() as work:
           "a failed sweep writes no sweep.csv")
     jobs = sweep(work, sweep_file, "--jobs", "0")
     check(jobs.returncode == 2, "--jobs 0 is bad input")
+
+    # SIGTERM to the sweep alone (kill PID, a batch scheduler) left its
+    # running points going on as orphans, writing results after it ended.
+    slow_file = os.path.join(work, "slow.sweep.json")
+    write_json(slow_file, {"name": "slow", "scenario": QUICKSTART,
+                           "grid": {"platform.nodes": [24, 32, 40]},
+                           "set": {"training.iterations": 400}})
+    slow_out = os.path.join(work, "slow")
+    stopped = subprocess.Popen([GCSIM, "sweep", slow_file, "--out", slow_out, "--jobs", "2"],
+                               cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def points_running():
+        """The gcsim run processes writing into slow_out."""
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    words = handle.read().split(b"\0")
+            except OSError:
+                continue
+            # Its --out is relative to the sweep's working directory.
+            if b"run" in words and any(b"slow/points/" in word for word in words):
+                found.append(int(pid))
+        return found
+
+    deadline = time.monotonic() + 60
+    while len(points_running()) < 2 and stopped.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = len(points_running())
+    stopped.send_signal(signal.SIGTERM)
+    status = stopped.wait(timeout=120)
+    check(started == 2 and status == -signal.SIGTERM and not points_running(),
+          f"SIGTERM to the sweep stops its {started} running points and ends it by the signal "
+          f"(status {status}, still running: {points_running()})")
+    check(not os.path.exists(os.path.join(slow_out, "sweep.csv")),
+          "and writes no sweep.csv")
 
 check.finish()
