@@ -2,6 +2,9 @@
 
 #include "sim/output/result.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cassert>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -16,19 +19,35 @@ void write_timeline(const std::filesystem::path& file,
   for (size_t p = 0; p < run_names.size(); ++p)
     trace_events.push_back(
         {{"name", "process_name"}, {"ph", "M"}, {"pid", p}, {"args", {{"name", run_names[p]}}}});
+  // A track per worker and kind of work: a bucket's allreduce starts inside
+  // the backward pass and ends after it, and complete events on one track
+  // must nest (Perfetto cut or dropped the misnested ones).
+  static const std::array<const char*, 3> kStreams{"compute", "kernel", "communication"};
   for (const training::TimelineEvent& event : events) {
-    if (tracks.insert({event.plan, event.worker}).second)
-      trace_events.push_back({{"name", "thread_name"},
+    const auto stream = static_cast<int>(
+        std::find(kStreams.begin(), kStreams.end(), event.category) - kStreams.begin());
+    assert(stream < static_cast<int>(kStreams.size()) && "a known category");
+    const int track = event.worker * static_cast<int>(kStreams.size()) + stream;
+    if (tracks.insert({event.plan, track}).second) {
+      trace_events.push_back(
+          {{"name", "thread_name"},
+           {"ph", "M"},
+           {"pid", event.plan},
+           {"tid", track},
+           {"args",
+            {{"name", "worker " + std::to_string(event.worker) + " " + kStreams[stream]}}}});
+      trace_events.push_back({{"name", "thread_sort_index"},
                               {"ph", "M"},
                               {"pid", event.plan},
-                              {"tid", event.worker},
-                              {"args", {{"name", "worker " + std::to_string(event.worker)}}}});
+                              {"tid", track},
+                              {"args", {{"sort_index", track}}}});
+    }
     // Trace-event times are microseconds.
     trace_events.push_back({{"name", event.name},
                             {"cat", event.category},
                             {"ph", "X"},
                             {"pid", event.plan},
-                            {"tid", event.worker},
+                            {"tid", track},
                             {"ts", event.start_s * 1e6},
                             {"dur", (event.end_s - event.start_s) * 1e6}});
   }

@@ -41,6 +41,24 @@ def scenario(work, compressor, nodes, extra=None):
     return path
 
 
+def crossing_spans(spans):
+    """Complete events that start inside an open one on their track and end
+    after it."""
+    tracks = {}
+    for e in spans:
+        tracks.setdefault((e["pid"], e["tid"]), []).append((e["ts"], -(e["ts"] + e["dur"])))
+    crossing = 0
+    for track in tracks.values():
+        open_ends = []
+        for start, negative_end in sorted(track):
+            while open_ends and open_ends[-1] <= start + 1e-6:
+                open_ends.pop()
+            if open_ends and -negative_end > open_ends[-1] + 1e-6:
+                crossing += 1
+            open_ends.append(-negative_end)
+    return crossing
+
+
 def run(work, compressor, nodes, *args, extra=None, out="out"):
     path = scenario(work, compressor, nodes, extra)
     out = os.path.join(work, out)
@@ -147,10 +165,26 @@ with tempfile.TemporaryDirectory() as work:
     with open(timeline) as handle:
         events = json.load(handle)["traceEvents"]
     spans = [e for e in events if e.get("ph") == "X"]
-    check({e["tid"] for e in spans if e["pid"] == 1} == set(range(8)), "the timeline has a track per worker")
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e["name"] == "thread_name"}
+    check({names[(1, e["tid"])] for e in spans if e["pid"] == 1}
+          == {f"worker {w} {kind}" for w in range(8) for kind in ("compute", "kernel",
+                                                                   "communication")},
+          "the timeline has a track per worker and kind of work")
     check({"compute", "kernel", "communication"} <= {e["cat"] for e in spans},
           "the timeline shows compute, kernels and communication")
     check(all(e["dur"] >= 0 for e in spans), "timeline spans have non-negative durations")
+    # Complete events on one track must nest: a bucket's allreduce that began
+    # inside the backward pass and ended after it shared the worker's track.
+    # The dense quickstart's bucket allreduces overlap its backward pass.
+    dense_timeline = os.path.join(work, "dense-timeline.json")
+    subprocess.run([GCSIM, "run", os.path.join(ROOT, "workloads", "scenarios", "quickstart.json"),
+                    "--out", os.path.join(work, "dense"), "--quiet", "--timeline", dense_timeline],
+                   check=True, timeout=120)
+    with open(dense_timeline) as handle:
+        dense_spans = [e for e in json.load(handle)["traceEvents"] if e.get("ph") == "X"]
+    crossing = crossing_spans(spans) + crossing_spans(dense_spans)
+    check(crossing == 0, f"spans on one track nest or follow each other ({crossing} cross)")
     for field in ("compression_s", "density_after_aggregation", "speedup_vs_dense"):
         check(field in first["summary"], f"summary.{field} present")
     check("cosine" in first["summary"]["fidelity"] and "rel_l2" in first["summary"]["fidelity"],
