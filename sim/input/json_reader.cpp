@@ -25,6 +25,15 @@ std::string quoted(const nlohmann::json& value) {
 
 } // namespace
 
+void check_nesting(int depth, nlohmann::json::parse_event_t event, const std::string& source,
+                   const std::string& where) {
+  using Event = nlohmann::json::parse_event_t;
+  if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonNesting)
+    throw InputError(source, where,
+                     "arrays and objects nested deeper than " + std::to_string(kMaxJsonNesting) +
+                         " levels");
+}
+
 nlohmann::json load_json_file(const std::filesystem::path& file) {
   std::error_code error;
   const bool exists = std::filesystem::exists(file, error);
@@ -72,10 +81,7 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
         case Event::object_start:
         case Event::array_start:
           enter_array_element();
-          if (frames.size() >= static_cast<size_t>(kMaxJsonNesting))
-            throw InputError(file.string(), pointer(8),
-                             "arrays and objects nested deeper than " +
-                                 std::to_string(kMaxJsonNesting) + " levels");
+          check_nesting(static_cast<int>(frames.size()), event, file.string(), pointer(8));
           frames.push_back({event == Event::object_start, {}, {}, -1});
           break;
         case Event::object_end:

@@ -25,6 +25,11 @@ namespace gcsim {
 /// value nested some 60,000 deep overflowed the stack.
 constexpr int kMaxJsonNesting = 256;
 
+/// Throws InputError at `source` when a parser callback's `event` opens an
+/// array or object `depth` levels deep, past kMaxJsonNesting.
+void check_nesting(int depth, nlohmann::json::parse_event_t event, const std::string& source,
+                   const std::string& where);
+
 /// Parses a JSON file; a missing file, a syntax error or nesting past
 /// kMaxJsonNesting is an InputError.
 nlohmann::json load_json_file(const std::filesystem::path& file);

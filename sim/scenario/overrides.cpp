@@ -42,12 +42,7 @@ Override parse_override(const std::string& text) {
   std::string value = text.substr(equals + 1);
   const nlohmann::json::parser_callback_t within_nesting =
       [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-        const bool opens = event == nlohmann::json::parse_event_t::object_start ||
-                           event == nlohmann::json::parse_event_t::array_start;
-        if (opens && depth >= kMaxJsonNesting)
-          throw InputError("--set " + text.substr(0, equals), "",
-                           "arrays and objects nested deeper than " +
-                               std::to_string(kMaxJsonNesting) + " levels");
+        check_nesting(depth, event, "--set " + text.substr(0, equals), "");
         return true;
       };
   nlohmann::json parsed = nlohmann::json::parse(value, within_nesting, false);

@@ -157,38 +157,33 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
   // reach into it.
   scenario.platform_source = file_name;
   std::string platform_prefix = "/platform";
+  // A platform named by its file, in the scenario or by a --set (`source`,
+  // which errors name): the file's JSON.
+  auto platform_from_file = [&](const std::string& value, const std::string& source) {
+    // An empty path resolves to the scenario's own folder.
+    if (value.empty())
+      throw InputError(source, "/platform", "expected a platform object or file, got \"\"");
+    const std::filesystem::path platform_file = resolve_input_path(value, file);
+    scenario.platform_source = platform_file.string();
+    platform_prefix = "";
+    try {
+      return load_json_file(platform_file);
+    } catch (const InputError& error) {
+      throw InputError(source, "/platform", where_in(error) + error.message());
+    }
+  };
   if (auto it = document.find("platform"); it != document.end() && it->is_string()) {
     bool overridden_whole = false;
     for (const Override& item : overrides)
       overridden_whole |= item.pointer() == "/platform";
-    if (!overridden_whole) {
-      // An empty path resolves to the scenario's own folder.
-      if (it->get<std::string>().empty())
-        throw InputError(file_name, "/platform", "expected a platform object or file, got \"\"");
-      std::filesystem::path platform_file = resolve_input_path(it->get<std::string>(), file);
-      scenario.platform_source = platform_file.string();
-      try {
-        *it = load_json_file(platform_file);
-      } catch (const InputError& error) {
-        throw InputError(file_name, "/platform", where_in(error) + error.message());
-      }
-      platform_prefix = "";
-    }
+    if (!overridden_whole)
+      *it = platform_from_file(it->get<std::string>(), file_name);
   }
   index.before = document;
   for (const Override& item : overrides) {
     if (item.pointer() == "/platform" && item.value.is_string()) {
-      if (item.value.get<std::string>().empty())
-        throw InputError("--set " + item.text, "/platform",
-                         "expected a platform object or file, got \"\"");
-      std::filesystem::path platform_file = resolve_input_path(item.value.get<std::string>(), file);
-      scenario.platform_source = platform_file.string();
-      try {
-        document["platform"] = load_json_file(platform_file);
-      } catch (const InputError& error) {
-        throw InputError("--set " + item.text, "/platform", where_in(error) + error.message());
-      }
-      platform_prefix = "";
+      document["platform"] =
+          platform_from_file(item.value.get<std::string>(), "--set " + item.text);
       continue;
     }
     apply_override(document, item);
