@@ -132,8 +132,8 @@ public:
       input.platform_source = scenario_file_;
       platform_file = scenario->platform_source;
       platform_path = scenario->platform_path();
-      description = platform_path.empty() ? load_json_file(platform_file)
-                                          : load_json_file(scenario_file_)["platform"];
+      // The platform as the scenario resolved it, its file inlined.
+      description = scenario->resolved["platform"];
       fit_node_count(input.platform, run, scenario->platform_source);
     }
     // As fit_node_count sized it, and with its SimGrid file wherever the
