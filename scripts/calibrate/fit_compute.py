@@ -200,17 +200,9 @@ def layers_of(path, name, entry):
             for layer in spec]
 
 
-def read_json(path):
-    try:
-        return script_input.read_json_object(path)
-    except script_input.BadInput as error:
-        print(error, file=sys.stderr)
-        sys.exit(2)
-
-
 def check_layer_times(path, data):
     """Exit 2 naming the file and the field unless it is time_models_cuda.py's output."""
-    if not isinstance(data, dict) or data.get("format") != "gcsim-layer-times/1":
+    if data.get("format") != "gcsim-layer-times/1":
         fail(path, "/format: not 'gcsim-layer-times/1' (time_models_cuda.py's output)")
     models = data.get("models")
     if not isinstance(models, dict) or not models:
@@ -247,7 +239,7 @@ def check_layer_times(path, data):
 
 
 def load(path):
-    data = read_json(path)
+    data = script_input.read_json_object(path)
     check_layer_times(path, data)
     runs = []
     for name, entry in data["models"].items():
@@ -404,7 +396,7 @@ def report(title, fit, runs):
 
 def main(argv):
     args = parse_args(argv)
-    profile = read_json(args.profile)
+    profile = script_input.read_json_object(args.profile)
     compute = profile.get("compute") if isinstance(profile, dict) else None
     if not isinstance(compute, dict) or not isinstance(compute.get("efficiency"), dict):
         fail(args.profile, "/compute: a device profile's compute section is missing")
@@ -477,5 +469,8 @@ def main(argv):
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv[1:]))
+    except script_input.BadInput as error:
+        print(error, file=sys.stderr)
+        sys.exit(2)
     except WriteError as error:
         sys.exit(f"fit_compute.py: {error}")

@@ -50,7 +50,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import (BadInput, Parser, checked_duration, into_closable_stdout,  # noqa: E402
+from script_input import (BadInput, Parser, into_closable_stdout, latency_ok,  # noqa: E402
                           parse_duration, read_json_object)
 
 LARGE = 4 << 20
@@ -252,7 +252,7 @@ def _check_run(run, models):
     _get(link, "bandwidth", "/cluster/link", str)
     if models:
         latency = _get(link, "latency", "/cluster/link", str)
-        if checked_duration(latency) is None:
+        if not latency_ok(latency):
             raise BadRun(f"/cluster/link/latency: {_show(latency)} is not a latency gcsim reads "
                          "(a number and a unit of time, at most 1e9 s)")
     points = _get(run, "collectives", "", list, [])

@@ -184,12 +184,16 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(good) as f:
         negative = json.load(f)
     negative["collectives"][0]["seconds"] = -1
-    bad_inputs = [(os.path.join(tmp, "missing.json"), "no such file"), (tmp, "is a folder"),
-                  (bad_file("empty.json", ""), "empty.json: empty file"),
-                  (bad_file("malformed.json", '{"format": '), "not JSON"),
-                  (bad_file("object.json", "{}"), "/format"),
-                  (bad_file("array.json", "[1]"), "expected an object"),
-                  (bad_file("negative.json", json.dumps(negative)), "/collectives/0/seconds")]
+    # (file, the scripts' words, gcsim's words where errors_over_runs hands it on)
+    bad_inputs = [(os.path.join(tmp, "missing.json"), "no such file", None),
+                  (tmp, "is a folder", None),
+                  (bad_file("empty.json", ""), "empty.json: empty file",
+                   "malformed JSON at line 1, column 1"),
+                  (bad_file("malformed.json", '{"format": '), "not JSON", "malformed JSON"),
+                  (bad_file("object.json", "{}"), "/format", "/format"),
+                  (bad_file("array.json", "[1]"), "expected an object", "expected an object"),
+                  (bad_file("negative.json", json.dumps(negative)), "/collectives/0/seconds",
+                   None)]
     for script in ("repeatability.py", "collective_models.py"):
         refused(script, [], [f"{script}: ", "RUN.json"])
         refused(script, ["--bogus", good], [f"{script}: ", "--bogus"])
@@ -197,16 +201,21 @@ with tempfile.TemporaryDirectory() as tmp:
                                 capture_output=True, text=True, timeout=60)
         if helped.returncode != 0 or "usage:" not in helped.stdout:
             failures.append(f"{script} --help: status {helped.returncode}, {helped.stdout[:100]!r}")
-        for path, needle in bad_inputs:  # after a good file: nothing printed for it either
+        for path, needle, _ in bad_inputs:  # after a good file: nothing printed for it either
             refused(script, [good, path], [f"{script}: {path}: ", needle])
+    # A latency gcsim would not read (the check gcsim's units make, up to 1e9 s).
+    far = json.loads(json.dumps(negative))
+    far["collectives"][0]["seconds"] = 0.001
+    far["cluster"]["link"]["latency"] = "5 parsecs"
+    refused("collective_models.py", [good, bad_file("far.json", json.dumps(far))],
+            ["/cluster/link/latency", "5 parsecs"])
     # Too few sizes for the models' leave-one-size-out fits (the short run's one size
     # below 1 MiB): refused, where it was a numpy traceback.
     refused("collective_models.py", [os.path.join(RESULTS, "minicluster-p4-100mbit-short.json")],
             ["minicluster-p4-100mbit-short.json: /collectives:"])
-    for path, needle in bad_inputs[2:6]:  # gcsim's own refusal, with its exit 2
-        needle = {"not JSON": "malformed JSON",  # in gcsim's words
-                  "empty.json: empty file": "malformed JSON at line 1, column 1"}.get(needle, needle)
-        refused("errors_over_runs.py", ["--gcsim", GCSIM, good, path], [path, needle])
+    for path, _, gcsim_words in bad_inputs:  # gcsim's own refusal, with its exit 2
+        if gcsim_words:
+            refused("errors_over_runs.py", ["--gcsim", GCSIM, good, path], [path, gcsim_words])
     refused("errors_over_runs.py", ["--gcsim", GCSIM, tmp], [f"{tmp}: is a folder"])
     refused("errors_over_runs.py", ["--gcsim", "/etc/passwd", good], ["--gcsim: /etc/passwd"])
     refused("errors_over_runs.py", ["--gcsim", tmp, good], [f"--gcsim: {tmp} is a folder"])
