@@ -388,8 +388,12 @@ def replayed_schedules(workdir):
     own = os.path.join(recorded, "schedule.json")
     with open(own, "w") as handle:
         json.dump(schedule, handle)
+    before = os.stat(own)
     result = gcsim("run", DEFT16, "--out", recorded, "--quiet", "--replay", own)
-    kept = result.returncode == 0 and os.path.exists(own)
+    after = os.stat(own) if os.path.exists(own) else None
+    # Kept as it was: not removed, nor rewritten.
+    kept = result.returncode == 0 and after is not None and \
+        (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     result = gcsim("run", DEFT16, "--out", recorded, "--quiet", "--replay", elsewhere)
     check(kept and result.returncode == 0 and not os.path.exists(own),
           "a replay keeps the schedule it replayed and removes another run's from its folder")

@@ -183,6 +183,10 @@ with tempfile.TemporaryDirectory() as work:
                    check=True, timeout=120)
     with open(dense_timeline) as handle:
         dense_spans = [e for e in json.load(handle)["traceEvents"] if e.get("ph") == "X"]
+    computing = [e for e in dense_spans if e["cat"] == "compute"]
+    check(any(c["tid"] // 3 == p["tid"] // 3 and p["ts"] < c["ts"] < p["ts"] + p["dur"]
+              for c in dense_spans if c["cat"] == "communication" for p in computing),
+          "a dense allreduce starts inside its worker's compute (what the track check is for)")
     crossing = crossing_spans(spans) + crossing_spans(dense_spans)
     check(crossing == 0, f"spans on one track nest or follow each other ({crossing} cross)")
     for field in ("compression_s", "density_after_aggregation", "speedup_vs_dense"):

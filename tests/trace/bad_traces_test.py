@@ -11,7 +11,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 import tiny_trace  # noqa: E402
+from checks import refusal_problems  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -140,10 +142,11 @@ def main(gcsim, workdir):
             ("run --timeline onto a tensor",
              ["run", scenario, "--out", os.path.join(workdir, "on-trace"), "--timeline", tensor])]:
         result = subprocess.run([gcsim, *args], capture_output=True, text=True)
-        message = result.stderr.strip()
-        if (result.returncode != 2 or len(message.splitlines()) != 1
-                or "is a file of" not in message or open(tensor, "rb").read() != tensor_before):
-            failures.append(f"{label}: exit {result.returncode}: {message}")
+        problems = refusal_problems(result, ["is a file of"])
+        if open(tensor, "rb").read() != tensor_before:
+            problems.append("the tensor changed")
+        if problems:
+            failures.append(f"{label}: {'; '.join(problems)}")
     # A new file beside the trace's own destroys nothing.
     beside = os.path.join(valid, "report.json")
     result = subprocess.run([gcsim, "inspect", valid, "--json", beside], capture_output=True,
@@ -167,10 +170,10 @@ def main(gcsim, workdir):
         json.dump(document, stream)
     result = subprocess.run([gcsim, "run", scenario, "--out", os.path.join(workdir, "single-out")],
                             capture_output=True, text=True)
-    message = result.stderr.strip()
-    if result.returncode != 2 or not message.startswith(
-            os.path.join(single, "manifest.json") + ": /workers: one captured worker"):
-        failures.append(f"a one-worker trace for two workers: exit {result.returncode}: {message}")
+    problems = refusal_problems(
+        result, [os.path.join(single, "manifest.json") + ": /workers: one captured worker"])
+    if problems:
+        failures.append(f"a one-worker trace for two workers: {'; '.join(problems)}")
     # --json onto the manifest wrote the statistics over it.
     manifest = os.path.join(valid, "manifest.json")
     before = open(manifest).read()
