@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -170,6 +171,11 @@ void Compressor::add_gradient(const GradientView& g) {
                                 " has no data or layout");
   }
   if (w == 0) {
+    // Supports and selections are 32-bit indices (4 bytes on the wire); past
+    // them DGC, DEFT, IWP, random-k and dense wrapped silently.
+    if (g.layout->total() > std::numeric_limits<Index>::max())
+      throw std::invalid_argument(name() + ": a gradient of " + std::to_string(g.layout->total()) +
+                                  " elements does not fit a 32-bit index");
     pending_->layout = *g.layout;
     work.d = pending_->layout.total();
     work.result.update.assign(work.d, 0.0f);

@@ -690,3 +690,17 @@ TEST_CASE("IWP: a small k still releases one stale element") {
   CHECK(r.info.at("k").get<std::size_t>() == 5);
   CHECK(r.info.at("released").get<std::size_t>() == 1);
 }
+
+TEST_CASE("a gradient past a 32-bit index is refused, not wrapped") {
+  // DGC, DEFT, IWP, random-k and dense cast positions to 32-bit indices:
+  // past 2^32 - 1 they selected and applied the wrong elements, silently.
+  const gc::LayerLayout huge = gc::LayerLayout::from_sizes({std::size_t{1} << 32});
+  float one = 1.0f; // never read: the layout is refused first
+  const std::vector<gc::GradientView> grads{{&one, &huge}};
+  for (const auto& info : gc::list_compressors()) {
+    CAPTURE(info.name);
+    Run run(info.name, small_params(info.name), 1);
+    CHECK_THROWS_WITH_AS(run.step(grads, 0), doctest::Contains("does not fit a 32-bit index"),
+                         std::invalid_argument);
+  }
+}
