@@ -121,8 +121,12 @@ public:
       input.fit = fit;
       description = validate::platform_json(input.platform, fit, measured_file_);
     } else if (!platform_file_.empty()) {
-      description = load_json_file(platform_file_);
-      input.platform = read_platform_spec(description, platform_file_, "");
+      try {
+        description = load_json_file(platform_file_);
+        input.platform = read_platform_spec(description, platform_file_, "");
+      } catch (const InputError& error) {
+        throw InputError("--platform", "", error.what());
+      }
       input.platform_source = platform_file_;
       platform_file = platform_file_;
       platform_path = "";

@@ -146,8 +146,12 @@ std::vector<training::CompressedIteration> compressed_schedule(const TrainingRun
                                                                const TrainingInputs& inputs,
                                                                const cost::DeviceProfile& profile) {
   const std::string at = "/training/" + std::to_string(index);
-  std::unique_ptr<training::GradientFeed> feed =
-      training::make_trace_feed(inputs.trace, run.ranks, inputs.seed, "gaussian_deviation");
+  std::unique_ptr<training::GradientFeed> feed;
+  try {
+    feed = training::make_trace_feed(inputs.trace, run.ranks, inputs.seed, "gaussian_deviation");
+  } catch (const InputError& error) {
+    throw InputError(inputs.trace_source, "", error.what());
+  }
   const compress::LayerLayout& layout = feed->layout();
   bool same_layers = layout.size() == run.layer_bytes.size();
   for (size_t l = 0; same_layers && l < layout.size(); ++l)
@@ -316,8 +320,13 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
     plan.iterations = static_cast<int>(run.iterations.size());
     warmups.push_back(static_cast<size_t>(run.warmup_iterations));
     if (run.compressor != "dense") {
-      if (!profile)
-        profile = cost::DeviceProfile::load(inputs.device);
+      if (!profile) {
+        try {
+          profile = cost::DeviceProfile::load(inputs.device);
+        } catch (const InputError& error) {
+          throw InputError(inputs.device_source, "", error.what());
+        }
+      }
       plan.compressed = compressed_schedule(run, r, inputs, *profile);
       const bool scaled = compression.seconds &&
                           scale_kernels(plan.compressed, static_cast<size_t>(run.warmup_iterations),

@@ -46,6 +46,10 @@ struct TrainingInputs {
   std::filesystem::path trace;
   /// Prices the compression kernels (the CPU profile for the mini-cluster).
   std::filesystem::path device;
+  /// What named them (gcsim validate's options), for the errors of a file
+  /// that cannot be read.
+  std::string trace_source = "--trace";
+  std::string device_source = "--device";
   uint64_t seed = 1;
   /// For error messages: the measured file; `runs` are its training[] in order.
   std::string measured_file;

@@ -234,6 +234,22 @@ with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run([GCSIM, "validate", good, option, ""], capture_output=True,
                               text=True, timeout=120)
         report(f"empty {option}", refusal_problems(done, [f"{option}: empty"]), done, tmp)
+    # A file an option names that cannot be read was reported by its path
+    # alone; the message now says which option named it. The compressed run
+    # is what reads --trace and --device.
+    compressed = os.path.join(tmp, "compressed.json")
+    with open(compressed, "w") as f:
+        json.dump(variant(lambda d: d["training"][0].update(
+            compressor={"name": "topk", "density": 0.01})), f)
+    missing = os.path.join(tmp, "missing.json")
+    for option, value, needle in [("--platform", missing, "file not found"),
+                                  ("--platform", good, "/topology: required field is missing"),
+                                  ("--device", missing, "file not found"),
+                                  ("--trace", tmp, "manifest.json: file not found")]:
+        done = subprocess.run([GCSIM, "validate", compressed, option, value], capture_output=True,
+                              text=True, timeout=120)
+        report(f"unreadable {option}", refusal_problems(done, [f"{option}: {value}", needle]),
+               done, tmp)
     # --scenario's own inputs (its workload here) were not guarded.
     workload = os.path.join(tmp, "workload.json")
     shutil.copy(os.path.join(ROOT, "workloads", "models", "fmnist-cnn.json"), workload)
