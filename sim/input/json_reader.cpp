@@ -4,13 +4,15 @@
 #include "sim/input/units.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
+#include <cstdio>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <vector>
 
 namespace gcsim {
@@ -34,7 +36,7 @@ void check_nesting(int depth, nlohmann::json::parse_event_t event, const std::st
                          " levels");
 }
 
-nlohmann::json load_json_file(const std::filesystem::path& file) {
+std::string read_input_text(const std::filesystem::path& file) {
   std::error_code error;
   const bool exists = std::filesystem::exists(file, error);
   // A link loop or a folder that may not be searched is not a missing file.
@@ -43,15 +45,30 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
   if (!exists)
     throw InputError(file.string(), "", "file not found");
   if (std::filesystem::is_directory(file, error))
-    throw InputError(file.string(), "", "is a directory, expected a JSON file");
+    throw InputError(file.string(), "", "is a directory, expected a file");
   // A pipe or a device (/dev/zero) would be read until it ends, if ever.
   if (!std::filesystem::is_regular_file(file, error))
-    throw InputError(file.string(), "", "not a regular file, expected a JSON file");
-  std::ifstream stream(file);
+    throw InputError(file.string(), "", "not a regular file");
+  // stdio, not a stream: a stream reports a failed read (EIO) as the end of
+  // the file, which a parser then calls malformed.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> stream(std::fopen(file.c_str(), "rb"),
+                                                         &std::fclose);
   if (!stream)
-    throw InputError(file.string(), "", "cannot open file for reading");
-  std::stringstream buffer;
-  buffer << stream.rdbuf();
+    throw InputError(file.string(), "",
+                     std::string("cannot open file for reading: ") + std::strerror(errno));
+  std::string text;
+  char chunk[1 << 16];
+  size_t got = 0;
+  while ((got = std::fread(chunk, 1, sizeof chunk, stream.get())) > 0)
+    text.append(chunk, got);
+  if (std::ferror(stream.get()))
+    throw InputError(file.string(), "",
+                     std::string("cannot read the file: ") + std::strerror(errno));
+  return text;
+}
+
+nlohmann::json load_json_file(const std::filesystem::path& file) {
+  const std::string text = read_input_text(file);
   // nlohmann keeps the last of two equal keys without a word; a scenario
   // that says "seed" twice is a mistake to report, at the second one.
   struct Frame {
@@ -100,7 +117,7 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
         return true;
       };
   try {
-    nlohmann::json document = nlohmann::json::parse(buffer.str(), find_duplicates);
+    nlohmann::json document = nlohmann::json::parse(text, find_duplicates);
     if (!duplicate.empty())
       throw InputError(file.string(), duplicate,
                        "this key appears twice in one object: keep one of them");
@@ -108,7 +125,6 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
   } catch (const nlohmann::json::parse_error& parse_error) {
     // nlohmann's byte is the 1-based position of the character it stopped
     // at (one past the end at the end of the text), turned into line:column.
-    const std::string text = buffer.str();
     const size_t at =
         std::min<size_t>(parse_error.byte > 0 ? parse_error.byte - 1 : 0, text.size());
     const auto line =

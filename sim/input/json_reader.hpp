@@ -30,6 +30,10 @@ constexpr int kMaxJsonNesting = 256;
 void check_nesting(int depth, nlohmann::json::parse_event_t event, const std::string& source,
                    const std::string& where);
 
+/// The whole of an input file. A missing file, a folder, a pipe or device,
+/// and a failed open or read are an InputError naming the file.
+std::string read_input_text(const std::filesystem::path& file);
+
 /// Parses a JSON file; a missing file, a syntax error or nesting past
 /// kMaxJsonNesting is an InputError.
 nlohmann::json load_json_file(const std::filesystem::path& file);

@@ -12,6 +12,7 @@
 // becomes gcsim's one-line error at the `xml` field.
 
 #include "sim/input/input_error.hpp"
+#include "sim/input/json_reader.hpp"
 #include "sim/network/collectives.hpp"
 #include "sim/network/forked.hpp"
 #include "sim/network/platform.hpp"
@@ -22,7 +23,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -243,10 +243,12 @@ std::string attribute(const std::string& tag, const std::string& name) {
 // clusters of more hosts than SimGrid could build in reasonable time and
 // memory.
 void check_xml_text(const PlatformSpec& spec) {
-  std::ifstream file(spec.xml_file, std::ios::binary);
-  std::ostringstream read;
-  read << file.rdbuf();
-  std::string text = read.str();
+  std::string text;
+  try {
+    text = read_input_text(spec.xml_file);
+  } catch (const InputError& error) {
+    throw InputError(spec.source_file, spec.source_path + "/xml", error.what());
+  }
   for (size_t comment = text.find("<!--"); comment != std::string::npos;
        comment = text.find("<!--", comment)) {
     const size_t end = text.find("-->", comment);

@@ -263,6 +263,10 @@ CASES = [
     # Read until it ends: a pipe or /dev/urandom hung, /dev/zero took all memory.
     ("platform that is a device", scenario(platform="/dev/zero"), {}, [],
      ["/dev/zero", "not a regular file"]),
+    # A read that fails (EIO: /proc/self/mem at address 0) looked like the
+    # end of the file and was reported as malformed JSON.
+    ("platform that cannot be read", scenario(platform="/proc/self/mem"), {}, [],
+     ["/proc/self/mem", "cannot read the file", "Input/output error"]),
     # SimGrid aborted in its solver once a compute ran on the host.
     ("XML host of speed 0", scenario(platform={"name": "x", "topology": "simgrid_xml",
                                                "xml": "speed0.xml", "nodes": 2}),
