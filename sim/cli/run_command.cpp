@@ -270,7 +270,8 @@ public:
     } catch (const training::IterationTooLong& error) {
       if (show_progress)
         std::fprintf(stderr, "\r%60s\r", "");
-      throw InputError(scenario.platform_source, scenario.platform_path(), error.what());
+      throw training::too_long_input_error(error, scenario.platform, scenario.platform_source,
+                                           scenario.platform_path());
     } catch (const std::invalid_argument& error) {
       throw InputError(scenario.platform_source, "", error.what());
     }

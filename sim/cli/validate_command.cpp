@@ -155,7 +155,7 @@ public:
       input.training = validate::simulate_training(input.platform, run.training, training);
       simulate_scenario_runs(run, description, input.training);
     } catch (const training::IterationTooLong& error) {
-      throw InputError(platform_file, platform_path, error.what());
+      throw training::too_long_input_error(error, input.platform, platform_file, platform_path);
     } catch (const std::invalid_argument& error) {
       throw InputError(input.platform_source, "", error.what());
     }

@@ -594,6 +594,16 @@ std::string too_long_message(const std::string& what, double seconds, const std:
 IterationTooLong::IterationTooLong(double seconds)
     : std::invalid_argument(too_long_message("an iteration", seconds)), seconds_(seconds) {}
 
+InputError too_long_input_error(const IterationTooLong& error, const net::PlatformSpec& platform,
+                                const std::string& file, const std::string& path) {
+  if (platform.topology != net::Topology::simgrid_xml)
+    return InputError(file, path, error.what());
+  return InputError(
+      file, path + "/xml",
+      too_long_message("an iteration", error.seconds(),
+                       "check the link bandwidths and latencies in " + platform.xml_file));
+}
+
 namespace {
 
 bool runs_push_pull(const IterationPlan& plan) {

@@ -15,6 +15,7 @@
 // buckets' collectives in order, so concurrent traffic shares the network as
 // SimGrid says it does.
 
+#include "sim/input/input_error.hpp"
 #include "sim/network/platform.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -203,6 +204,12 @@ public:
 private:
   double seconds_;
 };
+
+/// `error` as bad input at the platform's `file` and `path` (where the caller
+/// read it). An XML platform's links are in its XML file, so there the field
+/// is `path`/xml and the message names the file.
+InputError too_long_input_error(const IterationTooLong& error, const net::PlatformSpec& platform,
+                                const std::string& file, const std::string& path);
 
 /// The sharing solver `simulate` runs `plans` with: the platform's when it
 /// names one, else SimGrid's full solver where a dense run pushes to and

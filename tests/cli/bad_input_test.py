@@ -276,6 +276,15 @@ CASES = [
                     '<host id="b" speed="1Gf"/><link id="l" bandwidth="1Gbps" latency="1us"/>'
                     '<route src="a" dst="b"><link_ctn id="l"/></route></zone></platform>'},
      [], ["/platform/xml", "host 'a'", "speed"]),
+    # The message sent the user to /platform, whose links are in the XML.
+    ("XML iteration past any run", scenario(platform={"name": "x", "topology": "simgrid_xml",
+                                                      "xml": "slow.xml", "nodes": 2}),
+     {"slow.xml": '<?xml version="1.0"?><!DOCTYPE platform SYSTEM '
+                  '"https://simgrid.org/simgrid.dtd"><platform version="4.1">'
+                  '<zone id="w" routing="Full"><cluster id="c" prefix="n" suffix="" '
+                  'radical="0-1" speed="1Gf" bw="0.001bps" lat="10us"/></zone></platform>'},
+     [], ["scenario.json: /platform/xml: an iteration takes", "more than 1e9 s",
+          "latencies in", "slow.xml"]),
     # CLI11 read -1 as 2^64 - 1 and saturated 2^66 to 2^63 - 1.
     ("--seed -1", scenario(), {}, ["--seed", "-1"], ["--seed:", 'got "-1"']),
     ("--seed past 2^64", scenario(), {}, ["--seed", "99999999999999999999"],
