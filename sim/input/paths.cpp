@@ -62,6 +62,14 @@ bool starts_with_folder(const std::filesystem::path& inner, const std::filesyste
 
 } // namespace
 
+std::string recorded_path(const std::filesystem::path& path) {
+  const std::filesystem::path full = resolved(path);
+  const std::filesystem::path root = resolved(source_root());
+  if (starts_with_folder(full, root))
+    return full.lexically_relative(root).string();
+  return full.string();
+}
+
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
   // Two existing files are compared by identity (a hard link under another
   // name too); a file still to be written by its resolved path.

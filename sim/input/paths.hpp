@@ -24,6 +24,11 @@ bool is_folder_name(std::string_view name);
 std::filesystem::path resolve_input_path(const std::string& value,
                                          const std::filesystem::path& referring_file);
 
+/// How a result records an input it read: relative to source_root() when it
+/// lies inside it, else absolute, so that the record does not depend on the
+/// working directory the command ran in.
+std::string recorded_path(const std::filesystem::path& path);
+
 /// A file a command reads or writes, and the argument that named it.
 struct NamedFile {
   std::string argument; // "--timeline", "the scenario file", ...

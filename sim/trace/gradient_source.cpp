@@ -1,6 +1,7 @@
 #include "sim/trace/gradient_source.hpp"
 
 #include "compressors/rng.hpp"
+#include "sim/input/paths.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -124,7 +125,7 @@ GradientSource::GradientSource(Trace trace, int64_t workers, uint64_t seed,
 
 nlohmann::json GradientSource::describe() const {
   nlohmann::json description = {{"method", method_},
-                                {"trace", trace_.manifest().folder.string()},
+                                {"trace", recorded_path(trace_.manifest().folder)},
                                 {"captured_workers", trace_.captured_workers()},
                                 {"workers", workers_},
                                 {"iterations", trace_.manifest().iterations}};

@@ -299,6 +299,25 @@ with tempfile.TemporaryDirectory() as work:
         check(worst < 1e-9 and all(i["straggler_wait_s"] > 0 for i in varied["iterations"]),
               f"{name} with stragglers: the phases add up to each iteration (worst {worst:.2e})")
 
+    # result.json recorded the trace folder as resolved: relative from the
+    # repository, absolute from elsewhere, so the same scenario gave two
+    # results.
+    path = scenario(work, {"name": "topk", "density": 0.01}, 4,
+                    {"workload": "workloads/traces/fmnist-cnn-16w"})
+    raws = []
+    for cwd in (ROOT, work):
+        out = os.path.join(work, f"cwd-{len(raws)}")
+        done = subprocess.run([GCSIM, "run", path, "--out", out, "--quiet"], capture_output=True,
+                              text=True, timeout=600, cwd=cwd)
+        check(done.returncode == 0, f"the trace scenario runs from {cwd}: {done.stderr.strip()}")
+        with open(os.path.join(out, "result.json"), "rb") as handle:
+            raws.append(handle.read())
+    check(raws[0] == raws[1]
+          and json.loads(raws[0])["model"]["gradients"]["trace"]
+          == "workloads/traces/fmnist-cnn-16w",
+          "result.json is the same from any working directory, the trace named from the "
+          "repository")
+
     # Topology: recursive doubling crosses leaf switches; 6:1 oversubscribed
     # uplinks must make it slower than the non-blocking fat-tree.
     times = {}
