@@ -186,7 +186,10 @@ public:
       std::printf(" (dry run)\n");
       return 0;
     }
-    std::printf(" on %d core%s\n", parallel, parallel == 1 ? "" : "s");
+    if (jobs_ > 0)
+      std::printf(", %d at a time (--jobs)\n", parallel);
+    else
+      std::printf(" on %d core%s\n", parallel, parallel == 1 ? "" : "s");
     // Points beside each other share the memory --spill auto judges by; a
     // point's command (run alone) leaves the option out and gets all of it.
     const size_t beside = std::min(pending.size(), static_cast<size_t>(parallel));
@@ -237,21 +240,22 @@ private:
                          const std::vector<std::string>& commands,
                          const std::string& shown_executable, int parallel) {
     std::vector<sweep::Job> jobs;
-    for (size_t index : pending) {
-      const sweep::Job& job = all_jobs[index];
-      write_file_atomically(job.log.parent_path() / "command.txt", commands[index] + "\n");
-      // The log opens with the command as run: command.txt's, plus what only
-      // a sweep adds (--memory-share); the point's output follows.
-      std::vector<std::string> shown = job.argv;
-      shown[0] = shown_executable;
-      write_file_atomically(job.log, "# run as: " + command_line(shown) + "\n");
-      jobs.push_back(job);
-    }
+    for (size_t index : pending)
+      jobs.push_back(all_jobs[index]);
     std::vector<Clock::time_point> started(jobs.size());
     size_t finished = 0;
     std::optional<size_t> failed;
     sweep::ExitStatus failure;
     auto on_start = [&](size_t j) {
+      // Written as the point starts, so a point the sweep never started (a
+      // failure or a signal came first) is left without a log.
+      const sweep::Job& job = jobs[j];
+      write_file_atomically(job.log.parent_path() / "command.txt", commands[pending[j]] + "\n");
+      // The log opens with the command as run: command.txt's, plus what only
+      // a sweep adds (--memory-share); the point's output follows.
+      std::vector<std::string> shown = job.argv;
+      shown[0] = shown_executable;
+      write_file_atomically(job.log, sweep::kLogHeader + command_line(shown) + "\n");
       started[j] = Clock::now();
       std::printf("  %s  started\n    %s\n", points[pending[j]].id.c_str(),
                   commands[pending[j]].c_str());

@@ -183,7 +183,7 @@ std::string last_line(const std::filesystem::path& log) {
   std::string line;
   std::string last;
   while (std::getline(stream, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos)
+    if (line.find_first_not_of(" \t\r") != std::string::npos && line.rfind(kLogHeader, 0) != 0)
       last = line;
   return last.empty() ? "(no output)" : last;
 }

@@ -23,6 +23,9 @@ struct ExitStatus {
   std::string describe() const;
 };
 
+/// How a log the caller opens with the command it runs starts its first line.
+constexpr const char* kLogHeader = "# run as: ";
+
 /// Called when job `index` ends; returning false starts no further jobs
 /// (those running are still waited for).
 using OnFinish = std::function<bool(size_t index, const ExitStatus& status)>;
@@ -36,8 +39,8 @@ void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_star
 /// The number of cores this process may run on.
 int available_cores();
 
-/// The last non-empty line of a child's log: where gcsim prints its error
-/// ("(no output)" when there is none).
+/// The last non-empty line the child wrote to its log: where gcsim prints its
+/// error ("(no output)" when there is none; a kLogHeader line is the caller's).
 std::string last_line(const std::filesystem::path& log);
 
 } // namespace gcsim::sweep

@@ -79,6 +79,9 @@ with tempfile.TemporaryDirectory() as work:
 
     first = sweep(work, sweep_file, "--jobs", "2")
     check(first.returncode == 0, f"the sweep runs ({first.stderr.strip()[-400:]})")
+    # It said "on 2 cores" whatever the machine had.
+    check("4 to run, 2 at a time (--jobs)" in first.stdout,
+          f"--jobs is reported as points at a time, not cores: {first.stdout.splitlines()[:1]}")
     out = os.path.join(work, "results", "tiny")
     csv_path = os.path.join(out, "sweep.csv")
     check(os.path.isfile(csv_path), "the default output folder is results/<name>/")
@@ -220,8 +223,8 @@ with tempfile.TemporaryDirectory() as work:
     stopped = subprocess.Popen([GCSIM, "sweep", slow_file, "--out", slow_out, "--jobs", "2"],
                                cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
-    def points_running():
-        """The gcsim run processes writing into slow_out."""
+    def points_running(folder=b"slow/points/"):
+        """The gcsim run processes writing into `folder` (slow_out's by default)."""
         found = []
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
@@ -230,7 +233,7 @@ with tempfile.TemporaryDirectory() as work:
             except OSError:
                 continue
             # Its --out is relative to the sweep's working directory.
-            if b"run" in words and any(b"slow/points/" in word for word in words):
+            if b"run" in words and any(folder in word for word in words):
                 found.append(int(pid))
         return found
 
@@ -245,5 +248,26 @@ with tempfile.TemporaryDirectory() as work:
           f"(status {status}, still running: {points_running()})")
     check(not os.path.exists(os.path.join(slow_out, "sweep.csv")),
           "and writes no sweep.csv")
+    # Every pending point's log was written before the first started.
+    unstarted = os.path.join(slow_out, "points", "p002_nodes-40")
+    check(not os.path.exists(os.path.join(unstarted, "log.txt"))
+          and not os.path.exists(os.path.join(unstarted, "command.txt")),
+          "a point the sweep never started has no log or command.txt")
+
+    # A point killed before it printed anything was reported with the
+    # sweep's own "# run as:" header as its error.
+    killed_out = os.path.join(work, "killed")
+    killed = subprocess.Popen([GCSIM, "sweep", slow_file, "--out", killed_out, "--jobs", "1"],
+                              cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
+    deadline = time.monotonic() + 60
+    while not points_running(b"killed/points/") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in points_running(b"killed/points/"):
+        os.kill(pid, signal.SIGKILL)
+    _, stderr = killed.communicate(timeout=120)
+    check(killed.returncode == 1 and "killed by signal 9" in stderr and "(no output)" in stderr
+          and "# run as" not in stderr,
+          f"a point killed before its first line is reported as such: {stderr.strip()!r}")
 
 check.finish()
