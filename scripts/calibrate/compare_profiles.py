@@ -72,7 +72,7 @@ def by_density(before, after):
 
 
 def main(argv):
-    parser = Parser(prog="compare_profiles.py", description=__doc__,
+    parser = Parser(description=__doc__,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("before", metavar="BEFORE.json")
     parser.add_argument("after", metavar="AFTER.json")

@@ -264,7 +264,6 @@ def main():
     # No options; argparse gives --help (and refuses anything else) before
     # the four profiles are written over.
     Parser(
-        prog="derive_gpu_profiles.py",
         description="Writes the derived GPU device profiles "
                     "(platforms/devices/{gtx1080ti,v100,a100,h100}.json) from the figures "
                     "in this script.").parse_args()

@@ -497,7 +497,7 @@ def modelled_training(run, make):
 
 def parse_args(argv):
     parser = Parser(
-        prog="collective_models.py", description=__doc__.split("\n\n")[0],
+        description=__doc__.split("\n\n")[0],
         epilog="Each file is a measured run (results/validation/README.md's format) with ring "
                "collectives below 1 MiB and of 4 MiB and more.")
     parser.add_argument("runs", nargs="+", metavar="RUN.json")

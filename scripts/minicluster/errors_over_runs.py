@@ -30,7 +30,7 @@ COLLECTIVES_LIMIT, TRAINING_LIMIT = 0.05, 0.10
 
 
 def parse_args(argv):
-    parser = Parser(prog="errors_over_runs.py", description=__doc__.split("\n\n")[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gcsim", default=os.path.join(ROOT, "build", "gcsim"))
     parser.add_argument("runs", nargs="+", metavar="RUN.json")
     args = parser.parse_args(argv)

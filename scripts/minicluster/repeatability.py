@@ -28,7 +28,7 @@ def steady_mean(training):
 
 
 def parse_args(argv):
-    parser = Parser(prog="repeatability.py", description=__doc__.split("\n\n")[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", metavar="RUN.json",
                         help="measured runs (results/validation/README.md's format)")
     return parser.parse_args(argv)

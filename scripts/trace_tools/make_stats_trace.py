@@ -27,7 +27,7 @@ OUTPUTS = ("manifest.json", "statistics.json")
 
 
 def parse_args(argv):
-    parser = Parser(prog="make_stats_trace.py", description=__doc__,
+    parser = Parser(description=__doc__,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("gcsim", metavar="GCSIM", help="the gcsim executable")
     parser.add_argument("source", metavar="SOURCE_TRACE", help="a full trace (with tensors)")
