@@ -67,9 +67,13 @@ struct PieceFit {
 
 // Non-negative least squares of sum((model/t - 1)^2) over samples[first, last).
 // With at most four terms, the optimum is the best feasible unconstrained
-// solution over the 15 non-empty subsets of terms.
+// solution over the 15 non-empty subsets of terms. `scales_past_end`: the
+// piece is the last, with one size; of its exact fits (a latency alone, a
+// size term alone) one on a size term is kept, so that the curve goes on
+// growing past the largest size measured. Before, the choice fell to the
+// fits' last bits, and the CPU sketch_query stayed flat past 2^26.
 PieceFit fit_piece(const Family& family, const std::vector<Sample>& samples, std::size_t first,
-                   std::size_t last) {
+                   std::size_t last, bool scales_past_end = false) {
   const std::size_t terms = family.term_count;
   // Columns scaled to unit norm so that latency (1) and per-element (1e8)
   // terms are comparable in the normal equations.
@@ -83,9 +87,9 @@ PieceFit fit_piece(const Family& family, const std::vector<Sample>& samples, std
     s = s > 0 ? std::sqrt(s) : 1.0;
 
   PieceFit best;
-  // Larger masks first: when several subsets fit equally well (a piece with a
-  // single size), the size-dependent terms win over a bare latency, so the
-  // piece still scales with n.
+  unsigned best_mask = 0;
+  // Larger masks first. Subsets that fit a piece of one size equally well
+  // differ in their last bits, which decide, but in the last piece.
   for (unsigned mask = (1u << terms) - 1; mask >= 1; --mask) {
     std::vector<std::size_t> active;
     for (std::size_t t = 0; t < terms; ++t)
@@ -114,8 +118,15 @@ PieceFit fit_piece(const Family& family, const std::vector<Sample>& samples, std
     for (std::size_t a = 0; a < size; ++a)
       segment.coefficients[active[a]] = solution[a] / scale[active[a]];
     const double rss = residual_sum(family, segment, samples, first, last);
-    if (rss < best.rss)
+    // Residual sums this close are one fit (relative residuals of 1e-8).
+    const bool same = std::fabs(rss - best.rss) <= 1e-16;
+    // Of two such fits of the last piece: no latency, then the family's
+    // earlier size term (per_n_rows before per_rows_cols: its own size).
+    const auto rank = [](unsigned m) { return std::pair{(m & 1u) != 0, m}; };
+    if (scales_past_end && same ? rank(mask) < rank(best_mask) : rss < best.rss) {
       best = PieceFit{segment, rss};
+      best_mask = mask;
+    }
   }
   return best;
 }
@@ -303,7 +314,7 @@ PiecewiseFit fit_pieces(const Family& family, char piecewise_in, const std::vect
   std::vector<std::vector<bool>> done(distinct + 1, std::vector<bool>(distinct + 1, false));
   auto piece = [&](std::size_t a, std::size_t b) -> const PieceFit& {
     if (!done[a][b]) {
-      memo[a][b] = fit_piece(family, samples, starts[a], starts[b]);
+      memo[a][b] = fit_piece(family, samples, starts[a], starts[b], b == distinct && b - a == 1);
       done[a][b] = true;
     }
     return memo[a][b];

@@ -134,3 +134,27 @@ TEST_CASE("a piece that would start below the previous one's end is lifted, not 
     previous_density = density;
   }
 }
+
+TEST_CASE("a last piece of one size goes on growing past it") {
+  // The CPU profile's sketch_query points (n = 2^10..2^26, rows = 5): the
+  // last piece holds 2^26 alone, which a latency fits as exactly as a cost
+  // per element. The fits' last bits chose the latency, and the curve
+  // stayed flat past 2^26.
+  const std::vector<std::pair<int, double>> points{
+      {10, 1.44865e-05}, {11, 2.78815e-05}, {12, 5.4801e-05},  {13, 0.000108772}, {14, 0.000215932},
+      {15, 0.000430601}, {16, 0.00085994},  {17, 0.001718207}, {18, 0.003436315}, {19, 0.006869645},
+      {20, 0.01356922},  {21, 0.02722949},  {22, 0.05820924},  {23, 0.1244411},   {24, 0.2671333},
+      {25, 0.5934122},   {26, 1.705353}};
+  std::vector<Sample> samples;
+  for (const auto& [exponent, seconds] : points) {
+    const double n = std::ldexp(1.0, exponent);
+    samples.push_back(Sample{KernelShape{n, 0, 5, std::max(256.0, std::floor(n / 100))}, seconds});
+  }
+  const auto curve = gcsim::cost::fit_curve(kernel_family(Kernel::sketch_query), samples);
+  CHECK(curve.problem().empty());
+  const double last = std::ldexp(1.0, 26);
+  const double at_last = curve.seconds(KernelShape{last, 0, 5, last / 100});
+  CHECK(at_last == doctest::Approx(1.705353).epsilon(1e-6).scale(0));
+  CHECK(curve.seconds(KernelShape{2 * last, 0, 5, last / 50}) ==
+        doctest::Approx(2 * at_last).epsilon(1e-6).scale(0));
+}
