@@ -184,7 +184,11 @@ public:
   // residuals, not P gradients too), then finish_iteration. One pass over
   // the workers can feed several compressors (one per bucket). `memories`
   // and `weights` must stay valid until finish_iteration. Results equal the
-  // vector form's.
+  // vector form's. A gradient add_gradient refuses (NaN, another layout) has
+  // not touched its worker's memory, so the same worker may be added again;
+  // the workers added before it hold their gradients in their memories, so
+  // an iteration begun afresh (or run_iteration called again after a throw)
+  // must start from memories saved before the first call.
   void begin_iteration(const WeightsView* weights, const IterationContext& ctx,
                        std::vector<ErrorFeedback>& memories);
   void add_gradient(const GradientView& gradient);
