@@ -604,6 +604,35 @@ TEST_CASE("streamed gradients through one reused buffer give the vector API's re
   }
 }
 
+TEST_CASE("a refused gradient may be added again, as compressor.hpp says") {
+  // add_gradient refuses a NaN before it touches the worker's memory, so a
+  // caller can add the worker again with a good gradient and get the same
+  // iteration as if the bad one had never come.
+  constexpr std::size_t P = 3;
+  gc::test::SyntheticWorkers data({500, 300}, P, 9);
+  const auto views = data.views();
+  for (const std::string name : {"topk", "dgc", "gs_sgd"}) {
+    CAPTURE(name);
+    const nlohmann::json params = small_params(name);
+    Run whole(name, params, P);
+    Run streamed(name, params, P);
+    const auto expected = whole.step(views, 0, 11);
+    std::vector<float> bad = data.grads[1];
+    bad[7] = std::numeric_limits<float>::quiet_NaN();
+    streamed.compressor->begin_iteration(nullptr, gc::IterationContext{0, P, 11},
+                                         streamed.memories);
+    streamed.compressor->add_gradient(views[0]);
+    CHECK_THROWS_AS(streamed.compressor->add_gradient(gc::GradientView{bad.data(), &data.layout}),
+                    std::invalid_argument);
+    for (std::size_t w = 1; w < P; ++w)
+      streamed.compressor->add_gradient(views[w]);
+    const auto got = streamed.compressor->finish_iteration();
+    CHECK(got.update == expected.update);
+    for (std::size_t w = 0; w < P; ++w)
+      CHECK(streamed.memories[w].residual() == whole.memories[w].residual());
+  }
+}
+
 TEST_CASE("fidelity metrics on a hand-made example") {
   const gc::LayerLayout layout = gc::LayerLayout::from_sizes({4});
   const std::vector<float> g0 = {1, 0, 2, 0};
