@@ -43,9 +43,19 @@ void configure_network_model(const NetworkModelSpec& network) {
   sg4::Engine::set_config("network/model:" + network.model);
   sg4::Engine::set_config(std::string("network/crosstraffic:") +
                           (network.crosstraffic ? "1" : "0"));
-  sg4::Engine::set_config("network/latency-factor:" + fmt::format("{}", network.latency_factor));
-  sg4::Engine::set_config("network/bandwidth-factor:" +
-                          fmt::format("{}", network.bandwidth_factor));
+  if (network.model == "SMPI") {
+    // SMPI's factors are tables of "message size:factor"; one entry from
+    // size 0 is a constant.
+    if (network.latency_factor)
+      sg4::Engine::set_config("smpi/lat-factor:0:" + fmt::format("{}", *network.latency_factor));
+    if (network.bandwidth_factor)
+      sg4::Engine::set_config("smpi/bw-factor:0:" + fmt::format("{}", *network.bandwidth_factor));
+  } else {
+    sg4::Engine::set_config("network/latency-factor:" +
+                            fmt::format("{}", network.latency_factor.value()));
+    sg4::Engine::set_config("network/bandwidth-factor:" +
+                            fmt::format("{}", network.bandwidth_factor.value()));
+  }
   // SimGrid bounds a flow at gamma / (2 latency); a huge gamma removes the
   // bound so that CM02 is exactly latency + size / bandwidth.
   double gamma = network.tcp_window_bytes.value_or(1e30);

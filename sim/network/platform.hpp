@@ -33,8 +33,12 @@ const char* solver_name(SharingSolver solver);
 struct NetworkModelSpec {
   std::string model = "CM02"; // CM02 | LV08 | SMPI
   bool crosstraffic = false;
-  double latency_factor = 1.0;
-  double bandwidth_factor = 1.0;
+  /// Multiply every route latency and link bandwidth. Always set for CM02
+  /// (1) and LV08 (SimGrid's 13.01 and 0.97); for SMPI, unset leaves
+  /// SimGrid's SMPI table of factors per message size, and a value replaces
+  /// that table (SMPI reads no other factor).
+  std::optional<double> latency_factor = 1.0;
+  std::optional<double> bandwidth_factor = 1.0;
   /// TCP window in bytes bounding a flow's rate at window / (2 latency);
   /// nullopt disables the bound.
   std::optional<double> tcp_window_bytes;

@@ -325,7 +325,8 @@ std::string check_key(const PlatformSpec& spec) {
   std::ostringstream key;
   key << std::hexfloat << spec.xml_file << '\n'
       << spec.nodes << ' ' << spec.network.model << ' ' << spec.network.crosstraffic << ' '
-      << spec.network.latency_factor << ' ' << spec.network.bandwidth_factor << ' '
+      << spec.network.latency_factor.value_or(-1) << ' '
+      << spec.network.bandwidth_factor.value_or(-1) << ' '
       << spec.network.tcp_window_bytes.value_or(-1);
   return key.str();
 }

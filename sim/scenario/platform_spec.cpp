@@ -43,8 +43,8 @@ std::vector<unsigned> read_levels(ObjectReader& reader, std::string_view key) {
 // SimGrid's calibrated factors (LV08: 13.01 and 0.97; SMPI's per message
 // size: 0.34 to 11.6) are far inside [0.001, 1000]: outside it a factor is a
 // typo, and at 1e-300 or 1e308 SimGrid loses flows or overflows its clock.
-double read_factor(ObjectReader& reader, std::string_view key, double fallback) {
-  const double factor = reader.positive_number_or(key, fallback);
+double read_factor(ObjectReader& reader, std::string_view key) {
+  const double factor = reader.positive_number(key);
   if (factor < 1e-3 || factor > 1e3)
     reader.fail(key, "expected a factor in [0.001, 1000], got " + describe_json(*reader.find(key)));
   return factor;
@@ -89,9 +89,17 @@ net::NetworkModelSpec read_network(ObjectReader& parent) {
     // SimGrid's own LV08 defaults unless the file says otherwise.
     network.latency_factor = 13.01;
     network.bandwidth_factor = 0.97;
+  } else if (network.model == "SMPI") {
+    // SimGrid's SMPI table unless the file gives a factor.
+    network.latency_factor.reset();
+    network.bandwidth_factor.reset();
   }
-  network.latency_factor = read_factor(reader, "latency_factor", network.latency_factor);
-  network.bandwidth_factor = read_factor(reader, "bandwidth_factor", network.bandwidth_factor);
+  for (auto [key, factor] : {std::pair{"latency_factor", &network.latency_factor},
+                             std::pair{"bandwidth_factor", &network.bandwidth_factor}})
+    if (reader.has(key))
+      *factor = read_factor(reader, key);
+    else
+      reader.allow(key);
   if (reader.has("tcp_window"))
     network.tcp_window_bytes = reader.size("tcp_window");
   else

@@ -250,6 +250,20 @@ with tempfile.TemporaryDirectory() as work:
               f"recursive doubling on {nodes} nodes: {tree * 1e3:.1f} ms on the fat-tree, "
               f"{switch * 1e3:.1f} on the switch (README {tree_ms} and {switch_ms})")
 
+    # SMPI reads its own table of factors per message size, never
+    # network/latency-factor or bandwidth-factor: a platform's factors did
+    # nothing under it. Given, they now replace the table.
+    def on_star(network):
+        return one_tensor("star-8x10g", *four_nodes, "--set", f"platform.network={network}")
+
+    smpi_table = on_star('{"model": "SMPI"}')
+    smpi_given = on_star('{"model": "SMPI", "latency_factor": 2, "bandwidth_factor": 0.5}')
+    cm02_given = on_star('{"model": "CM02", "latency_factor": 2, "bandwidth_factor": 0.5}')
+    check(abs(smpi_given - cm02_given) < 1e-9 * cm02_given
+          and abs(smpi_table - star) > 0.01 * star,
+          f"SMPI takes the platform's factors ({smpi_given * 1e3:.3f} ms, CM02 "
+          f"{cm02_given * 1e3:.3f}) and its own table without them ({smpi_table * 1e3:.3f} ms)")
+
 help_text = gcsim("--help")
 check(help_text.returncode == 0 and "run" in help_text.stdout, "gcsim --help lists the commands")
 run_help = gcsim("run", "--help")
