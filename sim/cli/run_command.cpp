@@ -98,7 +98,7 @@ public:
     std::unique_ptr<compress::Compressor> compressor;
     nlohmann::json compressor_json = scenario.compressor;
     if (replay_file_.empty()) {
-      compressor = compressor_of(scenario);
+      compressor = scenario.make_compressor();
       compressor_json = compressor->params();
       compressor_json["name"] = compressor->name();
     }
@@ -225,7 +225,7 @@ public:
         if (per_bucket) {
           const training::IterationPlan& dense_plan = plans.front();
           auto make = [this, &scenario] {
-            std::unique_ptr<compress::Compressor> made = compressor_of(scenario);
+            std::unique_ptr<compress::Compressor> made = scenario.make_compressor();
             if (spilled_)
               made->spill_worker_state(spill_.dir);
             return made;
@@ -332,21 +332,6 @@ public:
   }
 
 private:
-  // The registry validates the name and every parameter; the parameter at
-  // fault becomes the JSON path.
-  static std::unique_ptr<compress::Compressor> compressor_of(const Scenario& scenario) {
-    std::string name = scenario.compressor["name"].get<std::string>();
-    nlohmann::json params = scenario.compressor;
-    params.erase("name");
-    try {
-      return compress::make_compressor(name, params);
-    } catch (const compress::ParameterError& error) {
-      std::string path =
-          error.parameter().empty() ? "/compressor/name" : "/compressor/" + error.parameter();
-      throw InputError(scenario.source_of(path), path, error.what());
-    }
-  }
-
   std::string scenario_file_;
   std::string out_dir_;
   std::string timeline_file_;

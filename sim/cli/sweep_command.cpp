@@ -222,7 +222,9 @@ private:
       try {
         for (const std::string& setting : point.set_arguments)
           overrides.push_back(parse_override(setting));
-        scenarios.push_back(load_scenario(spec.scenario, overrides, std::nullopt).resolved);
+        const Scenario scenario = load_scenario(spec.scenario, overrides, std::nullopt);
+        scenario.make_compressor(); // its parameters too, or a bad one fails hours in
+        scenarios.push_back(scenario.resolved);
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",
                          "point " + point.id + " is not a valid scenario: " + error.what() +

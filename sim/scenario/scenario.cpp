@@ -1,5 +1,6 @@
 #include "sim/scenario/scenario.hpp"
 
+#include "compressors/registry.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
 #include "sim/scenario/platform_spec.hpp"
@@ -123,6 +124,19 @@ std::vector<NamedFile> Scenario::input_files() const {
 std::string Scenario::source_of(const std::string& pointer) const {
   const Override* writer = override_writing(overrides, pointer);
   return writer != nullptr ? "--set " + writer->text : file.string();
+}
+
+std::unique_ptr<compress::Compressor> Scenario::make_compressor() const {
+  const std::string compressor_name = compressor["name"].get<std::string>();
+  nlohmann::json params = compressor;
+  params.erase("name");
+  try {
+    return compress::make_compressor(compressor_name, params);
+  } catch (const compress::ParameterError& error) {
+    const std::string path =
+        error.parameter().empty() ? "/compressor/name" : "/compressor/" + error.parameter();
+    throw InputError(source_of(path), path, error.what());
+  }
 }
 
 const char* algorithm_name(AllreduceAlgorithm algorithm) {

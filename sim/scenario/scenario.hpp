@@ -2,6 +2,7 @@
 // A scenario: the platform, the workload, the device profile, the training
 // loop settings, the compressor and the seed. Format: workloads/README.md.
 
+#include "compressors/compressor.hpp"
 #include "sim/input/paths.hpp"
 #include "sim/network/platform.hpp"
 #include "sim/scenario/overrides.hpp"
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +88,10 @@ struct Scenario {
   /// parameter checked after loading) names: the --set that wrote the field
   /// or one holding it, else the scenario file.
   std::string source_of(const std::string& pointer) const;
+
+  /// The scenario's compressor, from the registry, which checks the name and
+  /// every parameter: one at fault is an InputError at its field.
+  std::unique_ptr<compress::Compressor> make_compressor() const;
 };
 
 /// Loads, applies overrides and a seed override, and validates everything

@@ -208,6 +208,15 @@ with tempfile.TemporaryDirectory() as work:
                      {"scenario": QUICKSTART, "set": {"training.iterations": 1},
                       "grid": {"compressor": [{"name": "no_such_compressor"}]}}, "",
                      ["p000_compressor-no_such_compressor", "rerun alone:", "gcsim run"])
+    # Compressor parameters were checked only when their point ran, after
+    # the points before it.
+    bad_input(work, "bad-density.json",
+              {"scenario": QUICKSTART, "set": {"training.iterations": 1},
+               "grid": {"compressor": [{"name": "topk", "density": 0.01},
+                                       {"name": "deft", "density": 2}]}}, "/compressor/density",
+              ["p001_compressor-deft", "rerun alone:"])
+    check(not os.path.exists(os.path.join(work, "bad-out", "points", "p000_compressor-topk")),
+          "a bad compressor parameter stops the sweep before its first point runs")
     check(not os.path.exists(os.path.join(work, "bad-out", "sweep.csv")),
           "a failed sweep writes no sweep.csv")
     jobs = sweep(work, sweep_file, "--jobs", "0")
