@@ -20,15 +20,18 @@ std::string where_in(const InputError& error) {
   return error.file() + ": " + (error.json_path().empty() ? "" : error.json_path() + ": ");
 }
 
-// The --set that wrote the field at `pointer` or one holding it.
+// The --set that wrote the field at `pointer` or one holding it; of
+// several, the last, whose value stands (--set platform=FILE --set
+// platform.nodes=200: the second).
 const Override* override_writing(const std::vector<Override>& overrides,
                                  const std::string& pointer) {
+  const Override* writer = nullptr;
   for (const Override& item : overrides) {
     const std::string set_pointer = item.pointer();
     if (pointer == set_pointer || pointer.rfind(set_pointer + "/", 0) == 0)
-      return &item;
+      writer = &item;
   }
-  return nullptr;
+  return writer;
 }
 
 // Errors in a field a --set wrote name the --set, not the file: the field

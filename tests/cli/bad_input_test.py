@@ -285,6 +285,15 @@ CASES = [
                   'radical="0-1" speed="1Gf" bw="0.001bps" lat="10us"/></zone></platform>'},
      [], ["scenario.json: /platform/xml: an iteration takes", "more than 1e9 s",
           "latencies in", "slow.xml"]),
+    # The first --set holding the field was blamed, not the last, which
+    # wrote the value.
+    ("second --set at fault", scenario(), {},
+     ["--set", "platform=" + os.path.join(ROOT, "platforms", "fattree-96-1g.json"),
+      "--set", "platform.nodes=200"],
+     ["--set platform.nodes=200: /platform/nodes:", "[1, 96]"]),
+    ("second --set inside a compressor", scenario(), {},
+     ["--set", 'compressor={"name": "topk"}', "--set", "compressor.density=3"],
+     ["--set compressor.density=3: /compressor/density:"]),
     # CLI11 read -1 as 2^64 - 1 and saturated 2^66 to 2^63 - 1.
     ("--seed -1", scenario(), {}, ["--seed", "-1"], ["--seed:", 'got "-1"']),
     ("--seed past 2^64", scenario(), {}, ["--seed", "99999999999999999999"],
