@@ -202,9 +202,17 @@ const nlohmann::json* ObjectReader::find(std::string_view key) {
 
 const nlohmann::json& ObjectReader::require(std::string_view key) {
   const nlohmann::json* value = find(key);
-  if (value == nullptr)
-    fail(key, "required field is missing");
-  return *value;
+  if (value != nullptr)
+    return *value;
+  // A misspelt required field ("latancy") is missing too: name it, since
+  // finish() would have, had the field been optional.
+  std::vector<std::string> unasked;
+  for (auto it = value_.begin(); it != value_.end(); ++it)
+    if (known_.count(it.key()) == 0)
+      unasked.push_back(it.key());
+  const std::string near = compress::did_you_mean(std::string(key), unasked);
+  fail(key, near.empty() ? "required field is missing"
+                         : "required field is missing (is \"" + near + "\" a misspelling of it?)");
 }
 
 std::string ObjectReader::string(std::string_view key) {

@@ -285,6 +285,11 @@ CASES = [
                   'radical="0-1" speed="1Gf" bw="0.001bps" lat="10us"/></zone></platform>'},
      [], ["scenario.json: /platform/xml: an iteration takes", "more than 1e9 s",
           "latencies in", "slow.xml"]),
+    # A misspelt required field was reported as missing, the key typed
+    # never named.
+    ("misspelt required field",
+     with_platform(link={"bandwith": "10Gbps", "latency": "10us"}), {}, [],
+     ["/platform/link/bandwidth", "required field is missing", '"bandwith"']),
     # The first --set holding the field was blamed, not the last, which
     # wrote the value.
     ("second --set at fault", scenario(), {},
