@@ -303,7 +303,7 @@ TreeLinks binary_tree_links(int size, int rank) {
     return links;
   // In-order binary tree: rank r > 0 with lowest set bit b sits log2 b
   // levels above the leaves (the odd ranks); its children are r -/+ b/2, and its
-  // parent r - b or r + b, whichever has bit 2b clear. Rank 0 is the root
+  // parent r - b or r + b, whichever has bit 2b set. Rank 0 is the root
   // and has one child, the largest power of two below `size`. Where a right
   // child or a parent falls past the last rank, the nearest one in range
   // below it takes its place.

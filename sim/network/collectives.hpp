@@ -107,8 +107,9 @@ TreeLinks machine_tree_links(int nodes, int per_node, int rank, int tree);
 /// ones as one body and the last chunk are a message each, so each hop pays
 /// a latency at the pipeline's fill, not one per chunk, as NCCL keeps 8
 /// chunks in flight). About 2 log2 P latencies against a ring's
-/// 2(P-1); every rank sends the half it is interior for twice (to its
-/// parent once, to its two children) and the other half once. With
+/// 2(P-1); every rank sends the half it is interior for three times (once up
+/// to its parent, once down to each of its two children) and the other half
+/// once, 2 buffers in all. With
 /// `ranks_per_node` > 1 the trees are machine_tree_links'.
 void double_binary_tree_allreduce(Group& group, int rank, uint64_t bytes, int ranks_per_node = 1);
 /// A piece of a pipelined stream: a rank sends it on once it has arrived,
