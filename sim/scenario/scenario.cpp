@@ -75,7 +75,13 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
   reader.allow("comment");
   training.iterations = static_cast<int>(reader.integer_or("iterations", 1, 100000, 3));
   training.warmup_iterations =
-      static_cast<int>(reader.integer_or("warmup_iterations", 0, training.iterations - 1, 0));
+      static_cast<int>(reader.integer_or("warmup_iterations", 0, 100000, 0));
+  // "expected an integer in [0, 0]" did not say where the bound came from.
+  if (training.warmup_iterations >= training.iterations)
+    reader.fail("warmup_iterations",
+                "expected fewer than training.iterations (" + std::to_string(training.iterations) +
+                    ") warm-up iterations, got " + std::to_string(training.warmup_iterations) +
+                    ": the summary leaves them out, and it needs one iteration at least");
   training.batch_per_worker =
       static_cast<int>(reader.integer_or("batch_per_worker", 1, 1 << 20, 32));
   training.bucket_bytes = reader.size_or("bucket_size", training.bucket_bytes);

@@ -290,6 +290,9 @@ CASES = [
     ("misspelt required field",
      with_platform(link={"bandwith": "10Gbps", "latency": "10us"}), {}, [],
      ["/platform/link/bandwidth", "required field is missing", '"bandwith"']),
+    # "expected an integer in [0, 0]" did not say the bound is iterations.
+    ("as many warm-up iterations as iterations", with_training(iterations=2, warmup_iterations=2),
+     {}, [], ["/training/warmup_iterations", "fewer than training.iterations (2)"]),
     # The first --set holding the field was blamed, not the last, which
     # wrote the value.
     ("second --set at fault", scenario(), {},
