@@ -295,7 +295,7 @@ DeviceProfile DeviceProfile::from_json(const nlohmann::json& json, const std::st
   DeviceProfile profile;
   ObjectReader root(json, file, "");
   root.allow("comment");
-  root.choice("format", {kFormat});
+  root.format(kFormat, "a device profile");
   profile.name_ = root.string("name");
 
   ObjectReader device = root.object("device");

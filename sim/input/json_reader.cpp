@@ -222,6 +222,16 @@ std::string ObjectReader::string(std::string_view key) {
   return value.get<std::string>();
 }
 
+void ObjectReader::format(const std::string& expected, const std::string& kind) {
+  const nlohmann::json* value = find("format");
+  if (value != nullptr && value->is_string() && value->get<std::string>() == expected)
+    return;
+  const std::string wanted = "expected \"" + expected + "\" (" + kind + ")";
+  fail("format", value == nullptr
+                     ? "missing: not " + kind + ", which says \"format\": \"" + expected + "\""
+                     : wanted + ", got " + describe_json(*value));
+}
+
 std::string ObjectReader::string_or(std::string_view key, std::string fallback) {
   return has(key) ? string(key) : (known_.emplace(key), std::move(fallback));
 }

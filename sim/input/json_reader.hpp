@@ -69,6 +69,9 @@ public:
 
   std::string string(std::string_view key);
   std::string string_or(std::string_view key, std::string fallback);
+  /// The file's "format" field, which must be `expected`; `kind` names such
+  /// a file ("a measured run") for the user who passed another kind.
+  void format(const std::string& expected, const std::string& kind);
   /// One of `allowed`, with a did-you-mean otherwise.
   std::string choice(std::string_view key, const std::vector<std::string>& allowed);
   std::string choice_or(std::string_view key, const std::vector<std::string>& allowed,

@@ -206,8 +206,7 @@ Manifest load_manifest(const std::filesystem::path& path) {
   manifest.folder = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
   manifest.file = file.string();
   ObjectReader reader(json, manifest.file, "");
-  if (reader.string("format") != "gcsim-trace")
-    reader.fail("format", "expected \"gcsim-trace\"");
+  reader.format("gcsim-trace", "a gradient trace's manifest");
   manifest.format_version = reader.integer("format_version", 1, 1);
   manifest.model = reader.string("model");
   manifest.dataset = reader.string("dataset");

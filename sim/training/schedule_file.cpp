@@ -260,8 +260,7 @@ CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
   nlohmann::json document = load_json_file(file);
   ObjectReader reader(document, name, "");
   reader.allow("kernel_fields");
-  if (reader.string("format") != "gcsim-schedule/1")
-    reader.fail("format", "expected \"gcsim-schedule/1\"");
+  reader.format("gcsim-schedule/1", "a schedule.json that gcsim run wrote");
   int64_t recorded = reader.integer("workers", 1, 1 << 16);
   if (recorded != workers)
     reader.fail("workers", "the schedule is for " + std::to_string(recorded) +

@@ -293,9 +293,7 @@ MeasuredRun read_measured_run(const std::filesystem::path& path) {
   ObjectReader reader(json, file, "");
   for (const char* key : {"source", "date", "machine", "wall_s", "comment", "description"})
     reader.allow(key);
-  std::string format = reader.string("format");
-  if (format != "gcsim-measured-run/1")
-    reader.fail("format", "expected \"gcsim-measured-run/1\", got \"" + format + "\"");
+  reader.format("gcsim-measured-run/1", "a measured run");
   MeasuredRun run;
   run.file = path;
   run.name = reader.string_or("name", path.stem().string());

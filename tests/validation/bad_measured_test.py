@@ -46,7 +46,7 @@ def variant(edit):
 
 
 CASES = [
-    ("missing format", lambda d: d.pop("format"), "/format"),
+    ("missing format", lambda d: d.pop("format"), "/format", "not a measured run"),
     ("missing cluster", lambda d: d.pop("cluster"), "/cluster"),
     ("missing seconds", lambda d: d["collectives"][0].pop("seconds"), "/collectives/0/seconds"),
     ("negative seconds", lambda d: d["collectives"][0].update(seconds=-1.0), "/collectives/0/seconds"),
