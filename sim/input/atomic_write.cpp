@@ -19,6 +19,14 @@ void remove_if_empty(const std::filesystem::path& folder) {
 // `made`; returns where the text goes first.
 std::filesystem::path prepare(const std::filesystem::path& file, MadeFolders* made = nullptr) {
   std::error_code error;
+  // The finished file is renamed onto the path: a device or a pipe there
+  // (as root, --timeline /dev/null) would be replaced by a regular file.
+  const std::filesystem::file_type type = std::filesystem::symlink_status(file, error).type();
+  if (type == std::filesystem::file_type::character || type == std::filesystem::file_type::block ||
+      type == std::filesystem::file_type::fifo || type == std::filesystem::file_type::socket)
+    throw WriteError("cannot write " + file.string() +
+                     ": not a regular file (a device or a pipe), which gcsim would replace with "
+                     "one: its outputs are written whole and renamed into place");
   if (file.has_parent_path()) {
     // The missing folders, deepest first.
     std::vector<std::filesystem::path> missing;

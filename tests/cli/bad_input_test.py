@@ -11,6 +11,7 @@ Usage: bad_input_test.py PATH/TO/gcsim
 import copy
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -514,6 +515,20 @@ def main():
         for problem in problems:
             print(f"    {problem}")
         failures += bool(problems)
+    # The finished file was renamed onto the path whatever it was: as root,
+    # --timeline /dev/null made /dev/null a regular file. A FIFO shows the
+    # same without root.
+    with tempfile.TemporaryDirectory() as workdir:
+        fifo = os.path.join(workdir, "pipe")
+        os.mkfifo(fifo)
+        problems = run_case("timeline onto a pipe", scenario(), {}, ["--timeline", fifo],
+                            ["cannot write " + fifo, "not a regular file"], workdir, status=1)
+        if not stat.S_ISFIFO(os.lstat(fifo).st_mode):
+            problems.append("the pipe was replaced")
+    print(f"{'ok' if not problems else 'FAIL'}: output: timeline onto a pipe")
+    for problem in problems:
+        print(f"    {problem}")
+    failures += bool(problems)
     for name, out_name, existing in FOLDER_CASES:
         with tempfile.TemporaryDirectory() as workdir:
             problems = run_case(name, TOO_LONG, {}, [], ["/platform", "more than 1e9 s"], workdir,
