@@ -16,6 +16,7 @@ line a script prints before exit 1:
         sys.exit(f"script.py: {error}")   # script.py: cannot write PATH: No space left on device
 """
 import contextlib
+import errno
 import io
 import json
 import os
@@ -45,6 +46,15 @@ def atomic_output(path):
     the umask (not mkstemp's 0600)."""
     target = os.path.realpath(path)  # through a symbolic link, as open() writes
     folder, name = os.path.split(target)
+    # Replacing a device or a pipe (plot.py --out /dev/null, as root) would
+    # leave a regular file in its place.
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = stat.S_IFREG  # missing: made new
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise WriteError(path, OSError(errno.EINVAL, "not a regular file (a device or a pipe), "
+                                       "which writing it whole would replace"))
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=os.path.splitext(name)[1],
                                              dir=folder)

@@ -157,6 +157,14 @@ def helper_checks(tmp):
           and str(error) == f"cannot write {nowhere}: {os.strerror(errno.ENOTDIR)}",
           f"a target in a folder that is a file: a WriteError naming it ({error})")
 
+    # A device or a pipe was replaced by a regular file (--out /dev/null as root).
+    pipe = os.path.join(tmp, "pipe")
+    os.mkfifo(pipe)
+    error = outcome(lambda: write_atomically(pipe, "x"))
+    check(isinstance(error, WriteError) and "not a regular file" in str(error)
+          and stat.S_ISFIFO(os.lstat(pipe).st_mode),
+          f"a pipe as the target: a WriteError, the pipe kept ({error})")
+
     # Two writers of one folder never share a temporary.
     with atomic_output(path) as first, atomic_output(path) as second:
         check(first != second and os.path.exists(first) and os.path.exists(second),
