@@ -4,6 +4,7 @@
 // into DIR/sweep.csv. Format: workloads/scenarios/README.md, "Sweeps".
 
 #include "sim/cli/command.hpp"
+#include "sim/cost/device_profile.hpp"
 #include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
@@ -16,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -216,6 +218,7 @@ private:
                                                   const std::vector<sweep::Point>& points,
                                                   const std::vector<std::string>& commands) {
     std::vector<nlohmann::json> scenarios;
+    std::set<std::filesystem::path> checked_devices;
     for (size_t i = 0; i < points.size(); ++i) {
       const sweep::Point& point = points[i];
       std::vector<Override> overrides;
@@ -224,6 +227,8 @@ private:
           overrides.push_back(parse_override(setting));
         const Scenario scenario = load_scenario(spec.scenario, overrides, std::nullopt);
         scenario.make_compressor(); // its parameters too, or a bad one fails hours in
+        if (checked_devices.insert(scenario.device_file).second)
+          cost::DeviceProfile::load(scenario.device_file); // and a device of the grid
         scenarios.push_back(scenario.resolved);
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",

@@ -217,6 +217,13 @@ with tempfile.TemporaryDirectory() as work:
               ["p001_compressor-deft", "rerun alone:"])
     check(not os.path.exists(os.path.join(work, "bad-out", "points", "p000_compressor-topk")),
           "a bad compressor parameter stops the sweep before its first point runs")
+    # So were device profiles.
+    bad_input(work, "bad-device.json",
+              {"scenario": QUICKSTART, "set": {"training.iterations": 1},
+               "grid": {"device": [os.path.join(ROOT, "platforms", "devices", "v100.json"),
+                                   QUICKSTART]}}, "/format", ["p001_device", "not a device profile"])
+    check(not os.path.exists(os.path.join(work, "bad-out", "points")),
+          "a bad device profile stops the sweep before its first point runs")
     check(not os.path.exists(os.path.join(work, "bad-out", "sweep.csv")),
           "a failed sweep writes no sweep.csv")
     jobs = sweep(work, sweep_file, "--jobs", "0")
