@@ -14,12 +14,6 @@
 namespace gcsim {
 namespace {
 
-// "file: /path: " of an error in a file the scenario names, to follow the
-// scenario's own field in the message.
-std::string where_in(const InputError& error) {
-  return error.file() + ": " + (error.json_path().empty() ? "" : error.json_path() + ": ");
-}
-
 // The --set that wrote the field at `pointer` or one holding it; of
 // several, the last, whose value stands (--set platform=FILE --set
 // platform.nodes=200: the second).
@@ -192,7 +186,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     try {
       return load_json_file(platform_file);
     } catch (const InputError& error) {
-      throw InputError(source, "/platform", where_in(error) + error.message());
+      throw InputError(source, "/platform", error.what());
     }
   };
   if (auto it = document.find("platform"); it != document.end() && it->is_string()) {
@@ -242,7 +236,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       try {
         spec_json = load_json_file(spec_file);
       } catch (const InputError& error) {
-        throw InputError(file_name, key, where_in(error) + error.message());
+        throw InputError(file_name, key, error.what());
       }
       return training::read_layer_spec(spec_json, spec_file.string());
     };
@@ -265,7 +259,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       try {
         scenario.workload = training::workload_from_trace_folder(*scenario.trace_folder);
       } catch (const InputError& error) {
-        throw InputError(file_name, "/workload", where_in(error) + error.message());
+        throw InputError(file_name, "/workload", error.what());
       }
       if (reader.has("compute_spec")) {
         const training::Workload spec =
