@@ -1,7 +1,9 @@
 #include "sim/input/paths.hpp"
 
+#include "compressors/params.hpp"
 #include "sim/input/input_error.hpp"
 
+#include <algorithm>
 #include <system_error>
 
 #ifndef GCSIM_SOURCE_ROOT
@@ -21,17 +23,79 @@ bool is_folder_name(std::string_view name) {
          name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;
 }
 
+namespace {
+
+// The places resolve_input_path tries, in its order: beside the referring
+// file, in the working directory, in the source tree.
+std::vector<std::filesystem::path> input_candidates(const std::filesystem::path& path,
+                                                    const std::filesystem::path& referring_file) {
+  if (path.is_absolute())
+    return {path};
+  return {referring_file.parent_path() / path, path, source_root() / path};
+}
+
+// A name in `folder` a slip away from `name` ("star-8x1g.json" for
+// "star-8x10g.json"), or "" when there is none or the folder cannot be read.
+// Only names of the same extension count, compared without it: the
+// extension's letters would otherwise let "x1.json" pass for "v100.json".
+std::string near_name_in(const std::filesystem::path& folder, const std::filesystem::path& name) {
+  std::error_code error;
+  std::vector<std::string> stems;
+  const std::filesystem::path listed = folder.empty() ? "." : folder;
+  for (std::filesystem::directory_iterator it(listed, error), end; !error && it != end;
+       it.increment(error))
+    if (it->path().extension() == name.extension())
+      stems.push_back(it->path().stem().string());
+  // Directory order is the file system's: sorted, the guess is the same on
+  // every machine.
+  std::sort(stems.begin(), stems.end());
+  const std::string near = compress::did_you_mean(name.stem().string(), stems);
+  return near.empty() ? near : near + name.extension().string();
+}
+
+} // namespace
+
 std::filesystem::path resolve_input_path(const std::string& value,
                                          const std::filesystem::path& referring_file) {
   std::filesystem::path path(value);
   if (path.is_absolute())
     return path;
+  const std::vector<std::filesystem::path> candidates = input_candidates(path, referring_file);
   std::error_code error;
-  std::filesystem::path beside = referring_file.parent_path() / path;
-  for (const std::filesystem::path& candidate : {beside, path, source_root() / path})
+  for (const std::filesystem::path& candidate : candidates)
     if (std::filesystem::exists(candidate, error))
       return candidate.lexically_normal();
-  return beside.lexically_normal();
+  return candidates.front().lexically_normal();
+}
+
+std::string missing_input(const std::string& value, const std::filesystem::path& referring_file) {
+  const std::filesystem::path path(value);
+  const std::vector<std::filesystem::path> candidates = input_candidates(path, referring_file);
+  for (const std::filesystem::path& candidate : candidates) {
+    std::error_code error;
+    // A place that cannot be looked up (a link loop, a folder that may not
+    // be searched) is left to the reader, which says so.
+    if (std::filesystem::exists(candidate, error) ||
+        (error && error != std::errc::no_such_file_or_directory &&
+         error != std::errc::not_a_directory))
+      return "";
+  }
+  std::string message = "\"" + value + "\" not found ";
+  if (path.is_absolute()) {
+    message += "(an absolute path)";
+  } else {
+    const std::filesystem::path beside = referring_file.parent_path();
+    message += "beside " + referring_file.filename().string() + " (in " +
+               (beside.empty() ? std::string(".") : beside.string()) +
+               "), in the working directory or in gcsim's source tree (" + source_root().string() +
+               ")";
+  }
+  for (const std::filesystem::path& candidate : candidates) {
+    const std::string near = near_name_in(candidate.parent_path(), path.filename());
+    if (!near.empty())
+      return message + "; did you mean \"" + (path.parent_path() / near).string() + "\"?";
+  }
+  return message;
 }
 
 namespace {

@@ -24,6 +24,12 @@ bool is_folder_name(std::string_view name);
 std::filesystem::path resolve_input_path(const std::string& value,
                                          const std::filesystem::path& referring_file);
 
+/// Empty when resolve_input_path finds `value`; otherwise why it does not:
+/// every place it looked, and a near name in one of them ("did you mean
+/// \"platforms/star-8x10g.json\"?"), so that a slip in a name is found
+/// without a listing.
+std::string missing_input(const std::string& value, const std::filesystem::path& referring_file);
+
 /// How a result records an input it read: relative to source_root() when it
 /// lies inside it, else absolute, so that the record does not depend on the
 /// working directory the command ran in.

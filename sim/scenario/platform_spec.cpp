@@ -136,10 +136,10 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
 
   if (spec.topology == Topology::simgrid_xml) {
     std::string xml = reader.string("xml");
+    if (const std::string why = missing_input(xml, file); !why.empty())
+      reader.fail("xml", "SimGrid platform file " + why);
     spec.xml_file = resolve_input_path(xml, file).string();
     std::error_code error;
-    if (!std::filesystem::exists(spec.xml_file, error))
-      reader.fail("xml", "SimGrid platform file not found: " + spec.xml_file);
     // SimGrid's XML scanner exits the process on a read error (a folder),
     // and SimGrid loads a .so or .dylib as C++ code, aborting on a bad one.
     if (!std::filesystem::is_regular_file(spec.xml_file, error))

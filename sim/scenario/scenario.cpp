@@ -180,6 +180,8 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     // An empty path resolves to the scenario's own folder.
     if (value.empty())
       throw InputError(source, "/platform", "expected a platform object or file, got \"\"");
+    if (const std::string why = missing_input(value, file); !why.empty())
+      throw InputError(source, "/platform", why);
     const std::filesystem::path platform_file = resolve_input_path(value, file);
     scenario.platform_source = platform_file.string();
     platform_prefix = "";
@@ -240,15 +242,17 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       }
       return training::read_layer_spec(spec_json, spec_file.string());
     };
-    // An empty path would resolve to the scenario's own folder.
-    const auto path_field = [&reader](const char* key) {
+    // A file the scenario names at `key`, found where resolve_input_path
+    // looks. An empty path would resolve to the scenario's own folder.
+    const auto input_field = [&reader, &file](const char* key) {
       const std::string value = reader.string(key);
       if (value.empty())
         reader.fail(key, "expected a path, got \"\"");
-      return value;
+      if (const std::string why = missing_input(value, file); !why.empty())
+        reader.fail(key, why);
+      return resolve_input_path(value, file);
     };
-    std::string workload_value = path_field("workload");
-    std::filesystem::path workload_file = resolve_input_path(workload_value, file);
+    const std::filesystem::path workload_file = input_field("workload");
     std::error_code fs_error;
     bool is_trace = std::filesystem::is_directory(workload_file, fs_error) ||
                     workload_file.filename() == "manifest.json";
@@ -262,8 +266,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
         throw InputError(file_name, "/workload", error.what());
       }
       if (reader.has("compute_spec")) {
-        const training::Workload spec =
-            read_spec(resolve_input_path(path_field("compute_spec"), file), "/compute_spec");
+        const training::Workload spec = read_spec(input_field("compute_spec"), "/compute_spec");
         try {
           training::take_compute_from(scenario.workload, spec);
         } catch (const std::invalid_argument& error) {
@@ -288,9 +291,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       reader.allow("gradients");
     }
 
-    scenario.device_file = resolve_input_path(path_field("device"), file);
-    if (std::error_code error; !std::filesystem::exists(scenario.device_file, error))
-      reader.fail("device", "device profile not found: " + scenario.device_file.string());
+    scenario.device_file = input_field("device");
     if (std::error_code error; !std::filesystem::is_regular_file(scenario.device_file, error))
       reader.fail("device", "expected a device profile file, not a folder or a device: " +
                                 scenario.device_file.string());

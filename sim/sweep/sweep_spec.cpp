@@ -133,10 +133,10 @@ SweepSpec load_sweep(const std::filesystem::path& file) {
                       "\"..\" (it names the sweep's folder)");
 
   std::string scenario = root.string("scenario");
+  if (const std::string why = missing_input(scenario, file); !why.empty())
+    root.fail("scenario", why);
   spec.scenario = resolve_input_path(scenario, file);
   std::error_code error;
-  if (!std::filesystem::exists(spec.scenario, error))
-    root.fail("scenario", "scenario file \"" + scenario + "\" not found");
   if (!std::filesystem::is_regular_file(spec.scenario, error))
     root.fail("scenario", "\"" + scenario + "\" is not a regular file, expected a scenario JSON");
 

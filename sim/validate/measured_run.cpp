@@ -110,6 +110,8 @@ IterationTimes read_iteration(const nlohmann::json& json, const std::string& fil
 // would otherwise (compressor, workload, overlap), so the file must not.
 void read_scenario(ObjectReader& reader, TrainingRun& run, const std::string& file) {
   const std::string written = reader.string("scenario");
+  if (const std::string why = missing_input(written, file); !why.empty())
+    reader.fail("scenario", why);
   run.scenario = resolve_input_path(written, file);
   for (const char* key : {"compressor", "workload", "overlap", "compute_alone"})
     if (reader.has(key))
