@@ -128,15 +128,17 @@ constexpr std::array<Unit, 12> kFlopUnits{{
 }};
 
 std::string format_scaled(double value, const char* const* prefixes, int count, double base,
-                          const char* unit) {
+                          bool significant_digits, const char* unit) {
   int i = 0;
   while (i + 1 < count && std::fabs(value) >= base) {
     value /= base;
     ++i;
   }
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.2f %s%s", value, prefixes[i], unit);
-  return buffer;
+  // Two decimals ("78.22 MB"), or four significant digits without trailing
+  // zeros ("10 Gbit/s").
+  std::snprintf(buffer, sizeof buffer, significant_digits ? "%.4g" : "%.2f", value);
+  return std::string(buffer) + " " + prefixes[i] + unit;
 }
 
 } // namespace
@@ -156,18 +158,25 @@ std::optional<double> parse_flop_rate(std::string_view text) {
 
 std::string format_bytes(double bytes) {
   static const char* const prefixes[] = {"", "k", "M", "G", "T", "P"};
-  return format_scaled(bytes, prefixes, 6, 1000.0, "B");
+  return format_scaled(bytes, prefixes, 6, 1000.0, false, "B");
 }
 
 std::string format_seconds(double seconds) {
   char buffer[64];
-  if (seconds >= 1.0 || seconds == 0.0)
+  if (seconds == 0.0)
+    return "0 s";
+  if (seconds >= 1.0)
     std::snprintf(buffer, sizeof buffer, "%.3f s", seconds);
   else if (seconds >= 1e-3)
     std::snprintf(buffer, sizeof buffer, "%.3f ms", seconds * 1e3);
   else
     std::snprintf(buffer, sizeof buffer, "%.3f us", seconds * 1e6);
   return buffer;
+}
+
+std::string format_bit_rate(double bytes_per_second) {
+  static const char* const prefixes[] = {"", "k", "M", "G", "T", "P"};
+  return format_scaled(bytes_per_second * 8, prefixes, 6, 1000.0, true, "bit/s");
 }
 
 } // namespace gcsim::units

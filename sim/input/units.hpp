@@ -21,6 +21,9 @@ std::optional<double> parse_flop_rate(std::string_view text);
 
 /// Human-readable rendering for summaries: 1.5e9 -> "1.50 GB".
 std::string format_bytes(double bytes);
+/// 0.02 -> "20.000 ms"; exactly zero is "0 s", not a rounded "0.000 s".
 std::string format_seconds(double seconds);
+/// A link's rate in bits, as links are sold: 1.25e9 bytes/s -> "10 Gbit/s".
+std::string format_bit_rate(double bytes_per_second);
 
 } // namespace gcsim::units

@@ -140,6 +140,11 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
       {"iterations", iterations},
       {"buckets", buckets},
   };
+  // Every built-in topology has a node link (an XML platform has its own
+  // links): its rate in bits, so that a rate written in bytes ("10GBps",
+  // 80 Gbit/s) shows.
+  if (scenario.platform.topology != net::Topology::simgrid_xml)
+    result["model"]["link_bandwidth_bps"] = scenario.platform.link.bandwidth_Bps * 8;
   if (!extras.compressor_params.is_null())
     result["model"]["compressor_params"] = extras.compressor_params;
   if (!extras.gradient_source.is_null())
@@ -176,12 +181,17 @@ std::string format_summary(const nlohmann::json& result) {
   const nlohmann::json& summary = result["summary"];
   const nlohmann::json& model = result["model"];
   std::string text;
-  text += fmt::format("gcsim: {} | {} on {} ({}, {} workers, {}, {} allreduce) | {} | device {}\n",
-                      result["scenario"].value("name", ""), model["workload"].get<std::string>(),
-                      model["platform"].get<std::string>(), model["topology"].get<std::string>(),
-                      summary["workers"].get<int>(), model["network_model"].get<std::string>(),
-                      model["allreduce"].get<std::string>(), model["compressor"].get<std::string>(),
-                      model["device"].get<std::string>());
+  const std::string links =
+      model.contains("link_bandwidth_bps")
+          ? units::format_bit_rate(model["link_bandwidth_bps"].get<double>() / 8) + " links, "
+          : "";
+  text +=
+      fmt::format("gcsim: {} | {} on {} ({}, {} workers, {}{}, {} allreduce) | {} | device {}\n",
+                  result["scenario"].value("name", ""), model["workload"].get<std::string>(),
+                  model["platform"].get<std::string>(), model["topology"].get<std::string>(),
+                  summary["workers"].get<int>(), links, model["network_model"].get<std::string>(),
+                  model["allreduce"].get<std::string>(), model["compressor"].get<std::string>(),
+                  model["device"].get<std::string>());
   const nlohmann::json compute_times = model.value("compute_times", nlohmann::json::object());
   if (compute_times.value("source", "") == "trace capture")
     text += fmt::format("  compute times measured at the trace's capture on {} (micro-batch {}, "

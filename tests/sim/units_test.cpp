@@ -38,4 +38,17 @@ TEST_CASE("formatting for summaries") {
   CHECK(format_bytes(1.5e9) == "1.50 GB");
   CHECK(format_bytes(512) == "512.00 B");
   CHECK(format_seconds(0.0123) == "12.300 ms");
+  CHECK(format_seconds(2.5) == "2.500 s");
+  CHECK(format_seconds(4e-5) == "40.000 us");
+  // Exactly nothing, not a rounded "0.000 s" among milliseconds.
+  CHECK(format_seconds(0.0) == "0 s");
+}
+
+TEST_CASE("link rates are shown in bits, as they are written on a link") {
+  CHECK(format_bit_rate(*parse_bandwidth("10Gbps")) == "10 Gbit/s");
+  CHECK(format_bit_rate(*parse_bandwidth("2.5Gbps")) == "2.5 Gbit/s");
+  CHECK(format_bit_rate(*parse_bandwidth("100Mbps")) == "100 Mbit/s");
+  // A rate written in bytes is eight times the bits.
+  CHECK(format_bit_rate(*parse_bandwidth("10GBps")) == "80 Gbit/s");
+  CHECK(format_bit_rate(*parse_bandwidth("1GiBps")) == "8.59 Gbit/s");
 }
