@@ -16,8 +16,8 @@ namespace gcsim::validate {
 
 /// |ln(simulated / measured)|: symmetric in over- and under-estimation.
 double log_error(double measured, double simulated);
-/// exp(mean |ln(simulated / measured)|) - 1 over the pairs; 0 for none. A
-/// value of 0.05 means "off by a factor 1.05 on (geometric) average".
+/// exp(mean |ln(simulated / measured)|) - 1 over one or more pairs. A value
+/// of 0.05 means "off by a factor 1.05 on (geometric) average", either way.
 double geometric_mean_error(const std::vector<double>& measured,
                             const std::vector<double>& simulated);
 

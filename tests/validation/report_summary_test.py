@@ -45,6 +45,13 @@ weighted = (ring["points"] * math.log1p(ring["geomean_error"])
 if abs(weighted - math.log1p(large["geomean_error"])) > 1e-12:
     failures.append(f"the groups' errors ({ring['geomean_error']}, {broadcast['geomean_error']}) "
                     f"do not make up the whole's ({large['geomean_error']})")
+# This run has no tree allreduce: no error at all, not an error of 0 that a
+# limit would pass.
+tree = summary["tree_allreduce_4MiB_and_more"]
+if tree != {"points": 0, "geomean_error": None}:
+    failures.append(f"a kind without points reads {tree}")
+if "tree_allreduce" in done.stdout:
+    failures.append("the printed summary has a line for a kind without points")
 if "broadcast_4MiB_and_more" not in done.stdout:
     failures.append("the printed summary has no broadcast line")
 print(f"ring {100 * ring['geomean_error']:.1f}% ({ring['points']}), broadcast "
