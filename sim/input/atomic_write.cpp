@@ -1,9 +1,11 @@
 #include "sim/input/atomic_write.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <fcntl.h>
 #include <system_error>
+#include <unistd.h>
 
 namespace gcsim {
 namespace {
@@ -15,9 +17,9 @@ void remove_if_empty(const std::filesystem::path& folder) {
     std::filesystem::remove(folder, error);
 }
 
-// The file's folder, made if missing, with the folders made recorded in
-// `made`; returns where the text goes first.
-std::filesystem::path prepare(const std::filesystem::path& file, MadeFolders* made = nullptr) {
+// Refuses a path that is no place for a file, and makes its folder if
+// missing, with the folders made recorded in `made`.
+void prepare(const std::filesystem::path& file, MadeFolders* made = nullptr) {
   std::error_code error;
   // The finished file is renamed onto the path: a device or a pipe there
   // (as root, --timeline /dev/null) would be replaced by a regular file.
@@ -45,27 +47,71 @@ std::filesystem::path prepare(const std::filesystem::path& file, MadeFolders* ma
     if (made != nullptr)
       made->add({missing.rbegin(), missing.rend()});
   }
-  return file.string() + ".partial";
+}
+
+// A new, empty file beside `file` that this call alone has made, open for
+// writing. O_EXCL: a file or a link already there under that name (a user's
+// "result.json.partial", another run's) is neither written through nor
+// removed; the process id and a count keep runs and calls apart.
+struct PartialFile {
+  std::filesystem::path path;
+  int descriptor = -1;
+};
+
+PartialFile create_partial(const std::filesystem::path& file) {
+  static std::atomic<unsigned> count{0};
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    PartialFile partial;
+    partial.path = file.string() + ".partial." + std::to_string(::getpid()) + "." +
+                   std::to_string(count.fetch_add(1));
+    partial.descriptor =
+        ::open(partial.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (partial.descriptor >= 0)
+      return partial;
+    if (errno != EEXIST)
+      throw WriteError("cannot write " + file.string() + ": " + std::strerror(errno));
+  }
+  throw WriteError("cannot write " + file.string() + ": no free name for its partial file");
+}
+
+// Writes all of `text`; false with errno set when the disk is full or the
+// file may not grow.
+bool write_all(int descriptor, const std::string& text) {
+  const char* at = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t written = ::write(descriptor, at, left);
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written <= 0) {
+      if (written == 0)
+        errno = ENOSPC;
+      return false;
+    }
+    at += written;
+    left -= static_cast<std::size_t>(written);
+  }
+  return true;
 }
 
 } // namespace
 
 void write_file_atomically(const std::filesystem::path& file, const std::string& text) {
-  const std::filesystem::path partial = prepare(file);
+  prepare(file);
+  const PartialFile partial = create_partial(file);
+  bool written = write_all(partial.descriptor, text);
+  int saved_errno = errno;
+  // close() reports what a delayed write (NFS) could not do.
+  if (::close(partial.descriptor) != 0 && written) {
+    written = false;
+    saved_errno = errno;
+  }
   std::error_code error;
-  errno = 0;
-  std::ofstream stream(partial, std::ios::binary | std::ios::trunc);
-  stream << text;
-  stream.close(); // flushes; a full disk shows here at the latest
-  const bool written = !stream.fail();
-  const int saved_errno = errno;
   if (written)
-    std::filesystem::rename(partial, file, error);
+    std::filesystem::rename(partial.path, file, error);
   if (!written || error) {
-    const std::string reason = error              ? error.message()
-                               : saved_errno != 0 ? std::strerror(saved_errno)
-                                                  : "write failed";
-    std::filesystem::remove(partial, error);
+    const std::string reason = error ? error.message() : std::strerror(saved_errno);
+    std::filesystem::remove(partial.path, error);
     throw WriteError("cannot write " + file.string() + ": " + reason);
   }
 }
@@ -84,15 +130,10 @@ void check_writable(const std::filesystem::path& file, MadeFolders* made) {
   // The partial file beside it could be made, but not renamed onto a folder.
   if (std::filesystem::is_directory(file, error))
     throw WriteError("cannot write " + file.string() + ": " + std::strerror(EISDIR));
-  const std::filesystem::path partial = prepare(file, made);
-  errno = 0;
-  const bool opened = std::ofstream(partial, std::ios::binary | std::ios::app).is_open();
-  const int saved_errno = errno;
-  std::filesystem::remove(partial, error);
-  if (!opened)
-    throw WriteError(
-        "cannot write " + file.string() + ": " +
-        (saved_errno != 0 ? std::strerror(saved_errno) : "cannot create a file there"));
+  prepare(file, made);
+  const PartialFile partial = create_partial(file);
+  ::close(partial.descriptor);
+  std::filesystem::remove(partial.path, error);
 }
 
 } // namespace gcsim

@@ -16,9 +16,10 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// Writes `text` to `file` through `file.partial` and a rename, creating the
-/// parent folders. On failure removes the partial file, leaves any earlier
-/// `file` as it was, and throws WriteError.
+/// Writes `text` to `file` through a new file beside it (`file.partial.PID.N`,
+/// never one that was there) and a rename, creating the parent folders. On
+/// failure removes the partial file, leaves any earlier `file` as it was, and
+/// throws WriteError.
 void write_file_atomically(const std::filesystem::path& file, const std::string& text);
 
 /// The folders a command made for its output. Unless kept, they are removed

@@ -1,6 +1,7 @@
 // Result files are written whole or not at all: a failed write (here a full
 // "disk", by a file-size limit) leaves neither half a file nor a .partial
-// behind, and any earlier file stays as it was.
+// behind, any earlier file stays as it was, and no file already there under
+// a partial file's name is touched.
 
 #include "sim/input/atomic_write.hpp"
 
@@ -25,6 +26,14 @@ std::string read(const fs::path& file) {
   return text.str();
 }
 
+// The partial files left in `file`'s folder (`file.partial...`).
+int partial_files(const fs::path& file) {
+  int count = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(file.parent_path()))
+    count += entry.path().filename().string().rfind(file.filename().string() + ".partial", 0) == 0;
+  return count;
+}
+
 fs::path fresh_folder() {
   const fs::path folder =
       fs::temp_directory_path() / ("gcsim-atomic-write-" + std::to_string(::getpid()));
@@ -41,7 +50,30 @@ TEST_CASE("a write creates the folders and leaves no partial file") {
   CHECK(read(file) == "{}\n");
   gcsim::write_file_atomically(file, "{\"x\": 1}\n");
   CHECK(read(file) == "{\"x\": 1}\n");
-  CHECK_FALSE(fs::exists(file.string() + ".partial"));
+  CHECK(partial_files(file) == 0);
+  fs::remove_all(folder);
+}
+
+TEST_CASE("a file or a link under a partial file's name is left alone") {
+  const fs::path folder = fresh_folder();
+  const fs::path file = folder / "result.json";
+  fs::create_directories(folder);
+  // A user's file under the name the partial file once had: it was
+  // truncated, written and renamed away.
+  std::ofstream(file.string() + ".partial") << "mine\n";
+  // Links under every name this process's next partial files could take:
+  // writing through one would change the victim.
+  const fs::path victim = folder / "victim.txt";
+  std::ofstream(victim) << "victim\n";
+  for (int n = 0; n < 100; ++n)
+    fs::create_symlink(victim, file.string() + ".partial." + std::to_string(::getpid()) + "." +
+                                   std::to_string(n));
+  gcsim::check_writable(file);
+  gcsim::write_file_atomically(file, "{}\n");
+  CHECK(read(file) == "{}\n");
+  CHECK(read(file.string() + ".partial") == "mine\n");
+  CHECK(read(victim) == "victim\n");
+  CHECK(partial_files(file) == 101);
   fs::remove_all(folder);
 }
 
@@ -85,7 +117,7 @@ TEST_CASE("a failed write throws WriteError and keeps the earlier file") {
     CHECK_FALSE(fs::exists(folder / "new" / "other.json"));
   }
   CHECK(read(file) == "earlier\n");
-  CHECK_FALSE(fs::exists(file.string() + ".partial"));
+  CHECK(partial_files(file) == 0);
   fs::remove_all(folder);
 }
 
