@@ -69,6 +69,10 @@ std::filesystem::path resolve_input_path(const std::string& value,
 }
 
 std::string missing_input(const std::string& value, const std::filesystem::path& referring_file) {
+  // The system would read the name up to its NUL: another file than written.
+  if (value.find('\0') != std::string::npos)
+    return "\"" + value.substr(0, value.find('\0')) +
+           "...\" holds a NUL character (\\u0000), which no file name can";
   const std::filesystem::path path(value);
   const std::vector<std::filesystem::path> candidates = input_candidates(path, referring_file);
   for (const std::filesystem::path& candidate : candidates) {

@@ -24,7 +24,8 @@ bool is_folder_name(std::string_view name);
 std::filesystem::path resolve_input_path(const std::string& value,
                                          const std::filesystem::path& referring_file);
 
-/// Empty when resolve_input_path finds `value`; otherwise why it does not:
+/// Empty when resolve_input_path finds `value` (and it has no NUL, which
+/// would cut the name short); otherwise why it does not:
 /// every place it looked, and a near name in one of them ("did you mean
 /// \"platforms/star-8x10g.json\"?"), so that a slip in a name is found
 /// without a listing.

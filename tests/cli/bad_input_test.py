@@ -171,6 +171,9 @@ CASES = [
      ["/device", 'did you mean "platforms/devices/v100.json"?']),
     ("a model named without its data set", scenario(workload="workloads/models/resnet18.json"),
      {}, [], ["/workload", 'did you mean "workloads/models/resnet18-cifar10.json"?']),
+    # The system reads a name up to its NUL: this read resnet18-cifar10.json.
+    ("a NUL in a path", scenario(workload="workloads/models/resnet18-cifar10.json\0.bak"), {}, [],
+     ["/workload", "holds a NUL character"]),
     ("zero iterations", with_training(iterations=0), {}, [], ["/training/iterations"]),
     ("zero bucket", with_training(bucket_size="0MiB"), {}, [], ["/training/bucket_size"]),
     ("zero first bucket", with_training(first_bucket_size="0MiB"), {}, [],
