@@ -95,6 +95,11 @@ public:
       text += fmt::sprintf("iteration %lld (top set: 1%% of each layer's elements)\n\n",
                            static_cast<long long>(manifest.iterations[*index]));
     } else {
+      // Nothing shown depends on an iteration: one asked for would be ignored.
+      if (iteration_)
+        throw InputError("--iteration", "",
+                         manifest.file + " holds statistics only, no gradient tensors: there is no "
+                                         "iteration to choose");
       text += "statistics only: this trace holds no gradient tensors\n\n";
     }
 

@@ -208,6 +208,15 @@ def main(gcsim, workdir):
         print(f"{name:45s} {status}\n    {result.stderr.strip()}")
         if problems:
             failures.append(name)
+    # A statistics-only trace has no iteration to choose: one asked for was
+    # ignored, and the table shown for any number at all.
+    stats = os.path.join(ROOT, "workloads", "traces", "fmnist-resnet18-stats")
+    result = subprocess.run([gcsim, "inspect", stats, "--iteration", "10"], capture_output=True,
+                            text=True)
+    if result.returncode != 2 or not result.stderr.startswith("--iteration: ") \
+            or "statistics only" not in result.stderr or result.stdout:
+        failures.append(f"--iteration on a statistics-only trace: exit {result.returncode}: "
+                        f"{result.stderr.strip()}")
     if failures:
         print("failed:", ", ".join(failures))
         return 1
