@@ -7,6 +7,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
+#include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
 #include "sim/output/result.hpp"
 #include "sim/trace/statistics.hpp"
@@ -34,6 +35,71 @@ std::string milliseconds(const std::optional<double>& seconds) {
 
 nlohmann::json optional_json(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// One layer's figures, computed from the tensors or read from a
+// statistics-only trace's statistics.json.
+struct ShownStatistics {
+  int64_t k = 0;
+  double norm = 0;
+  double top_mass = 0;
+  double overlap = 0;
+};
+
+// A statistics-only trace's figures for one captured iteration (`wanted`, or
+// the first): statistics.json beside its manifest, which gcsim inspect
+// computed from the full trace (scripts/trace_tools/make_stats_trace.py).
+// Empty when the trace has no such file; a file that does not match the
+// manifest layer for layer is refused.
+std::optional<std::pair<int64_t, std::vector<ShownStatistics>>>
+stored_statistics(const trace::Manifest& manifest, std::optional<int64_t> wanted) {
+  const std::filesystem::path file = manifest.folder / "statistics.json";
+  std::error_code error;
+  if (!std::filesystem::exists(file, error))
+    return std::nullopt;
+  const nlohmann::json document = load_json_file(file);
+  ObjectReader reader(document, file.string(), "");
+  reader.allow("source");
+  reader.allow("definitions");
+  if (reader.number("top_fraction") != kTopFraction)
+    reader.fail("top_fraction", "expected 0.01, the top fraction gcsim inspect shows");
+  const nlohmann::json& iterations = reader.require("iterations");
+  if (!iterations.is_array() || iterations.empty())
+    reader.fail("iterations", "expected a non-empty array of captured iterations");
+  reader.finish();
+  std::string listed;
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    ObjectReader entry(iterations[i], file.string(), "/iterations/" + std::to_string(i));
+    const int64_t iteration = entry.integer("iteration", 0, INT64_MAX);
+    listed += (listed.empty() ? "" : ", ") + std::to_string(iteration);
+    if (wanted ? iteration != *wanted : i > 0)
+      continue;
+    const nlohmann::json& layers = entry.require("layers");
+    if (!layers.is_array() || layers.size() != manifest.layers.size())
+      entry.fail("layers",
+                 "expected the manifest's " + std::to_string(manifest.layers.size()) + " layers");
+    std::vector<ShownStatistics> shown;
+    for (size_t j = 0; j < layers.size(); ++j) {
+      ObjectReader layer(layers[j], file.string(),
+                         entry.path_of("layers") + "/" + std::to_string(j));
+      const trace::TraceLayer& expected = manifest.layers[j];
+      if (layer.string("name") != expected.name)
+        layer.fail("name",
+                   "expected \"" + expected.name + "\", the manifest's layer " + std::to_string(j));
+      layer.integer("params", expected.params, expected.params);
+      ShownStatistics stats;
+      stats.k = layer.integer("k", 1, expected.params);
+      stats.norm = layer.number("norm");
+      stats.top_mass = layer.number("top_mass");
+      stats.overlap = layer.number("overlap");
+      layer.finish();
+      shown.push_back(stats);
+    }
+    entry.finish();
+    return std::make_pair(iteration, std::move(shown));
+  }
+  throw InputError("--iteration", "",
+                   std::to_string(*wanted) + " is not in " + file.string() + "; it has: " + listed);
 }
 
 class InspectCommand final : public Command {
@@ -89,17 +155,24 @@ public:
                            static_cast<long long>(manifest.timing->micro_batch));
 
     std::optional<size_t> index;
+    std::optional<std::pair<int64_t, std::vector<ShownStatistics>>> stored;
     if (manifest.has_tensors) {
       index = iteration_index(manifest);
       report["iteration"] = manifest.iterations[*index];
       text += fmt::sprintf("iteration %lld (top set: 1%% of each layer's elements)\n\n",
                            static_cast<long long>(manifest.iterations[*index]));
+    } else if ((stored = stored_statistics(manifest, iteration_))) {
+      report["iteration"] = stored->first;
+      report["statistics_from"] = "statistics.json";
+      text += fmt::sprintf("iteration %lld (top set: 1%% of each layer's elements), from "
+                           "statistics.json: this trace holds no gradient tensors\n\n",
+                           static_cast<long long>(stored->first));
     } else {
       // Nothing shown depends on an iteration: one asked for would be ignored.
       if (iteration_)
         throw InputError("--iteration", "",
-                         manifest.file + " holds statistics only, no gradient tensors: there is no "
-                                         "iteration to choose");
+                         manifest.file + " holds statistics only, no gradient tensors and no "
+                                         "statistics.json: there is no iteration to choose");
       text += "statistics only: this trace holds no gradient tensors\n\n";
     }
 
@@ -127,23 +200,30 @@ public:
             '\n';
     nlohmann::json layers = nlohmann::json::array();
     std::string previous_module;
-    for (const trace::TraceLayer& layer : manifest.layers) {
+    for (size_t j = 0; j < manifest.layers.size(); ++j) {
+      const trace::TraceLayer& layer = manifest.layers[j];
       nlohmann::json entry = {{"name", layer.name},
                               {"module", layer.module},
                               {"shape", layer.shape},
                               {"params", layer.params},
                               {"offset", layer.offset}};
       std::string norm = "-", mass = "-", overlap = "-";
+      std::optional<ShownStatistics> stats;
       if (index) {
-        trace::LayerStatistics stats = trace::layer_statistics(read, manifest.workers, layer.offset,
-                                                               layer.params, kTopFraction);
-        entry["k"] = stats.k;
-        entry["norm"] = stats.norm;
-        entry["top_mass"] = stats.top_mass;
-        entry["overlap"] = stats.overlap;
-        norm = fmt::format("{:.4e}", stats.norm);
-        mass = fmt::format("{:.3f}", stats.top_mass);
-        overlap = fmt::format("{:.3f}", stats.overlap);
+        const trace::LayerStatistics computed = trace::layer_statistics(
+            read, manifest.workers, layer.offset, layer.params, kTopFraction);
+        stats = ShownStatistics{computed.k, computed.norm, computed.top_mass, computed.overlap};
+      } else if (stored) {
+        stats = stored->second[j];
+      }
+      if (stats) {
+        entry["k"] = stats->k;
+        entry["norm"] = stats->norm;
+        entry["top_mass"] = stats->top_mass;
+        entry["overlap"] = stats->overlap;
+        norm = fmt::format("{:.4e}", stats->norm);
+        mass = fmt::format("{:.3f}", stats->top_mass);
+        overlap = fmt::format("{:.3f}", stats->overlap);
       }
       std::string forward = "", backward = "";
       auto module = by_module.find(layer.module);

@@ -2,6 +2,7 @@
 """End-to-end: `gcsim inspect` on broken traces exits with status 2 and prints
 one line that names the broken file and says what is wrong; a valid trace
 exits 0. Usage: bad_traces_test.py GCSIM WORKDIR"""
+import copy
 import json
 import os
 import shutil
@@ -97,6 +98,66 @@ CASES = {
     "uncaptured iteration asked": (lambda f: None, lambda f: "--iteration",
                                    "7 was not captured in"),
 }
+
+
+def statistics_only(gcsim, workdir, valid):
+    """A statistics-only trace made from `valid` shows, for each captured
+    iteration, the figures inspect computes from the full trace: they were
+    shown as "-", and --iteration was ignored whatever its number."""
+    failures = []
+    stats = os.path.join(workdir, "stats")
+    made = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "trace_tools",
+                                                            "make_stats_trace.py"),
+                           gcsim, valid, stats], capture_output=True, text=True)
+    if made.returncode != 0:
+        return [f"make_stats_trace.py: exit {made.returncode}: {made.stderr}"]
+
+    def inspect(trace, *args):
+        out = os.path.join(workdir, "inspect-stats.json")
+        done = subprocess.run([gcsim, "inspect", trace, "--json", out, *args],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            return done, None
+        with open(out) as stream:
+            return done, json.load(stream)
+
+    figures = ("name", "k", "norm", "top_mass", "overlap")
+    for args in ([], ["--iteration", "0"], ["--iteration", "1"]):
+        full, from_tensors = inspect(valid, *args)
+        shown, from_file = inspect(stats, *args)
+        if from_file is None or from_tensors is None:
+            failures.append(f"inspect {args} of the full and the statistics-only trace: "
+                            f"{full.stderr.strip()} {shown.stderr.strip()}")
+            continue
+        if from_file["iteration"] != from_tensors["iteration"] or \
+                [[l[f] for f in figures] for l in from_file["layers"]] != \
+                [[l[f] for f in figures] for l in from_tensors["layers"]]:
+            failures.append(f"inspect {args}: the statistics-only trace shows other figures")
+        if "from statistics.json" not in shown.stdout:
+            failures.append(f"inspect {args}: the table does not say where its figures come from")
+    # Refusals: an iteration it does not hold, a file not of this trace's
+    # layers, and no statistics.json at all.
+    with open(os.path.join(stats, "statistics.json")) as stream:
+        good = json.load(stream)
+    other = copy.deepcopy(good)
+    other["iterations"][0]["layers"][0]["name"] = "fc9.weight"
+    cases = [("an iteration not held", good, ["--iteration", "7"],
+              "--iteration: 7 is not in " + os.path.join(stats, "statistics.json")),
+             ("another trace's layers", other, [],
+              os.path.join(stats, "statistics.json") + ": /iterations/0/layers/0/name: "),
+             ("no statistics.json", None, ["--iteration", "1"], "--iteration: ")]
+    for name, document, args, says in cases:
+        if document is None:
+            os.remove(os.path.join(stats, "statistics.json"))
+        else:
+            with open(os.path.join(stats, "statistics.json"), "w") as stream:
+                json.dump(document, stream)
+        done = subprocess.run([gcsim, "inspect", stats, *args], capture_output=True, text=True)
+        if done.returncode != 2 or not done.stderr.startswith(says) or done.stdout \
+                or len(done.stderr.strip().splitlines()) != 1:
+            failures.append(f"statistics-only trace, {name}: exit {done.returncode}: "
+                            f"{done.stderr.strip()}")
+    return failures
 
 
 def main(gcsim, workdir):
@@ -208,15 +269,7 @@ def main(gcsim, workdir):
         print(f"{name:45s} {status}\n    {result.stderr.strip()}")
         if problems:
             failures.append(name)
-    # A statistics-only trace has no iteration to choose: one asked for was
-    # ignored, and the table shown for any number at all.
-    stats = os.path.join(ROOT, "workloads", "traces", "fmnist-resnet18-stats")
-    result = subprocess.run([gcsim, "inspect", stats, "--iteration", "10"], capture_output=True,
-                            text=True)
-    if result.returncode != 2 or not result.stderr.startswith("--iteration: ") \
-            or "statistics only" not in result.stderr or result.stdout:
-        failures.append(f"--iteration on a statistics-only trace: exit {result.returncode}: "
-                        f"{result.stderr.strip()}")
+    failures += statistics_only(gcsim, workdir, valid)
     if failures:
         print("failed:", ", ".join(failures))
         return 1
