@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,14 @@ void write_timeline(const std::filesystem::path& file,
   // the backward pass and ends after it, and complete events on one track
   // must nest (Perfetto cut or dropped the misnested ones).
   static const std::array<const char*, 3> kStreams{"compute", "kernel", "communication"};
+  // The runs are simulated one after the other on one clock; each starts at
+  // 0 in the viewer, so that the compressed run's iterations lie under the
+  // dense baseline's they are compared with.
+  std::map<int, double> origin;
+  for (const training::TimelineEvent& event : events) {
+    auto [at, added] = origin.emplace(event.plan, event.start_s);
+    at->second = std::min(at->second, event.start_s);
+  }
   for (const training::TimelineEvent& event : events) {
     const auto stream = static_cast<int>(
         std::find(kStreams.begin(), kStreams.end(), event.category) - kStreams.begin());
@@ -48,7 +57,7 @@ void write_timeline(const std::filesystem::path& file,
                             {"ph", "X"},
                             {"pid", event.plan},
                             {"tid", track},
-                            {"ts", event.start_s * 1e6},
+                            {"ts", (event.start_s - origin[event.plan]) * 1e6},
                             {"dur", (event.end_s - event.start_s) * 1e6}});
   }
   write_json_file(file, {{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}}, -1);

@@ -1,7 +1,8 @@
 #pragma once
 // Chrome trace-event JSON (opens in Perfetto and chrome://tracing): one
-// process per simulated run (dense baseline, compressed), one track per
-// worker, a span per compute phase, kernel and communication step.
+// process per simulated run (dense baseline, compressed), each from 0, one
+// track per worker and kind of work, a span per compute phase, kernel and
+// communication step.
 
 #include "sim/training/iteration_model.hpp"
 

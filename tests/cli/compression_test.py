@@ -174,6 +174,14 @@ with tempfile.TemporaryDirectory() as work:
     check({"compute", "kernel", "communication"} <= {e["cat"] for e in spans},
           "the timeline shows compute, kernels and communication")
     check(all(e["dur"] >= 0 for e in spans), "timeline spans have non-negative durations")
+    # Each run from 0, its spans over its own iterations: the compressed run
+    # started where the dense baseline ended, not under it.
+    for pid, key in ((0, "dense_iteration_time_s"), (1, "iteration_time_s")):
+        own = [e for e in spans if e["pid"] == pid]
+        length = sum(it[key] for it in first["iterations"]) * 1e6
+        check(min(e["ts"] for e in own) == 0
+              and abs(max(e["ts"] + e["dur"] for e in own) - length) <= 1e-6 * length,
+              f"the timeline's run {pid} lasts its iterations from 0 ({length:.0f} us)")
     # Complete events on one track must nest: a bucket's allreduce that began
     # inside the backward pass and ended after it shared the worker's track.
     # The dense quickstart's bucket allreduces overlap its backward pass.
