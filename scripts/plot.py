@@ -74,12 +74,20 @@ FALLBACK = [("#555555", "*"), ("#888888", "p"), ("#BBBBBB", "d"), ("#333333", "8
 # Yellow needs a dark outline to be seen on white.
 OUTLINED = {"#F0E442"}
 LINESTYLES = ["-", "--", ":", "-."]
-# Time-breakdown components: greys for compute and communication, Tol's
-# light palette for the compression kernels.
+# Time-breakdown components: greys for compute and communication, and a
+# colour of its own for each of the fourteen compression kernels
+# (sim/cost/kernels.cpp), the same in every figure: Tol's light palette, then
+# five of his muted colours and his bright blue. Eight colours taken in turn
+# gave two kernels of one figure one colour.
 COMPUTE_COLOUR = "#BBBBBB"
 COMMUNICATION_COLOUR = "#444444"
-KERNEL_COLOURS = ["#EE8866", "#EEDD88", "#77AADD", "#99DDFF", "#44BB99", "#BBCC33", "#FFAABB",
-                  "#AAAA00"]
+KERNEL_COLOUR = {
+    "topk_select": "#EE8866", "threshold_select": "#EEDD88", "l2_norm": "#77AADD",
+    "sample_threshold": "#99DDFF", "sketch_insert": "#44BB99", "sketch_query": "#BBCC33",
+    "gather": "#FFAABB", "scatter_add": "#AAAA00", "sparse_pack": "#CC6677",
+    "sparse_unpack": "#332288", "dense_add": "#117733", "dense_scale": "#882255",
+    "fp16_cast": "#AA4499", "sgd_momentum": "#4477AA"}
+KERNEL_COLOURS = list(KERNEL_COLOUR.values())
 # Grid parameters that set the worker count are the x axis, not panels.
 WORKER_KEYS = ("nodes", "gpus_per_node", "workers")
 
@@ -540,9 +548,23 @@ def kernel_columns(rows):
     return sorted(exposed) if exposed else sorted(names)
 
 
-def kernel_label(column):
+def kernel_name(column):
     label = column.split(".")[-1]
-    return (label[:-2] if label.endswith("_s") else label).replace("_", " ")
+    return label[:-2] if label.endswith("_s") else label
+
+
+def kernel_label(column):
+    return kernel_name(column).replace("_", " ")
+
+
+def kernel_colours(columns):
+    """Each kernel column's colour: its kernel's own; a kernel of another
+    name takes the first colour no column of the figure has."""
+    colours = {c: KERNEL_COLOUR[kernel_name(c)] for c in columns if kernel_name(c) in KERNEL_COLOUR}
+    free = [c for c in KERNEL_COLOURS if c not in colours.values()]
+    for i, column in enumerate(c for c in columns if c not in colours):
+        colours[column] = free[i % len(free)] if free else KERNEL_COLOURS[i % len(KERNEL_COLOURS)]
+    return colours
 
 
 def compression_shown(row):
@@ -550,6 +572,10 @@ def compression_shown(row):
     results have it, the kernels' mean otherwise."""
     exposed = row.get("compression_exposed_s")
     return exposed if exposed is not None else (row.get("compression_s") or 0.0)
+
+
+# compute_s holds the optimizer step too (README, "What result.json holds").
+COMPUTE_LABEL = "compute (fwd + bwd + optimizer)"
 
 
 def time_breakdown_figure(rows, out, written):
@@ -584,14 +610,15 @@ def time_breakdown_figure(rows, out, written):
                 for i, h in enumerate(heights):
                     bottom[i] += h
 
-            stack([r["compute_s"] for r in mine], COMPUTE_COLOUR, "compute (fwd/bwd)")
+            stack([r["compute_s"] for r in mine], COMPUTE_COLOUR, COMPUTE_LABEL)
             # The kernels' exposed time: the most loaded worker's kernel time
             # after the backward pass (per-bucket kernels that ran beside it
             # are hidden; a leader's selection counts once, in full).
             split = [sum(r.get(k) or 0.0 for k in kernels) for r in mine]
             if kernels and any(split):
-                for i, column in enumerate(kernels):
-                    stack([r.get(column) for r in mine], KERNEL_COLOURS[i % len(KERNEL_COLOURS)],
+                colours = kernel_colours(kernels)
+                for column in kernels:
+                    stack([r.get(column) for r in mine], colours[column],
                           f"kernel: {kernel_label(column)}")
                 rest = [max(compression_shown(r) - s, 0.0) for r, s in zip(mine, split)]
                 if any(v * scale > 1e-9 for v in rest):
@@ -611,7 +638,7 @@ def time_breakdown_figure(rows, out, written):
             axis.set_title(variant[1], color="#000000" if colour in OUTLINED else colour)
         if facet:
             figure.suptitle(facet_title(facet), fontsize=8)
-        order = (["compute (fwd/bwd)"] + [f"kernel: {kernel_label(k)}" for k in kernels]
+        order = ([COMPUTE_LABEL] + [f"kernel: {kernel_label(k)}" for k in kernels]
                  + ["compression, other", "compression kernels", "exposed communication"])
         legend_below(figure, axes, order)
         stem = "time_breakdown" + "".join(

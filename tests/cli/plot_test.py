@@ -287,4 +287,20 @@ colours = [plot_module.style_of(name)[0] for name in COMPRESSORS]
 check(len(set(colours)) == len(COMPRESSORS), "each of the ten compressors has its own colour")
 check(plot_module.style_of("topk") == ("#E69F00", "s"), "topk keeps Okabe-Ito orange")
 
+# Each of the fourteen kernels has its own colour in a time breakdown, not
+# one of eight taken in turn; one of another name takes a colour no kernel of
+# its figure has, and none is a grey of compute, communication or "other".
+with open(os.path.join(ROOT, "sim", "cost", "kernels.cpp")) as handle:
+    KERNELS = [line.split('"')[1] for line in handle if line.strip().startswith("{Kernel::")]
+columns = [f"compression_exposed_kernels_s.{k}" for k in KERNELS]
+given = plot_module.kernel_colours(columns)
+check(len(KERNELS) == 14 and len(set(given.values())) == len(columns),
+      f"{len(columns)} kernel columns have {len(set(given.values()))} colours")
+newcomer = plot_module.kernel_colours(columns[:13] + ["compression.new_kernel_s"])
+check(len(set(newcomer.values())) == 14, "a kernel of another name takes a colour of its own")
+check(not {plot_module.COMPUTE_COLOUR, plot_module.COMMUNICATION_COLOUR, "#DDDDDD"}
+      & set(given.values()), "no kernel is drawn in a grey of the other parts")
+check(plot_module.kernel_colours(columns[3:5]) == {c: given[c] for c in columns[3:5]},
+      "a kernel keeps its colour in every figure")
+
 check.finish()
