@@ -383,9 +383,15 @@ def grid(axes, values):
 SWEEP_CASES = [
     # 16^16 = 2^64 points wrapped to 0: an empty sweep.csv and exit 0.
     ("grid of 2^64 points", grid(16, 16), [],
-     ["sweep.json: /grid: the grid has 1.845e+19 points, more than 1000000"]),
+     ["sweep.json: /grid: the grid has 1.845e+19 points, more than 100000"]),
     # 1000^7 points: vector::reserve threw, an internal error.
     ("grid of 1e21 points", grid(7, 1000), [], ["sweep.json: /grid: the grid has 1e+21 points"]),
+    # Each value was compared with every earlier one: hours for 10^6 values.
+    ("one axis of 100001 values", grid(1, 100001), [],
+     ["sweep.json: /grid: the grid has 100001 points, more than 100000"]),
+    # 1 and 1.0 are one value, as JSON compares them.
+    ("a value twice", {"scenario": QUICKSTART, "grid": {"seed": [1, 2, 1.0]}}, [],
+     ["sweep.json: /grid/seed/2: duplicate value 1.0"]),
     ("name ..", dict(grid(1, 2), name=".."), [], ["sweep.json: /name", "not \".\" or \"..\""]),
     ("name of 256 bytes", dict(grid(1, 2), name="a" * 256), [],
      ["sweep.json: /name", "at most 255 bytes"]),
