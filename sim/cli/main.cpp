@@ -10,6 +10,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
@@ -111,6 +112,12 @@ int main(int argc, char** argv) {
   } catch (const gcsim::WriteError& error) {
     // Not the input's fault (a full disk, a read-only folder): exit 1.
     std::fprintf(stderr, "gcsim: %s\n", error.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // The machine's (or the cgroup's, or ulimit -v's) fault, not gcsim's.
+    std::fprintf(stderr, "gcsim: out of memory: this run needs more than the process may take "
+                         "(fewer workers or a smaller model need less; gcsim run --spill always "
+                         "keeps per-worker state in a scratch file)\n");
     return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gcsim: internal error: %s\n", error.what());

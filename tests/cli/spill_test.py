@@ -10,6 +10,7 @@ Usage: spill_test.py PATH/TO/gcsim
 """
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -170,5 +171,24 @@ with tempfile.TemporaryDirectory() as work:
                          capture_output=True, text=True, timeout=60)
     check(bad.returncode == 2 and "--spill" in bad.stderr,
           f"sweep --spill sometimes: exit 2 naming --spill (got {bad.returncode})")
+
+    # Out of memory (here under a 1 GB address-space limit, 256 workers' top-k
+    # residuals held in memory): one line that says so and what helps, exit
+    # 1 (the machine's fault, not the input's), no result. It was "internal
+    # error: std::bad_alloc".
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    out = os.path.join(work, "oom")
+    starved = subprocess.run([GCSIM, "run", os.path.join(ROOT, "workloads", "scenarios",
+                                                         "topk-resnet18-8x10g.json"),
+                              "--out", out, "--quiet", "--set", "platform.nodes=256",
+                              "--spill", "never"], capture_output=True, text=True, timeout=120,
+                             preexec_fn=limited)
+    lines = starved.stderr.strip().splitlines()
+    check(starved.returncode == 1 and len(lines) == 1
+          and lines[0].startswith("gcsim: out of memory: ") and "--spill always" in lines[0]
+          and not os.path.exists(os.path.join(out, "result.json")),
+          f"a run out of memory: exit {starved.returncode}: {starved.stderr.strip()}")
 
 check.finish()
