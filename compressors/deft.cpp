@@ -45,9 +45,13 @@ private:
     for (std::size_t p = 0; p < L; ++p) {
       sizes[p] = partitions_[p].size;
     }
-    // Each worker's own k_i from its own partition norms.
+    const std::size_t leader = rotation_ ? work.ctx.iteration % P : 0;
+    // Each worker's own k_i from its own partition norms; with k_source
+    // "leader" only the leader's are used, so only the leader computes them.
     std::vector<std::vector<std::size_t>> ks(P);
     for (std::size_t w = 0; w < P; ++w) {
+      if (leader_k_ && w != leader)
+        continue;
       std::vector<double> norms(L);
       for (std::size_t p = 0; p < L; ++p) {
         const float* x = work.acc[w] + partitions_[p].offset;
@@ -60,7 +64,6 @@ private:
       ks[w] = deft_allocate_k(norms, sizes, k);
       work.add_kernel(static_cast<int>(w), KernelKind::l2_norm, work.d, 0, 0, 0, "partition norms");
     }
-    const std::size_t leader = rotation_ ? work.ctx.iteration % P : 0;
     const std::vector<std::size_t>& kl = ks[leader];
     std::vector<std::size_t> packed;
     std::vector<std::size_t> common;

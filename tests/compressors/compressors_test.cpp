@@ -433,6 +433,24 @@ TEST_CASE("kernels are attached to the step they precede") {
   CHECK(r.steps_of(0) == std::vector<std::size_t>{0, 1});
 }
 
+TEST_CASE("deft: partition norms are computed where they are used") {
+  gc::test::SyntheticWorkers data({1000, 600}, 4, 9);
+  const auto norms_on = [](const gc::IterationResult& r, std::size_t w) {
+    return std::count_if(r.kernels[w].begin(), r.kernels[w].end(),
+                         [](const gc::KernelRun& k) { return k.kind == gc::KernelKind::l2_norm; });
+  };
+  // Each worker's own k_i by default; with the leader's k only leader t mod P
+  // (here 2) needs them: the others were charged for norms nobody used.
+  const auto local = Run("deft", {{"density", 0.01}}, 4).step(data.views(), 2);
+  const auto leader =
+      Run("deft", {{"density", 0.01}, {"k_source", "leader"}}, 4).step(data.views(), 2);
+  REQUIRE(leader.info.at("leader").get<std::size_t>() == 2);
+  for (std::size_t w = 0; w < 4; ++w) {
+    CHECK(norms_on(local, w) == 1);
+    CHECK(norms_on(leader, w) == (w == 2 ? 1 : 0));
+  }
+}
+
 TEST_CASE("inconsistent inputs are rejected") {
   gc::test::SyntheticWorkers data({100}, 2, 1);
   auto views = data.views();
