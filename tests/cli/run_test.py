@@ -264,6 +264,35 @@ with tempfile.TemporaryDirectory() as work:
           f"SMPI takes the platform's factors ({smpi_given * 1e3:.3f} ms, CM02 "
           f"{cm02_given * 1e3:.3f}) and its own table without them ({smpi_table * 1e3:.3f} ms)")
 
+    # A TCP window bounds a flow at bandwidth_factor x window / (2 x the
+    # route's latency before latency_factor): platforms/README.md's figures,
+    # one 1 GiB transfer between two nodes on 1 ms links, 1 MiB window.
+    def windowed(network):
+        measured = os.path.join(work, "windowed.json")
+        report = os.path.join(work, "windowed-report.json")
+        with open(measured, "w") as handle:
+            json.dump({"format": "gcsim-measured-run/1",
+                       "cluster": {"name": "two", "topology": "star", "nodes": 2,
+                                   "link": {"bandwidth": "10Gbps", "latency": "1ms"},
+                                   "network": dict(network, tcp_window="1MiB")},
+                       "collectives": [{"collective": "broadcast", "algorithm": "binomial_tree",
+                                        "ranks": 2, "bytes": 1 << 30, "seconds": 1.0}]}, handle)
+        done = gcsim("validate", measured, "--json", report, "--quiet")
+        if done.returncode != 0:
+            return math.nan
+        with open(report) as handle:
+            return json.load(handle)["collectives"][0]["simulated_s"]
+
+    route = 2e-3  # two 1 ms links
+    for network, latency_factor, bandwidth_factor, readme in (
+            ({"model": "CM02"}, 1, 1, 4.098), ({"model": "LV08"}, 13.01, 0.97, 4.2487),
+            ({"model": "CM02", "bandwidth_factor": 0.5, "latency_factor": 3}, 3, 0.5, 8.198)):
+        expected = latency_factor * route + (1 << 30) / (bandwidth_factor * (1 << 20) / (2 * route))
+        got = windowed(network)
+        check(abs(got - expected) < 1e-6 * expected and abs(got - readme) < 1e-4 * readme,
+              f"a 1 MiB window under {network}: {got} s, closed form {expected:.6f} "
+              f"(README {readme})")
+
 help_text = gcsim("--help")
 check(help_text.returncode == 0 and "run" in help_text.stdout, "gcsim --help lists the commands")
 run_help = gcsim("run", "--help")
