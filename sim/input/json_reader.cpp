@@ -1,6 +1,7 @@
 #include "sim/input/json_reader.hpp"
 
 #include "compressors/params.hpp"
+#include "sim/input/paths.hpp"
 #include "sim/input/units.hpp"
 
 #include <algorithm>
@@ -43,7 +44,7 @@ std::string read_input_text(const std::filesystem::path& file) {
   if (error && error != std::errc::no_such_file_or_directory)
     throw InputError(file.string(), "", "cannot look it up: " + error.message());
   if (!exists)
-    throw InputError(file.string(), "", "file not found");
+    throw InputError(file.string(), "", "file not found" + not_found_hint(file));
   if (std::filesystem::is_directory(file, error))
     throw InputError(file.string(), "", "is a directory, expected a file");
   // A pipe or a device (/dev/zero) would be read until it ends, if ever.

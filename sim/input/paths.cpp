@@ -102,6 +102,23 @@ std::string missing_input(const std::string& value, const std::filesystem::path&
   return message;
 }
 
+std::string not_found_hint(const std::filesystem::path& file) {
+  std::error_code error;
+  if (file.is_relative()) {
+    // `gcsim run quickstart.json` from another folder: the shipped file, by
+    // its path or by its name among the shipped scenarios.
+    for (const std::filesystem::path& shipped :
+         {source_root() / file, source_root() / "workloads" / "scenarios" / file.filename()})
+      if (std::filesystem::is_regular_file(shipped, error))
+        return "; gcsim's source tree has " + shipped.lexically_normal().string() +
+               " (a path on the command line is read from the working directory)";
+  }
+  const std::string near = near_name_in(file.parent_path(), file.filename());
+  if (near.empty())
+    return "";
+  return "; did you mean \"" + (file.parent_path() / near).string() + "\"?";
+}
+
 namespace {
 
 // The path with its existing part's links and dots resolved: "a/../b.json"

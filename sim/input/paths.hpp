@@ -31,6 +31,12 @@ std::filesystem::path resolve_input_path(const std::string& value,
 /// without a listing.
 std::string missing_input(const std::string& value, const std::filesystem::path& referring_file);
 
+/// What may help when `file`, named on the command line (read from the
+/// working directory, not looked up elsewhere), does not exist: "" or
+/// "; gcsim's source tree has /src/workloads/scenarios/quickstart.json" or
+/// "; did you mean \"scenario.json\"?".
+std::string not_found_hint(const std::filesystem::path& file);
+
 /// How a result records an input it read: relative to source_root() when it
 /// lies inside it, else absolute, so that the record does not depend on the
 /// working directory the command ran in.

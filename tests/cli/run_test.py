@@ -293,6 +293,22 @@ with tempfile.TemporaryDirectory() as work:
               f"a 1 MiB window under {network}: {got} s, closed form {expected:.6f} "
               f"(README {readme})")
 
+# A scenario named on the command line is read from the working directory
+# only; when it is not there, the message says where the shipped one is, or
+# names a near file.
+with tempfile.TemporaryDirectory() as work:
+    shipped = gcsim("run", "quickstart.json", cwd=work)
+    check(shipped.returncode == 2 and shipped.stderr.strip() ==
+          f"quickstart.json: file not found; gcsim's source tree has {QUICKSTART} (a path on the "
+          "command line is read from the working directory)",
+          f"a shipped scenario's name elsewhere: {shipped.stderr.strip()}")
+    with open(os.path.join(work, "mine.json"), "w") as handle:
+        handle.write("{}")
+    slip = gcsim("run", "mime.json", cwd=work)
+    check(slip.returncode == 2 and slip.stderr.strip() ==
+          'mime.json: file not found; did you mean "mine.json"?',
+          f"a slip in a scenario's name: {slip.stderr.strip()}")
+
 help_text = gcsim("--help")
 check(help_text.returncode == 0 and "run" in help_text.stdout, "gcsim --help lists the commands")
 run_help = gcsim("run", "--help")
