@@ -2,7 +2,7 @@
 """Collective benchmark output -> a gcsim measured run (results/validation/README.md),
 for `gcsim validate` against your own cluster.
 
-  # nccl-tests: name each log's collective (nccl-tests does not print it)
+  # nccl-tests: name each log's collective (checked by its redop and root)
   /usr/bin/python3 scripts/import_benchmarks.py nccl-tests allreduce=all_reduce_perf.log \\
       allgather=all_gather_perf.log broadcast=broadcast_perf.log \\
       --cluster platforms/star-8x10g.json --out measured.json
@@ -36,8 +36,15 @@ the ranks) with --bandwidth and --latency per link. Bad input (a log without
 result rows or not UTF-8 text, an unknown collective or algorithm, logs of
 different rank counts, a size, count, bandwidth or latency gcsim would
 refuse, a cluster without a field its topology needs or with fewer workers
-than the logs' ranks) exits with status 2 and one line naming the file or
-option: what is written is a measured run `gcsim validate` reads.
+than the logs' ranks, a star's options beside --cluster, an --out that names
+an input) exits with status 2 and one line naming the file or option: what
+is written is a measured run `gcsim validate` reads. So does an nccl-tests
+log that is not one good run of the collective it is named as: a second
+header (logs joined, or nccl-tests without MPI started by mpirun, each
+process a 1-rank run), a rank listed twice, a row whose #wrong is above 0
+or an "Out of bounds values: N FAILED" line, rows whose redop and root
+columns are another collective's, or a "Collective test starting:" line
+naming another program.
 """
 import argparse
 import json
@@ -115,36 +122,110 @@ def positive_seconds(path, size, value, scale):
     return value * scale
 
 
-def parse_nccl_tests(path, in_place):
-    """(ranks, iterations, [(bytes, seconds)]) of one nccl-tests log."""
+# What each collective's rows say in nccl-tests' redop and root columns, and
+# the program that prints them ("# Collective test starting: all_reduce_perf"
+# in recent versions): a log named after another collective is caught.
+NCCL_PROGRAMS = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather",
+                 "broadcast_perf": "broadcast"}
+
+
+def nccl_row_kind(redop, root):
+    """The collective a row's redop and root columns say it is, or None where
+    they say nothing gcsim tells apart (reduce_scatter looks like allreduce)."""
+    if root.lstrip("-").isdigit() and int(root) >= 0:
+        return "broadcast" if redop == "none" else "reduce"
+    if root == "-1":
+        return "allgather" if redop == "none" else "allreduce"
+    return None
+
+
+def parse_nccl_tests(path, in_place, kind):
+    """(ranks, iterations, [(bytes, seconds)]) of one nccl-tests log of `kind`."""
     lines = read_lines(path)
-    ranks = sum(1 for line in lines if re.match(r"#\s+Rank\s+\d+", line))
-    iterations, columns, rows = None, None, []
+    # One run per log: a second header is a second run (two logs in one
+    # file, or nccl-tests built without MPI and started by mpirun, where
+    # every process is a 1-rank run of its own and prints its own header).
+    headers = [n for n, line in enumerate(lines, 1) if re.match(r"#\s*nThread\s+\d+", line)]
+    if len(headers) > 1:
+        raise BadInput(f"{path}: line {headers[1]}: a second nccl-tests header ({len(headers)} "
+                       f"in all): one run per log (logs joined into one, or nccl-tests without "
+                       f"MPI support started by mpirun, each process a run of its own?)")
+    numbers = [int(found.group(1)) for line in lines
+               for found in [re.match(r"#\s+Rank\s+(\d+)", line)] if found]
+    repeated = sorted({r for r in numbers if numbers.count(r) > 1})
+    if repeated:
+        raise BadInput(f"{path}: '# Rank {repeated[0]}' appears {numbers.count(repeated[0])} "
+                       f"times: one run per log, each rank listed once")
     for line in lines:
+        found = re.match(r"#\s*Collective test starting:\s*(\S+)", line)
+        if found and NCCL_PROGRAMS.get(found.group(1)) != kind:
+            raise BadInput(f"{path}: a log of {found.group(1)}, given as {kind}=")
+    iterations, columns, rows, label = None, None, [], ""
+    for number, line in enumerate(lines, 1):
         words = line.lstrip("#").split()
         if line.startswith("#"):
+            if re.search(r"Out of bounds values\s*:.*FAILED", line):
+                raise BadInput(f"{path}: line {number}: nccl-tests found wrong results "
+                               f"({line.lstrip('# ').strip()}): not a run to compare with")
             # "warmup iters: 5 iters: 20 agg iters: 1": the timed ones.
             for found in re.finditer(r"(?:(\w+)\s+)?iters:\s*([0-9]+)", line):
                 if found.group(1) not in ("warmup", "agg"):
                     iterations = repetitions(path, found.group(2))
             if "size" in words and "time" in words:
-                times = [i for i, word in enumerate(words) if word == "time"]
-                if in_place and len(times) < 2:
-                    raise BadInput(f"{path}: no in-place time column in its header")
-                columns = (words.index("size"), times[1] if in_place else times[0])
+                columns = nccl_columns(path, words, label, in_place)
+            elif "out-of-place" in words or "in-place" in words:
+                label = line
             continue
         if not words or columns is None:
             continue
         try:
-            size, micros = int(words[columns[0]]), float(words[columns[1]])
+            size, micros = int(words[columns["size"]]), float(words[columns["time"]])
         except (ValueError, IndexError):
             continue  # a row the test marked N/A, or a line that is not a result
+        if columns.get("wrong") is not None and columns["wrong"] < len(words):
+            wrong = words[columns["wrong"]]
+            if wrong.isdigit() and int(wrong) > 0:
+                raise BadInput(f"{path}: line {number}: size {size}: #wrong is {wrong}: the "
+                               f"results were wrong, so its times are not a run to compare with")
+        if columns.get("redop") is not None and columns["root"] < len(words):
+            says = nccl_row_kind(words[columns["redop"]], words[columns["root"]])
+            if says is not None and says != kind:
+                raise BadInput(f"{path}: line {number}: redop {words[columns['redop']]} and root "
+                               f"{words[columns['root']]} are a{'n' if says[0] in 'a' else ''} "
+                               f"{says}'s, not a{'n' if kind[0] in 'a' else ''} {kind}'s: is "
+                               f"this the log given as {kind}=?")
         if size != 0:  # nccl-tests prints 0-byte rows for sizes below one element
             rows.append((positive_bytes(path, size), positive_seconds(path, size, micros, 1e-6)))
     if not rows:
         raise BadInput(f"{path}: no result rows (is this the output of an nccl-tests *_perf "
                        f"program?)")
+    ranks = len(numbers)
     return ranks, iterations, rows
+
+
+def nccl_columns(path, words, label, in_place):
+    """Where a result row's size, time, #wrong, redop and root are, from the
+    header's column names (and the line above them, which says which time
+    columns are out-of-place and which in-place)."""
+    times = [i for i, word in enumerate(words) if word == "time"]
+    wrongs = [i for i, word in enumerate(words) if word == "#wrong"]
+    # A table of one time column is the one its label line names.
+    only_in_place = len(times) == 1 and "in-place" in label.split() \
+        and "out-of-place" not in label.split()
+    if len(times) >= 2:
+        chosen = 1 if in_place else 0
+    elif in_place != only_in_place:
+        raise BadInput(f"{path}: its one time column is "
+                       f"{'in-place' if only_in_place else 'out-of-place'}"
+                       f"{'' if in_place else ': give --in-place'}")
+    else:
+        chosen = 0
+    columns = {"size": words.index("size"), "time": times[chosen],
+               "wrong": wrongs[chosen] if chosen < len(wrongs) else None}
+    if "redop" in words and "root" in words:
+        columns.update(redop=words.index("redop"), root=words.index("root"))
+    # Rows have no '#': the header's words line up with theirs.
+    return columns
 
 
 def parse_gloo(path):
@@ -199,7 +280,7 @@ def nccl_points(args):
         if kind not in NCCL_KINDS or not path:
             raise BadInput(f"{item}: expected COLLECTIVE=LOG with COLLECTIVE one of "
                            f"{', '.join(NCCL_KINDS)}")
-        ranks, iterations, rows = parse_nccl_tests(path, args.in_place)
+        ranks, iterations, rows = parse_nccl_tests(path, args.in_place, kind)
         if ranks > MAX_RANKS:
             raise BadInput(f"{path}: {ranks} '# Rank' lines, more than gcsim's {MAX_RANKS} ranks")
         listed, ranks = ranks, ranks if ranks >= 2 else args.ranks
@@ -378,6 +459,12 @@ def placed_cluster(cluster, file, out, at=""):
 
 def cluster_of(args, ranks):
     if args.cluster:
+        given = [option for option, value in (("--nodes", args.nodes),
+                                              ("--bandwidth", args.bandwidth),
+                                              ("--latency", args.latency)) if value is not None]
+        if given:
+            raise BadInput(f"{given[0]}: describes a star without --cluster; the cluster file "
+                           f"{args.cluster} says it already")
         try:
             with open(args.cluster, encoding="utf-8") as f:
                 cluster = json.load(f)
@@ -393,6 +480,18 @@ def cluster_of(args, ranks):
         raise BadInput("--cluster FILE, or --bandwidth and --latency, describe the cluster")
     return {"topology": "star", "nodes": args.nodes or ranks,
             "link": {"bandwidth": args.bandwidth, "latency": args.latency}}
+
+
+def refuse_out_over_inputs(args):
+    """--out naming a log or the cluster file would write the measured run
+    over it."""
+    inputs = [item.partition("=")[2] if args.source == "nccl-tests" else item
+              for item in args.logs] + [args.cluster]
+    for path in inputs:
+        if path and os.path.exists(path) and os.path.exists(args.out) \
+                and os.path.samefile(path, args.out):
+            raise BadInput(f"--out: {args.out} is also an input ({path}): writing it would "
+                           f"destroy that file; choose another path")
 
 
 def main(argv):
@@ -418,6 +517,7 @@ def main(argv):
     if not args.out:
         parser.error("--out: expected a file name, got ''")
     try:
+        refuse_out_over_inputs(args)
         points, ranks_seen, sources = (nccl_points if args.source == "nccl-tests"
                                        else gloo_points)(args)
         if len(ranks_seen) > 1:

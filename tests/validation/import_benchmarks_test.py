@@ -114,10 +114,11 @@ def log_text(kind, in_place_factor=1.0):
         "     time   algbw   busbw #wrong",
         "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)       "
         "     (us)  (GB/s)  (GB/s)       ",
-        "           0             0     float     sum      -1     0.31    0.00    0.00      0"
-        "     0.30    0.00    0.00      0",
     ]
+    # Every row, the 0-byte one too, says its collective in redop and root.
     redop, root = ("sum", -1) if kind == "allreduce" else ("none", 0 if kind == "broadcast" else -1)
+    lines.append(f"           0             0     float {redop:>7s} {root:7d}     0.31    0.00    0.00"
+                 f"      0     0.30    0.00    0.00      0")
     for size in SIZES:
         us = model_seconds(kind, size) * 1e6
         lines.append(f"{size:12d} {size // 4:13d}     float {redop:>7s} {root:7d} {us:8.1f}"
@@ -331,6 +332,33 @@ with tempfile.TemporaryDirectory() as tmp:
         {"topology": "multi_gpu", "nodes": 2, "gpus_per_node": 2,
          "link": {"bandwidth": "10Gbps", "latency": "15us"}})])
     deep = write_lines(os.path.join(tmp, "deep.json"), ["[" * 100000 + "]" * 100000])
+    # Runs that are not one good run of the named collective, which the
+    # import took as one (a researcher's own cluster, 2026-12-03 audit):
+    # two logs joined; nccl-tests without MPI under mpirun (a 1-rank run per
+    # process, each with its own header and "# Rank 0"); wrong results; a
+    # log of another collective, by its redop and root columns or by the
+    # program's name.
+    allreduce_text, allgather_text = log_text("allreduce"), log_text("allgather")
+    joined = write_lines(os.path.join(tmp, "joined.log"),
+                         (allreduce_text + allgather_text).splitlines())
+    one_rank = "\n".join(line for line in allreduce_text.splitlines()
+                         if "Rank" not in line or "Rank  0 " in line) + "\n"
+    no_mpi = write_lines(os.path.join(tmp, "no-mpi.log"), (one_rank * 4).splitlines())
+    ranks_twice = write_lines(os.path.join(tmp, "ranks-twice.log"), [
+        line for line in allreduce_text.splitlines()
+        for _ in range(2 if "Rank  3 " in line else 1)])
+    row = f"{SIZES[2]:12d} {SIZES[2] // 4:13d}"
+    wrong_rows = write_lines(os.path.join(tmp, "wrong-rows.log"), [
+        line[:line.index("      0 ")] + "   4096 " + line[line.index("      0 ") + 8:]
+        if line.startswith(row) else line for line in allreduce_text.splitlines()])
+    failed = write_lines(os.path.join(tmp, "failed.log"), allreduce_text.replace(
+        "# Out of bounds values : 0 OK", "# Out of bounds values : 4096 FAILED").splitlines())
+    named = write_lines(os.path.join(tmp, "named.log"), [
+        "# Collective test starting: all_gather_perf", *allgather_text.splitlines()])
+    own_out = os.path.join(tmp, "own-out.log")
+    with open(own_out, "w") as f:
+        f.write(allreduce_text)
+    star_file = os.path.join(ROOT, "platforms", "star-8x10g.json")
     star = ["--bandwidth", "10Gbps", "--latency", "15us"]
     allreduce = f"allreduce={logs['allreduce']}"
     broadcast = f"broadcast={logs['broadcast']}"
@@ -371,16 +399,68 @@ with tempfile.TemporaryDirectory() as tmp:
             ("a --cluster nested too deeply", ["nccl-tests", allreduce, "--cluster", deep],
              ["deep.json"]),
             ("a --cluster that is not UTF-8", ["nccl-tests", allreduce, "--cluster", binary],
-             ["binary.log"])]:
+             ["binary.log"]),
+            ("two logs joined into one", ["nccl-tests", f"allreduce={joined}", *star],
+             ["joined.log", "a second nccl-tests header (2 in all)"]),
+            ("1-rank runs of nccl-tests without MPI", ["nccl-tests", f"allreduce={no_mpi}", *star],
+             ["no-mpi.log", "(4 in all)", "without MPI"]),
+            ("a rank listed twice", ["nccl-tests", f"allreduce={ranks_twice}", *star],
+             ["ranks-twice.log", "'# Rank 3' appears 2 times"]),
+            ("a row with wrong results", ["nccl-tests", f"allreduce={wrong_rows}", *star],
+             ["wrong-rows.log", f"size {SIZES[2]}: #wrong is 4096"]),
+            ("a run that failed its check", ["nccl-tests", f"allreduce={failed}", *star],
+             ["failed.log", "4096 FAILED"]),
+            ("an allgather log given as allreduce=", ["nccl-tests", f"allreduce={logs['allgather']}",
+                                                       *star],
+             ["allgather.log", "redop none and root -1 are an allgather's, not an allreduce's"]),
+            ("a broadcast log given as allgather=", ["nccl-tests", f"allgather={logs['broadcast']}",
+                                                      *star],
+             ["broadcast.log", "are a broadcast's, not an allgather's"]),
+            ("all_gather_perf given as broadcast=", ["nccl-tests", f"broadcast={named}", *star],
+             ["named.log", "a log of all_gather_perf, given as broadcast="]),
+            ("--out over its own log", ["nccl-tests", f"allreduce={own_out}", *star, "--out",
+                                        own_out],
+             ["--out", "is also an input"]),
+            ("--cluster with --bandwidth", ["nccl-tests", allreduce, "--cluster", star_file,
+                                            "--bandwidth", "10Gbps"],
+             ["--bandwidth", "without --cluster"])]:
         if os.path.exists(out):
             os.remove(out)
-        done = run_import(tmp, *args, "--out", out) if "--out=" not in args else \
-            run_import(tmp, *args)
+        done = run_import(tmp, *args, "--out", out) if not any(
+            a.startswith("--out") for a in args) else run_import(tmp, *args)
         problems = refusal_problems(done, ["import_benchmarks.py: ", *needles], result_file=out)
         if "Traceback" in done.stderr:
             problems.append("a traceback")
+        if own_out in args and open(own_out).read() != allreduce_text:
+            problems.append("the log was written over")
         check(not problems, f"{label}: exit 2, one line naming it, nothing written"
                             f"{'; ' + '; '.join(problems) if problems else ''}")
+    # A table of in-place times alone (its label line says so): read with
+    # --in-place, refused without; it was read as out-of-place, and
+    # --in-place refused as "no in-place time column".
+    def in_place_only(line):
+        words = line.split()
+        if "out-of-place" in words:
+            return "#  in-place"
+        if line.startswith("#") and "size" not in words and "(B)" not in words:
+            return line
+        return " ".join(words[:5] + words[9:]) if not line.startswith("#") else \
+            "# " + " ".join(words[1:6] + words[10:])
+    halved = log_text("allreduce", in_place_factor=0.5)
+    only = write_lines(os.path.join(tmp, "in-place-only.log"),
+                       [in_place_only(line) for line in halved.splitlines()])
+    refused = run_import(tmp, "nccl-tests", f"allreduce={only}", *star, "--out", out)
+    taken = run_import(tmp, "nccl-tests", f"allreduce={only}", *star, "--in-place", "--out", out)
+    seconds = []
+    if taken.returncode == 0:
+        with open(out) as f:
+            seconds = [p["seconds"] for p in json.load(f)["collectives"]]
+    expected = [model_seconds("allreduce", size) * 0.5 for size in SIZES]
+    check(not refusal_problems(refused, ["in-place", "--in-place"]) and len(seconds) == len(SIZES)
+          and all(abs(a - b) < 1e-3 * b for a, b in zip(seconds, expected)),
+          f"an in-place-only table: refused without --in-place ({refused.stderr.strip()}), its "
+          f"times with it ({taken.stderr.strip()})")
+
     # A SimGrid XML platform: its "xml" written relative to the measured run,
     # where gcsim validate looks for it.
     xml_run = os.path.join(tmp, "sub", "xml.json")
