@@ -81,6 +81,7 @@ FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::
   // A negative latency is noise around zero: refit the bandwidth alone.
   if (fit.alpha_s < 0) {
     fit.alpha_s = 0;
+    fit.alpha_clamped = true;
     fit.beta_s_per_byte = for_beta.b / for_beta.bb;
   }
   if (!(fit.beta_s_per_byte > 0))

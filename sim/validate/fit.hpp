@@ -40,6 +40,10 @@ struct FitResult {
   int latency_points = 0;
   int bandwidth_points = 0;
   double rms_relative_error = 0;
+  // The fitted latency came out negative (noise around zero, or points too
+  // few or too alike to tell it): it was set to 0 and the bandwidth fitted
+  // alone, which the report says.
+  bool alpha_clamped = false;
 
   double bandwidth_Bps() const { return 1.0 / beta_s_per_byte; }
 };

@@ -291,7 +291,18 @@ uint64_t TrainingRun::gradient_bytes() const {
 
 MeasuredRun read_measured_run(const std::filesystem::path& path) {
   const std::string file = path.string();
-  nlohmann::json json = load_json_file(path);
+  nlohmann::json json;
+  try {
+    json = load_json_file(path);
+  } catch (const InputError& error) {
+    // A benchmark's own output, given as it came: say what turns it into one.
+    if (error.message().rfind("malformed JSON at line 1, column 1", 0) == 0)
+      throw InputError(file, "",
+                       error.message() +
+                           ": not a measured run (JSON); scripts/import_benchmarks.py makes one "
+                           "of nccl-tests or gloo benchmark output");
+    throw;
+  }
   ObjectReader reader(json, file, "");
   for (const char* key : {"source", "date", "machine", "wall_s", "comment", "description"})
     reader.allow(key);

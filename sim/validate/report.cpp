@@ -50,12 +50,20 @@ nlohmann::json make_report(const ValidationInput& input) {
   report["measured_file"] = run.file.string();
   report["name"] = run.name;
   report["platform"] = {{"source", input.platform_source},
+                        {"topology", net::topology_name(input.platform.topology)},
                         {"nodes", input.platform.worker_count()},
                         {"bandwidth_Bps", input.platform.link.bandwidth_Bps},
                         {"link_latency_s", input.platform.link.latency_s},
                         {"network_model", input.platform.network.model}};
+  // A multi-GPU cluster's second tier: the machines' GPUs behind one NIC.
+  if (input.platform.topology == net::Topology::multi_gpu)
+    report["platform"].update({{"machines", input.platform.nodes},
+                               {"gpus_per_node", input.platform.gpus_per_node},
+                               {"gpu_link_bandwidth_Bps", input.platform.gpu_link.bandwidth_Bps},
+                               {"gpu_link_latency_s", input.platform.gpu_link.latency_s}});
   if (input.fit)
     report["fit"] = {{"alpha_s", input.fit->alpha_s},
+                     {"alpha_clamped", input.fit->alpha_clamped},
                      {"bandwidth_Bps", input.fit->bandwidth_Bps()},
                      {"points", input.fit->points},
                      {"latency_points", input.fit->latency_points},
@@ -189,12 +197,23 @@ std::string format_report(const nlohmann::json& report) {
   std::string text;
   char line[256];
   const nlohmann::json& platform = report["platform"];
-  std::snprintf(line, sizeof line, "validate %s on %s: %d nodes, %.2f Mbit/s, %.1f us per link\n",
+  const std::string topology = platform.value("topology", "star");
+  const std::string counted = topology == "star" ? "nodes" : "workers (" + topology + ")";
+  std::snprintf(line, sizeof line, "validate %s on %s: %d %s, %.2f Mbit/s, %.1f us per link",
                 report["name"].get<std::string>().c_str(),
                 platform["source"].get<std::string>().c_str(), platform["nodes"].get<int>(),
-                platform["bandwidth_Bps"].get<double>() * 8 / 1e6,
+                counted.c_str(), platform["bandwidth_Bps"].get<double>() * 8 / 1e6,
                 platform["link_latency_s"].get<double>() * 1e6);
   text += line;
+  if (platform.contains("gpus_per_node")) {
+    std::snprintf(line, sizeof line,
+                  " between %d machines; inside each, %d GPUs on %.2f Mbit/s, %.1f us links",
+                  platform["machines"].get<int>(), platform["gpus_per_node"].get<int>(),
+                  platform["gpu_link_bandwidth_Bps"].get<double>() * 8 / 1e6,
+                  platform["gpu_link_latency_s"].get<double>() * 1e6);
+    text += line;
+  }
+  text += '\n';
   if (report.contains("fit")) {
     const nlohmann::json& fit = report["fit"];
     std::snprintf(line, sizeof line,
@@ -204,6 +223,9 @@ std::string format_report(const nlohmann::json& report) {
                   100 * fit["rms_relative_error"].get<double>(), fit["points"].get<int>());
     text += line;
     text += fit_basis(fit.value("latency_points", 0), fit.value("bandwidth_points", 0)) + ")\n";
+    if (fit.value("alpha_clamped", false))
+      text += "  fit: the latency came out negative and is set to 0, the bandwidth fitted alone: "
+              "the points cannot tell a latency (give sizes from 8 bytes)\n";
   }
   if (!report["collectives"].empty())
     text += "  collective       ranks      bytes    measured_s  simulated_s   error  path_Mbit/s\n";

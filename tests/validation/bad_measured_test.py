@@ -183,6 +183,14 @@ with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run([GCSIM, "validate", file, "--quiet"], capture_output=True, text=True,
                               timeout=120)
         report(label, refusal_problems(done, [f"{file}: {path}:", *words]), done, tmp)
+    # A benchmark's own output, given as it came, was only "malformed JSON".
+    raw_log = os.path.join(tmp, "all_reduce_perf.log")
+    with open(raw_log, "w") as f:
+        f.write("# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5\n")
+    done = subprocess.run([GCSIM, "validate", raw_log], capture_output=True, text=True)
+    report("a benchmark log given as it came",
+           refusal_problems(done, [raw_log + ": malformed JSON", "scripts/import_benchmarks.py"]),
+           done, tmp)
     # --fit without enough ring points is bad input too.
     fit_file = os.path.join(tmp, "one_point.json")
     with open(fit_file, "w") as f:

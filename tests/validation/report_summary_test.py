@@ -57,6 +57,26 @@ if "broadcast_4MiB_and_more" not in done.stdout:
 print(f"ring {100 * ring['geomean_error']:.1f}% ({ring['points']}), broadcast "
       f"{100 * broadcast['geomean_error']:.1f}% ({broadcast['points']}), all "
       f"{100 * large['geomean_error']:.1f}% ({large['points']})")
+# A multi-GPU cluster is named as one: its title and platform block said
+# "16 nodes, 100000 Mbit/s", as a star of 16 would, which simulates otherwise.
+with tempfile.TemporaryDirectory() as tmp:
+    measured, out = os.path.join(tmp, "two-machines.json"), os.path.join(tmp, "report.json")
+    with open(measured, "w") as f:
+        json.dump({"format": "gcsim-measured-run/1",
+                   "cluster": {"topology": "multi_gpu", "nodes": 2, "gpus_per_node": 8,
+                               "link": {"bandwidth": "100Gbps", "latency": "2us"},
+                               "gpu_link": {"bandwidth": "240GBps", "latency": "1us"}},
+                   "collectives": [{"collective": "allreduce", "ranks": 16, "bytes": 1 << 26,
+                                    "seconds": 0.01}]}, f)
+    done = subprocess.run([GCSIM, "validate", measured, "--json", out], capture_output=True,
+                          text=True)
+    block = json.load(open(out))["platform"] if done.returncode == 0 else {}
+    if not (block.get("topology") == "multi_gpu" and block.get("machines") == 2
+            and block.get("gpus_per_node") == 8 and block.get("nodes") == 16
+            and "16 workers (multi_gpu)" in done.stdout
+            and "between 2 machines; inside each, 8 GPUs on 1920000.00 Mbit/s" in done.stdout):
+        failures.append(f"a multi-GPU cluster's title and platform block: {done.stdout[:300]!r} "
+                        f"{block} {done.stderr.strip()}")
 if failures:
     sys.exit("FAIL:\n  " + "\n  ".join(failures))
 print("ok")
