@@ -62,13 +62,19 @@ nlohmann::json make_report(const ValidationInput& input) {
                                {"gpu_link_bandwidth_Bps", input.platform.gpu_link.bandwidth_Bps},
                                {"gpu_link_latency_s", input.platform.gpu_link.latency_s}});
   if (input.fit)
-    report["fit"] = {{"alpha_s", input.fit->alpha_s},
-                     {"alpha_clamped", input.fit->alpha_clamped},
-                     {"bandwidth_Bps", input.fit->bandwidth_Bps()},
-                     {"points", input.fit->points},
-                     {"latency_points", input.fit->latency_points},
-                     {"bandwidth_points", input.fit->bandwidth_points},
-                     {"rms_relative_error", input.fit->rms_relative_error}};
+    report["fit"] = {
+        {"alpha_s", input.fit->alpha_s},
+        {"alpha_clamped", input.fit->alpha_clamped},
+        // A star's rated links, which the fitted rate should
+        // not pass (a multi-GPU cluster's inside links may).
+        {"described_bandwidth_Bps", run.cluster.topology == net::Topology::star
+                                        ? nlohmann::json(run.cluster.link.bandwidth_Bps)
+                                        : nlohmann::json(nullptr)},
+        {"bandwidth_Bps", input.fit->bandwidth_Bps()},
+        {"points", input.fit->points},
+        {"latency_points", input.fit->latency_points},
+        {"bandwidth_points", input.fit->bandwidth_points},
+        {"rms_relative_error", input.fit->rms_relative_error}};
   report["error_measure"] = "relative_error = simulated / measured - 1; geomean_error = "
                             "exp(mean |ln(simulated / measured)|) - 1";
 
@@ -223,6 +229,15 @@ std::string format_report(const nlohmann::json& report) {
                   100 * fit["rms_relative_error"].get<double>(), fit["points"].get<int>());
     text += line;
     text += fit_basis(fit.value("latency_points", 0), fit.value("bandwidth_points", 0)) + ")\n";
+    const nlohmann::json& described = fit["described_bandwidth_Bps"];
+    if (described.is_number() &&
+        fit["bandwidth_Bps"].get<double>() > 1.01 * described.get<double>()) {
+      std::snprintf(line, sizeof line,
+                    "  fit: the bandwidth is above the described links' %.2f Mbit/s: are the "
+                    "points the collectives they are named as, and their sizes the buffers'?\n",
+                    described.get<double>() * 8 / 1e6);
+      text += line;
+    }
     if (fit.value("alpha_clamped", false))
       text += "  fit: the latency came out negative and is set to 0, the bandwidth fitted alone: "
               "the points cannot tell a latency (give sizes from 8 bytes)\n";

@@ -112,6 +112,27 @@ TEST_CASE("a latency fitted below zero is set to 0, and the report says so") {
   CHECK(text.find("the latency came out negative and is set to 0") != std::string::npos);
 }
 
+TEST_CASE("a fitted rate above a star's described links is pointed out") {
+  // Points timed at 1.2 GB/s on a star described with 1 Gbit/s links: logs
+  // named after the wrong collective, or sizes per rank, give such fits.
+  const std::vector<CollectivePoint> points = synthetic(2e-6, 1 / 1.2e9, 0);
+  MeasuredRun run;
+  run.name = "fast";
+  run.collectives = points;
+  run.cluster.topology = gcsim::net::Topology::star;
+  ValidationInput input;
+  input.run = &run;
+  input.platform_source = "fit";
+  input.fit = fit_alpha_beta(points, "fast.json");
+  input.collective_seconds.assign(points.size(), 1.0);
+  const std::string warning = "the bandwidth is above the described links' 1000.00 Mbit/s";
+  run.cluster.link.bandwidth_Bps = 1.25e8;
+  CHECK(format_report(make_report(input)).find(warning) != std::string::npos);
+  // Slower than the links, as TCP/IP's headers leave it: nothing to say.
+  run.cluster.link.bandwidth_Bps = 1.25e10;
+  CHECK(format_report(make_report(input)).find("the bandwidth is above") == std::string::npos);
+}
+
 TEST_CASE("tree allreduce points are compared, not fitted") {
   std::vector<CollectivePoint> points = synthetic(1e-3, 1 / 1.2e8, 0);
   const FitResult rings = fit_alpha_beta(points, "rings.json");
