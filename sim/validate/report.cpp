@@ -233,8 +233,9 @@ std::string format_report(const nlohmann::json& report) {
     if (described.is_number() &&
         fit["bandwidth_Bps"].get<double>() > 1.01 * described.get<double>()) {
       std::snprintf(line, sizeof line,
-                    "  fit: the bandwidth is above the described links' %.2f Mbit/s: are the "
-                    "points the collectives they are named as, and their sizes the buffers'?\n",
+                    "  fit: the bandwidth is above the described links' %.2f Mbit/s: the small "
+                    "points' latency is more than the large ones pay, or the points are not the "
+                    "collectives or sizes they are named as\n",
                     described.get<double>() * 8 / 1e6);
       text += line;
     }
