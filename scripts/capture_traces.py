@@ -63,19 +63,26 @@ def parse_args(argv):
     parser.add_argument("--preset", choices=sorted(PRESETS) + ["cache"],
                         help="a named recipe; 'cache' makes every large trace into "
                              "workloads/traces/cache/. Explicit flags override a recipe.")
-    parser.add_argument("--model", choices=["cnn", "resnet18", "resnet50", "alexnet", "vgg16"])
-    parser.add_argument("--dataset", choices=["fashion-mnist", "digits"])
-    parser.add_argument("--workers", type=int, help="simulated data-parallel workers W")
-    parser.add_argument("--micro-batch", type=int, help="samples per worker per iteration")
-    parser.add_argument("--iterations", type=int, help="training iterations to run")
-    parser.add_argument("--capture-start", type=int, help="first captured iteration")
-    parser.add_argument("--capture-stride", type=int, help="capture every s-th iteration")
-    parser.add_argument("--lr", type=float, help="plain SGD learning rate")
-    parser.add_argument("--seed", type=int)
+    # Defaults: a preset's, else DEFAULTS' (shown in --help).
+    parser.add_argument("--model", choices=["cnn", "resnet18", "resnet50", "alexnet", "vgg16"],
+                        help="(default: cnn)")
+    parser.add_argument("--dataset", choices=["fashion-mnist", "digits"],
+                        help="(default: fashion-mnist)")
+    parser.add_argument("--workers", type=int, help="simulated data-parallel workers W (default: 4)")
+    parser.add_argument("--micro-batch", type=int,
+                        help="samples per worker per iteration (default: 32)")
+    parser.add_argument("--iterations", type=int, help="training iterations to run (default: 3)")
+    parser.add_argument("--capture-start", type=int, help="first captured iteration (default: 0)")
+    parser.add_argument("--capture-stride", type=int,
+                        help="capture every s-th iteration (default: 1)")
+    parser.add_argument("--lr", type=float, help="plain SGD learning rate (default: 0.05)")
+    parser.add_argument("--seed", type=int, help="(default: 1; 0 to 2^63 - 1)")
     parser.add_argument("--dtype", choices=["float32", "float16"],
-                        help="storage of gradients (weights are always float32)")
-    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
-    parser.add_argument("--log-every", type=int, default=10)
+                        help="storage of gradients (weights are always float32; default: float32)")
+    parser.add_argument("--threads", type=int,
+                        help="torch CPU threads, at most this machine's cores, which the layer "
+                             "timings need (default: 2, or 1 on one core)")
+    parser.add_argument("--log-every", type=int, default=10, help="(default: 10)")
     parser.add_argument("--out", help="trace folder to write")
     parser.add_argument("--force", action="store_true",
                         help="replace an existing trace folder (once the new trace is complete)")
@@ -83,6 +90,8 @@ def parse_args(argv):
     defaults = dict(model="cnn", dataset="fashion-mnist", workers=4, micro_batch=32,
                     iterations=3, capture_start=0, capture_stride=1, lr=0.05, seed=1,
                     dtype="float32", out=None)
+    if args.threads is None:
+        args.threads = min(2, len(os.sched_getaffinity(0)))
     recipe = PRESETS.get(args.preset, {}) if args.preset != "cache" else {}
     for key, fallback in defaults.items():
         if getattr(args, key) is None:
@@ -100,6 +109,14 @@ def check_args(args):
         problems.append("--capture-start must be in [0, iterations)")
     if not 0 < args.lr < float("inf"):
         problems.append("--lr must be positive and finite")
+    if not 0 <= args.seed < 2 ** 63:
+        problems.append("--seed must be in [0, 2^63 - 1]")
+    # More threads than cores time the waiting for a core: layer times
+    # 50-300x too long, which gcsim then takes as the model's compute.
+    cores = len(os.sched_getaffinity(0))
+    if args.threads > cores:
+        problems.append(f"--threads {args.threads} is more than the {cores} cores this process "
+                        f"may use: the measured layer times would count the waiting for a core")
     if args.out is None:
         problems.append("--out (or --preset) is required")
     elif not args.out:
@@ -215,6 +232,11 @@ def capture(args, staging):
             mean += g
             if is_captured:
                 if args.dtype == "float16":
+                    past = int(np.count_nonzero(np.abs(g) > np.finfo(np.float16).max))
+                    if past:
+                        raise BadInput(f"--dtype float16: {past} elements of the gradient at "
+                                       f"iteration {it}, worker {w} are past float16's range "
+                                       f"(65504); lower --lr, or keep --dtype float32")
                     f16.append(float16_loss(g))
                 save(os.path.join(folder, f"worker_{w:03d}.npy"), g.astype(args.dtype))
         mean /= np.float32(args.workers)

@@ -123,7 +123,21 @@ def capture_refusals(trace, scratch):
             (tiny + ["--out", a_file, "--force"], ["a-file"], 2, None, "--out a file, --force"),
             # Training fails after the old trace was deleted (before the fix).
             (tiny + ["--lr", "1e38", "--out", old, "--force"], ["--lr"], 2, None,
-             "a capture that fails (--lr 1e38) over an old trace")]:
+             "a capture that fails (--lr 1e38) over an old trace"),
+            # Gradients past float16's range were stored as inf, and the
+            # manifest's precision figures became NaN and Infinity: JSON no
+            # reader takes, written with exit 0.
+            (tiny + ["--lr", "1e10", "--dtype", "float16", "--out", os.path.join(scratch, "x")],
+             ["--dtype float16", "past float16's range"], 2, "x", "a float16 capture overflowing"),
+            # A traceback, exit 1.
+            (tiny + ["--seed", "-5", "--out", os.path.join(scratch, "x")], ["--seed"], 2, "x",
+             "--seed -5"),
+            (tiny + ["--seed", str(2 ** 64), "--out", os.path.join(scratch, "x")], ["--seed"], 2,
+             "x", "--seed 2^64"),
+            # Timed layers waited for a core: 50-300x too long.
+            (tiny + ["--threads", str(len(os.sched_getaffinity(0)) + 1), "--out",
+                     os.path.join(scratch, "x")], ["--threads", "cores"], 2, "x",
+             "more --threads than cores")]:
         result = subprocess.run(["/usr/bin/python3", SCRIPT, *args], capture_output=True, text=True)
         failures += refusal(result, what, needles, status)
         if made and os.path.lexists(os.path.join(scratch, made)):
