@@ -165,6 +165,11 @@ public:
                                           scenario.synthesis)
               : training::make_synthetic_feed(scenario.workload, workers, scenario.seed);
       gradient_source = feed->describe();
+      // More iterations simulated than captured: iteration i takes captured
+      // iteration i mod n (training::make_trace_feed), said in the result.
+      if (gradient_source.value("kind", "") == "trace" &&
+          gradient_source["iterations"].size() < static_cast<size_t>(scenario.training.iterations))
+        gradient_source["iterations_taken_in_turn"] = true;
       const std::string& scope = scenario.training.compression_scope;
       if (scope == "bucket" && !compressor->can_run_per_bucket())
         throw InputError(scenario.source_of("/training/compression_scope"),

@@ -205,8 +205,29 @@ std::string format_summary(const nlohmann::json& result) {
     for (const nlohmann::json& batch : compute_times["measured_batches"])
       batches += (batches.empty() ? "" : ", ") + batch.dump();
     text += fmt::format("  compute times measured on this device for this model at micro-batches "
-                        "{} (others interpolated)\n",
+                        "{} (others interpolated, or extrapolated past them)\n",
                         batches);
+  }
+  // Gradients that are not all the trace's own are said: workers
+  // synthesized beyond the captured ones, captured iterations taken again.
+  const nlohmann::json gradients = model.value("gradients", nlohmann::json::object());
+  if (gradients.value("kind", "") == "trace") {
+    std::string parts;
+    const int workers = summary["workers"].get<int>();
+    const int captured_workers = gradients["captured_workers"].get<int>();
+    if (workers > captured_workers)
+      parts += fmt::format("{} of the {} workers synthesized from the {} captured ({})",
+                           workers - captured_workers, workers, captured_workers,
+                           gradients["method"].get<std::string>());
+    if (gradients.value("iterations_taken_in_turn", false)) {
+      const size_t captured = gradients["iterations"].size();
+      parts += fmt::format("{}the trace's {} captured iterations taken in turn for {} simulated "
+                           "(iteration i is captured iteration i mod {})",
+                           parts.empty() ? "" : "; ", captured, summary["iterations"].get<int>(),
+                           captured);
+    }
+    if (!parts.empty())
+      text += "  gradients: " + parts + "\n";
   }
   auto row = [&text](const char* label, const std::string& value) {
     text += fmt::format("  {:<48} {:>16}\n", label, value);

@@ -157,6 +157,25 @@ with tempfile.TemporaryDirectory() as work:
     large = max_bytes({"name": "topk", "density": 0.01}, 16)
     check(large / small >= 4.5, f"topk allgather grows with P-1: x{large / small:.2f} from P=4 to 16")
 
+    # Gradients that are not all the trace's own are said, in the summary
+    # and in result.json: 4 iterations captured, 6 simulated, 24 workers
+    # from 16. Taken again without a word, the same gradients came back.
+    path = scenario(work, {"name": "topk", "density": 0.01}, 24,
+                    {"training": {"iterations": 6, "batch_per_worker": 64}})
+    out = os.path.join(work, "in-turn")
+    printed = subprocess.run([GCSIM, "run", path, "--out", out], capture_output=True, text=True,
+                             timeout=600)
+    with open(os.path.join(out, "result.json")) as handle:
+        gradients = json.load(handle)["model"]["gradients"]
+    check("  gradients: 8 of the 24 workers synthesized from the 16 captured "
+          "(shrunk_mean_scaling); the trace's 4 captured iterations taken in turn for 6 simulated "
+          "(iteration i is captured iteration i mod 4)\n" in printed.stdout
+          and gradients.get("iterations_taken_in_turn") is True,
+          f"synthesized workers and reused iterations are said ({printed.stdout[:400]!r})")
+    plain, _ = run(work, {"name": "topk", "density": 0.01}, 8, out="own")
+    check("iterations_taken_in_turn" not in plain["model"]["gradients"],
+          "a run within the trace's workers and iterations says nothing of it")
+
     # Determinism and the timeline.
     timeline = os.path.join(work, "timeline.json")
     first, raw_a = run(work, {"name": "deft", "density": 0.01}, 8, "--timeline", timeline, out="t1")
