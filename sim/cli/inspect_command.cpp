@@ -220,10 +220,15 @@ public:
         entry["k"] = stats->k;
         entry["norm"] = stats->norm;
         entry["top_mass"] = stats->top_mass;
-        entry["overlap"] = stats->overlap;
         norm = fmt::format("{:.4e}", stats->norm);
         mass = fmt::format("{:.3f}", stats->top_mass);
-        overlap = fmt::format("{:.3f}", stats->overlap);
+        // One worker has no pair to compare: not a perfect agreement of 1.
+        if (manifest.workers >= 2) {
+          entry["overlap"] = stats->overlap;
+          overlap = fmt::format("{:.3f}", stats->overlap);
+        } else {
+          entry["overlap"] = nullptr;
+        }
       }
       std::string forward = "", backward = "";
       auto module = by_module.find(layer.module);
@@ -257,6 +262,10 @@ public:
     text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "total", name_width,
                         manifest.total_params, "", "", "", forward, backward) +
             '\n';
+    text += "\ngrad norm: each worker's L2 norm of the layer's gradient, mean over workers (not "
+            "the norm of their mean); top1% mass: the share of its squared norm in its top 1% of "
+            "elements by magnitude, mean over workers; top1% ovl: |top_a & top_b| / k over pairs "
+            "of workers, mean (\"-\" with one worker)\n";
     if (workload.has_times)
       report["timing"] = {{"micro_batch", workload.micro_batch},
                           {"device", workload.timing_device},

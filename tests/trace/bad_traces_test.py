@@ -270,6 +270,19 @@ def main(gcsim, workdir):
         if problems:
             failures.append(name)
     failures += statistics_only(gcsim, workdir, valid)
+    # One worker has no pair to compare: its overlap read 1.000, a perfect
+    # agreement; it is "-" and null.
+    alone = os.path.join(workdir, "one-worker")
+    tiny_trace.write(alone, workers=1)
+    single = os.path.join(workdir, "one-worker.json")
+    result = subprocess.run([gcsim, "inspect", alone, "--json", single], capture_output=True,
+                            text=True)
+    overlaps = [l.get("overlap", "absent") for l in json.load(open(single))["layers"]] \
+        if result.returncode == 0 else []
+    row = next((line.split() for line in result.stdout.splitlines()
+                if line.startswith("fc1.weight")), [])
+    if not overlaps or any(o is not None for o in overlaps) or row[4:5] != ["-"]:
+        failures.append(f"one worker's overlap: {overlaps} {row} {result.stderr.strip()}")
     if failures:
         print("failed:", ", ".join(failures))
         return 1
