@@ -133,13 +133,27 @@ std::unique_ptr<compress::Compressor> Scenario::make_compressor() const {
   const std::string compressor_name = compressor["name"].get<std::string>();
   nlohmann::json params = compressor;
   params.erase("name");
+  std::unique_ptr<compress::Compressor> made;
   try {
-    return compress::make_compressor(compressor_name, params);
+    made = compress::make_compressor(compressor_name, params);
   } catch (const compress::ParameterError& error) {
     const std::string path =
         error.parameter().empty() ? "/compressor/name" : "/compressor/" + error.parameter();
     throw InputError(source_of(path), path, error.what());
   }
+  // A compressor's own dense warm-up (IWP's, 5 by default) as long as the
+  // run: every iteration dense, reported as the compressor's.
+  if (const auto warmup = made->params().find("warmup_iterations");
+      warmup != made->params().end() && warmup->get<int64_t>() >= training.iterations) {
+    const std::string path = "/compressor/warmup_iterations";
+    throw InputError(source_of(path), path,
+                     std::to_string(warmup->get<int64_t>()) + " dense warm-up iterations" +
+                         (compressor.contains("warmup_iterations") ? "" : " (the default)") +
+                         " and the run has " + std::to_string(training.iterations) +
+                         " (training.iterations): " + compressor_name +
+                         " would never compress; give fewer, or more iterations");
+  }
+  return made;
 }
 
 const char* algorithm_name(AllreduceAlgorithm algorithm) {

@@ -154,6 +154,11 @@ CASES = [
      ["/compressor", "gs_sgd needs 137438953472 floats at once"]),
     ("compressor parameter out of range", scenario(compressor={"name": "topk", "density": 2}), {}, [],
      ["/compressor/density"]),
+    # Every iteration was IWP's dense warm-up (5 by default), reported as IWP.
+    ("a compressor warm-up as long as the run", scenario(compressor={"name": "iwp"}), {},
+     ["--set", "training.iterations=5"],
+     ["/compressor/warmup_iterations", "5 dense warm-up iterations (the default)",
+      "would never compress"]),
     ("missing workload", {k: v for k, v in scenario().items() if k != "workload"}, {}, [],
      ["/workload", "required field is missing"]),
     # Every place looked is named, not only the first (beside the scenario).
