@@ -229,6 +229,17 @@ std::string format_summary(const nlohmann::json& result) {
     if (!parts.empty())
       text += "  gradients: " + parts + "\n";
   }
+  // A compressor's own dense warm-up (IWP's) inside the averaged iterations
+  // pulls the means towards dense.
+  const nlohmann::json params = model.value("compressor_params", nlohmann::json::object());
+  if (params.contains("warmup_iterations") &&
+      params["warmup_iterations"].get<int64_t>() > summary["warmup_iterations"].get<int64_t>()) {
+    const int64_t dense = params["warmup_iterations"].get<int64_t>();
+    const int64_t counted = dense - summary["warmup_iterations"].get<int64_t>();
+    text += fmt::format("  note: iterations 0 to {} are {}'s dense warm-up, and {} of them are in "
+                        "these means (training.warmup_iterations {} leaves them out)\n",
+                        dense - 1, model["compressor"].get<std::string>(), counted, dense);
+  }
   auto row = [&text](const char* label, const std::string& value) {
     text += fmt::format("  {:<48} {:>16}\n", label, value);
   };

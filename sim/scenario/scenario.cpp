@@ -145,7 +145,11 @@ std::unique_ptr<compress::Compressor> Scenario::make_compressor() const {
   // run: every iteration dense, reported as the compressor's.
   if (const auto warmup = made->params().find("warmup_iterations");
       warmup != made->params().end() && warmup->get<int64_t>() >= training.iterations) {
-    const std::string path = "/compressor/warmup_iterations";
+    // The field written too long or too short: a default warm-up is written
+    // nowhere, so the run's length (and the --set or file that gave it).
+    const std::string path = compressor.contains("warmup_iterations")
+                                 ? "/compressor/warmup_iterations"
+                                 : "/training/iterations";
     throw InputError(source_of(path), path,
                      std::to_string(warmup->get<int64_t>()) + " dense warm-up iterations" +
                          (compressor.contains("warmup_iterations") ? "" : " (the default)") +

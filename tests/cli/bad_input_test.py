@@ -155,10 +155,14 @@ CASES = [
     ("compressor parameter out of range", scenario(compressor={"name": "topk", "density": 2}), {}, [],
      ["/compressor/density"]),
     # Every iteration was IWP's dense warm-up (5 by default), reported as IWP.
+    # The default warm-up is written nowhere: the run's length is blamed.
     ("a compressor warm-up as long as the run", scenario(compressor={"name": "iwp"}), {},
      ["--set", "training.iterations=5"],
-     ["/compressor/warmup_iterations", "5 dense warm-up iterations (the default)",
-      "would never compress"]),
+     ["--set training.iterations=5: /training/iterations",
+      "5 dense warm-up iterations (the default)", "would never compress"]),
+    ("a compressor warm-up written longer than the run",
+     scenario(compressor={"name": "iwp", "warmup_iterations": 9}), {}, [],
+     ["scenario.json: /compressor/warmup_iterations", "9 dense warm-up iterations and"]),
     ("missing workload", {k: v for k, v in scenario().items() if k != "workload"}, {}, [],
      ["/workload", "required field is missing"]),
     # Every place looked is named, not only the first (beside the scenario).

@@ -176,6 +176,20 @@ with tempfile.TemporaryDirectory() as work:
     check("iterations_taken_in_turn" not in plain["model"]["gradients"],
           "a run within the trace's workers and iterations says nothing of it")
 
+    # IWP's dense warm-up inside the averaged iterations is said; it pulls
+    # the means towards dense.
+    for warmup, said in ((2, True), (5, False)):
+        path = scenario(work, {"name": "iwp", "density": 0.01}, 8,
+                        {"training": {"iterations": 6, "batch_per_worker": 64,
+                                      "warmup_iterations": warmup}})
+        printed = subprocess.run([GCSIM, "run", path, "--out", os.path.join(work, "iwp-note")],
+                                 capture_output=True, text=True, timeout=600)
+        note = ("  note: iterations 0 to 4 are iwp's dense warm-up, and 3 of them are in these "
+                "means (training.warmup_iterations 5 leaves them out)\n")
+        check((note in printed.stdout) == said and printed.returncode == 0,
+              f"IWP's warm-up in the means is said with training.warmup_iterations {warmup}: "
+              f"{said}")
+
     # Determinism and the timeline.
     timeline = os.path.join(work, "timeline.json")
     first, raw_a = run(work, {"name": "deft", "density": 0.01}, 8, "--timeline", timeline, out="t1")
