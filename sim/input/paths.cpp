@@ -68,21 +68,37 @@ std::filesystem::path resolve_input_path(const std::string& value,
   return candidates.front().lexically_normal();
 }
 
-std::string missing_input(const std::string& value, const std::filesystem::path& referring_file) {
+namespace {
+
+// "; did you mean \"shown/near\"?" for a near name of `name` in `folder`
+// (near_name_in), or "".
+std::string did_you_mean_hint(const std::filesystem::path& folder,
+                              const std::filesystem::path& name,
+                              const std::filesystem::path& shown_folder) {
+  const std::string near = near_name_in(folder, name);
+  return near.empty() ? "" : "; did you mean \"" + (shown_folder / near).string() + "\"?";
+}
+
+} // namespace
+
+std::filesystem::path find_input_path(const std::string& value,
+                                      const std::filesystem::path& referring_file,
+                                      const std::string& source, const std::string& json_path) {
   // The system would read the name up to its NUL: another file than written.
   if (value.find('\0') != std::string::npos)
-    return "\"" + value.substr(0, value.find('\0')) +
-           "...\" holds a NUL character (\\u0000), which no file name can";
+    throw InputError(source, json_path,
+                     "\"" + value.substr(0, value.find('\0')) +
+                         "...\" holds a NUL character (\\u0000), which no file name can");
   const std::filesystem::path path(value);
   const std::vector<std::filesystem::path> candidates = input_candidates(path, referring_file);
   for (const std::filesystem::path& candidate : candidates) {
     std::error_code error;
     // A place that cannot be looked up (a link loop, a folder that may not
-    // be searched) is left to the reader, which says so.
+    // be searched) is taken: its reader says so.
     if (std::filesystem::exists(candidate, error) ||
         (error && error != std::errc::no_such_file_or_directory &&
          error != std::errc::not_a_directory))
-      return "";
+      return path.is_absolute() ? path : candidate.lexically_normal();
   }
   std::string message = "\"" + value + "\" not found ";
   if (path.is_absolute()) {
@@ -94,12 +110,12 @@ std::string missing_input(const std::string& value, const std::filesystem::path&
                "), in the working directory or in gcsim's source tree (" + source_root().string() +
                ")";
   }
-  for (const std::filesystem::path& candidate : candidates) {
-    const std::string near = near_name_in(candidate.parent_path(), path.filename());
-    if (!near.empty())
-      return message + "; did you mean \"" + (path.parent_path() / near).string() + "\"?";
-  }
-  return message;
+  for (const std::filesystem::path& candidate : candidates)
+    if (const std::string hint =
+            did_you_mean_hint(candidate.parent_path(), path.filename(), path.parent_path());
+        !hint.empty())
+      throw InputError(source, json_path, message + hint);
+  throw InputError(source, json_path, message);
 }
 
 std::string not_found_hint(const std::filesystem::path& file) {
@@ -113,10 +129,7 @@ std::string not_found_hint(const std::filesystem::path& file) {
         return "; gcsim's source tree has " + shipped.lexically_normal().string() +
                " (a path on the command line is read from the working directory)";
   }
-  const std::string near = near_name_in(file.parent_path(), file.filename());
-  if (near.empty())
-    return "";
-  return "; did you mean \"" + (file.parent_path() / near).string() + "\"?";
+  return did_you_mean_hint(file.parent_path(), file.filename(), file.parent_path());
 }
 
 namespace {

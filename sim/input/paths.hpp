@@ -24,12 +24,14 @@ bool is_folder_name(std::string_view name);
 std::filesystem::path resolve_input_path(const std::string& value,
                                          const std::filesystem::path& referring_file);
 
-/// Empty when resolve_input_path finds `value` (and it has no NUL, which
-/// would cut the name short); otherwise why it does not:
-/// every place it looked, and a near name in one of them ("did you mean
+/// resolve_input_path for a file that must be there: throws
+/// InputError(source, json_path) when `value` is found nowhere, naming every
+/// place looked and a near name in one of them ("did you mean
 /// \"platforms/star-8x10g.json\"?"), so that a slip in a name is found
-/// without a listing.
-std::string missing_input(const std::string& value, const std::filesystem::path& referring_file);
+/// without a listing; and when it holds a NUL, which would cut the name short.
+std::filesystem::path find_input_path(const std::string& value,
+                                      const std::filesystem::path& referring_file,
+                                      const std::string& source, const std::string& json_path);
 
 /// What may help when `file`, named on the command line (read from the
 /// working directory, not looked up elsewhere), does not exist: "" or

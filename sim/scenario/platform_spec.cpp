@@ -136,9 +136,7 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
 
   if (spec.topology == Topology::simgrid_xml) {
     std::string xml = reader.string("xml");
-    if (const std::string why = missing_input(xml, file); !why.empty())
-      reader.fail("xml", "SimGrid platform file " + why);
-    spec.xml_file = resolve_input_path(xml, file).string();
+    spec.xml_file = find_input_path(xml, file, file, reader.path_of("xml")).string();
     std::error_code error;
     // SimGrid's XML scanner exits the process on a read error (a folder),
     // and SimGrid loads a .so or .dylib as C++ code, aborting on a bad one.

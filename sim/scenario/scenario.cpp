@@ -198,9 +198,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     // An empty path resolves to the scenario's own folder.
     if (value.empty())
       throw InputError(source, "/platform", "expected a platform object or file, got \"\"");
-    if (const std::string why = missing_input(value, file); !why.empty())
-      throw InputError(source, "/platform", why);
-    const std::filesystem::path platform_file = resolve_input_path(value, file);
+    const std::filesystem::path platform_file = find_input_path(value, file, source, "/platform");
     scenario.platform_source = platform_file.string();
     platform_prefix = "";
     try {
@@ -262,13 +260,11 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     };
     // A file the scenario names at `key`, found where resolve_input_path
     // looks. An empty path would resolve to the scenario's own folder.
-    const auto input_field = [&reader, &file](const char* key) {
+    const auto input_field = [&reader, &file, &file_name](const char* key) {
       const std::string value = reader.string(key);
       if (value.empty())
         reader.fail(key, "expected a path, got \"\"");
-      if (const std::string why = missing_input(value, file); !why.empty())
-        reader.fail(key, why);
-      return resolve_input_path(value, file);
+      return find_input_path(value, file, file_name, reader.path_of(key));
     };
     const std::filesystem::path workload_file = input_field("workload");
     std::error_code fs_error;

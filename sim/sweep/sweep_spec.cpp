@@ -133,9 +133,7 @@ SweepSpec load_sweep(const std::filesystem::path& file) {
                       "\"..\" (it names the sweep's folder)");
 
   std::string scenario = root.string("scenario");
-  if (const std::string why = missing_input(scenario, file); !why.empty())
-    root.fail("scenario", why);
-  spec.scenario = resolve_input_path(scenario, file);
+  spec.scenario = find_input_path(scenario, file, file.string(), root.path_of("scenario"));
   std::error_code error;
   if (!std::filesystem::is_regular_file(spec.scenario, error))
     root.fail("scenario", "\"" + scenario + "\" is not a regular file, expected a scenario JSON");

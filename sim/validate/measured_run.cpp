@@ -110,9 +110,7 @@ IterationTimes read_iteration(const nlohmann::json& json, const std::string& fil
 // would otherwise (compressor, workload, overlap), so the file must not.
 void read_scenario(ObjectReader& reader, TrainingRun& run, const std::string& file) {
   const std::string written = reader.string("scenario");
-  if (const std::string why = missing_input(written, file); !why.empty())
-    reader.fail("scenario", why);
-  run.scenario = resolve_input_path(written, file);
+  run.scenario = find_input_path(written, file, file, reader.path_of("scenario"));
   for (const char* key : {"compressor", "workload", "overlap", "compute_alone"})
     if (reader.has(key))
       reader.fail(key, "comes from the scenario (" + written + ") in a run that names one");
