@@ -37,21 +37,12 @@ nlohmann::json optional_json(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
-// One layer's figures, computed from the tensors or read from a
-// statistics-only trace's statistics.json.
-struct ShownStatistics {
-  int64_t k = 0;
-  double norm = 0;
-  double top_mass = 0;
-  double overlap = 0;
-};
-
 // A statistics-only trace's figures for one captured iteration (`wanted`, or
 // the first): statistics.json beside its manifest, which gcsim inspect
 // computed from the full trace (scripts/trace_tools/make_stats_trace.py).
 // Empty when the trace has no such file; a file that does not match the
 // manifest layer for layer is refused.
-std::optional<std::pair<int64_t, std::vector<ShownStatistics>>>
+std::optional<std::pair<int64_t, std::vector<trace::LayerStatistics>>>
 stored_statistics(const trace::Manifest& manifest, std::optional<int64_t> wanted) {
   const std::filesystem::path file = manifest.folder / "statistics.json";
   std::error_code error;
@@ -78,7 +69,7 @@ stored_statistics(const trace::Manifest& manifest, std::optional<int64_t> wanted
     if (!layers.is_array() || layers.size() != manifest.layers.size())
       entry.fail("layers",
                  "expected the manifest's " + std::to_string(manifest.layers.size()) + " layers");
-    std::vector<ShownStatistics> shown;
+    std::vector<trace::LayerStatistics> shown;
     for (size_t j = 0; j < layers.size(); ++j) {
       ObjectReader layer(layers[j], file.string(),
                          entry.path_of("layers") + "/" + std::to_string(j));
@@ -86,8 +77,8 @@ stored_statistics(const trace::Manifest& manifest, std::optional<int64_t> wanted
       if (layer.string("name") != expected.name)
         layer.fail("name",
                    "expected \"" + expected.name + "\", the manifest's layer " + std::to_string(j));
-      layer.integer("params", expected.params, expected.params);
-      ShownStatistics stats;
+      trace::LayerStatistics stats;
+      stats.params = layer.integer("params", expected.params, expected.params);
       stats.k = layer.integer("k", 1, expected.params);
       stats.norm = layer.number("norm");
       stats.top_mass = layer.number("top_mass");
@@ -155,7 +146,7 @@ public:
                            static_cast<long long>(manifest.timing->micro_batch));
 
     std::optional<size_t> index;
-    std::optional<std::pair<int64_t, std::vector<ShownStatistics>>> stored;
+    std::optional<std::pair<int64_t, std::vector<trace::LayerStatistics>>> stored;
     if (manifest.has_tensors) {
       index = iteration_index(manifest);
       report["iteration"] = manifest.iterations[*index];
@@ -208,11 +199,10 @@ public:
                               {"params", layer.params},
                               {"offset", layer.offset}};
       std::string norm = "-", mass = "-", overlap = "-";
-      std::optional<ShownStatistics> stats;
+      std::optional<trace::LayerStatistics> stats;
       if (index) {
-        const trace::LayerStatistics computed = trace::layer_statistics(
-            read, manifest.workers, layer.offset, layer.params, kTopFraction);
-        stats = ShownStatistics{computed.k, computed.norm, computed.top_mass, computed.overlap};
+        stats = trace::layer_statistics(read, manifest.workers, layer.offset, layer.params,
+                                        kTopFraction);
       } else if (stored) {
         stats = stored->second[j];
       }
