@@ -58,27 +58,37 @@ PRESETS = {
 CACHE_PRESETS = ["fmnist-resnet18-8w", "fmnist-resnet50-4w", "fmnist-alexnet-4w"]
 
 
+DEFAULTS = dict(model="cnn", dataset="fashion-mnist", workers=4, micro_batch=32, iterations=3,
+                capture_start=0, capture_stride=1, lr=0.05, seed=1, dtype="float32", out=None)
+
+
 def parse_args(argv):
     parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", choices=sorted(PRESETS) + ["cache"],
                         help="a named recipe; 'cache' makes every large trace into "
                              "workloads/traces/cache/. Explicit flags override a recipe.")
-    # Defaults: a preset's, else DEFAULTS' (shown in --help).
+    # Without a preset or a flag, DEFAULTS; --help shows them.
+    def default(key):
+        return f"(default: {DEFAULTS[key]})"
+
     parser.add_argument("--model", choices=["cnn", "resnet18", "resnet50", "alexnet", "vgg16"],
-                        help="(default: cnn)")
-    parser.add_argument("--dataset", choices=["fashion-mnist", "digits"],
-                        help="(default: fashion-mnist)")
-    parser.add_argument("--workers", type=int, help="simulated data-parallel workers W (default: 4)")
+                        help=default("model"))
+    parser.add_argument("--dataset", choices=["fashion-mnist", "digits"], help=default("dataset"))
+    parser.add_argument("--workers", type=int,
+                        help="simulated data-parallel workers W " + default("workers"))
     parser.add_argument("--micro-batch", type=int,
-                        help="samples per worker per iteration (default: 32)")
-    parser.add_argument("--iterations", type=int, help="training iterations to run (default: 3)")
-    parser.add_argument("--capture-start", type=int, help="first captured iteration (default: 0)")
+                        help="samples per worker per iteration " + default("micro_batch"))
+    parser.add_argument("--iterations", type=int,
+                        help="training iterations to run " + default("iterations"))
+    parser.add_argument("--capture-start", type=int,
+                        help="first captured iteration " + default("capture_start"))
     parser.add_argument("--capture-stride", type=int,
-                        help="capture every s-th iteration (default: 1)")
-    parser.add_argument("--lr", type=float, help="plain SGD learning rate (default: 0.05)")
-    parser.add_argument("--seed", type=int, help="(default: 1; 0 to 2^63 - 1)")
+                        help="capture every s-th iteration " + default("capture_stride"))
+    parser.add_argument("--lr", type=float, help="plain SGD learning rate " + default("lr"))
+    parser.add_argument("--seed", type=int, help="0 to 2^63 - 1 " + default("seed"))
     parser.add_argument("--dtype", choices=["float32", "float16"],
-                        help="storage of gradients (weights are always float32; default: float32)")
+                        help="storage of gradients (weights are always float32) " +
+                             default("dtype"))
     parser.add_argument("--threads", type=int,
                         help="torch CPU threads, at most this machine's cores, which the layer "
                              "timings need (default: 2, or 1 on one core)")
@@ -87,13 +97,10 @@ def parse_args(argv):
     parser.add_argument("--force", action="store_true",
                         help="replace an existing trace folder (once the new trace is complete)")
     args = parser.parse_args(argv)
-    defaults = dict(model="cnn", dataset="fashion-mnist", workers=4, micro_batch=32,
-                    iterations=3, capture_start=0, capture_stride=1, lr=0.05, seed=1,
-                    dtype="float32", out=None)
     if args.threads is None:
         args.threads = min(2, len(os.sched_getaffinity(0)))
     recipe = PRESETS.get(args.preset, {}) if args.preset != "cache" else {}
-    for key, fallback in defaults.items():
+    for key, fallback in DEFAULTS.items():
         if getattr(args, key) is None:
             setattr(args, key, recipe.get(key, fallback))
     return args

@@ -47,6 +47,7 @@ columns are another collective's, or a "Collective test starting:" line
 naming another program.
 """
 import argparse
+import collections
 import json
 import math
 import os
@@ -152,9 +153,11 @@ def parse_nccl_tests(path, in_place, kind):
                        f"MPI support started by mpirun, each process a run of its own?)")
     numbers = [int(found.group(1)) for line in lines
                for found in [re.match(r"#\s+Rank\s+(\d+)", line)] if found]
-    repeated = sorted({r for r in numbers if numbers.count(r) > 1})
+    # Counted once: list.count per rank was quadratic in 65536 ranks.
+    repeated = sorted((rank, count) for rank, count in collections.Counter(numbers).items()
+                      if count > 1)
     if repeated:
-        raise BadInput(f"{path}: '# Rank {repeated[0]}' appears {numbers.count(repeated[0])} "
+        raise BadInput(f"{path}: '# Rank {repeated[0][0]}' appears {repeated[0][1]} "
                        f"times: one run per log, each rank listed once")
     for line in lines:
         found = re.match(r"#\s*Collective test starting:\s*(\S+)", line)
