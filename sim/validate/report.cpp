@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 
 namespace gcsim::validate {
@@ -26,6 +27,24 @@ std::string bytes_label(uint64_t bytes) {
   else
     std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
   return text;
+}
+
+// Appends printf-formatted text of any length: names, sources and labels
+// come from the user's files, so a fixed buffer would cut them.
+__attribute__((format(printf, 2, 3))) void append_format(std::string& text, const char* format,
+                                                         ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int length = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  assert(length >= 0 && "a format the report wrote itself is valid");
+  const size_t start = text.size();
+  text.resize(start + static_cast<size_t>(length) + 1);
+  std::vsnprintf(&text[start], static_cast<size_t>(length) + 1, format, again);
+  va_end(again);
+  text.resize(start + static_cast<size_t>(length));
 }
 
 } // namespace
@@ -201,43 +220,37 @@ nlohmann::json make_report(const ValidationInput& input) {
 
 std::string format_report(const nlohmann::json& report) {
   std::string text;
-  char line[256];
   const nlohmann::json& platform = report["platform"];
   const std::string topology = platform.value("topology", "star");
   const std::string counted = topology == "star" ? "nodes" : "workers (" + topology + ")";
-  std::snprintf(line, sizeof line, "validate %s on %s: %d %s, %.2f Mbit/s, %.1f us per link",
+  append_format(text, "validate %s on %s: %d %s, %.2f Mbit/s, %.1f us per link",
                 report["name"].get<std::string>().c_str(),
                 platform["source"].get<std::string>().c_str(), platform["nodes"].get<int>(),
                 counted.c_str(), platform["bandwidth_Bps"].get<double>() * 8 / 1e6,
                 platform["link_latency_s"].get<double>() * 1e6);
-  text += line;
   if (platform.contains("gpus_per_node")) {
-    std::snprintf(line, sizeof line,
-                  " between %d machines; inside each, %d GPUs on %.2f Mbit/s, %.1f us links",
+    append_format(text, " between %d machines; inside each, %d GPUs on %.2f Mbit/s, %.1f us links",
                   platform["machines"].get<int>(), platform["gpus_per_node"].get<int>(),
                   platform["gpu_link_bandwidth_Bps"].get<double>() * 8 / 1e6,
                   platform["gpu_link_latency_s"].get<double>() * 1e6);
-    text += line;
   }
   text += '\n';
   if (report.contains("fit")) {
     const nlohmann::json& fit = report["fit"];
-    std::snprintf(line, sizeof line,
+    append_format(text,
                   "  fit: alpha %.1f us per message, bandwidth %.2f Mbit/s (rms %.1f%% over %d "
                   "ring points; ",
                   fit["alpha_s"].get<double>() * 1e6, fit["bandwidth_Bps"].get<double>() * 8 / 1e6,
                   100 * fit["rms_relative_error"].get<double>(), fit["points"].get<int>());
-    text += line;
     text += fit_basis(fit.value("latency_points", 0), fit.value("bandwidth_points", 0)) + ")\n";
     const nlohmann::json& described = fit["described_bandwidth_Bps"];
     if (described.is_number() &&
         fit["bandwidth_Bps"].get<double>() > 1.01 * described.get<double>()) {
-      std::snprintf(line, sizeof line,
+      append_format(text,
                     "  fit: the bandwidth is above the described links' %.2f Mbit/s: the small "
                     "points' latency is more than the large ones pay, or the points are not the "
                     "collectives or sizes they are named as\n",
                     described.get<double>() * 8 / 1e6);
-      text += line;
     }
     if (fit.value("alpha_clamped", false))
       text += "  fit: the latency came out negative and is set to 0, the bandwidth fitted alone: "
@@ -246,16 +259,12 @@ std::string format_report(const nlohmann::json& report) {
   if (!report["collectives"].empty())
     text += "  collective       ranks      bytes    measured_s  simulated_s   error  path_Mbit/s\n";
   for (const nlohmann::json& c : report["collectives"]) {
-    std::snprintf(line, sizeof line, "  %-14s %5d %10s %13.6f %12.6f %+7.1f%%",
+    append_format(text, "  %-14s %5d %10s %13.6f %12.6f %+7.1f%%",
                   c["label"].get<std::string>().c_str(), c["ranks"].get<int>(),
                   bytes_label(c["bytes"].get<uint64_t>()).c_str(), c["measured_s"].get<double>(),
                   c["simulated_s"].get<double>(), 100 * c["relative_error"].get<double>());
-    text += line;
-    if (c.contains("measured_path_rate_Bps")) {
-      std::snprintf(line, sizeof line, " %12.1f",
-                    c["measured_path_rate_Bps"].get<double>() * 8 / 1e6);
-      text += line;
-    }
+    if (c.contains("measured_path_rate_Bps"))
+      append_format(text, " %12.1f", c["measured_path_rate_Bps"].get<double>() * 8 / 1e6);
     text += "\n";
   }
   if (!report["training"].empty())
@@ -281,13 +290,11 @@ std::string format_report(const nlohmann::json& report) {
       if (!row.shown)
         continue;
       if (row.measured > 0)
-        std::snprintf(line, sizeof line, "  %-12s %-13s %13.6f %12.6f %+7.1f%%\n", name.c_str(),
-                      row.phase, row.measured, row.simulated,
-                      100 * (row.simulated / row.measured - 1));
+        append_format(text, "  %-12s %-13s %13.6f %12.6f %+7.1f%%\n", name.c_str(), row.phase,
+                      row.measured, row.simulated, 100 * (row.simulated / row.measured - 1));
       else
-        std::snprintf(line, sizeof line, "  %-12s %-13s %13.6f %12.6f\n", name.c_str(), row.phase,
-                      row.measured, row.simulated);
-      text += line;
+        append_format(text, "  %-12s %-13s %13.6f %12.6f\n", name.c_str(), row.phase, row.measured,
+                      row.simulated);
     }
   }
   const nlohmann::json& summary = report["summary"];
@@ -300,9 +307,8 @@ std::string format_report(const nlohmann::json& report) {
     const nlohmann::json& entry = summary[key];
     if (entry["points"].get<int>() == 0)
       continue;
-    std::snprintf(line, sizeof line, "    %-32s %5.1f%%  (%d points)\n", key,
+    append_format(text, "    %-32s %5.1f%%  (%d points)\n", key,
                   100 * entry["geomean_error"].get<double>(), entry["points"].get<int>());
-    text += line;
   }
   return text;
 }

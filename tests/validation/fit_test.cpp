@@ -281,3 +281,18 @@ TEST_CASE("geometric-mean error is symmetric and zero on equality") {
   CHECK(geometric_mean_error({1}, {1.1}) == doctest::Approx(0.1).scale(0));
   CHECK(geometric_mean_error({1.1}, {1}) == doctest::Approx(0.1).scale(0));
 }
+
+TEST_CASE("the report prints a long run name and platform source whole") {
+  // Both come from the user's files; a fixed line buffer cut them mid-name.
+  const std::vector<CollectivePoint> points = synthetic(1e-3, 1 / 1.2e8, 0);
+  MeasuredRun run;
+  run.name = std::string(300, 'n') + "-end-of-name";
+  run.collectives = points;
+  ValidationInput input;
+  input.run = &run;
+  input.platform.nodes = 8;
+  input.platform_source = std::string(300, 's') + "-end-of-source.json";
+  input.collective_seconds.assign(points.size(), 1.0);
+  const std::string text = format_report(make_report(input));
+  CHECK(text.find(run.name + " on " + input.platform_source + ": 8 nodes") != std::string::npos);
+}
