@@ -1,5 +1,6 @@
 #include "sim/trace/manifest.hpp"
 
+#include "compressors/params.hpp"
 #include "sim/input/json_reader.hpp"
 
 #include <cmath>
@@ -132,15 +133,29 @@ void check_layout(const Manifest& manifest) {
                          std::to_string(next) + " parameters");
   if (manifest.modules.empty())
     return;
+  std::set<std::string> module_names;
+  for (size_t i = 0; i < manifest.modules.size(); ++i)
+    if (!module_names.insert(manifest.modules[i].name).second)
+      throw InputError(file, index_path("/modules", i) + "/name",
+                       "module '" + manifest.modules[i].name + "' appears twice");
+  // Before the modules' sizes: a typo in a layer's module leaves the module
+  // it meant short, which would be blamed instead.
+  for (size_t i = 0; i < manifest.layers.size(); ++i) {
+    const std::string& module = manifest.layers[i].module;
+    if (module_names.count(module) != 0)
+      continue;
+    const std::string near = compress::did_you_mean(
+        module, std::vector<std::string>(module_names.begin(), module_names.end()));
+    throw InputError(file, index_path("/layers", i) + "/module",
+                     "module '" + module + "' is not listed in /modules" +
+                         (near.empty() ? "" : "; did you mean '" + near + "'?"));
+  }
   std::map<std::string, int64_t> params_by_module;
   for (const TraceLayer& layer : manifest.layers)
     params_by_module[layer.module] += layer.params;
-  std::set<std::string> module_names;
   for (size_t i = 0; i < manifest.modules.size(); ++i) {
     const TraceModule& module = manifest.modules[i];
     const std::string path = index_path("/modules", i);
-    if (!module_names.insert(module.name).second)
-      throw InputError(file, path + "/name", "module '" + module.name + "' appears twice");
     auto it = params_by_module.find(module.name);
     int64_t owned = it == params_by_module.end() ? 0 : it->second;
     if (owned != module.params)
@@ -148,10 +163,6 @@ void check_layout(const Manifest& manifest) {
                        "is " + std::to_string(module.params) + " but the layers of module '" +
                            module.name + "' hold " + std::to_string(owned));
   }
-  for (size_t i = 0; i < manifest.layers.size(); ++i)
-    if (module_names.count(manifest.layers[i].module) == 0)
-      throw InputError(file, index_path("/layers", i) + "/module",
-                       "module '" + manifest.layers[i].module + "' is not listed in /modules");
   // The simulated layers are the modules in this order and the gradient is
   // the tensors in theirs: a bucket's edge, drawn between modules, fell
   // inside another module's tensors (an internal error), or silently gave a

@@ -88,6 +88,10 @@ CASES = {
     "modules out of their tensors' order": (
         lambda f: edit_manifest(f, lambda m: m.update(modules=m["modules"][::-1])),
         "manifest.json", "must be listed in the order of their tensors"),
+    # A typo in a layer's module: the module it left short was blamed.
+    "layer names a module not listed": (
+        lambda f: edit_manifest(f, lambda m: m["layers"][1].update(module=m["layers"][1]["module"] + "x")),
+        "manifest.json", "/layers/1/module: module 'fc1x' is not listed in /modules; did you mean 'fc1'?"),
     "unknown manifest field": (
         lambda f: edit_manifest(f, lambda m: m.update(wokers=3)), "manifest.json", "wokers"),
     "malformed manifest": (
