@@ -136,6 +136,14 @@ def check_args(args):
             problems.append(f"--out: {out} exists; pass --force to replace it")
         elif os.listdir(out) and not os.path.isfile(os.path.join(out, "manifest.json")):
             problems.append(f"--out: {out} is not a trace folder (no manifest.json); not replaced")
+    else:
+        # Under a file the folder can never be made: said now, not as
+        # "File exists" once the model is loaded.
+        existing = os.path.dirname(os.path.abspath(args.out))
+        while not os.path.lexists(existing):
+            existing = os.path.dirname(existing)
+        if not os.path.isdir(existing):
+            problems.append(f"--out: cannot make {args.out}: {existing} is not a folder")
     if problems:
         raise BadInput("; ".join(problems))
 

@@ -121,6 +121,9 @@ def capture_refusals(trace, scratch):
             (tiny + ["--out", "/proc/no-such-folder/out"], ["/proc/no-such-folder/out"], 1, None,
              "an --out that cannot be made"),
             (tiny + ["--out", a_file, "--force"], ["a-file"], 2, None, "--out a file, --force"),
+            # Was "File exists", exit 1.
+            (tiny + ["--out", os.path.join(a_file, "trace")], ["a-file is not a folder"], 2, None,
+             "--out under a file"),
             # Training fails after the old trace was deleted (before the fix).
             (tiny + ["--lr", "1e38", "--out", old, "--force"], ["--lr"], 2, None,
              "a capture that fails (--lr 1e38) over an old trace"),
