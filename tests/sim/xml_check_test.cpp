@@ -4,6 +4,7 @@
 
 #include "sim/input/input_error.hpp"
 #include "sim/network/platform.hpp"
+#include "sim/network/simgrid_setup.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -46,6 +47,47 @@ TEST_CASE("an XML platform that passed is not loaded again; another worker count
   CHECK_THROWS_AS(gcsim::net::check_xml_platform(spec), gcsim::InputError);
   spec.nodes = 4;
   spec.network.bandwidth_factor = 0.5;
+  CHECK_THROWS_AS(gcsim::net::check_xml_platform(spec), gcsim::InputError);
+  std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("host names order numbers by value") {
+  using gcsim::net::detail::precedes_by_name;
+  CHECK(precedes_by_name("n-2", "n-10"));
+  CHECK_FALSE(precedes_by_name("n-10", "n-2"));
+  CHECK(precedes_by_name("n-9", "n-10"));
+  CHECK(precedes_by_name("n", "n-0"));
+  CHECK(precedes_by_name("a-10", "b-2"));
+  CHECK(precedes_by_name("rack2-n10", "rack10-n2"));
+  // Equal values, other spellings: still one order, either way round.
+  CHECK(precedes_by_name("n-01", "n-1") != precedes_by_name("n-1", "n-01"));
+  CHECK_FALSE(precedes_by_name("n-1", "n-1"));
+}
+
+TEST_CASE("an XML platform's workers are its first hosts as a cluster numbers them") {
+  // Twelve hosts with routes only between h-0, h-1 and h-2: three workers
+  // are those three. Sorted as text, they were h-0, h-1 and h-10, which
+  // have no route between them.
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("gcsim-xml-order-" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  std::string xml = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
+                    "\"https://simgrid.org/simgrid.dtd\">\n<platform version=\"4.1\">"
+                    "<zone id=\"w\" routing=\"Full\">\n";
+  for (int h = 0; h < 12; ++h)
+    xml += "<host id=\"h-" + std::to_string(h) + "\" speed=\"1Gf\"/>\n";
+  xml += "<link id=\"l\" bandwidth=\"1Gbps\" latency=\"10us\"/>\n";
+  for (const char* route : {"h-0\" dst=\"h-1", "h-0\" dst=\"h-2", "h-1\" dst=\"h-2"})
+    xml += std::string("<route src=\"") + route + "\"><link_ctn id=\"l\"/></route>\n";
+  xml += "</zone></platform>\n";
+  write(folder / "twelve.xml", xml);
+  gcsim::net::PlatformSpec spec;
+  spec.topology = gcsim::net::Topology::simgrid_xml;
+  spec.xml_file = (folder / "twelve.xml").string();
+  spec.source_file = (folder / "platform.json").string();
+  spec.nodes = 3;
+  CHECK_NOTHROW(gcsim::net::check_xml_platform(spec));
+  spec.nodes = 4; // h-3 has no route
   CHECK_THROWS_AS(gcsim::net::check_xml_platform(spec), gcsim::InputError);
   std::filesystem::remove_all(folder);
 }
