@@ -145,6 +145,8 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   // 80 Gbit/s) shows.
   if (scenario.platform.topology != net::Topology::simgrid_xml)
     result["model"]["link_bandwidth_bps"] = scenario.platform.link.bandwidth_Bps * 8;
+  else // which of the file's hosts the workers are, rank by rank
+    result["model"]["worker_hosts"] = run.worker_hosts;
   if (!extras.compressor_params.is_null())
     result["model"]["compressor_params"] = extras.compressor_params;
   if (!extras.gradient_source.is_null())

@@ -643,6 +643,8 @@ std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
       for (const sg4::ActorPtr& actor : run.start())
         actor->join();
       results[p] = run.result(start);
+      for (const sg4::Host* host : platform.workers)
+        results[p].worker_hosts.push_back(host->get_name());
       ++finished;
     }
   });

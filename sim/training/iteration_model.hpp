@@ -168,6 +168,7 @@ struct IterationRecord {
 struct RunResult {
   std::vector<Bucket> buckets;
   std::vector<IterationRecord> iterations;
+  std::vector<std::string> worker_hosts; // the platform's host of each rank, in rank order
 };
 
 /// One span of a worker's time, for Chrome trace-event timelines.

@@ -178,6 +178,9 @@ with tempfile.TemporaryDirectory() as work:
                           "--set", "training.iterations=1")
         check(other["summary"]["workers"] == workers and other["model"]["platform"] == platform,
               f"{platform} runs with {workers} workers")
+        if platform == "xml-cluster":
+            check(other["model"].get("worker_hosts") == [f"node-{n}" for n in range(4)],
+                  f"result.json names the XML platform's hosts: {other['model'].get('worker_hosts')}")
         if platform == "ring-16x10g":
             # Ring neighbours are one cable apart on a physical ring: each
             # bucket's allreduce costs 2(P-1)(alpha + ceil(b/P) beta) with the
