@@ -137,12 +137,27 @@ public:
       // The schedule's compressor is what runs; result.json's scenario said
       // the scenario file's, which the replay ignores.
       scenario.resolved["compressor"] = compressor_json;
-      const int replayed = static_cast<int>(compressed.schedule.size());
+      // All the schedule's iterations, or the first N of a --set
+      // training.iterations=N; the scenario file's count, written for
+      // another run, is not the replay's. result.json says what ran.
+      const int recorded = static_cast<int>(compressed.schedule.size());
+      const bool shortened = scenario.overridden("/training/iterations");
+      if (shortened && scenario.training.iterations > recorded)
+        throw InputError(scenario.source_of("/training/iterations"), "/training/iterations",
+                         "asks for " + std::to_string(scenario.training.iterations) +
+                             " iterations, but the replayed schedule " + replay_file_ + " has " +
+                             std::to_string(recorded));
+      const int replayed = shortened ? scenario.training.iterations : recorded;
       if (scenario.training.warmup_iterations >= replayed)
-        throw InputError(replay_file_, "/iterations",
-                         "the schedule has " + std::to_string(replayed) +
+        throw InputError(shortened ? scenario.source_of("/training/iterations") : replay_file_,
+                         shortened ? "/training/iterations" : "/iterations",
+                         (shortened ? "replays " : "the schedule has ") + std::to_string(replayed) +
                              " iterations, not more than the scenario's warmup_iterations (" +
                              std::to_string(scenario.training.warmup_iterations) + ")");
+      compressed.schedule.resize(static_cast<size_t>(replayed));
+      compressed.quality.resize(static_cast<size_t>(replayed));
+      scenario.training.iterations = replayed;
+      scenario.resolved["training"]["iterations"] = replayed;
       const size_t layers = plans.front().layers.size();
       for (int i = 0; i < replayed; ++i) {
         const auto& parts = compressed.schedule[static_cast<size_t>(i)].parts;

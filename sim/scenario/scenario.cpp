@@ -129,6 +129,10 @@ std::string Scenario::source_of(const std::string& pointer) const {
   return writer != nullptr ? "--set " + writer->text : file.string();
 }
 
+bool Scenario::overridden(const std::string& pointer) const {
+  return override_writing(overrides, pointer) != nullptr;
+}
+
 std::unique_ptr<compress::Compressor> Scenario::make_compressor() const {
   const std::string compressor_name = compressor["name"].get<std::string>();
   nlohmann::json params = compressor;

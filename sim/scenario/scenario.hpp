@@ -89,6 +89,9 @@ struct Scenario {
   /// or one holding it, else the scenario file.
   std::string source_of(const std::string& pointer) const;
 
+  /// Whether a --set wrote the field at `pointer` or one holding it.
+  bool overridden(const std::string& pointer) const;
+
   /// The scenario's compressor, from the registry, which checks the name and
   /// every parameter: one at fault is an InputError at its field.
   std::unique_ptr<compress::Compressor> make_compressor() const;

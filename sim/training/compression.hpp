@@ -23,7 +23,7 @@ class DeviceProfile;
 namespace gcsim::training {
 
 struct CompressionQuality {
-  double density_after_aggregation = 0; // nonzeros of the applied update / d
+  double density_after_aggregation = 0; // selected coordinates of the update / d
   double cosine = 0;                    // applied update vs the dense average
   double rel_l2 = 0;
   double energy_share = 0;

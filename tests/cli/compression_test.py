@@ -8,6 +8,7 @@ Usage: compression_test.py PATH/TO/gcsim
 """
 import copy
 import json
+import math
 import os
 import subprocess
 import sys
@@ -251,6 +252,31 @@ with tempfile.TemporaryDirectory() as work:
                   "density_after_aggregation"):
         check(replay["summary"][field] == first["summary"][field], f"replay reproduces summary.{field}")
     check(replay["model"]["gradients"]["kind"] == "replay", "result.json says the run was a replay")
+    # A replay runs the schedule's iterations, not the scenario file's count
+    # (result.json said 5 with 2 run), or the first N of a --set.
+    longer, _ = run(work, {"name": "deft", "density": 0.01}, 8, "--replay", schedule,
+                    extra={"training": {"iterations": 5, "batch_per_worker": 64}}, out="r4")
+    check(len(longer["iterations"]) == longer["scenario"]["training"]["iterations"] == 2,
+          "a replay's result.json says the schedule's 2 iterations ran: "
+          f"{longer['scenario']['training']['iterations']}")
+    shortened, _ = run(work, {"name": "deft", "density": 0.01}, 8, "--replay", schedule,
+                       "--set", "training.iterations=1", out="r5")
+    # (Times to rounding: the compressed run starts at another clock, after
+    # one dense iteration instead of two.)
+    check(len(shortened["iterations"]) == shortened["scenario"]["training"]["iterations"] == 1
+          and shortened["iterations"][0]["bytes_sent_per_worker_by_step"]
+          == replay["iterations"][0]["bytes_sent_per_worker_by_step"]
+          and math.isclose(shortened["iterations"][0]["iteration_time_s"],
+                           replay["iterations"][0]["iteration_time_s"], rel_tol=1e-12),
+          "--set training.iterations=1 replays the schedule's first iteration")
+    too_many = subprocess.run([GCSIM, "run", scenario(work, {"name": "deft", "density": 0.01}, 8),
+                               "--out", os.path.join(work, "r6"), "--replay", schedule,
+                               "--set", "training.iterations=3"],
+                              capture_output=True, text=True, timeout=60)
+    check(too_many.returncode == 2 and too_many.stderr.startswith(
+              "--set training.iterations=3: /training/iterations: asks for 3 iterations, but the "
+              "replayed schedule"), f"a replay of more iterations than recorded is refused: "
+          f"{too_many.stderr.strip()}")
     slow, _ = run(work, {"name": "deft", "density": 0.01}, 8, "--replay", schedule,
                   "--set", "platform.link.bandwidth=100Mbps", out="r2")
     # (The CNN's messages are a few kB, so latency keeps the slow-down modest.)
