@@ -5,10 +5,12 @@
         [--out results/figures/cpu-amd-epyc-zen4]
 
 Writes OUT.png and OUT.pdf (default: the profile's path without .json). One
-panel per kernel, log-log time against n; points of the same series (same k/n,
-rows, cols/n) share a colour and the curve drawn through them is the fitted
-model evaluated along that series. A derived profile (no points) shows its
-curves for k = n/1000, 5 rows and n/100 columns. Uses Debian's python3-matplotlib.
+panel per kernel, log-log time against n; points of the same series (one k
+at several n, as a floor of k gives, or else the same k/n to one significant
+digit, rows and cols/n) share a colour, and the line drawn through them joins
+the fitted model's times at each point's own shape, so a point's distance
+from it is its residual in `gcsim profile show`. A derived profile (no
+points) shows its curves for k = n/1000, 5 rows and n/100 columns. Uses Debian's python3-matplotlib.
 A profile that cannot be read or lacks what the figure needs is exit 2 with
 one line naming the file and the field; an output that cannot be written, exit 1.
 """
@@ -129,14 +131,45 @@ def curve_seconds(fit, shape):
     return segment_value(segments[-1], shape)
 
 
-def decade(ratio):
-    """Nearest power of ten: k = 0.00098 n and 0.001 n are one series."""
-    return 10.0 ** round(math.log10(ratio)) if ratio > 0 else 0.0
+def one_digit(ratio):
+    """To one significant digit: k = 0.00098 n and 0.001 n are one series,
+    0.002 n another."""
+    return float("%.0e" % ratio) if ratio > 0 else 0.0
 
 
-def series_key(point):
-    n = point["n"]
-    return (decade(point.get("k", 0) / n), point.get("rows", 0), decade(point.get("cols", 0) / n))
+def series(points):
+    """{(label, k, k/n, rows, cols/n): points}: a k met at three or more n
+    (a floor, k = 64 samples whatever the rate) is a series of its own; the
+    rest go by k/n. Grouped by decade, 0.2% of n was drawn on 0.1%'s curve
+    and the floor's points on a curve through sizes they were never at."""
+    ns_by_k = {}
+    for p in points:
+        if "k" in p:
+            ns_by_k.setdefault(p["k"], set()).add(p["n"])
+    groups = {}
+    for p in points:
+        rows, col_ratio = p.get("rows", 0), one_digit(p.get("cols", 0) / p["n"])
+        label = []
+        if "k" in p and len(ns_by_k[p["k"]]) >= 3:
+            key = (p["k"], 0.0, rows, col_ratio)
+            label.append("k=%g" % p["k"])
+        else:
+            # k = floor(rate x n): the rate lies in [k, k + 1) / n.
+            key = (0, one_digit((p["k"] + 0.5) / p["n"]) if "k" in p else 0.0, rows, col_ratio)
+            if key[1]:
+                label.append("k=%gn" % key[1])
+        if col_ratio:
+            label.append("cols=%gn" % col_ratio)
+        groups.setdefault((", ".join(label) or "measured",) + key, []).append(p)
+    return groups
+
+
+def fitted_line(fit, members):
+    """(n, seconds) of the fitted model at each member's own shape, by n."""
+    shapes = sorted(members, key=lambda p: (p["n"], p.get("k", 0)))
+    return ([p["n"] for p in shapes],
+            [curve_seconds(fit, {"n": p["n"], "k": p.get("k", 0), "rows": p.get("rows", 0),
+                                 "cols": p.get("cols", 0)}) for p in shapes])
 
 
 def main():
@@ -158,29 +191,17 @@ def main():
         fit = entry["fit"]
         n_min, n_max = fit["range"]["n"]
         points = entry.get("points", [])
-        groups = {}
-        for p in points:
-            groups.setdefault(series_key(p), []).append(p)
-        if not groups:
-            groups = {(1e-3, 5, 0.01): []}
-        for index, (key, members) in enumerate(sorted(groups.items())):
+        groups = series(points)
+        for index, (key, members) in enumerate(sorted(groups.items(), key=lambda g: g[0][1:])):
             colour = "C%d" % (index % 10)
-            k_ratio, row_count, col_ratio = key
-            label = []
-            if k_ratio:
-                label.append("k=%gn" % k_ratio)
-            if col_ratio:
-                label.append("cols=%gn" % col_ratio)
-            if members:
-                ax.scatter([p["n"] for p in members], [p["seconds"] for p in members], s=10,
-                           color=colour, label=", ".join(label) or "measured", zorder=3)
+            ax.scatter([p["n"] for p in members], [p["seconds"] for p in members], s=10,
+                       color=colour, label=key[0], zorder=3)
+            ax.plot(*fitted_line(fit, members), color=colour, linewidth=1)
+        if not groups:
             ns = [n_min * (n_max / n_min) ** (i / 200) for i in range(201)]
-            ts = []
-            for n in ns:
-                shape = {"n": n, "k": max(1.0, k_ratio * n), "rows": row_count or 5,
-                         "cols": max(256.0, col_ratio * n) if col_ratio else 0.0}
-                ts.append(curve_seconds(fit, shape))
-            ax.plot(ns, ts, color=colour, linewidth=1, label=None if members else "fit")
+            ts = [curve_seconds(fit, {"n": n, "k": max(1.0, n / 1000), "rows": 5,
+                                      "cols": max(256.0, n / 100)}) for n in ns]
+            ax.plot(ns, ts, color="C0", linewidth=1, label="fit")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title("%s [%s]" % (name, fit["family"]), fontsize=9)

@@ -303,4 +303,24 @@ check(not {plot_module.COMPUTE_COLOUR, plot_module.COMMUNICATION_COLOUR, "#DDDDD
 check(plot_module.kernel_colours(columns[3:5]) == {c: given[c] for c in columns[3:5]},
       "a kernel keeps its colour in every figure")
 
+# plot_profile.py's series: sample_threshold's 0.2% of n was drawn on the
+# 0.1% curve (2x off its point) and the 64-sample floor on a curve through
+# sizes it was never measured at. Each point now sits by its own fitted time.
+import plot_profile  # noqa: E402
+
+with open(os.path.join(ROOT, "platforms", "devices", "cpu-amd-epyc-zen4.json")) as handle:
+    sampling = json.load(handle)["kernels"]["sample_threshold"]
+groups = plot_profile.series(sampling["points"])
+by_point = {(p["n"], p["k"]): key[0] for key, members in groups.items() for p in members}
+check(by_point[(4194304, 8388)] == "k=0.002n" and by_point[(4194304, 4194)] == "k=0.001n"
+      and by_point[(1024, 64)] == by_point[(4096, 64)] == "k=64",
+      f"sample_threshold's series: {sorted(set(by_point.values()))}")
+for key, members in groups.items():
+    ns, seconds = plot_profile.fitted_line(sampling["fit"], members)
+    ratios = sorted(s / p["seconds"] for s, p in zip(seconds, sorted(
+        members, key=lambda p: (p["n"], p["k"]))))
+    check(ns == sorted(ns) and 0.5 < ratios[len(ratios) // 2] < 2,
+          f"{key[0]}: the line joins the fitted times at the points' own shapes "
+          f"(median fitted/measured {ratios[len(ratios) // 2]:.3f})")
+
 check.finish()
