@@ -119,14 +119,29 @@ KernelModel read_kernel(ObjectReader& reader, Kernel kernel, bool need_points,
   if (points != nullptr) {
     if (!points->is_array())
       reader.fail("points", "expected an array, got " + describe_json(*points));
+    if (points->empty() && need_points)
+      reader.fail("points", "a measured profile keeps the raw timings of every kernel; got none");
     for (std::size_t p = 0; p < points->size(); ++p) {
       ObjectReader point(points->at(p), reader.file(),
                          reader.path_of("points") + "/" + std::to_string(p));
+      // A size the kernel family uses, as the fit and the residuals read
+      // it: a missing one was 0, and a negative one or k > n was fitted.
+      const auto size = [&point](std::string_view key, bool used, double most, const char* bound) {
+        if (!used)
+          return point.number_or(key, 0);
+        const double value = point.number(key);
+        if (!(value >= 1 && value <= most)) {
+          char range[96];
+          std::snprintf(range, sizeof range, "expected a size in [1, %s%.17g], got ", bound, most);
+          point.fail(key, range + describe_json(point.require(key)));
+        }
+        return value;
+      };
       Sample sample;
-      sample.shape.n = point.number_or("n", 0);
-      sample.shape.k = point.number_or("k", 0);
-      sample.shape.rows = point.number_or("rows", 0);
-      sample.shape.cols = point.number_or("cols", 0);
+      sample.shape.n = size("n", true, kLargestBytes, "");
+      sample.shape.k = size("k", family.uses_k, sample.shape.n, "n = ");
+      sample.shape.rows = size("rows", family.uses_rows, kLargestBytes, "");
+      sample.shape.cols = size("cols", family.uses_cols, kLargestBytes, "");
       sample.seconds = point.seconds("seconds");
       // Down to 1e-300 s the fit found no curve (exit 1, no field named).
       if (sample.seconds < 1e-12)

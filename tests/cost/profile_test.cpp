@@ -236,6 +236,38 @@ TEST_CASE("schema errors name the file and the JSON path") {
     CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
                          doctest::Contains("/kernels/topk_select/points"), gcsim::InputError);
   }
+  SUBCASE("a measured point's sizes are the kernel's, in range") {
+    // A missing n was read as 0, and negative sizes or k > n were fitted.
+    nlohmann::json measured = gcsim::load_json_file(kDevices + "cpu-amd-epyc-zen4.json");
+    nlohmann::json& point = measured["kernels"]["topk_select"]["points"][5];
+    const std::string where = "p.json: /kernels/topk_select/points/5/";
+    nlohmann::json broken = measured;
+    broken["kernels"]["topk_select"]["points"][5]["n"] = -1024;
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(broken, "p.json"),
+                         doctest::Contains((where + "n: expected a size in [1, ").c_str()),
+                         gcsim::InputError);
+    broken = measured;
+    broken["kernels"]["topk_select"]["points"][5]["k"] = point["n"].get<double>() + 1;
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(broken, "p.json"),
+                         doctest::Contains((where + "k: expected a size in [1, n = ").c_str()),
+                         gcsim::InputError);
+    broken = measured;
+    broken["kernels"]["topk_select"]["points"][5].erase("n");
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(broken, "p.json"),
+                         doctest::Contains((where + "n: required field is missing").c_str()),
+                         gcsim::InputError);
+    broken = measured;
+    broken["kernels"]["sketch_insert"]["points"][0]["n"] = 1e300;
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(broken, "p.json"),
+                         doctest::Contains("/kernels/sketch_insert/points/0/n"), gcsim::InputError);
+    broken = measured;
+    broken["kernels"]["topk_select"]["points"] = nlohmann::json::array();
+    CHECK_THROWS_WITH_AS(
+        DeviceProfile::from_json(broken, "p.json"),
+        doctest::Contains("p.json: /kernels/topk_select/points: a measured "
+                          "profile keeps the raw timings of every kernel; got none"),
+        gcsim::InputError);
+  }
   SUBCASE("a derived profile must cite sources") {
     profile["provenance"]["sources"] = nlohmann::json::array();
     CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
