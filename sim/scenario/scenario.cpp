@@ -189,7 +189,14 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
 
   Scenario scenario;
   scenario.file = file;
+  // Outermost first, each depth in the order given: a --set of a field
+  // inside an object that another --set replaces applies whichever comes
+  // first (`platform.nodes` and `platform`, a sweep's grid in any order);
+  // applied as given, the object silently undid it.
   scenario.overrides = overrides;
+  std::stable_sort(
+      scenario.overrides.begin(), scenario.overrides.end(),
+      [](const Override& a, const Override& b) { return a.path.size() < b.path.size(); });
   OverrideIndex index{scenario.overrides, {}};
 
   // The platform may live in its own file; inline it so that overrides can
@@ -213,13 +220,13 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
   };
   if (auto it = document.find("platform"); it != document.end() && it->is_string()) {
     bool overridden_whole = false;
-    for (const Override& item : overrides)
+    for (const Override& item : scenario.overrides)
       overridden_whole |= item.pointer() == "/platform";
     if (!overridden_whole)
       *it = platform_from_file(it->get<std::string>(), file_name);
   }
   index.before = document;
-  for (const Override& item : overrides) {
+  for (const Override& item : scenario.overrides) {
     if (item.pointer() == "/platform" && item.value.is_string()) {
       document["platform"] =
           platform_from_file(item.value.get<std::string>(), "--set " + item.text);

@@ -171,6 +171,18 @@ with tempfile.TemporaryDirectory() as work:
     check(os.path.exists(os.path.join(work, "results", "quickstart", "result.json")),
           "the default output folder is results/<scenario name>/")
 
+    # A --set inside an object another --set replaces applies in either
+    # order: the platform file given second silently undid platform.nodes.
+    _, _, nodes_first = run(os.path.join(work, "nodes-first"), "--set", "platform.nodes=2",
+                            "--set", "platform=platforms/ring-16x10g.json",
+                            "--set", "compressor.density=0.05",
+                            "--set", 'compressor={"name": "topk"}', "--set", "training.iterations=1")
+    check(nodes_first["summary"]["workers"] == 2
+          and nodes_first["model"]["compressor_params"]["density"] == 0.05,
+          "--set platform.nodes and compressor.density hold under a later --set of their object: "
+          f"{nodes_first['summary']['workers']} workers, density "
+          f"{nodes_first['model']['compressor_params']['density']}")
+
     # Every platform kind runs, with the worker count it promises.
     for platform, workers in (("ring-16x10g", 16), ("ps-4s-32w-10g", 32), ("dgx-2x8-v100", 16),
                               ("xml-cluster", 4), ("fattree-96-1g", 96), ("cluster96-1g", 96)):
