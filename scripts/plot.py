@@ -115,6 +115,7 @@ def number(text):
 FIGURE_COLUMNS = {
     "workers": 1.0, "iteration_time_s": 0.0, "throughput_samples_per_s": 0.0, "compute_s": 0.0,
     "compression_s": 0.0, "compression_exposed_s": 0.0, "communication_s": 0.0,
+    "straggler_wait_s": 0.0,
     "bytes_sent_per_worker": 0.0, "density_after_aggregation": 0.0, "fidelity.cosine": -1.0,
     "fidelity.rel_l2": 0.0, "speedup_vs_dense": 0.0, "compression_ratio": 0.0,
 }
@@ -576,6 +577,37 @@ def compression_shown(row):
 
 # compute_s holds the optimizer step too (README, "What result.json holds").
 COMPUTE_LABEL = "compute (fwd + bwd + optimizer)"
+STRAGGLER_LABEL = "waiting for the slowest worker"
+STRAGGLER_COLOUR = "#888888"
+
+
+def breakdown_segments(rows, kernels):
+    """[(label, colour, seconds per row)] stacked bottom to top; they add up
+    to each row's iteration_time_s (compute + straggler wait + exposed
+    compression + communication, README "What result.json holds"). The
+    wait was left out, and bars with stragglers fell short of the iteration."""
+    segments = [(COMPUTE_LABEL, COMPUTE_COLOUR, [r["compute_s"] for r in rows])]
+    if any(r.get("straggler_wait_s") for r in rows):
+        segments.append((STRAGGLER_LABEL, STRAGGLER_COLOUR,
+                         [r.get("straggler_wait_s") or 0.0 for r in rows]))
+    # The kernels' exposed time: the most loaded worker's kernel time after
+    # the backward pass (per-bucket kernels that ran beside it are hidden; a
+    # leader's selection counts once, in full).
+    split = [sum(r.get(k) or 0.0 for k in kernels) for r in rows]
+    if kernels and any(split):
+        colours = kernel_colours(kernels)
+        for column in kernels:
+            segments.append((f"kernel: {kernel_label(column)}", colours[column],
+                             [r.get(column) or 0.0 for r in rows]))
+        rest = [max(compression_shown(r) - s, 0.0) for r, s in zip(rows, split)]
+        if any(v > 1e-12 for v in rest):
+            segments.append(("compression, other", "#DDDDDD", rest))
+    elif any(r.get("compression_s") for r in rows):
+        segments.append(("compression kernels", KERNEL_COLOURS[0],
+                         [compression_shown(r) for r in rows]))
+    segments.append(("exposed communication", COMMUNICATION_COLOUR,
+                     [r.get("communication_s") or 0.0 for r in rows]))
+    return segments
 
 
 def time_breakdown_figure(rows, out, written):
@@ -591,8 +623,8 @@ def time_breakdown_figure(rows, out, written):
         drawn += 1
         variants = ordered_variants(here)
         longest = max((r.get("iteration_time_s") or 0.0) for r in here)
-        longest = max(longest, max(r["compute_s"] + compression_shown(r)
-                                   + (r.get("communication_s") or 0.0) for r in here))
+        longest = max([longest] + [sum(column) for column in zip(
+            *(values for _, _, values in breakdown_segments(here, kernels)))])
         scale, unit = (1e3, "ms") if longest < 1.0 else (1.0, "s")
         # One y scale for all panels, so compressors compare at a glance.
         figure, axes = panels(len(variants), width=2.6, height=2.3, sharey=True)
@@ -610,24 +642,8 @@ def time_breakdown_figure(rows, out, written):
                 for i, h in enumerate(heights):
                     bottom[i] += h
 
-            stack([r["compute_s"] for r in mine], COMPUTE_COLOUR, COMPUTE_LABEL)
-            # The kernels' exposed time: the most loaded worker's kernel time
-            # after the backward pass (per-bucket kernels that ran beside it
-            # are hidden; a leader's selection counts once, in full).
-            split = [sum(r.get(k) or 0.0 for k in kernels) for r in mine]
-            if kernels and any(split):
-                colours = kernel_colours(kernels)
-                for column in kernels:
-                    stack([r.get(column) for r in mine], colours[column],
-                          f"kernel: {kernel_label(column)}")
-                rest = [max(compression_shown(r) - s, 0.0) for r, s in zip(mine, split)]
-                if any(v * scale > 1e-9 for v in rest):
-                    stack(rest, "#DDDDDD", "compression, other")
-            elif any(r.get("compression_s") for r in mine):
-                stack([compression_shown(r) for r in mine], KERNEL_COLOURS[0],
-                      "compression kernels")
-            stack([r.get("communication_s") for r in mine], COMMUNICATION_COLOUR,
-                  "exposed communication")
+            for label, colour, values in breakdown_segments(mine, kernels):
+                stack(values, colour, label)
             axis.set_xticks(xs, labels)
             axis.set_xlabel("workers")
             if number_ % 3 == 0:
@@ -638,7 +654,7 @@ def time_breakdown_figure(rows, out, written):
             axis.set_title(variant[1], color="#000000" if colour in OUTLINED else colour)
         if facet:
             figure.suptitle(facet_title(facet), fontsize=8)
-        order = ([COMPUTE_LABEL] + [f"kernel: {kernel_label(k)}" for k in kernels]
+        order = ([COMPUTE_LABEL, STRAGGLER_LABEL] + [f"kernel: {kernel_label(k)}" for k in kernels]
                  + ["compression, other", "compression kernels", "exposed communication"])
         legend_below(figure, axes, order)
         stem = "time_breakdown" + "".join(
