@@ -101,11 +101,13 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   if (extras.dense_baseline != nullptr) {
     double dense = summary["dense_iteration_time_s"].get<double>();
     summary["speedup_vs_dense"] = dense / mean_time;
+    // One worker sends nothing either way: no ratio (0 would say "sends
+    // infinitely more").
     summary["compression_ratio"] =
         summary["bytes_sent_per_worker"].get<double>() > 0
-            ? extras.dense_baseline->iterations.back().bytes_sent_per_worker /
-                  summary["bytes_sent_per_worker"].get<double>()
-            : 0.0;
+            ? nlohmann::json(extras.dense_baseline->iterations.back().bytes_sent_per_worker /
+                             summary["bytes_sent_per_worker"].get<double>())
+            : nlohmann::json(nullptr);
   }
   summary["throughput_samples_per_s"] = mean_time > 0 ? samples / mean_time : 0.0;
   summary["workers"] = workers;
@@ -187,13 +189,13 @@ std::string format_summary(const nlohmann::json& result) {
       model.contains("link_bandwidth_bps")
           ? units::format_bit_rate(model["link_bandwidth_bps"].get<double>() / 8) + " links, "
           : "";
-  text +=
-      fmt::format("gcsim: {} | {} on {} ({}, {} workers, {}{}, {} allreduce) | {} | device {}\n",
-                  result["scenario"].value("name", ""), model["workload"].get<std::string>(),
-                  model["platform"].get<std::string>(), model["topology"].get<std::string>(),
-                  summary["workers"].get<int>(), links, model["network_model"].get<std::string>(),
-                  model["allreduce"].get<std::string>(), model["compressor"].get<std::string>(),
-                  model["device"].get<std::string>());
+  text += fmt::format(
+      "gcsim: {} | {} on {} ({}, {} worker{}, {}{}, {} allreduce) | {} | device {}\n",
+      result["scenario"].value("name", ""), model["workload"].get<std::string>(),
+      model["platform"].get<std::string>(), model["topology"].get<std::string>(),
+      summary["workers"].get<int>(), summary["workers"].get<int>() == 1 ? "" : "s", links,
+      model["network_model"].get<std::string>(), model["allreduce"].get<std::string>(),
+      model["compressor"].get<std::string>(), model["device"].get<std::string>());
   const nlohmann::json compute_times = model.value("compute_times", nlohmann::json::object());
   if (compute_times.value("source", "") == "trace capture")
     text += fmt::format("  compute times measured at the trace's capture on {} (micro-batch {}, "
@@ -280,7 +282,9 @@ std::string format_summary(const nlohmann::json& result) {
         units::format_seconds(summary["dense_iteration_time_s"].get<double>()));
     row("speedup vs dense", fmt::format("{:.2f}x", summary["speedup_vs_dense"].get<double>()));
     row("compression ratio (dense/sent)",
-        fmt::format("{:.1f}", summary["compression_ratio"].get<double>()));
+        summary["compression_ratio"].is_null()
+            ? std::string("- (nothing sent)")
+            : fmt::format("{:.1f}", summary["compression_ratio"].get<double>()));
   }
   row("gradient size", units::format_bytes(summary["gradient_bytes"].get<double>()));
   row("buckets", std::to_string(result["buckets"].size()));

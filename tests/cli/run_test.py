@@ -183,6 +183,15 @@ with tempfile.TemporaryDirectory() as work:
           f"{nodes_first['summary']['workers']} workers, density "
           f"{nodes_first['model']['compressor_params']['density']}")
 
+    # One worker sends nothing, compressed or not: no ratio, not 0.
+    alone_text, _, alone = run(os.path.join(work, "alone"), "--set", "platform.nodes=1",
+                               "--set", 'compressor={"name": "topk", "density": 0.01}',
+                               "--set", "training.iterations=1")
+    check(alone["summary"]["compression_ratio"] is None
+          and "(star, 1 worker, " in alone_text and "- (nothing sent)" in alone_text,
+          f"one worker: compression_ratio {alone['summary']['compression_ratio']}, "
+          f"{alone_text.splitlines()[0]}")
+
     # Every platform kind runs, with the worker count it promises.
     for platform, workers in (("ring-16x10g", 16), ("ps-4s-32w-10g", 32), ("dgx-2x8-v100", 16),
                               ("xml-cluster", 4), ("fattree-96-1g", 96), ("cluster96-1g", 96)):
