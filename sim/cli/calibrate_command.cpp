@@ -125,9 +125,7 @@ public:
     // choice of pieces made the two differ (sketch_insert 8.3 % and 2.2 %).
     const cost::DeviceProfile reloaded = cost::DeviceProfile::from_json(written, out_);
     for (const cost::HoldoutResult& result : cost::holdout_errors(reloaded))
-      std::printf("  %-18s median |error| %5.1f%%  max %5.1f%%  (%zu points)\n",
-                  std::string(cost::kernel_name(result.kernel)).c_str(),
-                  100 * result.median_abs_error, 100 * result.max_abs_error, result.points);
+      std::fputs(cost::format_holdout(result).c_str(), stdout);
     return 0;
   }
 

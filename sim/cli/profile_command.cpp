@@ -212,11 +212,8 @@ private:
     if (provenance.kind != "measured")
       return 0;
     std::printf("\nhold-out (fit on every other size, predict the rest; n > 2^16):\n");
-    for (const cost::HoldoutResult& result : cost::holdout_errors(profile)) {
-      std::printf("  %-18s median |error| %5.1f%%  max %5.1f%%  (%zu points)\n",
-                  std::string(cost::kernel_name(result.kernel)).c_str(),
-                  100 * result.median_abs_error, 100 * result.max_abs_error, result.points);
-    }
+    for (const cost::HoldoutResult& result : cost::holdout_errors(profile))
+      std::fputs(cost::format_holdout(result).c_str(), stdout);
     return 0;
   }
 

@@ -530,4 +530,18 @@ std::vector<HoldoutResult> holdout_errors(const DeviceProfile& profile, double m
   return holdout_errors(points, min_n);
 }
 
+std::string format_holdout(const HoldoutResult& result) {
+  char line[160];
+  const std::string name(kernel_name(result.kernel));
+  if (result.points == 0)
+    std::snprintf(line, sizeof line,
+                  "  %-18s no point above 2^16 to predict (calibrate larger sizes)\n",
+                  name.c_str());
+  else
+    std::snprintf(line, sizeof line, "  %-18s median |error| %5.1f%%  max %5.1f%%  (%zu points)\n",
+                  name.c_str(), 100 * result.median_abs_error, 100 * result.max_abs_error,
+                  result.points);
+  return line;
+}
+
 } // namespace gcsim::cost

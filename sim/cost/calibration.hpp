@@ -83,4 +83,8 @@ struct HoldoutResult {
 std::vector<HoldoutResult> holdout_errors(const CalibrationPoints& points, double min_n = 65536);
 std::vector<HoldoutResult> holdout_errors(const DeviceProfile& profile, double min_n = 65536);
 
+/// One line of `calibrate`'s and `profile show`'s hold-out table; a kernel
+/// with no point to predict says so rather than show an error of 0.
+std::string format_holdout(const HoldoutResult& result);
+
 } // namespace gcsim::cost

@@ -102,3 +102,14 @@ TEST_CASE("hold-out accuracy of the fitted CPU profile (reduced range)") {
   CHECK(again.provenance().kind == "measured");
   CHECK(again.kernel_seconds("topk_select", gcsim::cost::KernelShape{1 << 20, 1000, 0, 0}) > 0);
 }
+
+TEST_CASE("a kernel with no held-out point says so, not an error of 0") {
+  // Calibrated below 2^16, every kernel printed "0.0% max 0.0% (0 points)":
+  // a perfect hold-out, to a reader.
+  gcsim::cost::HoldoutResult none{gcsim::cost::Kernel::topk_select, 0, 0, 0};
+  CHECK(gcsim::cost::format_holdout(none).find("no point above 2^16 to predict") !=
+        std::string::npos);
+  gcsim::cost::HoldoutResult some{gcsim::cost::Kernel::topk_select, 0.083, 0.12, 6};
+  CHECK(gcsim::cost::format_holdout(some) ==
+        "  topk_select        median |error|   8.3%  max  12.0%  (6 points)\n");
+}
