@@ -19,7 +19,11 @@ It prints, per model, the measured passes and those of a compute model: first
 the --profile's compute section as given (what it was worth before), then
 with each file held out of the fit in turn (one batch size each, say), and
 writes the profile with its compute section replaced. Kinds it measured no
-layer of keep the profile's values.
+layer of keep the profile's values. Kinds whose time per FLOP the passes
+cannot tell apart (every model timed has them in one proportion: one model
+alone, say) are refused, exit 2, rather than fitted to any value; with
+--model-times the profile is then written with its compute section as it
+was and the measured times added.
 
 With --model-times it also writes the measured times themselves into the
 profile (`model_times`, platforms/devices/README.md): per model and layer of
@@ -291,6 +295,22 @@ def solve_relative(design, measured):
     return solution, float(np.sum((weighted @ solution - ones) ** 2))
 
 
+class Unidentifiable(ValueError):
+    """Passes whose layer kinds come in one proportion: any mix of those
+    kinds' times per FLOP fits them, and least squares picks one (one model
+    gave linear layers an efficiency of 440557)."""
+
+
+def confounded(design, names):
+    """The names of the columns of `design` that the others span: the fit
+    cannot tell their coefficients from the others'."""
+    full = np.linalg.matrix_rank(design)
+    if full == design.shape[1]:
+        return []
+    return [name for j, name in enumerate(names)
+            if np.linalg.matrix_rank(np.delete(design, j, axis=1)) == full]
+
+
 class Fit(Compute):
     """L, 1/(R e_k) per kind and R / R_b, fitted to whole passes."""
 
@@ -310,8 +330,13 @@ class Fit(Compute):
                     design[2 * i + 1, column[kind]] += ratio * backward
             solution, loss = solve_relative(design, measured)
             if best is None or loss < best[0]:
-                best = (loss, ratio, solution)
-        _, self.ratio, solution = best
+                best = (loss, ratio, solution, design)
+        _, self.ratio, solution, design = best
+        kinds = confounded(design / measured[:, None], ["layer latency"] + self.kinds)
+        if kinds:
+            raise Unidentifiable(f"the passes cannot tell apart the time per FLOP of "
+                                 f"{', '.join(kinds)}: every model timed has them in one "
+                                 f"proportion at every batch")
         self.per_flop = {kind: float(solution[column[kind]]) for kind in self.kinds}
         negative = [kind for kind, value in self.per_flop.items() if not value > 0]
         if negative:
@@ -408,18 +433,31 @@ def main(argv):
     if not fitted:
         fail(args.layer_times[0], "/models: no model's layer times are GPU-bound")
     report(f"measured / simulated passes, {args.profile}'s compute as given", given, runs)
+    fit = None
     try:
         fit = Fit(fitted)
     except ValueError as error:
         batches = sorted({run["batch"] for run in fitted})
-        why = (f"the passes of one batch size ({batches[0]}) cannot tell the layer latency from "
-               "the FLOP rates: time two or more batch sizes" if len(batches) == 1 else
-               "the passes do not fit the compute model")
-        fail(", ".join(args.layer_times), f"no compute model fits: {error}; {why}")
-    print(f"layer latency {fit.latency_s * 1e6:.2f} us, backward rate "
-          f"{rate / fit.ratio / 1e12:.2f} TFLOP/s (forward {rate / 1e12:.2f}), efficiency "
-          + ", ".join(f"{kind}={1 / (rate * fit.per_flop[kind]):.3f}" for kind in fit.kinds))
-    report_fit(Fit, args.layer_times, loaded, runs, fitted)
+        models = sorted({run["model"] for run in fitted})
+        if len(batches) == 1:
+            why = (f"the passes of one batch size ({batches[0]}) cannot tell the layer latency "
+                   "from the FLOP rates: time two or more batch sizes")
+        elif isinstance(error, Unidentifiable):
+            why = (f"time models whose layers mix the kinds otherwise ({len(models)} timed: "
+                   f"{', '.join(models)})")
+        else:
+            why = "the passes do not fit the compute model"
+        if not (args.model_times and isinstance(error, Unidentifiable) and len(batches) > 1):
+            fail(", ".join(args.layer_times), f"no compute model fits: {error}; {why}")
+        # The measured times alone are still worth writing: a simulation of
+        # these models uses them, not the FLOP model.
+        print(f"compute model not fitted ({error}; {why}): the profile's compute section is "
+              "kept as it is and only model_times is written")
+    if fit is not None:
+        print(f"layer latency {fit.latency_s * 1e6:.2f} us, backward rate "
+              f"{rate / fit.ratio / 1e12:.2f} TFLOP/s (forward {rate / 1e12:.2f}), efficiency "
+              + ", ".join(f"{kind}={1 / (rate * fit.per_flop[kind]):.3f}" for kind in fit.kinds))
+        report_fit(Fit, args.layer_times, loaded, runs, fitted)
 
     if args.backward_per_kind:
         kind_fit = KindFit(fitted)
@@ -443,24 +481,25 @@ def main(argv):
         del profile["model_times"]
 
     if args.out:
-        data = loaded[0][0]
-        batches = {}
-        for run in fitted:
-            batches.setdefault(run["model"], set()).add(run["batch"])
-        names = [f"{model} (batch {', '.join(str(b) for b in sorted(batches[model]))})"
-                 for model in sorted(batches)]
-        compute = profile["compute"]
-        compute["layer_latency"] = f"{fit.latency_s * 1e6:.3f}us"
-        compute["backward_flop_rate"] = f"{rate / fit.ratio / 1e12:.4g}Tflops"
-        for kind in fit.kinds:
-            compute["efficiency"][kind] = round(1 / (rate * fit.per_flop[kind]), 4)
-        unfitted = sorted(set(compute["efficiency"]) - set(fit.kinds))
-        compute["source"] = (
-            f"forward rate: measured cuBLAS SGEMM 4096^3 (FP32, no TF32); layer latency, backward "
-            f"rate and the efficiency of {', '.join(fit.kinds)}: fitted by "
-            f"scripts/calibrate/fit_compute.py to whole passes of {', '.join(names)} timed by "
-            f"scripts/calibrate/time_models_cuda.py on {data['date']} (torch "
-            f"{data['torch_version']}, FP32); {', '.join(unfitted)}: assumptions")
+        if fit is not None:
+            data = loaded[0][0]
+            batches = {}
+            for run in fitted:
+                batches.setdefault(run["model"], set()).add(run["batch"])
+            names = [f"{model} (batch {', '.join(str(b) for b in sorted(batches[model]))})"
+                     for model in sorted(batches)]
+            compute = profile["compute"]
+            compute["layer_latency"] = f"{fit.latency_s * 1e6:.3f}us"
+            compute["backward_flop_rate"] = f"{rate / fit.ratio / 1e12:.4g}Tflops"
+            for kind in fit.kinds:
+                compute["efficiency"][kind] = round(1 / (rate * fit.per_flop[kind]), 4)
+            unfitted = sorted(set(compute["efficiency"]) - set(fit.kinds))
+            compute["source"] = (
+                f"forward rate: measured cuBLAS SGEMM 4096^3 (FP32, no TF32); layer latency, "
+                f"backward rate and the efficiency of {', '.join(fit.kinds)}: fitted by "
+                f"scripts/calibrate/fit_compute.py to whole passes of {', '.join(names)} timed by "
+                f"scripts/calibrate/time_models_cuda.py on {data['date']} (torch "
+                f"{data['torch_version']}, FP32); {', '.join(unfitted)}: assumptions")
         write_json_atomically(args.out, profile, indent=1)
         print(f"wrote {args.out}")
     return 0
