@@ -132,9 +132,20 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
         1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
     const size_t newline = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
     const size_t column = at - (newline == std::string::npos ? 0 : newline + 1) + 1;
-    throw InputError(file.string(), "",
-                     "malformed JSON at line " + std::to_string(line) + ", column " +
-                         std::to_string(column));
+    // What nlohmann says is wrong follows its own position ("... column 9:
+    // syntax error while parsing object key - unexpected '}'; ...").
+    const std::string what = parse_error.what();
+    const size_t detail = what.find(": ", what.find("column"));
+    std::string message =
+        "malformed JSON at line " + std::to_string(line) + ", column " + std::to_string(column);
+    if (what.find("column") != std::string::npos && detail != std::string::npos)
+      message += ": " + what.substr(detail + 2);
+    // JSON has no trailing comma, which other formats allow.
+    const size_t before = at == 0 ? std::string::npos : text.find_last_not_of(" \t\r\n", at - 1);
+    if (at < text.size() && (text[at] == '}' || text[at] == ']') && before != std::string::npos &&
+        text[before] == ',')
+      message += " (a comma before a closing bracket: JSON allows none)";
+    throw InputError(file.string(), "", message);
   } catch (const nlohmann::json::out_of_range& out_of_range) {
     // A number beyond a double's range ("1e999"): nlohmann names it, not
     // where it is; its message follows the "[json.exception...] " tag.

@@ -95,6 +95,10 @@ CASES = [
      {"loop.json": Link("loop.json")}, [],
      ["scenario.json: /workload:", "loop.json: cannot look it up: Too many levels of symbolic"]),
     ("malformed JSON", '{"name": "x",,}', {}, [], ["scenario.json", "malformed JSON at line 1, column 14"]),
+    # It said where, not what.
+    ("a trailing comma", '{"name": "x",\n "seed": 1,\n}', {}, [],
+     ["scenario.json", "malformed JSON at line 3, column 1: syntax error while parsing object key",
+      "(a comma before a closing bracket: JSON allows none)"]),
     # nlohmann kept the last of the two without a word.
     ("a key twice", '{"name": "x", "seed": 1, "training": {"iterations": 2, "iterations": 3}}', {},
      [], ["scenario.json: /training/iterations:", "appears twice"]),
