@@ -314,6 +314,8 @@ public:
                                            [](const auto& part) { return part.ready_layer > 0; });
       extras.compression_scope = parts.size() > 1 || overlapping ? "bucket" : "model";
     }
+    extras.extrapolated = training::extrapolated_kernels(
+        plans.back(), static_cast<double>(scenario.workload.parameters()), profile);
     nlohmann::json result = output::make_result(scenario, runs.back(), profile, extras);
     // result.json last: a sweep counts a point with one as done, so it must
     // not be left when a later file fails.

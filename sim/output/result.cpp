@@ -159,6 +159,10 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   }
   if (scenario.training.kernels_share_device)
     result["model"]["kernels_share_device"] = true;
+  for (const training::Extrapolation& past : extras.extrapolated)
+    result["model"]["extrapolated_kernels"].push_back({{"kernel", past.kernel},
+                                                       {"largest_n", past.largest_n},
+                                                       {"profile_n_max", past.profile_n_max}});
   // Which times the compute is: a trace's own (sim/training/plan.cpp) or the
   // device profile's (measured layer times or FLOP model). Said because a GPU
   // profile does not change the former.
@@ -243,6 +247,19 @@ std::string format_summary(const nlohmann::json& result) {
     text += fmt::format("  note: iterations 0 to {} are {}'s dense warm-up, and {} of them are in "
                         "these means (training.warmup_iterations {} leaves them out)\n",
                         dense - 1, model["compressor"].get<std::string>(), counted, dense);
+  }
+  if (model.contains("extrapolated_kernels")) {
+    const auto elements = [](double n) {
+      return n >= 1e6 ? fmt::format("{:.1f}M", n / 1e6) : fmt::format("{:.0f}", n);
+    };
+    std::string kernels;
+    for (const nlohmann::json& past : model["extrapolated_kernels"])
+      kernels +=
+          fmt::format("{}{} at n up to {} (fitted to {})", kernels.empty() ? "" : ", ",
+                      past["kernel"].get<std::string>(), elements(past["largest_n"].get<double>()),
+                      elements(past["profile_n_max"].get<double>()));
+    text += "  note: priced past the sizes the device profile was fitted on, so extrapolated: " +
+            kernels + "\n";
   }
   auto row = [&text](const char* label, const std::string& value) {
     text += fmt::format("  {:<48} {:>16}\n", label, value);

@@ -13,6 +13,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/training/compression.hpp"
 #include "sim/training/iteration_model.hpp"
+#include "sim/training/plan.hpp"
 
 #include <filesystem>
 #include <string>
@@ -32,6 +33,9 @@ struct CompressionExtras {
   nlohmann::json gradient_source;
   std::string compression_scope; // "model" or "bucket"; empty for dense runs
   int compression_parts = 0;     // parts per iteration (buckets compressed apart)
+  /// Kernels priced past the sizes the device profile was fitted on
+  /// (training::extrapolated_kernels), said in result.json and the summary.
+  std::vector<training::Extrapolation> extrapolated;
 };
 
 nlohmann::json make_result(const Scenario& scenario, const training::RunResult& run,

@@ -5,6 +5,9 @@
 #include "sim/input/json_reader.hpp"
 
 #include <algorithm>
+#include <cassert>
+#include <map>
+#include <optional>
 
 namespace gcsim::training {
 
@@ -74,6 +77,25 @@ IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& pr
   plan.compute_variation = scenario.training.compute_variation;
   plan.seed = scenario.seed;
   return plan;
+}
+
+std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, double parameters,
+                                                const cost::DeviceProfile& profile) {
+  std::map<std::string, double> largest{{"sgd_momentum", parameters}};
+  for (const CompressedIteration& iteration : plan.compressed)
+    for (const CompressionPart& part : iteration.parts)
+      for (const std::vector<KernelPlan>& worker : part.kernels)
+        for (const KernelPlan& kernel : worker)
+          largest[kernel.name] = std::max(largest[kernel.name], kernel.n);
+  std::vector<Extrapolation> past;
+  for (const auto& [name, n] : largest) {
+    const std::optional<cost::Kernel> kernel = cost::kernel_from_name(name);
+    assert(kernel && "a planned kernel is one the profile priced");
+    const double fitted = profile.kernel(*kernel).curve.range().n_max;
+    if (n > fitted)
+      past.push_back({name, n, fitted});
+  }
+  return past;
 }
 
 } // namespace gcsim::training

@@ -29,4 +29,18 @@ std::vector<LayerTimes> layer_times(const Workload& workload, const cost::Device
 /// The dense (uncompressed) data-parallel plan of a scenario.
 IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& profile);
 
+/// A kernel the run priced at sizes past the largest its profile's curve was
+/// fitted on: its time there is the last piece extrapolated (a quick CPU
+/// calibration, fitted up to 2^22, priced a 2^23 top-k 27-36% short).
+struct Extrapolation {
+  std::string kernel;
+  double largest_n = 0;     // elements, the largest the run priced
+  double profile_n_max = 0; // elements, the largest the curve was fitted on
+};
+
+/// The kernels of `plan` (its optimizer step over `parameters`, and the
+/// compressed iterations' kernels) priced past their fitted range, by name.
+std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, double parameters,
+                                                const cost::DeviceProfile& profile);
+
 } // namespace gcsim::training
