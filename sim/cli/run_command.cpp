@@ -327,7 +327,8 @@ public:
       std::vector<std::string> names{"dense"};
       if (!dense)
         names.push_back(compressor_json.value("name", "compressed"));
-      output::write_timeline(timeline_file_, timeline, names);
+      output::write_timeline(timeline_file_, timeline, names, runs,
+                             scenario.training.warmup_iterations);
     }
     output::write_result(directory, result);
     // An earlier run's schedule left in the folder would sit beside this

@@ -14,12 +14,42 @@ namespace gcsim::output {
 
 void write_timeline(const std::filesystem::path& file,
                     const std::vector<training::TimelineEvent>& events,
-                    const std::vector<std::string>& run_names) {
+                    const std::vector<std::string>& run_names,
+                    const std::vector<training::RunResult>& runs, int warmup_iterations) {
+  assert(runs.size() == run_names.size() && "a name for each run");
   nlohmann::json trace_events = nlohmann::json::array();
   std::set<std::pair<int, int>> tracks;
-  for (size_t p = 0; p < run_names.size(); ++p)
+  // Where one iteration ends and the next begins is seen nowhere else: the
+  // workers' spans of neighbouring iterations overlap (buckets, stragglers).
+  constexpr int kIterationTrack = -1;
+  for (size_t p = 0; p < run_names.size(); ++p) {
     trace_events.push_back(
         {{"name", "process_name"}, {"ph", "M"}, {"pid", p}, {"args", {{"name", run_names[p]}}}});
+    trace_events.push_back({{"name", "thread_name"},
+                            {"ph", "M"},
+                            {"pid", p},
+                            {"tid", kIterationTrack},
+                            {"args", {{"name", "iterations"}}}});
+    trace_events.push_back({{"name", "thread_sort_index"},
+                            {"ph", "M"},
+                            {"pid", p},
+                            {"tid", kIterationTrack},
+                            {"args", {{"sort_index", kIterationTrack}}}});
+    double start = 0;
+    const std::vector<training::IterationRecord>& iterations = runs[p].iterations;
+    for (size_t i = 0; i < iterations.size(); ++i) {
+      const bool warmup = static_cast<int>(i) < warmup_iterations;
+      trace_events.push_back(
+          {{"name", "iteration " + std::to_string(i) + (warmup ? " (warm-up)" : "")},
+           {"cat", "iteration"},
+           {"ph", "X"},
+           {"pid", p},
+           {"tid", kIterationTrack},
+           {"ts", start * 1e6},
+           {"dur", iterations[i].iteration_s * 1e6}});
+      start += iterations[i].iteration_s;
+    }
+  }
   // A track per worker and kind of work: a bucket's allreduce starts inside
   // the backward pass and ends after it, and complete events on one track
   // must nest (Perfetto cut or dropped the misnested ones).

@@ -1,8 +1,8 @@
 #pragma once
 // Chrome trace-event JSON (opens in Perfetto and chrome://tracing): one
-// process per simulated run (dense baseline, compressed), each from 0, one
-// track per worker and kind of work, a span per compute phase, kernel and
-// communication step.
+// process per simulated run (dense baseline, compressed), each from 0, a
+// track of its iterations, then one track per worker and kind of work, a
+// span per compute phase, kernel and communication step.
 
 #include "sim/training/iteration_model.hpp"
 
@@ -12,10 +12,13 @@
 
 namespace gcsim::output {
 
-/// `run_names[p]` names plan p's process in the viewer. Written through a
-/// temporary file and a rename.
+/// `run_names[p]` names plan p's process in the viewer, and `runs[p]`'s
+/// iterations are its first track (iteration i from the end of the one
+/// before, as result.json's iteration_time_s). Written through a temporary
+/// file and a rename.
 void write_timeline(const std::filesystem::path& file,
                     const std::vector<training::TimelineEvent>& events,
-                    const std::vector<std::string>& run_names);
+                    const std::vector<std::string>& run_names,
+                    const std::vector<training::RunResult>& runs, int warmup_iterations);
 
 } // namespace gcsim::output

@@ -203,8 +203,20 @@ with tempfile.TemporaryDirectory() as work:
              if e.get("ph") == "M" and e["name"] == "thread_name"}
     check({names[(1, e["tid"])] for e in spans if e["pid"] == 1}
           == {f"worker {w} {kind}" for w in range(8) for kind in ("compute", "kernel",
-                                                                   "communication")},
-          "the timeline has a track per worker and kind of work")
+                                                                   "communication")}
+          | {"iterations"},
+          "the timeline has a track of iterations, and one per worker and kind of work")
+    # Where an iteration ends was seen nowhere: the workers' spans of
+    # neighbouring iterations overlap.
+    for pid, key in ((0, "dense_iteration_time_s"), (1, "iteration_time_s")):
+        marks = sorted((e for e in spans if e["pid"] == pid and e["cat"] == "iteration"),
+                       key=lambda e: e["ts"])
+        ends = [sum(it[key] for it in first["iterations"][:i + 1]) * 1e6
+                for i in range(len(first["iterations"]))]
+        check([e["name"] for e in marks] == [f"iteration {i}" for i in range(len(ends))]
+              and all(abs(e["ts"] + e["dur"] - end) <= 1e-6 * end for e, end in zip(marks, ends))
+              and marks[0]["ts"] == 0,
+              f"run {pid}'s iterations track spans each iteration as result.json times it")
     check({"compute", "kernel", "communication"} <= {e["cat"] for e in spans},
           "the timeline shows compute, kernels and communication")
     check(all(e["dur"] >= 0 for e in spans), "timeline spans have non-negative durations")
