@@ -21,7 +21,9 @@ void write_timeline(const std::filesystem::path& file,
   std::set<std::pair<int, int>> tracks;
   // Where one iteration ends and the next begins is seen nowhere else: the
   // workers' spans of neighbouring iterations overlap (buckets, stragglers).
-  constexpr int kIterationTrack = -1;
+  // Its own thread id, above every worker's (Perfetto reads ids as 32-bit
+  // unsigned), sorted first.
+  constexpr int kIterationTrack = 1 << 30;
   for (size_t p = 0; p < run_names.size(); ++p) {
     trace_events.push_back(
         {{"name", "process_name"}, {"ph", "M"}, {"pid", p}, {"args", {{"name", run_names[p]}}}});
@@ -34,7 +36,7 @@ void write_timeline(const std::filesystem::path& file,
                             {"ph", "M"},
                             {"pid", p},
                             {"tid", kIterationTrack},
-                            {"args", {{"sort_index", kIterationTrack}}}});
+                            {"args", {{"sort_index", -1}}}});
     double start = 0;
     const std::vector<training::IterationRecord>& iterations = runs[p].iterations;
     for (size_t i = 0; i < iterations.size(); ++i) {
