@@ -361,8 +361,12 @@ def short_value(value):
     return value
 
 
-def facet_title(facet):
-    return ", ".join(f"{key.split('.')[-1]} = {short_value(value)}" for key, value in facet)
+def facet_title(facet, width=42):
+    """"platform = x, allreduce = y" on one line if it fits a panel's width
+    (in characters), else a line each: long ones ran into their neighbours."""
+    parts = [f"{key.split('.')[-1]} = {short_value(value)}" for key, value in facet]
+    line = ", ".join(parts)
+    return line if len(line) <= width else "\n".join(parts)
 
 
 def ordered_variants(rows):

@@ -318,6 +318,14 @@ check(all(math.isclose(h, r["iteration_time_s"]) for h, r in zip(heights, stragg
       and plot_module.STRAGGLER_LABEL in [label for label, _, _ in segments],
       f"the breakdown's bars are the iteration times, the straggler wait in them: {heights}")
 
+# Panel titles too long for a panel go a facet a line: they ran into their
+# neighbours (platform = tree-96-1g-oversubscribed, allreduce = ...).
+long_facet = (("platform", "tree-96-1g-oversubscribed"), ("training.allreduce", "recursive_doubling"))
+check(plot_module.facet_title(long_facet)
+      == "platform = tree-96-1g-oversubscribed\nallreduce = recursive_doubling"
+      and plot_module.facet_title((("platform", "ring"), ("training.allreduce", "tree")))
+      == "platform = ring, allreduce = tree", "panel titles wrap only when too long")
+
 # plot_profile.py's series: sample_threshold's 0.2% of n was drawn on the
 # 0.1% curve (2x off its point) and the 64-sample floor on a curve through
 # sizes it was never measured at. Each point now sits by its own fitted time.
