@@ -129,10 +129,19 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
                                 Topology::fat_tree, Topology::multi_gpu, Topology::simgrid_xml},
                                net::topology_name);
   spec.network = read_network(reader);
-  if (spec.topology != Topology::star && reader.has("shared_cores"))
-    reader.fail("shared_cores", "only a star platform models workers that share one machine's "
-                                "cores (a mini-cluster of namespaces), not a " +
-                                    std::string(net::topology_name(spec.topology)) + " platform");
+  // A field of another topology ("--set platform.servers=2" on a star) was
+  // "unknown field", which sends one looking for a typo.
+  static const std::pair<const char*, Topology> kOwnFields[] = {
+      {"shared_cores", Topology::star},        {"backbone", Topology::star},
+      {"servers", Topology::parameter_server}, {"server_link", Topology::parameter_server},
+      {"fat_tree", Topology::fat_tree},        {"gpus_per_node", Topology::multi_gpu},
+      {"gpu_link", Topology::multi_gpu},       {"xml", Topology::simgrid_xml}};
+  for (const auto& [field, owner] : kOwnFields)
+    if (spec.topology != owner && reader.has(field))
+      reader.fail(field, "is a field of a " + std::string(net::topology_name(owner)) +
+                             " platform, not of a " +
+                             std::string(net::topology_name(spec.topology)) +
+                             " one (set \"topology\" to " + net::topology_name(owner) + ")");
 
   if (spec.topology == Topology::simgrid_xml) {
     std::string xml = reader.string("xml");

@@ -95,6 +95,10 @@ CASES = [
      {"loop.json": Link("loop.json")}, [],
      ["scenario.json: /workload:", "loop.json: cannot look it up: Too many levels of symbolic"]),
     ("malformed JSON", '{"name": "x",,}', {}, [], ["scenario.json", "malformed JSON at line 1, column 14"]),
+    # "unknown field" sent one looking for a typo.
+    ("a parameter-server field on a star", scenario(), {}, ["--set", "platform.servers=2"],
+     ["--set platform.servers=2: /platform/servers: is a field of a parameter_server platform, "
+      "not of a star one"]),
     # It said where, not what.
     ("a trailing comma", '{"name": "x",\n "seed": 1,\n}', {}, [],
      ["scenario.json", "malformed JSON at line 3, column 1: syntax error while parsing object key",
