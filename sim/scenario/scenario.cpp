@@ -44,6 +44,15 @@ struct OverrideIndex {
     for (const Override& item : overrides)
       if (item.pointer().rfind(pointer + "/", 0) == 0)
         throw InputError("--set " + item.text, pointer, error.message());
+    // A field the file never had, which a --set of the topology beside it
+    // made necessary (fat_tree for topology=fat_tree): the file alone was
+    // blamed.
+    const std::string topology = pointer.substr(0, pointer.rfind('/')) + "/topology";
+    if (error.message().rfind("required field is missing", 0) == 0)
+      for (const Override& item : overrides)
+        if (item.pointer() == topology)
+          throw InputError(error.file(), error.json_path(),
+                           error.message() + ", needed once --set " + item.text);
     throw error;
   }
 

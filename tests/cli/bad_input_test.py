@@ -99,6 +99,9 @@ CASES = [
     ("a parameter-server field on a star", scenario(), {}, ["--set", "platform.servers=2"],
      ["--set platform.servers=2: /platform/servers: is a field of a parameter_server platform, "
       "not of a star one"]),
+    # The platform file alone was blamed for what the --set asked for.
+    ("a topology set without its fields", scenario(), {}, ["--set", "platform.topology=fat_tree"],
+     ["/fat_tree: required field is missing, needed once --set platform.topology=fat_tree"]),
     # It said where, not what.
     ("a trailing comma", '{"name": "x",\n "seed": 1,\n}', {}, [],
      ["scenario.json", "malformed JSON at line 3, column 1: syntax error while parsing object key",
