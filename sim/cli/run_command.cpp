@@ -141,7 +141,11 @@ public:
       // training.iterations=N; the scenario file's count, written for
       // another run, is not the replay's. result.json says what ran.
       const int recorded = static_cast<int>(compressed.schedule.size());
-      const bool shortened = scenario.overridden("/training/iterations");
+      // (A --set of the whole training object without an iteration count
+      // asks for none.)
+      const bool shortened =
+          scenario.overridden("/training/iterations") &&
+          scenario.resolved.contains(nlohmann::json::json_pointer("/training/iterations"));
       if (shortened && scenario.training.iterations > recorded)
         throw InputError(scenario.source_of("/training/iterations"), "/training/iterations",
                          "asks for " + std::to_string(scenario.training.iterations) +

@@ -281,6 +281,10 @@ with tempfile.TemporaryDirectory() as work:
           and math.isclose(shortened["iterations"][0]["iteration_time_s"],
                            replay["iterations"][0]["iteration_time_s"], rel_tol=1e-12),
           "--set training.iterations=1 replays the schedule's first iteration")
+    whole, _ = run(work, {"name": "deft", "density": 0.01}, 8, "--replay", schedule,
+                   "--set", 'training={"batch_per_worker": 64}', out="r7")
+    check(len(whole["iterations"]) == 2,
+          "a --set of the whole training object without a count replays every iteration")
     too_many = subprocess.run([GCSIM, "run", scenario(work, {"name": "deft", "density": 0.01}, 8),
                                "--out", os.path.join(work, "r6"), "--replay", schedule,
                                "--set", "training.iterations=3"],
