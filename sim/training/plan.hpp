@@ -30,8 +30,9 @@ std::vector<LayerTimes> layer_times(const Workload& workload, const cost::Device
 IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& profile);
 
 /// A kernel the run priced at sizes past the largest its profile's curve was
-/// fitted on: its time there is the last piece extrapolated (a quick CPU
-/// calibration, fitted up to 2^22, priced a 2^23 top-k 27-36% short).
+/// fitted on: its time there is the last piece extrapolated, which the
+/// kernel's behaviour at those sizes (caches left, another algorithm) may
+/// not follow.
 struct Extrapolation {
   std::string kernel;
   double largest_n = 0;     // elements, the largest the run priced
