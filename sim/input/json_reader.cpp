@@ -135,10 +135,11 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
     // What nlohmann says is wrong follows its own position ("... column 9:
     // syntax error while parsing object key - unexpected '}'; ...").
     const std::string what = parse_error.what();
-    const size_t detail = what.find(": ", what.find("column"));
+    const size_t position = what.find("column");
+    const size_t detail = position == std::string::npos ? position : what.find(": ", position);
     std::string message =
         "malformed JSON at line " + std::to_string(line) + ", column " + std::to_string(column);
-    if (what.find("column") != std::string::npos && detail != std::string::npos)
+    if (detail != std::string::npos)
       message += ": " + what.substr(detail + 2);
     // JSON has no trailing comma, which other formats allow.
     const size_t before = at == 0 ? std::string::npos : text.find_last_not_of(" \t\r\n", at - 1);
