@@ -103,6 +103,16 @@ def write_figure_atomically(figure, path, **options):
     write_atomically(path, data.getvalue())
 
 
+def nearest_existing(path):
+    """The nearest of `path`'s folders (from its own, up) that exists: where
+    its missing folders would be made. An output under a file can never be
+    written, and is better refused before the work than after it."""
+    existing = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    return existing
+
+
 def replace_folder(staging, out):
     """Renames the complete folder `staging` to `out`, whole or not at all: an
     old `out` is moved aside first and removed after (put back if the rename

@@ -26,7 +26,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atomic_write import WriteError, atomic_folder, write_atomically  # noqa: E402
+from atomic_write import (WriteError, atomic_folder, nearest_existing,  # noqa: E402
+                          write_atomically)
 from cpu_info import cpu_identity  # noqa: E402
 from script_input import BadInput, Parser  # noqa: E402
 
@@ -137,11 +138,8 @@ def check_args(args):
         elif os.listdir(out) and not os.path.isfile(os.path.join(out, "manifest.json")):
             problems.append(f"--out: {out} is not a trace folder (no manifest.json); not replaced")
     else:
-        # Under a file the folder can never be made: said now, not as
-        # "File exists" once the model is loaded.
-        existing = os.path.dirname(os.path.abspath(args.out))
-        while not os.path.lexists(existing):
-            existing = os.path.dirname(existing)
+        # Said now, not as "File exists" once the model is loaded.
+        existing = nearest_existing(args.out)
         if not os.path.isdir(existing):
             problems.append(f"--out: cannot make {args.out}: {existing} is not a folder")
     if problems:

@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import netns  # noqa: E402
-from atomic_write import WriteError, write_json_atomically  # noqa: E402
+from atomic_write import WriteError, nearest_existing, write_json_atomically  # noqa: E402
 from cpu_info import cpu_identity  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch; never the one on PATH by default
@@ -108,9 +108,7 @@ def check_out(out):
     if os.path.lexists(target) and not os.path.isfile(target):
         raise BadArgument(f"--out: {out} exists and is not a regular file")
     folder = os.path.dirname(target)
-    existing = folder
-    while not os.path.lexists(existing):
-        existing = os.path.dirname(existing)
+    existing = nearest_existing(target)
     if not os.path.isdir(existing):
         raise BadArgument(f"--out: cannot write {out}: {existing} is not a folder")
     try:
