@@ -419,6 +419,27 @@ def report(title, fit, runs):
               f" {(forward + backward) / measured - 1:>+7.1%}{note}")
 
 
+def set_compute(profile, fit, rate, fitted, data):
+    """The profile's compute section as `fit` gives it, with its source."""
+    batches = {}
+    for run in fitted:
+        batches.setdefault(run["model"], set()).add(run["batch"])
+    names = [f"{model} (batch {', '.join(str(b) for b in sorted(batches[model]))})"
+             for model in sorted(batches)]
+    compute = profile["compute"]
+    compute["layer_latency"] = f"{fit.latency_s * 1e6:.3f}us"
+    compute["backward_flop_rate"] = f"{rate / fit.ratio / 1e12:.4g}Tflops"
+    for kind in fit.kinds:
+        compute["efficiency"][kind] = round(1 / (rate * fit.per_flop[kind]), 4)
+    unfitted = sorted(set(compute["efficiency"]) - set(fit.kinds))
+    compute["source"] = (
+        f"forward rate: measured cuBLAS SGEMM 4096^3 (FP32, no TF32); layer latency, "
+        f"backward rate and the efficiency of {', '.join(fit.kinds)}: fitted by "
+        f"scripts/calibrate/fit_compute.py to whole passes of {', '.join(names)} timed by "
+        f"scripts/calibrate/time_models_cuda.py on {data['date']} (torch "
+        f"{data['torch_version']}, FP32); {', '.join(unfitted)}: assumptions")
+
+
 def main(argv):
     args = parse_args(argv)
     profile = script_input.read_json_object(args.profile)
@@ -482,24 +503,7 @@ def main(argv):
 
     if args.out:
         if fit is not None:
-            data = loaded[0][0]
-            batches = {}
-            for run in fitted:
-                batches.setdefault(run["model"], set()).add(run["batch"])
-            names = [f"{model} (batch {', '.join(str(b) for b in sorted(batches[model]))})"
-                     for model in sorted(batches)]
-            compute = profile["compute"]
-            compute["layer_latency"] = f"{fit.latency_s * 1e6:.3f}us"
-            compute["backward_flop_rate"] = f"{rate / fit.ratio / 1e12:.4g}Tflops"
-            for kind in fit.kinds:
-                compute["efficiency"][kind] = round(1 / (rate * fit.per_flop[kind]), 4)
-            unfitted = sorted(set(compute["efficiency"]) - set(fit.kinds))
-            compute["source"] = (
-                f"forward rate: measured cuBLAS SGEMM 4096^3 (FP32, no TF32); layer latency, "
-                f"backward rate and the efficiency of {', '.join(fit.kinds)}: fitted by "
-                f"scripts/calibrate/fit_compute.py to whole passes of {', '.join(names)} timed by "
-                f"scripts/calibrate/time_models_cuda.py on {data['date']} (torch "
-                f"{data['torch_version']}, FP32); {', '.join(unfitted)}: assumptions")
+            set_compute(profile, fit, rate, fitted, loaded[0][0])
         write_json_atomically(args.out, profile, indent=1)
         print(f"wrote {args.out}")
     return 0
