@@ -1,6 +1,7 @@
 #include "sim/network/platform.hpp"
 
 #include "sim/input/input_error.hpp"
+#include "sim/input/natural_order.hpp"
 #include "sim/network/simgrid_setup.hpp"
 
 #include <algorithm>
@@ -69,44 +70,10 @@ void configure_network_model(const NetworkModelSpec& network) {
                           (network.solver == SharingSolver::full ? "Full" : "Lazy"));
 }
 
-bool precedes_by_name(const std::string& a, const std::string& b) {
-  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  size_t i = 0;
-  size_t j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (!digit(a[i]) || !digit(b[j])) {
-      if (a[i] != b[j])
-        return a[i] < b[j];
-      ++i;
-      ++j;
-      continue;
-    }
-    // Two numbers: by value, whatever their length or leading zeros.
-    size_t a_end = i;
-    size_t b_end = j;
-    while (a_end < a.size() && digit(a[a_end]))
-      ++a_end;
-    while (b_end < b.size() && digit(b[b_end]))
-      ++b_end;
-    const size_t a_first = std::min(a.find_first_not_of('0', i), a_end);
-    const size_t b_first = std::min(b.find_first_not_of('0', j), b_end);
-    if (a_end - a_first != b_end - b_first)
-      return a_end - a_first < b_end - b_first;
-    const int order = a.compare(a_first, a_end - a_first, b, b_first, b_end - b_first);
-    if (order != 0)
-      return order < 0;
-    i = a_end;
-    j = b_end;
-  }
-  if (i < a.size() || j < b.size())
-    return j < b.size();
-  return a < b; // equal but for leading zeros ("n-01", "n-1"): still one order
-}
-
 std::vector<sg4::Host*> hosts_by_name(const sg4::Engine& engine) {
   std::vector<sg4::Host*> hosts = engine.get_all_hosts();
   std::sort(hosts.begin(), hosts.end(), [](const sg4::Host* a, const sg4::Host* b) {
-    return precedes_by_name(a->get_name(), b->get_name());
+    return input::natural_less(a->get_name(), b->get_name());
   });
   return hosts;
 }

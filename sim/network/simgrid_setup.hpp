@@ -16,12 +16,8 @@ std::string one_line(const std::string& message);
 /// Applies the network model settings; must run before the platform is built.
 void configure_network_model(const NetworkModelSpec& network);
 
-/// Whether host name `a` comes before `b`: character by character, but a
-/// run of digits by its value, so that "n-2" comes before "n-10" as a
-/// <cluster>'s radical numbers them.
-bool precedes_by_name(const std::string& a, const std::string& b);
-
-/// Every host of the engine's platform in precedes_by_name's order: an XML
+/// Every host of the engine's platform in natural order of their names
+/// ("n-2" before "n-10", input::natural_less): an XML
 /// platform's workers are the first `nodes` of them.
 std::vector<simgrid::s4u::Host*> hosts_by_name(const simgrid::s4u::Engine& engine);
 

@@ -1,12 +1,16 @@
 #include "sim/output/result.hpp"
 
 #include "sim/input/atomic_write.hpp"
+#include "sim/input/natural_order.hpp"
 #include "sim/input/units.hpp"
 #include "sim/training/plan.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -37,6 +41,17 @@ nlohmann::json iteration_json(const training::IterationRecord& record, double sa
       {"bytes_sent_max_worker", record.bytes_sent_max_worker},
       {"bytes_sent_per_worker_by_step", by_step},
   };
+}
+
+// An object's numbers by key in natural order, so that "stride 2" is listed
+// before "stride 16" (JSON objects keep their keys as text sorts them).
+std::vector<std::pair<std::string, double>> in_natural_order(const nlohmann::json& object) {
+  std::vector<std::pair<std::string, double>> entries;
+  for (auto it = object.begin(); it != object.end(); ++it)
+    entries.emplace_back(it.key(), it->get<double>());
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return input::natural_less(a.first, b.first); });
+  return entries;
 }
 
 // Mean over iterations of every number, recursing into objects (keys that
@@ -277,15 +292,13 @@ std::string format_summary(const nlohmann::json& result) {
   // Dense runs have no kernels to list.
   if (summary.contains("compression_kernels_s") && !summary["compression_kernels_s"].empty()) {
     row("compression kernels (mean per worker)", seconds("compression_s"));
-    for (auto it = summary["compression_kernels_s"].begin();
-         it != summary["compression_kernels_s"].end(); ++it)
-      row(("    " + it.key()).c_str(), units::format_seconds(it->get<double>()));
+    for (const auto& [name, kernel_s] : in_natural_order(summary["compression_kernels_s"]))
+      row(("    " + name).c_str(), units::format_seconds(kernel_s));
   }
   row("bytes sent per worker", units::format_bytes(summary["bytes_sent_per_worker"].get<double>()));
   if (summary.contains("bytes_sent_per_worker_by_step"))
-    for (auto it = summary["bytes_sent_per_worker_by_step"].begin();
-         it != summary["bytes_sent_per_worker_by_step"].end(); ++it)
-      row(("  " + it.key()).c_str(), units::format_bytes(it->get<double>()));
+    for (const auto& [label, bytes] : in_natural_order(summary["bytes_sent_per_worker_by_step"]))
+      row(("  " + label).c_str(), units::format_bytes(bytes));
   if (summary.contains("density_after_aggregation")) {
     row("density after aggregation",
         fmt::format("{:.6f}", summary["density_after_aggregation"].get<double>()));

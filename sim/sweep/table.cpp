@@ -1,5 +1,6 @@
 #include "sim/sweep/table.hpp"
 
+#include "sim/input/natural_order.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
 #include <set>
@@ -59,7 +60,8 @@ std::string make_csv(const std::vector<std::string>& grid_keys, const std::vecto
   const std::set<std::string> taken(header.begin(), header.end());
 
   std::vector<std::map<std::string, nlohmann::json>> metrics;
-  std::set<std::string> metric_names;
+  // Columns in natural order: "..., stride 2" before "..., stride 16".
+  std::set<std::string, input::NaturalLess> metric_names;
   for (const Row& row : rows) {
     std::map<std::string, nlohmann::json> fields;
     for (auto& [name, value] :

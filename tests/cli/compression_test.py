@@ -114,6 +114,14 @@ with tempfile.TemporaryDirectory() as work:
         large = max_bytes(dict(name=name, **params), 16)
         # log2 16 / log2 4 = 2; the root's broadcast adds a log P term too.
         check(large / small <= 2.2, f"{name}: busiest worker sends O(log P): x{large / small:.2f} from P=4 to 16")
+    # The summary lists gTop-k's rounds as their strides go (1, 2, ..., 16),
+    # not as text sorts them (1, 16, 2, ...).
+    printed = subprocess.run([GCSIM, "run", scenario(work, {"name": "gtopk", "density": 0.01}, 32),
+                              "--out", os.path.join(work, "gtopk-32")],
+                             capture_output=True, text=True, timeout=600)
+    strides = [int(line.split("stride")[1].split()[0]) for line in printed.stdout.splitlines()
+               if "gtopk merge, stride" in line]
+    check(strides == [1, 2, 4, 8, 16], f"the summary lists the merge rounds by stride: {strides}")
     # gs-SGD's sketches through NCCL's double binary tree: on 16 workers
     # fewer latencies than recursive doubling's, and a replay of its schedule
     # keeps the tree.

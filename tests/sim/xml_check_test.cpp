@@ -4,7 +4,6 @@
 
 #include "sim/input/input_error.hpp"
 #include "sim/network/platform.hpp"
-#include "sim/network/simgrid_setup.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -49,19 +48,6 @@ TEST_CASE("an XML platform that passed is not loaded again; another worker count
   spec.network.bandwidth_factor = 0.5;
   CHECK_THROWS_AS(gcsim::net::check_xml_platform(spec), gcsim::InputError);
   std::filesystem::remove_all(folder);
-}
-
-TEST_CASE("host names order numbers by value") {
-  using gcsim::net::detail::precedes_by_name;
-  CHECK(precedes_by_name("n-2", "n-10"));
-  CHECK_FALSE(precedes_by_name("n-10", "n-2"));
-  CHECK(precedes_by_name("n-9", "n-10"));
-  CHECK(precedes_by_name("n", "n-0"));
-  CHECK(precedes_by_name("a-10", "b-2"));
-  CHECK(precedes_by_name("rack2-n10", "rack10-n2"));
-  // Equal values, other spellings: still one order, either way round.
-  CHECK(precedes_by_name("n-01", "n-1") != precedes_by_name("n-1", "n-01"));
-  CHECK_FALSE(precedes_by_name("n-1", "n-1"));
 }
 
 TEST_CASE("an XML platform's workers are its first hosts as a cluster numbers them") {
