@@ -59,6 +59,9 @@ from script_input import Parser  # noqa: E402
 MODELS = os.path.join(REPO, "workloads", "models")
 HOOK_TOLERANCE = 0.05
 KINDS = ["conv", "linear", "norm", "embedding", "lstm", "attention", "other"]
+# The largest per-kind efficiency gcsim reads (sim/cost/device_profile.cpp):
+# a factor on the FLOP rate a little over 1 is real, a percentage is not.
+MAX_EFFICIENCY = 4
 
 
 def parse_args(argv):
@@ -114,8 +117,9 @@ def parse_efficiency(path, compute):
         fail(path, f"/compute/efficiency: no factor for {', '.join(missing)}")
     for kind, value in efficiency.items():
         if (not isinstance(value, (int, float)) or isinstance(value, bool)
-                or not math.isfinite(value) or value <= 0):
-            fail(path, f"/compute/efficiency/{kind}: expected a finite number > 0, got {value!r}")
+                or not math.isfinite(value) or not 0 < value <= MAX_EFFICIENCY):
+            fail(path, f"/compute/efficiency/{kind}: expected a factor on the FLOP rate in "
+                       f"(0, {MAX_EFFICIENCY}] (0.5 for half of it, not 50), got {value!r}")
     return efficiency
 
 
@@ -475,6 +479,14 @@ def main(argv):
         print(f"compute model not fitted ({error}; {why}): the profile's compute section is "
               "kept as it is and only model_times is written")
     if fit is not None:
+        too_fast = {kind: 1 / (rate * fit.per_flop[kind]) for kind in fit.kinds
+                    if 1 / (rate * fit.per_flop[kind]) > MAX_EFFICIENCY}
+        if too_fast:
+            fail(", ".join(args.layer_times),
+                 f"fitted efficiencies above {MAX_EFFICIENCY}, which gcsim refuses: "
+                 + ", ".join(f"{kind} {value:.3g}" for kind, value in sorted(too_fast.items()))
+                 + f"; the profile's forward_flop_rate ({rate / 1e12:.3g} TFLOP/s) is below "
+                 "what the device reaches")
         print(f"layer latency {fit.latency_s * 1e6:.2f} us, backward rate "
               f"{rate / fit.ratio / 1e12:.2f} TFLOP/s (forward {rate / 1e12:.2f}), efficiency "
               + ", ".join(f"{kind}={1 / (rate * fit.per_flop[kind]):.3f}" for kind in fit.kinds))

@@ -17,6 +17,8 @@ namespace {
 constexpr const char* kFormat = "gcsim-device-profile/1";
 constexpr std::array<std::string_view, 7> kLayerKinds{"conv", "linear",    "norm", "embedding",
                                                       "lstm", "attention", "other"};
+// The largest per-kind efficiency read (a factor on the FLOP rate).
+constexpr int kMaxEfficiency = 4;
 
 // Seven significant digits keep profiles readable; the monotonicity check
 // allows for that rounding.
@@ -192,8 +194,17 @@ ComputeModel read_compute(ObjectReader& reader) {
   compute.layer_latency_s = reader.duration_or("layer_latency", 0.0);
   compute.source = reader.string_or("source", "");
   ObjectReader efficiency = reader.object("efficiency");
-  for (std::size_t i = 0; i < kLayerKinds.size(); ++i)
+  for (std::size_t i = 0; i < kLayerKinds.size(); ++i) {
     compute.efficiency[i] = efficiency.positive_number(kLayerKinds[i]);
+    // A factor on the measured GEMM rate: a little over 1 is real (cuDNN's
+    // Winograd convolutions do fewer multiplies than their FLOPs count), a
+    // percentage (50 for 0.5) is not, and would run that kind 100 times fast.
+    if (compute.efficiency[i] > kMaxEfficiency)
+      efficiency.fail(kLayerKinds[i], "expected a factor on the FLOP rate of at most " +
+                                          std::to_string(kMaxEfficiency) +
+                                          " (0.5 for half of it, not 50), got " +
+                                          describe_json(efficiency.require(kLayerKinds[i])));
+  }
   efficiency.finish();
   return compute;
 }

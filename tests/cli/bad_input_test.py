@@ -268,6 +268,10 @@ CASES = [
     ("backward FLOPs ratio other than 2", scenario(device="ratio-3.json"),
      {"ratio-3.json": bad_device(lambda d: d["compute"].update(backward_flops_ratio=3))},
      [], ["ratio-3.json", "/compute/backward_flops_ratio", "backward_flops"]),
+    # An efficiency typed as a percentage ran that kind 100 times fast.
+    ("efficiency as a percentage", scenario(device="percent.json"),
+     {"percent.json": bad_device(lambda d: d["compute"]["efficiency"].update(linear=50))},
+     [], ["percent.json", "/compute/efficiency/linear", "at most 4", "not 50"]),
     ("trace time past any run", scenario(workload="trace", compressor={"name": "topk"}),
      trace_with(lambda m: m["modules"][0].update(forward_s=1e308)), [],
      ["manifest.json", "/modules/0/forward_s", "[0, 1e9]"]),

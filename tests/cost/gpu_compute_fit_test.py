@@ -124,6 +124,28 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         check(False, f"--model-times on one model: {done.returncode}: {done.stderr.strip()}")
 
+    # Passes a hundred times faster than the profile's forward rate allows:
+    # the fitted efficiencies are past what gcsim reads, so nothing is written.
+    fast = []
+    for batch in (32, 128):
+        fast.append(os.path.join(tmp, f"fast-b{batch}.json"))
+        synthetic_layer_times(fast[-1], batch, latency, {k: v / 100 for k, v in per_flop.items()},
+                              ratio=1.0)
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *fast,
+                "--out", os.path.join(tmp, "fast.json")])
+    check(not refusal_problems(done, ["efficiencies above 4", "conv 80", "linear 30", "forward_flop_rate"],
+                               status=2) and not os.path.exists(os.path.join(tmp, "fast.json")),
+          f"an efficiency past 4 is not written: {done.returncode}: {done.stderr.strip()}")
+    percent = os.path.join(tmp, "percent.json")
+    with open(os.path.join(DEVICES, "h200.json")) as file:
+        profile = json.load(file)
+    profile["compute"]["efficiency"]["linear"] = 50
+    with open(percent, "w") as file:
+        json.dump(profile, file)
+    done = fit(["--profile", percent, *files])
+    check(not refusal_problems(done, ["/compute/efficiency/linear", "not 50"], status=2),
+          f"a percentage in the profile is refused: {done.returncode}: {done.stderr.strip()}")
+
     # A third batch 20% slower than the model: held out, the fit on the two
     # exact ones predicts it 1/1.2 - 1 = -16.7% off, every model; a hold-out
     # that let the file into its own fit could not.
