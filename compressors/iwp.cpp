@@ -68,28 +68,43 @@ private:
     const std::size_t d = work.d;
     const std::size_t k = k_for_density(d, density_);
 
-    // Scores: importance over its layer's base.
+    // Scores: importance over its layer's base. The base is homogeneous in
+    // the importances, so the layer's statistics are taken of I / max I, in
+    // [0, 1]: a layer of vanishing gradients (1e-44, below float's normal
+    // range) or a tiny epsilon over zero weights (I near 1e38) made 1 / base
+    // or I * I overflow, and infinite or NaN scores passed every level.
     std::vector<float> score(d);
     std::size_t important = 0; // elements of positive importance: at most these can be kept
+    const auto importance = [&](std::size_t i) {
+      return std::fabs(static_cast<double>(acc[i])) /
+             (std::fabs(static_cast<double>(wts[i])) + epsilon_);
+    };
     for (std::size_t l = 0; l < work.layout->size(); ++l) {
       const Layer& layer = (*work.layout)[l];
+      double top = 0.0;
+      for (std::size_t i = layer.offset; i < layer.offset + layer.size; ++i) {
+        const double imp = importance(i);
+        important += imp > 0.0 ? 1 : 0;
+        top = std::max(top, imp);
+      }
+      if (top == 0.0) { // nothing important in this layer
+        std::fill(score.begin() + static_cast<std::ptrdiff_t>(layer.offset),
+                  score.begin() + static_cast<std::ptrdiff_t>(layer.offset + layer.size), 0.0F);
+        continue;
+      }
       double sum = 0.0;
       double sum2 = 0.0;
       for (std::size_t i = layer.offset; i < layer.offset + layer.size; ++i) {
-        const double imp = std::fabs(static_cast<double>(acc[i])) /
-                           (std::fabs(static_cast<double>(wts[i])) + epsilon_);
-        score[i] = static_cast<float>(imp);
-        important += imp > 0.0 ? 1 : 0;
-        sum += imp;
-        sum2 += imp * imp;
+        const double relative = importance(i) / top;
+        sum += relative;
+        sum2 += relative * relative;
       }
       const double n = static_cast<double>(layer.size);
-      const double mean = sum / n;
+      const double mean = sum / n; // at least 1 / n: the largest is 1
       const double var = std::max(0.0, sum2 / n - mean * mean);
-      const double base = mean > 0.0 ? mean + variance_weight_ * var / mean : 1.0;
-      const auto inv = static_cast<float>(1.0 / base);
+      const double base = mean + variance_weight_ * var / mean;
       for (std::size_t i = layer.offset; i < layer.offset + layer.size; ++i) {
-        score[i] *= inv;
+        score[i] = static_cast<float>(importance(i) / top / base);
       }
     }
     work.add_kernel(leader, KernelKind::dense_scale, d, 0, 0, 0, "importance |g|/|w|");
@@ -251,35 +266,36 @@ private:
 } // namespace
 
 CompressorInfo iwp_info() {
-  return {
-      "iwp",
-      "importance |g|/|w| with layer-wise thresholds from the layers' mean and "
-      "variance-to-mean, a global level that tracks the target density, stale releases; "
-      "a random leader broadcasts its indices and the values are ring-allreduced",
-      "Cheng & Xu, arXiv 1901.01544 (our reading, see compressors/README.md)",
-      {density_param(0.001),
-       ParamSpec::integer("warmup_iterations", 5, 0, 1LL << 40,
-                          "first iterations sent dense (our default)"),
-       ParamSpec::number("epsilon", 1e-8, 0.0, 1.0, "guards |w| = 0 in |g| / (|w| + eps)", true),
-       ParamSpec::number("variance_weight", 1.0, 0.0, 1e6,
-                         "weight of the layer's variance-to-mean in its threshold"),
-       ParamSpec::number("adaptation_rate", 0.5, 0.0, 10.0,
-                         "exponent of the kept/target correction of the global level"),
-       ParamSpec::number("sample_rate", 0.01, 0.0, 1.0,
-                         "share of the scores sampled to estimate the global level", true),
-       ParamSpec::integer("min_samples", 4096, 1, 1LL << 40, "at least this many samples"),
-       ParamSpec::number("release_probability", 0.001, 0.0, 1.0,
-                         "per-iteration chance that a stale element is released"),
-       ParamSpec::integer("release_age", 100, 1, 1LL << 31,
-                          "iterations unsent after which an element is stale"),
-       ParamSpec::number(
-           "release_cap", 0.1, 0.0, 1.0,
-           "at most this share of k (at least one element unless 0) is spent on stale "
-           "releases, a uniform subset of those drawn"),
-       ParamSpec::number("clip_norm", 0.0, 0.0, 1e30,
-                         "warm-up local clipping to this L2 norm (0: off; the paper gives "
-                         "no value)"),
-       error_feedback_param()}};
+  return {"iwp",
+          "importance |g|/|w| with layer-wise thresholds from the layers' mean and "
+          "variance-to-mean, a global level that tracks the target density, stale releases; "
+          "a random leader broadcasts its indices and the values are ring-allreduced",
+          "Cheng & Xu, arXiv 1901.01544 (our reading, see compressors/README.md)",
+          {density_param(0.001),
+           ParamSpec::integer("warmup_iterations", 5, 0, 1LL << 40,
+                              "first iterations sent dense (our default)"),
+           ParamSpec::number("epsilon", 1e-8, 1e-30, 1.0,
+                             "guards |w| = 0 in |g| / (|w| + eps); at least 1e-30, so that the "
+                             "importance of any float gradient is a finite double"),
+           ParamSpec::number("variance_weight", 1.0, 0.0, 1e6,
+                             "weight of the layer's variance-to-mean in its threshold"),
+           ParamSpec::number("adaptation_rate", 0.5, 0.0, 10.0,
+                             "exponent of the kept/target correction of the global level"),
+           ParamSpec::number("sample_rate", 0.01, 0.0, 1.0,
+                             "share of the scores sampled to estimate the global level", true),
+           ParamSpec::integer("min_samples", 4096, 1, 1LL << 40, "at least this many samples"),
+           ParamSpec::number("release_probability", 0.001, 0.0, 1.0,
+                             "per-iteration chance that a stale element is released"),
+           ParamSpec::integer("release_age", 100, 1, 1LL << 31,
+                              "iterations unsent after which an element is stale"),
+           ParamSpec::number(
+               "release_cap", 0.1, 0.0, 1.0,
+               "at most this share of k (at least one element unless 0) is spent on stale "
+               "releases, a uniform subset of those drawn"),
+           ParamSpec::number("clip_norm", 0.0, 0.0, 1e30,
+                             "warm-up local clipping to this L2 norm (0: off; the paper gives "
+                             "no value)"),
+           error_feedback_param()}};
 }
 
 std::unique_ptr<Compressor> make_iwp(const nlohmann::json& resolved) {

@@ -512,6 +512,34 @@ TEST_CASE("IWP: iterations with nothing important do not unsettle the density") 
   CHECK(after <= 3 * k);
 }
 
+TEST_CASE("IWP: scores stay finite at the ends of float's range") {
+  // Scores were I * float(1 / base): a layer of vanishing gradients (about
+  // 1e-44, below float's normal range) made 1 / base infinite, and its every
+  // element passed the level: about half the model was kept for k = 40.
+  gc::test::SyntheticWorkers data({2000, 2000}, 2, 5);
+  for (auto& g : data.grads)
+    for (std::size_t i = 2000; i < 4000; ++i)
+      g[i] *= 1e-41f; // the values are about 1e-3
+  const auto weights = weights_for(data.layout);
+  const gc::WeightsView wv{weights.data(), &data.layout};
+  Run run("iwp",
+          {{"density", 0.01},
+           {"warmup_iterations", 0},
+           {"error_feedback", false},
+           {"release_probability", 0.0}},
+          2);
+  for (std::uint64_t t = 0; t < 4; ++t) {
+    const std::size_t kept = run.step(data.views(), t, 7, &wv).support.size();
+    CAPTURE(t);
+    CHECK(kept >= 40 / 3);
+    CHECK(kept <= 3 * 40);
+  }
+  // An epsilon of 1e-45 over a zero weight made importances of 1e42, past
+  // float: below 1e-30 it is refused.
+  CHECK_THROWS_AS(gc::make_compressor("iwp", {{"epsilon", 1e-45}}), std::invalid_argument);
+  CHECK_NOTHROW(gc::make_compressor("iwp", {{"epsilon", 1e-30}}));
+}
+
 TEST_CASE("IWP: warm-up clipping bounds what is sent, then and after") {
   // Local clipping drops what it clips off. Kept as residual, it grew by
   // |g| - clip_norm an iteration (9, 18, ... here) and went out all at once
