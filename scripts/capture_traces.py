@@ -35,6 +35,9 @@ FORMAT_VERSION = 1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.path.join(REPO, "workloads", "traces", "cache")
 SHIPPED = os.path.join(REPO, "workloads", "traces")
+# The largest magnitude gcsim reads in a trace (sim/trace/npy.hpp): past it,
+# float sums over workers and iterations overflow.
+LARGEST_TRACE_VALUE = 1e24
 
 # Named recipes, so that one documented command reproduces each trace.
 PRESETS = {
@@ -239,17 +242,19 @@ def capture(args, staging):
                 loss.backward()
             losses.append(float(loss))
             g = flat(p.grad for p in params)
-            if not np.all(np.isfinite(g)):
-                raise BadInput(f"--lr {args.lr}: non-finite gradient at iteration {it}, "
-                               f"worker {w}; lower --lr")
+            if is_captured and args.dtype == "float16":
+                past = int(np.count_nonzero(np.abs(g) > np.finfo(np.float16).max))
+                if past:
+                    raise BadInput(f"--dtype float16: {past} elements of the gradient at "
+                                   f"iteration {it}, worker {w} are past float16's range "
+                                   f"(65504); lower --lr, or keep --dtype float32")
+            if not np.all(np.abs(g) <= LARGEST_TRACE_VALUE):  # NaN fails too
+                raise BadInput(f"--lr {args.lr}: gradient at iteration {it}, worker {w} is not "
+                               f"finite or past {LARGEST_TRACE_VALUE:g} (which gcsim refuses); "
+                               "lower --lr")
             mean += g
             if is_captured:
                 if args.dtype == "float16":
-                    past = int(np.count_nonzero(np.abs(g) > np.finfo(np.float16).max))
-                    if past:
-                        raise BadInput(f"--dtype float16: {past} elements of the gradient at "
-                                       f"iteration {it}, worker {w} are past float16's range "
-                                       f"(65504); lower --lr, or keep --dtype float32")
                     f16.append(float16_loss(g))
                 save(os.path.join(folder, f"worker_{w:03d}.npy"), g.astype(args.dtype))
         mean /= np.float32(args.workers)

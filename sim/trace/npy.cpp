@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -387,7 +388,7 @@ size_t MappedNpy::read_float32(size_t first, size_t count, float* out) const {
     }
   }
   for (size_t i = 0; i < count; ++i)
-    if (!std::isfinite(out[i]))
+    if (!is_usable_value(out[i]))
       return first + i;
   return npos;
 }
@@ -396,9 +397,21 @@ void MappedNpy::read_finite_float32(size_t first, size_t count, float* out) cons
   size_t bad = read_float32(first, count, out);
   if (bad == npos)
     return;
-  fail(file_, "element " + std::to_string(bad) + " is " +
-                  (std::isnan(out[bad - first]) ? "NaN" : "infinite") +
-                  "; gradients and weights must be finite");
+  fail(file_, "element " + std::to_string(bad) + " is " + describe_unusable(out[bad - first]));
+}
+
+std::string describe_unusable(float value) {
+  const auto general = [](double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    return std::string(text);
+  };
+  const std::string limit = general(kLargestTraceValue);
+  const std::string what = std::isnan(value)   ? "NaN"
+                           : std::isinf(value) ? "infinite"
+                                               : general(value) + ", beyond " + limit;
+  return what + "; gradients and weights must be finite and within " + limit +
+         " in magnitude (sums over workers and iterations of larger ones overflow float)";
 }
 
 std::vector<float> read_npy_float32(const std::filesystem::path& file,

@@ -7,6 +7,7 @@
 
 #include "sim/input/input_error.hpp"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -42,6 +43,21 @@ NpyHeader read_npy_header(const std::filesystem::path& file);
 /// IEEE 754 binary16 to binary32, exact (subnormals, infinities, NaN kept).
 float half_to_float(uint16_t half);
 
+/// The largest magnitude of a value a trace may hold. Gradients of a run
+/// that trains are far below it; near float's limit (3.4e38), the sums over
+/// workers and iterations (aggregation, error-feedback residuals) overflowed
+/// to infinity and NaN.
+constexpr float kLargestTraceValue = 1e24F;
+
+/// Whether a trace value is finite and within kLargestTraceValue.
+inline bool is_usable_value(float value) {
+  return std::fabs(value) <= kLargestTraceValue; // false for NaN too
+}
+
+/// What is wrong with a value is_usable_value refused: "NaN", "infinite"
+/// or "3e+38, beyond 1e+24", and what a trace must hold instead.
+std::string describe_unusable(float value);
+
 /// A read-only memory mapping of one .npy file, validated on open.
 class MappedNpy {
 public:
@@ -57,11 +73,11 @@ public:
   size_t element_count() const { return header_.element_count(); }
 
   /// Converts elements [first, first + count) to float32 into `out`.
-  /// Returns the index (into the whole array) of the first NaN or infinite
-  /// element met, or npos when all are finite; the caller decides how to
-  /// name the place in its error.
+  /// Returns the index (into the whole array) of the first element that is
+  /// not a usable value (is_usable_value), or npos when all are; the caller
+  /// decides how to name the place in its error.
   size_t read_float32(size_t first, size_t count, float* out) const;
-  /// As read_float32, but a non-finite element is an InputError.
+  /// As read_float32, but an unusable element is an InputError.
   void read_finite_float32(size_t first, size_t count, float* out) const;
 
   static constexpr size_t npos = static_cast<size_t>(-1);

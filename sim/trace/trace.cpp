@@ -65,7 +65,7 @@ void Trace::fail_non_finite(const MappedNpy& array, size_t element, float value)
                 std::to_string(static_cast<int64_t>(element) - std::prev(holder)->offset) + ")";
   throw InputError(array.file(), "",
                    "element " + std::to_string(element) + where + " is " +
-                       (std::isnan(value) ? "NaN" : "infinite") + "; traces must be finite");
+                       describe_unusable(value));
 }
 
 void Trace::read_all(const MappedNpy& array, std::vector<float>& out) const {

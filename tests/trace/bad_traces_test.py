@@ -62,6 +62,9 @@ CASES = {
                      "element 30 (layer fc2.weight, element 2) is NaN"),
     "infinite gradient": (lambda f: set_element(worker_file(f), 0, np.inf), worker_file,
                           "is infinite"),
+    # Finite, but the sums over workers overflowed: a null fidelity, exit 0.
+    "gradient near float's limit": (lambda f: set_element(worker_file(f), 30, 3e38), worker_file,
+                                    "element 30 (layer fc2.weight, element 2) is 3e+38, beyond 1e+24"),
     "wrong dtype": (
         lambda f: np.save(worker_file(f), np.zeros(43, dtype=np.float64)), worker_file,
         "'<f8' is not supported"),

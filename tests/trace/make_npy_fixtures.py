@@ -16,7 +16,8 @@ from numpy.lib import format as npformat
 def values(dtype):
     rng = np.random.default_rng(7)
     x = rng.standard_normal(1000).astype(np.float32) * np.float32(0.01)
-    special = [0.0, -0.0, 1.0, -1.0, 1e-30, -1e-30, 3.4e38, 1e-8, 6e-8, 5.9604645e-08,
+    # 1e24: the largest magnitude a trace may hold (sim/trace/npy.hpp).
+    special = [0.0, -0.0, 1.0, -1.0, 1e-30, -1e-30, 1e24, 1e-8, 6e-8, 5.9604645e-08,
                6.1035156e-05, 65504.0, -65504.0, 0.1, 1.0 / 3.0]
     if dtype == np.float16:
         special = [v for v in special if abs(v) <= 65504.0]
@@ -44,6 +45,7 @@ def main(out):
     np.save(os.path.join(out, "fortran.npy"), np.asfortranarray(np.zeros((3, 4), np.float32)))
     np.save(os.path.join(out, "nan.npy"), np.array([1.0, np.nan, 2.0], dtype=np.float32))
     np.save(os.path.join(out, "inf16.npy"), np.array([1.0, 2.0, np.inf], dtype=np.float16))
+    np.save(os.path.join(out, "huge.npy"), np.array([1.0, -3e38], dtype=np.float32))
     with open(os.path.join(out, "float32_v1.npy"), "rb") as stream:
         whole = stream.read()
     with open(os.path.join(out, "truncated.npy"), "wb") as stream:

@@ -73,20 +73,21 @@ TEST_CASE("bad .npy files are input errors that name the file and the problem") 
     const char* file;
     const char* says;
   };
-  for (Case c :
-       {Case{"float64.npy", "'<f8' is not supported"}, Case{"int32.npy", "'<i4' is not supported"},
-        Case{"bigendian.npy", "big-endian"}, Case{"fortran.npy", "Fortran order"},
-        Case{"truncated.npy", "truncated"},
-        Case{"truncated_header.npy", "truncated inside the header"},
-        Case{"trailing.npy", "trailing data"}, Case{"not_npy.npy", "not an .npy file"},
-        Case{"empty.npy", "empty file"}, Case{"nan.npy", "element 1 is NaN"},
-        Case{"inf16.npy", "element 2 is infinite"}, Case{"does_not_exist.npy", "file not found"}}) {
+  for (Case c : {Case{"float64.npy", "'<f8' is not supported"},
+                 Case{"int32.npy", "'<i4' is not supported"}, Case{"bigendian.npy", "big-endian"},
+                 Case{"fortran.npy", "Fortran order"}, Case{"truncated.npy", "truncated"},
+                 Case{"truncated_header.npy", "truncated inside the header"},
+                 Case{"trailing.npy", "trailing data"}, Case{"not_npy.npy", "not an .npy file"},
+                 Case{"empty.npy", "empty file"}, Case{"nan.npy", "element 1 is NaN"},
+                 Case{"inf16.npy", "element 2 is infinite"},
+                 Case{"huge.npy", "element 1 is -3e+38, beyond 1e+24"},
+                 Case{"does_not_exist.npy", "file not found"}}) {
     const std::string name = c.file;
     CAPTURE(name);
     std::string message = input_error([&] { read_npy_float32(kFixtures + c.file); });
     CHECK(message.find(kFixtures + c.file + ": ") == 0);
     CHECK(message.find(c.says) != std::string::npos);
-    if (std::string(c.file) != "nan.npy" && std::string(c.file) != "inf16.npy") {
+    if (name != "nan.npy" && name != "inf16.npy" && name != "huge.npy") { // values, not headers
       std::string header_message = input_error([&] { read_npy_header(kFixtures + c.file); });
       CHECK(header_message.find(c.says) != std::string::npos);
     }
