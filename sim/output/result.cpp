@@ -192,6 +192,13 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
             training::profile_model_times(scenario.workload, profile)) {
       times["measured_layer_times"] = true;
       times["measured_batches"] = measured_times->batches;
+    } else if (!profile.all_model_times().empty()) {
+      // Said because a name that does not match (a typo on either side)
+      // silently priced the layers by their FLOPs.
+      nlohmann::json others = nlohmann::json::array();
+      for (const auto& entry : profile.all_model_times())
+        others.push_back(entry.first);
+      times["profile_measured_models"] = others;
     }
     if (!scenario.workload.compute_spec.empty())
       times["spec"] = scenario.workload.compute_spec; // a trace's layers, this spec's FLOPs
@@ -230,6 +237,14 @@ std::string format_summary(const nlohmann::json& result) {
     text += fmt::format("  compute times measured on this device for this model at micro-batches "
                         "{} (others interpolated, or extrapolated past them)\n",
                         batches);
+  }
+  if (compute_times.contains("profile_measured_models")) {
+    std::string models;
+    for (const nlohmann::json& name : compute_times["profile_measured_models"])
+      models += (models.empty() ? "" : ", ") + name.get<std::string>();
+    text += fmt::format("  compute times from the FLOP model: the device profile measured {}, "
+                        "not {}\n",
+                        models, model["workload"].get<std::string>());
   }
   // Gradients that are not all the trace's own are said: workers
   // synthesized beyond the captured ones, captured iterations taken again.

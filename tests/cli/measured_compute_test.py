@@ -89,6 +89,23 @@ with tempfile.TemporaryDirectory() as work:
           f"{done.stderr.strip()!r}")
     check(not os.path.exists(os.path.join(work, "bad", "result.json")), "and writes no result")
 
+    # A profile whose measured model is spelt otherwise: the FLOP model
+    # prices the spec, and the run says which models the profile measured.
+    with open(H200) as handle:
+        profile = json.load(handle)
+    profile["model_times"]["resnet-50-imagenet"] = profile["model_times"].pop(MODEL)
+    misspelt = os.path.join(work, "h200-misspelt.json")
+    with open(misspelt, "w") as handle:
+        json.dump(profile, handle)
+    done, result = run(work, 64, device=misspelt, out="misspelt")
+    listed = (result or {}).get("model", {}).get("compute_times", {})
+    check(done.returncode == 0 and "measured_layer_times" not in listed
+          and "resnet-50-imagenet" in listed.get("profile_measured_models", [])
+          and "compute times from the FLOP model" in done.stdout
+          and "resnet-50-imagenet" in done.stdout,
+          f"a profile's times under another name are not used, and that is said: {listed} "
+          f"{done.stdout[:400]!r}")
+
     # compute_spec: the shipped CNN trace, its compute from the V100 profile.
     deft = os.path.join(ROOT, "workloads", "scenarios", "deft-fmnist-16.json")
     spec = os.path.join(ROOT, "workloads", "models", "fmnist-cnn.json")
