@@ -53,6 +53,17 @@ std::vector<LayerTimes> layer_times(const Workload& workload, const cost::Device
     }
     times.push_back(time);
   }
+  // Times of a layer the spec does not have: another architecture of that
+  // name, whose compute the spec's layers alone would understate.
+  if (measured != nullptr && measured->layers.size() > workload.layers.size())
+    for (const auto& [name, unused] : measured->layers)
+      if (std::none_of(workload.layers.begin(), workload.layers.end(),
+                       [&name = name](const Layer& layer) { return layer.name == name; }))
+        throw InputError(profile.file(),
+                         "/model_times/" + json_pointer_token(workload.name) + "/layers/" +
+                             json_pointer_token(name),
+                         "a layer " + workload.source +
+                             " does not have: measured on another architecture of that name");
   return times;
 }
 

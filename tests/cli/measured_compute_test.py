@@ -89,6 +89,20 @@ with tempfile.TemporaryDirectory() as work:
           f"{done.stderr.strip()!r}")
     check(not os.path.exists(os.path.join(work, "bad", "result.json")), "and writes no result")
 
+    # And one with a layer the spec does not have: another architecture.
+    with open(H200) as handle:
+        profile = json.load(handle)
+    profile["model_times"][MODEL]["layers"]["fc2"] = profile["model_times"][MODEL]["layers"]["fc"]
+    extra = os.path.join(work, "h200-extra-fc2.json")
+    with open(extra, "w") as handle:
+        json.dump(profile, handle)
+    done, _ = run(work, 32, device=extra, out="extra")
+    lines = done.stderr.strip().splitlines()
+    check(done.returncode == 2 and len(lines) == 1 and extra in lines[0]
+          and f"/model_times/{MODEL}/layers/fc2" in lines[0] and "another architecture" in lines[0],
+          f"a measured layer the spec lacks is exit 2 naming it: {done.returncode} "
+          f"{done.stderr.strip()!r}")
+
     # A profile whose measured model is spelt otherwise: the FLOP model
     # prices the spec, and the run says which models the profile measured.
     with open(H200) as handle:
