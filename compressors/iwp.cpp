@@ -208,7 +208,8 @@ private:
     work.result.info["kept"] = kept;
     work.result.info["kept_by_importance"] = by_importance;
     work.result.info["released"] = released.size();
-    work.result.info["level"] = lambda;
+    // No level where the stale releases took the whole budget.
+    work.result.info["level"] = budget > 0 ? nlohmann::json(lambda) : nlohmann::json(nullptr);
     work.result.info["correction"] = correction_;
   }
 

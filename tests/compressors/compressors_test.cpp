@@ -764,6 +764,24 @@ TEST_CASE("IWP: a small k still releases one stale element") {
   const auto r = run.step(zero.nothing, 1, 7, &zero.wv);
   CHECK(r.info.at("k").get<std::size_t>() == 5);
   CHECK(r.info.at("released").get<std::size_t>() == 1);
+  CHECK(r.info.at("level").is_number());
+}
+
+TEST_CASE("IWP: releases that take the whole budget leave no level") {
+  // The level was +infinity then, which result.json can only write as null.
+  const ZeroGradients zero({2000});
+  Run run("iwp",
+          {{"density", 0.0005},
+           {"warmup_iterations", 0},
+           {"release_age", 1},
+           {"release_probability", 1.0},
+           {"release_cap", 1.0}},
+          2);
+  run.step(zero.nothing, 0, 7, &zero.wv);
+  const auto r = run.step(zero.nothing, 1, 7, &zero.wv);
+  CHECK(r.info.at("k").get<std::size_t>() == 1);
+  CHECK(r.info.at("released").get<std::size_t>() == 1);
+  CHECK(r.info.at("level").is_null());
 }
 
 TEST_CASE("a gradient past a 32-bit index is refused, not wrapped") {
