@@ -183,9 +183,11 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
                              std::to_string(spec.fat_tree.down.size()) + ")");
     tree.finish();
     const TreeSize size = tree_size(spec.fat_tree);
+    // The leaves are the product of "down": blamed there, so that a --set
+    // of it is named rather than the file it overrides.
     if (size.leaves > kMaxWorkers)
-      reader.fail("fat_tree", "the tree has " + count_text(size.leaves) + " leaves, more than " +
-                                  std::to_string(kMaxWorkers));
+      tree.fail("down", "gives the tree " + count_text(size.leaves) + " leaves, more than " +
+                            std::to_string(kMaxWorkers));
     if (size.links > kMaxTreeLinks)
       reader.fail("fat_tree", "the tree has " + count_text(size.links) +
                                   " links (elements x up x links, summed over the levels), more "

@@ -137,7 +137,16 @@ def fat_tree_too_large(workdir):
                                    "fat_tree": {"down": [4096] * 6, "up": [1] * 6}})
     out = out_dir(workdir, "leaves")
     expect_refused("a fat-tree of 4096^6 leaves", gcsim("run", path, "--out", out), out,
-                   [path, "/platform/fat_tree", "leaves"])
+                   [path, "/platform/fat_tree/down", "leaves"])
+    # Made so by a --set of a shipped file: the --set is named, not the file.
+    fattree = os.path.join(ROOT, "platforms", "fattree-96-1g.json")
+    out = out_dir(workdir, "leaves-set")
+    expect_refused("a --set that makes a fat-tree too large",
+                   gcsim("run", QUICKSTART, "--out", out, "--set", f"platform={fattree}",
+                         "--set", "platform.fat_tree.down=[4096,4096]",
+                         "--set", "platform.fat_tree.up=[1,1]"), out,
+                   ["--set platform.fat_tree.down=[4096,4096]: /platform/fat_tree/down",
+                    "16777216 leaves"])
 
 
 def xml_platforms(workdir):
