@@ -74,13 +74,18 @@ with tempfile.TemporaryDirectory() as work:
         check(abs(computes[96] / halfway - 1) < 1e-9,
               f"batch 96 is halfway between 64 and 128: {computes[96]} against {halfway}")
 
+    def profile_variant(name, change):
+        """h200.json with `change` made to its model_times, written as `name`."""
+        with open(H200) as handle:
+            profile = json.load(handle)
+        change(profile["model_times"])
+        path = os.path.join(work, name)
+        with open(path, "w") as handle:
+            json.dump(profile, handle)
+        return path
+
     # A spec of the same name with a layer the profile has no times for.
-    with open(H200) as handle:
-        profile = json.load(handle)
-    del profile["model_times"][MODEL]["layers"]["fc"]
-    other = os.path.join(work, "h200-missing-fc.json")
-    with open(other, "w") as handle:
-        json.dump(profile, handle)
+    other = profile_variant("h200-missing-fc.json", lambda times: times[MODEL]["layers"].pop("fc"))
     done, _ = run(work, 32, device=other, out="bad")
     lines = done.stderr.strip().splitlines()
     check(done.returncode == 2 and len(lines) == 1 and other in lines[0]
@@ -90,12 +95,8 @@ with tempfile.TemporaryDirectory() as work:
     check(not os.path.exists(os.path.join(work, "bad", "result.json")), "and writes no result")
 
     # And one with a layer the spec does not have: another architecture.
-    with open(H200) as handle:
-        profile = json.load(handle)
-    profile["model_times"][MODEL]["layers"]["fc2"] = profile["model_times"][MODEL]["layers"]["fc"]
-    extra = os.path.join(work, "h200-extra-fc2.json")
-    with open(extra, "w") as handle:
-        json.dump(profile, handle)
+    extra = profile_variant("h200-extra-fc2.json", lambda times: times[MODEL]["layers"].update(
+        fc2=times[MODEL]["layers"]["fc"]))
     done, _ = run(work, 32, device=extra, out="extra")
     lines = done.stderr.strip().splitlines()
     check(done.returncode == 2 and len(lines) == 1 and extra in lines[0]
@@ -105,12 +106,8 @@ with tempfile.TemporaryDirectory() as work:
 
     # A profile whose measured model is spelt otherwise: the FLOP model
     # prices the spec, and the run says which models the profile measured.
-    with open(H200) as handle:
-        profile = json.load(handle)
-    profile["model_times"]["resnet-50-imagenet"] = profile["model_times"].pop(MODEL)
-    misspelt = os.path.join(work, "h200-misspelt.json")
-    with open(misspelt, "w") as handle:
-        json.dump(profile, handle)
+    misspelt = profile_variant("h200-misspelt.json", lambda times: times.update(
+        {"resnet-50-imagenet": times.pop(MODEL)}))
     done, result = run(work, 64, device=misspelt, out="misspelt")
     listed = (result or {}).get("model", {}).get("compute_times", {})
     check(done.returncode == 0 and "measured_layer_times" not in listed
