@@ -68,8 +68,11 @@ extern "C" void forward_to_children(int signal) {
       kill(g_children[i], signal); // async-signal-safe
 }
 
-// Forwards SIGINT, SIGTERM and SIGHUP to the children while it lives; the
-// children themselves start with the default actions (exec resets them).
+// Forwards SIGINT, SIGTERM, SIGHUP and SIGPIPE (a `| head` that closed the
+// sweep's output) to the children while it lives; the children themselves
+// start with the default actions (exec resets them). A signal the sweep was
+// started ignoring stays ignored, by it and by its children: nohup's SIGHUP,
+// a background job's SIGINT.
 class ForwardSignals {
 public:
   ForwardSignals() {
@@ -79,12 +82,17 @@ public:
     struct sigaction action {};
     action.sa_handler = forward_to_children;
     sigemptyset(&action.sa_mask);
-    for (size_t i = 0; i < kSignals.size(); ++i)
-      sigaction(kSignals[i], &action, &previous_[i]);
+    for (size_t i = 0; i < kSignals.size(); ++i) {
+      sigaction(kSignals[i], nullptr, &previous_[i]);
+      installed_[i] = previous_[i].sa_handler != SIG_IGN;
+      if (installed_[i])
+        sigaction(kSignals[i], &action, nullptr);
+    }
   }
   ~ForwardSignals() {
     for (size_t i = 0; i < kSignals.size(); ++i)
-      sigaction(kSignals[i], &previous_[i], nullptr);
+      if (installed_[i])
+        sigaction(kSignals[i], &previous_[i], nullptr);
   }
   ForwardSignals(const ForwardSignals&) = delete;
   ForwardSignals& operator=(const ForwardSignals&) = delete;
@@ -94,8 +102,9 @@ public:
   static int stop_signal() { return g_stop_signal; }
 
 private:
-  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
-  std::array<struct sigaction, 3> previous_{};
+  static constexpr std::array<int, 4> kSignals{SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+  std::array<struct sigaction, 4> previous_{};
+  std::array<bool, 4> installed_{};
 };
 
 } // namespace
@@ -129,47 +138,61 @@ void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_star
   size_t next = 0;
   bool starting = true;
   ForwardSignals forwarding;
-  while (true) {
-    while (starting && ForwardSignals::stop_signal() == 0 && next < jobs.size() &&
-           running.size() < static_cast<size_t>(parallel)) {
-      size_t index = next++;
-      on_start(index);
-      ExitStatus status;
-      pid_t pid = spawn(jobs[index], status.spawn_error);
-      if (pid != 0) {
-        const size_t slot = free_slots.back();
-        free_slots.pop_back();
-        ForwardSignals::add(slot, pid);
-        running[pid] = {index, slot};
-        // A signal between the spawn and the slot's filling missed this one.
-        if (const int signal = ForwardSignals::stop_signal(); signal != 0)
-          kill(pid, signal);
-        continue;
+  try {
+    while (true) {
+      while (starting && ForwardSignals::stop_signal() == 0 && next < jobs.size() &&
+             running.size() < static_cast<size_t>(parallel)) {
+        size_t index = next++;
+        on_start(index);
+        ExitStatus status;
+        pid_t pid = spawn(jobs[index], status.spawn_error);
+        if (pid != 0) {
+          const size_t slot = free_slots.back();
+          free_slots.pop_back();
+          ForwardSignals::add(slot, pid);
+          running[pid] = {index, slot};
+          // A signal between the spawn and the slot's filling missed this one.
+          if (const int signal = ForwardSignals::stop_signal(); signal != 0)
+            kill(pid, signal);
+          continue;
+        }
+        starting = on_finish(index, status) && starting;
       }
+      if (running.empty())
+        break;
+      int raw = 0;
+      pid_t pid = waitpid(-1, &raw, 0);
+      if (pid < 0) {
+        if (errno == EINTR)
+          continue;
+        throw std::runtime_error(std::string("waitpid failed: ") + std::strerror(errno));
+      }
+      auto it = running.find(pid);
+      if (it == running.end())
+        continue; // not one of ours
+      const size_t index = it->second.first;
+      ForwardSignals::remove(it->second.second);
+      free_slots.push_back(it->second.second);
+      running.erase(it);
+      ExitStatus status;
+      if (WIFEXITED(raw))
+        status.code = WEXITSTATUS(raw);
+      else if (WIFSIGNALED(raw))
+        status.signal = WTERMSIG(raw);
       starting = on_finish(index, status) && starting;
     }
-    if (running.empty())
-      break;
-    int raw = 0;
-    pid_t pid = waitpid(-1, &raw, 0);
-    if (pid < 0) {
-      if (errno == EINTR)
-        continue;
-      throw std::runtime_error(std::string("waitpid failed: ") + std::strerror(errno));
+  } catch (...) {
+    // A point that could not be prepared (its command.txt not written): the
+    // running ones are stopped and reaped first, or they ran on as orphans
+    // and wrote results after the sweep had failed.
+    for (const auto& [pid, where] : running)
+      kill(pid, SIGTERM);
+    for (const auto& [pid, where] : running) {
+      int raw = 0;
+      while (waitpid(pid, &raw, 0) < 0 && errno == EINTR) {
+      }
     }
-    auto it = running.find(pid);
-    if (it == running.end())
-      continue; // not one of ours
-    const size_t index = it->second.first;
-    ForwardSignals::remove(it->second.second);
-    free_slots.push_back(it->second.second);
-    running.erase(it);
-    ExitStatus status;
-    if (WIFEXITED(raw))
-      status.code = WEXITSTATUS(raw);
-    else if (WIFSIGNALED(raw))
-      status.signal = WTERMSIG(raw);
-    starting = on_finish(index, status) && starting;
+    throw;
   }
   // Every child has stopped: end as the signal would have ended the sweep.
   if (const int signal = ForwardSignals::stop_signal(); signal != 0) {
