@@ -189,13 +189,8 @@ public:
       if (gradient_source.value("kind", "") == "trace" &&
           gradient_source["iterations"].size() < static_cast<size_t>(scenario.training.iterations))
         gradient_source["iterations_taken_in_turn"] = true;
+      // Scenario::make_compressor refused "bucket" for one that cannot.
       const std::string& scope = scenario.training.compression_scope;
-      if (scope == "bucket" && !compressor->can_run_per_bucket())
-        throw InputError(scenario.source_of("/training/compression_scope"),
-                         "/training/compression_scope",
-                         "\"bucket\" is not possible for " + compressor->name() +
-                             ": it selects over the whole model at once (use \"model\" or "
-                             "\"auto\")");
       const bool per_bucket =
           scope == "bucket" || (scope == "auto" && compressor->can_run_per_bucket());
       const size_t d = feed->layout().total();

@@ -170,6 +170,15 @@ std::unique_ptr<compress::Compressor> Scenario::make_compressor() const {
                          " (training.iterations): " + compressor_name +
                          " would never compress; give fewer, or more iterations");
   }
+  // Here, not at the run, so that a sweep's check of every point before it
+  // runs any sees it too. Dense sends the buckets as DDP does, whatever the
+  // scope.
+  if (training.compression_scope == "bucket" && made->name() != "dense" &&
+      !made->can_run_per_bucket())
+    throw InputError(source_of("/training/compression_scope"), "/training/compression_scope",
+                     "\"bucket\" is not possible for " + made->name() +
+                         ": it selects over the whole model at once (use \"model\" or "
+                         "\"auto\")");
   return made;
 }
 

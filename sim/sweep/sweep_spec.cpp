@@ -223,6 +223,14 @@ std::vector<Point> expand(const SweepSpec& spec) {
       const std::string& text = labels[a][which];
       point.id += "_" + sanitized(short_name(axis.key)) + (text.empty() ? "" : "-" + text);
     }
+    // Refused here, before any point runs: the folder could not be made
+    // while other points were running.
+    if (point.id.size() > 255)
+      throw InputError(spec.file.string(), "/grid",
+                       "point " + point.id.substr(0, 1 + width) + "'s folder name would be " +
+                           std::to_string(point.id.size()) +
+                           " bytes, more than a file name may have (255): use fewer grid "
+                           "parameters or shorter values");
     points.push_back(std::move(point));
   }
   return points;
