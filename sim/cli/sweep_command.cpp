@@ -204,6 +204,14 @@ public:
                   beside, share.c_str());
     }
 
+    // The table is checked writable now, not after hours of points; one of
+    // an earlier grid goes, or it outlived a failed run and was plotted.
+    const fs::path csv = out / "sweep.csv";
+    check_writable(csv);
+    if (!pending.empty()) {
+      std::error_code ignored; // a file that cannot go cannot be written either: said then
+      fs::remove(csv, ignored);
+    }
     if (!run_points(spec, points, pending, jobs, commands, shown_executable, parallel))
       return 1;
     write_table(spec, points, commands, out);

@@ -5,7 +5,8 @@
 // Columns, in this order: `point`; the grid parameters in file order;
 // `command` (the rerun command line); `compressor_name` (from the scenario
 // as run); then every numeric field of result.json's `summary`, sorted by
-// name, nested objects flattened with dots ("fidelity.cosine"). A metric a
+// name in natural order ("stride 2" before "stride 16"), nested objects
+// flattened with dots ("fidelity.cosine"). A metric a
 // point lacks is an empty cell. Numbers are written in their shortest exact
 // form, so the same results give a byte-identical file.
 

@@ -226,6 +226,27 @@ with tempfile.TemporaryDirectory() as work:
           "a bad device profile stops the sweep before its first point runs")
     check(not os.path.exists(os.path.join(work, "bad-out", "sweep.csv")),
           "a failed sweep writes no sweep.csv")
+    # Checked by gcsim run alone, so found after the points before it ran.
+    bad_input(work, "bad-scope.json",
+              {"scenario": QUICKSTART, "set": {"training.iterations": 1,
+                                               "training.compression_scope": "bucket"},
+               "grid": {"compressor": [{"name": "topk", "density": 0.01},
+                                       {"name": "gtopk", "density": 0.01}]}},
+              "/training/compression_scope", ["p001_compressor-gtopk", "not possible for gtopk"])
+    check(not os.path.exists(os.path.join(work, "bad-out", "points")),
+          "a scope a grid's compressor cannot run stops the sweep before its first point runs")
+    # A folder name past 255 bytes could not be made, found while other
+    # points were running.
+    long_value = "x" * 40
+    bad_input(work, "long-ids.json",
+              {"scenario": QUICKSTART, "set": {"training.iterations": 1},
+               "grid": {"name": [long_value], "description": [long_value],
+                        "platform.name": [long_value], "platform.description": [long_value],
+                        "platform.link.latency": ["1us"], "platform.link.bandwidth": ["10Gbps"],
+                        "seed": [1, 9223372036854775807]}},
+              "/grid", ["folder name would be", "bytes, more than a file name may have (255)"])
+    check(not os.path.exists(os.path.join(work, "bad-out", "points")),
+          "point names too long for a folder stop the sweep before its first point runs")
     jobs = sweep(work, sweep_file, "--jobs", "0")
     check(jobs.returncode == 2, "--jobs 0 is bad input")
 
@@ -269,6 +290,62 @@ with tempfile.TemporaryDirectory() as work:
     check(not os.path.exists(os.path.join(unstarted, "log.txt"))
           and not os.path.exists(os.path.join(unstarted, "command.txt")),
           "a point the sweep never started has no log or command.txt")
+
+    # A sweep started ignoring SIGHUP (nohup) installed its own handler, and
+    # a hangup then stopped it and its points.
+    hup_out = os.path.join(work, "hup")
+    hup = subprocess.Popen([GCSIM, "sweep", slow_file, "--out", hup_out, "--jobs", "2"],
+                           cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    deadline = time.monotonic() + 60
+    while len(points_running(b"hup/points/")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    hup.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    check(hup.poll() is None and len(points_running(b"hup/points/")) == 2,
+          f"a sweep started under nohup goes on after a hangup, and so do its points "
+          f"(status {hup.poll()}, running {points_running(b'hup/points/')})")
+    hup.send_signal(signal.SIGTERM)
+    hup.wait(timeout=120)
+
+    # A reader that stopped reading (`| head -1`): the sweep died by SIGPIPE
+    # at its next line, and its running points went on as orphans.
+    quick_and_slow = os.path.join(work, "quick-and-slow.sweep.json")
+    write_json(quick_and_slow, {"name": "pipe", "scenario": QUICKSTART,
+                                "grid": {"platform.nodes": [2, 40]},
+                                "set": {"training.iterations": 400}})
+    piped = subprocess.Popen([GCSIM, "sweep", quick_and_slow, "--out", "pipe", "--jobs", "2"],
+                             cwd=work, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    piped.stdout.readline()
+    piped.stdout.close()
+    status = piped.wait(timeout=120)
+    check(status == -signal.SIGPIPE and not points_running(b"pipe/points/"),
+          f"a sweep whose output is closed stops its points and ends by SIGPIPE (status "
+          f"{status}, still running: {points_running(b'pipe/points/')})")
+
+    # A point that cannot be prepared (its folder is a file) failed the
+    # sweep while the points already started ran on as orphans; and a
+    # sweep.csv of an earlier grid outlived the failed rerun.
+    blocked_out = os.path.join(work, "blocked")
+    write_json(quick_and_slow.replace("quick-and-slow", "quick-only"),
+               {"name": "blocked", "scenario": QUICKSTART, "grid": {"platform.nodes": [2]},
+                "set": {"training.iterations": 400}})
+    first = sweep(work, quick_and_slow.replace("quick-and-slow", "quick-only"), "--out", blocked_out)
+    check(first.returncode == 0 and os.path.exists(os.path.join(blocked_out, "sweep.csv")),
+          f"a one-point sweep writes its table: {first.stderr.strip()}")
+    write_json(os.path.join(work, "blocked.sweep.json"),
+               {"name": "blocked", "scenario": QUICKSTART, "grid": {"platform.nodes": [2, 24, 32]},
+                "set": {"training.iterations": 400}})
+    with open(os.path.join(blocked_out, "points", "p002_nodes-32"), "w") as handle:
+        handle.write("in the way\n")
+    blocked = sweep(work, os.path.join(work, "blocked.sweep.json"), "--out", blocked_out,
+                    "--jobs", "2")
+    check(blocked.returncode == 1 and "p002_nodes-32" in blocked.stderr
+          and not points_running(b"blocked/points/"),
+          f"a point that cannot be prepared stops the running ones: {blocked.returncode} "
+          f"{blocked.stderr.strip()!r}, still running: {points_running(b'blocked/points/')}")
+    check(not os.path.exists(os.path.join(blocked_out, "sweep.csv")),
+          "and the earlier grid's sweep.csv is gone")
 
     # A point killed before it printed anything was reported with the
     # sweep's own "# run as:" header as its error.
