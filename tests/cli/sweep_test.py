@@ -235,6 +235,13 @@ with tempfile.TemporaryDirectory() as work:
               "/training/compression_scope", ["p001_compressor-gtopk", "not possible for gtopk"])
     check(not os.path.exists(os.path.join(work, "bad-out", "points")),
           "a scope a grid's compressor cannot run stops the sweep before its first point runs")
+    bad_input(work, "bad-rank.json",
+              {"scenario": QUICKSTART, "set": {"training.iterations": 1},
+               "grid": {"compressor": [{"name": "sketched_sgd", "server_rank": 3}],
+                        "platform.nodes": [8, 2]}},
+              "/compressor/server_rank", ["p001_compressor-sketched_sgd_nodes-2", "2 workers"])
+    check(not os.path.exists(os.path.join(work, "bad-out", "points")),
+          "a server rank past a grid's workers stops the sweep before its first point runs")
     # A folder name past 255 bytes could not be made, found while other
     # points were running.
     long_value = "x" * 40
