@@ -160,18 +160,25 @@ void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_star
       }
       if (running.empty())
         break;
-      int raw = 0;
-      pid_t pid = waitpid(-1, &raw, 0);
-      if (pid < 0) {
+      // Which child ended, left unreaped until the signal handler no longer
+      // knows it: reaped first, its pid could be reused and the handler
+      // would signal a stranger.
+      siginfo_t ended{};
+      if (waitid(P_ALL, 0, &ended, WEXITED | WNOWAIT) < 0) {
         if (errno == EINTR)
           continue;
-        throw std::runtime_error(std::string("waitpid failed: ") + std::strerror(errno));
+        throw std::runtime_error(std::string("waitid failed: ") + std::strerror(errno));
       }
+      const pid_t pid = ended.si_pid;
       auto it = running.find(pid);
+      if (it != running.end())
+        ForwardSignals::remove(it->second.second);
+      int raw = 0;
+      while (waitpid(pid, &raw, 0) < 0 && errno == EINTR) {
+      }
       if (it == running.end())
         continue; // not one of ours
       const size_t index = it->second.first;
-      ForwardSignals::remove(it->second.second);
       free_slots.push_back(it->second.second);
       running.erase(it);
       ExitStatus status;
