@@ -87,24 +87,22 @@ private:
         important += imp > 0.0 ? 1 : 0;
         top = std::max(top, imp);
       }
-      if (top == 0.0) { // nothing important in this layer
-        std::fill(score.begin() + static_cast<std::ptrdiff_t>(layer.offset),
-                  score.begin() + static_cast<std::ptrdiff_t>(layer.offset + layer.size), 0.0F);
-        continue;
-      }
+      if (top == 0.0)
+        continue; // nothing important in this layer: its scores stay 0
       double sum = 0.0;
       double sum2 = 0.0;
       for (std::size_t i = layer.offset; i < layer.offset + layer.size; ++i) {
         const double relative = importance(i) / top;
+        score[i] = static_cast<float>(relative); // in [0, 1]: float holds it
         sum += relative;
         sum2 += relative * relative;
       }
       const double n = static_cast<double>(layer.size);
       const double mean = sum / n; // at least 1 / n: the largest is 1
       const double var = std::max(0.0, sum2 / n - mean * mean);
-      const double base = mean + variance_weight_ * var / mean;
+      const double inverse_base = 1.0 / (mean + variance_weight_ * var / mean);
       for (std::size_t i = layer.offset; i < layer.offset + layer.size; ++i) {
-        score[i] = static_cast<float>(importance(i) / top / base);
+        score[i] = static_cast<float>(static_cast<double>(score[i]) * inverse_base);
       }
     }
     work.add_kernel(leader, KernelKind::dense_scale, d, 0, 0, 0, "importance |g|/|w|");
