@@ -157,6 +157,10 @@ public:
   // partitions, gs-SGD's and Sketched-SGD's sketch, gTop-k's merge, IWP's
   // global level).
   virtual bool can_run_per_bucket() const { return false; }
+  // Throws ParameterError if a parameter cannot hold on P workers (a rank
+  // that names a worker); run_iteration checks it too, this lets a caller
+  // refuse it before any iteration.
+  virtual void check_workers(int /*P*/) const {}
   // Dense state kept per worker besides its error-feedback memory (DGC's and
   // Sketched-SGD's local momentum), in floats per worker for a gradient of d
   // values; 0 when there is none.

@@ -49,12 +49,16 @@ private:
     }
   }
 
-  void iterate(IterationWork& work) override {
-    if (server_ >= work.P) {
+  void check_workers(int P) const override {
+    if (server_ >= P)
       throw ParameterError("sketched_sgd: parameter 'server_rank' is " + std::to_string(server_) +
-                               " but P = " + std::to_string(work.P),
+                               ", not a worker's rank: P = " + std::to_string(P) + " (ranks 0 to " +
+                               std::to_string(P - 1) + ")",
                            "server_rank");
-    }
+  }
+
+  void iterate(IterationWork& work) override {
+    check_workers(work.P);
     const auto P = static_cast<std::size_t>(work.P);
     const std::size_t k = k_for_density(work.d, density_);
     const std::uint32_t cols = sketch_columns(work.d);

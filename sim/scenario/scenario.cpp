@@ -170,15 +170,14 @@ std::unique_ptr<compress::Compressor> Scenario::make_compressor() const {
                          " (training.iterations): " + compressor_name +
                          " would never compress; give fewer, or more iterations");
   }
-  // A rank that names a worker (sketched_sgd's server) must be one of the
-  // platform's: the compressor itself finds out only at its first iteration.
-  if (const auto rank = made->params().find("server_rank");
-      rank != made->params().end() && rank->get<int64_t>() >= platform.worker_count())
-    throw InputError(source_of("/compressor/server_rank"), "/compressor/server_rank",
-                     std::to_string(rank->get<int64_t>()) + " is not a worker's rank: the " +
-                         "platform has " + std::to_string(platform.worker_count()) +
-                         " workers (ranks 0 to " + std::to_string(platform.worker_count() - 1) +
-                         ")");
+  // Parameters that must hold on this platform's workers (sketched_sgd's
+  // server rank): the compressor itself finds out at its first iteration.
+  try {
+    made->check_workers(platform.worker_count());
+  } catch (const compress::ParameterError& error) {
+    const std::string path = "/compressor/" + error.parameter();
+    throw InputError(source_of(path), path, error.what());
+  }
   // Here, not at the run, so that a sweep's check of every point before it
   // runs any sees it too. Dense sends the buckets as DDP does, whatever the
   // scope.

@@ -239,7 +239,7 @@ with tempfile.TemporaryDirectory() as work:
               {"scenario": QUICKSTART, "set": {"training.iterations": 1},
                "grid": {"compressor": [{"name": "sketched_sgd", "server_rank": 3}],
                         "platform.nodes": [8, 2]}},
-              "/compressor/server_rank", ["p001_compressor-sketched_sgd_nodes-2", "2 workers"])
+              "/compressor/server_rank", ["p001_compressor-sketched_sgd_nodes-2", "ranks 0 to 1"])
     check(not os.path.exists(os.path.join(work, "bad-out", "points")),
           "a server rank past a grid's workers stops the sweep before its first point runs")
     # A folder name past 255 bytes could not be made, found while other

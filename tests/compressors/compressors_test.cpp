@@ -465,6 +465,16 @@ TEST_CASE("inconsistent inputs are rejected") {
   CHECK_THROWS_WITH_AS(iwp.step(views, 0), doctest::Contains("weights"), std::invalid_argument);
 }
 
+TEST_CASE("a rank that names a worker is checked against P before any iteration") {
+  const auto sketched = gc::make_compressor("sketched_sgd", {{"server_rank", 3}});
+  CHECK_NOTHROW(sketched->check_workers(4));
+  CHECK_THROWS_WITH_AS(sketched->check_workers(3), doctest::Contains("ranks 0 to 2"),
+                       gc::ParameterError);
+  gc::test::SyntheticWorkers data({100}, 3, 1);
+  Run run("sketched_sgd", {{"server_rank", 3}}, 3);
+  CHECK_THROWS_AS(run.step(data.views(), 0), gc::ParameterError);
+}
+
 TEST_CASE("IWP: the leader changes from iteration to iteration by the seed") {
   gc::test::SyntheticWorkers data({2000}, 8, 2);
   const auto weights = weights_for(data.layout);
