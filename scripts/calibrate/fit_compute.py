@@ -479,8 +479,8 @@ def main(argv):
         print(f"compute model not fitted ({error}; {why}): the profile's compute section is "
               "kept as it is and only model_times is written")
     if fit is not None:
-        too_fast = {kind: 1 / (rate * fit.per_flop[kind]) for kind in fit.kinds
-                    if 1 / (rate * fit.per_flop[kind]) > MAX_EFFICIENCY}
+        efficiency = {kind: 1 / (rate * fit.per_flop[kind]) for kind in fit.kinds}
+        too_fast = {kind: value for kind, value in efficiency.items() if value > MAX_EFFICIENCY}
         if too_fast:
             fail(", ".join(args.layer_times),
                  f"fitted efficiencies above {MAX_EFFICIENCY}, which gcsim refuses: "
@@ -489,7 +489,7 @@ def main(argv):
                  "what the device reaches")
         print(f"layer latency {fit.latency_s * 1e6:.2f} us, backward rate "
               f"{rate / fit.ratio / 1e12:.2f} TFLOP/s (forward {rate / 1e12:.2f}), efficiency "
-              + ", ".join(f"{kind}={1 / (rate * fit.per_flop[kind]):.3f}" for kind in fit.kinds))
+              + ", ".join(f"{kind}={value:.3f}" for kind, value in efficiency.items()))
         report_fit(Fit, args.layer_times, loaded, runs, fitted)
 
     if args.backward_per_kind:
