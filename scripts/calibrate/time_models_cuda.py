@@ -49,6 +49,9 @@ def parse_args(argv):
     parser.add_argument("--iterations", type=int, default=20, help="timed iterations")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--tf32", action="store_true", help="allow TF32 in matmul and cuDNN")
+    parser.add_argument("--gemm-size", type=int, default=4096,
+                        help="also time an N x N x N matrix product in the same precision, the "
+                             "forward rate of a profile fitted to these times (0: none)")
     args = parser.parse_args(argv)
     if not args.out:
         parser.error("--out: expected a file name, got ''")
@@ -58,6 +61,8 @@ def parse_args(argv):
         parser.error(f"--warmup: expected an integer >= 0, got {args.warmup}")
     if args.iterations < 1:
         parser.error(f"--iterations: expected an integer >= 1, got {args.iterations}")
+    if not 0 <= args.gemm_size <= 1 << 15:
+        parser.error(f"--gemm-size: expected an integer in [0, 32768], got {args.gemm_size}")
     return args
 
 
@@ -126,6 +131,28 @@ def time_model(build, shape, args, device, clock):
             "layers": layers}
 
 
+def time_gemm(args, device, clock):
+    """The FLOP rate of one N^3 float32 product under the file's precision
+    settings: what cuBLAS reaches with TF32 allowed or not, so that a profile
+    fitted to TF32 passes has a TF32 forward rate, not the FP32 SGEMM's."""
+    n = args.gemm_size
+    torch.manual_seed(0)
+    a = torch.randn(n, n, device=device)
+    b = torch.randn(n, n, device=device)
+    for _ in range(args.warmup):
+        torch.mm(a, b)
+    clock.wait()
+    seconds = []
+    for _ in range(args.iterations):
+        start = clock.mark()
+        torch.mm(a, b)
+        end = clock.mark()
+        clock.wait()
+        seconds.append(clock.seconds(start, end))
+    median = statistics.median(seconds)
+    return {"size": n, "median_s": median, "flop_rate": 2 * n ** 3 / median}
+
+
 def main(argv):
     args = parse_args(argv)
     known = models()
@@ -158,6 +185,10 @@ def main(argv):
                                "output-gradient hooks (backward); means over the timed iterations"},
         "models": {},
     }
+    if args.gemm_size:
+        result["gemm"] = time_gemm(args, device, clock)
+        print(f"gemm {args.gemm_size}^3: {result['gemm']['flop_rate'] / 1e12:.4g} TFLOP/s "
+              f"(median of {args.iterations})", flush=True)
     for name in names:
         build, shape = known[name][0], known[name][1]
         started = time.perf_counter()
