@@ -33,6 +33,13 @@ its time without hooks. A simulation of a model of that name then uses them
 instead of the FLOP model, interpolated between batches; the script prints
 how well that interpolation predicts each inner batch from the others.
 
+Times taken with TF32 allowed (time_models_cuda.py --tf32) are fitted like
+FP32 ones, but a file set may not mix the two. Their forward rate is not the
+profile's FP32 SGEMM rate: --forward-rate-from-times sets forward_flop_rate
+to the median of the files' own GEMM rates (time_models_cuda.py times an
+N^3 product in the same precision), so the efficiencies stay factors on a
+rate the device reaches in that precision; --name names the written profile.
+
 With --backward-per-kind it also fits and prints (never writes) the model
 with a backward rate of each kind's own, in sample and held out, and each
 kind's forward and backward rates in the measured layer times
@@ -72,6 +79,10 @@ def parse_args(argv):
     parser.add_argument("--out", help="profile to write with the fitted compute section")
     parser.add_argument("--model-times", action="store_true",
                         help="also write the measured per-layer times into the profile")
+    parser.add_argument("--forward-rate-from-times", action="store_true",
+                        help="set forward_flop_rate to the median GEMM rate the layer-times "
+                             "files measured in their precision (TF32 times need it)")
+    parser.add_argument("--name", help="the written profile's name (default: --profile's)")
     parser.add_argument("--backward-per-kind", action="store_true",
                         help="also print a fit with a backward rate per kind, and each kind's "
                              "rates in the measured layer times (compared, not written)")
@@ -163,7 +174,26 @@ def interpolate(batches, values, batch):
     return values[i] + w * (values[i + 1] - values[i])
 
 
-def model_times(paths, loaded):
+def precision_of(path, data):
+    """"TF32" or "FP32": the precision the file's passes were timed in."""
+    tf32 = data.get("settings", {}).get("tf32", False)
+    if not isinstance(tf32, bool):
+        fail(path, f"/settings/tf32: expected true or false, got {tf32!r}")
+    return "TF32" if tf32 else "FP32"
+
+
+def gemm_rate_of(path, data):
+    """The FLOP rate of the GEMM the file timed in its own precision."""
+    gemm = data.get("gemm")
+    rate = gemm.get("flop_rate") if isinstance(gemm, dict) else None
+    if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not math.isfinite(rate) \
+            or rate <= 0:
+        fail(path, f"/gemm/flop_rate: expected a FLOP rate > 0 (time_models_cuda.py times one "
+                   f"unless --gemm-size 0), got {rate!r}; --forward-rate-from-times needs it")
+    return rate
+
+
+def model_times(paths, loaded, precision):
     """The profile's model_times, and the held-out error of each inner batch."""
     measured = {}
     for path, (data, _) in zip(paths, loaded):
@@ -178,7 +208,8 @@ def model_times(paths, loaded):
         batches = sorted(by_batch)
         layers = sorted(by_batch[batches[0]][0])
         section[name] = {
-            "source": "scripts/calibrate/time_models_cuda.py, FP32; each pass scaled to its time "
+            "source": f"scripts/calibrate/time_models_cuda.py, {precision}; each pass scaled to "
+                      "its time "
                       "without hooks, parameter-less modules charged to the layer before them",
             "batches": batches,
             "layers": {layer: {"forward_s": [float(f"{by_batch[b][0][layer][0]:.6g}")
@@ -423,7 +454,7 @@ def report(title, fit, runs):
               f" {(forward + backward) / measured - 1:>+7.1%}{note}")
 
 
-def set_compute(profile, fit, rate, fitted, data):
+def set_compute(profile, fit, given_rate, rate, fitted, data, precision, rate_source):
     """The profile's compute section as `fit` gives it, with its source."""
     batches = {}
     for run in fitted:
@@ -431,17 +462,31 @@ def set_compute(profile, fit, rate, fitted, data):
     names = [f"{model} (batch {', '.join(str(b) for b in sorted(batches[model]))})"
              for model in sorted(batches)]
     compute = profile["compute"]
+    unfitted = sorted(set(compute["efficiency"]) - set(fit.kinds))
+    # An unmeasured kind keeps its FLOP rate when the reference rate changes:
+    # its efficiency is a factor on the rate, and nothing says it got faster.
+    for kind in unfitted:
+        compute["efficiency"][kind] = significant(compute["efficiency"][kind] * given_rate / rate)
+    compute["forward_flop_rate"] = f"{rate / 1e12:.4g}Tflops"
     compute["layer_latency"] = f"{fit.latency_s * 1e6:.3f}us"
     compute["backward_flop_rate"] = f"{rate / fit.ratio / 1e12:.4g}Tflops"
     for kind in fit.kinds:
-        compute["efficiency"][kind] = round(1 / (rate * fit.per_flop[kind]), 4)
-    unfitted = sorted(set(compute["efficiency"]) - set(fit.kinds))
+        compute["efficiency"][kind] = significant(1 / (rate * fit.per_flop[kind]))
+    kept = "assumptions" if given_rate == rate else \
+        f"the --profile's assumed FLOP rates (efficiencies x {given_rate / rate:.4g})"
     compute["source"] = (
-        f"forward rate: measured cuBLAS SGEMM 4096^3 (FP32, no TF32); layer latency, "
+        f"forward rate: {rate_source or 'measured cuBLAS SGEMM 4096^3 (FP32, no TF32)'}; "
+        f"layer latency, "
         f"backward rate and the efficiency of {', '.join(fit.kinds)}: fitted by "
         f"scripts/calibrate/fit_compute.py to whole passes of {', '.join(names)} timed by "
         f"scripts/calibrate/time_models_cuda.py on {data['date']} (torch "
-        f"{data['torch_version']}, FP32); {', '.join(unfitted)}: assumptions")
+        f"{data['torch_version']}, {precision}); {', '.join(unfitted)}: {kept}")
+
+
+def significant(value):
+    """Four decimals, and four significant digits where that is more: a fitted
+    norm efficiency of 0.0017 to four decimals would be up to 3% off."""
+    return round(value, max(4, 3 - math.floor(math.log10(value))))
 
 
 def main(argv):
@@ -450,9 +495,27 @@ def main(argv):
     compute = profile.get("compute") if isinstance(profile, dict) else None
     if not isinstance(compute, dict) or not isinstance(compute.get("efficiency"), dict):
         fail(args.profile, "/compute: a device profile's compute section is missing")
-    rate = parse_rate(args.profile, compute, "forward_flop_rate")
+    given_rate = parse_rate(args.profile, compute, "forward_flop_rate")
+    rate = given_rate
     given = Compute.of_profile(args.profile, compute)
     loaded = [load(path) for path in args.layer_times]
+    precision = precision_of(args.layer_times[0], loaded[0][0])
+    for path, (data, _) in zip(args.layer_times, loaded):
+        if precision_of(path, data) != precision:
+            fail(path, f"/settings/tf32: {precision_of(path, data)} passes, where "
+                       f"{args.layer_times[0]}'s are {precision}; fit each precision to a "
+                       "profile of its own")
+    rate_source = None
+    if args.forward_rate_from_times:
+        rates = sorted(gemm_rate_of(path, data) for path, (data, _) in zip(args.layer_times, loaded))
+        sizes = sorted({data["gemm"].get("size") for data, _ in loaded}, key=str)
+        # Rounded as written, so that the efficiencies are factors on the rate the file holds.
+        rate = float(f"{float(np.median(rates)) / 1e12:.4g}") * 1e12
+        rate_source = (f"torch.mm {'/'.join(str(n) for n in sizes)}^3 ({precision}) timed by "
+                       f"scripts/calibrate/time_models_cuda.py, median of {len(rates)} files' "
+                       f"medians ({min(rates) / 1e12:.4g}-{max(rates) / 1e12:.4g} TFLOP/s)")
+        print(f"forward rate from the files' GEMMs: {rate / 1e12:.4g} TFLOP/s ({precision}), "
+              f"the profile's {given_rate / 1e12:.4g}")
     runs = [run for _, file_runs in loaded for run in file_runs]
     fitted = [run for run in runs if run["gpu_bound"]]
     if not fitted:
@@ -503,7 +566,7 @@ def main(argv):
         layer_rates(args.layer_times, loaded)
 
     if args.model_times:
-        section, held_out = model_times(args.layer_times, loaded)
+        section, held_out = model_times(args.layer_times, loaded, precision)
         print("measured layer times, each inner batch interpolated from the others:")
         print(f"  {'model':<20} {'batch':>5} {'measured ms':>12} {'interpolated':>12} {'error':>7}")
         for name, batch, measured, predicted in held_out:
@@ -515,7 +578,9 @@ def main(argv):
 
     if args.out:
         if fit is not None:
-            set_compute(profile, fit, rate, fitted, loaded[0][0])
+            set_compute(profile, fit, given_rate, rate, fitted, loaded[0][0], precision, rate_source)
+        if args.name:
+            profile["name"] = args.name
         write_json_atomically(args.out, profile, indent=1)
         print(f"wrote {args.out}")
     return 0

@@ -6,13 +6,18 @@
 - run on the committed H200 layer times it writes exactly the committed
   platforms/devices/h200.json, so the profile is what the script fits, and
   the measured layer times it stores add up to the passes they came from;
+  likewise h200-tf32.json from the TF32 times, whose forward rate is their
+  own TF32 GEMM's and whose unmeasured kinds keep h200.json's FLOP rates;
+- TF32 and FP32 times mixed, and --forward-rate-from-times on a file
+  without a GEMM rate, exit 2 naming the file and the field;
 - a file that is not time_models_cuda.py's output, or lacks one of its
   fields, exits 2 naming the file and the field;
 - a profile rate that is NaN, infinite, zero or negative, and one batch size
   alone (whose fit gives a kind no positive time per FLOP), exit 2 with one
   line and write nothing (an earlier --out stays as it was);
 - time_models_cuda.py, on the CPU, times every layer of a workload model and
-  its per-layer forward times fit inside the pass they were taken in; bad
+  its per-layer forward times fit inside the pass they were taken in, and
+  the GEMM of --gemm-size; bad
   counts, an unknown model and an unwritable --out are refused before any
   timing;
 - generate_workloads.py refuses --only without names or with an unknown one,
@@ -181,8 +186,9 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # 2. The committed profile is the fit of the committed layer times.
     measured = sorted(os.path.join(DEVICES, "h200-layer-times", name)
-                      for name in os.listdir(os.path.join(DEVICES, "h200-layer-times"))
-                      if "tf32" not in name)
+                      for name in os.listdir(os.path.join(DEVICES, "h200-layer-times")))
+    tf32_measured = sorted(os.path.join(DEVICES, "h200-tf32-layer-times", name)
+                           for name in os.listdir(os.path.join(DEVICES, "h200-tf32-layer-times")))
     refit = os.path.join(tmp, "h200.json")
     done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *measured, "--model-times",
                 "--out", refit])
@@ -202,6 +208,30 @@ with tempfile.TemporaryDirectory() as tmp:
                     check(abs(total / plain - 1) < 1e-4,
                           f"{name} at batch {entry['batch']}: {key} layers add to {total}, "
                           f"the pass took {plain}")
+
+    # The TF32 profile, made by the devices README's command.
+    tf32_refit = os.path.join(tmp, "h200-tf32.json")
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), "--forward-rate-from-times",
+                "--model-times", "--name", "NVIDIA H200 (measured, TF32)", *tf32_measured,
+                "--out", tf32_refit])
+    check(done.returncode == 0, f"refit of h200-tf32: status {done.returncode}: {done.stderr}")
+    if done.returncode == 0:
+        check(open(tf32_refit).read() == open(os.path.join(DEVICES, "h200-tf32.json")).read(),
+              "platforms/devices/h200-tf32.json is not what fit_compute.py makes of "
+              "platforms/devices/h200-tf32-layer-times/b*.json")
+        fp32, tf32 = (json.load(open(os.path.join(DEVICES, name)))["compute"]
+                      for name in ("h200.json", "h200-tf32.json"))
+        rates = [json.load(open(path))["gemm"]["flop_rate"] for path in tf32_measured]
+        check(min(rates) <= rate_of(tf32["forward_flop_rate"]) <= max(rates)
+              and rate_of(tf32["forward_flop_rate"]) > 4 * rate_of(fp32["forward_flop_rate"]),
+              f"the TF32 forward rate {tf32['forward_flop_rate']} is not the files' GEMM "
+              f"rates {rates}")
+        for kind in ("attention", "embedding", "lstm", "other"):
+            kept = (tf32["efficiency"][kind] * rate_of(tf32["forward_flop_rate"])
+                    / (fp32["efficiency"][kind] * rate_of(fp32["forward_flop_rate"])))
+            check(abs(kept - 1) < 2e-3, f"unmeasured {kind}: FLOP rate x{kept} in TF32")
+        check("TF32" in tf32["source"] and "FP32" not in tf32["source"],
+              f"the TF32 profile's source says FP32: {tf32['source']!r}")
 
     # 3. Not a layer-times file: exit 2, one line naming it.
     bad = os.path.join(tmp, "bad.json")
@@ -268,6 +298,14 @@ with tempfile.TemporaryDirectory() as tmp:
     check(not refusal_problems(done, ["cannot write /proc/no-such-folder/h200.json"], status=1),
           f"unwritable --out: exit 1, one line ({done.returncode}: {done.stderr!r})")
 
+    # Precisions mixed, or no GEMM rate to take: exit 2 naming the file.
+    refused_fit(["--profile", os.path.join(DEVICES, "h200.json"), tf32_measured[0], measured[1]],
+                [os.path.basename(measured[1]), "/settings/tf32", "FP32", "TF32"],
+                "TF32 and FP32 times in one fit")
+    refused_fit(["--profile", os.path.join(DEVICES, "h200.json"), "--forward-rate-from-times",
+                 *measured], ["/gemm/flop_rate", "--forward-rate-from-times"],
+                "--forward-rate-from-times on files without a GEMM rate")
+
     # 4. time_models_cuda.py on the CPU.
     def time_models(*args):
         return subprocess.run([PYTHON, os.path.join(SCRIPTS, "time_models_cuda.py"), "--device",
@@ -279,6 +317,7 @@ with tempfile.TemporaryDirectory() as tmp:
             (["--iterations", "0"], ["--iterations", "0"], 2),  # StatisticsError
             (["--batch", "-1"], ["--batch", "-1"], 2),  # torch's RuntimeError
             (["--warmup", "-3"], ["--warmup", "-3"], 2),  # taken
+            (["--gemm-size", "-1"], ["--gemm-size", "-1"], 2),  # torch's RuntimeError
             # Found only after timing the models before it.
             (["--models", "resnet18-cifar10,nosuchmodel"], ["--models", "nosuchmodel"], 2)]:
         done = time_models("--models", "resnet18-cifar10", *args, "--out", refused_times)
@@ -293,10 +332,14 @@ with tempfile.TemporaryDirectory() as tmp:
     times = os.path.join(tmp, "cpu.json")
     done = subprocess.run([PYTHON, os.path.join(SCRIPTS, "time_models_cuda.py"), "--device", "cpu",
                            "--models", "resnet18-cifar10", "--batch", "2", "--warmup", "1",
-                           "--iterations", "2", "--out", times],
+                           "--iterations", "2", "--gemm-size", "64", "--out", times],
                           capture_output=True, text=True, timeout=300)
     check(done.returncode == 0, f"time_models_cuda.py: status {done.returncode}: {done.stderr}")
     if done.returncode == 0:
+        gemm = json.load(open(times)).get("gemm", {})
+        check(gemm.get("size") == 64 and gemm.get("median_s", 0) > 0
+              and abs(gemm.get("flop_rate", 0) * gemm["median_s"] / (2 * 64 ** 3) - 1) < 1e-9,
+              f"the GEMM of --gemm-size 64 is not recorded: {gemm}")
         model = json.load(open(times))["models"]["resnet18-cifar10"]
         spec = json.load(open(os.path.join(ROOT, "workloads", "models", "resnet18-cifar10.json")))
         timed = {layer["name"] for layer in model["layers"]}
