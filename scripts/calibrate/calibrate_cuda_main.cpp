@@ -84,8 +84,11 @@ int main(int argc, char** argv) {
   try {
     gcsim::check_writable(out); // before the minutes of measuring, not after
     const GpuInfo info = gcsim::calibrate::gpu_info(options.device);
-    std::fprintf(stderr, "calibrating %s (driver %d, %.0f GB/s peak)\n", info.name.c_str(),
-                 info.driver_version, info.peak_bandwidth_Bps / 1e9);
+    // cudaDriverGetVersion gives the CUDA version the driver supports (13000
+    // for 13.0), not the driver's own release number.
+    std::fprintf(stderr, "calibrating %s (driver for CUDA %d.%d, %.0f GB/s peak)\n",
+                 info.name.c_str(), info.driver_version / 1000, info.driver_version % 1000 / 10,
+                 info.peak_bandwidth_Bps / 1e9);
     const std::vector<GpuPoint> raw =
         gcsim::calibrate::run_gpu_calibration(options, [](const GpuPoint& point) {
           std::fprintf(stderr, "%-16s n=%-10.0f k=%-9.0f %10.4g s (%d runs)\n",

@@ -2,9 +2,11 @@
 """Compare the measured points of two device profiles, kernel by kernel.
 
   /usr/bin/python3 scripts/calibrate/compare_profiles.py BEFORE.json AFTER.json [--by-density]
+      [--min-log2 A]
 
 For every kernel both profiles measured, the median, smallest and largest
-ratio AFTER / BEFORE over the shapes (n, k, rows, cols) both hold, and the
+ratio AFTER / BEFORE over the shapes (n, k, rows, cols) both hold (of n >=
+2^A elements with --min-log2), the same over every kernel's points, and the
 GEMM rates; with --by-density also, for the kernels that read k, the median
 ratio per density (k / n to the nearest power of ten) from 2^20 elements: how a calibration moved against the one before it (the figures
 of platforms/devices/README.md). To see a committed profile against an
@@ -78,23 +80,35 @@ def main(argv):
     parser.add_argument("after", metavar="AFTER.json")
     parser.add_argument("--by-density", action="store_true",
                         help="also the median ratio per density, for the kernels that read k")
+    parser.add_argument("--min-log2", type=int, default=0, metavar="A",
+                        help="only the points of n >= 2^A elements (the bandwidth-bound sizes, "
+                             "say, apart from the launch-bound ones)")
     args = parser.parse_args(argv)
+    if not 0 <= args.min_log2 <= 62:
+        parser.error(f"--min-log2: expected an integer in [0, 62], got {args.min_log2}")
+    smallest_n = 2 ** args.min_log2
     densities = args.by_density
     rate_before, before = points_of(args.before)
     rate_after, after = points_of(args.after)
     print(f"GEMM rate: {rate_before} -> {rate_after}")
-    print("kernel             median  smallest  largest  (AFTER / BEFORE over shared points)")
+    where = f", n >= 2^{args.min_log2}" if args.min_log2 else ""
+    print(f"kernel             median  smallest  largest  (AFTER / BEFORE over shared points{where})")
+    every = []
     for name in sorted(set(before) & set(after)):
         ratios = [after[name][shape] / before[name][shape] for shape in before[name]
-                  if shape in after[name] and before[name][shape] > 0]
+                  if shape in after[name] and before[name][shape] > 0 and shape[0] >= smallest_n]
         if not ratios:
             print(f"  {name:17s} no shared points")
             continue
+        every += ratios
         print(f"  {name:17s} {statistics.median(ratios):6.2f}  {min(ratios):8.2f}  "
               f"{max(ratios):7.2f}  ({len(ratios)} points)")
         if densities:
             for density, ratio in by_density(before[name], after[name]).items():
                 print(f"    density {density:g}, n >= 2^20: median {ratio:.2f}")
+    if every:
+        print(f"every kernel {statistics.median(every):10.2f}  {min(every):8.2f}  "
+              f"{max(every):7.2f}  ({len(every)} points)")
 
 
 if __name__ == "__main__":

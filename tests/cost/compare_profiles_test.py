@@ -58,6 +58,32 @@ with tempfile.TemporaryDirectory() as work:
     check(len(per_density) == 4 and all(float(r) == 0.5 for _, r in per_density),
           f"and 0.50 at each of its four densities ({per_density})")
 
+    # Only the small sizes slower: --min-log2 leaves them out, and the line
+    # over every kernel says what the per-kernel lines say.
+    with open(CPU) as handle:
+        profile = json.load(handle)
+    for kernel in profile["kernels"].values():
+        for point in kernel["points"]:
+            point["seconds"] *= 3 if point["n"] < 2 ** 20 else 1
+    small_slower = os.path.join(work, "small-slower.json")
+    with open(small_slower, "w") as handle:
+        json.dump(profile, handle)
+    every = re.compile(r"^every kernel\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\((\d+) points\)",
+                       re.MULTILINE)
+    done = compare(CPU, small_slower, "--min-log2", "20")
+    found, large = medians(done.stdout), every.search(done.stdout)
+    check(done.returncode == 0 and len(found) == 14 and all(v == 1.0 for v in found.values())
+          and large is not None and large.groups()[:3] == ("1.00", "1.00", "1.00")
+          and "n >= 2^20" in done.stdout, f"--min-log2 20: every kernel 1.00 ({done.stdout!r})")
+    done = compare(CPU, small_slower)
+    line = every.search(done.stdout)
+    check(done.returncode == 0 and line is not None and large is not None
+          and line.groups()[:3] == ("3.00", "1.00", "3.00")
+          and int(line.group(4)) > int(large.group(4)),
+          f"without it the small sizes count, and are most points ({done.stdout!r})")
+    done = compare(CPU, CPU, "--min-log2", "-1")
+    check(not refusal_problems(done, ["--min-log2", "-1"]), f"--min-log2 -1: exit 2 ({done.stderr!r})")
+
     bad = os.path.join(work, "bad.json")
     with open(bad, "w") as handle:
         handle.write("{\"kernels\": 3}")
