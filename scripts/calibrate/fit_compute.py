@@ -33,8 +33,9 @@ its time without hooks. A simulation of a model of that name then uses them
 instead of the FLOP model, interpolated between batches; the script prints
 how well that interpolation predicts each inner batch from the others.
 
-Times taken with TF32 allowed (time_models_cuda.py --tf32) are fitted like
-FP32 ones, but a file set may not mix the two. Their forward rate is not the
+Times taken with TF32 allowed (time_models_cuda.py --tf32) or under autocast
+(--autocast bf16) are fitted like FP32 ones, but a file set may not mix
+precisions. Their forward rate is not the
 profile's FP32 SGEMM rate: --forward-rate-from-times sets forward_flop_rate
 to the median of the files' own GEMM rates (time_models_cuda.py times an
 N^3 product in the same precision), so the efficiencies stay factors on a
@@ -174,12 +175,22 @@ def interpolate(batches, values, batch):
     return values[i] + w * (values[i + 1] - values[i])
 
 
+AUTOCAST_NAMES = {"bfloat16": "BF16", "float16": "FP16"}
+
+
 def precision_of(path, data):
-    """"TF32" or "FP32": the precision the file's passes were timed in."""
-    tf32 = data.get("settings", {}).get("tf32", False)
+    """The precision the file's passes were timed in: "FP32", "TF32", or
+    "BF16 autocast" (FP16) with ", TF32" where that was allowed too."""
+    settings = data.get("settings", {})
+    tf32, autocast = settings.get("tf32", False), settings.get("autocast")
     if not isinstance(tf32, bool):
         fail(path, f"/settings/tf32: expected true or false, got {tf32!r}")
-    return "TF32" if tf32 else "FP32"
+    if autocast is None:
+        return "TF32" if tf32 else "FP32"
+    if autocast not in AUTOCAST_NAMES:
+        fail(path, f"/settings/autocast: expected null or one of "
+                   f"{', '.join(sorted(AUTOCAST_NAMES))}, got {autocast!r}")
+    return f"{AUTOCAST_NAMES[autocast]} autocast" + (", TF32" if tf32 else "")
 
 
 def gemm_rate_of(path, data):
@@ -502,7 +513,7 @@ def main(argv):
     precision = precision_of(args.layer_times[0], loaded[0][0])
     for path, (data, _) in zip(args.layer_times, loaded):
         if precision_of(path, data) != precision:
-            fail(path, f"/settings/tf32: {precision_of(path, data)} passes, where "
+            fail(path, f"/settings: {precision_of(path, data)} passes, where "
                        f"{args.layer_times[0]}'s are {precision}; fit each precision to a "
                        "profile of its own")
     rate_source = None

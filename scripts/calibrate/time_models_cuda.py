@@ -5,7 +5,9 @@ For each model of workloads/models/ (built as scripts/generate_workloads.py
 builds it, so the layer names match), runs forward and backward passes of one
 micro-batch of random data and times every leaf module with CUDA events
 (scripts/trace_tools/timing.py, CudaClock), after warm-up. FP32 with TF32
-off, like gcsim_calibrate_cuda's SGEMM rate, unless --tf32. Writes one JSON
+off, like gcsim_calibrate_cuda's SGEMM rate, unless --tf32; with --autocast
+bf16 (or fp16) the forward passes run under torch.autocast, as mixed-precision
+training runs them (weights, gradients and their exchange stay FP32). Writes one JSON
 file; scripts/calibrate/fit_compute.py turns it into the profile's compute
 section and compares the profile's prediction with it.
 
@@ -15,6 +17,7 @@ section and compares the profile's prediction with it.
 """
 
 import argparse
+import contextlib
 import datetime
 import os
 import platform
@@ -37,6 +40,7 @@ from script_input import Parser  # noqa: E402
 
 DEFAULT_MODELS = ["resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet", "resnet18-cifar10"]
 MAX_BATCH = 1 << 20  # what fit_compute.py and gcsim's scenarios take
+AUTOCAST = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 def parse_args(argv):
@@ -49,6 +53,8 @@ def parse_args(argv):
     parser.add_argument("--iterations", type=int, default=20, help="timed iterations")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--tf32", action="store_true", help="allow TF32 in matmul and cuDNN")
+    parser.add_argument("--autocast", choices=sorted(AUTOCAST),
+                        help="run the forward passes under torch.autocast in this type")
     parser.add_argument("--gemm-size", type=int, default=4096,
                         help="also time an N x N x N matrix product in the same precision, the "
                              "forward rate of a profile fitted to these times (0: none)")
@@ -82,6 +88,13 @@ def check_writable(path):
         raise WriteError(path, error) from error
 
 
+def forward_context(args, device):
+    """What the forward passes run inside: torch.autocast, or nothing."""
+    if not args.autocast:
+        return contextlib.nullcontext
+    return lambda: torch.autocast(device.type, dtype=AUTOCAST[args.autocast])
+
+
 def time_model(build, shape, args, device, clock):
     torch.manual_seed(0)
     model = no_inplace(build().to(device).train())
@@ -92,9 +105,15 @@ def time_model(build, shape, args, device, clock):
     y = torch.randint(0, classes, (args.batch,), device=device)
     loss_fn = nn.CrossEntropyLoss()
 
+    context = forward_context(args, device)
+
+    def forward():
+        with context():
+            return loss_fn(model(x), y)
+
     for _ in range(args.warmup):
         model.zero_grad(set_to_none=True)
-        loss_fn(model(x), y).backward()
+        forward().backward()
     clock.wait()
 
     # The whole passes without hooks first: the hooks' own host time can leave
@@ -103,7 +122,7 @@ def time_model(build, shape, args, device, clock):
     for _ in range(args.iterations):
         model.zero_grad(set_to_none=True)
         start = clock.mark()
-        loss = loss_fn(model(x), y)
+        loss = forward()
         middle = clock.mark()
         loss.backward()
         end = clock.mark()
@@ -116,7 +135,7 @@ def time_model(build, shape, args, device, clock):
     for _ in range(args.iterations):
         model.zero_grad(set_to_none=True)
         before_f, before_b = timer.forward_total_s, timer.backward_total_s
-        timer.run(model, loss_fn, x, y)
+        timer.run(model, loss_fn, x, y, context)
         forward.append(timer.forward_total_s - before_f)
         backward.append(timer.backward_total_s - before_b)
     layers = [{"name": layer, "module": kinds[layer], "forward_s": f, "backward_s": b}
@@ -132,13 +151,17 @@ def time_model(build, shape, args, device, clock):
 
 
 def time_gemm(args, device, clock):
-    """The FLOP rate of one N^3 float32 product under the file's precision
-    settings: what cuBLAS reaches with TF32 allowed or not, so that a profile
-    fitted to TF32 passes has a TF32 forward rate, not the FP32 SGEMM's."""
+    """The FLOP rate of one N^3 product under the file's precision settings:
+    what cuBLAS reaches in FP32, with TF32 allowed or in the autocast type, so
+    that a profile fitted to such passes has their forward rate, not the FP32
+    SGEMM's."""
     n = args.gemm_size
     torch.manual_seed(0)
-    a = torch.randn(n, n, device=device)
-    b = torch.randn(n, n, device=device)
+    # Under autocast the layers' products run in its type: so does this one,
+    # on operands cast before the timing, as a cast weight is reused.
+    dtype = AUTOCAST[args.autocast] if args.autocast else torch.float32
+    a = torch.randn(n, n, device=device).to(dtype)
+    b = torch.randn(n, n, device=device).to(dtype)
     for _ in range(args.warmup):
         torch.mm(a, b)
     clock.wait()
@@ -180,6 +203,8 @@ def main(argv):
         "torch_version": torch.__version__,
         "cudnn_version": torch.backends.cudnn.version() if args.device == "cuda" else None,
         "settings": {"dtype": "float32", "tf32": args.tf32,
+                     "autocast": str(AUTOCAST[args.autocast]).replace("torch.", "")
+                     if args.autocast else None,
                      "cudnn_benchmark": torch.backends.cudnn.benchmark,
                      "timing": "CUDA events around every leaf module (forward) and between "
                                "output-gradient hooks (backward); means over the timed iterations"},

@@ -21,6 +21,7 @@ the GPU time of the kernels queued between the two hooks, not the host's
 launch time.
 """
 
+import contextlib
 import time
 
 import torch
@@ -97,11 +98,13 @@ class LayerTimer:
             self._grad_events.append((self.clock.mark(), name))
         return hook
 
-    def run(self, model, loss_fn, x, y):
-        """One forward and backward pass, timed; returns the loss tensor."""
+    def run(self, model, loss_fn, x, y, forward_context=contextlib.nullcontext):
+        """One forward and backward pass, timed; returns the loss tensor.
+        The forward pass runs inside forward_context() (torch.autocast, say)."""
         self._active, self._calls, self._grad_events = True, [], []
         start = self.clock.mark()
-        loss = loss_fn(model(x), y)
+        with forward_context():
+            loss = loss_fn(model(x), y)
         forward_end = self.clock.mark()
         self._active = False
         loss.backward()

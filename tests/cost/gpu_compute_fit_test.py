@@ -6,10 +6,12 @@
 - run on the committed H200 layer times it writes exactly the committed
   platforms/devices/h200.json, so the profile is what the script fits, and
   the measured layer times it stores add up to the passes they came from;
-  likewise h200-tf32.json from the TF32 times, whose forward rate is their
-  own TF32 GEMM's and whose unmeasured kinds keep h200.json's FLOP rates;
-- TF32 and FP32 times mixed, and --forward-rate-from-times on a file
-  without a GEMM rate, exit 2 naming the file and the field;
+  likewise h200-tf32.json and h200-bf16.json from the TF32 and BF16-autocast
+  times, whose forward rate is their own GEMM's in that precision and whose
+  unmeasured kinds keep h200.json's FLOP rates;
+- precisions mixed (TF32, autocast and FP32 times), an unknown autocast
+  type, and --forward-rate-from-times on a file without a GEMM rate, exit 2
+  naming the file and the field;
 - a file that is not time_models_cuda.py's output, or lacks one of its
   fields, exits 2 naming the file and the field;
 - a profile rate that is NaN, infinite, zero or negative, and one batch size
@@ -17,7 +19,7 @@
   line and write nothing (an earlier --out stays as it was);
 - time_models_cuda.py, on the CPU, times every layer of a workload model and
   its per-layer forward times fit inside the pass they were taken in, and
-  the GEMM of --gemm-size; bad
+  the GEMM of --gemm-size, and says when it ran under --autocast; bad
   counts, an unknown model and an unwritable --out are refused before any
   timing;
 - generate_workloads.py refuses --only without names or with an unknown one,
@@ -209,29 +211,34 @@ with tempfile.TemporaryDirectory() as tmp:
                           f"{name} at batch {entry['batch']}: {key} layers add to {total}, "
                           f"the pass took {plain}")
 
-    # The TF32 profile, made by the devices README's command.
-    tf32_refit = os.path.join(tmp, "h200-tf32.json")
-    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), "--forward-rate-from-times",
-                "--model-times", "--name", "NVIDIA H200 (measured, TF32)", *tf32_measured,
-                "--out", tf32_refit])
-    check(done.returncode == 0, f"refit of h200-tf32: status {done.returncode}: {done.stderr}")
-    if done.returncode == 0:
-        check(open(tf32_refit).read() == open(os.path.join(DEVICES, "h200-tf32.json")).read(),
-              "platforms/devices/h200-tf32.json is not what fit_compute.py makes of "
-              "platforms/devices/h200-tf32-layer-times/b*.json")
-        fp32, tf32 = (json.load(open(os.path.join(DEVICES, name)))["compute"]
-                      for name in ("h200.json", "h200-tf32.json"))
-        rates = [json.load(open(path))["gemm"]["flop_rate"] for path in tf32_measured]
-        check(min(rates) <= rate_of(tf32["forward_flop_rate"]) <= max(rates)
-              and rate_of(tf32["forward_flop_rate"]) > 4 * rate_of(fp32["forward_flop_rate"]),
-              f"the TF32 forward rate {tf32['forward_flop_rate']} is not the files' GEMM "
-              f"rates {rates}")
+    # The TF32 and BF16-autocast profiles, made by the devices README's commands.
+    for variant, precision in (("tf32", "TF32"), ("bf16", "BF16 autocast")):
+        folder = os.path.join(DEVICES, f"h200-{variant}-layer-times")
+        files_of_variant = sorted(os.path.join(folder, name) for name in os.listdir(folder))
+        committed = os.path.join(DEVICES, f"h200-{variant}.json")
+        refit_variant = os.path.join(tmp, f"h200-{variant}.json")
+        done = fit(["--profile", os.path.join(DEVICES, "h200.json"), "--forward-rate-from-times",
+                    "--model-times", "--name", f"NVIDIA H200 (measured, {precision})",
+                    *files_of_variant, "--out", refit_variant])
+        check(done.returncode == 0, f"refit of h200-{variant}: status {done.returncode}: "
+                                    f"{done.stderr}")
+        if done.returncode != 0:
+            continue
+        check(open(refit_variant).read() == open(committed).read(),
+              f"{committed} is not what fit_compute.py makes of {folder}/b*.json")
+        fp32, other = (json.load(open(path))["compute"]
+                       for path in (os.path.join(DEVICES, "h200.json"), committed))
+        rates = [json.load(open(path))["gemm"]["flop_rate"] for path in files_of_variant]
+        check(min(rates) <= rate_of(other["forward_flop_rate"]) <= max(rates)
+              and rate_of(other["forward_flop_rate"]) > 4 * rate_of(fp32["forward_flop_rate"]),
+              f"the {precision} forward rate {other['forward_flop_rate']} is not the files' "
+              f"GEMM rates {rates}")
         for kind in ("attention", "embedding", "lstm", "other"):
-            kept = (tf32["efficiency"][kind] * rate_of(tf32["forward_flop_rate"])
+            kept = (other["efficiency"][kind] * rate_of(other["forward_flop_rate"])
                     / (fp32["efficiency"][kind] * rate_of(fp32["forward_flop_rate"])))
-            check(abs(kept - 1) < 2e-3, f"unmeasured {kind}: FLOP rate x{kept} in TF32")
-        check("TF32" in tf32["source"] and "FP32" not in tf32["source"],
-              f"the TF32 profile's source says FP32: {tf32['source']!r}")
+            check(abs(kept - 1) < 2e-3, f"unmeasured {kind}: FLOP rate x{kept} in {precision}")
+        check(precision in other["source"] and "FP32" not in other["source"],
+              f"the {precision} profile's source says FP32: {other['source']!r}")
 
     # 3. Not a layer-times file: exit 2, one line naming it.
     bad = os.path.join(tmp, "bad.json")
@@ -300,7 +307,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # Precisions mixed, or no GEMM rate to take: exit 2 naming the file.
     refused_fit(["--profile", os.path.join(DEVICES, "h200.json"), tf32_measured[0], measured[1]],
-                [os.path.basename(measured[1]), "/settings/tf32", "FP32", "TF32"],
+                [os.path.basename(measured[1]), "/settings", "FP32", "TF32"],
                 "TF32 and FP32 times in one fit")
     refused_fit(["--profile", os.path.join(DEVICES, "h200.json"), "--forward-rate-from-times",
                  *measured], ["/gemm/flop_rate", "--forward-rate-from-times"],
@@ -359,6 +366,24 @@ with tempfile.TemporaryDirectory() as tmp:
         backward_sum = sum(layer["backward_s"] for layer in model["layers"])
         check(0.25 * model["backward_mean_s"] < backward_sum <= model["backward_mean_s"] * (1 + 1e-9),
               f"per-layer backward {backward_sum} s against the pass's {model['backward_mean_s']} s")
+
+    # Mixed precision: the forward passes under autocast, and the file says so;
+    # such times do not join FP32 ones in a fit, nor does an unknown type.
+    amp_times = os.path.join(tmp, "cpu-bf16.json")
+    done = time_models("--models", "resnet18-cifar10", "--autocast", "bf16", "--gemm-size", "64",
+                       "--out", amp_times)
+    check(done.returncode == 0 and json.load(open(amp_times))["settings"]["autocast"] == "bfloat16",
+          f"--autocast bf16: status {done.returncode}: {done.stderr}")
+    if done.returncode == 0:
+        refused_fit(["--profile", os.path.join(DEVICES, "h200.json"), measured[0], amp_times],
+                    ["cpu-bf16.json", "/settings", "BF16 autocast", "FP32"],
+                    "BF16 autocast and FP32 times in one fit")
+        data = json.load(open(amp_times))
+        data["settings"]["autocast"] = "int8"
+        with open(bad, "w") as file:
+            json.dump(data, file)
+        refused_fit(["--profile", os.path.join(DEVICES, "h200.json"), bad, measured[0]],
+                    ["bad.json", "/settings/autocast", "int8"], "an unknown autocast type")
 
     # 5. generate_workloads.py: refusals before anything is written. --out is
     # a scratch folder, so that a regression cannot rewrite workloads/models.
