@@ -7,6 +7,8 @@
 #include <cassert>
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +19,27 @@ void write_timeline(const std::filesystem::path& file,
                     const std::vector<std::string>& run_names,
                     const std::vector<training::RunResult>& runs, int warmup_iterations) {
   assert(runs.size() == run_names.size() && "a name for each run");
-  nlohmann::json trace_events = nlohmann::json::array();
+  nlohmann::json trace_events = nlohmann::json::array(); // the metadata, then the spans
+  // Spans are recorded as they end; the file lists them by run and start
+  // (an enclosing span before the ones it holds), as trace viewers and
+  // scripts reading the file expect.
+  struct Span {
+    int pid;
+    double ts_us, dur_us;
+    nlohmann::json event;
+  };
+  std::vector<Span> spans;
+  auto add_span = [&spans](int pid, const std::string& name, const std::string& category, int tid,
+                           double ts_us, double dur_us) {
+    spans.push_back({pid, ts_us, dur_us,
+                     nlohmann::json{{"name", name},
+                                    {"cat", category},
+                                    {"ph", "X"},
+                                    {"pid", pid},
+                                    {"tid", tid},
+                                    {"ts", ts_us},
+                                    {"dur", dur_us}}});
+  };
   std::set<std::pair<int, int>> tracks;
   // Where one iteration ends and the next begins is seen nowhere else: the
   // workers' spans of neighbouring iterations overlap (buckets, stragglers).
@@ -41,14 +63,8 @@ void write_timeline(const std::filesystem::path& file,
     const std::vector<training::IterationRecord>& iterations = runs[p].iterations;
     for (size_t i = 0; i < iterations.size(); ++i) {
       const bool warmup = static_cast<int>(i) < warmup_iterations;
-      trace_events.push_back(
-          {{"name", "iteration " + std::to_string(i) + (warmup ? " (warm-up)" : "")},
-           {"cat", "iteration"},
-           {"ph", "X"},
-           {"pid", p},
-           {"tid", kIterationTrack},
-           {"ts", start * 1e6},
-           {"dur", iterations[i].iteration_s * 1e6}});
+      add_span(static_cast<int>(p), "iteration " + std::to_string(i) + (warmup ? " (warm-up)" : ""),
+               "iteration", kIterationTrack, start * 1e6, iterations[i].iteration_s * 1e6);
       start += iterations[i].iteration_s;
     }
   }
@@ -84,14 +100,18 @@ void write_timeline(const std::filesystem::path& file,
                               {"args", {{"sort_index", track}}}});
     }
     // Trace-event times are microseconds.
-    trace_events.push_back({{"name", event.name},
-                            {"cat", event.category},
-                            {"ph", "X"},
-                            {"pid", event.plan},
-                            {"tid", track},
-                            {"ts", (event.start_s - origin[event.plan]) * 1e6},
-                            {"dur", (event.end_s - event.start_s) * 1e6}});
+    add_span(event.plan, event.name, event.category, track,
+             (event.start_s - origin[event.plan]) * 1e6, (event.end_s - event.start_s) * 1e6);
   }
+  std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    if (a.pid != b.pid)
+      return a.pid < b.pid;
+    if (a.ts_us != b.ts_us)
+      return a.ts_us < b.ts_us;
+    return a.dur_us > b.dur_us;
+  });
+  for (Span& span : spans)
+    trace_events.push_back(std::move(span.event));
   write_json_file(file, {{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}}, -1);
 }
 

@@ -2,7 +2,8 @@
 // Chrome trace-event JSON (opens in Perfetto and chrome://tracing): one
 // process per simulated run (dense baseline, compressed), each from 0, a
 // track of its iterations, then one track per worker and kind of work, a
-// span per compute phase, kernel and communication step.
+// span per compute phase, kernel and communication step, listed by run and
+// start time.
 
 #include "sim/training/iteration_model.hpp"
 

@@ -227,6 +227,11 @@ with tempfile.TemporaryDirectory() as work:
               f"run {pid}'s iterations track spans each iteration as result.json times it")
     check({"compute", "kernel", "communication"} <= {e["cat"] for e in spans},
           "the timeline shows compute, kernels and communication")
+    # Listed by run and start, metadata first (spans were written as they ended).
+    order = [(e["pid"], e["ts"], -e["dur"]) for e in events if e.get("ph") == "X"]
+    first_span = next(i for i, e in enumerate(events) if e.get("ph") == "X")
+    check(order == sorted(order) and all(e.get("ph") == "X" for e in events[first_span:]),
+          "the timeline lists its spans by run and start time, after the metadata")
     check(all(e["dur"] >= 0 for e in spans), "timeline spans have non-negative durations")
     # Each run from 0, its spans over its own iterations: the compressed run
     # started where the dense baseline ended, not under it.
