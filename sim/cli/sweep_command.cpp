@@ -19,6 +19,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string.h> // sigabbrev_np (GNU)
 
 #include <CLI/CLI.hpp>
 
@@ -279,8 +280,12 @@ private:
     auto on_finish = [&](size_t j, const sweep::ExitStatus& status) {
       ++finished;
       double seconds = std::chrono::duration<double>(Clock::now() - started[j]).count();
-      std::printf("  %s  %s in %.1f s [%zu/%zu]\n", points[pending[j]].id.c_str(),
-                  status.ok() ? "done" : "FAILED", seconds, finished, jobs.size());
+      // A point the sweep stopped when it was itself stopped did not fail.
+      std::string how = status.ok() ? "done" : "FAILED";
+      if (const char* name = sigabbrev_np(status.signal); status.passed_on && name != nullptr)
+        how = std::string("stopped by SIG") + name;
+      std::printf("  %s  %s in %.1f s [%zu/%zu]\n", points[pending[j]].id.c_str(), how.c_str(),
+                  seconds, finished, jobs.size());
       std::fflush(stdout);
       if (status.ok())
         return true;

@@ -184,8 +184,10 @@ void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_star
       ExitStatus status;
       if (WIFEXITED(raw))
         status.code = WEXITSTATUS(raw);
-      else if (WIFSIGNALED(raw))
+      else if (WIFSIGNALED(raw)) {
         status.signal = WTERMSIG(raw);
+        status.passed_on = status.signal == ForwardSignals::stop_signal();
+      }
       starting = on_finish(index, status) && starting;
     }
   } catch (...) {

@@ -17,6 +17,7 @@ struct Job {
 struct ExitStatus {
   int code = 0;            // the exit status when the child exited
   int signal = 0;          // the signal that ended it, 0 when it exited
+  bool passed_on = false;  // that signal was the sweep's own, passed on to stop it
   std::string spawn_error; // why it could not be started, empty when it was
 
   bool ok() const { return code == 0 && signal == 0 && spawn_error.empty(); }

@@ -264,8 +264,9 @@ with tempfile.TemporaryDirectory() as work:
                            "grid": {"platform.nodes": [24, 32, 40]},
                            "set": {"training.iterations": 400}})
     slow_out = os.path.join(work, "slow")
+    stopped_log = open(os.path.join(work, "stopped.txt"), "w")
     stopped = subprocess.Popen([GCSIM, "sweep", slow_file, "--out", slow_out, "--jobs", "2"],
-                               cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               cwd=work, stdout=stopped_log, stderr=subprocess.DEVNULL)
 
     def points_running(folder=b"slow/points/"):
         """The gcsim run processes writing into `folder` (slow_out's by default)."""
@@ -292,6 +293,10 @@ with tempfile.TemporaryDirectory() as work:
           f"(status {status}, still running: {points_running()})")
     check(not os.path.exists(os.path.join(slow_out, "sweep.csv")),
           "and writes no sweep.csv")
+    stopped_log.close()
+    said = open(os.path.join(work, "stopped.txt")).read()
+    check(said.count("stopped by SIGTERM in") == 2 and "FAILED" not in said,
+          f"the points it stopped are said to be stopped, not failed: {said!r}")
     # Every pending point's log was written before the first started.
     unstarted = os.path.join(slow_out, "points", "p002_nodes-40")
     check(not os.path.exists(os.path.join(unstarted, "log.txt"))
