@@ -43,14 +43,14 @@ public:
         "Reduced range (2^10..2^22 in third octaves, fewer repetitions): seconds, not minutes");
     // Bounded so that a typo is an error, not a default or an hour of timing.
     subcommand.add_option("--min-log2", min_log2_, "Smallest size, as log2 of elements")
-        ->check(CLI::Range(4, 30));
+        ->check(integer_in(4, 30));
     subcommand.add_option("--max-log2", max_log2_, "Largest size, as log2 of elements")
-        ->check(CLI::Range(4, 30));
+        ->check(integer_in(4, 30));
     subcommand.add_option("--steps-per-octave", steps_, "Sizes per doubling")
-        ->check(CLI::Range(1, 64));
+        ->check(integer_in(1, 64));
     subcommand
         .add_option("--rounds", rounds_, "Passes over the grid (each point keeps its fastest)")
-        ->check(CLI::Range(1, 100));
+        ->check(integer_in(1, 100));
     subcommand.add_flag("--verbose", verbose_, "Print every timed point");
   }
   int run() override {

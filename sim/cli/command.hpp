@@ -11,7 +11,8 @@
 
 namespace CLI {
 class App;
-}
+class Validator;
+} // namespace CLI
 
 namespace gcsim::cli {
 
@@ -39,5 +40,9 @@ struct CommandRegistration {
 /// A CLI11 check for an option that names a file or folder: an empty one
 /// (--out "") would silently mean the default, or nothing written.
 std::string nonempty_path(const std::string& value);
+
+/// A CLI11 check for an integer option in [lowest, highest]. CLI::Range said
+/// "Value abc not in range" of a word that is no number at all.
+CLI::Validator integer_in(long lowest, long highest);
 
 } // namespace gcsim::cli

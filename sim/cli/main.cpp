@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <map>
 #include <new>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 
@@ -28,6 +30,20 @@ CommandRegistration::CommandRegistration(CommandFactory factory) {
 
 std::string nonempty_path(const std::string& value) {
   return value.empty() ? "empty: name a file or folder" : "";
+}
+
+CLI::Validator integer_in(long lowest, long highest) {
+  return CLI::Validator(
+      [lowest, highest](const std::string& value) -> std::string {
+        long number = 0;
+        const char* end = value.data() + value.size();
+        const auto [stop, error] = std::from_chars(value.data(), end, number);
+        if (error == std::errc() && stop == end && number >= lowest && number <= highest)
+          return "";
+        return "expected an integer in [" + std::to_string(lowest) + ", " +
+               std::to_string(highest) + "], got '" + value + "'";
+      },
+      "INT in [" + std::to_string(lowest) + " - " + std::to_string(highest) + "]");
 }
 
 std::vector<CommandFactory> registered_commands() {
@@ -63,7 +79,24 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // Bad input is one line (CLI11's own adds "Run with --help..." as a
   // second); subcommands made after this inherit it.
-  app.failure_message([](const CLI::App*, const CLI::Error& error) {
+  app.failure_message([](const CLI::App* failed, const CLI::Error& error) {
+    // CLI11 lists unexpected arguments last first ("a=b --set" for
+    // `--set a=b`), and without saying which command did not expect them.
+    if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+      std::vector<std::string> extras = failed->remaining(true);
+      std::string listed;
+      for (const std::string& word : extras)
+        listed += (listed.empty() ? "" : " ") + word;
+      const CLI::App* command = failed;
+      for (const CLI::App* sub : failed->get_subcommands())
+        command = sub;
+      const bool option = !extras.empty() && extras.front().rfind("-", 0) == 0;
+      return "gcsim " + command->get_name() + ": " +
+             (option ? "unknown option " + extras.front()
+                     : std::string(extras.size() == 1 ? "unexpected argument"
+                                                      : "unexpected arguments")) +
+             " (given: " + listed + "; see gcsim " + command->get_name() + " --help)\n";
+    }
     return std::string(error.what()) + " (see --help)\n";
   });
 

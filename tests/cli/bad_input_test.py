@@ -95,6 +95,12 @@ CASES = [
      {"loop.json": Link("loop.json")}, [],
      ["scenario.json: /workload:", "loop.json: cannot look it up: Too many levels of symbolic"]),
     ("malformed JSON", '{"name": "x",,}', {}, [], ["scenario.json", "malformed JSON at line 1, column 14"]),
+    # A second scenario (run takes one): CLI11 listed extra words last first,
+    # without the command's name.
+    ("two scenarios", scenario(), {}, ["other.json", "third.json"],
+     ["gcsim run: unexpected arguments (given: other.json third.json;"]),
+    ("a misspelt option", scenario(), {}, ["--timline", "t.json"],
+     ["gcsim run: unknown option --timline (given: --timline t.json;"]),
     # "unknown field" sent one looking for a typo.
     ("a parameter-server field on a star", scenario(), {}, ["--set", "platform.servers=2"],
      ["--set platform.servers=2: /platform/servers: is a field of a parameter_server platform, "
@@ -421,17 +427,26 @@ SWEEP_CASES = [
      ["sweep.json: /name", "at most 255 bytes"]),
     ("empty --scratch-dir", grid(1, 2), ["--scratch-dir", ""], ["--scratch-dir: empty"]),
     ("--jobs 0", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]}}, ["--jobs", "0"],
-     ["--jobs: Value 0 not in range 1 to 4096"]),
+     ["--jobs: expected an integer in [1, 4096], got '0'"]),
+    # CLI11 said "Value abc not in range 1 to 4096" of a word.
+    ("--jobs abc", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]}}, ["--jobs", "abc"],
+     ["--jobs: expected an integer in [1, 4096], got 'abc'"]),
+    # sweep has no --set (the sweep file's "set" is its place): CLI11 said
+    # "The following arguments were not expected: a=b --set", last first.
+    ("--set", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]}}, ["--set", "seed=3"],
+     ["gcsim sweep: unknown option --set (given: --set seed=3;"]),
 ]
 
 
 # `gcsim calibrate` options out of range: once a default without a word (0,
 # -1), or an hour of timing (100000 sizes per octave). Refused before any timing.
 CALIBRATE_CASES = [
-    ("--rounds 0", ["--rounds", "0"], ["--rounds: Value 0 not in range 1 to 100"]),
-    ("--min-log2 0", ["--min-log2", "0"], ["--min-log2: Value 0 not in range 4 to 30"]),
+    ("--rounds 0", ["--rounds", "0"], ["--rounds: expected an integer in [1, 100], got '0'"]),
+    ("--min-log2 0", ["--min-log2", "0"], ["--min-log2: expected an integer in [4, 30], got '0'"]),
+    ("--min-log2 12.5", ["--min-log2", "12.5"],
+     ["--min-log2: expected an integer in [4, 30], got '12.5'"]),
     ("--steps-per-octave 100000", ["--steps-per-octave", "100000"],
-     ["--steps-per-octave: Value 100000 not in range 1 to 64"]),
+     ["--steps-per-octave: expected an integer in [1, 64], got '100000'"]),
     # Both sizes given: neither is --quick's.
     ("--min-log2 above --max-log2", ["--min-log2", "12", "--max-log2", "10"],
      ["--max-log2: the smallest size (2^12) is above the largest (2^10)"]),
