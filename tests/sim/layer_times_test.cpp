@@ -46,9 +46,26 @@ TEST_CASE("a layer's backward time is its workload's backward FLOPs, not a fixed
   CHECK(twice[1].forward_s == once[1].forward_s);
 }
 
+TEST_CASE("a layer priced by FLOPs pays the profile's time per parameter for its weights") {
+  // The measured H200's: a classifier of many weights and few rows is slow
+  // for its FLOPs, which one efficiency per kind could not say.
+  const DeviceProfile h200 =
+      DeviceProfile::load(std::string(GCSIM_SOURCE_DIR) + "/platforms/devices/h200.json");
+  REQUIRE(h200.compute().seconds_per_parameter > 0);
+  Workload workload = two_layers(1e6);
+  const auto times = layer_times(workload, h200, 16);
+  workload.layers[0].parameters *= 1000;
+  const auto heavier = layer_times(workload, h200, 16);
+  CHECK(heavier[0].forward_s - times[0].forward_s ==
+        doctest::Approx(1728 * 999 * h200.compute().seconds_per_parameter).epsilon(1e-9).scale(0));
+  CHECK(heavier[0].backward_s - times[0].backward_s ==
+        doctest::Approx(1728 * 999 * h200.compute().seconds_per_parameter).epsilon(1e-9).scale(0));
+  CHECK(heavier[1].forward_s == times[1].forward_s);
+}
+
 TEST_CASE("a trace's own layer times scale in proportion to the batch, whatever the profile's "
           "latency") {
-  // Measured on the trace's device: the H200 profile's 32 us per layer is
+  // Measured on the trace's device: the H200 profile's latency per layer is
   // not theirs to keep.
   const DeviceProfile h200 =
       DeviceProfile::load(std::string(GCSIM_SOURCE_DIR) + "/platforms/devices/h200.json");
