@@ -2,18 +2,21 @@
 """Fit a device profile's compute section to measured per-layer times.
 
 gcsim's compute model (platforms/devices/README.md) gives a layer of forward
-FLOPs f, for the whole micro-batch, of kind k
+FLOPs f and backward FLOPs b, for the whole micro-batch, of kind k and p
+parameters
 
-    forward  = L + f / (R * e_k)
-    backward = L + 2 f / (R_b * e_k)
+    forward  = L + f / (R * e_k) + p * W
+    backward = L + b / (R_b * e_k) + p * W
 
 This script reads the passes timed by time_models_cuda.py (without hooks),
 keeps R (the profile's measured GEMM rate) and fits L, every measured kind's
-e_k and R_b by least squares on the relative error of each model's whole
-forward and backward pass: the sums over layers are what a simulation
-uses. Only models whose per-layer times add up to within 5% of their passes
-timed without hooks enter the fit: elsewhere the host's launch time, not the
-GPU, set the times, and a FLOP model cannot say that.
+e_k, R_b and W (the time per parameter) by least squares on the relative
+error of each model's whole forward and backward passes: the sums over
+layers are what a simulation uses. A kind under 1% of every pass's time
+(MINOR_SHARE) keeps the --profile's e_k. Only passes whose per-layer times
+add up to within 5% of the pass timed without hooks enter the fit, each
+pass on its own: elsewhere the host's launch time, not the GPU, set the
+times, and a FLOP model cannot say that.
 
 It prints, per model, the measured passes and those of a compute model: first
 the --profile's compute section as given (what it was worth before), then
@@ -70,6 +73,8 @@ KINDS = ["conv", "linear", "norm", "embedding", "lstm", "attention", "other"]
 # The largest per-kind efficiency gcsim reads (sim/cost/device_profile.cpp):
 # a factor on the FLOP rate a little over 1 is real, a percentage is not.
 MAX_EFFICIENCY = 4
+# A kind under this share of every pass's FLOPs is not fitted (minor_kinds).
+MINOR_SHARE = 0.01
 
 
 def parse_args(argv):
@@ -237,7 +242,8 @@ def model_times(paths, loaded, precision):
 
 
 def layers_of(path, name, entry):
-    """(kind, forward FLOPs of the micro-batch) of every layer of the model's spec."""
+    """(kind, forward and backward FLOPs of the micro-batch, parameters) of
+    every layer of the model's spec."""
     spec = spec_layers(path, name)
     timed = {module["name"] for module in entry["layers"]}
     missing = [layer["name"] for layer in spec if layer["name"] not in timed]
@@ -246,7 +252,8 @@ def layers_of(path, name, entry):
                    f"{missing[:3]}")
     # gcsim's workload reader takes twice the forward FLOPs where a layer gives none.
     return [(layer["kind"], layer["forward_flops"] * entry["batch"],
-             layer.get("backward_flops", 2 * layer["forward_flops"]) * entry["batch"])
+             layer.get("backward_flops", 2 * layer["forward_flops"]) * entry["batch"],
+             layer.get("parameters", 0))
             for layer in spec]
 
 
@@ -293,22 +300,27 @@ def load(path):
     check_layer_times(path, data)
     runs = []
     for name, entry in data["models"].items():
-        hooked = sum(m["forward_s"] + m["backward_s"] for m in entry["layers"])
-        plain = entry["plain_forward_median_s"] + entry["plain_backward_median_s"]
+        # Each pass on its own: autograd launches the backward kernels from
+        # C++, so a backward pass can keep the GPU busy where the forward
+        # pass's Python launches do not (BERT in TF32 at batch 64 and 128).
+        bound = tuple(abs(sum(m[key] for m in entry["layers"]) / entry[f"plain_{key[:-2]}_median_s"]
+                          - 1) <= HOOK_TOLERANCE for key in ("forward_s", "backward_s"))
         runs.append(dict(model=name, batch=entry["batch"], layers=layers_of(path, name, entry),
                          forward_s=entry["plain_forward_median_s"],
                          backward_s=entry["plain_backward_median_s"],
-                         gpu_bound=abs(hooked / plain - 1) <= HOOK_TOLERANCE))
+                         passes_bound=bound, gpu_bound=any(bound)))
     return data, runs
 
 
 class Compute:
-    """A compute model as times per layer: latency_s + FLOPs x seconds per FLOP."""
+    """A compute model as times per layer: latency_s + FLOPs x seconds per
+    FLOP + parameters x seconds per parameter."""
 
-    def __init__(self, latency_s, forward_per_flop, backward_per_flop):
+    def __init__(self, latency_s, forward_per_flop, backward_per_flop, per_parameter_s=0.0):
         self.latency_s = latency_s
         self.forward_per_flop = forward_per_flop    # {kind: s per forward FLOP}
         self.backward_per_flop = backward_per_flop  # {kind: s per backward FLOP}
+        self.per_parameter_s = per_parameter_s      # each pass
 
     @staticmethod
     def of_profile(path, compute):
@@ -317,27 +329,39 @@ class Compute:
         forward = parse_rate(path, compute, "forward_flop_rate")
         backward = parse_rate(path, compute, "backward_flop_rate")
         efficiency = parse_efficiency(path, compute)
+        per_million = compute.get("time_per_million_parameters")
         return Compute(parse_duration(path, compute, "layer_latency"),
                        {k: 1 / (forward * e) for k, e in efficiency.items()},
-                       {k: 1 / (backward * e) for k, e in efficiency.items()})
+                       {k: 1 / (backward * e) for k, e in efficiency.items()},
+                       0.0 if per_million is None
+                       else parse_duration(path, compute, "time_per_million_parameters") / 1e6)
 
     def passes(self, run):
         forward = sum(self.latency_s + self.forward_per_flop[kind] * flops
-                      for kind, flops, _ in run["layers"])
+                      + self.per_parameter_s * parameters
+                      for kind, flops, _, parameters in run["layers"])
         backward = sum(self.latency_s + self.backward_per_flop[kind] * flops
-                       for kind, _, flops in run["layers"])
+                       + self.per_parameter_s * parameters
+                       for kind, _, flops, parameters in run["layers"])
         return forward, backward
 
 
-def solve_relative(design, measured):
-    """Least squares on relative errors, column 0 the layer latency (never
-    negative: fitted without it then); the solution and its loss."""
+def solve_relative(design, measured, known=None, nonnegative=(0,)):
+    """Least squares on relative errors; the `nonnegative` columns (column 0,
+    the layer latency, by default) are never negative: one that comes out so
+    is 0 and the rest fitted again. `known` is time the design does not hold
+    (kinds not fitted). The solution and its loss."""
     weighted = design / measured[:, None]
-    ones = np.ones_like(measured)
-    solution, *_ = np.linalg.lstsq(weighted, ones, rcond=None)
-    if solution[0] < 0:
-        solution[0] = 0.0
-        solution[1:], *_ = np.linalg.lstsq(weighted[:, 1:], ones, rcond=None)
+    ones = np.ones_like(measured) - (0 if known is None else known / measured)
+    free = list(range(design.shape[1]))
+    solution = np.zeros(design.shape[1])
+    while True:
+        solution[free], *_ = np.linalg.lstsq(weighted[:, free], ones, rcond=None)
+        negative = [j for j in nonnegative if j in free and solution[j] < 0]
+        if not negative:
+            break
+        solution[negative[0]] = 0.0
+        free.remove(negative[0])
     return solution, float(np.sum((weighted @ solution - ones) ** 2))
 
 
@@ -357,28 +381,61 @@ def confounded(design, names):
             if np.linalg.matrix_rank(np.delete(design, j, axis=1)) == full]
 
 
-class Fit(Compute):
-    """L, 1/(R e_k) per kind and R / R_b, fitted to whole passes."""
+def minor_kinds(runs, given):
+    """Kinds whose layers take under MINOR_SHARE of every forward pass, as
+    `given` prices them: the passes cannot tell their time per FLOP (BERT's
+    embeddings, gathers of 0.001 % of its FLOPs, came out negative), so it is
+    not fitted. (By time, not FLOPs: batch norm is 0.5 % of ResNet-50's FLOPs
+    and a large part of its time.)"""
+    kinds = {kind for run in runs for kind, *_ in run["layers"]}
+    share = {kind: 0.0 for kind in kinds}
+    for run in runs:
+        priced = {kind: 0.0 for kind in kinds}
+        for kind, forward, *_ in run["layers"]:
+            priced[kind] += given.forward_per_flop[kind] * forward
+        total = sum(priced.values())
+        for kind in kinds:
+            share[kind] = max(share[kind], priced[kind] / total if total > 0 else 0.0)
+    return sorted(kind for kind, value in share.items() if value < MINOR_SHARE)
 
-    def __init__(self, runs):
-        self.kinds = sorted({kind for run in runs for kind, _, _ in run["layers"]})
+
+class Fit(Compute):
+    """L, 1/(R e_k) per kind, R / R_b and the time per parameter, fitted to
+    whole passes; a minor kind (minor_kinds) keeps `given`'s time per FLOP."""
+
+    def __init__(self, runs, given=None):
+        self.kept = minor_kinds(runs, given) if given is not None else []
+        self.kinds = sorted({kind for run in runs for kind, *_ in run["layers"]}
+                            - set(self.kept))
         column = {kind: i + 1 for i, kind in enumerate(self.kinds)}
+        weights = len(self.kinds) + 1  # the time per parameter's column
         measured = np.array([t for run in runs for t in (run["forward_s"], run["backward_s"])])
+        # The passes that kept the GPU busy.
+        rows = np.array([bound for run in runs for bound in run["passes_bound"]])
         best = None
         # R / R_b multiplies 1/(R e_k): a linear fit for each value of it, and
         # a search over it.
         for ratio in np.geomspace(0.25, 4.0, 481):
-            design = np.zeros((len(measured), len(self.kinds) + 1))
+            design = np.zeros((len(measured), len(self.kinds) + 2))
+            known = np.zeros(len(measured))
             for i, run in enumerate(runs):
                 design[2 * i:2 * i + 2, 0] = len(run["layers"])
-                for kind, forward, backward in run["layers"]:
-                    design[2 * i, column[kind]] += forward
-                    design[2 * i + 1, column[kind]] += ratio * backward
-            solution, loss = solve_relative(design, measured)
+                for kind, forward, backward, parameters in run["layers"]:
+                    design[2 * i:2 * i + 2, weights] += parameters
+                    if kind in column:
+                        design[2 * i, column[kind]] += forward
+                        design[2 * i + 1, column[kind]] += ratio * backward
+                    else:
+                        known[2 * i] += given.forward_per_flop[kind] * forward
+                        known[2 * i + 1] += ratio * given.forward_per_flop[kind] * backward
+            solution, loss = solve_relative(design[rows], measured[rows], known[rows],
+                                            nonnegative=(0, weights))
             if best is None or loss < best[0]:
                 best = (loss, ratio, solution, design)
         _, self.ratio, solution, design = best
-        kinds = confounded(design / measured[:, None], ["layer latency"] + self.kinds)
+        design, measured = design[rows], measured[rows]
+        kinds = confounded(design / measured[:, None],
+                           ["layer latency"] + self.kinds + ["time per parameter"])
         if kinds:
             raise Unidentifiable(f"the passes cannot tell apart the time per FLOP of "
                                  f"{', '.join(kinds)}: every model timed has them in one "
@@ -388,8 +445,12 @@ class Fit(Compute):
         if negative:
             raise ValueError(f"the time per FLOP of {', '.join(negative)} comes out 0 or "
                              "negative")
-        super().__init__(float(solution[0]), self.per_flop,
-                         {kind: self.ratio * value for kind, value in self.per_flop.items()})
+        # Kinds not fitted keep `given`'s times per FLOP (the minor ones, and
+        # those only passes left out of the fit have).
+        forward = dict(given.forward_per_flop if given is not None else {}, **self.per_flop)
+        super().__init__(float(solution[0]), forward,
+                         {kind: self.ratio * value for kind, value in forward.items()},
+                         float(solution[weights]))
 
 
 class KindFit(Compute):
@@ -397,13 +458,13 @@ class KindFit(Compute):
     passes: the model with a backward efficiency per kind (not the profile's)."""
 
     def __init__(self, runs):
-        kinds = sorted({kind for run in runs for kind, _, _ in run["layers"]})
+        kinds = sorted({kind for run in runs for kind, *_ in run["layers"]})
         n = len(kinds)
         measured = np.array([t for run in runs for t in (run["forward_s"], run["backward_s"])])
         design = np.zeros((len(measured), 2 * n + 1))
         for i, run in enumerate(runs):
             design[2 * i:2 * i + 2, 0] = len(run["layers"])
-            for kind, forward, backward in run["layers"]:
+            for kind, forward, backward, _ in run["layers"]:
                 design[2 * i, 1 + kinds.index(kind)] += forward
                 design[2 * i + 1, 1 + n + kinds.index(kind)] += backward
         solution, _ = solve_relative(design, measured)
@@ -459,7 +520,9 @@ def report(title, fit, runs):
     for run in runs:
         forward, backward = fit.passes(run)
         measured = run["forward_s"] + run["backward_s"]
-        note = "" if run["gpu_bound"] else "  (host-bound: not fitted)"
+        note = {(True, True): "", (False, False): "  (host-bound: not fitted)",
+                (True, False): "  (backward host-bound: not fitted)",
+                (False, True): "  (forward host-bound: not fitted)"}[run["passes_bound"]]
         print(f"  {run['model']:<20} {run['batch']:>5} {run['forward_s'] * 1e3:>8.2f} /"
               f"{forward * 1e3:>8.2f} {run['backward_s'] * 1e3:>8.2f} /{backward * 1e3:>8.2f}"
               f" {(forward + backward) / measured - 1:>+7.1%}{note}")
@@ -480,6 +543,9 @@ def set_compute(profile, fit, given_rate, rate, fitted, data, precision, rate_so
         compute["efficiency"][kind] = significant(compute["efficiency"][kind] * given_rate / rate)
     compute["forward_flop_rate"] = f"{rate / 1e12:.4g}Tflops"
     compute["layer_latency"] = f"{fit.latency_s * 1e6:.3f}us"
+    compute.pop("time_per_million_parameters", None)
+    if fit.per_parameter_s > 0:
+        compute["time_per_million_parameters"] = f"{fit.per_parameter_s * 1e12:.4g}us"
     compute["backward_flop_rate"] = f"{rate / fit.ratio / 1e12:.4g}Tflops"
     for kind in fit.kinds:
         compute["efficiency"][kind] = significant(1 / (rate * fit.per_flop[kind]))
@@ -490,8 +556,9 @@ def set_compute(profile, fit, given_rate, rate, fitted, data, precision, rate_so
         f"layer latency, "
         f"backward rate and the efficiency of {', '.join(fit.kinds)}: fitted by "
         f"scripts/calibrate/fit_compute.py to whole passes of {', '.join(names)} timed by "
-        f"scripts/calibrate/time_models_cuda.py on {data['date']} (torch "
-        f"{data['torch_version']}, {precision}); {', '.join(unfitted)}: {kept}")
+        f"scripts/calibrate/time_models_cuda.py on {' and '.join(sorted({d['date'] for d in data}))}"
+        f" (torch {' and '.join(sorted({d['torch_version'] for d in data}))}, {precision}); "
+        f"{', '.join(unfitted)}: {kept}")
 
 
 def significant(value):
@@ -534,7 +601,7 @@ def main(argv):
     report(f"measured / simulated passes, {args.profile}'s compute as given", given, runs)
     fit = None
     try:
-        fit = Fit(fitted)
+        fit = Fit(fitted, given)
     except ValueError as error:
         batches = sorted({run["batch"] for run in fitted})
         models = sorted({run["model"] for run in fitted})
@@ -563,8 +630,11 @@ def main(argv):
                  "what the device reaches")
         print(f"layer latency {fit.latency_s * 1e6:.2f} us, backward rate "
               f"{rate / fit.ratio / 1e12:.2f} TFLOP/s (forward {rate / 1e12:.2f}), efficiency "
-              + ", ".join(f"{kind}={value:.3f}" for kind, value in efficiency.items()))
-        report_fit(Fit, args.layer_times, loaded, runs, fitted)
+              + ", ".join(f"{kind}={value:.3f}" for kind, value in efficiency.items())
+              + f", {fit.per_parameter_s * 1e12:.4g} us per million parameters")
+        if fit.kept:
+            print(f"not fitted (under {MINOR_SHARE:.0%} of every pass): {', '.join(fit.kept)}")
+        report_fit(lambda some: Fit(some, given), args.layer_times, loaded, runs, fitted)
 
     if args.backward_per_kind:
         kind_fit = KindFit(fitted)
@@ -589,7 +659,8 @@ def main(argv):
 
     if args.out:
         if fit is not None:
-            set_compute(profile, fit, given_rate, rate, fitted, loaded[0][0], precision, rate_source)
+            set_compute(profile, fit, given_rate, rate, fitted, [data for data, _ in loaded], precision,
+                        rate_source)
         if args.name:
             profile["name"] = args.name
         write_json_atomically(args.out, profile, indent=1)
