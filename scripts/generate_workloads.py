@@ -15,6 +15,7 @@ import sys
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 import torchvision
 
 # The CIFAR-10 ResNet-18 of the DEFT and Top-k papers (11,173,962 parameters)
@@ -42,6 +43,79 @@ class WordLSTM(nn.Module):
         return self.decoder(output)
 
 
+class SelfAttention(nn.Module):
+    """Softmax(Q K^T / sqrt(d)) V over the heads: no parameters of its own, so
+    not a layer of the spec (its time goes with the projection before it)."""
+
+    def __init__(self, heads, dropout):
+        super().__init__()
+        self.heads, self.dropout = heads, dropout
+
+    def forward(self, q, k, v):
+        batch, tokens, width = q.shape
+        q, k, v = (t.view(batch, tokens, self.heads, width // self.heads).transpose(1, 2)
+                   for t in (q, k, v))
+        dropout = self.dropout if self.training else 0.0
+        if hasattr(F, "scaled_dot_product_attention"):  # torch >= 2.0: one fused kernel
+            out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout)
+        else:
+            weights = torch.softmax(q @ k.transpose(-2, -1) / (width // self.heads) ** 0.5, -1)
+            out = F.dropout(weights, dropout, self.training) @ v
+        return out.transpose(1, 2).reshape(batch, tokens, width)
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, width, heads, hidden, dropout):
+        super().__init__()
+        self.query, self.key, self.value = (nn.Linear(width, width) for _ in range(3))
+        self.attention = SelfAttention(heads, dropout)
+        self.output = nn.Linear(width, width)
+        self.attention_dropout = nn.Dropout(dropout)
+        self.attention_norm = nn.LayerNorm(width, eps=1e-12)
+        self.intermediate = nn.Linear(width, hidden)
+        self.activation = nn.GELU()
+        self.feed_forward_output = nn.Linear(hidden, width)
+        self.output_dropout = nn.Dropout(dropout)
+        self.output_norm = nn.LayerNorm(width, eps=1e-12)
+
+    def forward(self, x):
+        attended = self.attention(self.query(x), self.key(x), self.value(x))
+        x = self.attention_norm(x + self.attention_dropout(self.output(attended)))
+        hidden = self.activation(self.intermediate(x))
+        return self.output_norm(x + self.output_dropout(self.feed_forward_output(hidden)))
+
+
+class BertClassifier(nn.Module):
+    """BERT-base (12 layers, 768 wide, 12 heads, 30,522-word vocabulary) with
+    its pooler and a two-class head, as fine-tuned on a GLUE sentence task:
+    109,483,778 parameters. Batch first: (batch, tokens) of token ids."""
+
+    def __init__(self, vocab=30522, width=768, layers=12, heads=12, hidden=3072, positions=512,
+                 classes=2, dropout=0.1):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(vocab, width)
+        self.position_embeddings = nn.Embedding(positions, width)
+        self.token_type_embeddings = nn.Embedding(2, width)
+        self.embedding_norm = nn.LayerNorm(width, eps=1e-12)
+        self.embedding_dropout = nn.Dropout(dropout)
+        self.layers = nn.ModuleList(EncoderLayer(width, heads, hidden, dropout)
+                                    for _ in range(layers))
+        self.pooler = nn.Linear(width, width)
+        self.pooler_activation = nn.Tanh()
+        self.classifier_dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(width, classes)
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.shape[1], device=tokens.device).expand_as(tokens)
+        x = (self.word_embeddings(tokens) + self.position_embeddings(positions)
+             + self.token_type_embeddings(torch.zeros_like(tokens)))
+        x = self.embedding_dropout(self.embedding_norm(x))
+        for layer in self.layers:
+            x = layer(x)
+        pooled = self.pooler_activation(self.pooler(x[:, 0]))
+        return self.classifier(self.classifier_dropout(pooled))
+
+
 def models():
     return {
         "resnet18-cifar10": (CifarResNet18, (1, 3, 32, 32), "CIFAR-10 (32x32 RGB)", "image"),
@@ -52,6 +126,10 @@ def models():
         "vgg16-imagenet": (lambda: torchvision.models.vgg16(), (1, 3, 224, 224),
                            "ImageNet (224x224 RGB)", "image"),
         "lstm-wikitext2": (WordLSTM, (35, 1), "WikiText-2 (sequences of 35 tokens)", "sequence"),
+        # Batch first, unlike the LSTM's (tokens, batch).
+        "bert-base-seq128": (BertClassifier, (1, 128),
+                             "GLUE-style sentence classification (sequences of 128 tokens)",
+                             "sequence"),
         # The CNN of the shipped trace workloads/traces/fmnist-cnn-16w, for its
         # FLOPs (a scenario's compute_spec).
         "fmnist-cnn": (SmallCNN, (1, 1, 28, 28), "Fashion-MNIST (28x28 gray)", "image"),

@@ -47,7 +47,8 @@ def parse_args(argv):
     parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="JSON file to write")
     parser.add_argument("--models", default=",".join(DEFAULT_MODELS),
-                        help="comma-separated workloads/models names (image models only)")
+                        help="comma-separated workloads/models names (image models, and "
+                             "token models whose batch comes first, such as bert-base-seq128)")
     parser.add_argument("--batch", type=int, default=32, help="samples per micro-batch")
     parser.add_argument("--warmup", type=int, default=5, help="untimed iterations first")
     parser.add_argument("--iterations", type=int, default=20, help="timed iterations")
@@ -95,11 +96,26 @@ def forward_context(args, device):
     return lambda: torch.autocast(device.type, dtype=AUTOCAST[args.autocast])
 
 
+def tokens_in(model):
+    """The vocabulary of a model that reads token ids (its first embedding's), or 0."""
+    return next((m.num_embeddings for m in model.modules() if isinstance(m, nn.Embedding)), 0)
+
+
+def timeable(entry):
+    """Whether time_models_cuda.py can feed the model: an image model, or a
+    token model with the batch first (the LSTM's tokens come first)."""
+    _, shape, _, unit = entry
+    return unit == "image" or (unit == "sequence" and shape[0] == 1)
+
+
 def time_model(build, shape, args, device, clock):
     torch.manual_seed(0)
     model = no_inplace(build().to(device).train())
     kinds = {module_name: type(module).__name__ for module_name, module in model.named_modules()}
-    x = torch.randn((args.batch,) + tuple(shape[1:]), device=device)
+    if tokens_in(model):
+        x = torch.randint(0, tokens_in(model), (args.batch,) + tuple(shape[1:]), device=device)
+    else:
+        x = torch.randn((args.batch,) + tuple(shape[1:]), device=device)
     with torch.no_grad():
         classes = model(x[:1]).shape[-1]
     y = torch.randint(0, classes, (args.batch,), device=device)
@@ -181,9 +197,9 @@ def main(argv):
     known = models()
     names = args.models.split(",")
     for name in names:  # every model and the output checked before any timing
-        if name not in known or known[name][3] != "image":
-            print(f"time_models_cuda.py: --models: {name!r} is not an image model of "
-                  f"workloads/models ({', '.join(n for n in known if known[n][3] == 'image')})",
+        if name not in known or not timeable(known[name]):
+            print(f"time_models_cuda.py: --models: {name!r} is not a model of workloads/models "
+                  f"that this script can time ({', '.join(n for n in known if timeable(known[n]))})",
                   file=sys.stderr)
             return 2
     check_writable(args.out)
