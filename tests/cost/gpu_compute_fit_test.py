@@ -50,19 +50,22 @@ def fit(args):
 
 
 def synthetic_layer_times(path, batch, latency, per_flop, ratio, scale=1.0, backward_per_flop=None,
-                          names=("resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet")):
+                          names=("resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet"),
+                          per_parameter=0.0):
     """Passes of three workload models (or `names`) as the compute model
     gives them (times `scale`); `backward_per_flop` (per kind) replaces
-    ratio x per_flop backward."""
+    ratio x per_flop backward; `per_parameter` seconds per weight, each pass."""
     backward_per_flop = backward_per_flop or {k: ratio * v for k, v in per_flop.items()}
     models = {}
     for name in names:
         with open(os.path.join(ROOT, "workloads", "models", name + ".json")) as spec_file:
             spec = json.load(spec_file)
-        forward = [scale * (latency + per_flop[layer["kind"]] * layer["forward_flops"] * batch)
+        forward = [scale * (latency + per_flop[layer["kind"]] * layer["forward_flops"] * batch
+                            + per_parameter * layer["parameters"])
                    for layer in spec["layers"]]
         backward = [scale * (latency + backward_per_flop[layer["kind"]] * layer["backward_flops"]
-                             * batch) for layer in spec["layers"]]
+                             * batch + per_parameter * layer["parameters"])
+                    for layer in spec["layers"]]
         models[name] = {
             "batch": batch,
             "plain_forward_median_s": sum(forward),
@@ -104,6 +107,30 @@ with tempfile.TemporaryDirectory() as tmp:
             check(abs(compute["efficiency"][kind] / e - 1) < 1e-3,
                   f"efficiency of {kind}: {compute['efficiency'][kind]} != {e}")
 
+    # A time per parameter comes back too, with the efficiencies beside it:
+    # classifiers of many weights and few rows, the big products of BERT
+    # (whose embeddings, a gather of almost no time, keep the profile's).
+    weighted = []
+    embedding = json.load(open(os.path.join(DEVICES, "h200.json")))["compute"]["efficiency"][
+        "embedding"]
+    for batch in (32, 128):
+        weighted.append(os.path.join(tmp, f"w-b{batch}.json"))
+        synthetic_layer_times(weighted[-1], batch, latency,
+                              dict(per_flop, embedding=1 / (rate * embedding)), ratio=1.0,
+                              names=("resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet",
+                                     "bert-base-seq128"), per_parameter=30e-12)
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *weighted, "--out", out])
+    check(done.returncode == 0, f"fit with a time per parameter: status {done.returncode}: "
+                                f"{done.stderr}")
+    if done.returncode == 0:
+        compute = json.load(open(out))["compute"]
+        got = compute.get("time_per_million_parameters", "0us")
+        check(got == "30us" and all(abs(compute["efficiency"][kind] / e - 1) < 1e-3
+                                    for kind, e in efficiency.items())
+              and compute["efficiency"]["embedding"] == embedding,
+              f"30 us per million parameters and the efficiencies recovered, embedding kept: "
+              f"{got}, {compute['efficiency']}")
+
     # One model at two batches has its conv, linear and norm layers in one
     # proportion: any mix of their efficiencies fits, and least squares wrote
     # one (linear 440557 on a real ResNet-18). Refused; with --model-times
@@ -115,7 +142,8 @@ with tempfile.TemporaryDirectory() as tmp:
                               names=("resnet50-imagenet",))
     done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *alone,
                 "--out", os.path.join(tmp, "alone.json")])
-    check(not refusal_problems(done, ["cannot tell apart", "conv", "linear", "norm",
+    # (Its one linear layer is under 1% of the passes: not fitted at all.)
+    check(not refusal_problems(done, ["cannot tell apart", "conv", "norm",
                                       "resnet50-imagenet"], status=2)
           and not os.path.exists(os.path.join(tmp, "alone.json")),
           f"one model's kinds are not fitted: {done.returncode}: {done.stderr.strip()}")
@@ -408,5 +436,19 @@ with tempfile.TemporaryDirectory() as tmp:
         problems += ["a traceback"] if "Traceback" in done.stderr else []
         check(not problems, f"generate_workloads.py, {what}: refused, nothing written ({problems})")
     check(open(a_file).read() == "not a folder\n", "generate_workloads.py left --out's file alone")
+    # The committed transformer spec is what the generator makes of its
+    # architecture (the fits and BERT's measured times find its layers by name).
+    done = generate("--out", models_out, "--only", "bert-base-seq128")
+    committed = os.path.join(ROOT, "workloads", "models", "bert-base-seq128.json")
+    check(done.returncode == 0
+          and open(os.path.join(models_out, "bert-base-seq128.json")).read()
+          == open(committed).read(),
+          f"workloads/models/bert-base-seq128.json is what generate_workloads.py writes "
+          f"({done.returncode}: {done.stderr.strip()[-200:]})")
+    # time_models_cuda.py feeds BERT's token ids, but not the LSTM's
+    # (tokens, batch) order.
+    done = time_models("--models", "lstm-wikitext2", "--out", os.path.join(tmp, "lstm.json"))
+    check(not refusal_problems(done, ["lstm-wikitext2", "bert-base-seq128"], status=2),
+          f"time_models_cuda.py refuses the LSTM, naming what it can time: {done.stderr!r}")
 
 check.finish()
