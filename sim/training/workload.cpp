@@ -36,10 +36,15 @@ Workload read_layer_spec(const nlohmann::json& json, const std::string& file) {
     ObjectReader item(layers[i], file, "/layers/" + std::to_string(i));
     Layer layer;
     layer.name = item.string("name");
-    layer.kind = item.choice_or(
-        "kind", {"conv", "linear", "norm", "embedding", "lstm", "attention", "other"}, "other");
+    if (layer.name.empty())
+      item.fail("name", "expected the layer's name (a device profile's measured times and the "
+                        "trace's tensors are found by it), got \"\"");
+    // Required: without them a layer was "other" and computed in no time
+    // beyond the latency, silently.
+    layer.kind =
+        item.choice("kind", {"conv", "linear", "norm", "embedding", "lstm", "attention", "other"});
     layer.parameters = item.integer("parameters", 0, int64_t{1} << 40);
-    layer.forward_flops = item.number_or("forward_flops", 0);
+    layer.forward_flops = item.number("forward_flops");
     layer.backward_flops = item.number_or("backward_flops", 2 * layer.forward_flops);
     // Per sample; the largest layers of today's models are around 1e12, and
     // a bound keeps a whole batch's FLOPs finite.
