@@ -184,6 +184,19 @@ with tempfile.TemporaryDirectory() as work:
     plain, _ = run(work, {"name": "topk", "density": 0.01}, 8, out="own")
     check("iterations_taken_in_turn" not in plain["model"]["gradients"],
           "a run within the trace's workers and iterations says nothing of it")
+    # A layer spec's gradients are synthesized: its density and fidelity
+    # lines are the synthesizer's, and the summary says so above them.
+    synthetic = subprocess.run(
+        [GCSIM, "run", os.path.join(ROOT, "workloads", "scenarios", "topk-resnet18-8x10g.json"),
+         "--set", "training.iterations=2", "--out", os.path.join(work, "synthetic")],
+        capture_output=True, text=True, timeout=600)
+    lines = synthetic.stdout.splitlines()
+    said = [i for i, line in enumerate(lines) if line.startswith("  gradients: synthetic")]
+    fidelity = [i for i, line in enumerate(lines) if line.startswith("  fidelity")]
+    check(synthetic.returncode == 0 and len(said) == 1 and fidelity and said[0] < fidelity[0]
+          and not any(line.startswith("  gradients: synthetic") for line in printed.stdout
+                      .splitlines()),
+          f"synthetic gradients are said above their fidelity, a trace's are not: {lines[:3]}")
 
     # IWP's dense warm-up inside the averaged iterations is said; it pulls
     # the means towards dense.
