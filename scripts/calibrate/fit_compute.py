@@ -467,7 +467,9 @@ class KindFit(Compute):
             for kind, forward, backward, _ in run["layers"]:
                 design[2 * i, 1 + kinds.index(kind)] += forward
                 design[2 * i + 1, 1 + n + kinds.index(kind)] += backward
-        solution, _ = solve_relative(design, measured)
+        # The passes that kept the GPU busy, as in Fit.
+        rows = np.array([bound for run in runs for bound in run["passes_bound"]])
+        solution, _ = solve_relative(design[rows], measured[rows])
         super().__init__(float(solution[0]),
                          {kind: float(solution[1 + j]) for j, kind in enumerate(kinds)},
                          {kind: float(solution[1 + n + j]) for j, kind in enumerate(kinds)})
