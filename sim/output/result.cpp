@@ -1,6 +1,7 @@
 #include "sim/output/result.hpp"
 
 #include "sim/input/atomic_write.hpp"
+#include "sim/input/file_digest.hpp"
 #include "sim/input/natural_order.hpp"
 #include "sim/input/units.hpp"
 #include "sim/training/plan.hpp"
@@ -164,6 +165,21 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
     result["model"]["link_bandwidth_bps"] = scenario.platform.link.bandwidth_Bps * 8;
   else // which of the file's hosts the workers are, rank by rank
     result["model"]["worker_hosts"] = run.worker_hosts;
+  // The files the scenario names by path only (its platform is inlined in
+  // `scenario`): which bytes ran, whatever folder the paths resolved from.
+  nlohmann::json digests = nlohmann::json::object();
+  auto digest = [&digests](const char* role, const std::filesystem::path& file) {
+    if (!file.empty())
+      digests[role] = input::file_digest(file);
+  };
+  digest("device", scenario.device_file);
+  if (scenario.trace_folder)
+    digest("trace_manifest", *scenario.trace_folder / "manifest.json");
+  else
+    digest("workload", scenario.workload.source);
+  digest("compute_spec", scenario.workload.compute_spec);
+  digest("platform_xml", scenario.platform.xml_file);
+  result["model"]["input_digests"] = digests;
   if (!extras.compressor_params.is_null())
     result["model"]["compressor_params"] = extras.compressor_params;
   if (!extras.gradient_source.is_null())

@@ -361,4 +361,31 @@ check(run_help.returncode == 0 and "--set" in run_help.stdout, "gcsim run --help
 version = gcsim("--version")
 check(version.returncode == 0 and version.stdout.startswith("gcsim "), "gcsim --version")
 
+# A scenario names its device profile and layer spec by path, and a file of
+# that path in the working directory comes before the source tree's
+# (paths.hpp): result.json said the same path either way, whatever ran.
+with tempfile.TemporaryDirectory() as work:
+    def fnv1a64(path):
+        value = 14695981039346656037
+        for byte in open(path, "rb").read():
+            value = ((value ^ byte) * 1099511628211) % 2 ** 64
+        return f"fnv1a64:{value:016x}"
+
+    shipped = os.path.join(ROOT, "platforms", "devices", "v100.json")
+    shadow = os.path.join(work, "elsewhere", "platforms", "devices", "v100.json")
+    os.makedirs(os.path.dirname(shadow))
+    profile = json.load(open(shipped))
+    profile["compute"]["forward_flop_rate"] = "4.903Tflops"
+    json.dump(profile, open(shadow, "w"))
+    plain = gcsim("run", QUICKSTART, "--out", os.path.join(work, "plain"), "--quiet", cwd=work)
+    shadowed = gcsim("run", QUICKSTART, "--out", os.path.join(work, "shadowed"), "--quiet",
+                     cwd=os.path.dirname(os.path.dirname(os.path.dirname(shadow))))
+    digests = [json.load(open(os.path.join(work, name, "result.json")))["model"]["input_digests"]
+               for name in ("plain", "shadowed")]
+    spec = os.path.join(ROOT, "workloads", "models", "resnet18-cifar10.json")
+    check(plain.returncode == 0 and shadowed.returncode == 0
+          and digests[0] == {"device": fnv1a64(shipped), "workload": fnv1a64(spec)}
+          and digests[1]["device"] == fnv1a64(shadow)
+          and digests[1]["workload"] == digests[0]["workload"],
+          f"result.json says which device profile and layer spec ran: {digests}")
 check.finish()
