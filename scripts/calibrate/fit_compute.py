@@ -89,6 +89,9 @@ def parse_args(argv):
                         help="set forward_flop_rate to the median GEMM rate the layer-times "
                              "files measured in their precision (TF32 times need it)")
     parser.add_argument("--name", help="the written profile's name (default: --profile's)")
+    parser.add_argument("--time-per-parameter", action="store_true",
+                        help="also fit a time per parameter, each pass (not in the shipped "
+                             "profiles: platforms/devices/README.md says why)")
     parser.add_argument("--backward-per-kind", action="store_true",
                         help="also print a fit with a backward rate per kind, and each kind's "
                              "rates in the measured layer times (compared, not written)")
@@ -400,28 +403,36 @@ def minor_kinds(runs, given):
 
 
 class Fit(Compute):
-    """L, 1/(R e_k) per kind, R / R_b and the time per parameter, fitted to
-    whole passes; a minor kind (minor_kinds) keeps `given`'s time per FLOP."""
+    """L, 1/(R e_k) per kind, R / R_b and, with `per_parameter`, the time per
+    parameter, fitted to whole passes; a minor kind (minor_kinds) keeps
+    `given`'s time per FLOP."""
 
-    def __init__(self, runs, given=None):
+    def __init__(self, runs, given=None, per_parameter=False):
         self.kept = minor_kinds(runs, given) if given is not None else []
         self.kinds = sorted({kind for run in runs for kind, *_ in run["layers"]}
                             - set(self.kept))
         column = {kind: i + 1 for i, kind in enumerate(self.kinds)}
-        weights = len(self.kinds) + 1  # the time per parameter's column
+        # The time per parameter's column, when fitted.
+        weights = len(self.kinds) + 1 if per_parameter else None
+        columns = len(self.kinds) + (2 if per_parameter else 1)
         measured = np.array([t for run in runs for t in (run["forward_s"], run["backward_s"])])
         # The passes that kept the GPU busy.
         rows = np.array([bound for run in runs for bound in run["passes_bound"]])
+        if not rows[0::2].any() or not rows[1::2].any():
+            raise ValueError(f"every pass that kept the GPU busy is a "
+                             f"{'backward' if rows[1::2].any() else 'forward'} one: the "
+                             "backward rate cannot be told from the forward one")
         best = None
         # R / R_b multiplies 1/(R e_k): a linear fit for each value of it, and
         # a search over it.
         for ratio in np.geomspace(0.25, 4.0, 481):
-            design = np.zeros((len(measured), len(self.kinds) + 2))
+            design = np.zeros((len(measured), columns))
             known = np.zeros(len(measured))
             for i, run in enumerate(runs):
                 design[2 * i:2 * i + 2, 0] = len(run["layers"])
                 for kind, forward, backward, parameters in run["layers"]:
-                    design[2 * i:2 * i + 2, weights] += parameters
+                    if per_parameter:
+                        design[2 * i:2 * i + 2, weights] += parameters
                     if kind in column:
                         design[2 * i, column[kind]] += forward
                         design[2 * i + 1, column[kind]] += ratio * backward
@@ -429,13 +440,13 @@ class Fit(Compute):
                         known[2 * i] += given.forward_per_flop[kind] * forward
                         known[2 * i + 1] += ratio * given.forward_per_flop[kind] * backward
             solution, loss = solve_relative(design[rows], measured[rows], known[rows],
-                                            nonnegative=(0, weights))
+                                            nonnegative=(0, weights) if per_parameter else (0,))
             if best is None or loss < best[0]:
                 best = (loss, ratio, solution, design)
         _, self.ratio, solution, design = best
         design, measured = design[rows], measured[rows]
-        kinds = confounded(design / measured[:, None],
-                           ["layer latency"] + self.kinds + ["time per parameter"])
+        kinds = confounded(design / measured[:, None], ["layer latency"] + self.kinds
+                           + (["time per parameter"] if per_parameter else []))
         if kinds:
             raise Unidentifiable(f"the passes cannot tell apart the time per FLOP of "
                                  f"{', '.join(kinds)}: every model timed has them in one "
@@ -450,7 +461,7 @@ class Fit(Compute):
         forward = dict(given.forward_per_flop if given is not None else {}, **self.per_flop)
         super().__init__(float(solution[0]), forward,
                          {kind: self.ratio * value for kind, value in forward.items()},
-                         float(solution[weights]))
+                         float(solution[weights]) if per_parameter else 0.0)
 
 
 class KindFit(Compute):
@@ -546,7 +557,8 @@ def set_compute(profile, fit, given_rate, rate, fitted, data, precision, rate_so
     compute["forward_flop_rate"] = f"{rate / 1e12:.4g}Tflops"
     compute["layer_latency"] = f"{fit.latency_s * 1e6:.3f}us"
     compute.pop("time_per_million_parameters", None)
-    if fit.per_parameter_s > 0:
+    # Under 1 ps per million (what a duration may be) it is noise: not written.
+    if fit.per_parameter_s * 1e6 >= 1e-12:
         compute["time_per_million_parameters"] = f"{fit.per_parameter_s * 1e12:.4g}us"
     compute["backward_flop_rate"] = f"{rate / fit.ratio / 1e12:.4g}Tflops"
     for kind in fit.kinds:
@@ -603,7 +615,7 @@ def main(argv):
     report(f"measured / simulated passes, {args.profile}'s compute as given", given, runs)
     fit = None
     try:
-        fit = Fit(fitted, given)
+        fit = Fit(fitted, given, args.time_per_parameter)
     except ValueError as error:
         batches = sorted({run["batch"] for run in fitted})
         models = sorted({run["model"] for run in fitted})
@@ -636,7 +648,8 @@ def main(argv):
               + f", {fit.per_parameter_s * 1e12:.4g} us per million parameters")
         if fit.kept:
             print(f"not fitted (under {MINOR_SHARE:.0%} of every pass): {', '.join(fit.kept)}")
-        report_fit(lambda some: Fit(some, given), args.layer_times, loaded, runs, fitted)
+        report_fit(lambda some: Fit(some, given, args.time_per_parameter), args.layer_times,
+                   loaded, runs, fitted)
 
     if args.backward_per_kind:
         kind_fit = KindFit(fitted)

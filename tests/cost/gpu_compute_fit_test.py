@@ -119,7 +119,8 @@ with tempfile.TemporaryDirectory() as tmp:
                               dict(per_flop, embedding=1 / (rate * embedding)), ratio=1.0,
                               names=("resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet",
                                      "bert-base-seq128"), per_parameter=30e-12)
-    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *weighted, "--out", out])
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), "--time-per-parameter",
+                *weighted, "--out", out])
     check(done.returncode == 0, f"fit with a time per parameter: status {done.returncode}: "
                                 f"{done.stderr}")
     if done.returncode == 0:
@@ -130,6 +131,32 @@ with tempfile.TemporaryDirectory() as tmp:
               and compute["efficiency"]["embedding"] == embedding,
               f"30 us per million parameters and the efficiencies recovered, embedding kept: "
               f"{got}, {compute['efficiency']}")
+
+    # Without --time-per-parameter none is fitted or written (the shipped
+    # profiles have none), and where the passes have none the fit of one
+    # writes none either, not noise under the 1 ps gcsim reads.
+    for args, what in (([], "not asked for"), (["--time-per-parameter"], "none in the passes")):
+        done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *args, *files, "--out", out])
+        check(done.returncode == 0
+              and "time_per_million_parameters" not in json.load(open(out))["compute"],
+              f"no time per parameter written, {what}: {done.returncode} {done.stderr[-200:]}")
+
+    # Every fitted pass a forward one (the backward passes host-bound): the
+    # backward rate was the search's bound, 4 times the forward, written
+    # without a word.
+    forward_only = []
+    for path in files:
+        data = json.load(open(path))
+        for entry in data["models"].values():
+            entry["plain_backward_median_s"] *= 1.5
+        forward_only.append(path.replace(".json", "-forward-only.json"))
+        json.dump(data, open(forward_only[-1], "w"))
+    refused_backward = os.path.join(tmp, "forward-only-profile.json")
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *forward_only,
+                "--out", refused_backward])
+    check(not refusal_problems(done, ["every pass", "forward", "backward rate"], status=2,
+                               result_file=refused_backward),
+          f"forward passes alone: refused ({done.returncode}: {done.stderr.strip()[-200:]})")
 
     # One model at two batches has its conv, linear and norm layers in one
     # proportion: any mix of their efficiencies fits, and least squares wrote

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 using gcsim::cost::DeviceProfile;
 using gcsim::training::Layer;
@@ -47,19 +48,22 @@ TEST_CASE("a layer's backward time is its workload's backward FLOPs, not a fixed
 }
 
 TEST_CASE("a layer priced by FLOPs pays the profile's time per parameter for its weights") {
-  // The measured H200's: a classifier of many weights and few rows is slow
-  // for its FLOPs, which one efficiency per kind could not say.
-  const DeviceProfile h200 =
-      DeviceProfile::load(std::string(GCSIM_SOURCE_DIR) + "/platforms/devices/h200.json");
-  REQUIRE(h200.compute().seconds_per_parameter > 0);
+  // The shipped profiles have none (platforms/devices/README.md says why);
+  // one with 30 us per million parameters.
+  nlohmann::json with_weights = DeviceProfile::load(kV100).to_json();
+  with_weights["compute"]["time_per_million_parameters"] = "30us";
+  const DeviceProfile profile = DeviceProfile::from_json(with_weights, "with-weights.json");
+  REQUIRE(profile.compute().seconds_per_parameter == doctest::Approx(30e-12).scale(0));
   Workload workload = two_layers(1e6);
-  const auto times = layer_times(workload, h200, 16);
+  const auto times = layer_times(workload, profile, 16);
   workload.layers[0].parameters *= 1000;
-  const auto heavier = layer_times(workload, h200, 16);
-  CHECK(heavier[0].forward_s - times[0].forward_s ==
-        doctest::Approx(1728 * 999 * h200.compute().seconds_per_parameter).epsilon(1e-9).scale(0));
-  CHECK(heavier[0].backward_s - times[0].backward_s ==
-        doctest::Approx(1728 * 999 * h200.compute().seconds_per_parameter).epsilon(1e-9).scale(0));
+  const auto heavier = layer_times(workload, profile, 16);
+  CHECK(
+      heavier[0].forward_s - times[0].forward_s ==
+      doctest::Approx(1728 * 999 * profile.compute().seconds_per_parameter).epsilon(1e-9).scale(0));
+  CHECK(
+      heavier[0].backward_s - times[0].backward_s ==
+      doctest::Approx(1728 * 999 * profile.compute().seconds_per_parameter).epsilon(1e-9).scale(0));
   CHECK(heavier[1].forward_s == times[1].forward_s);
 }
 
