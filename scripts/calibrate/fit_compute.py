@@ -10,10 +10,12 @@ parameters
 
 This script reads the passes timed by time_models_cuda.py (without hooks),
 keeps R (the profile's measured GEMM rate) and fits L, every measured kind's
-e_k, R_b and W (the time per parameter) by least squares on the relative
-error of each model's whole forward and backward passes: the sums over
-layers are what a simulation uses. A kind under 1% of every pass's time
-(MINOR_SHARE) keeps the --profile's e_k. Only passes whose per-layer times
+e_k, R_b and, with --time-per-parameter, W (0 otherwise: the shipped
+profiles have none, platforms/devices/README.md says why) by least squares
+on the relative error of each model's whole forward and backward passes:
+the sums over layers are what a simulation uses. A kind under 1% of every
+forward pass's time, as the --profile prices it (MINOR_SHARE), keeps the
+--profile's e_k. Only passes whose per-layer times
 add up to within 5% of the pass timed without hooks enter the fit, each
 pass on its own: elsewhere the host's launch time, not the GPU, set the
 times, and a FLOP model cannot say that.
@@ -73,7 +75,8 @@ KINDS = ["conv", "linear", "norm", "embedding", "lstm", "attention", "other"]
 # The largest per-kind efficiency gcsim reads (sim/cost/device_profile.cpp):
 # a factor on the FLOP rate a little over 1 is real, a percentage is not.
 MAX_EFFICIENCY = 4
-# A kind under this share of every pass's FLOPs is not fitted (minor_kinds).
+# A kind under this share of every forward pass's time, as the --profile
+# prices it, is not fitted (minor_kinds).
 MINOR_SHARE = 0.01
 
 
