@@ -12,6 +12,7 @@
 #include <exception>
 #include <map>
 #include <new>
+#include <string>
 #include <system_error>
 
 #include <CLI/CLI.hpp>
@@ -112,14 +113,28 @@ int main(int argc, char** argv) {
     by_subcommand[subcommand] = command.get();
   }
 
-  // CLI11 says only "A subcommand is required" for a misspelt one.
-  if (argc > 1 && argv[1][0] != '-' &&
-      std::none_of(commands.begin(), commands.end(),
-                   [&](const auto& command) { return command->name() == argv[1]; })) {
-    std::string known;
-    for (const auto& command : commands)
-      known += (known.empty() ? "" : ", ") + command->name();
-    std::fprintf(stderr, "gcsim: unknown command '%s' (commands: %s; see --help)\n", argv[1],
+  // CLI11 says only "A subcommand is required" for a misspelt command, for
+  // none at all and for an unknown option before it.
+  std::string known;
+  for (const auto& command : commands)
+    known += (known.empty() ? "" : ", ") + command->name();
+  const std::string first = argc > 1 ? argv[1] : "";
+  const bool top_level_flag = first == "-h" || first == "--help" || first == "--version";
+  if (first.empty()) {
+    std::fprintf(stderr, "gcsim: no command given (commands: %s; see --help)\n", known.c_str());
+    return 2;
+  }
+  if (first[0] == '-' && !top_level_flag) {
+    std::fprintf(stderr,
+                 "gcsim: unknown option '%s' before the command (commands: %s; an option "
+                 "goes after its command; see --help)\n",
+                 first.c_str(), known.c_str());
+    return 2;
+  }
+  if (first[0] != '-' && std::none_of(commands.begin(), commands.end(), [&](const auto& command) {
+        return command->name() == first;
+      })) {
+    std::fprintf(stderr, "gcsim: unknown command '%s' (commands: %s; see --help)\n", first.c_str(),
                  known.c_str());
     return 2;
   }

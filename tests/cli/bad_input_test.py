@@ -558,6 +558,11 @@ COMMAND_CASES = [
     # CLI11 said only "A subcommand is required".
     ("a misspelt command", ["rnu", "x.json"], os.devnull, 2,
      ["gcsim: unknown command 'rnu'", "run, sweep, validate"]),
+    # The same words for an option before the command and for none at all
+    # ("-x run" said "scenario is required").
+    ("an option before the command", ["-x", "run", "x.json"], os.devnull, 2,
+     ["gcsim: unknown option '-x' before the command", "run, sweep, validate"]),
+    ("no command", [], os.devnull, 2, ["gcsim: no command given", "run, sweep, validate"]),
     # The report went nowhere and the exit status said success.
     ("inspect onto a full stdout", ["inspect", os.path.join(ROOT, "workloads", "traces",
                                                             "fmnist-cnn-16w")],
