@@ -2,22 +2,19 @@
 """Fit a device profile's compute section to measured per-layer times.
 
 gcsim's compute model (platforms/devices/README.md) gives a layer of forward
-FLOPs f and backward FLOPs b, for the whole micro-batch, of kind k and p
-parameters
+FLOPs f and backward FLOPs b, for the whole micro-batch, of kind k
 
-    forward  = L + f / (R * e_k) + p * W
-    backward = L + b / (R_b * e_k) + p * W
+    forward  = L + f / (R * e_k)
+    backward = L + b / (R_b * e_k)
 
 This script reads the passes timed by time_models_cuda.py (without hooks),
 keeps R (the profile's measured GEMM rate) and fits L, every measured kind's
-e_k, R_b and, with --time-per-parameter, W (0 otherwise: the shipped
-profiles have none, platforms/devices/README.md says why) by least squares
-on the relative error of each model's whole forward and backward passes:
-the sums over layers are what a simulation uses. A kind under 1% of every
-forward pass's time, as the --profile prices it (MINOR_SHARE), keeps the
---profile's e_k. Only passes whose per-layer times
-add up to within 5% of the pass timed without hooks enter the fit, each
-pass on its own: elsewhere the host's launch time, not the GPU, set the
+e_k and R_b by least squares on the relative error of each model's whole
+forward and backward passes: the sums over layers are what a simulation
+uses. A kind under 1% of every forward pass's time, as the --profile prices
+it (MINOR_SHARE), keeps the --profile's e_k. Only passes whose per-layer
+times add up to within 5% of the pass timed without hooks enter the fit,
+each pass on its own: elsewhere the host's launch time, not the GPU, set the
 times, and a FLOP model cannot say that.
 
 It prints, per model, the measured passes and those of a compute model: first
@@ -92,9 +89,6 @@ def parse_args(argv):
                         help="set forward_flop_rate to the median GEMM rate the layer-times "
                              "files measured in their precision (TF32 times need it)")
     parser.add_argument("--name", help="the written profile's name (default: --profile's)")
-    parser.add_argument("--time-per-parameter", action="store_true",
-                        help="also fit a time per parameter, each pass (not in the shipped "
-                             "profiles: platforms/devices/README.md says why)")
     parser.add_argument("--backward-per-kind", action="store_true",
                         help="also print a fit with a backward rate per kind, and each kind's "
                              "rates in the measured layer times (compared, not written)")
@@ -248,8 +242,8 @@ def model_times(paths, loaded, precision):
 
 
 def layers_of(path, name, entry):
-    """(kind, forward and backward FLOPs of the micro-batch, parameters) of
-    every layer of the model's spec."""
+    """(kind, forward and backward FLOPs of the micro-batch) of every layer of
+    the model's spec."""
     spec = spec_layers(path, name)
     timed = {module["name"] for module in entry["layers"]}
     missing = [layer["name"] for layer in spec if layer["name"] not in timed]
@@ -258,8 +252,7 @@ def layers_of(path, name, entry):
                    f"{missing[:3]}")
     # gcsim's workload reader takes twice the forward FLOPs where a layer gives none.
     return [(layer["kind"], layer["forward_flops"] * entry["batch"],
-             layer.get("backward_flops", 2 * layer["forward_flops"]) * entry["batch"],
-             layer.get("parameters", 0))
+             layer.get("backward_flops", 2 * layer["forward_flops"]) * entry["batch"])
             for layer in spec]
 
 
@@ -319,14 +312,12 @@ def load(path):
 
 
 class Compute:
-    """A compute model as times per layer: latency_s + FLOPs x seconds per
-    FLOP + parameters x seconds per parameter."""
+    """A compute model as times per layer: latency_s + FLOPs x seconds per FLOP."""
 
-    def __init__(self, latency_s, forward_per_flop, backward_per_flop, per_parameter_s=0.0):
+    def __init__(self, latency_s, forward_per_flop, backward_per_flop):
         self.latency_s = latency_s
         self.forward_per_flop = forward_per_flop    # {kind: s per forward FLOP}
         self.backward_per_flop = backward_per_flop  # {kind: s per backward FLOP}
-        self.per_parameter_s = per_parameter_s      # each pass
 
     @staticmethod
     def of_profile(path, compute):
@@ -335,39 +326,28 @@ class Compute:
         forward = parse_rate(path, compute, "forward_flop_rate")
         backward = parse_rate(path, compute, "backward_flop_rate")
         efficiency = parse_efficiency(path, compute)
-        per_million = compute.get("time_per_million_parameters")
         return Compute(parse_duration(path, compute, "layer_latency"),
                        {k: 1 / (forward * e) for k, e in efficiency.items()},
-                       {k: 1 / (backward * e) for k, e in efficiency.items()},
-                       0.0 if per_million is None
-                       else parse_duration(path, compute, "time_per_million_parameters") / 1e6)
+                       {k: 1 / (backward * e) for k, e in efficiency.items()})
 
     def passes(self, run):
         forward = sum(self.latency_s + self.forward_per_flop[kind] * flops
-                      + self.per_parameter_s * parameters
-                      for kind, flops, _, parameters in run["layers"])
+                      for kind, flops, _ in run["layers"])
         backward = sum(self.latency_s + self.backward_per_flop[kind] * flops
-                       + self.per_parameter_s * parameters
-                       for kind, _, flops, parameters in run["layers"])
+                       for kind, _, flops in run["layers"])
         return forward, backward
 
 
-def solve_relative(design, measured, known=None, nonnegative=(0,)):
-    """Least squares on relative errors; the `nonnegative` columns (column 0,
-    the layer latency, by default) are never negative: one that comes out so
-    is 0 and the rest fitted again. `known` is time the design does not hold
-    (kinds not fitted). The solution and its loss."""
+def solve_relative(design, measured, known=None):
+    """Least squares on relative errors, column 0 the layer latency (never
+    negative: fitted without it then); `known` is time the design does not
+    hold (kinds not fitted). The solution and its loss."""
     weighted = design / measured[:, None]
     ones = np.ones_like(measured) - (0 if known is None else known / measured)
-    free = list(range(design.shape[1]))
-    solution = np.zeros(design.shape[1])
-    while True:
-        solution[free], *_ = np.linalg.lstsq(weighted[:, free], ones, rcond=None)
-        negative = [j for j in nonnegative if j in free and solution[j] < 0]
-        if not negative:
-            break
-        solution[negative[0]] = 0.0
-        free.remove(negative[0])
+    solution, *_ = np.linalg.lstsq(weighted, ones, rcond=None)
+    if solution[0] < 0:
+        solution[0] = 0.0
+        solution[1:], *_ = np.linalg.lstsq(weighted[:, 1:], ones, rcond=None)
     return solution, float(np.sum((weighted @ solution - ones) ** 2))
 
 
@@ -406,18 +386,14 @@ def minor_kinds(runs, given):
 
 
 class Fit(Compute):
-    """L, 1/(R e_k) per kind, R / R_b and, with `per_parameter`, the time per
-    parameter, fitted to whole passes; a minor kind (minor_kinds) keeps
-    `given`'s time per FLOP."""
+    """L, 1/(R e_k) per kind and R / R_b, fitted to whole passes; a minor
+    kind (minor_kinds) keeps `given`'s time per FLOP."""
 
-    def __init__(self, runs, given=None, per_parameter=False):
+    def __init__(self, runs, given=None):
         self.kept = minor_kinds(runs, given) if given is not None else []
         self.kinds = sorted({kind for run in runs for kind, *_ in run["layers"]}
                             - set(self.kept))
         column = {kind: i + 1 for i, kind in enumerate(self.kinds)}
-        # The time per parameter's column, when fitted.
-        weights = len(self.kinds) + 1 if per_parameter else None
-        columns = len(self.kinds) + (2 if per_parameter else 1)
         measured = np.array([t for run in runs for t in (run["forward_s"], run["backward_s"])])
         # The passes that kept the GPU busy.
         rows = np.array([bound for run in runs for bound in run["passes_bound"]])
@@ -429,27 +405,23 @@ class Fit(Compute):
         # R / R_b multiplies 1/(R e_k): a linear fit for each value of it, and
         # a search over it.
         for ratio in np.geomspace(0.25, 4.0, 481):
-            design = np.zeros((len(measured), columns))
+            design = np.zeros((len(measured), len(self.kinds) + 1))
             known = np.zeros(len(measured))
             for i, run in enumerate(runs):
                 design[2 * i:2 * i + 2, 0] = len(run["layers"])
-                for kind, forward, backward, parameters in run["layers"]:
-                    if per_parameter:
-                        design[2 * i:2 * i + 2, weights] += parameters
+                for kind, forward, backward in run["layers"]:
                     if kind in column:
                         design[2 * i, column[kind]] += forward
                         design[2 * i + 1, column[kind]] += ratio * backward
                     else:
                         known[2 * i] += given.forward_per_flop[kind] * forward
                         known[2 * i + 1] += ratio * given.forward_per_flop[kind] * backward
-            solution, loss = solve_relative(design[rows], measured[rows], known[rows],
-                                            nonnegative=(0, weights) if per_parameter else (0,))
+            solution, loss = solve_relative(design[rows], measured[rows], known[rows])
             if best is None or loss < best[0]:
                 best = (loss, ratio, solution, design)
         _, self.ratio, solution, design = best
         design, measured = design[rows], measured[rows]
-        kinds = confounded(design / measured[:, None], ["layer latency"] + self.kinds
-                           + (["time per parameter"] if per_parameter else []))
+        kinds = confounded(design / measured[:, None], ["layer latency"] + self.kinds)
         if kinds:
             raise Unidentifiable(f"the passes cannot tell apart the time per FLOP of "
                                  f"{', '.join(kinds)}: every model timed has them in one "
@@ -463,8 +435,7 @@ class Fit(Compute):
         # those only passes left out of the fit have).
         forward = dict(given.forward_per_flop if given is not None else {}, **self.per_flop)
         super().__init__(float(solution[0]), forward,
-                         {kind: self.ratio * value for kind, value in forward.items()},
-                         float(solution[weights]) if per_parameter else 0.0)
+                         {kind: self.ratio * value for kind, value in forward.items()})
 
 
 class KindFit(Compute):
@@ -478,7 +449,7 @@ class KindFit(Compute):
         design = np.zeros((len(measured), 2 * n + 1))
         for i, run in enumerate(runs):
             design[2 * i:2 * i + 2, 0] = len(run["layers"])
-            for kind, forward, backward, _ in run["layers"]:
+            for kind, forward, backward in run["layers"]:
                 design[2 * i, 1 + kinds.index(kind)] += forward
                 design[2 * i + 1, 1 + n + kinds.index(kind)] += backward
         # The passes that kept the GPU busy, as in Fit.
@@ -559,10 +530,6 @@ def set_compute(profile, fit, given_rate, rate, fitted, data, precision, rate_so
         compute["efficiency"][kind] = significant(compute["efficiency"][kind] * given_rate / rate)
     compute["forward_flop_rate"] = f"{rate / 1e12:.4g}Tflops"
     compute["layer_latency"] = f"{fit.latency_s * 1e6:.3f}us"
-    compute.pop("time_per_million_parameters", None)
-    # Under 1 ps per million (what a duration may be) it is noise: not written.
-    if fit.per_parameter_s * 1e6 >= 1e-12:
-        compute["time_per_million_parameters"] = f"{fit.per_parameter_s * 1e12:.4g}us"
     compute["backward_flop_rate"] = f"{rate / fit.ratio / 1e12:.4g}Tflops"
     for kind in fit.kinds:
         compute["efficiency"][kind] = significant(1 / (rate * fit.per_flop[kind]))
@@ -618,7 +585,7 @@ def main(argv):
     report(f"measured / simulated passes, {args.profile}'s compute as given", given, runs)
     fit = None
     try:
-        fit = Fit(fitted, given, args.time_per_parameter)
+        fit = Fit(fitted, given)
     except ValueError as error:
         batches = sorted({run["batch"] for run in fitted})
         models = sorted({run["model"] for run in fitted})
@@ -647,12 +614,10 @@ def main(argv):
                  "what the device reaches")
         print(f"layer latency {fit.latency_s * 1e6:.2f} us, backward rate "
               f"{rate / fit.ratio / 1e12:.2f} TFLOP/s (forward {rate / 1e12:.2f}), efficiency "
-              + ", ".join(f"{kind}={value:.3f}" for kind, value in efficiency.items())
-              + f", {fit.per_parameter_s * 1e12:.4g} us per million parameters")
+              + ", ".join(f"{kind}={value:.3f}" for kind, value in efficiency.items()))
         if fit.kept:
             print(f"not fitted (under {MINOR_SHARE:.0%} of every pass): {', '.join(fit.kept)}")
-        report_fit(lambda some: Fit(some, given, args.time_per_parameter), args.layer_times,
-                   loaded, runs, fitted)
+        report_fit(lambda some: Fit(some, given), args.layer_times, loaded, runs, fitted)
 
     if args.backward_per_kind:
         kind_fit = KindFit(fitted)

@@ -169,12 +169,9 @@ private:
       std::printf("  - %s: %s [%s]\n", source.figure.c_str(), source.value.c_str(),
                   source.source.c_str());
     const cost::ComputeModel& compute = profile.compute();
-    std::printf("compute: forward %.4g TFLOP/s, backward %.4g TFLOP/s, layer latency %.3g us",
+    std::printf("compute: forward %.4g TFLOP/s, backward %.4g TFLOP/s, layer latency %.3g us\n",
                 compute.forward_flops_per_s / 1e12, compute.backward_flops_per_s / 1e12,
                 compute.layer_latency_s * 1e6);
-    if (compute.seconds_per_parameter > 0)
-      std::printf(", %.4g us per million parameters", compute.seconds_per_parameter * 1e12);
-    std::printf("\n");
     std::printf("  efficiency:");
     for (std::size_t i = 0; i < DeviceProfile::layer_kinds().size(); ++i)
       std::printf(" %s=%.3g", std::string(DeviceProfile::layer_kinds()[i]).c_str(),

@@ -192,9 +192,6 @@ ComputeModel read_compute(ObjectReader& reader) {
                 "is no longer read: a layer's backward FLOPs are the workload's backward_flops "
                 "(twice its forward FLOPs where not given); remove the field and set those");
   compute.layer_latency_s = reader.duration_or("layer_latency", 0.0);
-  // Per million parameters: a time per parameter would be under the 1 ps a
-  // duration may be.
-  compute.seconds_per_parameter = reader.duration_or("time_per_million_parameters", 0.0) / 1e6;
   compute.source = reader.string_or("source", "");
   ObjectReader efficiency = reader.object("efficiency");
   for (std::size_t i = 0; i < kLayerKinds.size(); ++i) {
@@ -401,8 +398,6 @@ nlohmann::json DeviceProfile::to_json() const {
   nlohmann::json compute{{"forward_flop_rate", format_rate(compute_.forward_flops_per_s)},
                          {"backward_flop_rate", format_rate(compute_.backward_flops_per_s)},
                          {"layer_latency", format_duration(compute_.layer_latency_s)}};
-  if (compute_.seconds_per_parameter > 0)
-    compute["time_per_million_parameters"] = format_duration(compute_.seconds_per_parameter * 1e6);
   for (std::size_t i = 0; i < kLayerKinds.size(); ++i)
     compute["efficiency"][std::string(kLayerKinds[i])] = compute_.efficiency[i];
   if (!compute_.source.empty())
@@ -478,13 +473,10 @@ nlohmann::json DeviceProfile::to_json() const {
 }
 
 double DeviceProfile::pass_seconds(const char* pass, double rate, std::string_view layer_kind,
-                                   double flops, double parameters) const {
+                                   double flops) const {
   check_flops(flops);
-  if (!(parameters >= 0))
-    throw std::invalid_argument("a layer's parameters must be >= 0");
-  const double seconds = compute_.layer_latency_s +
-                         flops / (rate * compute_.efficiency[layer_kind_index(layer_kind)]) +
-                         parameters * compute_.seconds_per_parameter;
+  const double seconds =
+      compute_.layer_latency_s + flops / (rate * compute_.efficiency[layer_kind_index(layer_kind)]);
   if (!runnable(seconds))
     fail_unrunnable("/compute",
                     std::string("the ") + pass + " pass of a " + std::string(layer_kind) + " layer",
@@ -492,14 +484,12 @@ double DeviceProfile::pass_seconds(const char* pass, double rate, std::string_vi
   return seconds;
 }
 
-double DeviceProfile::forward_seconds(std::string_view layer_kind, double flops,
-                                      double parameters) const {
-  return pass_seconds("forward", compute_.forward_flops_per_s, layer_kind, flops, parameters);
+double DeviceProfile::forward_seconds(std::string_view layer_kind, double flops) const {
+  return pass_seconds("forward", compute_.forward_flops_per_s, layer_kind, flops);
 }
 
-double DeviceProfile::backward_seconds(std::string_view layer_kind, double flops,
-                                       double parameters) const {
-  return pass_seconds("backward", compute_.backward_flops_per_s, layer_kind, flops, parameters);
+double DeviceProfile::backward_seconds(std::string_view layer_kind, double flops) const {
+  return pass_seconds("backward", compute_.backward_flops_per_s, layer_kind, flops);
 }
 
 double DeviceProfile::optimizer_seconds(double parameters) const {

@@ -60,9 +60,6 @@ struct ComputeModel {
   double forward_flops_per_s = 0;
   double backward_flops_per_s = 0;
   double layer_latency_s = 0;
-  /// Per parameter a layer holds, each pass: what a FLOP rate misses for
-  /// layers of few rows and many weights (a classifier at a small batch).
-  double seconds_per_parameter = 0;
   std::array<double, 7> efficiency{}; // indexed like layer_kinds()
   std::string source;
 };
@@ -87,8 +84,7 @@ struct ModelTimes {
 };
 
 /// A layer's pass that took `seconds` at micro-batch `from_batch`, at
-/// `to_batch`: its fixed cost `fixed_s` (the device's layer latency and the
-/// layer's weights) plus
+/// `to_batch`: its fixed cost `fixed_s` (the device's layer_latency) plus
 /// the rest in proportion to the batch. A pass of a few samples is bound by
 /// its kernels' launches, not by its arithmetic: at batch 1 it costs about
 /// that latency, not a sixteenth of batch 16's time. A pass no longer than
@@ -134,11 +130,10 @@ public:
   /// InputError when the time is not one a simulation can run (infinite or
   /// over ~30 years: an absurd figure in the profile or the workload); so do
   /// the other time functions below.
-  /// `parameters` are the layer's weights (the profile's time per parameter).
-  double forward_seconds(std::string_view layer_kind, double flops, double parameters = 0) const;
+  double forward_seconds(std::string_view layer_kind, double flops) const;
   /// Backward time of the same layer; `flops` are its backward FLOPs for
   /// that micro-batch (the workload's backward_flops).
-  double backward_seconds(std::string_view layer_kind, double flops, double parameters = 0) const;
+  double backward_seconds(std::string_view layer_kind, double flops) const;
   /// SGD with momentum over `parameters` floats (memory-bound).
   double optimizer_seconds(double parameters) const;
   /// A compression kernel by name (see kernels.hpp for the fields each reads).
@@ -163,11 +158,10 @@ private:
   /// workload).
   [[noreturn]] void fail_unrunnable(const std::string& path, const std::string& what, double size,
                                     const char* unit, double seconds) const;
-  /// One pass of a layer: the per-layer latency, `flops` at `rate` times
-  /// the kind's efficiency, and the time per parameter; `pass` names it in
-  /// the error.
-  double pass_seconds(const char* pass, double rate, std::string_view layer_kind, double flops,
-                      double parameters) const;
+  /// One pass of a layer: the per-layer latency plus `flops` at `rate` times
+  /// the kind's efficiency; `pass` names it in the error.
+  double pass_seconds(const char* pass, double rate, std::string_view layer_kind,
+                      double flops) const;
 
   std::string name_;
   std::string device_kind_ = "cpu";

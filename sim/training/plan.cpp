@@ -30,12 +30,8 @@ std::vector<LayerTimes> layer_times(const Workload& workload, const cost::Device
       time.forward_s = *layer.measured_forward_s * scale;
       time.backward_s = *layer.measured_backward_s * scale;
     } else if (measured) {
-      // What a pass costs whatever its batch, as the FLOP model has it: the
-      // latency and the layer's weights.
-      const cost::ComputeModel& compute = profile.compute();
-      const double fixed_s = compute.layer_latency_s +
-                             static_cast<double>(layer.parameters) * compute.seconds_per_parameter;
-      const auto seconds = measured->layer_seconds(layer.name, batch, fixed_s);
+      const auto seconds =
+          measured->layer_seconds(layer.name, batch, profile.compute().layer_latency_s);
       if (!seconds)
         throw InputError(profile.file(), "/model_times/" + json_pointer_token(workload.name),
                          "no times for layer \"" + layer.name + "\" of " + workload.source +
@@ -52,10 +48,8 @@ std::vector<LayerTimes> layer_times(const Workload& workload, const cost::Device
                            "device profile with model_times for \"" +
                            workload.name + "\"");
     } else {
-      const auto parameters = static_cast<double>(layer.parameters);
-      time.forward_s = profile.forward_seconds(layer.kind, layer.forward_flops * batch, parameters);
-      time.backward_s =
-          profile.backward_seconds(layer.kind, layer.backward_flops * batch, parameters);
+      time.forward_s = profile.forward_seconds(layer.kind, layer.forward_flops * batch);
+      time.backward_s = profile.backward_seconds(layer.kind, layer.backward_flops * batch);
     }
     times.push_back(time);
   }

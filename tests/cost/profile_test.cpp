@@ -147,27 +147,6 @@ TEST_CASE("forward and backward scale with FLOPs and layer-kind efficiency") {
   CHECK_THROWS_AS(v100.kernel_seconds("topk", KernelShape{1, 1, 0, 0}), std::invalid_argument);
 }
 
-TEST_CASE("a profile's time per parameter is charged per weight, each pass, and written back") {
-  nlohmann::json profile = DeviceProfile::load(kDevices + "v100.json").to_json();
-  const DeviceProfile without = DeviceProfile::from_json(profile, "p.json");
-  CHECK_FALSE(profile["compute"].contains("time_per_million_parameters"));
-  // 2 us per million parameters: a 100M-parameter classifier pays 200 us a
-  // pass on top of its FLOPs, whatever its batch.
-  profile["compute"]["time_per_million_parameters"] = "2us";
-  const DeviceProfile with = DeviceProfile::from_json(profile, "p.json");
-  CHECK(with.forward_seconds("linear", 1e9, 1e8) - without.forward_seconds("linear", 1e9, 1e8) ==
-        doctest::Approx(200e-6).epsilon(1e-9).scale(0));
-  CHECK(with.backward_seconds("linear", 2e9, 1e8) - without.backward_seconds("linear", 2e9) ==
-        doctest::Approx(200e-6).epsilon(1e-9).scale(0));
-  CHECK(with.forward_seconds("linear", 1e9) == without.forward_seconds("linear", 1e9));
-  CHECK_THROWS_AS(with.forward_seconds("linear", 1e9, -1), std::invalid_argument);
-  const DeviceProfile again = DeviceProfile::from_json(with.to_json(), "round-trip");
-  CHECK(again.forward_seconds("conv", 1e9, 5e6) ==
-        doctest::Approx(with.forward_seconds("conv", 1e9, 5e6)).scale(0));
-  profile["compute"]["time_per_million_parameters"] = "-2us";
-  CHECK_THROWS_AS(DeviceProfile::from_json(profile, "p.json"), gcsim::InputError);
-}
-
 TEST_CASE("a profile survives to_json and back") {
   const DeviceProfile v100 = DeviceProfile::load(kDevices + "v100.json");
   const DeviceProfile again = DeviceProfile::from_json(v100.to_json(), "round-trip");

@@ -5,7 +5,6 @@
 #include <string>
 
 #include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 
 using gcsim::cost::DeviceProfile;
 using gcsim::training::Layer;
@@ -45,26 +44,6 @@ TEST_CASE("a layer's backward time is its workload's backward FLOPs, not a fixed
         doctest::Approx(1e6 * batch * per_flop).epsilon(1e-12).scale(0));
   CHECK(twice[0].backward_s == once[0].backward_s);
   CHECK(twice[1].forward_s == once[1].forward_s);
-}
-
-TEST_CASE("a layer priced by FLOPs pays the profile's time per parameter for its weights") {
-  // The shipped profiles have none (platforms/devices/README.md says why);
-  // one with 30 us per million parameters.
-  nlohmann::json with_weights = DeviceProfile::load(kV100).to_json();
-  with_weights["compute"]["time_per_million_parameters"] = "30us";
-  const DeviceProfile profile = DeviceProfile::from_json(with_weights, "with-weights.json");
-  REQUIRE(profile.compute().seconds_per_parameter == doctest::Approx(30e-12).scale(0));
-  Workload workload = two_layers(1e6);
-  const auto times = layer_times(workload, profile, 16);
-  workload.layers[0].parameters *= 1000;
-  const auto heavier = layer_times(workload, profile, 16);
-  CHECK(
-      heavier[0].forward_s - times[0].forward_s ==
-      doctest::Approx(1728 * 999 * profile.compute().seconds_per_parameter).epsilon(1e-9).scale(0));
-  CHECK(
-      heavier[0].backward_s - times[0].backward_s ==
-      doctest::Approx(1728 * 999 * profile.compute().seconds_per_parameter).epsilon(1e-9).scale(0));
-  CHECK(heavier[1].forward_s == times[1].forward_s);
 }
 
 TEST_CASE("a trace's own layer times scale in proportion to the batch, whatever the profile's "
