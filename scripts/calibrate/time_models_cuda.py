@@ -112,8 +112,9 @@ def time_model(build, shape, args, device, clock):
     torch.manual_seed(0)
     model = no_inplace(build().to(device).train())
     kinds = {module_name: type(module).__name__ for module_name, module in model.named_modules()}
-    if tokens_in(model):
-        x = torch.randint(0, tokens_in(model), (args.batch,) + tuple(shape[1:]), device=device)
+    vocabulary = tokens_in(model)
+    if vocabulary:
+        x = torch.randint(0, vocabulary, (args.batch,) + tuple(shape[1:]), device=device)
     else:
         x = torch.randn((args.batch,) + tuple(shape[1:]), device=device)
     with torch.no_grad():

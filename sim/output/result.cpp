@@ -284,9 +284,8 @@ std::string format_summary(const nlohmann::json& result) {
       text += "  gradients: " + parts + "\n";
   } else if (gradients.value("kind", "") == "synthetic" && summary.contains("fidelity")) {
     // The fidelity and density lines below read like a model's; they are
-    // the synthesizer's.
-    text += "  gradients: synthetic (no trace): the density and fidelity below describe the "
-            "synthesizer's gradients, not a model's; timing only\n";
+    // the synthesizer's, as its own note in result.json says.
+    text += "  gradients: synthetic (no trace), " + gradients.value("note", std::string()) + "\n";
   }
   // A compressor's own dense warm-up (IWP's) inside the averaged iterations
   // pulls the means towards dense.

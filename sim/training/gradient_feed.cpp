@@ -106,7 +106,8 @@ public:
              "uniform weights scaled by sqrt(3 / layer size)"},
             {"workers", workers_},
             {"seed", seed_},
-            {"note", "not real gradients: timing studies only; use a trace for fidelity"}};
+            {"note", "not real gradients: their density and fidelity are the synthesizer's, "
+                     "for timing studies only; use a trace for a model's"}};
   }
 
 private:
