@@ -68,7 +68,7 @@ private:
     std::vector<std::uint64_t> counts(P, 0); // pairs
     std::uint64_t dense_floats = 0;
     for (std::size_t l = 0; l < work.layout->size(); ++l) {
-      if ((*work.layout)[l].size < min_layer_) {
+      if (sent_whole((*work.layout)[l])) {
         dense_floats += (*work.layout)[l].size;
       }
     }
@@ -78,7 +78,7 @@ private:
       masked.clear();
       for (std::size_t l = 0; l < work.layout->size(); ++l) {
         const Layer& layer = (*work.layout)[l];
-        if (layer.size < min_layer_) {
+        if (sent_whole(layer)) {
           for (std::size_t i = 0; i < layer.size; ++i) {
             sets[w].push_back(static_cast<Index>(layer.offset + i));
           }
@@ -117,6 +117,11 @@ private:
     apply_own_sets(work, sets);
     work.result.info["selected"] = counts;
   }
+
+  // At density 1 the reference compresses nothing (compress_ratio < 1.0 is
+  // its condition to sparsify): a sampled threshold would drop the elements
+  // below the sample's smallest, and the 0.8 k lower bound lets that stand.
+  bool sent_whole(const Layer& layer) const { return layer.size < min_layer_ || density_ >= 1.0; }
 
   void select_layer(IterationWork& work, int w, std::size_t l, const float* v, std::size_t n,
                     std::vector<Index>& sel) const {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
 
 namespace gcsim::compress::detail {
 namespace {
@@ -148,7 +149,14 @@ private:
         d, std::max(min_samples_, static_cast<std::size_t>(sample_rate_ * static_cast<double>(d))));
     std::vector<Index> chosen;
     float lambda = std::numeric_limits<float>::infinity();
-    if (budget > 0) {
+    if (k >= d) {
+      // Density 1: a sampled level keeps only what scores above the sample's
+      // smallest, so the whole model is sent (the releases with it) and the
+      // level left alone.
+      chosen.resize(d);
+      std::iota(chosen.begin(), chosen.end(), Index{0});
+      lambda = 0.0f;
+    } else if (budget > 0) {
       Xoshiro256 rng(derive_seed(work.ctx.seed, work.ctx.iteration, 0, kPurposeIwpSample));
       std::vector<float> sample(samples);
       for (auto& s : sample) {
