@@ -62,12 +62,16 @@ private:
       for (std::size_t r = 0; r + stride < P; r += 2 * stride) {
         const std::size_t src = r + stride;
         const std::size_t received = sets[src].idx.size();
-        sets[r] = merge(sets[r], sets[src], k, words, scratch_val, keep);
+        std::size_t union_size = 0;
+        sets[r] = merge(sets[r], sets[src], k, words, scratch_val, keep, union_size);
         sets[src] = MergeSet{};
         work.add_kernel(static_cast<int>(r), KernelKind::sparse_unpack, received, 0, 0, 0,
                         "add the partner's pairs");
-        work.add_kernel(static_cast<int>(r), KernelKind::topk_select, received + k, k, 0, 0,
-                        "top-k of the merged set");
+        // A union of at most k pairs is kept whole: no selection runs.
+        if (union_size > k) {
+          work.add_kernel(static_cast<int>(r), KernelKind::topk_select, union_size, k, 0, 0,
+                          "top-k of the merged set");
+        }
       }
     }
     const MergeSet& global = sets[0];
@@ -88,9 +92,11 @@ private:
     work.result.info["k"] = k;
   }
 
-  // Sum of two sets at matching indices, then its top-k by |value| (ties: lower index).
+  // Sum of two sets at matching indices, then its top-k by |value| (ties:
+  // lower index); union_size is the sum's size before the top-k.
   static MergeSet merge(const MergeSet& a, const MergeSet& b, std::size_t k, std::size_t words,
-                        std::vector<float>& scratch_val, std::vector<Index>& keep) {
+                        std::vector<float>& scratch_val, std::vector<Index>& keep,
+                        std::size_t& union_size) {
     MergeSet u;
     std::size_t i = 0;
     std::size_t j = 0;
@@ -114,7 +120,8 @@ private:
         ++j;
       }
     }
-    if (u.idx.size() <= k) {
+    union_size = u.idx.size();
+    if (union_size <= k) {
       return u;
     }
     // Positions are in index order, so "lower position wins" is "lower index wins".

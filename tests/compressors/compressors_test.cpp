@@ -278,6 +278,32 @@ TEST_CASE("gtopk's tree merge equals a direct recomputation of the same rounds")
   }
 }
 
+TEST_CASE("gtopk charges a merge's top-k on the union it selects from, and none when it fits") {
+  // d = 16, P = 4, k = 4. Disjoint local sets: rank 0's first merge selects
+  // from a union of 8, its second from 8 again. Identical sets: every union
+  // is the same 4 indices and is kept whole; a top-k of received + k was
+  // charged either way.
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({16});
+  constexpr std::size_t P = 4;
+  const auto merge_topks = [&](bool disjoint) {
+    std::vector<std::vector<float>> grads(P, std::vector<float>(16, 0.01f));
+    for (std::size_t w = 0; w < P; ++w)
+      for (std::size_t i = 0; i < 4; ++i)
+        grads[w][(disjoint ? 4 * w : 0) + i] = 1.0f + static_cast<float>(i);
+    std::vector<gc::GradientView> views;
+    for (const auto& g : grads)
+      views.push_back(gc::GradientView{g.data(), &layout});
+    const gc::IterationResult r = Run("gtopk", {{"density", 0.25}}, P).step(views, 0);
+    std::vector<std::uint64_t> n;
+    for (const gc::KernelRun& kernel : r.kernels[0])
+      if (kernel.label == "top-k of the merged set")
+        n.push_back(kernel.n);
+    return n;
+  };
+  CHECK(merge_topks(true) == std::vector<std::uint64_t>{8, 8});
+  CHECK(merge_topks(false).empty());
+}
+
 TEST_CASE("step lists match hand-computed byte counts on a small example") {
   // d = 16 in layers of 6 and 10, P = 4, density 0.25 -> k = 4. Worker w's
   // largest values sit at 4w .. 4w+3, so local top-k sets are disjoint.
