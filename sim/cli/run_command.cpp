@@ -14,12 +14,14 @@
 #include "sim/output/timeline.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/training/compression.hpp"
+#include "sim/training/compressor_fit.hpp"
 #include "sim/training/gradient_feed.hpp"
 #include "sim/training/plan.hpp"
 #include "sim/training/schedule_file.hpp"
 #include "sim/training/state_spill.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -178,6 +180,7 @@ public:
       plan.compressed = compressed.schedule;
       plans.push_back(std::move(plan));
     } else if (!dense) {
+      training::check_compressor_fits(scenario, *compressor, plans.front(), spill_.memory_share);
       std::unique_ptr<training::GradientFeed> feed =
           scenario.trace_folder
               ? training::make_trace_feed(*scenario.trace_folder, workers, scenario.seed,
@@ -189,43 +192,10 @@ public:
       if (gradient_source.value("kind", "") == "trace" &&
           gradient_source["iterations"].size() < static_cast<size_t>(scenario.training.iterations))
         gradient_source["iterations_taken_in_turn"] = true;
-      // Scenario::make_compressor refused "bucket" for one that cannot.
-      const std::string& scope = scenario.training.compression_scope;
-      const bool per_bucket =
-          scope == "bucket" || (scope == "auto" && compressor->can_run_per_bucket());
+      const bool per_bucket = training::runs_per_bucket(scenario, *compressor);
       const size_t d = feed->layout().total();
-      // Indices go on the wire as 4 bytes, as the papers send them; a larger
-      // gradient wrapped them silently in some compressors and stopped
-      // others with an internal error.
-      uint64_t largest = d;
-      if (per_bucket) {
-        largest = 0;
-        for (const training::Bucket& bucket : training::plan_buckets(plans.front()))
-          largest = std::max<uint64_t>(largest, bucket.bytes / 4);
-      }
-      if (largest > std::numeric_limits<compress::Index>::max())
-        throw InputError(
-            scenario.source_of("/workload"), "/workload",
-            compressor->name() + " compresses " +
-                (per_bucket
-                     ? std::to_string(largest) + " parameters at once in its largest bucket"
-                     : "the whole model at once, " + std::to_string(largest) + " parameters") +
-                ", more than a 32-bit index reaches (4294967295)" +
-                (per_bucket ? ": a smaller training.bucket_size splits a bucket of several layers"
-                            : ""));
-      // A table that cannot fit would swap the machine to a halt: refuse it
-      // before it is allocated (a typo such as columns = 1e9).
-      if (const size_t scratch = compressor->scratch_floats(d);
-          scratch > 0 && !training::state_fits(static_cast<double>(scratch), d,
-                                               training::memory_limits(spill_.memory_share))) {
-        char size[64];
-        std::snprintf(size, sizeof size, "%.3g GiB", scratch * 4.0 / (1 << 30));
-        throw InputError(scenario.source_of("/compressor"), "/compressor",
-                         compressor->name() + " needs " + std::to_string(scratch) +
-                             " floats at once (" + size +
-                             ", its sketch's rows x columns), more than this machine's memory "
-                             "allows; choose fewer columns or rows");
-      }
+      assert(d == static_cast<size_t>(scenario.workload.parameters()) &&
+             "the feed's gradients are the workload's parameters");
       spilled_ = training::should_spill(spill_, *compressor, d, workers);
       mapped_ = training::should_spill_residuals(spill_, d, workers);
       const std::string residual_dir = mapped_ ? spill_.dir : "";

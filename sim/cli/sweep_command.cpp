@@ -3,6 +3,7 @@
 // process), run in parallel on the local cores; the results are gathered
 // into DIR/sweep.csv. Format: workloads/scenarios/README.md, "Sweeps".
 
+#include "compressors/compressor.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/atomic_write.hpp"
@@ -12,12 +13,14 @@
 #include "sim/sweep/process.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "sim/sweep/table.hpp"
+#include "sim/training/compressor_fit.hpp"
+#include "sim/training/plan.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <set>
+#include <map>
 #include <sstream>
 #include <string.h> // sigabbrev_np (GNU)
 
@@ -227,7 +230,7 @@ private:
                                                   const std::vector<sweep::Point>& points,
                                                   const std::vector<std::string>& commands) {
     std::vector<nlohmann::json> scenarios;
-    std::set<std::filesystem::path> checked_devices;
+    std::map<std::filesystem::path, cost::DeviceProfile> devices;
     for (size_t i = 0; i < points.size(); ++i) {
       const sweep::Point& point = points[i];
       std::vector<Override> overrides;
@@ -235,9 +238,17 @@ private:
         for (const std::string& setting : point.set_arguments)
           overrides.push_back(parse_override(setting));
         const Scenario scenario = load_scenario(spec.scenario, overrides, std::nullopt);
-        scenario.make_compressor(); // its parameters too, or a bad one fails hours in
-        if (checked_devices.insert(scenario.device_file).second)
-          cost::DeviceProfile::load(scenario.device_file); // and a device of the grid
+        // Its parameters too, or a bad one fails hours in; and a device of the grid.
+        const std::unique_ptr<compress::Compressor> compressor = scenario.make_compressor();
+        auto device = devices.find(scenario.device_file);
+        if (device == devices.end())
+          device =
+              devices.emplace(scenario.device_file, cost::DeviceProfile::load(scenario.device_file))
+                  .first;
+        // As the point's command, run alone, has the machine's memory.
+        if (compressor->name() != "dense")
+          training::check_compressor_fits(scenario, *compressor,
+                                          training::dense_plan(scenario, device->second), 1.0);
         scenarios.push_back(scenario.resolved);
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",

@@ -242,6 +242,26 @@ with tempfile.TemporaryDirectory() as work:
               "/compressor/server_rank", ["p001_compressor-sketched_sgd_nodes-2", "ranks 0 to 1"])
     check(not os.path.exists(os.path.join(work, "bad-out", "points")),
           "a server rank past a grid's workers stops the sweep before its first point runs")
+    # A sketch no machine holds and a model past a 32-bit index were found by
+    # their point's own gcsim run, after the points before it.
+    bad_input(work, "huge-sketch.json",
+              {"scenario": QUICKSTART, "set": {"training.iterations": 1},
+               "grid": {"compressor": [{"name": "gs_sgd", "density": 0.01},
+                                       {"name": "gs_sgd", "rows": 64, "columns": 2 ** 31}]}},
+              "/compressor", ["p001_compressor-gs_sgd", "more than this machine's memory",
+                              "rerun alone:"])
+    huge = os.path.join(work, "huge.json")
+    write_json(huge, {"name": "huge", "sample_unit": "sample", "parameters": 5 * 10 ** 9,
+                      "layers": [{"name": "t", "kind": "other", "parameters": 5 * 10 ** 9,
+                                  "forward_flops": 0, "backward_flops": 0}]})
+    bad_input(work, "huge-model.json",
+              {"scenario": QUICKSTART, "set": {"training.iterations": 1,
+                                               "compressor": {"name": "deft"}},
+               "grid": {"workload": [os.path.join(ROOT, "workloads", "models",
+                                                  "resnet18-cifar10.json"), huge]}},
+              "/workload", ["p001_workload-", "huge.json", "5000000000", "32-bit index"])
+    check(not os.path.exists(os.path.join(work, "bad-out", "points")),
+          "a sketch or a model a compressor cannot run stops the sweep before its first point")
     # A folder name past 255 bytes could not be made, found while other
     # points were running.
     long_value = "x" * 40
