@@ -5,6 +5,7 @@
 #include "sim/input/input_error.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -152,7 +153,7 @@ int main(int argc, char** argv) {
     for (auto& [subcommand, command] : by_subcommand)
       if (subcommand->parsed())
         return with_stdout_written(command->run());
-    std::fprintf(stderr, "gcsim: no command given; see gcsim --help\n");
+    assert(false && "the first argument was checked to be a command, and parse() ran it");
     return 2;
   } catch (const gcsim::InputError& error) {
     std::fprintf(stderr, "%s\n", error.what());

@@ -4,6 +4,7 @@
 #include "sim/input/file_digest.hpp"
 #include "sim/input/natural_order.hpp"
 #include "sim/input/units.hpp"
+#include "sim/trace/manifest.hpp"
 #include "sim/training/plan.hpp"
 
 #include <algorithm>
@@ -174,7 +175,7 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   };
   digest("device", scenario.device_file);
   if (scenario.trace_folder)
-    digest("trace_manifest", *scenario.trace_folder / "manifest.json");
+    digest("trace_manifest", *scenario.trace_folder / trace::kManifestFileName);
   else
     digest("workload", scenario.workload.source);
   digest("compute_spec", scenario.workload.compute_spec);

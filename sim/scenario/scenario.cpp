@@ -306,7 +306,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     const std::filesystem::path workload_file = input_field("workload");
     std::error_code fs_error;
     bool is_trace = std::filesystem::is_directory(workload_file, fs_error) ||
-                    workload_file.filename() == "manifest.json";
+                    workload_file.filename() == trace::kManifestFileName;
     if (is_trace) {
       scenario.trace_folder = std::filesystem::is_directory(workload_file, fs_error)
                                   ? workload_file

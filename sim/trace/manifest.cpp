@@ -210,7 +210,7 @@ std::filesystem::path Manifest::weights_file(size_t iteration_index) const {
 Manifest load_manifest(const std::filesystem::path& path) {
   std::error_code error;
   const bool is_folder = std::filesystem::is_directory(path, error);
-  const std::filesystem::path file = is_folder ? path / "manifest.json" : path;
+  const std::filesystem::path file = is_folder ? path / kManifestFileName : path;
   const nlohmann::json json = load_json_file(file);
 
   Manifest manifest;

@@ -85,6 +85,9 @@ struct Manifest {
   std::filesystem::path weights_file(size_t iteration_index) const;
 };
 
+/// The manifest's file name in a trace folder.
+inline constexpr const char* kManifestFileName = "manifest.json";
+
 /// Loads `path`, a trace folder or its manifest.json. Bad content is an
 /// InputError naming manifest.json and the JSON path.
 Manifest load_manifest(const std::filesystem::path& path);

@@ -3,6 +3,7 @@
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
+#include "sim/trace/manifest.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -40,7 +41,7 @@ std::vector<LayerTimes> layer_times(const Workload& workload, const cost::Device
       time.backward_s = seconds->second;
     } else if (workload.flops_unknown) {
       // Priced by FLOPs, a trace's layer computed in no time at all.
-      throw InputError((std::filesystem::path(workload.source) / "manifest.json").string(),
+      throw InputError((std::filesystem::path(workload.source) / trace::kManifestFileName).string(),
                        "/modules",
                        "layer \"" + layer.name +
                            "\" has no measured compute times, and the trace records no FLOPs: "
