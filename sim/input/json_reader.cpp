@@ -396,7 +396,7 @@ double ObjectReader::bandwidth(std::string_view key) {
 double ObjectReader::duration(std::string_view key) {
   return parse_unit_field(
       *this, key, units::parse_duration, "50us",
-      {true, kShortestSeconds, kLongestSeconds, "a duration with a unit, 0 or in [1ps, 1e9s]"});
+      {true, kShortestSeconds, kLongestSeconds, "a duration with a unit, 0s or in [1ps, 1e9s]"});
 }
 double ObjectReader::duration_or(std::string_view key, double fallback) {
   return has(key) ? duration(key) : (known_.emplace(key), fallback);

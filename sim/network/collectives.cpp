@@ -270,7 +270,10 @@ void eager_binomial_broadcast(Group& group, int rank, int root, uint64_t bytes) 
 // first has arrived, its bytes following while they come in. So filling and
 // draining the pipeline costs a chunk and a latency per hop, and the body
 // streams at the rate its links share, with no latency per chunk: NCCL keeps
-// 8 chunks in flight per peer, so its wire does not wait on each one. Three
+// 8 chunks in flight per peer, so its wire does not wait on each one. The
+// body's own message starts once the first chunk is in, so a stream pays one
+// latency more than a pipeline; receiving it alongside the first chunk would
+// instead share the first chunk's link and add a chunk's time per hop. Three
 // messages per hop instead of one per chunk also keep a 1024-rank tree within
 // seconds of simulation (README, Speed).
 std::vector<StreamPiece> stream_pieces(uint64_t bytes, uint64_t chunk) {

@@ -164,7 +164,13 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   // 80 Gbit/s) shows.
   if (scenario.platform.topology != net::Topology::simgrid_xml)
     result["model"]["link_bandwidth_bps"] = scenario.platform.link.bandwidth_Bps * 8;
-  else // which of the file's hosts the workers are, rank by rank
+  if (scenario.platform.topology == net::Topology::multi_gpu) {
+    // The machine's inside too, where a typo otherwise shows nowhere but
+    // in the inlined platform.
+    result["model"]["gpus_per_node"] = scenario.platform.gpus_per_node;
+    result["model"]["gpu_link_bandwidth_bps"] = scenario.platform.gpu_link.bandwidth_Bps * 8;
+  }
+  if (scenario.platform.topology == net::Topology::simgrid_xml) // which hosts the workers are
     result["model"]["worker_hosts"] = run.worker_hosts;
   // The files the scenario names by path only (its platform is inlined in
   // `scenario`): which bytes ran, whatever folder the paths resolved from.
@@ -228,10 +234,17 @@ std::string format_summary(const nlohmann::json& result) {
   const nlohmann::json& summary = result["summary"];
   const nlohmann::json& model = result["model"];
   std::string text;
-  const std::string links =
+  std::string links =
       model.contains("link_bandwidth_bps")
           ? units::format_bit_rate(model["link_bandwidth_bps"].get<double>() / 8) + " links, "
           : "";
+  if (model.contains("gpus_per_node")) {
+    const int gpus = model["gpus_per_node"].get<int>();
+    links = fmt::format("{} machines x {} GPUs, {} GPU links, {} NICs, ",
+                        summary["workers"].get<int>() / gpus, gpus,
+                        units::format_bit_rate(model["gpu_link_bandwidth_bps"].get<double>() / 8),
+                        units::format_bit_rate(model["link_bandwidth_bps"].get<double>() / 8));
+  }
   text += fmt::format(
       "gcsim: {} | {} on {} ({}, {} worker{}, {}{}, {} allreduce) | {} | device {}\n",
       result["scenario"].value("name", ""), model["workload"].get<std::string>(),

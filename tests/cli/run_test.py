@@ -216,8 +216,9 @@ with tempfile.TemporaryDirectory() as work:
     # Every platform kind runs, with the worker count it promises.
     for platform, workers in (("ring-16x10g", 16), ("ps-4s-32w-10g", 32), ("dgx-2x8-v100", 16),
                               ("xml-cluster", 4), ("fattree-96-1g", 96), ("cluster96-1g", 96)):
-        _, _, other = run(os.path.join(work, platform), "--set", f"platform=platforms/{platform}.json",
-                          "--set", "training.iterations=1")
+        other_text, _, other = run(os.path.join(work, platform), "--set",
+                                   f"platform=platforms/{platform}.json", "--set",
+                                   "training.iterations=1")
         check(other["summary"]["workers"] == workers and other["model"]["platform"] == platform,
               f"{platform} runs with {workers} workers")
         if platform == "xml-cluster":
@@ -233,6 +234,11 @@ with tempfile.TemporaryDirectory() as work:
             check(abs(other["summary"]["communication_total_s"] - expected) < 1e-6 * expected,
                   "ring allreduce on the physical ring costs the one-hop alpha-beta time")
         if platform == "dgx-2x8-v100":
+            # The machines' inside showed only in the inlined platform.
+            check("(multi_gpu, 16 workers, 2 machines x 8 GPUs, 1.2 Tbit/s GPU links, 100 Gbit/s "
+                  "NICs," in other_text and other["model"].get("gpus_per_node") == 8
+                  and other["model"].get("gpu_link_bandwidth_bps") == 1.2e12,
+                  f"a multi-GPU run names its machines and GPU links: {other_text.splitlines()[0]}")
             # Hierarchical: three rings per bucket, the middle one between the
             # machines with all 8 GPUs of a machine sharing its NIC; a worker
             # sends as much as in the flat ring, 2(P-1)/P of the gradient.
