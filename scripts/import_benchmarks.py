@@ -56,7 +56,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
-from script_input import BadInput, Parser, bandwidth_ok, integer_in, latency_ok  # noqa: E402
+from script_input import (BadInput, Parser, bandwidth_ok, integer_in, latency_ok,  # noqa: E402
+                          read_json_object, refuse_output_over_inputs)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
@@ -468,15 +469,7 @@ def cluster_of(args, ranks):
         if given:
             raise BadInput(f"{given[0]}: describes a star without --cluster; the cluster file "
                            f"{args.cluster} says it already")
-        try:
-            with open(args.cluster, encoding="utf-8") as f:
-                cluster = json.load(f)
-        except OSError as error:
-            raise BadInput(f"{args.cluster}: cannot read: {error.strerror or error}")
-        except ValueError as error:
-            raise BadInput(f"{args.cluster}: not a JSON platform description: {error}")
-        except RecursionError:
-            raise BadInput(f"{args.cluster}: JSON nested too deeply for a platform description")
+        cluster = read_json_object(args.cluster, "an object (a platform description)")
         check_cluster(cluster, args.cluster)
         return placed_cluster(cluster, args.cluster, args.out)
     if not args.bandwidth or not args.latency:
@@ -488,13 +481,8 @@ def cluster_of(args, ranks):
 def refuse_out_over_inputs(args):
     """--out naming a log or the cluster file would write the measured run
     over it."""
-    inputs = [item.partition("=")[2] if args.source == "nccl-tests" else item
-              for item in args.logs] + [args.cluster]
-    for path in inputs:
-        if path and os.path.exists(path) and os.path.exists(args.out) \
-                and os.path.samefile(path, args.out):
-            raise BadInput(f"--out: {args.out} is also an input ({path}): writing it would "
-                           f"destroy that file; choose another path")
+    refuse_output_over_inputs(args.out, [item.partition("=")[2] if args.source == "nccl-tests"
+                                         else item for item in args.logs] + [args.cluster])
 
 
 def main(argv):

@@ -78,10 +78,50 @@ def json_kind(value):
     return "a list" if isinstance(value, list) else "an object"
 
 
+def refuse_output_over_inputs(out, inputs, option="--out"):
+    """BadInput when the file `out` is one of the files `inputs` (links
+    followed): writing it would destroy that input."""
+    for path in inputs:
+        if path and os.path.exists(path) and os.path.exists(out) and os.path.samefile(path, out):
+            raise BadInput(f"{option}: {out} is also an input ({path}): writing it would "
+                           f"destroy that file; choose another path")
+
+
+class _Object(dict):
+    """A JSON object that remembers the first key it was given twice: json
+    keeps the last value without a word, where gcsim refuses the file."""
+    twice = None
+
+
+def _object_of(pairs):
+    value = _Object()
+    for key, item in pairs:
+        if key in value and value.twice is None:
+            value.twice = key
+        value[key] = item
+    return value
+
+
+def _key_twice(value):
+    """The JSON path of a key given twice in one object of `value`, or None."""
+    pending = [("", value)]
+    while pending:
+        at, item = pending.pop()
+        if isinstance(item, dict):
+            if getattr(item, "twice", None) is not None:
+                return at + "/" + item.twice.replace("~", "~0").replace("/", "~1")
+            pending.extend((at + "/" + key.replace("~", "~0").replace("/", "~1"), child)
+                           for key, child in reversed(list(item.items())))
+        elif isinstance(item, list):
+            pending.extend((f"{at}/{index}", child)
+                           for index, child in reversed(list(enumerate(item))))
+    return None
+
+
 def read_json_object(path, what="a JSON object"):
     """The JSON object in the file `path`; BadInput naming the file for anything
     else (unreadable, not UTF-8, empty, not JSON, NaN, nested too deep, not an
-    object: `what` says what was expected)."""
+    object: `what` says what was expected, a key twice in one object)."""
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
@@ -100,13 +140,16 @@ def read_json_object(path, what="a JSON object"):
         raise ValueError(f"{name} is not a JSON number")
 
     try:
-        value = json.loads(text, parse_constant=no_constant)
+        value = json.loads(text, parse_constant=no_constant, object_pairs_hook=_object_of)
     except RecursionError:
         raise BadInput(f"{path}: not JSON: nested too deeply")
     except ValueError as error:
         raise BadInput(f"{path}: not JSON: {error}")
     if not isinstance(value, dict):
         raise BadInput(f"{path}: expected {what}, got {json_kind(value)}")
+    twice = _key_twice(value)
+    if twice is not None:
+        raise BadInput(f"{path}: {twice}: this key appears twice in one object: keep one of them")
     return value
 
 

@@ -553,6 +553,10 @@ def significant(value):
 
 def main(argv):
     args = parse_args(argv)
+    if args.out == "":
+        fail("--out", "empty: give the profile to write")
+    if args.out:  # --out may be --profile: the refit in place
+        script_input.refuse_output_over_inputs(args.out, args.layer_times)
     profile = script_input.read_json_object(args.profile)
     compute = profile.get("compute") if isinstance(profile, dict) else None
     if not isinstance(compute, dict) or not isinstance(compute.get("efficiency"), dict):

@@ -92,6 +92,38 @@ for parse, text, expected in ((script_input.parse_bandwidth, "10Gbps", 1.25e9),
     got = parse(text)
     check(got == expected, f"{parse.__name__}({text!r}) = {got!r}, expected {expected!r}")
 
+# A key twice in one object: gcsim refuses the file at that key, and the
+# scripts' reader kept the last value without a word.
+with tempfile.TemporaryDirectory() as workdir:
+    twice = os.path.join(workdir, "twice.json")
+    with open(twice, "w") as handle:
+        handle.write('{"platform": {"name": "tiny", "topology": "star", "nodes": 2, "link": '
+                     '{"bandwidth": "10Gbps", "latency": "5us", "latency": "6us"}}, '
+                     '"list": [{"a/b": 1, "a/b": 2}]}')
+    done = subprocess.run([GCSIM, "run", QUICKSTART, "--set", f"platform={twice}", "--quiet",
+                           "--out", os.path.join(workdir, "out")],
+                          capture_output=True, text=True, timeout=60)
+    check(done.returncode == 2 and "/link/latency" in done.stderr and "twice" in done.stderr,
+          f"gcsim refuses a key twice: {done.stderr.strip()!r}")
+    try:
+        script_input.read_json_object(twice)
+        message = None
+    except script_input.BadInput as error:
+        message = str(error)
+    check(message == f"{twice}: /platform/link/latency: this key appears twice in one object: "
+          "keep one of them", f"read_json_object refuses it at the same key: {message!r}")
+    with open(twice, "w") as handle:
+        handle.write('{"list": [1, {"a/b": 1, "a~b": 2, "a/b": 3}], "x": {"y": 1}}')
+    try:
+        script_input.read_json_object(twice)
+        message = None
+    except script_input.BadInput as error:
+        message = str(error)
+    check(message is not None and message.startswith(f"{twice}: /list/1/a~1b: "),
+          f"inside a list, a key's / escaped as in a JSON pointer: {message!r}")
+    check(script_input.read_json_object(QUICKSTART) == json.load(open(QUICKSTART)),
+          "a file without a key twice reads as json does")
+
 # The Parser: one line, exit 2, the subcommand named.
 parser = script_input.Parser(prog="tool.py")
 parser.add_subparsers(dest="command").add_parser("sub").add_argument("--n", type=int)

@@ -28,6 +28,7 @@
 Usage: gpu_compute_fit_test.py
 """
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -345,6 +346,18 @@ with tempfile.TemporaryDirectory() as tmp:
                 "--out", "/proc/no-such-folder/h200.json"])
     check(not refusal_problems(done, ["cannot write /proc/no-such-folder/h200.json"], status=1),
           f"unwritable --out: exit 1, one line ({done.returncode}: {done.stderr!r})")
+
+    # --out onto a layer-times file replaced it with a profile; an empty one
+    # wrote nothing without a word. --out onto --profile is the refit in place.
+    victim = os.path.join(tmp, "victim.json")
+    shutil.copyfile(files[0], victim)
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), victim, *files[1:],
+                "--out", victim])
+    check(not refusal_problems(done, ["--out", "is also an input", "victim.json"])
+          and open(victim).read() == open(files[0]).read(),
+          f"--out onto a layer-times file: refused, the file kept ({done.stderr!r})")
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *files, "--out", ""])
+    check(not refusal_problems(done, ["--out", "empty"]), f"--out '': refused ({done.stderr!r})")
 
     # Precisions mixed, or no GEMM rate to take: exit 2 naming the file.
     refused_fit(["--profile", os.path.join(DEVICES, "h200.json"), tf32_measured[0], measured[1]],
