@@ -16,6 +16,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -121,7 +123,9 @@ private:
     // digits, the same double), so a refit changes nothing else.
     // (DeviceProfile::load has checked the file, so it parses.)
     std::ifstream input(file_);
-    nlohmann::ordered_json document = nlohmann::ordered_json::parse(input);
+    const std::string text((std::istreambuf_iterator<char>(input)),
+                           std::istreambuf_iterator<char>());
+    nlohmann::ordered_json document = nlohmann::ordered_json::parse(text);
     std::vector<std::string> changed;
     for (Kernel kernel : cost::all_kernels()) {
       const std::string name(cost::kernel_name(kernel));
@@ -142,11 +146,20 @@ private:
       changed.push_back(name);
     }
     const nlohmann::json written = profile.to_json();
-    DeviceProfile::from_json(written, out_); // every fit as load() checks it
+    try {
+      DeviceProfile::from_json(written, out_); // every fit as load() checks it
+    } catch (const InputError& error) {
+      // What fails here came in with the file (a range no measurement had):
+      // the output, not written, is not to blame.
+      throw InputError(file_, error.json_path(),
+                       error.message() + " (in the refitted profile; nothing written)");
+    }
     const nlohmann::json& kernels = written["kernels"];
     for (const std::string& name : changed)
       document["kernels"][name]["fit"] = nlohmann::ordered_json::parse(kernels[name]["fit"].dump());
-    write_file_atomically(out_, document.dump(1) + "\n");
+    // Unchanged, the file's own bytes: its rare numbers printed with more
+    // digits (0.00025551700000000003) are no change to show in a diff.
+    write_file_atomically(out_, changed.empty() ? text : document.dump(1) + "\n");
     std::printf("%zu of %zu curves changed; wrote %s\n", changed.size(), cost::all_kernels().size(),
                 out_.c_str());
     return 0;

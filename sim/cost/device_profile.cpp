@@ -161,6 +161,11 @@ Provenance read_provenance(ObjectReader& reader) {
   Provenance provenance;
   provenance.kind = reader.choice("kind", {"measured", "derived"});
   if (provenance.kind == "measured") {
+    // What measured it and when: a blank one tells a reader nothing (and
+    // to_json leaves it out, so a refit's output would lack the field).
+    for (const char* key : {"command", "date"})
+      if (reader.string(key).empty())
+        reader.fail(key, "empty: a measured profile says how and when it was measured");
     provenance.command = reader.string("command");
     provenance.date = reader.string("date");
     provenance.host = reader.string_or("host", "");

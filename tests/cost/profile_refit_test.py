@@ -85,4 +85,45 @@ with tempfile.TemporaryDirectory() as work:
         "at least 1e-12 s (1 ps), got number 1e-300") and not os.path.exists(target),
           f"a point faster than 1 ps is refused at its field: {done.returncode} {done.stderr!r}")
 
+    # Nothing to refit: the file's own bytes. The JSON library wrote three of
+    # h200.json's model times with more digits (0.00025551700000000003).
+    for name in ("h200.json", "h200-tf32.json", "h200-bf16.json"):
+        source = os.path.join(ROOT, "platforms", "devices", name)
+        target = os.path.join(work, "same-" + name)
+        done = refit(source, target)
+        with open(source, "rb") as a, open(target, "rb") as b:
+            check(done.returncode == 0 and a.read() == b.read(),
+                  f"a refit of {name} that changes no curve writes its bytes unchanged")
+
+    # A measured profile's blank command was dropped by the refit, whose own
+    # check then named the output file for a missing field.
+    blank = json.loads(json.dumps(committed))
+    blank["provenance"]["command"] = ""
+    blank_file = os.path.join(work, "blank.json")
+    with open(blank_file, "w") as handle:
+        json.dump(blank, handle)
+    target = os.path.join(work, "blank-refit.json")
+    done = refit(blank_file, target)
+    shown = subprocess.run([GCSIM, "profile", "show", blank_file], capture_output=True, text=True,
+                           timeout=120)
+    check(done.returncode == 2 and shown.returncode == 2
+          and done.stderr.startswith(f"{blank_file}: /provenance/command: empty")
+          and not os.path.exists(target),
+          f"a blank command is refused at its field, by show too: {done.stderr!r} "
+          f"{shown.stderr!r}")
+
+    # A range no measurement had makes the refitted curve fail its check: the
+    # input is named, not the output that was not written.
+    with open(os.path.join(ROOT, "platforms", "devices", "cpu-amd-epyc-zen4.json")) as handle:
+        wide = json.load(handle)
+    wide["kernels"]["sample_threshold"]["fit"]["range"]["k"][1] = 1e300
+    wide_file = os.path.join(work, "wide.json")
+    with open(wide_file, "w") as handle:
+        json.dump(wide, handle)
+    target = os.path.join(work, "wide-refit.json")
+    done = refit(wide_file, target)
+    check(done.returncode == 2 and done.stderr.startswith(f"{wide_file}: /kernels/sample_threshold/")
+          and "nothing written" in done.stderr and not os.path.exists(target),
+          f"a refit that fails its check names the input: {done.stderr!r}")
+
 check.finish()
