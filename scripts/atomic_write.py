@@ -97,9 +97,14 @@ def write_json_atomically(path, value, indent=1, newline=True):
 def write_figure_atomically(figure, path, **options):
     """figure.savefig(path, **options), the format from path's extension, through
     memory: matplotlib never writes the file (its PDF writer hides a full disk's
-    OSError behind an AttributeError), and the bytes are the same."""
+    OSError behind an AttributeError), and the bytes are the same. A PDF or
+    SVG carries no creation date unless `metadata` gives one, so the same
+    figure is the same file."""
+    extension = os.path.splitext(path)[1][1:]
+    if extension in ("pdf", "svg"):
+        options.setdefault("metadata", {"CreationDate" if extension == "pdf" else "Date": None})
     data = io.BytesIO()
-    figure.savefig(data, format=os.path.splitext(path)[1][1:], **options)
+    figure.savefig(data, format=extension, **options)
     write_atomically(path, data.getvalue())
 
 

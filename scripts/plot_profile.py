@@ -175,7 +175,9 @@ def fitted_line(fit, members):
 def main():
     parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("profile")
-    parser.add_argument("--out", help="output path without extension")
+    parser.add_argument("--out", help="output path without extension, .png and .pdf added "
+                                      "(default: the profile's own path without .json, so the "
+                                      "figures land beside it)")
     args = parser.parse_args()
     if args.out == "":
         parser.error("--out: an empty path")

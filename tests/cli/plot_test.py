@@ -259,6 +259,13 @@ with tempfile.TemporaryDirectory() as work:
     check(result.returncode == 0 and non_empty(profile_out + ".png", b"\x89PNG")
           and non_empty(profile_out + ".pdf", b"%PDF"),
           f"plot_profile.py draws a shipped profile ({result.stderr.strip()[-300:]})")
+    # Its PDF carried the time it was made.
+    again = os.path.join(work, "profile", "a100-again")
+    plot(os.path.join(ROOT, "platforms", "devices", "a100.json"), "--out", again,
+         script=PLOT_PROFILE)
+    check(all(os.path.exists(f"{again}.{ext}") and open(f"{again}.{ext}", "rb").read()
+              == open(f"{profile_out}.{ext}", "rb").read() for ext in ("png", "pdf")),
+          "plot_profile.py draws the same profile into the same bytes")
     with open(os.path.join(ROOT, "platforms", "devices", "a100.json")) as handle:
         profile = json.load(handle)
     no_range = json.loads(json.dumps(profile))
