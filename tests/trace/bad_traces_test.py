@@ -148,10 +148,18 @@ def statistics_only(gcsim, workdir, valid):
         good = json.load(stream)
     other = copy.deepcopy(good)
     other["iterations"][0]["layers"][0]["name"] = "fc9.weight"
+    # Figures no gradient has were printed as they came (a 300-digit overlap).
+    figures_out_of_range = []
+    for key, value in (("norm", -1), ("top_mass", -3), ("top_mass", 1.5), ("overlap", 1e300)):
+        bad = copy.deepcopy(good)
+        bad["iterations"][0]["layers"][1][key] = value
+        figures_out_of_range.append((f"{key} {value}", bad, [], os.path.join(
+            stats, "statistics.json") + f": /iterations/0/layers/1/{key}: expected "))
     cases = [("an iteration not held", good, ["--iteration", "7"],
               "--iteration: 7 is not in " + os.path.join(stats, "statistics.json")),
              ("another trace's layers", other, [],
               os.path.join(stats, "statistics.json") + ": /iterations/0/layers/0/name: "),
+             *figures_out_of_range,
              ("no statistics.json", None, ["--iteration", "1"], "--iteration: ")]
     for name, document, args, says in cases:
         if document is None:
