@@ -56,6 +56,9 @@ def parse_args(argv):
 def read_manifest(source):
     path = os.path.join(source, "manifest.json")
     manifest = read_json_object(path, "an object (a trace manifest)")
+    if manifest.get("has_tensors") is False:
+        raise BadInput(f"SOURCE_TRACE {source}: a statistics-only trace (has_tensors false); "
+                       "give the full trace it was made from")
     iterations = manifest.get("iterations")
     if (not isinstance(iterations, list) or not iterations
             or not all(isinstance(i, int) and not isinstance(i, bool) for i in iterations)):
@@ -106,10 +109,15 @@ def main(argv):
             per_iteration.append(dict(iteration=iteration, layers=inspect(
                 gcsim, source, iteration, os.path.join(scratch, f"report-{iteration}.json"))))
     manifest["has_tensors"] = False
+    # The command that captured the full trace, as its manifest recorded it:
+    # a preset named after the folder need not exist.
+    capture = manifest.get("capture")
+    made_by = capture.get("command") if isinstance(capture, dict) else None
     manifest["comment"] = ("statistics only (no .npy files); statistics.json has gcsim inspect's "
                            "per-layer statistics of every captured iteration; the full trace: "
-                           "/usr/bin/python3 scripts/capture_traces.py --preset "
-                           + os.path.basename(os.path.normpath(source)))
+                           + (made_by if isinstance(made_by, str) and made_by else
+                              os.path.basename(os.path.normpath(source))
+                              + " (its capture command is not recorded)"))
     statistics = dict(source=os.path.basename(os.path.normpath(source)), top_fraction=0.01,
                       definitions=dict(
                           norm="mean over workers of the layer gradient's L2 norm",

@@ -118,6 +118,21 @@ def statistics_only(gcsim, workdir, valid):
                            gcsim, valid, stats], capture_output=True, text=True)
     if made.returncode != 0:
         return [f"make_stats_trace.py: exit {made.returncode}: {made.stderr}"]
+    # Made again from the statistics-only trace, it "succeeded" with the
+    # figures of the file it read, claiming itself as the source.
+    again = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "trace_tools",
+                                                             "make_stats_trace.py"),
+                            gcsim, stats, os.path.join(workdir, "stats-of-stats")],
+                           capture_output=True, text=True)
+    if again.returncode != 2 or "statistics-only" not in again.stderr \
+            or os.path.exists(os.path.join(workdir, "stats-of-stats")):
+        failures.append(f"make_stats_trace.py of a statistics-only trace: exit "
+                        f"{again.returncode}: {again.stderr.strip()}")
+    with open(os.path.join(stats, "manifest.json")) as stream:
+        comment = json.load(stream).get("comment", "")
+    if "capture_traces.py --preset" in comment:
+        failures.append(f"the statistics-only manifest names a preset the trace was not captured "
+                        f"with: {comment!r}")
 
     def inspect(trace, *args):
         out = os.path.join(workdir, "inspect-stats.json")
