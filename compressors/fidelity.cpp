@@ -1,5 +1,6 @@
 #include "compressors/fidelity.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -33,7 +34,9 @@ Fidelity fidelity_of(const std::vector<float>& update, AverageAt average_at) {
   if (uu == 0.0 && aa == 0.0) {
     f.cosine = 1.0;
   } else if (uu > 0.0 && aa > 0.0) {
-    f.cosine = dot / std::sqrt(uu * aa);
+    // At most 1 by Cauchy-Schwarz; the three sums' rounding can pass it by
+    // an ulp when the update is the average, which plots then refuse.
+    f.cosine = std::clamp(dot / std::sqrt(uu * aa), -1.0, 1.0);
   }
   f.relative_l2_error = aa > 0.0 ? std::sqrt(diff / aa) : std::sqrt(uu);
   f.energy_share = aa > 0.0 ? delivered / aa : 1.0;

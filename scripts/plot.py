@@ -119,6 +119,8 @@ FIGURE_COLUMNS = {
     "bytes_sent_per_worker": 0.0, "density_after_aggregation": 0.0, "fidelity.cosine": -1.0,
     "fidelity.rel_l2": 0.0, "speedup_vs_dense": 0.0, "compression_ratio": 0.0,
 }
+# Shares and cosines no run passes: a figure of one would draw what no run gave.
+MOST_VALUES = {"density_after_aggregation": 1.0, "fidelity.cosine": 1.0}
 EXPOSED_KERNELS = "compression_exposed_kernels_s."
 
 
@@ -149,9 +151,11 @@ def checked_value(where, key, value):
         parsed = float(value)
     else:
         raise BadInput(f"{where}: {key}: expected a number, got {json_kind(value)}")
-    least = least_value(key)
-    if not math.isfinite(parsed) or parsed < least or parsed > 1e15:
-        raise BadInput(f"{where}: {key}: {value} is out of range (expected {least:g} to 1e15)")
+    least, most = least_value(key), MOST_VALUES.get(key, 1e15)
+    if not math.isfinite(parsed) or parsed < least or parsed > most:
+        raise BadInput(f"{where}: {key}: {value} is out of range (expected {least:g} to {most:g})")
+    if key == "workers" and not parsed.is_integer():
+        raise BadInput(f"{where}: {key}: {value} is not a whole number of workers")
     return parsed
 
 
@@ -180,6 +184,9 @@ def read_csv(path):
             for row in reader:
                 if None in row:
                     raise BadInput(f"{path}: line {reader.line_num}: more fields than the header")
+                if None in row.values():  # DictReader's filler for the fields a row lacks
+                    raise BadInput(f"{path}: line {reader.line_num}: fewer fields than the header "
+                                   "(a row cut short?)")
                 rows.append((reader.line_num, dict(row)))
     except OSError as error:
         raise BadInput(f"{path}: cannot read: {error.strerror}")

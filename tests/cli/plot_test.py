@@ -229,6 +229,18 @@ with tempfile.TemporaryDirectory() as work:
         ("a negative compute time",
          bad_file("negative.csv", "\n".join([negative[0], ",".join(row)]).encode() + b"\n"),
          ["negative.csv", "line 2", "compute_s"]),
+        # These were drawn, or the short row left out, without a word.
+        ("a row cut short",
+         bad_file("short.csv", good_table + good_table.splitlines()[1][:60] + b"\n"),
+         ["short.csv", "fewer fields than the header"]),
+        ("half a worker", bad_file("half.json", b'{"summary": {"workers": 2.5}}'),
+         ["half.json", "workers", "whole number"]),
+        ("a cosine of 5",
+         bad_file("cosine.json", b'{"summary": {"workers": 2, "fidelity": {"cosine": 5}}}'),
+         ["cosine.json", "fidelity.cosine", "out of range"]),
+        ("a density of 7",
+         bad_file("density.json", b'{"summary": {"workers": 2, "density_after_aggregation": 7}}'),
+         ["density.json", "density_after_aggregation", "out of range"]),
     ]
     for what, path, needles in cases:
         figures = os.path.join(work, "bad-figures")
