@@ -93,11 +93,13 @@ def check_profile(path, profile):
             bad(f"{where}/fit/range/n", f"{span[0]:g} is above {span[1]:g}")
         segments = fit.get("segments")
         if not isinstance(segments, list) or not segments:
-            bad(f"{where}/fit/segments", f"expected a list of segments, got {json_kind(segments)}")
+            bad(f"{where}/fit/segments", "expected a non-empty list of segments, got "
+                + ("an empty list" if segments == [] else json_kind(segments)))
         for i, segment in enumerate(segments):
             here = f"{where}/fit/segments/{i}"
+            # As gcsim's Curve::problem: a time cannot shrink as work grows.
             for key in list(TERMS) + ["up_to", "from"]:
-                a_number(here, an_object(here, segment), key, low=-1e15, optional=True)
+                a_number(here, an_object(here, segment), key, optional=True)
         points = entry.get("points", [])
         if not isinstance(points, list):
             bad(f"{where}/points", f"expected a list, got {json_kind(points)}")
@@ -108,6 +110,8 @@ def check_profile(path, profile):
             a_number(here, point, "seconds")
             for key in ("k", "rows", "cols"):
                 a_number(here, point, key, optional=True)
+            if point.get("k", 0) > point["n"]:
+                bad(f"{here}/k", f"{point['k']:g} is more than n = {point['n']:g}")
 
 
 def segment_value(segment, shape):

@@ -292,6 +292,20 @@ with tempfile.TemporaryDirectory() as work:
         ("a profile with n from 0", bad_file("zero-n.json", json.dumps(no_range).encode()),
          ["range/n"]),
     ]
+    # Drawn, though gcsim refuses them.
+    first = next(iter(profile["kernels"]))
+    for what, change, needles in (
+            ("a negative latency", lambda k: k["fit"]["segments"][0].update(latency_s=-1e-6),
+             ["segments/0/latency_s", "out of range"]),
+            ("no segments", lambda k: k["fit"].update(segments=[]),
+             ["fit/segments", "non-empty", "an empty list"]),
+            ("a point with k above n", lambda k: k.update(points=[{"n": 10, "k": 20,
+                                                                   "seconds": 1e-6}]),
+             ["points/0/k", "more than n"])):
+        changed = json.loads(json.dumps(profile))
+        change(changed["kernels"][first])
+        cases.append((what, bad_file(what.replace(" ", "-") + ".json",
+                                     json.dumps(changed).encode()), needles))
     for what, path, needles in cases:
         target = os.path.join(work, "profile", "bad")
         refused(plot(path, "--out", target, script=PLOT_PROFILE), f"plot_profile.py: {what}",
