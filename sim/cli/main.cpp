@@ -164,9 +164,15 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::bad_alloc&) {
     // The machine's (or the cgroup's, or ulimit -v's) fault, not gcsim's.
-    std::fprintf(stderr, "gcsim: out of memory: this run needs more than the process may take "
-                         "(fewer workers or a smaller model need less; gcsim run --spill always "
-                         "keeps per-worker state in a scratch file)\n");
+    // What the command that ran out can do about it.
+    const char* advice =
+        first == "calibrate"
+            ? "a smaller --max-log2 times smaller kernels"
+            : "fewer workers or a smaller model need less; gcsim run --spill always keeps "
+              "per-worker state in a scratch file";
+    std::fprintf(stderr,
+                 "gcsim: out of memory: this run needs more than the process may take (%s)\n",
+                 advice);
     return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gcsim: internal error: %s\n", error.what());
