@@ -61,7 +61,7 @@ def run_once(gcsim, scenario, sets, out, replay=None):
 
 
 def main():
-    parser = Parser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scenarios", nargs="+")
     parser.add_argument("--gcsim", default=os.path.join(os.path.dirname(__file__), "..", "build", "gcsim"))
     parser.add_argument("--repeat", type=integer_in(1, MAX_REPEAT), default=3,

@@ -19,8 +19,16 @@ public:
   }
   void configure(CLI::App&) override {}
   int run() override {
-    std::printf("gcsim %s\nSimGrid %d.%d.%d\n", GCSIM_VERSION, SIMGRID_VERSION_MAJOR,
-                SIMGRID_VERSION_MINOR, SIMGRID_VERSION_PATCH);
+    // The library loaded now, which a Debian upgrade can move past the
+    // headers gcsim was built with: said when it has.
+    int major = 0, minor = 0, patch = 0;
+    sg_version_get(&major, &minor, &patch);
+    std::printf("gcsim %s\nSimGrid %d.%d.%d", GCSIM_VERSION, major, minor, patch);
+    if (major != SIMGRID_VERSION_MAJOR || minor != SIMGRID_VERSION_MINOR ||
+        patch != SIMGRID_VERSION_PATCH)
+      std::printf(" (built against %d.%d.%d)", SIMGRID_VERSION_MAJOR, SIMGRID_VERSION_MINOR,
+                  SIMGRID_VERSION_PATCH);
+    std::printf("\n");
     return 0;
   }
 };
