@@ -560,6 +560,11 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
   Bucket current;
   bool open = false;
   for (int layer = static_cast<int>(layer_bytes.size()) - 1; layer >= 0; --layer) {
+    // A bucket spans the layers whose gradients it holds: it is ready when
+    // the backward pass has reached the first of them, not a parameter-free
+    // layer before it (a first pooling's backward held the last bucket back).
+    if (layer_bytes[static_cast<size_t>(layer)] == 0)
+      continue;
     if (!open) {
       current = Bucket{layer, layer, 0};
       open = true;
@@ -573,10 +578,7 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
       open = false;
     }
   }
-  // Parameter-free layers at the start of the model (a first pooling, say)
-  // leave an empty last bucket: nothing to reduce, as DDP has no bucket for
-  // them, and an allreduce of nothing would still cost its latencies.
-  if (open && current.bytes > 0)
+  if (open)
     buckets.push_back(current);
   return buckets;
 }

@@ -136,8 +136,9 @@ struct Bucket {
 
 /// DDP-style bucketing: walk the layers in backward order and close a
 /// bucket once it holds at least `bucket_bytes`, the first one at
-/// `first_bucket_bytes` (0: at bucket_bytes too). Parameter-free layers
-/// before the first layer with parameters belong to no bucket.
+/// `first_bucket_bytes` (0: at bucket_bytes too). A bucket spans the layers
+/// with parameters it holds (parameter-free ones between them included);
+/// parameter-free layers outside every such span belong to no bucket.
 std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint64_t bucket_bytes,
                                  uint64_t first_bucket_bytes);
 

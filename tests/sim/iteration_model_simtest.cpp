@@ -71,14 +71,21 @@ TEST_CASE("buckets cover every layer once, in backward order") {
   CHECK(ddp[1].bytes == 70);
   CHECK(ddp[2].bytes == 30);
   // Parameter-free layers first in the model (a pooling): no empty bucket,
-  // whose allreduce would cost 2(P-1) latencies for nothing. Inside the
-  // model they join a bucket.
+  // whose allreduce would cost 2(P-1) latencies for nothing. A bucket spans
+  // the layers whose gradients it holds.
   const std::vector<Bucket> pooled = make_buckets({0, 0, 40, 0, 8}, 1, 0);
   REQUIRE(pooled.size() == 2);
   CHECK(pooled[0].first_layer == 4);
   CHECK(pooled[1].first_layer == 2);
-  CHECK(pooled[1].last_layer == 3);
+  CHECK(pooled[1].last_layer == 2);
   CHECK(pooled[1].bytes == 40);
+  // Nor does the backward pass of a parameter-free first layer hold back the
+  // last, open bucket: it was ready only once layer 0 was through.
+  const std::vector<Bucket> open = make_buckets({0, 40, 0, 8}, 100, 0);
+  REQUIRE(open.size() == 1);
+  CHECK(open[0].first_layer == 1);
+  CHECK(open[0].last_layer == 3);
+  CHECK(open[0].bytes == 48);
 }
 
 TEST_CASE("iteration time bounds and exact cases on SimGrid") {
