@@ -94,7 +94,7 @@ public:
     std::vector<Override> overrides;
     for (const std::string& text : sets_)
       overrides.push_back(parse_override(text));
-    Scenario scenario = load_scenario(scenario_file_, overrides, seed());
+    Scenario scenario = load_scenario(scenario_file_, overrides, seed(), !replay_file_.empty());
     cost::DeviceProfile profile = cost::DeviceProfile::load(scenario.device_file);
     const int workers = scenario.platform.worker_count();
     std::unique_ptr<compress::Compressor> compressor;

@@ -65,7 +65,8 @@ struct OverrideIndex {
   }
 };
 
-TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platform) {
+TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platform,
+                           bool schedule_replayed) {
   const bool has_servers = platform.servers > 0;
   TrainingSpec training;
   if (!parent.has("training")) {
@@ -80,7 +81,8 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
   training.warmup_iterations =
       static_cast<int>(reader.integer_or("warmup_iterations", 0, 100000, 0));
   // "expected an integer in [0, 0]" did not say where the bound came from.
-  if (training.warmup_iterations >= training.iterations)
+  // A replay runs its schedule's iterations, and checks the warm-up against them.
+  if (!schedule_replayed && training.warmup_iterations >= training.iterations)
     reader.fail("warmup_iterations",
                 "expected fewer than training.iterations (" + std::to_string(training.iterations) +
                     ") warm-up iterations, got " + std::to_string(training.warmup_iterations) +
@@ -207,7 +209,7 @@ const char* algorithm_name(AllreduceAlgorithm algorithm) {
 }
 
 Scenario load_scenario(const std::filesystem::path& file, const std::vector<Override>& overrides,
-                       std::optional<uint64_t> seed) {
+                       std::optional<uint64_t> seed, bool schedule_replayed) {
   const std::string file_name = file.string();
   nlohmann::json document = load_json_file(file);
   if (!document.is_object())
@@ -347,7 +349,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       reader.fail("device", "expected a device profile file, not a folder or a device: " +
                                 scenario.device_file.string());
 
-    scenario.training = read_training(reader, scenario.platform);
+    scenario.training = read_training(reader, scenario.platform, schedule_replayed);
 
     const nlohmann::json& compressor = reader.require("compressor");
     if (!compressor.is_object() || !compressor.contains("name") || !compressor["name"].is_string())

@@ -100,8 +100,10 @@ struct Scenario {
 /// Loads, applies overrides and a seed override, and validates everything
 /// but the device profile and the compressor parameters (their own modules
 /// validate those). Every problem is an InputError naming the file and the
-/// JSON path (or the --set that caused it).
+/// JSON path (or the --set that caused it). With `schedule_replayed` the
+/// run's iterations are a replayed schedule's, which the replay checks the
+/// warm-up against instead of training.iterations.
 Scenario load_scenario(const std::filesystem::path& file, const std::vector<Override>& overrides,
-                       std::optional<uint64_t> seed);
+                       std::optional<uint64_t> seed, bool schedule_replayed = false);
 
 } // namespace gcsim

@@ -297,6 +297,13 @@ with tempfile.TemporaryDirectory() as work:
     check(len(longer["iterations"]) == longer["scenario"]["training"]["iterations"] == 2,
           "a replay's result.json says the schedule's 2 iterations ran: "
           f"{longer['scenario']['training']['iterations']}")
+    # Nor is its warm-up checked against the file's count: 1 of the 2 replayed
+    # was refused as "fewer than training.iterations (1)".
+    warm, _ = run(work, {"name": "deft", "density": 0.01}, 8, "--replay", schedule,
+                  extra={"training": {"iterations": 1, "warmup_iterations": 1}}, out="r8")
+    check(len(warm["iterations"]) == 2 and warm["iterations"][0].get("warmup") is True
+          and warm["summary"]["iteration_time_s"] == warm["iterations"][1]["iteration_time_s"],
+          "a replay's warm-up counts against the schedule's iterations")
     shortened, _ = run(work, {"name": "deft", "density": 0.01}, 8, "--replay", schedule,
                        "--set", "training.iterations=1", out="r5")
     # (Times to rounding: the compressed run starts at another clock, after
