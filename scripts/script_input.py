@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 
 
@@ -31,6 +32,13 @@ class BadInput(Exception):
 
 
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A value that starts with a minus and a digit (--bandwidth -10Gbps) is
+        # a value for its option to refuse, not an option "expected one
+        # argument" was said of; argparse takes only plain numbers so.
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
+
     def error(self, message):
         """One line and exit 2, not argparse's usage and message: `script.py:
         message`, or `script.py: subcommand: message`."""

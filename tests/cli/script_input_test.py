@@ -128,7 +128,10 @@ with tempfile.TemporaryDirectory() as workdir:
 parser = script_input.Parser(prog="tool.py")
 parser.add_subparsers(dest="command").add_parser("sub").add_argument("--n", type=int)
 for argv, line in ((["--bad"], "tool.py: unrecognized arguments: --bad\n"),
-                   (["sub", "--n", "x"], "tool.py: sub: argument --n: invalid int value: 'x'\n")):
+                   (["sub", "--n", "x"], "tool.py: sub: argument --n: invalid int value: 'x'\n"),
+                   # argparse took -10 for an option: "expected one argument".
+                   (["sub", "--n", "-10x"], "tool.py: sub: argument --n: invalid int value: "
+                                            "'-10x'\n")):
     stderr = io.StringIO()
     with contextlib.redirect_stderr(stderr):
         try:
