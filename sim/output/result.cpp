@@ -287,6 +287,8 @@ std::string format_summary(const nlohmann::json& result) {
       parts += fmt::format("{} of the {} workers synthesized from the {} captured ({})",
                            workers - captured_workers, workers, captured_workers,
                            gradients["method"].get<std::string>());
+    else if (workers < captured_workers) // which of them: a subset's union is smaller
+      parts += fmt::format("the first {} of the {} captured workers", workers, captured_workers);
     if (gradients.value("iterations_taken_in_turn", false)) {
       const size_t captured = gradients["iterations"].size();
       parts += fmt::format("{}the trace's {} captured iterations taken in turn for {} simulated "

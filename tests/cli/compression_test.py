@@ -181,9 +181,21 @@ with tempfile.TemporaryDirectory() as work:
           "(iteration i is captured iteration i mod 4)\n" in printed.stdout
           and gradients.get("iterations_taken_in_turn") is True,
           f"synthesized workers and reused iterations are said ({printed.stdout[:400]!r})")
+    fewer = subprocess.run([GCSIM, "run", scenario(work, {"name": "topk", "density": 0.01}, 16),
+                            "--out", os.path.join(work, "all-captured")],
+                           capture_output=True, text=True, timeout=600)
+    check("  gradients:" not in fewer.stdout,
+          "a run on exactly the trace's workers and iterations says nothing of it")
+    # Fewer workers than captured: which ones was said nowhere but in
+    # result.json's counts, and a subset's union is smaller.
+    subset = subprocess.run([GCSIM, "run", scenario(work, {"name": "topk", "density": 0.01}, 8),
+                             "--out", os.path.join(work, "subset")],
+                            capture_output=True, text=True, timeout=600)
+    check("  gradients: the first 8 of the 16 captured workers\n" in subset.stdout,
+          f"a run on some of the captured workers says which ({subset.stdout[:300]!r})")
     plain, _ = run(work, {"name": "topk", "density": 0.01}, 8, out="own")
     check("iterations_taken_in_turn" not in plain["model"]["gradients"],
-          "a run within the trace's workers and iterations says nothing of it")
+          "a run within the trace's iterations does not say they were taken in turn")
     # A layer spec's gradients are synthesized: its density and fidelity
     # lines are the synthesizer's, and the summary says so above them.
     synthetic = subprocess.run(
