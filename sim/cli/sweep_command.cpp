@@ -19,8 +19,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string.h> // sigabbrev_np (GNU)
 
@@ -161,7 +163,7 @@ public:
       argv[0] = executable.string();
       jobs.push_back({argv, out / "points" / point.id / "log.txt"});
     }
-    const std::vector<nlohmann::json> scenarios = check_points(spec, points, commands);
+    const std::vector<Scenario> scenarios = check_points(spec, points, commands);
 
     std::vector<size_t> pending;
     for (size_t i = 0; i < points.size(); ++i) {
@@ -171,7 +173,7 @@ public:
       // another kind, a result of another scenario): run again, and say why.
       std::string why_again;
       if (!result.is_null())
-        why_again = scenario_difference(result, scenarios[i]);
+        why_again = scenario_difference(result, scenarios[i].resolved);
       else if (fs::exists(result_file))
         why_again = "it is not a result of gcsim run";
       const bool finished = !result.is_null() && why_again.empty();
@@ -186,6 +188,11 @@ public:
       }
     }
     const int parallel = jobs_ > 0 ? jobs_ : sweep::available_cores();
+    // Points beside each other share the memory --spill auto judges by; a
+    // point's command (run alone) leaves the option out and gets all of it.
+    const size_t beside = std::min(pending.size(), static_cast<size_t>(parallel));
+    const std::string share = format_share(1.0 / static_cast<double>(beside));
+    check_fits(spec, points, pending, scenarios, commands, beside > 1 ? share : "");
     std::printf("sweep %s: %zu points, %zu done, %zu to run", spec.name.c_str(), points.size(),
                 points.size() - pending.size(), pending.size());
     if (dry_run_) {
@@ -196,11 +203,7 @@ public:
       std::printf(", %d at a time (--jobs)\n", parallel);
     else
       std::printf(" on %d core%s\n", parallel, parallel == 1 ? "" : "s");
-    // Points beside each other share the memory --spill auto judges by; a
-    // point's command (run alone) leaves the option out and gets all of it.
-    const size_t beside = std::min(pending.size(), static_cast<size_t>(parallel));
     if (beside > 1) {
-      const std::string share = format_share(1.0 / static_cast<double>(beside));
       for (sweep::Job& job : jobs)
         job.argv.insert(job.argv.end(), {"--memory-share", share});
       std::printf("  %zu points at a time: each runs with --memory-share %s (what --spill auto "
@@ -225,31 +228,24 @@ public:
 private:
   // Every point's scenario is loaded before anything runs, so a bad value
   // in the grid stops the sweep at once instead of after hours of points.
-  // Returns each point's resolved scenario, as its result.json will hold it.
-  static std::vector<nlohmann::json> check_points(const sweep::SweepSpec& spec,
-                                                  const std::vector<sweep::Point>& points,
-                                                  const std::vector<std::string>& commands) {
-    std::vector<nlohmann::json> scenarios;
-    std::map<std::filesystem::path, cost::DeviceProfile> devices;
+  // Returns each point's scenario; its `resolved` is what its result.json
+  // will hold.
+  static std::vector<Scenario> check_points(const sweep::SweepSpec& spec,
+                                            const std::vector<sweep::Point>& points,
+                                            const std::vector<std::string>& commands) {
+    std::vector<Scenario> scenarios;
+    std::set<std::filesystem::path> checked_devices;
     for (size_t i = 0; i < points.size(); ++i) {
       const sweep::Point& point = points[i];
       std::vector<Override> overrides;
       try {
         for (const std::string& setting : point.set_arguments)
           overrides.push_back(parse_override(setting));
-        const Scenario scenario = load_scenario(spec.scenario, overrides, std::nullopt);
-        // Its parameters too, or a bad one fails hours in; and a device of the grid.
-        const std::unique_ptr<compress::Compressor> compressor = scenario.make_compressor();
-        auto device = devices.find(scenario.device_file);
-        if (device == devices.end())
-          device =
-              devices.emplace(scenario.device_file, cost::DeviceProfile::load(scenario.device_file))
-                  .first;
-        // As the point's command, run alone, has the machine's memory.
-        if (compressor->name() != "dense")
-          training::check_compressor_fits(scenario, *compressor,
-                                          training::dense_plan(scenario, device->second), 1.0);
-        scenarios.push_back(scenario.resolved);
+        Scenario scenario = load_scenario(spec.scenario, overrides, std::nullopt);
+        scenario.make_compressor(); // its parameters too, or a bad one fails hours in
+        if (checked_devices.insert(scenario.device_file).second)
+          cost::DeviceProfile::load(scenario.device_file); // and a device of the grid
+        scenarios.push_back(std::move(scenario));
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",
                          "point " + point.id + " is not a valid scenario: " + error.what() +
@@ -257,6 +253,40 @@ private:
       }
     }
     return scenarios;
+  }
+
+  // What each point to run asks of its compressor, with the memory it will
+  // run with (`share`, its --memory-share; empty: all of it): a model past
+  // the compressor's 32-bit indices or a sketch too large was found by the
+  // point's own gcsim run, after the points before it.
+  static void check_fits(const sweep::SweepSpec& spec, const std::vector<sweep::Point>& points,
+                         const std::vector<size_t>& pending, const std::vector<Scenario>& scenarios,
+                         const std::vector<std::string>& commands, const std::string& share) {
+    std::map<std::filesystem::path, cost::DeviceProfile> devices;
+    for (size_t i : pending) {
+      const Scenario& scenario = scenarios[i];
+      const std::unique_ptr<compress::Compressor> compressor = scenario.make_compressor();
+      if (compressor->name() == "dense")
+        continue;
+      auto device = devices.find(scenario.device_file);
+      if (device == devices.end())
+        device =
+            devices.emplace(scenario.device_file, cost::DeviceProfile::load(scenario.device_file))
+                .first;
+      try {
+        training::check_compressor_fits(scenario, *compressor,
+                                        training::dense_plan(scenario, device->second),
+                                        share.empty() ? 1.0 : std::strtod(share.c_str(), nullptr));
+      } catch (const InputError& error) {
+        throw InputError(spec.file.string(), "",
+                         "point " + points[i].id + " cannot run: " + error.what() +
+                             (share.empty() ? ""
+                                            : " (with --memory-share " + share +
+                                                  ", its share beside the other points; --jobs 1 "
+                                                  "gives it all)") +
+                             "; rerun alone: " + commands[i]);
+      }
+    }
   }
 
   // Runs the pending points; false when one failed for a reason other than

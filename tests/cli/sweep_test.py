@@ -262,6 +262,23 @@ with tempfile.TemporaryDirectory() as work:
               "/workload", ["p001_workload-", "huge.json", "5000000000", "32-bit index"])
     check(not os.path.exists(os.path.join(work, "bad-out", "points")),
           "a sketch or a model a compressor cannot run stops the sweep before its first point")
+    # The check is made with the memory each point runs with: two at a time
+    # (--jobs 2), each has half of it (--memory-share 0.5), so a sketch of
+    # 35% of the machine, which a point alone may hold, is refused then.
+    physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    columns = int(0.35 * physical / (4 * 5))
+    if columns < 2 ** 31:
+        halves = os.path.join(work, "halves.sweep.json")
+        write_json(halves, {"scenario": QUICKSTART, "set": {"training.iterations": 1},
+                            "grid": {"compressor": [{"name": "gs_sgd", "rows": 5,
+                                                     "columns": columns}],
+                                     "seed": [1, 2]}})
+        both = sweep(work, halves, "--out", os.path.join(work, "halves-out"), "--jobs", "2",
+                     "--dry-run")
+        check(both.returncode == 2 and "--memory-share 0.5" in both.stderr
+              and len(both.stderr.strip().splitlines()) == 1,
+              f"a sketch that fits a point alone but not half the machine is refused with "
+              f"--jobs 2: {both.returncode} {both.stderr.strip()[:300]!r}")
     # A folder name past 255 bytes could not be made, found while other
     # points were running.
     long_value = "x" * 40
