@@ -110,8 +110,14 @@ private:
       work.add_kernel_all(KernelKind::scatter_add, total, 0, 0, 0, "sum the P sparse sets");
     }
     if (dense_floats > 0) {
-      work.add_kernel_all(KernelKind::gather, dense_floats, 0, 0, 0, "pack the small layers");
-      work.add_collective(CommKind::allreduce, "allreduce the small layers", dense_floats * 4);
+      // Small layers (or, at density 1, every layer): the step's name says which.
+      const bool all_whole = density_ >= 1.0;
+      work.add_kernel_all(KernelKind::gather, dense_floats, 0, 0, 0,
+                          all_whole ? "pack the layers" : "pack the small layers");
+      work.add_collective(CommKind::allreduce,
+                          all_whole ? "allreduce every layer (density 1)"
+                                    : "allreduce the small layers",
+                          dense_floats * 4);
       work.result.info["dense_elements"] = dense_floats;
     }
     apply_own_sets(work, sets);

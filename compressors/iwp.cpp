@@ -155,7 +155,6 @@ private:
       // level left alone.
       chosen.resize(d);
       std::iota(chosen.begin(), chosen.end(), Index{0});
-      lambda = 0.0f;
     } else if (budget > 0) {
       Xoshiro256 rng(derive_seed(work.ctx.seed, work.ctx.iteration, 0, kPurposeIwpSample));
       std::vector<float> sample(samples);
@@ -214,8 +213,10 @@ private:
     work.result.info["kept"] = kept;
     work.result.info["kept_by_importance"] = by_importance;
     work.result.info["released"] = released.size();
-    // No level where the stale releases took the whole budget.
-    work.result.info["level"] = budget > 0 ? nlohmann::json(lambda) : nlohmann::json(nullptr);
+    // No level where the stale releases took the whole budget, or at
+    // density 1, where the whole model is sent.
+    work.result.info["level"] =
+        budget > 0 && k < d ? nlohmann::json(lambda) : nlohmann::json(nullptr);
     work.result.info["correction"] = correction_;
   }
 

@@ -97,12 +97,14 @@ def write_json_atomically(path, value, indent=1, newline=True):
 def write_figure_atomically(figure, path, **options):
     """figure.savefig(path, **options), the format from path's extension, through
     memory: matplotlib never writes the file (its PDF writer hides a full disk's
-    OSError behind an AttributeError), and the bytes are the same. A PDF or
-    SVG carries no creation date unless `metadata` gives one, so the same
-    figure is the same file."""
+    OSError behind an AttributeError), and the bytes are the same. A PDF
+    carries no creation date and a PNG no matplotlib version unless
+    `metadata` gives them, so the same figure is the same PDF or PNG file
+    (an SVG's clip-path ids are drawn at random)."""
     extension = os.path.splitext(path)[1][1:]
-    if extension in ("pdf", "svg"):
-        options.setdefault("metadata", {"CreationDate" if extension == "pdf" else "Date": None})
+    unstamped = {"pdf": "CreationDate", "png": "Software"}.get(extension)
+    if unstamped:
+        options["metadata"] = {unstamped: None, **(options.get("metadata") or {})}
     data = io.BytesIO()
     figure.savefig(data, format=extension, **options)
     write_atomically(path, data.getvalue())

@@ -476,8 +476,8 @@ def sweep_source(csv_path):
 def save(figure, out, stem, written):
     for extension in ("pdf", "png"):
         path = os.path.join(out, f"{stem}.{extension}")
-        # No creation date: the same data gives the same PDF.
-        metadata = {"CreationDate": None} if extension == "pdf" else {"Software": None}
+        # write_figure_atomically leaves out the date and version stamps.
+        metadata = {}
         if written.source:
             metadata["Subject" if extension == "pdf" else "Source"] = written.source
         write_figure_atomically(figure, path, metadata=metadata, bbox_inches="tight",

@@ -153,7 +153,10 @@ int main(int argc, char** argv) {
     for (auto& [subcommand, command] : by_subcommand)
       if (subcommand->parsed())
         return with_stdout_written(command->run());
+    // Not reached: the first argument was checked to be a command, and
+    // parse() ran it. Should that change, a line rather than silence.
     assert(false && "the first argument was checked to be a command, and parse() ran it");
+    std::fprintf(stderr, "gcsim: no command ran; see gcsim --help\n");
     return 2;
   } catch (const gcsim::InputError& error) {
     std::fprintf(stderr, "%s\n", error.what());
@@ -165,14 +168,14 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // The machine's (or the cgroup's, or ulimit -v's) fault, not gcsim's.
     // What the command that ran out can do about it.
-    const char* advice =
-        first == "calibrate"
-            ? "a smaller --max-log2 times smaller kernels"
-            : "fewer workers or a smaller model need less; gcsim run --spill always keeps "
-              "per-worker state in a scratch file";
-    std::fprintf(stderr,
-                 "gcsim: out of memory: this run needs more than the process may take (%s)\n",
-                 advice);
+    const std::string advice =
+        first == "calibrate" ? " (calibrate with a smaller --max-log2)"
+        : first == "run" || first == "sweep" || first == "validate"
+            ? " (fewer workers or a smaller model need less; gcsim run --spill always keeps "
+              "per-worker state in a scratch file)"
+            : "";
+    std::fprintf(stderr, "gcsim: out of memory: this run needs more than the process may take%s\n",
+                 advice.c_str());
     return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gcsim: internal error: %s\n", error.what());

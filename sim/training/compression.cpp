@@ -5,6 +5,7 @@
 #include "sim/cost/device_profile.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <functional>
 #include <future>
 #include <memory>
@@ -231,8 +232,7 @@ CompressedRun run_compressor_per_bucket(const CompressorFactory& make, GradientF
   for (const Bucket& bucket : buckets) {
     const size_t begin = plan_offset[static_cast<size_t>(bucket.first_layer)];
     const size_t end = plan_offset[static_cast<size_t>(bucket.last_layer) + 1];
-    if (begin == end)
-      continue; // a bucket of parameter-free layers carries nothing
+    assert(begin < end && "make_buckets makes a bucket only of layers with parameters");
     int first = -1;
     int last = -1;
     for (size_t l = 0; l < layout.size(); ++l) {

@@ -856,6 +856,10 @@ TEST_CASE("at density 1 every compressor sends the whole gradient") {
       const auto r = run.step(views, t, 7, &wv);
       CHECK(r.support.size() == data.layout.total());
       CHECK(gc::measure_fidelity(views, r.update).relative_l2_error < 1e-6);
+      if (c.name == "iwp" && t > 0) // after its warm-up: no level decided what was sent
+        CHECK(r.info.at("level").is_null());
+      if (c.name == "dgc") // the step says it carries every layer, not "the small layers"
+        CHECK(r.steps.back().label == "allreduce every layer (density 1)");
     }
   }
 }

@@ -45,7 +45,7 @@ double compute_of(const IterationPlan& plan) {
 
 } // namespace
 
-TEST_CASE("buckets cover every layer once, in backward order") {
+TEST_CASE("buckets hold every gradient once, in backward order") {
   std::vector<uint64_t> bytes{10, 20, 30, 40, 50};
   std::vector<Bucket> buckets = make_buckets(bytes, 60, 0);
   // Backward order: 50+40 reaches 60 first, then 30+20+10.
