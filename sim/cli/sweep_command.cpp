@@ -191,8 +191,8 @@ public:
     // Points beside each other share the memory --spill auto judges by; a
     // point's command (run alone) leaves the option out and gets all of it.
     const size_t beside = std::min(pending.size(), static_cast<size_t>(parallel));
-    const std::string share = format_share(1.0 / static_cast<double>(beside));
-    check_fits(spec, points, pending, scenarios, commands, beside > 1 ? share : "");
+    const std::string share = beside > 1 ? format_share(1.0 / static_cast<double>(beside)) : "";
+    check_fits(spec, points, pending, scenarios, commands, share);
     std::printf("sweep %s: %zu points, %zu done, %zu to run", spec.name.c_str(), points.size(),
                 points.size() - pending.size(), pending.size());
     if (dry_run_) {
