@@ -206,7 +206,7 @@ def read_csv(path):
         params = header[header.index("point") + 1:header.index("command")]
     for line, row in rows:
         for key in list(row):
-            if key in params or key in ("point", "command", "compressor_name"):
+            if key in params or key in ("point", "command", "compressor_name", "gradients"):
                 continue
             if least_value(key) is not None:
                 row[key] = checked_value(f"{path}: line {line}", key, row[key])

@@ -34,6 +34,19 @@ std::string compressor_name(const nlohmann::json& result) {
   return result[pointer].get<std::string>();
 }
 
+// Where the point's gradients came from: "captured" (a trace's own
+// workers), the synthesis that made workers beyond them, "synthetic" (a
+// layer spec's), "replay", or "" (dense runs none). A sweep over P mixes
+// the first and the second, which the figures' densities depend on.
+std::string gradient_source(const nlohmann::json& result) {
+  const nlohmann::json::json_pointer pointer("/model/gradients");
+  if (!result.contains(pointer) || !result[pointer].is_object())
+    return "";
+  const nlohmann::json& gradients = result[pointer];
+  const std::string kind = gradients.value("kind", "");
+  return kind == "trace" ? gradients.value("method", "") : kind;
+}
+
 } // namespace
 
 std::map<std::string, nlohmann::json> numeric_fields(const nlohmann::json& object) {
@@ -57,6 +70,7 @@ std::string make_csv(const std::vector<std::string>& grid_keys, const std::vecto
   header.insert(header.end(), grid_keys.begin(), grid_keys.end());
   header.push_back("command");
   header.push_back("compressor_name");
+  header.push_back("gradients");
   const std::set<std::string> taken(header.begin(), header.end());
 
   std::vector<std::map<std::string, nlohmann::json>> metrics;
@@ -82,6 +96,7 @@ std::string make_csv(const std::vector<std::string>& grid_keys, const std::vecto
       fields.push_back(value_text(value));
     fields.push_back(row.command);
     fields.push_back(compressor_name(row.result));
+    fields.push_back(gradient_source(row.result));
     for (const std::string& metric : metric_names) {
       auto it = metrics[r].find(metric);
       fields.push_back(it == metrics[r].end() ? "" : it->second.dump());

@@ -93,10 +93,11 @@ with tempfile.TemporaryDirectory() as work:
 
     check([row["point"] for row in rows] == IDS,
           "one row per point, in grid order (last parameter fastest), readable ids")
-    check(header[:5] == ["point", "platform.nodes", "platform.link.bandwidth", "command",
-                         "compressor_name"],
-          f"point, the grid parameters, command, compressor_name lead the header: {header[:5]}")
-    metrics = header[5:]
+    check(header[:6] == ["point", "platform.nodes", "platform.link.bandwidth", "command",
+                         "compressor_name", "gradients"],
+          f"point, the grid parameters, command, compressor_name, gradients lead the header: "
+          f"{header[:6]}")
+    metrics = header[6:]
     check(metrics == sorted(metrics), "metric columns are sorted by name")
     for field in ["iteration_time_s", "throughput_samples_per_s", "compute_s", "compression_s",
                   "communication_s", "bytes_sent_per_worker", "workers"]:
@@ -105,6 +106,7 @@ with tempfile.TemporaryDirectory() as work:
           and [row["platform.link.bandwidth"] for row in rows] == ["1Gbps", "10Gbps"] * 2,
           "parameter cells hold the grid values")
     check([row["compressor_name"] for row in rows] == ["dense"] * 4, "compressor_name column")
+    check([row["gradients"] for row in rows] == [""] * 4, "dense points name no gradients")
 
     matches = True
     for row in rows:
@@ -242,6 +244,20 @@ with tempfile.TemporaryDirectory() as work:
               "/compressor/server_rank", ["p001_compressor-sketched_sgd_nodes-2", "ranks 0 to 1"])
     check(not os.path.exists(os.path.join(work, "bad-out", "points")),
           "a server rank past a grid's workers stops the sweep before its first point runs")
+    # A sweep over P on a trace mixes captured and synthesized workers: the
+    # table says which each row's gradients are.
+    traced = os.path.join(work, "traced.sweep.json")
+    write_json(traced, {"scenario": QUICKSTART,
+                        "set": {"training.iterations": 1,
+                                "workload": os.path.join(ROOT, "workloads", "traces",
+                                                         "fmnist-cnn-16w"),
+                                "compressor": {"name": "topk", "density": 0.01}},
+                        "grid": {"platform.nodes": [8, 32]}})
+    done = sweep(work, traced, "--out", os.path.join(work, "traced"), "--jobs", "1")
+    with open(os.path.join(work, "traced", "sweep.csv"), newline="") as handle:
+        sources = [row["gradients"] for row in csv.DictReader(handle)]
+    check(done.returncode == 0 and sources == ["captured", "shrunk_mean_scaling"],
+          f"the gradients column says captured or synthesized: {sources} {done.stderr[-300:]!r}")
     # A sketch no machine holds and a model past a 32-bit index were found by
     # their point's own gcsim run, after the points before it.
     bad_input(work, "huge-sketch.json",
