@@ -95,30 +95,27 @@ def refuse_output_over_inputs(out, inputs, option="--out"):
                            f"destroy that file; choose another path")
 
 
+def _token(key):
+    """A key as a JSON pointer writes it."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
 class _Object(dict):
     """A JSON object that remembers the first key it was given twice: json
     keeps the last value without a word, where gcsim refuses the file."""
     twice = None
 
 
-def _object_of(pairs):
-    value = _Object()
-    for key, item in pairs:
-        if key in value and value.twice is None:
-            value.twice = key
-        value[key] = item
-    return value
-
-
 def _key_twice(value):
-    """The JSON path of a key given twice in one object of `value`, or None."""
+    """The JSON path of a key given twice in one object of `value`, or None;
+    walked only once the parse has seen one (`_Object.twice`)."""
     pending = [("", value)]
     while pending:
         at, item = pending.pop()
         if isinstance(item, dict):
-            if getattr(item, "twice", None) is not None:
-                return at + "/" + item.twice.replace("~", "~0").replace("/", "~1")
-            pending.extend((at + "/" + key.replace("~", "~0").replace("/", "~1"), child)
+            if item.twice is not None:
+                return f"{at}/{_token(item.twice)}"
+            pending.extend((f"{at}/{_token(key)}", child)
                            for key, child in reversed(list(item.items())))
         elif isinstance(item, list):
             pending.extend((f"{at}/{index}", child)
@@ -147,17 +144,28 @@ def read_json_object(path, what="a JSON object"):
     def no_constant(name):
         raise ValueError(f"{name} is not a JSON number")
 
+    seen_twice = []
+
+    def object_of(pairs):
+        value = _Object()
+        for key, item in pairs:
+            if key in value and value.twice is None:
+                value.twice = key
+                seen_twice.append(key)
+            value[key] = item
+        return value
+
     try:
-        value = json.loads(text, parse_constant=no_constant, object_pairs_hook=_object_of)
+        value = json.loads(text, parse_constant=no_constant, object_pairs_hook=object_of)
     except RecursionError:
         raise BadInput(f"{path}: not JSON: nested too deeply")
     except ValueError as error:
         raise BadInput(f"{path}: not JSON: {error}")
     if not isinstance(value, dict):
         raise BadInput(f"{path}: expected {what}, got {json_kind(value)}")
-    twice = _key_twice(value)
-    if twice is not None:
-        raise BadInput(f"{path}: {twice}: this key appears twice in one object: keep one of them")
+    if seen_twice:
+        raise BadInput(f"{path}: {_key_twice(value)}: this key appears twice in one object: "
+                       "keep one of them")
     return value
 
 
