@@ -19,10 +19,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <map>
-#include <set>
 #include <sstream>
 #include <string.h> // sigabbrev_np (GNU)
 
@@ -163,7 +161,8 @@ public:
       argv[0] = executable.string();
       jobs.push_back({argv, out / "points" / point.id / "log.txt"});
     }
-    const std::vector<Scenario> scenarios = check_points(spec, points, commands);
+    std::map<fs::path, cost::DeviceProfile> devices; // each device of the grid, loaded once
+    const std::vector<Scenario> scenarios = check_points(spec, points, commands, devices);
 
     std::vector<size_t> pending;
     for (size_t i = 0; i < points.size(); ++i) {
@@ -191,8 +190,7 @@ public:
     // Points beside each other share the memory --spill auto judges by; a
     // point's command (run alone) leaves the option out and gets all of it.
     const size_t beside = std::min(pending.size(), static_cast<size_t>(parallel));
-    const std::string share = beside > 1 ? format_share(1.0 / static_cast<double>(beside)) : "";
-    check_fits(spec, points, pending, scenarios, commands, share);
+    check_fits(spec, points, pending, scenarios, devices, commands, beside);
     std::printf("sweep %s: %zu points, %zu done, %zu to run", spec.name.c_str(), points.size(),
                 points.size() - pending.size(), pending.size());
     if (dry_run_) {
@@ -204,6 +202,7 @@ public:
     else
       std::printf(" on %d core%s\n", parallel, parallel == 1 ? "" : "s");
     if (beside > 1) {
+      const std::string share = format_share(1.0 / static_cast<double>(beside));
       for (sweep::Job& job : jobs)
         job.argv.insert(job.argv.end(), {"--memory-share", share});
       std::printf("  %zu points at a time: each runs with --memory-share %s (what --spill auto "
@@ -232,9 +231,9 @@ private:
   // will hold.
   static std::vector<Scenario> check_points(const sweep::SweepSpec& spec,
                                             const std::vector<sweep::Point>& points,
-                                            const std::vector<std::string>& commands) {
+                                            const std::vector<std::string>& commands,
+                                            std::map<fs::path, cost::DeviceProfile>& devices) {
     std::vector<Scenario> scenarios;
-    std::set<std::filesystem::path> checked_devices;
     for (size_t i = 0; i < points.size(); ++i) {
       const sweep::Point& point = points[i];
       std::vector<Override> overrides;
@@ -243,8 +242,8 @@ private:
           overrides.push_back(parse_override(setting));
         Scenario scenario = load_scenario(spec.scenario, overrides, std::nullopt);
         scenario.make_compressor(); // its parameters too, or a bad one fails hours in
-        if (checked_devices.insert(scenario.device_file).second)
-          cost::DeviceProfile::load(scenario.device_file); // and a device of the grid
+        if (devices.count(scenario.device_file) == 0) // and a device of the grid
+          devices.emplace(scenario.device_file, cost::DeviceProfile::load(scenario.device_file));
         scenarios.push_back(std::move(scenario));
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",
@@ -256,34 +255,26 @@ private:
   }
 
   // What each point to run asks of its compressor, with the memory it will
-  // run with (`share`, its --memory-share; empty: all of it): a model past
-  // the compressor's 32-bit indices or a sketch too large was found by the
-  // point's own gcsim run, after the points before it.
+  // run with (1/`beside` of it, its --memory-share, with `beside` points at
+  // a time): a model past the compressor's 32-bit indices or a sketch too
+  // large was found by the point's own gcsim run, after the points before it.
   static void check_fits(const sweep::SweepSpec& spec, const std::vector<sweep::Point>& points,
                          const std::vector<size_t>& pending, const std::vector<Scenario>& scenarios,
-                         const std::vector<std::string>& commands, const std::string& share) {
-    std::map<std::filesystem::path, cost::DeviceProfile> devices;
+                         const std::map<fs::path, cost::DeviceProfile>& devices,
+                         const std::vector<std::string>& commands, size_t beside) {
+    const double share = beside > 1 ? 1.0 / static_cast<double>(beside) : 1.0;
     for (size_t i : pending) {
       const Scenario& scenario = scenarios[i];
       const std::unique_ptr<compress::Compressor> compressor = scenario.make_compressor();
       if (compressor->name() == "dense")
         continue;
-      auto device = devices.find(scenario.device_file);
-      if (device == devices.end())
-        device =
-            devices.emplace(scenario.device_file, cost::DeviceProfile::load(scenario.device_file))
-                .first;
       try {
-        training::check_compressor_fits(scenario, *compressor,
-                                        training::dense_plan(scenario, device->second),
-                                        share.empty() ? 1.0 : std::strtod(share.c_str(), nullptr));
+        training::check_compressor_fits(
+            scenario, *compressor, training::dense_plan(scenario, devices.at(scenario.device_file)),
+            share);
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",
                          "point " + points[i].id + " cannot run: " + error.what() +
-                             (share.empty() ? ""
-                                            : " (with --memory-share " + share +
-                                                  ", its share beside the other points; --jobs 1 "
-                                                  "gives it all)") +
                              "; rerun alone: " + commands[i]);
       }
     }

@@ -44,11 +44,13 @@ void check_compressor_fits(const Scenario& scenario, const compress::Compressor&
       scratch > 0 && !state_fits(static_cast<double>(scratch), d, memory_limits(memory_share))) {
     char size[64];
     std::snprintf(size, sizeof size, "%.3g GiB", static_cast<double>(scratch) * 4.0 / (1 << 30));
+    char part[96] = "";
+    if (memory_share < 1) // beside other runs (gcsim sweep --jobs): 1 alone gives all of it
+      std::snprintf(part, sizeof part, "its share (--memory-share %.6g) of ", memory_share);
     throw InputError(scenario.source_of("/compressor"), "/compressor",
                      compressor.name() + " needs " + std::to_string(scratch) + " floats at once (" +
-                         size +
-                         ", its sketch's rows x columns), more than this machine's memory "
-                         "allows; choose fewer columns or rows");
+                         size + ", its sketch's rows x columns), more than " + part +
+                         "this machine's memory allows; choose fewer columns or rows");
   }
 }
 
