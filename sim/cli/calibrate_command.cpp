@@ -53,6 +53,9 @@ public:
         ->check(integer_in(1, 100));
     subcommand.add_flag("--verbose", verbose_, "Print every timed point");
   }
+  std::string out_of_memory_advice() const override {
+    return "calibrate with a smaller --max-log2";
+  }
   int run() override {
     if (device_ != "cpu")
       throw InputError("--device", "",

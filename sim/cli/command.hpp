@@ -26,7 +26,15 @@ public:
   /// Runs after parsing. Returns the exit status; bad input is reported by
   /// throwing gcsim::InputError (exit 2), never by calling exit().
   virtual int run() = 0;
+  /// What a user can do when run() runs out of memory, said after
+  /// "gcsim: out of memory: ..."; empty: nothing to add.
+  virtual std::string out_of_memory_advice() const { return ""; }
 };
+
+/// out_of_memory_advice() of the commands that simulate training.
+inline constexpr const char* kSimulationMemoryAdvice =
+    "fewer workers or a smaller model need less; gcsim run --spill always keeps per-worker "
+    "state in a scratch file";
 
 using CommandFactory = std::function<std::unique_ptr<Command>()>;
 

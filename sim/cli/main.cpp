@@ -168,14 +168,12 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // The machine's (or the cgroup's, or ulimit -v's) fault, not gcsim's.
     // What the command that ran out can do about it.
-    const std::string advice =
-        first == "calibrate" ? " (calibrate with a smaller --max-log2)"
-        : first == "run" || first == "sweep" || first == "validate"
-            ? " (fewer workers or a smaller model need less; gcsim run --spill always keeps "
-              "per-worker state in a scratch file)"
-            : "";
+    std::string advice;
+    for (auto& [subcommand, command] : by_subcommand)
+      if (subcommand->parsed())
+        advice = command->out_of_memory_advice();
     std::fprintf(stderr, "gcsim: out of memory: this run needs more than the process may take%s\n",
-                 advice.c_str());
+                 advice.empty() ? "" : (" (" + advice + ")").c_str());
     return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gcsim: internal error: %s\n", error.what());

@@ -90,6 +90,7 @@ public:
         ->capture_default_str();
   }
 
+  std::string out_of_memory_advice() const override { return kSimulationMemoryAdvice; }
   int run() override {
     std::vector<Override> overrides;
     for (const std::string& text : sets_)

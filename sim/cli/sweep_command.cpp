@@ -136,6 +136,7 @@ public:
             ->check(nonempty_path);
   }
 
+  std::string out_of_memory_advice() const override { return kSimulationMemoryAdvice; }
   int run() override {
     const sweep::SweepSpec spec = sweep::load_sweep(sweep_file_);
     const std::vector<sweep::Point> points = sweep::expand(spec);

@@ -68,6 +68,7 @@ public:
     app.add_flag("--quiet", quiet_, "Print nothing on success");
   }
 
+  std::string out_of_memory_advice() const override { return kSimulationMemoryAdvice; }
   int run() override {
     if (!out_file_.empty() && !fit_)
       throw InputError("--out", "", "writes the calibrated platform: it needs --fit");
