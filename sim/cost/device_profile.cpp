@@ -163,11 +163,14 @@ Provenance read_provenance(ObjectReader& reader) {
   if (provenance.kind == "measured") {
     // What measured it and when: a blank one tells a reader nothing (and
     // to_json leaves it out, so a refit's output would lack the field).
-    for (const char* key : {"command", "date"})
-      if (reader.string(key).empty())
+    const auto said = [&reader](const char* key) {
+      std::string text = reader.string(key);
+      if (text.empty())
         reader.fail(key, "empty: a measured profile says how and when it was measured");
-    provenance.command = reader.string("command");
-    provenance.date = reader.string("date");
+      return text;
+    };
+    provenance.command = said("command");
+    provenance.date = said("date");
     provenance.host = reader.string_or("host", "");
     provenance.regime = reader.string_or("regime", "");
     return provenance;
