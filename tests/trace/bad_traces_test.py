@@ -128,11 +128,27 @@ def statistics_only(gcsim, workdir, valid):
             or os.path.exists(os.path.join(workdir, "stats-of-stats")):
         failures.append(f"make_stats_trace.py of a statistics-only trace: exit "
                         f"{again.returncode}: {again.stderr.strip()}")
+    # Its comment named a preset after the folder ("--preset valid"): it
+    # gives the full trace's recorded capture command, or says there is none.
     with open(os.path.join(stats, "manifest.json")) as stream:
         comment = json.load(stream).get("comment", "")
-    if "capture_traces.py --preset" in comment:
-        failures.append(f"the statistics-only manifest names a preset the trace was not captured "
-                        f"with: {comment!r}")
+    if not comment.endswith("the full trace: valid (its capture command is not recorded)"):
+        failures.append(f"a trace without a capture command: comment {comment!r}")
+    captured = os.path.join(workdir, "captured")
+    shutil.copytree(valid, captured)
+    with open(os.path.join(captured, "manifest.json")) as stream:
+        manifest = json.load(stream)
+    manifest["capture"] = {"command": "/usr/bin/python3 scripts/capture_traces.py --out X"}
+    with open(os.path.join(captured, "manifest.json"), "w") as stream:
+        json.dump(manifest, stream)
+    recorded = os.path.join(workdir, "captured-stats")
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "trace_tools",
+                                                     "make_stats_trace.py"),
+                    gcsim, captured, recorded], capture_output=True, text=True)
+    with open(os.path.join(recorded, "manifest.json")) as stream:
+        comment = json.load(stream).get("comment", "")
+    if not comment.endswith("the full trace: /usr/bin/python3 scripts/capture_traces.py --out X"):
+        failures.append(f"a trace with a capture command: comment {comment!r}")
 
     def inspect(trace, *args):
         out = os.path.join(workdir, "inspect-stats.json")
@@ -187,6 +203,25 @@ def statistics_only(gcsim, workdir, valid):
                 or len(done.stderr.strip().splitlines()) != 1:
             failures.append(f"statistics-only trace, {name}: exit {done.returncode}: "
                             f"{done.stderr.strip()}")
+    # A one-worker trace's statistics, as inspect --json writes them: no
+    # pair, so no overlap (null), which the reader refused as no number.
+    single = os.path.join(workdir, "single-stats")
+    shutil.copytree(stats, single)
+    with open(os.path.join(single, "manifest.json")) as stream:
+        manifest = json.load(stream)
+    manifest["workers"] = 1
+    with open(os.path.join(single, "manifest.json"), "w") as stream:
+        json.dump(manifest, stream)
+    alone = copy.deepcopy(good)
+    for iteration in alone["iterations"]:
+        for layer in iteration["layers"]:
+            layer["overlap"] = None
+    with open(os.path.join(single, "statistics.json"), "w") as stream:
+        json.dump(alone, stream)
+    done = subprocess.run([gcsim, "inspect", single], capture_output=True, text=True)
+    if done.returncode != 0 or "from statistics.json" not in done.stdout:
+        failures.append(f"a one-worker statistics-only trace: exit {done.returncode}: "
+                        f"{done.stderr.strip()}")
     return failures
 
 
