@@ -367,6 +367,12 @@ def confounded(design, names):
             if np.linalg.matrix_rank(np.delete(design, j, axis=1)) == full]
 
 
+def busy_passes(runs):
+    """Per run, its forward and its backward pass, each True where the pass
+    kept the GPU busy (the design's rows, in that order)."""
+    return np.array([bound for run in runs for bound in run["passes_bound"]])
+
+
 def minor_kinds(runs, given):
     """Kinds whose layers take under MINOR_SHARE of every forward pass, as
     `given` prices them: the passes cannot tell their time per FLOP (BERT's
@@ -395,8 +401,7 @@ class Fit(Compute):
                             - set(self.kept))
         column = {kind: i + 1 for i, kind in enumerate(self.kinds)}
         measured = np.array([t for run in runs for t in (run["forward_s"], run["backward_s"])])
-        # The passes that kept the GPU busy.
-        rows = np.array([bound for run in runs for bound in run["passes_bound"]])
+        rows = busy_passes(runs)
         if not rows[0::2].any() or not rows[1::2].any():
             raise ValueError(f"every pass that kept the GPU busy is a "
                              f"{'backward' if rows[1::2].any() else 'forward'} one: the "
@@ -452,8 +457,7 @@ class KindFit(Compute):
             for kind, forward, backward in run["layers"]:
                 design[2 * i, 1 + kinds.index(kind)] += forward
                 design[2 * i + 1, 1 + n + kinds.index(kind)] += backward
-        # The passes that kept the GPU busy, as in Fit.
-        rows = np.array([bound for run in runs for bound in run["passes_bound"]])
+        rows = busy_passes(runs)
         solution, _ = solve_relative(design[rows], measured[rows])
         super().__init__(float(solution[0]),
                          {kind: float(solution[1 + j]) for j, kind in enumerate(kinds)},
