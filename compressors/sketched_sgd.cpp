@@ -105,7 +105,9 @@ private:
           exact[i] += v[candidates[i]];
         }
       }
-      work.add_kernel(server_, KernelKind::scatter_add, P * c, 0, 0, 0, "sum exact values");
+      // Every worker's values come in the candidates' order: the server adds
+      // P - 1 dense vectors of c onto its own, no scatter by index.
+      work.add_kernel(server_, KernelKind::dense_add, (P - 1) * c, 0, 0, 0, "sum exact values");
       std::vector<Index> keep;
       topk_indices(exact.data(), c, k, keep);
       work.add_kernel(server_, KernelKind::topk_select, c, k, 0, 0, "top-k of the exact sums");

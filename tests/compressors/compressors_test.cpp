@@ -501,6 +501,35 @@ TEST_CASE("a rank that names a worker is checked against P before any iteration"
   CHECK_THROWS_AS(run.step(data.views(), 0), gc::ParameterError);
 }
 
+TEST_CASE("sketched_sgd: the server's kernels, each on the sizes it works on") {
+  gc::test::SyntheticWorkers data({1000}, 4, 3);
+  const auto r =
+      Run("sketched_sgd",
+          {{"density", 0.01}, {"rows", 3}, {"columns", 50}, {"candidates_factor", 3.0}}, 4)
+          .step(data.views(), 0);
+  const auto& server = r.kernels[0];
+  const auto labelled = [&](const std::string& label) {
+    const auto it = std::find_if(server.begin(), server.end(),
+                                 [&](const gc::KernelRun& k) { return k.label == label; });
+    REQUIRE_MESSAGE(it != server.end(), "no kernel labelled " << label);
+    return *it;
+  };
+  // The three other sketches (3 x 50 floats each) added onto the server's own.
+  CHECK(labelled("sum the sketches").kind == gc::KernelKind::dense_add);
+  CHECK(labelled("sum the sketches").n == 3 * 150);
+  // k = 10, c = 30 candidates: three workers' values arrive in the
+  // candidates' order and are added as dense vectors, not scattered.
+  const gc::KernelRun sum = labelled("sum exact values");
+  CHECK(sum.kind == gc::KernelKind::dense_add);
+  CHECK(sum.n == 3 * 30);
+  CHECK(labelled("top-k of the exact sums").n == 30);
+  CHECK(labelled("top-k of the exact sums").k == 10);
+  // A worker that is not the server sums nobody's values.
+  CHECK(std::none_of(r.kernels[1].begin(), r.kernels[1].end(), [](const gc::KernelRun& k) {
+    return k.label.rfind("sum ", 0) == 0 || k.kind == gc::KernelKind::scatter_add;
+  }));
+}
+
 TEST_CASE("IWP: the leader changes from iteration to iteration by the seed") {
   gc::test::SyntheticWorkers data({2000}, 8, 2);
   const auto weights = weights_for(data.layout);
