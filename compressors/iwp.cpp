@@ -54,8 +54,8 @@ private:
     if (work.weights == nullptr) {
       throw std::invalid_argument("iwp: needs the weights (importance is |g| / |w|)");
     }
-    if (age_.size() != work.d) {
-      age_.assign(work.d, 0);
+    if (sent_at_.size() != work.d) {
+      sent_at_.assign(work.d, rounds_);
     }
     if (work.ctx.iteration < warmup_) {
       dense_warmup(work);
@@ -130,7 +130,7 @@ private:
           break;
         }
         const auto j = static_cast<std::size_t>(pos);
-        if (age_[j] >= release_age_) {
+        if (age(j) >= release_age_) {
           released.push_back(static_cast<Index>(j));
         }
       }
@@ -202,11 +202,10 @@ private:
     work.add_collective(CommKind::allreduce_ring, "ring allreduce of the values", kept * 4);
     work.add_kernel_all(KernelKind::sparse_unpack, kept, 0, 0, 0, "apply the update");
     apply_common_indices(work, chosen);
-    for (auto& a : age_) {
-      a = a == std::numeric_limits<std::uint32_t>::max() ? a : a + 1;
-    }
+    // Sent now: unsent for 0 rounds at the next one.
+    rounds_ = rounds_ == std::numeric_limits<std::uint32_t>::max() ? rounds_ : rounds_ + 1;
     for (const Index j : chosen) {
-      age_[j] = 0;
+      sent_at_[j] = rounds_;
     }
     work.result.info["leader"] = leader;
     work.result.info["k"] = k;
@@ -252,7 +251,7 @@ private:
     for (std::size_t j = 0; j < d; ++j) {
       work.result.support[j] = static_cast<Index>(j);
     }
-    std::fill(age_.begin(), age_.end(), 0);
+    fresh_from_ = rounds_; // everything was sent
     work.result.info["warmup"] = true;
   }
 
@@ -267,8 +266,17 @@ private:
   std::uint32_t release_age_;
   double release_cap_;
   double clip_norm_;
+  // Rounds element j has gone unsent: the sparse rounds since it was last
+  // sent, or since the last dense one. Kept as the round of its last sending,
+  // not as an age per element, so that a round touches only the elements it
+  // sends and those its releases draw: ages cost d increments a round (about
+  // 130 us on a V100 at d = 11M) that the cost model does not charge.
+  std::uint32_t age(std::size_t j) const { return rounds_ - std::max(sent_at_[j], fresh_from_); }
+
   double correction_ = 1.0;
-  std::vector<std::uint32_t> age_;
+  std::uint32_t rounds_ = 0;     // sparse rounds run (saturates: 4 billion)
+  std::uint32_t fresh_from_ = 0; // the round after the last dense warm-up
+  std::vector<std::uint32_t> sent_at_;
 };
 
 } // namespace

@@ -816,6 +816,35 @@ TEST_CASE("IWP: stale releases come from the whole model") {
     CHECK(count >= 15); // 39 of 390 expected in each tenth
 }
 
+TEST_CASE("IWP: an element is stale release_age sparse rounds after it was last sent") {
+  // Nothing is important, so only releases are sent; every stale element is
+  // drawn and at most k = 1000 of the 2000 go out.
+  const ZeroGradients zero({2000});
+  Run run("iwp",
+          {{"density", 0.5},
+           {"warmup_iterations", 2},
+           {"release_age", 2},
+           {"release_probability", 1.0},
+           {"release_cap", 1.0}},
+          2);
+  std::vector<std::vector<gc::Index>> sent;
+  for (std::uint64_t t = 0; t < 8; ++t)
+    sent.push_back(run.step(zero.nothing, t, 7, &zero.wv).support);
+  CHECK(sent[1].size() == 2000); // the dense warm-up sends all
+  CHECK(sent[2].empty());        // unsent for 0 rounds after the warm-up
+  CHECK(sent[3].empty());        // 1 round
+  REQUIRE(sent[4].size() == 1000);
+  // The 1000 left unsent at t = 4 are three rounds old at t = 5, those sent
+  // then are fresh: round 5 sends exactly the others.
+  std::vector<gc::Index> both = sent[4];
+  both.insert(both.end(), sent[5].begin(), sent[5].end());
+  std::sort(both.begin(), both.end());
+  CHECK(sent[5].size() == 1000);
+  CHECK(std::adjacent_find(both.begin(), both.end()) == both.end());
+  CHECK(sent[6].empty());    // sent at 4 and 5: unsent for 1 and 0 rounds
+  CHECK(sent[7] == sent[4]); // sent at 4: stale again
+}
+
 TEST_CASE("IWP: a small k still releases one stale element") {
   // 0.1 k rounded down released nothing below k = 10.
   const ZeroGradients zero({2000});
