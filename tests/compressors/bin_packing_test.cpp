@@ -90,6 +90,9 @@ TEST_CASE("DEFT partitions are disjoint, contiguous, and cover every layer") {
       CHECK(chunks == (big ? std::min(P, layout[l].size) : 1));
     }
   }
+  // A layer of exactly d/P is not cut: only larger ones are.
+  CHECK(gc::deft_partitions(gc::LayerLayout::from_sizes({4, 4}), 2).size() == 2);
+  CHECK(gc::deft_partitions(gc::LayerLayout::from_sizes({5, 3}), 2).size() == 3);
   // The first size mod P chunks are one element longer.
   const auto parts = gc::deft_partitions(gc::LayerLayout::from_sizes({10, 1}), 4);
   REQUIRE(parts.size() == 5);

@@ -67,6 +67,14 @@ std::vector<float> weights_for(const gc::LayerLayout& layout) {
   return w;
 }
 
+// The first of `kernels` run under `label`, or nullptr.
+const gc::KernelRun* find_kernel(const std::vector<gc::KernelRun>& kernels,
+                                 const std::string& label) {
+  const auto it = std::find_if(kernels.begin(), kernels.end(),
+                               [&](const gc::KernelRun& k) { return k.label == label; });
+  return it == kernels.end() ? nullptr : &*it;
+}
+
 // Two workers whose gradients are all zero, so that nothing is important to
 // IWP, and weights for their layout.
 struct ZeroGradients {
@@ -335,13 +343,29 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     expect(Run("dense", nullptr, P).step(views, 0), {{K::allreduce, same(64)}});
   }
   SUBCASE("topk pairs") {
-    expect(Run("topk", {{"density", 0.25}}, P).step(views, 0), {{K::allgather, same(32)}});
+    const auto r = Run("topk", {{"density", 0.25}}, P).step(views, 0);
+    expect(r, {{K::allgather, same(32)}});
+    // Every worker sums all P sets of k pairs it received, its own included.
+    for (std::size_t w = 0; w < P; ++w) {
+      const gc::KernelRun* sum = find_kernel(r.kernels[w], "sum the P sparse sets");
+      REQUIRE(sum != nullptr);
+      CHECK(sum->n == P * 4);
+    }
   }
   SUBCASE("topk indices then values: union of 16") {
     const auto r =
         Run("topk", {{"density", 0.25}, {"variant", "allgather_indices_allreduce_values"}}, P)
             .step(views, 0);
     expect(r, {{K::allgather, same(16)}, {K::allreduce, same(64)}});
+    // The four disjoint sets make a union of 16 that every worker gathers
+    // its own values at and applies.
+    for (const char* label :
+         {"union of the index sets", "own values at the union", "apply the update"}) {
+      CAPTURE(label);
+      const gc::KernelRun* kernel = find_kernel(r.kernels[1], label);
+      REQUIRE(kernel != nullptr);
+      CHECK(kernel->n == 16);
+    }
   }
   SUBCASE("gtopk: two merge rounds and a broadcast") {
     const auto r = Run("gtopk", {{"density", 0.25}}, P).step(views, 0);
@@ -380,6 +404,9 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     const auto small = Run("dgc", {{"density", 0.25}, {"min_layer_size", 8}}, P).step(fv, 0);
     expect(small, {{K::allgatherv, same(24)}, {K::allreduce, same(24)}});
     CHECK(small.support.size() == 6 + 3);
+    // Only layers smaller than min_layer_size go whole: one of exactly 6 is compressed.
+    expect(Run("dgc", {{"density", 0.25}, {"min_layer_size", 6}}, P).step(fv, 0),
+           {{K::allgatherv, same(40)}});
   }
   SUBCASE("gs_sgd: sketch 3 x 8 floats, then k exact values") {
     const auto r =
@@ -422,6 +449,9 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     CHECK(std::accumulate(counts.begin(), counts.end(), std::uint64_t{0}) +
               r.info.at("common_elements").get<std::uint64_t>() ==
           8);
+    // k = 8 over 8 partitions is 1 each: the two one-element chunks are
+    // whole, so they are common (sent by all, never selected or allgathered).
+    CHECK(r.info.at("common_elements").get<std::uint64_t>() == 2);
     expect(r, {{K::broadcast, same((4 + 8) * 4 + 8 * 4)},
                {K::allgather, same(8)},
                {K::allgather, same(max_count * 8)},
@@ -438,6 +468,168 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     expect(r, {{K::broadcast, same(kept * 4)}, {K::allreduce_ring, same(kept * 4)}});
     CHECK(r.steps[0].root == r.info.at("leader").get<int>());
   }
+}
+
+TEST_CASE("randomk draws other indices every iteration") {
+  gc::test::SyntheticWorkers data({1000}, 2, 4);
+  Run run("randomk", {{"density", 0.01}, {"error_feedback", false}}, 2);
+  const auto first = run.step(data.views(), 0).support;
+  const auto second = run.step(data.views(), 1).support;
+  CHECK(first.size() == 10);
+  CHECK(second.size() == 10);
+  CHECK(first != second);
+  CHECK(run.step(data.views(), 0).support == first); // the seed and t decide
+}
+
+TEST_CASE("cltk selects on the leader's own accumulator") {
+  gc::test::SyntheticWorkers data({800, 200}, 4, 12);
+  // Iteration 1: leader 1; its accumulator is its gradient on a first call.
+  const auto r = Run("cltk", {{"density", 0.01}}, 4).step(data.views(), 1);
+  CHECK(r.support == gc::topk_indices(data.grads[1].data(), 1000, 10));
+  CHECK(r.support != gc::topk_indices(data.grads[0].data(), 1000, 10));
+}
+
+TEST_CASE("iwp selects on the leader's own accumulator") {
+  // Worker w's gradient is non-zero only on [100w, 100w + 100): whatever the
+  // leader keeps by importance lies in its own range.
+  constexpr std::size_t P = 4;
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({400});
+  std::vector<std::vector<float>> grads(P, std::vector<float>(400, 0.0f));
+  for (std::size_t w = 0; w < P; ++w) {
+    const auto values = gc::test::heavy_tailed(100, 40 + w);
+    std::copy(values.begin(), values.end(),
+              grads[w].begin() + static_cast<std::ptrdiff_t>(100 * w));
+  }
+  std::vector<gc::GradientView> views;
+  for (const auto& g : grads)
+    views.push_back(gc::GradientView{g.data(), &layout});
+  const auto weights = weights_for(layout);
+  const gc::WeightsView wv{weights.data(), &layout};
+  Run run("iwp", {{"density", 0.05}, {"warmup_iterations", 0}, {"release_probability", 0.0}}, P);
+  std::set<int> leaders;
+  for (std::uint64_t t = 0; t < 8; ++t) {
+    const auto r = run.step(views, t, 7, &wv);
+    const int leader = r.info.at("leader").get<int>();
+    leaders.insert(leader);
+    CAPTURE(t);
+    REQUIRE(!r.support.empty());
+    for (const gc::Index j : r.support)
+      CHECK(j / 100 == static_cast<gc::Index>(leader));
+  }
+  CHECK(leaders.size() >= 2); // not worker 0's accumulator by chance
+}
+
+TEST_CASE("deft: each owner selects with its own k_i, and the bins rotate with t") {
+  // Two layers of 100 (d/P = 100: neither is cut), k = 20. Worker 0's
+  // gradient lies in layer 0, worker 1's in layer 1, so worker 0's k_i are
+  // (19, 1) and worker 1's (1, 19). The leader's k_i decide the packing: the
+  // partition it weighs more goes to bin 0, which worker (t mod 2) owns, so
+  // at t = 0 and t = 1 alike each worker owns the partition its own k_i
+  // weigh 19. Without error feedback the accumulators stay the gradients.
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({100, 100});
+  std::vector<std::vector<float>> grads(2, std::vector<float>(200, 0.0f));
+  for (std::size_t w = 0; w < 2; ++w) {
+    const auto values = gc::test::heavy_tailed(100, 50 + w);
+    std::copy(values.begin(), values.end(),
+              grads[w].begin() + static_cast<std::ptrdiff_t>(100 * w));
+  }
+  std::vector<gc::GradientView> views;
+  for (const auto& g : grads)
+    views.push_back(gc::GradientView{g.data(), &layout});
+  Run run("deft", {{"density", 0.1}, {"error_feedback", false}}, 2);
+  for (std::uint64_t t = 0; t < 2; ++t) {
+    CAPTURE(t);
+    const auto r = run.step(views, t);
+    CHECK(r.info.at("selected").get<std::vector<std::uint64_t>>() ==
+          std::vector<std::uint64_t>{19, 19});
+    // Worker w's 19 selections are its top 19 in its own layer.
+    for (std::size_t w = 0; w < 2; ++w) {
+      std::vector<gc::Index> want;
+      for (const gc::Index i : gc::topk_indices(grads[w].data() + 100 * w, 100, 19))
+        want.push_back(static_cast<gc::Index>(i + 100 * w));
+      std::vector<gc::Index> got;
+      for (const gc::Index j : r.support)
+        if (j / 100 == w)
+          got.push_back(j);
+      CHECK(got == want);
+    }
+  }
+}
+
+TEST_CASE("dgc lowers a threshold that keeps fewer than lower_bound * k") {
+  // A permuted ramp 1/(1 + rank): a threshold 1/(1 + m) keeps m + 1 elements,
+  // one lowered by 0.8 about 1.25 times as many. Over seeds, the sampled
+  // threshold of some keeps 64-79 < 0.8 k = 80; one lowering brings it to
+  // 80-99, within the bounds.
+  constexpr std::size_t n = 10000;
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({n});
+  std::vector<float> ramp(n);
+  for (std::size_t j = 0; j < n; ++j)
+    ramp[j] = 1.0f / static_cast<float>(1 + (j * 7919) % n);
+  const std::vector<gc::GradientView> views{{ramp.data(), &layout}};
+  const nlohmann::json params = {{"density", 0.01}, {"momentum", 0.0}, {"resample", false}};
+  bool found = false;
+  for (std::uint64_t seed = 1; seed <= 200 && !found; ++seed) {
+    const auto r = Run("dgc", params, 1).step(views, 0, seed);
+    const gc::KernelRun* first = find_kernel(r.kernels[0], "threshold select");
+    REQUIRE(first != nullptr);
+    if (first->k < 64 || first->k >= 80)
+      continue;
+    found = true;
+    CAPTURE(seed);
+    const gc::KernelRun* adapted = find_kernel(r.kernels[0], "threshold select (adapted)");
+    REQUIRE(adapted != nullptr);
+    CHECK(adapted->k >= 80);
+    CHECK(adapted->k <= 130);
+    CHECK(r.support.size() == adapted->k);
+  }
+  REQUIRE_MESSAGE(found, "no seed sampled a threshold keeping 64-79 elements");
+}
+
+TEST_CASE("dgc's resample keeps the exact top-k of an over-selection") {
+  // A flat layer of ones with k = 100 spikes at its end: a sampled threshold
+  // at the flat level selects everything, and the exact top-k of that is the
+  // spikes; keeping the first k selected (in index order) would send ones.
+  constexpr std::size_t n = 10000;
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({n});
+  std::vector<float> g(n, 1.0f);
+  std::vector<gc::Index> spikes;
+  for (std::size_t j = n - 100; j < n; ++j) {
+    g[j] = 10.0f + static_cast<float>(j - (n - 100));
+    spikes.push_back(static_cast<gc::Index>(j));
+  }
+  const std::vector<gc::GradientView> views{{g.data(), &layout}};
+  bool found = false;
+  for (std::uint64_t seed = 1; seed <= 200 && !found; ++seed) {
+    const auto r = Run("dgc", {{"density", 0.01}, {"momentum", 0.0}}, 1).step(views, 0, seed);
+    const gc::KernelRun* first = find_kernel(r.kernels[0], "threshold select");
+    REQUIRE(first != nullptr);
+    if (first->k <= 130)
+      continue;
+    found = true;
+    CAPTURE(seed);
+    CHECK(find_kernel(r.kernels[0], "resample top-k") != nullptr);
+    CHECK(r.support == spikes);
+  }
+  REQUIRE_MESSAGE(found, "no seed sampled a threshold below the spikes");
+}
+
+TEST_CASE("gs_sgd's global sketch holds every worker's gradient") {
+  // One large coordinate, in worker 1's gradient only, must be found.
+  gc::test::SyntheticWorkers data({2000}, 2, 13);
+  data.grads[1][1234] = 1.0f; // the values are about 1e-3
+  const auto r = Run("gs_sgd", {{"density", 0.01}}, 2).step(data.views(), 0);
+  CHECK(std::binary_search(r.support.begin(), r.support.end(), gc::Index{1234}));
+}
+
+TEST_CASE("sketched_sgd keeps the top-k of the exact sums among its candidates") {
+  // One worker, no momentum, a sketch wide enough to rank well: the
+  // candidates hold the true top-k, so the result is the exact top-k, not
+  // the first k candidates by index.
+  gc::test::SyntheticWorkers data({3000}, 1, 14);
+  const auto r = Run("sketched_sgd", {{"density", 0.01}, {"momentum", 0.0}, {"columns", 30000}}, 1)
+                     .step(data.views(), 0);
+  CHECK(r.support == gc::topk_indices(data.grads[0].data(), 3000, 30));
 }
 
 TEST_CASE("kernels are attached to the step they precede") {
@@ -507,12 +699,10 @@ TEST_CASE("sketched_sgd: the server's kernels, each on the sizes it works on") {
       Run("sketched_sgd",
           {{"density", 0.01}, {"rows", 3}, {"columns", 50}, {"candidates_factor", 3.0}}, 4)
           .step(data.views(), 0);
-  const auto& server = r.kernels[0];
   const auto labelled = [&](const std::string& label) {
-    const auto it = std::find_if(server.begin(), server.end(),
-                                 [&](const gc::KernelRun& k) { return k.label == label; });
-    REQUIRE_MESSAGE(it != server.end(), "no kernel labelled " << label);
-    return *it;
+    const gc::KernelRun* kernel = find_kernel(r.kernels[0], label); // rank 0 is the server
+    REQUIRE_MESSAGE(kernel != nullptr, "no kernel labelled " << label);
+    return *kernel;
   };
   // The three other sketches (3 x 50 floats each) added onto the server's own.
   CHECK(labelled("sum the sketches").kind == gc::KernelKind::dense_add);
