@@ -12,7 +12,8 @@ fair-queue runs (results/validation/), experiments.md's verdict on the
 overlap model: every ring size closer than alpha-beta at 100 Mbit/s, the
 broadcasts further off than the split fit at 1 Gbit/s; and both priced into
 every training step. errors_over_runs.py: per cluster, the median and range of
-each run's own `gcsim validate --fit` errors.
+each run's own `gcsim validate --fit` errors (three runs of one cluster, so
+that the median is not the mean), within issue 7's 5% and 10%.
 
 And their bad input: a missing, empty, malformed or wrong-shaped file, a
 folder, no file, an unknown option is exit 2 with one line naming the file
@@ -25,6 +26,7 @@ import glob
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,7 +39,10 @@ GCSIM = os.path.abspath(sys.argv[1])
 failures = []
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+sys.path.insert(0, SCRIPTS)
 from checks import refusal_problems  # noqa: E402
+import collective_models  # noqa: E402
+import repeatability  # noqa: E402
 
 
 def run(script, files):
@@ -47,6 +52,50 @@ def run(script, files):
         failures.append(f"{script}: status {done.returncode}: {done.stderr.strip()[-300:]}")
     return done.stdout
 
+
+# The models' pieces on numbers worked by hand. A 4-rank ring allreduce of n
+# bytes is 6 messages of n/4; alpha 1 ms, beta 10 ns/byte, one-way 0.1 ms.
+# The 2 MiB point, between SMALL and LARGE, is made twice too slow: the split
+# and overlap fits must not see it, and both recover the rest exactly.
+ALPHA, BETA, ONE_WAY = 1e-3, 1e-8, 1e-4
+
+
+def ring_point(n, seconds):
+    return {"collective": "allreduce", "ranks": 4, "bytes": n, "seconds": seconds}
+
+
+def check_recovers(name, model, made):
+    predicted = model([p for p in made])
+    for p in made:
+        if p["bytes"] == 2 << 20:
+            continue
+        if abs(predicted(p) / p["seconds"] - 1) > 1e-9:
+            failures.append(f"collective_models.{name}: {predicted(p)} s for {p['bytes']} bytes, "
+                            f"made {p['seconds']} s")
+
+
+sizes = [64 << 10, 256 << 10, 2 << 20, 4 << 20, 8 << 20, 16 << 20]
+linear_points = [ring_point(n, (2 if n == 2 << 20 else 1) * (6 * ALPHA + 6 * n / 4 * BETA))
+                 for n in sizes]
+check_recovers("split", collective_models.split, linear_points)
+# Overlap: a small message costs alpha, a large one the latency and its bytes.
+overlap_points = [ring_point(n, (2 if n == 2 << 20 else 1)
+                             * 6 * max(ALPHA, ONE_WAY + n / 4 * BETA)) for n in sizes]
+check_recovers("overlap", collective_models.overlap(ONE_WAY), overlap_points)
+if abs(collective_models.geomean([(1.0, 2.0), (2.0, 1.0)]) - 1.0) > 1e-12:
+    failures.append(f"collective_models.geomean of 2x slow and 2x fast: "
+                    f"{collective_models.geomean([(1.0, 2.0), (2.0, 1.0)])}, want 1 (100%)")
+topk_run = {"workload": {"layers": [{"bytes": 4000}]}, "compressor": {"name": "topk",
+                                                                       "density": 0.01}}
+if collective_models.training_calls(topk_run, 4) != [("allgather", 8 * 10 * 4)]:
+    failures.append(f"collective_models.training_calls(topk, P = 4, k = 10): "
+                    f"{collective_models.training_calls(topk_run, 4)}, want an allgather of 320 bytes")
+after_warmup = {"warmup_iterations": 1, "iterations": [{"iteration_s": s} for s in (1.0, 2.0, 3.0)]}
+if (collective_models.mean_iteration(after_warmup) != {"iteration_s": 2.5}
+        or repeatability.steady_mean(after_warmup) != 2.5):
+    failures.append(f"the mean after one warm-up iteration of 1, 2, 3 s: "
+                    f"{collective_models.mean_iteration(after_warmup)}, "
+                    f"{repeatability.steady_mean(after_warmup)}, want 2.5")
 
 published = [os.path.join(RESULTS, "fifo", f"minicluster-p{p}-{r}.json")
              for p in (4, 8) for r in ("100mbit", "1gbit")]
@@ -119,37 +168,43 @@ if not found or float(found.group(1)) > 1.0:
 # errors_over_runs.py: the median and range over runs of one cluster are
 # those of each run's own `gcsim validate --fit`, and one rate written two
 # ways ("1000Mbps", "1Gbps") is one cluster.
+# Three runs at 100 Mbit/s, so that a median is not also the mean.
 over_runs = [os.path.join(RESULTS, d, f"minicluster-p4-{r}.json")
              for d, r in (("2026-12-03b", "100mbit"), ("2026-12-03c", "100mbit"),
-                          ("2026-12-03c", "1gbit"), ("2026-12-03d", "1gbit"))]
+                          ("2026-12-03d", "100mbit"), ("2026-12-03c", "1gbit"),
+                          ("2026-12-03d", "1gbit"))]
 own = []
 with tempfile.TemporaryDirectory() as tmp:
-    with open(over_runs[3]) as f:
+    with open(over_runs[4]) as f:
         respelled = json.load(f)
     respelled["cluster"]["link"]["bandwidth"] = "1Gbps"
-    over_runs[3] = os.path.join(tmp, "respelled.json")
-    with open(over_runs[3], "w") as f:
+    over_runs[4] = os.path.join(tmp, "respelled.json")
+    with open(over_runs[4], "w") as f:
         json.dump(respelled, f)
     summary = run("errors_over_runs.py", ["--gcsim", GCSIM] + over_runs)
-    for path in over_runs[:2]:
+    for path in over_runs[:3]:
         report = os.path.join(tmp, "report.json")
         subprocess.run([GCSIM, "validate", path, "--fit", "--json", report, "--quiet"], check=True)
         with open(report) as f:
-            own.append({t["name"]: t["relative_error"]["iteration_s"]
-                        for t in json.load(f)["training"]})
+            comparison = json.load(f)
+        own.append({t["name"] + " iteration": t["relative_error"]["iteration_s"]
+                    for t in comparison["training"]})
+        own[-1]["collectives >= 4 MiB"] = \
+            comparison["summary"]["collectives_4MiB_and_more"]["geomean_error"]
 if "4 nodes, 1 Gbit/s: 2 runs\n" not in summary:
     failures.append(f"errors_over_runs.py: 1000Mbps and 1Gbps should be one cluster: {summary}")
-# dense: both runs within 10%; topk: neither.
-for name in ("dense", "topk"):
-    line = re.search(rf"4 nodes, 100 Mbit/s: 2 runs\n(?:.*\n)*?  {name} iteration\s+median\s+"
-                     r"([-+\d.]+)%  range\s+([-+\d.]+)% \.\.\s+([-+\d.]+)%  within 10%: (\d) of 2",
-                     summary)
+# Issue 7's limits: 5% on the collectives' geometric mean, 10% on an iteration.
+for name, limit in (("collectives >= 4 MiB", 0.05), ("dense iteration", 0.10),
+                    ("topk iteration", 0.10)):
+    line = re.search(rf"4 nodes, 100 Mbit/s: 3 runs\n(?:.*\n)*?  {name}\s+median\s+"
+                     rf"([-+\d.]+)%  range\s+([-+\d.]+)% \.\.\s+([-+\d.]+)%  "
+                     rf"within {100 * limit:.0f}%: (\d) of 3", summary)
     values = [o[name] for o in own]
-    expected = [100 * sum(values) / 2, 100 * min(values), 100 * max(values)]
+    expected = [100 * statistics.median(values), 100 * min(values), 100 * max(values)]
     if not line:
         failures.append(f"errors_over_runs.py: no {name} line for 4 nodes at 100 Mbit/s: {summary}")
     elif not (all(abs(float(got) - want) <= 0.051 for got, want in zip(line.groups()[:3], expected))
-              and int(line.group(4)) == sum(abs(v) <= 0.10 for v in values)):
+              and int(line.group(4)) == sum(abs(v) <= limit for v in values)):
         failures.append(f"errors_over_runs.py: {name} {line.groups()} against each run's own "
                         f"validate {expected}")
 missing = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "errors_over_runs.py"),

@@ -18,6 +18,8 @@
   ranges, read by PyTorch's own (autograd's functions, the optimizer's
   step); --clock cpu; four refusals.
 - --into adds the run to a measured run of collectives.
+- Each DDP bucket's share of backward, from its data's readiness, the last
+  bucket taking what backward did after it.
 - Bad input: exit 2, one line naming the file or option, nothing written;
   never a traceback (a corrupt gzip stream, JSON nested too deeply, bytes
   that are not UTF-8) nor a measured run gcsim validate would refuse (a
@@ -33,6 +35,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import types
 
 GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -42,7 +45,9 @@ PYTHON = "/usr/bin/python3"
 ITERATIONS = 4
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from checks import Checks, refusal_problems  # noqa: E402
+import import_torch_profile  # noqa: E402
 
 check = Checks()
 
@@ -624,7 +629,21 @@ def refusals(tmp):
     check(not problems, f"an --out under a file: exit 1, one line{'; '.join(problems)}")
 
 
+def bucket_shares():
+    """Each bucket's share of backward: up to its data's readiness from the
+    previous one's, the last bucket also taking what backward did after it
+    (here 200 us of a 500 us backward; two ranks, one iteration each)."""
+    messages = [("allreduce", 10, "float"), ("allreduce", 20, "float")]
+    rank = [types.SimpleNamespace(allreduced=list(zip(messages, (100e-6, 300e-6))),
+                                  times={"backward_s": 500e-6})]
+    spans = import_torch_profile.bucket_backward_times([rank, rank], 0, messages)
+    check(len(spans) == 2 and close(spans[0], 100e-6) and close(spans[1], 400e-6),
+          f"bucket shares of a 500 us backward, data ready at 100 and 300 us: {spans}, "
+          f"want 100 and 400 us")
+
+
 def main():
+    bucket_shares()
     with tempfile.TemporaryDirectory() as tmp:
         real_run(tmp)
     for part in (kineto, gpu_clock, into, refusals):

@@ -1,11 +1,16 @@
 #!/usr/bin/python3
 """scripts/plot.py --validation draws simulated against measured from the
 shipped `gcsim validate --json` comparisons, and their training iterations by
-phase (PNG and PDF, non-empty, the same bytes twice); skips the phase figure
+phase (PNG and PDF, non-empty, the same bytes twice): measured on x and
+simulated on y, the y = x line through the panel, and each side's phases
+stacked to its whole iteration in ms; skips the phase figure
 for comparisons without training, saying so; and refuses a file that is not
 a comparison, or a bad one (missing, empty, malformed, non-UTF-8, wrong
 fields), with exit 2, one line and no figures folder, checking every input
 before it draws anything; an output folder it cannot make is exit 1, one line.
+
+A sweep's compression ratio, where its results lack one, is the dense
+row's bytes over the compressed row's.
 
 Usage: plot_test.py
 """
@@ -16,10 +21,13 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from checks import refusal_problems  # noqa: E402
-
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from checks import refusal_problems  # noqa: E402
+import plot  # noqa: E402
+from matplotlib.collections import PathCollection  # noqa: E402
+
 PLOT = os.path.join(ROOT, "scripts", "plot.py")
 reports = sorted(glob.glob(os.path.join(ROOT, "results", "validation", "minicluster-*-fit.json")))
 if not reports:
@@ -80,6 +88,8 @@ with tempfile.TemporaryDirectory() as tmp:
     no_name = json.loads(json.dumps(good))
     for run in no_name["training"]:
         run.pop("name", None)
+    negative = json.loads(json.dumps(good))
+    negative["collectives"][0]["measured_s"] = -1.0
     cases = [("missing.json", None, ["missing.json"]),
              ("empty.json", b"", ["empty.json: empty file"]),
              ("malformed.json", b'{"collectives": [', ["malformed.json", "not JSON"]),
@@ -87,7 +97,9 @@ with tempfile.TemporaryDirectory() as tmp:
              ("list.json", b"[]", ["list.json"]),
              ("collectives5.json", json.dumps(dict(good, collectives=5)).encode(),
               ["/collectives"]),
-             ("no-name.json", json.dumps(no_name).encode(), ["no-name.json", "/training/0/name"])]
+             ("no-name.json", json.dumps(no_name).encode(), ["no-name.json", "/training/0/name"]),
+             ("negative.json", json.dumps(negative).encode(),
+              ["negative.json", "/collectives/0/measured_s", "out of range"])]
     for name, content, needles in cases:
         path = os.path.join(tmp, "bad", name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -105,6 +117,51 @@ with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", reports[0], "--out", out],
                               capture_output=True, text=True)
         refusal(done, what, ["cannot create folder"], status=1)
+
+# What the figures show, drawn in this process: one comparison with a
+# collective (measured 1 s, simulated 2 s) and a training run (30 ms
+# measured, 40 ms simulated, each split into phases and the rest).
+report = {"name": "r", "error_measure": "x", "platform": {"source": "the fit"},
+          "collectives": [{"collective": "allreduce", "measured_s": 1.0, "simulated_s": 2.0}],
+          "training": [{"name": "topk", "compressor": {"name": "topk"},
+                        "measured": {"iteration_s": 0.030, "compute_s": 0.010,
+                                     "compression_s": 0.002, "communication_s": 0.008},
+                        "simulated": {"iteration_s": 0.040, "compute_s": 0.012,
+                                      "compression_s": 0.001, "communication_s": 0.020}}]}
+points = plot.validation_points(report)
+if [p[1:3] for p in points] != [(1.0, 2.0), (0.030, 0.040)]:
+    failures.append(f"validation points are not (measured, simulated): {[p[1:3] for p in points]}")
+drawn = []
+real_save = plot.save
+plot.save = lambda figure, out, stem, written: drawn.append(figure)
+try:
+    plot.setup_matplotlib()
+    plot.validation_figure([report], "unused", "v", plot.Written())
+    plot.validation_phases_figure([report], "unused", "p", plot.Written())
+finally:
+    plot.save = real_save
+scatter_axis = drawn[0].axes[0]
+diagonal = [line for line in scatter_axis.get_lines() if line.get_label() == "y = x"]
+low, high = scatter_axis.get_xlim()
+if not (len(diagonal) == 1 and list(diagonal[0].get_xdata()) == list(diagonal[0].get_ydata())
+        == [low, high]):
+    failures.append("the validation figure has no y = x line across its panel")
+offsets = sorted(tuple(o) for c in scatter_axis.collections if isinstance(c, PathCollection)
+                 for o in c.get_offsets())
+if offsets != [(0.030, 0.040), (1.0, 2.0)]:
+    failures.append(f"the scatter's points are not at (measured, simulated): {offsets}")
+stacks = {}
+for bar in drawn[1].axes[0].patches:
+    if bar.get_width() > 0:
+        x = round(bar.get_x() + bar.get_width() / 2, 6)
+        stacks[x] = stacks.get(x, 0.0) + bar.get_height()
+if sorted(round(v, 9) for v in stacks.values()) != [30.0, 40.0]:
+    failures.append(f"the phase bars do not stack to 30 and 40 ms: {stacks}")
+rows = [{"_facet": "", "_variant": "dense", "workers": 4, "bytes_sent_per_worker": 1000.0},
+        {"_facet": "", "_variant": "topk", "workers": 4, "bytes_sent_per_worker": 10.0}]
+plot.add_compression_ratio(rows)
+if rows[1].get("compression_ratio") != 100.0:
+    failures.append(f"compression ratio of 10 bytes against dense's 1000: {rows[1].get('compression_ratio')}")
 
 for failure in failures:
     print("FAIL", failure)

@@ -16,11 +16,20 @@ On one gradient of the small CNN's size, four ranks each alone:
   - compression_alone waits in the barrier on every turn, times 3 P steps
     after P warm-ups (iterations 0 .. 4P - 1, so each rank leads three
     times), each from the gradient with no residual, and returns their mean.
+What each one selects and sends, where a wrong program passed the above:
+  - topk sends the k largest |g| (8 bytes each), cltk broadcasts from rank
+    t mod P and sends 8 bytes per index;
+  - deft's k_i follow PAPERS.md's order (descending norm), the leader packs
+    the partitions by LPT on n_i log2 k_i, and rank r owns bin (t + r) mod P;
+  - bench times `reps` collectives after one warm-up and keeps only those.
 
 Usage: worker_compressors_test.py
 """
+import json
+import math
 import os
 import sys
+import tempfile
 
 import torch
 
@@ -126,5 +135,101 @@ packed_k = sum(ks[i] for i in range(len(parts)) if i not in whole)
 check(total == len(union) == packed_k and all(picked),
       f"deft: the four bins hold {total} indices, {len(union)} distinct, the packed "
       f"partitions' k_i add up to {packed_k}, every bin non-empty")
+
+# topk: the k largest magnitudes, their own values, 8 bytes (value, int32 index) each.
+update, _, sparse = alone("topk", 1, 0)
+largest = set(torch.topk(grad.abs(), k).indices.tolist())
+sent = set(torch.nonzero(update).flatten().tolist())
+check(sent == largest and all(float(update[i]) == float(grad[i]) for i in sent),
+      f"topk: the update holds the k = {k} largest |g| at their values "
+      f"({len(sent & largest)} of {k} in place)")
+check(sparse.bytes_sent == 8 * k, f"topk: {sparse.bytes_sent} bytes sent, 8 k = {8 * k}")
+
+
+class RecordingStandIns(worker.StandIns):
+    """StandIns that also keep each broadcast's root and what it carried."""
+
+    def __init__(self, rank):
+        super().__init__(rank)
+        self.broadcasts = []
+
+    def broadcast(self, tensor, src, leader_value):
+        super().broadcast(tensor, src, leader_value)
+        self.broadcasts.append((src, tensor.clone()))
+
+
+roots = []
+for iteration in range(2 * WORLD):
+    comm = RecordingStandIns(0)
+    sparse = worker.Sparse("cltk", numel, DENSITY, sizes, WORLD, 0, comm)
+    sparse.step(grad.clone(), iteration)
+    roots.append(comm.broadcasts[0][0])
+    if iteration == 0:
+        check(sparse.bytes_sent == 8 * k,
+              f"cltk: {sparse.bytes_sent} bytes sent, 8 k = {8 * k} (k indices, k values)")
+check(roots == [t % WORLD for t in range(2 * WORLD)],
+      f"cltk: the broadcast's root is t mod P at t = 0 .. {2 * WORLD - 1}: {roots}")
+
+# deft_k visits by descending norm: ascending would give [3, 1, 1].
+check(worker.deft_k([5.0, 3.0, 2.0], [10, 10, 10], 5) == [2, 1, 2],
+      f"deft_k([5, 3, 2], [10] * 3, 5) = {worker.deft_k([5.0, 3.0, 2.0], [10, 10, 10], 5)}, "
+      "want [2, 1, 2]")
+
+# The leader's packing: LPT of the packed partitions on n_i log2 k_i (1 where k_i = 1).
+comm = RecordingStandIns(2)
+worker.Sparse("deft", numel, DENSITY, sizes, WORLD, 2, comm).step(grad.clone(), 2)
+root, assignment = comm.broadcasts[0]
+packed = [i for i in range(len(parts)) if i not in whole]
+costs = [part_sizes[i] * math.log2(ks[i]) if ks[i] > 1 else part_sizes[i] for i in packed]
+want = []
+for members in worker.lpt_bins(costs, WORLD):
+    want.append([packed[item] for item in members])
+counts = assignment[:WORLD].tolist()
+ids = assignment[WORLD:].tolist()
+got, start = [], 0
+for count in counts:
+    got.append(ids[start:start + count])
+    start += count
+check(root == 2 and got == want,
+      f"deft: rank 2 leads at t = 2 and broadcasts the LPT bins of n_i log2 k_i: {got} vs {want}")
+
+
+def deft_picked(rank, iteration):
+    update, _, _ = alone("deft", rank, iteration)
+    return set(torch.nonzero(update).flatten().tolist()) - whole_positions
+
+
+# Rank r owns bin (t + r) mod P: rank 0 at t = 3 owns what rank 1 owned at t = 2.
+check(deft_picked(0, 3) == picked[1] and deft_picked(0, 3) != picked[0],
+      "deft: the bins rotate with t (rank 0 at t = 3 selects rank 1's bin of t = 2)")
+
+
+class NoNetwork:
+    """torch.distributed as bench calls it, for one process."""
+
+    class ReduceOp:
+        MAX = None
+
+    def barrier(self):
+        pass
+
+
+calls = []
+real_dist, real_all_max, real_ping_pong = worker.dist, worker.all_max, worker.ping_pong
+real_run_collective = worker.run_collective
+worker.dist, worker.all_max, worker.ping_pong = NoNetwork(), (lambda v: v), (lambda: 1e-4)
+worker.run_collective = lambda collective, data, outputs: calls.append(collective)
+try:
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "bench.json")
+        worker.bench(0, WORLD, out, [1 << 20], 3)
+        with open(out) as f:
+            points = json.load(f)["collectives"]
+finally:
+    worker.dist, worker.all_max, worker.ping_pong = real_dist, real_all_max, real_ping_pong
+    worker.run_collective = real_run_collective
+check(len(calls) == 3 * 4 and all(len(p["samples_s"]) == p["repetitions"] == 3 for p in points),
+      f"bench: {len(calls)} collectives for 3 kinds of 3 repetitions and a warm-up each, "
+      f"{[len(p['samples_s']) for p in points]} samples kept")
 
 check.finish()
