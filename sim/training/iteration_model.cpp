@@ -53,8 +53,7 @@ struct WorkerChannel {
   std::deque<int> ready; // buckets whose gradients are complete
   sg4::SemaphorePtr ready_count = sg4::Semaphore::create(0);
   sg4::SemaphorePtr done_count = sg4::Semaphore::create(0);
-  std::vector<double> iteration_end; // simulated clock per iteration
-  std::vector<double> iteration_start;
+  std::vector<double> iteration_end;         // simulated clock per iteration
   std::vector<double> compute_per_iteration; // simulated seconds the compute took
   std::vector<uint64_t> sent_per_iteration;
   std::vector<std::map<std::string, double>> kernels_per_iteration;
@@ -121,17 +120,14 @@ public:
     for (int i = 0; i < plan_.iterations; ++i) {
       IterationRecord record;
       double end = 0;
-      double start = 1e300;
       double sent_sum = 0;
       double sent_max = 0;
       for (const auto& channel : channels_) {
         end = std::max(end, channel->iteration_end[static_cast<size_t>(i)]);
-        start = std::min(start, channel->iteration_start[static_cast<size_t>(i)]);
         auto sent = static_cast<double>(channel->sent_per_iteration[static_cast<size_t>(i)]);
         sent_sum += sent;
         sent_max = std::max(sent_max, sent);
       }
-      record.start_s = start - plan_start;
       record.iteration_s = end - previous_end;
       // Shared or varied, compute takes what the sharing and the draws made
       // of it (mean over workers); otherwise exactly the plan's seconds.
@@ -283,7 +279,6 @@ private:
       const double scale = compute_scale(worker, iteration);
       const double forward = forward_seconds() * scale;
       double start = sg4::Engine::get_clock();
-      channel.iteration_start.push_back(start);
       channel.kernels_per_iteration.emplace_back();
       channel.bytes_by_step_per_iteration.emplace_back();
       channel.late_kernels_per_iteration.emplace_back();

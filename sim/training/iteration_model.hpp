@@ -147,7 +147,6 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
 std::vector<Bucket> plan_buckets(const IterationPlan& plan);
 
 struct IterationRecord {
-  double start_s = 0;                             // simulated clock when the iteration began
   double iteration_s = 0;                         // from the previous iteration's end to this one's
   double compute_s = 0;                           // forward + backward + optimizer, mean over
                                                   // workers

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include <doctest/doctest.h>
@@ -157,4 +158,26 @@ TEST_CASE("a last piece of one size goes on growing past it") {
   CHECK(at_last == doctest::Approx(1.705353).epsilon(1e-6).scale(0));
   CHECK(curve.seconds(KernelShape{2 * last, 0, 5, last / 50}) ==
         doctest::Approx(2 * at_last).epsilon(1e-6).scale(0));
+}
+
+TEST_CASE("a shape on a piece's boundary takes that piece; one in a gap, the nearer in log") {
+  using gcsim::cost::Curve;
+  using gcsim::cost::Segment;
+  const auto& family = kernel_family(Kernel::dense_add);
+  const Segment low{0, 1e3, {1e-6, 1e-9, 0, 0}};
+  const Segment high{1e3, 1e4, {5e-6, 2e-9, 0, 0}};
+  const Segment far{1e6, std::numeric_limits<double>::infinity(), {9e-6, 3e-9, 0, 0}};
+  const gcsim::cost::ShapeRange range{1, 1e8, 0, 0, 0, 0, 0, 0};
+  const Curve curve(family, {low, high, far}, range);
+  const auto alone = [&](const Segment& segment, double n) {
+    return Curve(family, {segment}, range).seconds(KernelShape{n, 0, 0, 0});
+  };
+  const auto at = [&](double n) { return curve.seconds(KernelShape{n, 0, 0, 0}); };
+  // Pieces that meet: the end of one belongs to it.
+  CHECK(at(1e3) == alone(low, 1e3));
+  CHECK(at(1001) == alone(high, 1001));
+  // The gap from 1e4 to 1e6 splits at its geometric middle, 1e5: a cache
+  // boundary is a step where the size crosses it, in log scale.
+  CHECK(at(9e4) == alone(high, 9e4));
+  CHECK(at(2e5) == alone(far, 2e5));
 }

@@ -141,6 +141,12 @@ TEST_CASE("forward and backward scale with FLOPs and layer-kind efficiency") {
         doctest::Approx(2 * v100.forward_seconds("conv", 1e9)).scale(0));
   CHECK(v100.forward_seconds("norm", 1e9) > v100.forward_seconds("conv", 1e9));
   CHECK(v100.forward_seconds("conv", 0) == 0);
+  // A layer's pass costs at least the device's per-layer latency (H200's,
+  // measured; the derived V100 has none).
+  const DeviceProfile h200 = DeviceProfile::load(kDevices + "h200.json");
+  REQUIRE(h200.compute().layer_latency_s > 0);
+  CHECK(h200.forward_seconds("conv", 0) == h200.compute().layer_latency_s);
+  CHECK(h200.backward_seconds("linear", 0) == h200.compute().layer_latency_s);
   CHECK_THROWS_AS(v100.forward_seconds("convolution", 1e9), std::invalid_argument);
   CHECK_THROWS_AS(v100.backward_seconds("conv", -1), std::invalid_argument);
   CHECK(v100.optimizer_seconds(11173962) > 0);

@@ -62,6 +62,12 @@ TEST_CASE("buckets hold every gradient once, in backward order") {
   CHECK(tail[1].bytes == 30);
   CHECK(make_buckets(bytes, 1000, 0).size() == 1);
   CHECK(make_buckets(bytes, 1, 0).size() == 5);
+  // A bucket that reaches the cap exactly is full (DDP's size >= limit).
+  const std::vector<Bucket> exact = make_buckets({30, 30, 30}, 60, 0);
+  REQUIRE(exact.size() == 2);
+  CHECK(exact[0].first_layer == 1);
+  CHECK(exact[0].bytes == 60);
+  CHECK(exact[1].bytes == 30);
   // DDP's small first bucket: the last layers' gradients go out on their own.
   const std::vector<Bucket> ddp = make_buckets(bytes, 60, 45);
   REQUIRE(ddp.size() == 3);

@@ -2,9 +2,11 @@
 #include "sim/training/plan.hpp"
 #include "sim/training/workload.hpp"
 
+#include <fstream>
 #include <string>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 using gcsim::cost::DeviceProfile;
 using gcsim::training::Layer;
@@ -65,4 +67,29 @@ TEST_CASE("a trace's own layer times scale in proportion to the batch, whatever 
   CHECK(at_8[1].backward_s == doctest::Approx(5e-6).epsilon(1e-12).scale(0));
   CHECK(at_128[0].backward_s == doctest::Approx(32e-3).epsilon(1e-12).scale(0));
   CHECK(at_128[1].forward_s == doctest::Approx(4e-5).epsilon(1e-12).scale(0));
+}
+
+TEST_CASE("a profile's measured model times give each layer its own forward and backward") {
+  // At a measured batch (128 of 16..256) each pass is the measured one:
+  // the backward pass is not the forward's, nor the other way round.
+  const DeviceProfile h200 =
+      DeviceProfile::load(std::string(GCSIM_SOURCE_DIR) + "/platforms/devices/h200.json");
+  const std::string spec_file =
+      std::string(GCSIM_SOURCE_DIR) + "/workloads/models/resnet50-imagenet.json";
+  std::ifstream in(spec_file);
+  const Workload resnet50 = gcsim::training::read_layer_spec(nlohmann::json::parse(in), spec_file);
+  const gcsim::cost::ModelTimes* measured = h200.model_times(resnet50.name);
+  REQUIRE(measured != nullptr);
+  REQUIRE(measured->batches.at(3) == 128);
+  const auto times = layer_times(resnet50, h200, 128);
+  REQUIRE(times.size() == resnet50.layers.size());
+  int differing = 0;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    CAPTURE(resnet50.layers[i].name);
+    const auto& layer = measured->layers.at(resnet50.layers[i].name);
+    CHECK(times[i].forward_s == doctest::Approx(layer.forward_s[3]).epsilon(1e-12).scale(0));
+    CHECK(times[i].backward_s == doctest::Approx(layer.backward_s[3]).epsilon(1e-12).scale(0));
+    differing += layer.forward_s[3] != layer.backward_s[3] ? 1 : 0;
+  }
+  CHECK(differing > 10); // a swap would show
 }

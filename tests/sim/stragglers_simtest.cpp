@@ -141,6 +141,13 @@ TEST_CASE(
     CHECK(results[0].iterations[i].straggler_wait_s ==
           doctest::Approx(results[1].iterations[i].straggler_wait_s).epsilon(1e-9).scale(0));
   }
+  // A compressed plan draws the same stragglers: its compute (both passes
+  // scaled by each worker's factor) is the dense plan's of the same seed.
+  for (size_t i = 0; i < results[4].iterations.size(); ++i) {
+    CAPTURE(i);
+    CHECK(results[4].iterations[i].compute_s ==
+          doctest::Approx(results[0].iterations[i].compute_s).epsilon(1e-9).scale(0));
+  }
   int differing = 0;
   for (int i = 0; i < kIterations; ++i)
     differing +=

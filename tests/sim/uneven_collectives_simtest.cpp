@@ -1,0 +1,140 @@
+// Collectives of sizes the ranks do not divide: each rank sends exactly the
+// blocks that are its own to send, so a slip between a rank's block and its
+// neighbour's, or between a server's shard and another's, shows in the
+// bytes (on even sizes every block is as large and it would not). And the
+// double binary tree's pipeline step follows NCCL's rule for its depth.
+
+#include "sim/network/collectives.hpp"
+#include "sim/network/platform.hpp"
+#include "tests/sim/child_simulation.hpp"
+#include "tests/sim/lockstep.hpp"
+#include "tests/sim/test_platforms.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <simgrid/s4u.hpp>
+
+namespace sg4 = simgrid::s4u;
+using namespace gcsim::net;
+
+namespace {
+
+// Every rank's bytes sent, in rank order, by one run of `collective` on each
+// of `hosts` in a fresh group.
+std::vector<double> bytes_sent_by(Simulation& simulation, const std::vector<sg4::Host*>& hosts,
+                                  const std::function<void(Group&, int)>& collective) {
+  Group group("g", hosts);
+  gcsim::testing::time_in_lockstep(simulation, hosts, 1,
+                                   [&](size_t, int rank) { collective(group, rank); });
+  std::vector<double> sent;
+  for (int r = 0; r < group.size(); ++r)
+    sent.push_back(static_cast<double>(group.bytes_sent(r)));
+  return sent;
+}
+
+constexpr int kRanks = 8;
+
+} // namespace
+
+TEST_CASE("ring allreduce of 1025 bytes on 8 ranks: each rank sends its own blocks") {
+  const auto sent = gcsim::testing::simulate_in_child(
+      gcsim::testing::star_platform("ring", kRanks, 1.25e9, 5e-6), [](Simulation& simulation) {
+        return bytes_sent_by(simulation, simulation.platform().workers,
+                             [](Group& g, int r) { ring_allreduce(g, r, 1025); });
+      });
+  REQUIRE(sent.size() == kRanks);
+  // Blocks of 129 (the first) and 128 bytes. Rank r sends every block twice
+  // (reduce-scatter, then allgather) except the two it never forwards: the
+  // reduce-scatter's last block reaches it from r - 1 (block r + 1 in the
+  // ring's order), and the allgather's last one is block r + 2.
+  for (int r = 0; r < kRanks; ++r) {
+    CAPTURE(r);
+    CHECK(sent[static_cast<size_t>(r)] ==
+          static_cast<double>(2 * 1025 - chunk_bytes(1025, kRanks, (r + 1) % kRanks) -
+                              chunk_bytes(1025, kRanks, (r + 2) % kRanks)));
+  }
+}
+
+TEST_CASE("ring allgatherv of 100 to 800 bytes: each rank forwards all blocks but one") {
+  const std::vector<uint64_t> sizes{100, 200, 300, 400, 500, 600, 700, 800};
+  const auto sent = gcsim::testing::simulate_in_child(
+      gcsim::testing::star_platform("allgatherv", kRanks, 1.25e9, 5e-6),
+      [&](Simulation& simulation) {
+        return bytes_sent_by(simulation, simulation.platform().workers,
+                             [&](Group& g, int r) { ring_allgatherv(g, r, sizes); });
+      });
+  REQUIRE(sent.size() == kRanks);
+  // 3600 bytes in all: rank r never sends block r + 1, the last to reach it.
+  for (int r = 0; r < kRanks; ++r) {
+    CAPTURE(r);
+    CHECK(sent[static_cast<size_t>(r)] == 3600.0 - static_cast<double>(sizes[(r + 1) % kRanks]));
+  }
+}
+
+TEST_CASE("hierarchical allreduce of 1201 bytes on 3 machines of 4 GPUs sends 2(P-1)n in all") {
+  const auto sent = gcsim::testing::simulate_in_child(
+      gcsim::testing::machines_platform("hierarchy", 3, 4, {2.5e9, 2e-6}, {1.25e9, 50e-6}),
+      [](Simulation& simulation) {
+        return bytes_sent_by(simulation, simulation.platform().workers,
+                             [](Group& g, int r) { hierarchical_allreduce(g, r, 1201, 4); });
+      });
+  REQUIRE(sent.size() == 12);
+  // Every GPU's ring between the machines carries its own quarter of the
+  // buffer (301, 300, 300, 300 bytes), so the phases add up to a flat
+  // ring's 2(P - 1) n.
+  double total = 0;
+  for (const double s : sent)
+    total += s;
+  CHECK(total == 2.0 * 11 * 1201);
+}
+
+TEST_CASE("parameter servers of 1001 bytes over 3 shards: each sends its own shard back") {
+  const auto sent = gcsim::testing::simulate_in_child(
+      gcsim::testing::parameter_server_platform("ps", 4, 3, 1.25e9, 5e-6),
+      [](Simulation& simulation) {
+        std::vector<sg4::Host*> hosts = simulation.platform().workers;
+        hosts.insert(hosts.end(), simulation.platform().servers.begin(),
+                     simulation.platform().servers.end());
+        return bytes_sent_by(simulation, hosts, [](Group& g, int r) {
+          if (r < 4)
+            ps_worker_push_pull(g, r, 4, 1001);
+          else
+            ps_server_push_pull(g, r, 4, 1001);
+        });
+      });
+  REQUIRE(sent.size() == 7);
+  // Shards of 334, 334 and 333 bytes, each pulled by the 4 workers.
+  for (int s = 0; s < 3; ++s) {
+    CAPTURE(s);
+    CHECK(sent[static_cast<size_t>(4 + s)] == 4.0 * static_cast<double>(chunk_bytes(1001, 3, s)));
+  }
+  for (int w = 0; w < 4; ++w)
+    CHECK(sent[static_cast<size_t>(w)] == 1001.0); // every worker pushes every shard
+}
+
+TEST_CASE("the double binary tree of 7 MiB on 8 ranks pipelines 128 KiB chunks") {
+  // NCCL's 512 KiB step, halved while a tree's half (3.5 MiB) makes fewer
+  // than 8 chunks per level of its depth, log2(8) = 3: 128 KiB gives 28.
+  const auto seconds = gcsim::testing::simulate_in_child(
+      gcsim::testing::star_platform("tree", kRanks, 1.25e9, 5e-6), [](Simulation& simulation) {
+        const std::vector<sg4::Host*>& hosts = simulation.platform().workers;
+        Group chosen("chosen", hosts);
+        Group given("given", hosts);
+        constexpr uint64_t kBytes = 7u << 20;
+        return gcsim::testing::time_in_lockstep(simulation, hosts, 2, [&](size_t c, int r) {
+          if (c == 0)
+            double_binary_tree_allreduce(chosen, r, kBytes, 1);
+          else
+            tree_allreduce_in_pieces(given, r, kBytes, 1, [](uint64_t half, uint64_t) {
+              return stream_pieces(half, 128u << 10);
+            });
+        });
+      });
+  REQUIRE(seconds.size() == 2);
+  CHECK(seconds[0] == doctest::Approx(seconds[1]).epsilon(1e-9).scale(0));
+}
