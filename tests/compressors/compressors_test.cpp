@@ -75,6 +75,29 @@ const gc::KernelRun* find_kernel(const std::vector<gc::KernelRun>& kernels,
   return it == kernels.end() ? nullptr : &*it;
 }
 
+// Workers whose gradients are non-zero only on their own block: worker w's
+// elements [100w, 100w + 100) are heavy-tailed (seed + w), the rest 0.
+struct BlockWorkers {
+  BlockWorkers(const std::vector<std::size_t>& sizes, std::size_t workers, std::uint64_t seed)
+      : layout(gc::LayerLayout::from_sizes(sizes)),
+        grads(workers, std::vector<float>(layout.total(), 0.0f)) {
+    for (std::size_t w = 0; w < workers; ++w) {
+      const auto values = gc::test::heavy_tailed(100, seed + w);
+      std::copy(values.begin(), values.end(),
+                grads[w].begin() + static_cast<std::ptrdiff_t>(100 * w));
+    }
+  }
+  std::vector<gc::GradientView> views() const {
+    std::vector<gc::GradientView> out;
+    for (const auto& g : grads)
+      out.push_back(gc::GradientView{g.data(), &layout});
+    return out;
+  }
+
+  gc::LayerLayout layout;
+  std::vector<std::vector<float>> grads;
+};
+
 // Two workers whose gradients are all zero, so that nothing is important to
 // IWP, and weights for their layout.
 struct ZeroGradients {
@@ -493,18 +516,10 @@ TEST_CASE("iwp selects on the leader's own accumulator") {
   // Worker w's gradient is non-zero only on [100w, 100w + 100): whatever the
   // leader keeps by importance lies in its own range.
   constexpr std::size_t P = 4;
-  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({400});
-  std::vector<std::vector<float>> grads(P, std::vector<float>(400, 0.0f));
-  for (std::size_t w = 0; w < P; ++w) {
-    const auto values = gc::test::heavy_tailed(100, 40 + w);
-    std::copy(values.begin(), values.end(),
-              grads[w].begin() + static_cast<std::ptrdiff_t>(100 * w));
-  }
-  std::vector<gc::GradientView> views;
-  for (const auto& g : grads)
-    views.push_back(gc::GradientView{g.data(), &layout});
-  const auto weights = weights_for(layout);
-  const gc::WeightsView wv{weights.data(), &layout};
+  const BlockWorkers data({400}, P, 40);
+  const auto views = data.views();
+  const auto weights = weights_for(data.layout);
+  const gc::WeightsView wv{weights.data(), &data.layout};
   Run run("iwp", {{"density", 0.05}, {"warmup_iterations", 0}, {"release_probability", 0.0}}, P);
   std::set<int> leaders;
   for (std::uint64_t t = 0; t < 8; ++t) {
@@ -526,16 +541,8 @@ TEST_CASE("deft: each owner selects with its own k_i, and the bins rotate with t
   // partition it weighs more goes to bin 0, which worker (t mod 2) owns, so
   // at t = 0 and t = 1 alike each worker owns the partition its own k_i
   // weigh 19. Without error feedback the accumulators stay the gradients.
-  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({100, 100});
-  std::vector<std::vector<float>> grads(2, std::vector<float>(200, 0.0f));
-  for (std::size_t w = 0; w < 2; ++w) {
-    const auto values = gc::test::heavy_tailed(100, 50 + w);
-    std::copy(values.begin(), values.end(),
-              grads[w].begin() + static_cast<std::ptrdiff_t>(100 * w));
-  }
-  std::vector<gc::GradientView> views;
-  for (const auto& g : grads)
-    views.push_back(gc::GradientView{g.data(), &layout});
+  const BlockWorkers data({100, 100}, 2, 50);
+  const auto views = data.views();
   Run run("deft", {{"density", 0.1}, {"error_feedback", false}}, 2);
   for (std::uint64_t t = 0; t < 2; ++t) {
     CAPTURE(t);
@@ -545,7 +552,7 @@ TEST_CASE("deft: each owner selects with its own k_i, and the bins rotate with t
     // Worker w's 19 selections are its top 19 in its own layer.
     for (std::size_t w = 0; w < 2; ++w) {
       std::vector<gc::Index> want;
-      for (const gc::Index i : gc::topk_indices(grads[w].data() + 100 * w, 100, 19))
+      for (const gc::Index i : gc::topk_indices(data.grads[w].data() + 100 * w, 100, 19))
         want.push_back(static_cast<gc::Index>(i + 100 * w));
       std::vector<gc::Index> got;
       for (const gc::Index j : r.support)

@@ -12,24 +12,22 @@ import os
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "calibrate"))
+from checks import Checks  # noqa: E402
 import derive_gpu_profiles  # noqa: E402
 
-failures = []
+check = Checks()
+check(sorted(derive_gpu_profiles.GPUS) == ["a100", "gtx1080ti", "h100", "v100"],
+      f"the script derives the four GPUs: {sorted(derive_gpu_profiles.GPUS)}")
 for key, gpu in derive_gpu_profiles.GPUS.items():
     path = os.path.join(ROOT, "platforms", "devices", key + ".json")
     with open(path) as f:
         shipped = json.load(f)
     # Through JSON, as the script writes it, so that tuples and lists compare alike.
     made = json.loads(json.dumps(derive_gpu_profiles.build(key, gpu, None)))
-    if made != shipped:
-        differing = sorted(k for k in set(made) | set(shipped) if made.get(k) != shipped.get(k))
-        failures.append(f"{os.path.relpath(path, ROOT)}: differs from the script's in {differing}; "
-                        f"rerun /usr/bin/python3 scripts/calibrate/derive_gpu_profiles.py")
-if len(derive_gpu_profiles.GPUS) != 4:
-    failures.append(f"expected the 4 derived GPUs, the script has {sorted(derive_gpu_profiles.GPUS)}")
-for failure in failures:
-    print("FAIL", failure)
-if not failures:
-    print(f"ok  {len(derive_gpu_profiles.GPUS)} derived profiles are the script's")
-sys.exit(1 if failures else 0)
+    differing = sorted(k for k in set(made) | set(shipped) if made.get(k) != shipped.get(k))
+    check(not differing, f"{os.path.relpath(path, ROOT)} is the script's"
+          + (f" (differs in {differing}: rerun scripts/calibrate/derive_gpu_profiles.py)"
+             if differing else ""))
+check.finish()
