@@ -4,9 +4,11 @@
 //
 // Columns, in this order: `point`; the grid parameters in file order;
 // `command` (the rerun command line); `compressor_name` (from the scenario
-// as run); then every numeric field of result.json's `summary`, sorted by
-// name in natural order ("stride 2" before "stride 16"), nested objects
-// flattened with dots ("fidelity.cosine"). A metric a
+// as run); `gradients` (where the point's gradients came from: captured, the
+// synthesis that made more workers, synthetic, replay); then every numeric
+// field of result.json's `summary`, sorted by name in natural order ("stride
+// 2" before "stride 16"), nested objects flattened with dots
+// ("fidelity.cosine"), one named like a column above as `summary.<name>`. A metric a
 // point lacks is an empty cell. Numbers are written in their shortest exact
 // form, so the same results give a byte-identical file.
 

@@ -105,6 +105,36 @@ with tempfile.TemporaryDirectory() as work:
     check(density[2] < density[4] < density[8] < density[16],
           f"local top-k builds up with P on the real trace: {density}")
 
+    # The summary: each per-iteration number (and each number of an object
+    # such as fidelity) is its mean over the iterations after the warm-up;
+    # speedup and throughput are ratios of the mean times.
+    result, _ = run(work, {"name": "dgc", "density": 0.01}, 4,
+                    extra={"training": {"iterations": 4, "batch_per_worker": 64,
+                                        "warmup_iterations": 1}})
+    summary, after = result["summary"], result["iterations"][1:]
+    wrong = []
+
+    def compare(name, got, values):
+        if abs(got - sum(values) / len(values)) > 1e-12 * max(1.0, abs(got)):
+            wrong.append(f"{name}: {got} against the mean {sum(values) / len(values)}")
+
+    for key, value in after[0].items():
+        if key in ("speedup_vs_dense", "throughput_samples_per_s", "compressor_info"):
+            continue
+        if isinstance(value, dict):
+            for inner in value:
+                compare(f"{key}.{inner}", summary[key][inner], [it[key][inner] for it in after])
+        else:
+            compare(key, summary[key], [it[key] for it in after])
+    mean_time = summary["iteration_time_s"]
+    if abs(summary["speedup_vs_dense"] - summary["dense_iteration_time_s"] / mean_time) > 1e-12:
+        wrong.append(f"speedup {summary['speedup_vs_dense']}, dense / compressed "
+                     f"{summary['dense_iteration_time_s'] / mean_time}")
+    if abs(summary["throughput_samples_per_s"] - 4 * 64 / mean_time) > 1e-9:
+        wrong.append(f"throughput {summary['throughput_samples_per_s']}")
+    check(not wrong and "fidelity" in summary and len(after) == 3,
+          f"the summary is the mean of iterations 1-3 (warm-up 1), fidelity included: {wrong}")
+
     def max_bytes(compressor, nodes):
         result, _ = run(work, compressor, nodes)
         return max(it["bytes_sent_max_worker"] for it in result["iterations"])

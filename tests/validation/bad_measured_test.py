@@ -154,6 +154,15 @@ CASES = [
     ("density above one",
      lambda d: d["training"][0].update(compressor={"name": "topk", "density": 1.5}),
      "/training/0/compressor/density"),
+    # A warm-up as long as the run leaves nothing to compare.
+    ("warm-up of every iteration", lambda d: d["training"][0].update(warmup_iterations=2),
+     "/training/0/warmup_iterations", "leaves no iteration"),
+    ("training on part of the cluster", lambda d: d["training"][0].update(ranks=1),
+     "/training/0/ranks", "expected 2 ranks"),
+    ("a collective of no time", lambda d: d["collectives"][0].update(seconds=0),
+     "/collectives/0/seconds", "expected a positive time"),
+    ("an iteration of no time", lambda d: d["training"][0]["iterations"][0].update(iteration_s=0),
+     "/training/0/iterations/0/iteration_s", "expected a positive time"),
 ]
 
 failures = []

@@ -51,9 +51,51 @@ TEST_CASE("the fit recovers alpha and beta from exact points") {
 }
 
 TEST_CASE("the fit stays close under 2% alternating noise") {
-  FitResult fit = fit_alpha_beta(synthetic(1e-3, 1 / 1.2e8, 0.02), "synthetic.json");
+  const std::vector<CollectivePoint> points = synthetic(1e-3, 1 / 1.2e8, 0.02);
+  FitResult fit = fit_alpha_beta(points, "synthetic.json");
   CHECK(std::fabs(fit.alpha_s / 1e-3 - 1) < 0.1);
   CHECK(std::fabs(fit.beta_s_per_byte * 1.2e8 - 1) < 0.03);
+  // Its error is the root of the mean square relative error over the points.
+  double squares = 0;
+  for (const CollectivePoint& point : points) {
+    PathCost cost;
+    REQUIRE(ring_path_cost(point, cost));
+    const double predicted = cost.messages * fit.alpha_s + cost.bytes * fit.beta_s_per_byte;
+    squares += std::pow(predicted / point.seconds - 1, 2);
+  }
+  CHECK(fit.rms_relative_error ==
+        doctest::Approx(std::sqrt(squares / static_cast<double>(points.size())))
+            .epsilon(1e-9)
+            .scale(0));
+  CHECK(fit.rms_relative_error > 0.005);
+}
+
+TEST_CASE("a ring's pace is set by its largest chunk") {
+  // 7 bytes on 4 ranks: chunks of 2, 2, 2 and 1 byte; every step waits for 2.
+  CollectivePoint point;
+  point.collective = Collective::allreduce;
+  point.ranks = 4;
+  point.bytes = 7;
+  PathCost cost;
+  REQUIRE(ring_path_cost(point, cost));
+  CHECK(cost.messages == 6);
+  CHECK(cost.bytes == 12);
+  point.collective = Collective::allgather;
+  REQUIRE(ring_path_cost(point, cost));
+  CHECK(cost.messages == 3);
+  CHECK(cost.bytes == 6);
+}
+
+TEST_CASE("the calibrated platform's description gives the fitted rate in Mbit/s") {
+  const FitResult fit = fit_alpha_beta(synthetic(350e-6, 1 / 11.9e6, 0), "synthetic.json");
+  gcsim::net::PlatformSpec measured;
+  measured.topology = gcsim::net::Topology::star;
+  measured.nodes = 8;
+  const nlohmann::json json =
+      platform_json(calibrated_platform(fit, measured, "fitted"), fit, "synthetic.json");
+  // 11.9 MB/s is 95.2 Mbit/s; alpha 350 us.
+  CHECK(json.dump().find("effective bandwidth 95.20 Mbit/s") != std::string::npos);
+  CHECK(json.dump().find("alpha 350.0 us per message") != std::string::npos);
 }
 
 TEST_CASE("slow small points move the latency, not the bandwidth") {
@@ -96,7 +138,16 @@ TEST_CASE("a latency fitted below zero is set to 0, and the report says so") {
   const FitResult fit = fit_alpha_beta(points, "large-only.json");
   CHECK(fit.alpha_clamped);
   CHECK(fit.alpha_s == 0);
-  CHECK(fit.beta_s_per_byte > 0);
+  // The bandwidth refitted alone, without the latency: sum(b/t) / sum((b/t)^2).
+  double b = 0;
+  double bb = 0;
+  for (const CollectivePoint& point : points) {
+    PathCost cost;
+    REQUIRE(ring_path_cost(point, cost));
+    b += cost.bytes / point.seconds;
+    bb += std::pow(cost.bytes / point.seconds, 2);
+  }
+  CHECK(fit.beta_s_per_byte == doctest::Approx(b / bb).epsilon(1e-12).scale(0));
   const FitResult exact = fit_alpha_beta(synthetic(2e-6, beta, 0), "exact.json");
   CHECK_FALSE(exact.alpha_clamped);
   MeasuredRun run;

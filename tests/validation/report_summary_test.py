@@ -4,7 +4,11 @@ the ring ones (which the fit sees) and the broadcasts (which it never does):
 on a committed run the two groups hold every large point once, and the
 geometric-mean error of all of them is the points-weighted mean of the two
 groups' in log space, as it must be if no point is lost, counted twice or
-put in the wrong group.
+put in the wrong group. Each point's and each phase's error is simulated
+over measured, minus 1, the measured compute holding the optimizer (the
+simulation's compute does) and the rest of the iteration what compute,
+optimizer and compression leave; a compressed run's measured rest leaves
+out its compression.
 
 Usage: report_summary_test.py PATH/TO/gcsim
 """
@@ -45,6 +49,36 @@ weighted = (ring["points"] * math.log1p(ring["geomean_error"])
 if abs(weighted - math.log1p(large["geomean_error"])) > 1e-12:
     failures.append(f"the groups' errors ({ring['geomean_error']}, {broadcast['geomean_error']}) "
                     f"do not make up the whole's ({large['geomean_error']})")
+for p in report["collectives"]:
+    if abs(p["relative_error"] - (p["simulated_s"] / p["measured_s"] - 1)) > 1e-12:
+        failures.append(f"{p['label']} of {p['bytes']} bytes: relative error "
+                        f"{p['relative_error']}, simulated / measured - 1 is "
+                        f"{p['simulated_s'] / p['measured_s'] - 1}")
+# The phases, on a run with dense and compressed training, on its own fit.
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "training.json")
+    fitted = subprocess.run([GCSIM, "validate", os.path.join(ROOT, "results", "validation",
+                                                             "minicluster-p4-100mbit.json"),
+                             "--fit", "--json", out, "--quiet"], capture_output=True, text=True)
+    if fitted.returncode != 0:
+        sys.exit(f"FAIL: gcsim validate --fit: {fitted.stderr}")
+    with open(out) as f:
+        trained = json.load(f)
+compressed_runs = 0
+for t in trained["training"]:
+    m, sim, err = t["measured"], t["simulated"], t["relative_error"]
+    compression = 0 if t["compressor"]["name"] == "dense" else m["compression_s"]
+    compressed_runs += compression > 0
+    rest = m["iteration_s"] - m["compute_s"] - m["optimizer_s"] - compression
+    want = {"iteration_s": sim["iteration_s"] / m["iteration_s"] - 1,
+            "compute_s": sim["compute_s"] / (m["compute_s"] + m["optimizer_s"]) - 1,
+            "communication_s": sim["communication_s"] / rest - 1}
+    if abs(m["rest_of_iteration_s"] - rest) > 1e-12 or any(
+            abs(err[key] - value) > 1e-9 for key, value in want.items()):
+        failures.append(f"training {t['name']}: measured rest {m['rest_of_iteration_s']} "
+                        f"(want {rest}), errors {err} (want {want})")
+if compressed_runs == 0:
+    failures.append("no compressed training run with a measured compression in the report")
 # This run has no tree allreduce: no error at all, not an error of 0 that a
 # limit would pass.
 tree = summary["tree_allreduce_4MiB_and_more"]

@@ -1,0 +1,36 @@
+// sweep.csv's fields and columns: a field with a comma, a quote or a line
+// break is quoted (a quote doubled), and a summary number named like one of
+// the fixed columns keeps its own column, as summary.<name>.
+
+#include "sim/sweep/table.hpp"
+
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+using gcsim::sweep::csv_field;
+using gcsim::sweep::make_csv;
+using gcsim::sweep::Row;
+
+TEST_CASE("a CSV field is quoted only when it must be, a quote doubled") {
+  CHECK(csv_field("plain") == "plain");
+  CHECK(csv_field("a,b") == "\"a,b\"");
+  CHECK(csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  CHECK(csv_field("two\nlines") == "\"two\nlines\"");
+}
+
+TEST_CASE("sweep.csv: fixed columns first, a summary number of the same name beside them") {
+  Row row;
+  row.point = "p000";
+  row.values = {4};
+  row.command = "gcsim run s.json --set 'compressor={\"name\":\"topk\"}'";
+  row.result = {{"summary", {{"iteration_time_s", 0.5}, {"gradients", 2}, {"point", 7}}}};
+  const std::string csv = make_csv({"platform.nodes"}, {row});
+  const std::string header = csv.substr(0, csv.find('\n'));
+  CHECK(header == "point,platform.nodes,command,compressor_name,gradients,iteration_time_s,"
+                  "summary.gradients,summary.point");
+  const std::string line = csv.substr(csv.find('\n') + 1);
+  CHECK(line == "p000,4,\"gcsim run s.json --set 'compressor={\"\"name\"\":\"\"topk\"\"}'\",,,0.5,"
+                "2,7\n");
+}
