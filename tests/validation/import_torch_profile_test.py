@@ -322,11 +322,23 @@ def overlapped_buckets(tmp, imported):
         iteration["backward_s"], iteration["compute_s"] = 5e-3, 5e-3 + iteration["forward_s"]
     timed = os.path.join(tmp, "timed.json")
     json.dump(run, open(timed, "w"))
+    # The 20 MiB bucket's layers take nearly all of backward: it is ready
+    # near its end, and its allreduce is left after it.
+    shares = [layer["backward_s"] for layer in layers]
+    layers[0]["backward_s"], layers[1]["backward_s"] = 10e-6, 440e-6
+    late = os.path.join(tmp, "late.json")
+    json.dump(run, open(late, "w"))
+    layers[0]["backward_s"], layers[1]["backward_s"] = shares
     for layer in layers:
         del layer["backward_s"]
     flat = os.path.join(tmp, "flat.json")
     json.dump(run, open(flat, "w"))
-    with_buckets, without = simulated(timed), simulated(flat)
+    with_buckets, without, late_bucket = simulated(timed), simulated(flat), simulated(late)
+    if with_buckets and late_bucket:
+        check(late_bucket["communication_s"] > with_buckets["communication_s"] + 1e-3,
+              f"backward is shared among the buckets as measured: the large bucket ready near "
+              f"its end leaves {late_bucket['communication_s']:.6f} s after it, against "
+              f"{with_buckets['communication_s']:.6f} s ready halfway")
     if with_buckets and without:
         # The 20 MiB bucket (1.7 ms) hides in the last 2.5 ms of backward;
         # only the 5 MiB one (0.4 ms) is left after it.
