@@ -149,15 +149,19 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
-  try {
-    for (auto& [subcommand, command] : by_subcommand)
-      if (subcommand->parsed())
-        return with_stdout_written(command->run());
+  Command* parsed = nullptr;
+  for (const auto& [subcommand, command] : by_subcommand)
+    if (subcommand->parsed())
+      parsed = command;
+  if (parsed == nullptr) {
     // Not reached: the first argument was checked to be a command, and
     // parse() ran it. Should that change, a line rather than silence.
     assert(false && "the first argument was checked to be a command, and parse() ran it");
     std::fprintf(stderr, "gcsim: no command ran; see gcsim --help\n");
     return 2;
+  }
+  try {
+    return with_stdout_written(parsed->run());
   } catch (const gcsim::InputError& error) {
     std::fprintf(stderr, "%s\n", error.what());
     return 2;
@@ -168,10 +172,7 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // The machine's (or the cgroup's, or ulimit -v's) fault, not gcsim's.
     // What the command that ran out can do about it.
-    std::string advice;
-    for (auto& [subcommand, command] : by_subcommand)
-      if (subcommand->parsed())
-        advice = command->out_of_memory_advice();
+    const std::string advice = parsed->out_of_memory_advice();
     std::fprintf(stderr, "gcsim: out of memory: this run needs more than the process may take%s\n",
                  advice.empty() ? "" : (" (" + advice + ")").c_str());
     return 1;
