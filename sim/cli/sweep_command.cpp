@@ -163,7 +163,7 @@ public:
       jobs.push_back({argv, out / "points" / point.id / "log.txt"});
     }
     std::map<fs::path, cost::DeviceProfile> devices; // each device of the grid, loaded once
-    const std::vector<Scenario> scenarios = check_points(spec, points, commands, devices);
+    const std::vector<CheckedPoint> checked = check_points(spec, points, commands, devices);
 
     std::vector<size_t> pending;
     for (size_t i = 0; i < points.size(); ++i) {
@@ -173,7 +173,7 @@ public:
       // another kind, a result of another scenario): run again, and say why.
       std::string why_again;
       if (!result.is_null())
-        why_again = scenario_difference(result, scenarios[i].resolved);
+        why_again = scenario_difference(result, checked[i].scenario.resolved);
       else if (fs::exists(result_file))
         why_again = "it is not a result of gcsim run";
       const bool finished = !result.is_null() && why_again.empty();
@@ -191,7 +191,7 @@ public:
     // Points beside each other share the memory --spill auto judges by; a
     // point's command (run alone) leaves the option out and gets all of it.
     const size_t beside = std::min(pending.size(), static_cast<size_t>(parallel));
-    check_fits(spec, points, pending, scenarios, devices, commands, beside);
+    check_fits(spec, points, pending, checked, devices, commands, beside);
     std::printf("sweep %s: %zu points, %zu done, %zu to run", spec.name.c_str(), points.size(),
                 points.size() - pending.size(), pending.size());
     if (dry_run_) {
@@ -226,15 +226,21 @@ public:
   }
 
 private:
-  // Every point's scenario is loaded before anything runs, so a bad value
-  // in the grid stops the sweep at once instead of after hours of points.
-  // Returns each point's scenario; its `resolved` is what its result.json
-  // will hold.
-  static std::vector<Scenario> check_points(const sweep::SweepSpec& spec,
-                                            const std::vector<sweep::Point>& points,
-                                            const std::vector<std::string>& commands,
-                                            std::map<fs::path, cost::DeviceProfile>& devices) {
-    std::vector<Scenario> scenarios;
+  // A point's scenario (its `resolved` is what its result.json will hold)
+  // and its compressor, made from it once.
+  struct CheckedPoint {
+    Scenario scenario;
+    std::unique_ptr<compress::Compressor> compressor;
+  };
+
+  // Every point's scenario and compressor are made before anything runs, so
+  // a bad value in the grid stops the sweep at once instead of after hours
+  // of points.
+  static std::vector<CheckedPoint> check_points(const sweep::SweepSpec& spec,
+                                                const std::vector<sweep::Point>& points,
+                                                const std::vector<std::string>& commands,
+                                                std::map<fs::path, cost::DeviceProfile>& devices) {
+    std::vector<CheckedPoint> checked;
     for (size_t i = 0; i < points.size(); ++i) {
       const sweep::Point& point = points[i];
       std::vector<Override> overrides;
@@ -242,17 +248,18 @@ private:
         for (const std::string& setting : point.set_arguments)
           overrides.push_back(parse_override(setting));
         Scenario scenario = load_scenario(spec.scenario, overrides, std::nullopt);
-        scenario.make_compressor(); // its parameters too, or a bad one fails hours in
-        if (devices.count(scenario.device_file) == 0) // and a device of the grid
+        // Its parameters too, or a bad one fails hours in; and a device of the grid.
+        std::unique_ptr<compress::Compressor> compressor = scenario.make_compressor();
+        if (devices.count(scenario.device_file) == 0)
           devices.emplace(scenario.device_file, cost::DeviceProfile::load(scenario.device_file));
-        scenarios.push_back(std::move(scenario));
+        checked.push_back({std::move(scenario), std::move(compressor)});
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",
                          "point " + point.id + " is not a valid scenario: " + error.what() +
                              "; rerun alone: " + commands[i]);
       }
     }
-    return scenarios;
+    return checked;
   }
 
   // What each point to run asks of its compressor, with the memory it will
@@ -260,18 +267,19 @@ private:
   // a time): a model past the compressor's 32-bit indices or a sketch too
   // large was found by the point's own gcsim run, after the points before it.
   static void check_fits(const sweep::SweepSpec& spec, const std::vector<sweep::Point>& points,
-                         const std::vector<size_t>& pending, const std::vector<Scenario>& scenarios,
+                         const std::vector<size_t>& pending,
+                         const std::vector<CheckedPoint>& checked,
                          const std::map<fs::path, cost::DeviceProfile>& devices,
                          const std::vector<std::string>& commands, size_t beside) {
     const double share = beside > 1 ? 1.0 / static_cast<double>(beside) : 1.0;
     for (size_t i : pending) {
-      const Scenario& scenario = scenarios[i];
-      const std::unique_ptr<compress::Compressor> compressor = scenario.make_compressor();
-      if (compressor->name() == "dense")
+      const Scenario& scenario = checked[i].scenario;
+      const compress::Compressor& compressor = *checked[i].compressor;
+      if (compressor.name() == "dense")
         continue;
       try {
         training::check_compressor_fits(
-            scenario, *compressor, training::dense_plan(scenario, devices.at(scenario.device_file)),
+            scenario, compressor, training::dense_plan(scenario, devices.at(scenario.device_file)),
             share);
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",
