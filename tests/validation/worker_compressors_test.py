@@ -175,6 +175,11 @@ check(worker.deft_k([5.0, 3.0, 2.0], [10, 10, 10], 5) == [2, 1, 2],
       f"deft_k([5, 3, 2], [10] * 3, 5) = {worker.deft_k([5.0, 3.0, 2.0], [10, 10, 10], 5)}, "
       "want [2, 1, 2]")
 
+# LPT: largest first, each into the least loaded bin (ties: the lower bin).
+check(worker.lpt_bins([5, 4, 3, 3, 3], 2) == [[0, 3], [1, 2, 4]],
+      f"lpt_bins([5, 4, 3, 3, 3], 2) = {worker.lpt_bins([5, 4, 3, 3, 3], 2)}, "
+      "want [[0, 3], [1, 2, 4]]")
+
 # The leader's packing: LPT of the packed partitions on n_i log2 k_i (1 where k_i = 1).
 comm = RecordingStandIns(2)
 worker.Sparse("deft", numel, DENSITY, sizes, WORLD, 2, comm).step(grad.clone(), 2)
