@@ -91,6 +91,7 @@ IterationTimes read_iteration(const nlohmann::json& json, const std::string& fil
   // run.py's line-up of the ranks' collectives: informative only.
   reader.allow("arrival_spread_s");
   reader.allow("collectives_after_last_arrival_s");
+  reader.allow("iteration_longest_rank_s");
   IterationTimes times;
   times.iteration_s = positive_seconds(reader, "iteration_s");
   times.forward_s = reader.seconds_or("forward_s", 0);

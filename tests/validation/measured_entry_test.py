@@ -6,7 +6,7 @@ the ranks' raw timings (no namespace, no process group):
   last rank's end, and the ranks arrived as far apart as the first and the
   last start;
 - training_entry: each iteration's phases are the ranks' means, compute is
-  forward plus backward, and the collectives' arrival spread and time after
+  forward plus backward, the longest rank's step is kept, and the collectives' arrival spread and time after
   the last arrival add up over the iteration's runs of collectives.
 
 Usage: measured_entry_test.py
@@ -58,6 +58,11 @@ check(close(iteration["collectives_after_last_arrival_s"], 0.7)
       and close(iteration["arrival_spread_s"], 0.2),
       f"collectives after the last arrival {iteration['collectives_after_last_arrival_s']} s "
       f"(want 0.7), arrival spread {iteration['arrival_spread_s']} s (want 0.2)")
+# The ranks' steps are 0.034 and 0.040 s: the mean is the step, the longer
+# one bounds the arrival spread.
+check(close(iteration["iteration_s"], 0.037) and close(iteration["iteration_longest_rank_s"], 0.040),
+      f"the step {iteration['iteration_s']} s (want the mean, 0.037), the longest rank's "
+      f"{iteration.get('iteration_longest_rank_s')} s (want 0.040)")
 check(entry["compressor"] == {"name": "topk", "density": 0.01} and entry["ranks"] == 2
       and entry["bytes_sent_per_worker"] == 1234
       and close(entry["compute_alone"]["compression_s"], 0.0006),
