@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace simgrid::s4u {
@@ -103,7 +104,16 @@ const char* topology_name(Topology topology);
 /// SimGrid engine exists in this process. A file that passed with the same
 /// worker count and network model is not loaded again in this process (a
 /// sweep reads every point's scenario).
-void check_xml_platform(const PlatformSpec& spec);
+///
+/// The routes looked up are every pair's up to 64 workers; past that (all
+/// pairs would take minutes at 16384) those the whole group's collectives
+/// send between and rank 0's to and from every worker, and the pairs of
+/// `run_pairs` (worker ranks, from and to) besides: what a run sends on
+/// outside the whole group's collectives (a server's messages, a step over
+/// part of the workers), which then loads the file again unless the same
+/// pairs passed before.
+void check_xml_platform(const PlatformSpec& spec,
+                        const std::vector<std::pair<int, int>>& run_pairs = {});
 
 /// The hosts of a built platform, in rank order.
 struct Platform {

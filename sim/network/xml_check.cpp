@@ -18,6 +18,7 @@
 #include "sim/network/platform.hpp"
 #include "sim/network/simgrid_setup.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
@@ -97,9 +98,12 @@ std::vector<std::pair<int, int>> pairs_to_check(int workers) {
 }
 
 // The child: loads the file as Simulation would and checks what the run
-// needs. Exits 0 when the run can go ahead, kFoundProblem with the report
-// filled, or dies inside SimGrid with its message on stderr.
-[[noreturn]] void check_in_child(const PlatformSpec& spec, ChildReport* report) {
+// needs, the routes of `pairs` (those of pairs_to_check when null). Exits 0
+// when the run can go ahead, kFoundProblem with the report filled, or dies
+// inside SimGrid with its message on stderr.
+[[noreturn]] void check_in_child(const PlatformSpec& spec,
+                                 const std::vector<std::pair<int, int>>* pairs,
+                                 ChildReport* report) {
   static int argc = 1;
   static char name[] = "gcsim";
   static char* argv[] = {name, nullptr};
@@ -144,7 +148,9 @@ std::vector<std::pair<int, int>> pairs_to_check(int workers) {
                          std::to_string(w) + ") has a speed of " + std::to_string(speed) +
                          " flop/s, expected a positive one");
   }
-  for (const auto& [a, b] : pairs_to_check(workers)) {
+  for (const auto& [a, b] : pairs ? *pairs : pairs_to_check(workers)) {
+    if (a >= workers || b >= workers)
+      continue; // only the scenario's workers; a run's pairs are among them
     const sg4::Host* from = hosts[static_cast<size_t>(a)];
     const sg4::Host* to = hosts[static_cast<size_t>(b)];
     const std::string route = "from host '" + from->get_name() + "' to host '" + to->get_name() +
@@ -333,14 +339,29 @@ std::string check_key(const PlatformSpec& spec) {
 
 } // namespace
 
-void check_xml_platform(const PlatformSpec& spec) {
+void check_xml_platform(const PlatformSpec& spec,
+                        const std::vector<std::pair<int, int>>& run_pairs) {
   if (spec.topology != Topology::simgrid_xml)
     return;
   static std::set<std::string> passed;
-  const std::string key = check_key(spec);
+  const std::string file_key = check_key(spec);
+  // The run's pairs the file's own check does not look up, named in the key.
+  std::vector<std::pair<int, int>> beyond;
+  std::string key = file_key;
+  if (!run_pairs.empty()) {
+    std::vector<std::pair<int, int>> looked_up = pairs_to_check(spec.nodes);
+    std::sort(looked_up.begin(), looked_up.end());
+    for (const std::pair<int, int>& pair : run_pairs)
+      if (!std::binary_search(looked_up.begin(), looked_up.end(), pair)) {
+        beyond.push_back(pair);
+        key += ' ' + std::to_string(pair.first) + '>' + std::to_string(pair.second);
+      }
+  }
   if (passed.count(key) > 0)
     return;
-  check_xml_text(spec);
+  const bool file_passed = passed.count(file_key) > 0;
+  if (!file_passed)
+    check_xml_text(spec);
   // One engine per process: a process that already has one cannot build
   // another, here or in a child that inherits it.
   if (sg4::Engine::is_initialized())
@@ -349,9 +370,19 @@ void check_xml_platform(const PlatformSpec& spec) {
   ChildReport* report = shared.get();
   // SimGrid's output (its message and a backtrace) until the child exits;
   // only the start of it is kept.
-  const ForkedResult child = run_forked([&](int) -> int { check_in_child(spec, report); },
+  // A file that passed needs only the run's other pairs looked up.
+  std::vector<std::pair<int, int>> pairs;
+  if (!file_passed && !beyond.empty()) {
+    pairs = pairs_to_check(spec.nodes);
+    pairs.insert(pairs.end(), beyond.begin(), beyond.end());
+  }
+  const std::vector<std::pair<int, int>>* which = file_passed      ? &beyond
+                                                  : beyond.empty() ? nullptr
+                                                                   : &pairs;
+  const ForkedResult child = run_forked([&](int) -> int { check_in_child(spec, which, report); },
                                         ChildPipe::stderr_stream, 65536);
   if (child.exited(0)) {
+    passed.insert(file_key);
     passed.insert(key);
     return;
   }

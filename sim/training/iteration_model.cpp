@@ -13,7 +13,9 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <set>
 #include <stdexcept>
+#include <utility>
 
 #include <simgrid/s4u.hpp>
 
@@ -607,6 +609,30 @@ bool runs_push_pull(const IterationPlan& plan) {
   return plan.compressed.empty() && plan.algorithm == AllreduceAlgorithm::parameter_server;
 }
 
+// The pairs of workers (from, to) the plans send on besides the whole
+// group's collectives: point-to-point messages, and the steps over part of
+// the workers, whose collectives pair the members whole_group_pairs pairs in
+// a group of their size.
+std::vector<std::pair<int, int>> pairs_sent_on(const std::vector<IterationPlan>& plans,
+                                               size_t workers) {
+  std::set<std::pair<int, int>> pairs;
+  std::set<std::vector<int>> groups;
+  for (const IterationPlan& plan : plans)
+    for (const CompressedIteration& iteration : plan.compressed)
+      for (const CompressionPart& part : iteration.parts)
+        for (const StepPlan& step : part.steps) {
+          for (const StepPlan::Message& message : step.messages)
+            pairs.emplace(message.src, message.dst);
+          const std::vector<int>& members = step.participants;
+          if (step.kind == StepPlan::Kind::point_to_point || members.size() >= workers ||
+              !groups.insert(members).second)
+            continue;
+          for (const auto& [a, b] : net::whole_group_pairs(static_cast<int>(members.size())))
+            pairs.emplace(members[static_cast<size_t>(a)], members[static_cast<size_t>(b)]);
+        }
+  return {pairs.begin(), pairs.end()};
+}
+
 } // namespace
 
 net::SharingSolver choose_solver(const net::PlatformSpec& platform,
@@ -623,6 +649,11 @@ std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
                                 const std::vector<IterationPlan>& plans,
                                 const ProgressCallback& progress,
                                 std::vector<TimelineEvent>* timeline) {
+  // SimGrid aborts on a message between hosts without a route; the file's
+  // own check, past 64 workers, knows only the whole group's pairs.
+  if (platform_spec.topology == net::Topology::simgrid_xml)
+    net::check_xml_platform(
+        platform_spec, pairs_sent_on(plans, static_cast<size_t>(platform_spec.worker_count())));
   net::PlatformSpec solved = platform_spec;
   solved.network.solver = choose_solver(platform_spec, plans);
   net::Simulation simulation(solved);

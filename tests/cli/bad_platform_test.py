@@ -251,7 +251,9 @@ def xml_routes_beyond_64_workers(workdir):
     """Above 64 workers the check does not look up every pair: a missing route
     that recursive doubling needs (ranks 16 and 20 of 72, neither neighbours
     nor worker 0) must still be found, not abort the run, and the same file
-    with that route must run."""
+    with that route must run. Nor does it know a compressor's server: one
+    at rank 5 needs the route from 8, which the run looks up (SimGrid aborted
+    there), and the same file runs with the server at 0."""
     hosts = [f"h{i:02d}" for i in range(72)]
     links = [f'<host id="{h}" speed="1Gf"/><link id="l{h}" bandwidth="1GBps" latency="1us"/>'
              for h in hosts]
@@ -260,13 +262,16 @@ def xml_routes_beyond_64_workers(workdir):
         return [f'<route src="{a}" dst="{b}"><link_ctn id="l{a}"/><link_ctn id="l{b}"/></route>'
                 for i, a in enumerate(hosts) for b in hosts[i + 1:] if (a, b) != missing]
 
-    def scenario(xml, name):
+    def scenario(xml, name, compressor=None):
         path = scenario_file(workdir, {"topology": "simgrid_xml", "xml": xml, "nodes": 72},
                              name=name)
         with open(path) as handle:
             document = json.load(handle)
         document["training"]["allreduce"] = "recursive_doubling"
         document["workload"] = os.path.join(ROOT, "workloads", "models", "fmnist-cnn.json")
+        if compressor:
+            document["compressor"] = compressor
+            document["training"]["iterations"] = 1
         with open(path, "w") as handle:
             json.dump(document, handle)
         return path
@@ -285,6 +290,21 @@ def xml_routes_beyond_64_workers(workdir):
     check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
           f"72 workers with every route run (status {result.returncode}"
           f"{': ' + result.stderr.strip()[:300] if result.returncode else ''})")
+    gap = os.path.join(workdir, xml_file(workdir, "72-hosts-5-8-missing.xml",
+                                         "\n".join(links + routes(("h05", "h08")))))
+    for server, refused in ((5, True), (0, False)):
+        path = scenario(gap, f"sketched-server-{server}-72-gap.json",
+                        {"name": "sketched_sgd", "density": 0.01, "server_rank": server})
+        out = out_dir(workdir, f"72 hosts server {server}")
+        if refused:
+            expect_refused("a route only a server at rank 5 needs, missing among 72 workers",
+                           gcsim("run", path, "--out", out), out,
+                           [path, "/platform/xml", "no route from host 'h05' to host 'h08'"])
+            continue
+        result = gcsim("run", path, "--out", out, "--quiet")
+        check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
+              f"the same file runs with the server at rank 0 (status {result.returncode}"
+              f"{': ' + result.stderr.strip()[:300] if result.returncode else ''})")
 
 
 def replayed_schedules(workdir):
