@@ -124,6 +124,13 @@ std::vector<std::pair<int, int>> pairs_to_check(int workers) {
       report_problem(report, "/xml",
                      spec.xml_file + ": link '" + link->get_name() + "' has a bandwidth of " +
                          describe_bandwidth(bandwidth) + ", expected a positive one");
+    // A WIFI link needs each host's rate on it, which gcsim does not set:
+    // SimGrid aborts on the first message across it.
+    if (link->get_sharing_policy() == sg4::Link::SharingPolicy::WIFI)
+      report_problem(report, "/xml",
+                     spec.xml_file + ": link '" + link->get_name() +
+                         "' is a WIFI link, which gcsim does not model (a cluster's links are "
+                         "SHARED, SPLITDUPLEX or FATPIPE)");
     const double latency = link->get_latency();
     if (!(latency >= 0) || !std::isfinite(latency))
       report_problem(report, "/xml",

@@ -621,8 +621,11 @@ std::vector<std::pair<int, int>> pairs_sent_on(const std::vector<IterationPlan>&
     for (const CompressedIteration& iteration : plan.compressed)
       for (const CompressionPart& part : iteration.parts)
         for (const StepPlan& step : part.steps) {
-          for (const StepPlan::Message& message : step.messages)
+          // Both ways: SimGrid's cross-traffic looks up the route back.
+          for (const StepPlan::Message& message : step.messages) {
             pairs.emplace(message.src, message.dst);
+            pairs.emplace(message.dst, message.src);
+          }
           const std::vector<int>& members = step.participants;
           if (step.kind == StepPlan::Kind::point_to_point || members.size() >= workers ||
               !groups.insert(members).second)

@@ -210,6 +210,10 @@ def xml_platforms_simgrid_aborted_on(workdir):
         ("a negative bandwidth", platform_file(
             "negative.xml", "w", hosts + link.format("-1GBps") + route), 2, "/xml",
          "link 'l' has a bandwidth of -1e+09 B/s"),
+        ("a WIFI link", platform_file(
+            "wifi.xml", "w", hosts + link.format("1GBps").replace(
+                "/>", ' sharing_policy="WIFI"/>') + route), 2, "/xml",
+         "link 'l' is a WIFI link, which gcsim does not model"),
         ("a zero bandwidth", platform_file(
             "zero.xml", "w", hosts + link.format("0Bps") + route), 2, "/xml",
          "link 'l' has a bandwidth of 0 B/s"),
