@@ -24,6 +24,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -248,12 +249,51 @@ std::string attribute(const std::string& tag, const std::string& name) {
   return "";
 }
 
+// The first date at which a profile ("date value" lines; comments and
+// PERIODICITY or LOOPAFTER lines besides) sets a value of 0 or less, as
+// text; empty when none does.
+std::string first_stop(const std::string& profile) {
+  std::istringstream lines(profile);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    double date = 0;
+    double value = 0;
+    if (fields >> date >> value && !(value > 0)) {
+      std::ostringstream text;
+      text << date;
+      return text.str();
+    }
+  }
+  return "";
+}
+
+// A profile file as SimGrid finds it: from the platform file's folder, else
+// from the working directory. Empty when neither has it (SimGrid's load
+// then says so).
+std::string profile_text(const PlatformSpec& spec, const std::string& name) {
+  const std::filesystem::path path(name);
+  for (const std::filesystem::path& candidate :
+       {std::filesystem::path(spec.xml_file).parent_path() / path, path}) {
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(candidate, error))
+      continue;
+    try {
+      return read_input_text(candidate);
+    } catch (const InputError&) {
+      return "";
+    }
+  }
+  return "";
+}
+
 // Refuses what a file may not declare, read from its text before SimGrid
 // loads it: SimGrid's own configuration, which gcsim sets (a <config> tag
 // with maxmin/precision -1 or a tiny contexts/stack-size crashed the run the
-// child's load had passed); hosts and links that turn off (a state trace
-// aborted the run with a deadlock or an uncaught network failure); and
-// clusters of more hosts than SimGrid could build in reasonable time and
+// child's load had passed); hosts and links that turn off, by a state trace
+// (the run aborted with a deadlock or an uncaught network failure) or a
+// speed or bandwidth profile that reaches 0 (SimGrid aborted in its solver);
+// and clusters of more hosts than SimGrid could build in reasonable time and
 // memory.
 void check_xml_text(const PlatformSpec& spec) {
   std::string text;
@@ -284,6 +324,14 @@ void check_xml_text(const PlatformSpec& spec) {
     if (!attribute(tag, "state_file").empty())
       refuse(tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") +
              "\"> has a state_file: hosts and links that turn off are not simulated");
+    for (const char* profile : {"speed_file", "bandwidth_file"}) {
+      const std::string file = attribute(tag, profile);
+      const std::string date = file.empty() ? "" : first_stop(profile_text(spec, file));
+      if (!date.empty())
+        refuse(tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") +
+               "\"> has a " + profile + " (" + file + ") that reaches 0 at " + date +
+               " s: hosts and links that stop are not simulated");
+    }
     if (element_at(at, "trace_connect")) {
       const std::string kind = attribute(tag, "kind");
       if (kind == "HOST_AVAIL" || kind == "LINK_AVAIL")

@@ -199,7 +199,22 @@ def xml_platforms_simgrid_aborted_on(workdir):
     hosts = '<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><host id="c" speed="1Gf"/>'
     link = '<link id="l" bandwidth="{}" latency="1us"/>'
     route = '<route src="a" dst="b"><link_ctn id="l"/></route>'
+    # Profiles that stop the link or the host after 0.1 ms (found beside the
+    # platform file, as SimGrid finds them).
+    with open(os.path.join(workdir, "stops.txt"), "w") as handle:
+        handle.write("0 1e9\n0.0001 0\n")
+    with open(os.path.join(workdir, "stops-speed.txt"), "w") as handle:
+        handle.write("# a comment\n0 1\n0.0001 0\n")
     return [
+        ("a bandwidth profile that reaches 0", platform_file(
+            "bandwidth-stops.xml", "w", hosts + link.format("1GBps").replace(
+                "/>", ' bandwidth_file="stops.txt"/>') + route), 2, "/xml",
+         '<link id="l"> has a bandwidth_file (stops.txt) that reaches 0 at 0.0001 s'),
+        ("a speed profile that reaches 0", platform_file(
+            "speed-stops.xml", "w", hosts.replace('speed="1Gf"/>', 'speed="1Gf" '
+                                                  'speed_file="stops-speed.txt"/>', 1)
+            + link.format("1GBps") + route), 2, "/xml",
+         '<host id="a"> has a speed_file (stops-speed.txt) that reaches 0 at 0.0001 s'),
         ("a link declared twice", platform_file(
             "twice.xml", "w", hosts + link.format("1GBps") + link.format("1GBps") + route), 2,
          "/xml", "Link 'l' declared several times"),
