@@ -113,3 +113,34 @@ TEST_CASE("a kernel with no held-out point says so, not an error of 0") {
   CHECK(gcsim::cost::format_holdout(some) ==
         "  topk_select        median |error|   8.3%  max  12.0%  (6 points)\n");
 }
+
+TEST_CASE("hold-out errors: held-out sizes above min_n only, the median of an even count") {
+  // dense_add on a line at 2^10..2^23; the held-out sizes (every other one,
+  // from 2^11) above 2^16 are 2^17, 2^19, 2^21 and 2^23, measured 10%, 20%,
+  // 30% and 40% under the line (|fit - measured| / measured).
+  gcsim::cost::CalibrationPoints points;
+  auto& samples = points.samples[static_cast<std::size_t>(gcsim::cost::Kernel::dense_add)];
+  const double errors[] = {0.1, 0.2, 0.3, 0.4};
+  int held_out = 0;
+  for (int exponent = 10; exponent <= 23; ++exponent) {
+    const double n = std::ldexp(1.0, exponent);
+    const double line = 1e-6 + 1e-9 * n;
+    const bool off = (exponent - 10) % 2 == 1 && n > 65536;
+    samples.push_back(
+        {gcsim::cost::KernelShape{n, 0, 0, 0}, off ? line / (1 + errors[held_out++]) : line});
+  }
+  REQUIRE(held_out == 4);
+  const auto dense_add = [](const std::vector<gcsim::cost::HoldoutResult>& results) {
+    for (const gcsim::cost::HoldoutResult& result : results)
+      if (result.kernel == gcsim::cost::Kernel::dense_add)
+        return result;
+    FAIL("no dense_add result");
+    return gcsim::cost::HoldoutResult{};
+  };
+  const gcsim::cost::HoldoutResult above = dense_add(gcsim::cost::holdout_errors(points, 65536));
+  CHECK(above.points == 4);
+  CHECK(above.median_abs_error == doctest::Approx(0.25).epsilon(1e-6).scale(0));
+  CHECK(above.max_abs_error == doctest::Approx(0.4).epsilon(1e-6).scale(0));
+  // From 2^17, a held-out size itself: only those above it.
+  CHECK(dense_add(gcsim::cost::holdout_errors(points, std::ldexp(1.0, 17))).points == 3);
+}

@@ -180,4 +180,22 @@ TEST_CASE("a shape on a piece's boundary takes that piece; one in a gap, the nea
   // boundary is a step where the size crosses it, in log scale.
   CHECK(at(9e4) == alone(high, 9e4));
   CHECK(at(2e5) == alone(far, 2e5));
+  // The middle itself goes to the earlier piece.
+  CHECK(at(1e5) == alone(high, 1e5));
+}
+
+TEST_CASE("a jump at the largest size alone: two pieces, the last of that size") {
+  // A line from 2^10 to 2^25, then three times the line at 2^26 (a cache or
+  // memory boundary the last size crosses): one more piece, holding it alone.
+  std::vector<Sample> samples;
+  for (int exponent = 10; exponent <= 26; ++exponent) {
+    const double n = std::ldexp(1.0, exponent);
+    samples.push_back({KernelShape{n, 0, 0, 0}, (1e-6 + 1e-9 * n) * (exponent == 26 ? 3.0 : 1.0)});
+  }
+  const auto curve = gcsim::cost::fit_curve(kernel_family(Kernel::dense_add), samples);
+  REQUIRE(curve.segments().size() == 2);
+  const double last = std::ldexp(1.0, 26);
+  CHECK(curve.segments()[1].from == last);
+  CHECK(curve.seconds(KernelShape{last, 0, 0, 0}) ==
+        doctest::Approx(3 * (1e-6 + 1e-9 * last)).epsilon(1e-6).scale(0));
 }

@@ -136,3 +136,14 @@ TEST_CASE("corrupt headers never read out of bounds") {
     CHECK_FALSE(parse(prefix).empty());
   }
 }
+
+// NumPy under Python 2 wrote a shape's dimensions as longs: (3L,).
+TEST_CASE("a header's Python 2 long dimensions read as numbers") {
+  const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3L,), }";
+  std::vector<unsigned char> bytes = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<unsigned char>(header.size()), 0};
+  bytes.insert(bytes.end(), header.begin(), header.end());
+  bytes.insert(bytes.end(), 12, 0);
+  const NpyHeader parsed = parse_npy_header(bytes.data(), bytes.size(), "long.npy");
+  CHECK(parsed.shape == std::vector<int64_t>{3});
+}

@@ -270,6 +270,17 @@ TEST_CASE("mean_scaling's variance shrinkage: toward the separable model by the 
   CHECK(second[1] ==
         doctest::Approx(second[2]).scale(0)); // k = 0, 1 of row 0, column 0 agree again
   CHECK(second[1] != doctest::Approx(noisy[1]).scale(0));
+  // Noise half the spread: lambda = 1/2, halfway between. The departures of
+  // +-0.5 at elements 1 and 2 give a spread of 0.5 (per worker); a fourth
+  // moment of v^2 + 1/12 gives a noise of 12 x (1/12) / workers = 0.25.
+  std::vector<double> half = noisy, halfway(13, 0.0);
+  for (size_t j = 1; j < 13; ++j)
+    halfway[j] = workers * (half[j] * half[j] / workers / workers + 1.0 / 12);
+  detail::shrink_variance(layer, workers, half, halfway);
+  CHECK(half[1] == doctest::Approx(0.5 * 6 + 0.5 * 4).scale(0));
+  CHECK(half[2] == doctest::Approx(0.5 * 2 + 0.5 * 4).scale(0));
+  for (size_t j = 3; j < 13; ++j)
+    CHECK(half[j] == doctest::Approx(separable[j]).scale(0));
   // Vectors (biases) are left alone.
   TraceLayer bias{"b", "m", {12}, 12, 1};
   std::vector<double> before = noisy;
@@ -513,4 +524,138 @@ TEST_CASE("shrunk_mean_scaling: the mean keeps sqrt(1 - noise share), the residu
     CHECK(square == doctest::Approx(1.0).scale(0));
     CHECK(plain.residual_scale(iteration, 0, l) == 1.0);
   }
+}
+
+namespace {
+
+// The normal deviates gaussian_deviation drew for synthesized worker p:
+// (its gradient - the captured mean) / the noise spread, NaN where the
+// spread is 0.
+std::vector<double> normals(Trace& trace, uint64_t seed, size_t iteration, int64_t p) {
+  GradientSource source(trace, 40, seed, "gaussian_deviation");
+  std::vector<float> made;
+  source.gradient(iteration, p, made);
+  const std::vector<float>& spread = source.noise_spread(iteration);
+  const int64_t captured = trace.captured_workers();
+  std::vector<double> mean(made.size(), 0.0);
+  std::vector<float> read;
+  for (int64_t w = 0; w < captured; ++w) {
+    trace.read_gradient(iteration, w, read);
+    for (size_t j = 0; j < read.size(); ++j)
+      mean[j] += static_cast<double>(read[j]) / static_cast<double>(captured);
+  }
+  std::vector<double> z(made.size(), std::nan(""));
+  for (size_t j = 0; j < made.size(); ++j)
+    if (spread[j] > 0)
+      z[j] = (made[j] - static_cast<float>(mean[j])) / spread[j];
+  return z;
+}
+
+// Pearson correlation over the elements where both are numbers.
+double correlation(const std::vector<double>& a, const std::vector<double>& b) {
+  double sa = 0, sb = 0, sab = 0, saa = 0, sbb = 0, n = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i]))
+      continue;
+    sa += a[i];
+    sb += b[i];
+    sab += a[i] * b[i];
+    saa += a[i] * a[i];
+    sbb += b[i] * b[i];
+    ++n;
+  }
+  return (sab / n - sa / n * sb / n) /
+         std::sqrt((saa / n - sa * sa / n / n) * (sbb / n - sb * sb / n / n));
+}
+
+} // namespace
+
+TEST_CASE("synthesis draws anew every iteration: sources, scales and noise") {
+  Trace trace = Trace::open(kShipped);
+  // Independent draws of one of 16 captured workers agree for about 4 of 64
+  // blocks, and two permutations of the scales for about 2 of 32 workers;
+  // draws keyed without the iteration agree everywhere.
+  GradientSource shuffle(trace, 48, 3, "blockwise_shuffle");
+  int same_blocks = 0;
+  for (int64_t block = 0; block < 64; ++block)
+    same_blocks += shuffle.source_worker(0, 20, block) == shuffle.source_worker(1, 20, block);
+  CHECK(same_blocks < 20);
+  GradientSource scaled(trace, 48, 3);
+  int same_scales = 0;
+  for (int64_t w = 16; w < 48; ++w)
+    same_scales += scaled.scale_source(0, w) == scaled.scale_source(1, w);
+  CHECK(same_scales < 16);
+  // A worker's noise at two iterations, and the two deviates of each
+  // Box-Muller pair (elements 2i and 2i + 1), are uncorrelated.
+  const std::vector<double> first = normals(trace, 7, 1, 20);
+  CHECK(std::fabs(correlation(first, normals(trace, 7, 2, 20))) < 0.1);
+  std::vector<double> even, odd;
+  for (size_t j = 0; j + 1 < first.size(); j += 2) {
+    even.push_back(first[j]);
+    odd.push_back(first[j + 1]);
+  }
+  CHECK(std::fabs(correlation(even, odd)) < 0.1);
+}
+
+// Every element of a shrunk_mean_scaling worker from its parts, each from
+// the captured files or the source's own figures: f_l (1 + a) mean_j +
+// spread_j residual_scale z_j, with a the source worker's component along
+// the layer's mean and z_j the deviate gaussian_deviation drew with the
+// same seed.
+TEST_CASE("shrunk_mean_scaling: every element is the scaled mean plus its scaled deviate") {
+  Trace trace = Trace::open(kShipped);
+  const size_t iteration = 1;
+  const int64_t p = 20;
+  const uint64_t seed = 7;
+  const int64_t captured = trace.captured_workers();
+  std::vector<std::vector<double>> g;
+  std::vector<float> read;
+  for (int64_t w = 0; w < captured; ++w) {
+    trace.read_gradient(iteration, w, read);
+    g.emplace_back(read.begin(), read.end());
+  }
+  std::vector<double> mean(read.size(), 0.0);
+  for (const auto& worker : g)
+    for (size_t j = 0; j < mean.size(); ++j)
+      mean[j] += worker[j] / static_cast<double>(captured);
+  GradientSource deviation(trace, 40, seed, "gaussian_deviation");
+  GradientSource shrunk(trace, 40, seed, "shrunk_mean_scaling");
+  std::vector<float> deviated, made;
+  deviation.gradient(iteration, p, deviated);
+  shrunk.gradient(iteration, p, made);
+  const std::vector<float> deviation_spread = deviation.noise_spread(iteration);
+  const std::vector<float> spread = shrunk.noise_spread(iteration);
+  const std::vector<double> factors = shrunk.mean_factors(iteration);
+  const auto source = static_cast<size_t>(shrunk.scale_source(iteration, p));
+  int checked = 0, wrong = 0;
+  const auto& layers = trace.manifest().layers;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const auto first = static_cast<size_t>(layers[l].offset);
+    const size_t last = first + static_cast<size_t>(layers[l].params);
+    double mass = 0, along = 0;
+    for (size_t j = first; j < last; ++j) {
+      mass += mean[j] * mean[j];
+      along += (g[source][j] - mean[j]) * mean[j];
+    }
+    const double residual = shrunk.residual_scale(iteration, static_cast<int64_t>(source), l);
+    for (size_t j = first; j < last; ++j) {
+      if (!(deviation_spread[j] > 0))
+        continue;
+      // The deviate as gaussian_deviation computed it: from the float mean.
+      const double z = static_cast<double>(deviated[j] - static_cast<float>(mean[j])) /
+                       static_cast<double>(deviation_spread[j]);
+      const double noise = static_cast<double>(spread[j]) * residual;
+      const double expected = factors[l] * (1 + along / mass) * mean[j] + noise * z;
+      ++checked;
+      if (std::fabs(static_cast<double>(made[j]) - expected) >
+          1e-3 * (std::fabs(expected) + noise)) {
+        ++wrong;
+        if (wrong <= 5)
+          MESSAGE("element " << j << " of " << layers[l].name << ": " << made[j] << ", expected "
+                             << expected);
+      }
+    }
+  }
+  CHECK(checked > 20000);
+  CHECK(wrong == 0);
 }

@@ -4,17 +4,46 @@
 #include "sim/trace/workload.hpp"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 using namespace gcsim::trace;
 
 namespace {
 
 const std::string kShipped = std::string(GCSIM_SOURCE_DIR) + "/workloads/traces/fmnist-cnn-16w";
+
+// A trace of one 12-parameter layer, stored in float16, without tensors:
+// enough for what is read from the manifest alone.
+nlohmann::json small_manifest() {
+  const nlohmann::json layer = {
+      {"name", "fc.weight"}, {"module", "fc"}, {"shape", {4, 3}}, {"params", 12}, {"offset", 0}};
+  return {{"format", "gcsim-trace"}, {"format_version", 1}, {"model", "m"},
+          {"dataset", "d"},          {"workers", 2},        {"micro_batch", 32},
+          {"learning_rate", 0.1},    {"seed", 1},           {"iterations", {0}},
+          {"dtype", "float16"},      {"total_params", 12},  {"layers", {layer}}};
+}
+
+// A folder of its own holding `manifest`, removed at the end of the scope.
+struct ManifestFolder {
+  explicit ManifestFolder(const nlohmann::json& manifest)
+      : path(std::filesystem::temp_directory_path() /
+             ("gcsim-trace-test-" + std::to_string(getpid()))) {
+    std::filesystem::create_directories(path);
+    std::ofstream(path / "manifest.json") << manifest.dump();
+  }
+  ~ManifestFolder() { std::filesystem::remove_all(path); }
+  ManifestFolder(const ManifestFolder&) = delete;
+  ManifestFolder& operator=(const ManifestFolder&) = delete;
+  std::filesystem::path path;
+};
 
 double norm(const std::vector<float>& v) {
   double sum = 0;
@@ -81,6 +110,51 @@ TEST_CASE("workload from trace: one layer per parameterised module, times add up
   CHECK(forward > 0);
 }
 
+TEST_CASE("workload from trace: a parameter-free module's time goes to the layer before it") {
+  Trace trace = Trace::open(kShipped);
+  const std::vector<TraceModule>& modules = trace.manifest().modules;
+  const TraceWorkload workload = workload_from_trace(trace.manifest());
+  // conv1 relu1 pool1 | conv2 relu2 pool2 flatten | fc1 relu3 | fc2
+  const std::vector<std::pair<size_t, size_t>> spans = {{0, 3}, {3, 7}, {7, 9}, {9, 10}};
+  REQUIRE(modules.size() == 10);
+  REQUIRE(workload.layers.size() == spans.size());
+  for (size_t l = 0; l < spans.size(); ++l) {
+    CAPTURE(workload.layers[l].name);
+    double forward = 0, backward = 0;
+    for (size_t m = spans[l].first; m < spans[l].second; ++m) {
+      forward += *modules[m].forward_s;
+      backward += *modules[m].backward_s;
+    }
+    CHECK(*workload.layers[l].forward_s == doctest::Approx(forward).epsilon(1e-12).scale(0));
+    CHECK(*workload.layers[l].backward_s == doctest::Approx(backward).epsilon(1e-12).scale(0));
+  }
+}
+
+TEST_CASE("workload from trace: parameter-free modules before the first layer are its own") {
+  nlohmann::json manifest = small_manifest();
+  manifest["modules"] = {
+      {{"name", "flatten"}, {"params", 0}, {"forward_s", 0.001}, {"backward_s", 0.002}},
+      {{"name", "fc"}, {"params", 12}, {"forward_s", 0.003}, {"backward_s", 0.005}}};
+  const ManifestFolder folder(manifest);
+  const TraceWorkload workload = workload_from_trace(load_manifest(folder.path));
+  REQUIRE(workload.layers.size() == 1);
+  CHECK(*workload.layers[0].forward_s == doctest::Approx(0.004).scale(0));
+  CHECK(*workload.layers[0].backward_s == doctest::Approx(0.007).scale(0));
+}
+
+TEST_CASE("a manifest's defaults: weights in float32, times at the timing's micro-batch") {
+  nlohmann::json manifest = small_manifest();
+  {
+    const ManifestFolder folder(manifest);
+    CHECK(load_manifest(folder.path).weights_dtype == NpyDtype::float32);
+  }
+  // Measured at 8 samples while the gradients were captured at 32: the
+  // times are per micro-batch of 8.
+  manifest["timing"] = {{"device", "cpu"}, {"micro_batch", 8}};
+  const ManifestFolder folder(manifest);
+  CHECK(workload_from_trace(load_manifest(folder.path)).micro_batch == 8);
+}
+
 TEST_CASE("a gradient source with P <= W hands out the first P captured workers") {
   Trace trace = Trace::open(kShipped);
   GradientSource source(trace, 4, 42);
@@ -115,6 +189,13 @@ TEST_CASE("top-k indices break ties by index and statistics follow their definit
   double mass = 200 + 198 * 0.01;
   CHECK(stats.top_mass == doctest::Approx(200 / mass).scale(0));
   CHECK(stats.norm == doctest::Approx(std::sqrt(mass)).scale(0));
+  // k is 1% rounded up: 3 of 250, where rounding down gives 2.
+  std::vector<float> ramp(250);
+  std::iota(ramp.begin(), ramp.end(), 0.0f);
+  SliceReader read_ramp = [&](int64_t, int64_t offset, int64_t count, float* out) {
+    std::copy_n(ramp.begin() + offset, count, out);
+  };
+  CHECK(layer_statistics(read_ramp, 1, 0, 250).k == 3);
 }
 
 // The capture is plain synchronous SGD: w_{t+1} = w_t - lr * mean_w g_w(t).
