@@ -48,6 +48,14 @@ def with_training(**changes):
     return scenario(training=training)
 
 
+def nested(depth):
+    """`depth` arrays, each the only element of the one around it."""
+    value = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
 def load(*parts):
     with open(os.path.join(ROOT, *parts)) as handle:
         return json.load(handle)
@@ -417,6 +425,70 @@ CASES = [
      {"huge-kernel.json": bad_device(
          lambda d: d["kernels"]["sgd_momentum"]["fit"]["segments"][0].update(per_n_s=1e308))},
      [], ["huge-kernel.json", "/kernels/sgd_momentum/fit", "inf s"]),
+    # A mutation audit (2026-12-04) found these checks untested: without
+    # each, the run went ahead (a typo unseen, a value truncated or out of
+    # range recorded), or SimGrid refused it without naming the field.
+    ("negative warm-up", scenario(), {}, ["--set", "training.warmup_iterations=-1"],
+     ["/training/warmup_iterations", "[0, 100000]"]),
+    ("zero batch", scenario(), {}, ["--set", "training.batch_per_worker=0"],
+     ["/training/batch_per_worker", "[1, 1048576], got 0"]),
+    ("a fractional iteration count", scenario(), {}, ["--set", "training.iterations=2.5"],
+     ["/training/iterations", "expected an integer", "2.5"]),
+    ("a fractional node count", scenario(), {}, ["--set", "platform.nodes=4.5"],
+     ["/platform/nodes", "expected an integer", "4.5"]),
+    ("unknown gradients field", scenario(gradients={"synthesis_method": "x"}), {}, [],
+     ["/gradients/synthesis_method", "unknown field"]),
+    ("unknown link field", with_platform(link={"bandwidth": "10Gbps", "latency": "10us",
+                                               "latancy": "1ms"}), {}, [],
+     ["/platform/link/latancy", "unknown field", "did you mean \"latency\""]),
+    ("unknown network field", with_platform(network={"model": "LV08", "latency_factr": 1}), {},
+     [], ["/platform/network/latency_factr", "unknown field"]),
+    ("a fat-tree level of 0", with_platform(topology="fat_tree",
+                                            fat_tree={"down": [0], "up": [1]}), {}, [],
+     ["/platform/fat_tree/down/0", "positive"]),
+    ("a fat-tree of no levels", with_platform(topology="fat_tree",
+                                              fat_tree={"down": [], "up": []}), {}, [],
+     ["/platform/fat_tree/down", "non-empty"]),
+    ("a fat-tree level of 5000", with_platform(topology="fat_tree",
+                                               fat_tree={"down": [5000], "up": [1]}), {}, [],
+     ["/platform/fat_tree/down/0", "4096"]),
+    ("fat-tree links of another length",
+     with_platform(topology="fat_tree", fat_tree={"down": [4], "up": [1], "links": [1, 2]}), {},
+     [], ["/platform/fat_tree/links", "as many levels as \"down\" (1)"]),
+    ("5000 shared cores", with_platform(shared_cores=5000), {}, [],
+     ["/platform/shared_cores", "[1, 4096]"]),
+    ("zero parameter servers", with_platform(topology="parameter_server", servers=0,
+                                             server_link={"bandwidth": "10Gbps",
+                                                          "latency": "10us"}), {}, [],
+     ["/platform/servers", "[1, 65536]"]),
+    ("65 GPUs a machine", with_platform(topology="multi_gpu", gpus_per_node=65,
+                                        gpu_link={"bandwidth": "100Gbps", "latency": "1us"}),
+     {}, [], ["/platform/gpus_per_node", "[1, 64]"]),
+    ("2000 machines of 64 GPUs", with_platform(topology="multi_gpu", nodes=2000, gpus_per_node=64,
+                                               gpu_link={"bandwidth": "100Gbps",
+                                                         "latency": "1us"}), {}, [],
+     ["/platform/nodes", "nodes x gpus_per_node exceeds 65536"]),
+    ("an XML platform of 70000 nodes",
+     scenario(platform={"name": "c", "topology": "simgrid_xml", "xml": "cluster.xml",
+                        "nodes": 70000}), {
+         "cluster.xml": '<?xml version="1.0"?><!DOCTYPE platform SYSTEM '
+                        '"https://simgrid.org/simgrid.dtd"><platform version="4.1">'
+                        '<cluster id="c" prefix="n-" suffix="" radical="0-69999" speed="1Gf" '
+                        'bw="10Gbps" lat="1us"/></platform>'}, [],
+     ["/platform/nodes", "[1, 65536]"]),
+    ("a comment nested 257 deep", dict(scenario(), comment=nested(256)), {}, [],
+     ["nested deeper than 256 levels"]),
+    ("a bucket of 2^63 KiB and one more", scenario(), {},
+     ["--set", "training.bucket_size=8796093022209KiB"], ["/training/bucket_size", "8192TiB"]),
+    ("--set past an array's end", scenario(), {},
+     ["--set", "platform=" + os.path.join(ROOT, "platforms", "fattree-96-1g.json"),
+      "--set", "platform.fat_tree.down.2=2"], ["--set platform.fat_tree.down.2=2",
+                                               "\"2\" is not an index of this array of 2"]),
+    ("--set of an index past any array", scenario(), {},
+     ["--set", "platform=" + os.path.join(ROOT, "platforms", "fattree-96-1g.json"),
+      "--set", "platform.fat_tree.down.99999999999999999999=2"], ["not an index"]),
+    ("--set with an empty component", scenario(), {}, ["--set", "training.comment..x=1"],
+     ["--set training.comment..x=1", "empty component"]),
 ]
 
 

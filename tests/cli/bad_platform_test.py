@@ -147,6 +147,14 @@ def fat_tree_too_large(workdir):
                          "--set", "platform.fat_tree.up=[1,1]"), out,
                    ["--set platform.fat_tree.down=[4096,4096]: /platform/fat_tree/down",
                     "16777216 leaves"])
+    # At the limit itself: 65536 leaves run (2 of them used).
+    path = scenario_file(workdir, {"topology": "fat_tree", "link": LINK, "nodes": 2,
+                                   "fat_tree": {"down": [256, 256], "up": [1, 1]}})
+    out = out_dir(workdir, "leaves-limit")
+    result = gcsim("run", path, "--out", out, "--quiet", "--set", "training.iterations=1")
+    check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
+          f"a fat-tree of exactly 65536 leaves runs (status {result.returncode}"
+          f"{': ' + result.stderr.strip()[:300] if result.returncode else ''})")
 
 
 def xml_platforms(workdir):

@@ -130,6 +130,10 @@ with tempfile.TemporaryDirectory() as work:
     check(v["iteration_time_s"] > summary["iteration_time_s"], "stragglers make iterations longer")
     check(varied_seed["summary"]["straggler_wait_s"] != v["straggler_wait_s"],
           "another seed draws other stragglers")
+    # The range's end, 1, is a variation like any other.
+    _, _, widest = run(os.path.join(work, "i"), "--set", "training.compute_variation=1")
+    check(widest["summary"]["straggler_wait_s"] > v["straggler_wait_s"],
+          "a compute_variation of 1 runs, with longer waits than 0.2")
 
     # The README's sample output is what the first Quick start command prints
     # (its "..." stands for lines left out), in the same order.
