@@ -26,6 +26,26 @@ namespace {
 
 const std::string kShipped = std::string(GCSIM_SOURCE_DIR) + "/workloads/traces/fmnist-cnn-16w";
 
+// Every captured worker's gradient at `iteration`, in double.
+std::vector<std::vector<double>> captured_gradients(Trace& trace, size_t iteration) {
+  std::vector<std::vector<double>> gradients;
+  std::vector<float> read;
+  for (int64_t w = 0; w < trace.captured_workers(); ++w) {
+    trace.read_gradient(iteration, w, read);
+    gradients.emplace_back(read.begin(), read.end());
+  }
+  return gradients;
+}
+
+// Their element-wise mean.
+std::vector<double> mean_of(const std::vector<std::vector<double>>& gradients) {
+  std::vector<double> mean(gradients.front().size(), 0.0);
+  for (const auto& worker : gradients)
+    for (size_t j = 0; j < mean.size(); ++j)
+      mean[j] += worker[j] / static_cast<double>(gradients.size());
+  return mean;
+}
+
 struct Comparison {
   std::string layer;
   int64_t iteration; // the captured training iteration (0, 50, ...)
@@ -292,17 +312,9 @@ TEST_CASE("mean_scaling's noise: the residual variance after the scaling, shrunk
   Trace trace = Trace::open(kShipped);
   const size_t iteration = 1;
   const int64_t captured = trace.captured_workers();
-  std::vector<std::vector<double>> g;
-  std::vector<float> read;
-  for (int64_t w = 0; w < captured; ++w) {
-    trace.read_gradient(iteration, w, read);
-    g.emplace_back(read.begin(), read.end());
-  }
+  const std::vector<std::vector<double>> g = captured_gradients(trace, iteration);
   const auto total = static_cast<size_t>(trace.total_params());
-  std::vector<double> mean(total, 0.0);
-  for (const auto& worker : g)
-    for (size_t j = 0; j < total; ++j)
-      mean[j] += worker[j] / static_cast<double>(captured);
+  const std::vector<double> mean = mean_of(g);
   // v: per-element variance of d_w - a_w m, a_w the worker's scale along m.
   std::vector<double> v(total, 0.0), s2(total, 0.0);
   for (const TraceLayer& layer : trace.manifest().layers) {
@@ -461,12 +473,7 @@ TEST_CASE("shrunk_mean_scaling: the mean keeps sqrt(1 - noise share), the residu
   const size_t iteration = 2;
   const int64_t captured = trace.captured_workers();
   const auto count = static_cast<double>(captured);
-  std::vector<std::vector<double>> g;
-  std::vector<float> read;
-  for (int64_t w = 0; w < captured; ++w) {
-    trace.read_gradient(iteration, w, read);
-    g.emplace_back(read.begin(), read.end());
-  }
+  const std::vector<std::vector<double>> g = captured_gradients(trace, iteration);
   GradientSource plain(trace, 40, 1, "mean_scaling"), shrunk(trace, 40, 1, "shrunk_mean_scaling");
   const std::vector<float> r_plain = plain.noise_spread(iteration);
   const std::vector<float> r_shrunk = shrunk.noise_spread(iteration);
@@ -536,14 +543,7 @@ std::vector<double> normals(Trace& trace, uint64_t seed, size_t iteration, int64
   std::vector<float> made;
   source.gradient(iteration, p, made);
   const std::vector<float>& spread = source.noise_spread(iteration);
-  const int64_t captured = trace.captured_workers();
-  std::vector<double> mean(made.size(), 0.0);
-  std::vector<float> read;
-  for (int64_t w = 0; w < captured; ++w) {
-    trace.read_gradient(iteration, w, read);
-    for (size_t j = 0; j < read.size(); ++j)
-      mean[j] += static_cast<double>(read[j]) / static_cast<double>(captured);
-  }
+  const std::vector<double> mean = mean_of(captured_gradients(trace, iteration));
   std::vector<double> z(made.size(), std::nan(""));
   for (size_t j = 0; j < made.size(); ++j)
     if (spread[j] > 0)
@@ -607,17 +607,8 @@ TEST_CASE("shrunk_mean_scaling: every element is the scaled mean plus its scaled
   const size_t iteration = 1;
   const int64_t p = 20;
   const uint64_t seed = 7;
-  const int64_t captured = trace.captured_workers();
-  std::vector<std::vector<double>> g;
-  std::vector<float> read;
-  for (int64_t w = 0; w < captured; ++w) {
-    trace.read_gradient(iteration, w, read);
-    g.emplace_back(read.begin(), read.end());
-  }
-  std::vector<double> mean(read.size(), 0.0);
-  for (const auto& worker : g)
-    for (size_t j = 0; j < mean.size(); ++j)
-      mean[j] += worker[j] / static_cast<double>(captured);
+  const std::vector<std::vector<double>> g = captured_gradients(trace, iteration);
+  const std::vector<double> mean = mean_of(g);
   GradientSource deviation(trace, 40, seed, "gaussian_deviation");
   GradientSource shrunk(trace, 40, seed, "shrunk_mean_scaling");
   std::vector<float> deviated, made;
