@@ -423,8 +423,6 @@ void check_xml_platform(const PlatformSpec& spec,
     return;
   SharedReport shared;
   ChildReport* report = shared.get();
-  // SimGrid's output (its message and a backtrace) until the child exits;
-  // only the start of it is kept.
   // A file that passed needs only the run's other pairs looked up.
   std::vector<std::pair<int, int>> pairs;
   if (!file_passed && !beyond.empty()) {
@@ -434,6 +432,8 @@ void check_xml_platform(const PlatformSpec& spec,
   const std::vector<std::pair<int, int>>* which = file_passed      ? &beyond
                                                   : beyond.empty() ? nullptr
                                                                    : &pairs;
+  // SimGrid's output (its message and a backtrace) until the child exits;
+  // only the start of it is kept.
   const ForkedResult child = run_forked([&](int) -> int { check_in_child(spec, which, report); },
                                         ChildPipe::stderr_stream, 65536);
   if (child.exited(0)) {
