@@ -140,10 +140,18 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
   if (!best.empty() || word.size() < 3) {
     return best;
   }
-  // A truncated name ("bucket" for "bucket_size") is a likely slip too.
+  // A truncated name ("bucket" for "bucket_size") is a likely slip too, and
+  // so is one made longer ("synthesis_method" for "synthesis"): the longest
+  // name it starts with.
   for (const auto& option : options) {
     if (option.compare(0, word.size(), word) == 0) {
       return option;
+    }
+  }
+  for (const auto& option : options) {
+    if (option.size() >= 3 && option.size() > best.size() &&
+        word.compare(0, option.size(), option) == 0) {
+      best = option;
     }
   }
   return best;

@@ -437,7 +437,7 @@ CASES = [
     ("a fractional node count", scenario(), {}, ["--set", "platform.nodes=4.5"],
      ["/platform/nodes", "expected an integer", "4.5"]),
     ("unknown gradients field", scenario(gradients={"synthesis_method": "x"}), {}, [],
-     ["/gradients/synthesis_method", "unknown field"]),
+     ["/gradients/synthesis_method", "unknown field", "did you mean \"synthesis\""]),
     ("unknown link field", with_platform(link={"bandwidth": "10Gbps", "latency": "10us",
                                                "latancy": "1ms"}), {}, [],
      ["/platform/link/latancy", "unknown field", "did you mean \"latency\""]),

@@ -58,4 +58,8 @@ TEST_CASE("did_you_mean picks the closest name or nothing") {
   // A truncated name is suggested whole; two letters are too few to guess.
   CHECK(gc::did_you_mean("bucket", {"bucket_size", "overlap"}) == "bucket_size");
   CHECK(gc::did_you_mean("ov", {"bucket_size", "overlap"}).empty());
+  // A name made longer: the longest one it starts with, of 3 letters or more.
+  CHECK(gc::did_you_mean("synthesis_method", {"seed", "synthesis", "synth"}) == "synthesis");
+  CHECK(gc::did_you_mean("overlapping_buckets", {"overlap", "over"}) == "overlap");
+  CHECK(gc::did_you_mean("ovx_long_name", {"ov"}).empty());
 }
