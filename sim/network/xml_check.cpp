@@ -400,14 +400,15 @@ void check_xml_platform(const PlatformSpec& spec,
     return;
   static std::set<std::string> passed;
   const std::string file_key = check_key(spec);
-  // The run's pairs the file's own check does not look up, named in the key.
+  // The file's own pairs, and the run's pairs besides them, named in the key.
+  std::vector<std::pair<int, int>> pairs;
   std::vector<std::pair<int, int>> beyond;
   std::string key = file_key;
   if (!run_pairs.empty()) {
-    std::vector<std::pair<int, int>> looked_up = pairs_to_check(spec.nodes);
-    std::sort(looked_up.begin(), looked_up.end());
+    pairs = pairs_to_check(spec.nodes);
+    std::sort(pairs.begin(), pairs.end());
     for (const std::pair<int, int>& pair : run_pairs)
-      if (!std::binary_search(looked_up.begin(), looked_up.end(), pair)) {
+      if (!std::binary_search(pairs.begin(), pairs.end(), pair)) {
         beyond.push_back(pair);
         key += ' ' + std::to_string(pair.first) + '>' + std::to_string(pair.second);
       }
@@ -423,12 +424,9 @@ void check_xml_platform(const PlatformSpec& spec,
     return;
   SharedReport shared;
   ChildReport* report = shared.get();
-  // A file that passed needs only the run's other pairs looked up.
-  std::vector<std::pair<int, int>> pairs;
-  if (!file_passed && !beyond.empty()) {
-    pairs = pairs_to_check(spec.nodes);
-    pairs.insert(pairs.end(), beyond.begin(), beyond.end());
-  }
+  // A file that passed needs only the run's other pairs looked up; one that
+  // did not, its own and those (null: its own alone, which the child finds).
+  pairs.insert(pairs.end(), beyond.begin(), beyond.end());
   const std::vector<std::pair<int, int>>* which = file_passed      ? &beyond
                                                   : beyond.empty() ? nullptr
                                                                    : &pairs;

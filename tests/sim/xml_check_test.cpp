@@ -77,3 +77,43 @@ TEST_CASE("an XML platform's workers are its first hosts as a cluster numbers th
   CHECK_THROWS_AS(gcsim::net::check_xml_platform(spec), gcsim::InputError);
   std::filesystem::remove_all(folder);
 }
+
+TEST_CASE("past 64 workers, a run's own pairs are looked up, with the file's or after them") {
+  // 70 hosts routed pairwise, all but 5 <-> 8: neither ring neighbours, 2^k
+  // apart, doubling partners nor worker 0, so the file's own check passes.
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("gcsim-xml-pairs-" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  std::string xml = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
+                    "\"https://simgrid.org/simgrid.dtd\">\n<platform version=\"4.1\">"
+                    "<zone id=\"w\" routing=\"Full\">\n";
+  constexpr int kHosts = 70;
+  for (int h = 0; h < kHosts; ++h)
+    xml += "<host id=\"h" + std::to_string(h) + "\" speed=\"1Gf\"/><link id=\"l" +
+           std::to_string(h) + "\" bandwidth=\"1Gbps\" latency=\"10us\"/>\n";
+  for (int a = 0; a < kHosts; ++a)
+    for (int b = a + 1; b < kHosts; ++b)
+      if (!(a == 5 && b == 8))
+        xml += "<route src=\"h" + std::to_string(a) + "\" dst=\"h" + std::to_string(b) +
+               "\"><link_ctn id=\"l" + std::to_string(a) + "\"/><link_ctn id=\"l" +
+               std::to_string(b) + "\"/></route>\n";
+  write(folder / "gap.xml", xml + "</zone></platform>\n");
+  gcsim::net::PlatformSpec spec;
+  spec.topology = gcsim::net::Topology::simgrid_xml;
+  spec.xml_file = (folder / "gap.xml").string();
+  spec.source_file = (folder / "platform.json").string();
+  spec.nodes = kHosts;
+  // After the file passed: the run's pairs alone.
+  CHECK_NOTHROW(gcsim::net::check_xml_platform(spec));
+  CHECK_NOTHROW(gcsim::net::check_xml_platform(spec, {{0, 5}, {5, 0}}));
+  CHECK_THROWS_WITH_AS(gcsim::net::check_xml_platform(spec, {{8, 5}}),
+                       doctest::Contains("no route from host 'h8' to host 'h5'"),
+                       gcsim::InputError);
+  // A file not checked yet (another worker count): its pairs and the run's.
+  spec.nodes = kHosts - 1;
+  CHECK_THROWS_WITH_AS(gcsim::net::check_xml_platform(spec, {{5, 8}}),
+                       doctest::Contains("no route from host 'h5' to host 'h8'"),
+                       gcsim::InputError);
+  CHECK_NOTHROW(gcsim::net::check_xml_platform(spec));
+  std::filesystem::remove_all(folder);
+}
