@@ -135,6 +135,70 @@ with tempfile.TemporaryDirectory() as work:
     check(not wrong and "fidelity" in summary and len(after) == 3,
           f"the summary is the mean of iterations 1-3 (warm-up 1), fidelity included: {wrong}")
 
+    # Each iteration's ratios are its own: throughput is its samples over its
+    # time, speedup its dense baseline's time over its own, and that baseline
+    # is the dense run's own iteration (with stragglers, each differs). The
+    # compression ratio is the dense bytes per worker over the mean worker's.
+    varied_training = {"iterations": 4, "batch_per_worker": 64, "compute_variation": 0.5}
+    leader, _ = run(work, {"name": "cltk", "density": 0.01}, 4,
+                    extra={"training": varied_training}, out="ratios")
+    alone, _ = run(work, {"name": "dense"}, 4, extra={"training": varied_training},
+                   out="ratios-dense")
+    wrong = []
+    for i, (it, base) in enumerate(zip(leader["iterations"], alone["iterations"])):
+        if not math.isclose(it["throughput_samples_per_s"] * it["iteration_time_s"], 4 * 64,
+                            rel_tol=1e-12):
+            wrong.append(f"{i}: throughput {it['throughput_samples_per_s']}")
+        if not math.isclose(it["speedup_vs_dense"],
+                            it["dense_iteration_time_s"] / it["iteration_time_s"], rel_tol=1e-12):
+            wrong.append(f"{i}: speedup {it['speedup_vs_dense']}")
+        if not math.isclose(it["dense_iteration_time_s"], base["iteration_time_s"], rel_tol=1e-9):
+            wrong.append(f"{i}: dense {it['dense_iteration_time_s']} against the dense run's "
+                         f"{base['iteration_time_s']}")
+        exposed = sum(it["compression_exposed_kernels_s"].values())
+        if not math.isclose(exposed, it["compression_exposed_s"], rel_tol=1e-9, abs_tol=1e-15):
+            wrong.append(f"{i}: exposed kernels {exposed} against {it['compression_exposed_s']}")
+    ratio = alone["summary"]["bytes_sent_per_worker"] / leader["summary"]["bytes_sent_per_worker"]
+    check(not wrong and math.isclose(leader["summary"]["compression_ratio"], ratio, rel_tol=1e-12)
+          and leader["summary"]["bytes_sent_max_worker"]
+          > 1.05 * leader["summary"]["bytes_sent_per_worker"],
+          f"per-iteration throughput, speedup and dense time, and the compression ratio "
+          f"({leader['summary']['compression_ratio']}, expected {ratio}): {wrong}")
+
+    # Top-k that keeps every coordinate applies the dense average exactly,
+    # on the whole model or bucket by bucket: cosine 1, relative L2 error 0,
+    # all the energy delivered.
+    for scope in ("model", "bucket"):
+        training = {"iterations": 2, "batch_per_worker": 64, "bucket_size": "8KiB",
+                    "compression_scope": scope}
+        exact, _ = run(work, {"name": "topk", "density": 1.0}, 4, extra={"training": training},
+                       out=f"exact-{scope}")
+        fidelity = exact["summary"]["fidelity"]
+        check(exact["model"]["compression_scope"] == scope
+              and abs(fidelity["cosine"] - 1) < 1e-6 and fidelity["rel_l2"] < 1e-5
+              and abs(fidelity["energy_share"] - 1) < 1e-5
+              and exact["summary"]["density_after_aggregation"] == 1.0,
+              f"top-k of density 1, {scope} scope, is the dense average: {fidelity}")
+
+    # The summary table's "compression not hidden" is the exposed part (a
+    # per-bucket run hides some of its kernels).
+    printed = subprocess.run([GCSIM, "run", scenario(work, {"name": "topk", "density": 0.01}, 8, {
+                                  "training": {"iterations": 2, "batch_per_worker": 64,
+                                               "bucket_size": "8KiB"}}),
+                              "--out", os.path.join(work, "b1-printed")],
+                             capture_output=True, text=True, timeout=600)
+    with open(os.path.join(work, "b1-printed", "result.json")) as handle:
+        hidden = json.load(handle)["summary"]
+    line = next((row for row in printed.stdout.splitlines()
+                 if row.strip().startswith("compression not hidden")), "")
+    shown = line.split()[-2:] if line else []
+    check(hidden["compression_exposed_s"] < 0.9 * hidden["compression_s"] and len(shown) == 2
+          and shown[1] in ("s", "ms", "us") and math.isclose(
+              float(shown[0]) * {"s": 1, "ms": 1e-3, "us": 1e-6}[shown[1]],
+              hidden["compression_exposed_s"], rel_tol=0.01),
+          f"the summary's compression not hidden is compression_exposed_s: {line.strip()!r}, "
+          f"{hidden['compression_exposed_s']} of {hidden['compression_s']} s")
+
     def max_bytes(compressor, nodes):
         result, _ = run(work, compressor, nodes)
         return max(it["bytes_sent_max_worker"] for it in result["iterations"])

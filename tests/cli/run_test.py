@@ -205,6 +205,18 @@ with tempfile.TemporaryDirectory() as work:
               "sgd_momentum at n up to 11.2M (fitted to 4.2M)" in narrow_text,
           f"a kernel priced past its fitted range is said: "
           f"{narrow_run['model'].get('extrapolated_kernels')}")
+    # One element past the fitted range is past it.
+    parameters = narrow_run["summary"]["parameters"]
+    narrow["kernels"]["sgd_momentum"]["fit"]["range"]["n"] = [1024, parameters - 1]
+    with open(narrow_path, "w") as handle:
+        json.dump(narrow, handle)
+    _, _, just_past = run(os.path.join(work, "just-past"), "--set", f"device={narrow_path}",
+                          "--set", "training.iterations=1")
+    check(just_past["model"].get("extrapolated_kernels")
+          == [{"kernel": "sgd_momentum", "largest_n": float(parameters),
+               "profile_n_max": float(parameters - 1)}],
+          f"a kernel priced one element past its fitted range is said: "
+          f"{just_past['model'].get('extrapolated_kernels')}")
     _, _, within = run(os.path.join(work, "within"), "--set", "training.iterations=1")
     check("extrapolated_kernels" not in within["model"], "the shipped V100 profile covers ResNet-18")
 

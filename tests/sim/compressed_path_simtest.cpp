@@ -65,6 +65,9 @@ TEST_CASE("dense through the compressed path equals the dense model") {
     CHECK(b.iteration_s == doctest::Approx(a.iteration_s + b.compression_s).epsilon(1e-9).scale(0));
     CHECK(b.bytes_sent_per_worker == a.bytes_sent_per_worker);
     CHECK(run.quality[i].cosine == doctest::Approx(1.0).epsilon(1e-6).scale(0));
+    // Against the dense average, not the sum of the workers' gradients.
+    CHECK(run.quality[i].rel_l2 < 1e-5);
+    CHECK(run.quality[i].energy_share == doctest::Approx(1.0).epsilon(1e-5).scale(0));
     CHECK(run.quality[i].density_after_aggregation == doctest::Approx(1.0).epsilon(1e-3).scale(0));
 
     // top-k: kernels are charged, bytes are the real selection's, and the

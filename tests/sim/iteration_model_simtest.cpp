@@ -123,6 +123,8 @@ TEST_CASE("iteration time bounds and exact cases on SimGrid") {
       CHECK(record.iteration_s <= compute + record.communication_total_s + slack);
       CHECK(record.iteration_s >= std::max(compute, record.communication_total_s) - slack);
       CHECK(record.bytes_sent_per_worker > 0);
+      // A dense iteration sends nothing but its buckets' allreduces.
+      CHECK(record.bytes_by_step.at("allreduce gradient buckets") == record.bytes_sent_per_worker);
     }
   }
   // One bucket bigger than the model: compute + exactly one allreduce.

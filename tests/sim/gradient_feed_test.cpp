@@ -1,0 +1,81 @@
+// The gradient feeds: a trace's captured iterations taken in turn
+// (iteration i is captured iteration i mod n), and synthetic gradients whose
+// shared signal is drawn anew every iteration.
+
+#include "sim/training/gradient_feed.hpp"
+#include "sim/training/workload.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+using namespace gcsim::training;
+
+namespace {
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0;
+  double aa = 0;
+  double bb = 0;
+  for (size_t j = 0; j < a.size(); ++j) {
+    const auto x = static_cast<double>(a[j]);
+    const auto y = static_cast<double>(b[j]);
+    ab += x * y;
+    aa += x * x;
+    bb += y * y;
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+} // namespace
+
+TEST_CASE("a trace feed takes its captured iterations in turn") {
+  // The shipped trace has 4 captured iterations of 16 workers.
+  auto feed = make_trace_feed(std::string(GCSIM_SOURCE_DIR) + "/workloads/traces/fmnist-cnn-16w",
+                              16, 3, "shrunk_mean_scaling");
+  std::vector<float> first;
+  std::vector<float> second;
+  std::vector<float> fifth;
+  std::vector<float> sixth;
+  feed->gradient(0, 2, first);
+  feed->gradient(1, 2, second);
+  feed->gradient(4, 2, fifth);
+  feed->gradient(5, 2, sixth);
+  REQUIRE(first.size() == feed->layout().total());
+  CHECK(first != second); // each iteration its own captured gradients
+  CHECK(fifth == first);  // iteration 4 is captured iteration 0 again
+  CHECK(sixth == second);
+  std::vector<float> weights0;
+  std::vector<float> weights1;
+  std::vector<float> weights5;
+  REQUIRE(feed->weights(0, weights0));
+  REQUIRE(feed->weights(1, weights1));
+  REQUIRE(feed->weights(5, weights5));
+  CHECK(weights0 != weights1); // the weights move between captured iterations
+  CHECK(weights5 == weights1);
+}
+
+TEST_CASE("synthetic gradients: a shared signal per iteration, a noise per worker") {
+  Workload workload;
+  workload.name = "two-layers";
+  workload.layers.push_back({"a", "linear", 4000, 1e6, 2e6, {}, {}});
+  workload.layers.push_back({"pool", "pool", 0, 1e5, 1e5, {}, {}});
+  workload.layers.push_back({"b", "linear", 1000, 1e6, 2e6, {}, {}});
+  auto feed = make_synthetic_feed(workload, 4, 7);
+  REQUIRE(feed->layout().total() == 5000);
+  std::vector<float> w0_t0;
+  std::vector<float> w1_t0;
+  std::vector<float> w0_t1;
+  std::vector<float> again;
+  feed->gradient(0, 0, w0_t0);
+  feed->gradient(0, 1, w1_t0);
+  feed->gradient(1, 0, w0_t1);
+  feed->gradient(0, 0, again);
+  CHECK(again == w0_t0); // deterministic from (seed, iteration, worker)
+  CHECK(w1_t0 != w0_t0);
+  // Two workers of one iteration share its signal; two iterations do not.
+  CHECK(cosine(w0_t0, w1_t0) > 0.5);
+  CHECK(std::abs(cosine(w0_t0, w0_t1)) < 0.2);
+}
