@@ -85,3 +85,24 @@ TEST_CASE("dense through the compressed path equals the dense model") {
     CHECK(topk_run.quality[i].bytes_sent_mean == k * 8); // the library counts contributions
   }
 }
+
+TEST_CASE("a leader's bytes count once in the mean over workers") {
+  // CLT-k: the leader (t mod P) broadcasts k indices, then every worker's k
+  // values are allreduced. Only the root counts a broadcast's bytes, so the
+  // mean per worker is k * 4 (its allreduce buffer) + k * 4 / P.
+  constexpr int kWorkers = 4;
+  Workload workload;
+  workload.name = "one-layer";
+  workload.layers.push_back({"layer", "linear", 100000, 1e9, 2e9, {}, {}});
+  const cost::DeviceProfile profile =
+      cost::DeviceProfile::load(source_root() / "platforms/devices/v100.json");
+  auto cltk = compress::make_compressor("cltk", {{"density", 0.01}});
+  std::unique_ptr<GradientFeed> feed = make_synthetic_feed(workload, kWorkers, 5);
+  const CompressedRun run = run_compressor(*cltk, *feed, kWorkers, kWorkers, 5, profile);
+  const double k = 1000;
+  for (size_t t = 0; t < kWorkers; ++t) {
+    CAPTURE(t);
+    CHECK(run.quality[t].info.at("leader") == t);
+    CHECK(run.quality[t].bytes_sent_mean == k * 4 + k * 4 / kWorkers);
+  }
+}
