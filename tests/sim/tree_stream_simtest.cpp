@@ -100,3 +100,22 @@ TEST_CASE("with latency, chunk-by-chunk messages pay one per chunk and the strea
            both_ways(gcsim::testing::star_platform("star", 16, 1.25e9, 25e-6), kSizes, 1)))
     CHECK(ratio < 0.99);
 }
+
+TEST_CASE("a half of two chunks streams as the chunk-by-chunk pipeline does, exactly") {
+  // 191072 bytes on 8 ranks: halves of 95536 bytes, 64 KiB chunks: a whole
+  // chunk, then one of 30000 bytes. Two pieces either way, in the same order.
+  const std::vector<double> seconds = gcsim::testing::simulate_in_child(
+      gcsim::testing::star_platform("star", 8, 1.25e9, 25e-6), [](Simulation& simulation) {
+        const std::vector<sg4::Host*>& hosts = simulation.platform().workers;
+        Group streamed("streamed", hosts);
+        Group chunked("chunked", hosts);
+        return gcsim::testing::time_in_lockstep(simulation, hosts, 2, [&](size_t c, int r) {
+          if (c == 0)
+            double_binary_tree_allreduce(streamed, r, 191072);
+          else
+            tree_allreduce_in_pieces(chunked, r, 191072, 1, chunk_by_chunk);
+        });
+      });
+  REQUIRE(seconds.size() == 2);
+  CHECK(seconds[0] == doctest::Approx(seconds[1]).epsilon(1e-12).scale(0));
+}

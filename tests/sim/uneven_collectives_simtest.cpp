@@ -138,3 +138,81 @@ TEST_CASE("the double binary tree of 7 MiB on 8 ranks pipelines 128 KiB chunks")
   REQUIRE(seconds.size() == 2);
   CHECK(seconds[0] == doctest::Approx(seconds[1]).epsilon(1e-9).scale(0));
 }
+
+TEST_CASE("hierarchical allreduce of 1201 bytes on 3 machines of 4 GPUs: each GPU's own chunks") {
+  constexpr int kNodes = 3;
+  constexpr int kPerNode = 4;
+  constexpr uint64_t kBytes = 1201; // GPU chunks of 301, 300, 300, 300 bytes
+  const auto sent = gcsim::testing::simulate_in_child(
+      gcsim::testing::machines_platform("hierarchy", kNodes, kPerNode, {2.5e9, 2e-6},
+                                        {1.25e9, 50e-6}),
+      [](Simulation& simulation) {
+        return bytes_sent_by(simulation, simulation.platform().workers, [](Group& g, int r) {
+          hierarchical_allreduce(g, r, kBytes, kPerNode);
+        });
+      });
+  REQUIRE(sent.size() == kNodes * kPerNode);
+  // GPU `local` of machine `node`: the reduce-scatter inside its machine
+  // sends all chunks but (local + 1), which it ends up holding; the ring
+  // between machines reduces that chunk, m bytes, and sends all of its N
+  // sub-chunks twice but (node + 1) and (node + 2); the allgather inside the
+  // machine sends all chunks but (local + 2), the last to reach it.
+  for (int r = 0; r < kNodes * kPerNode; ++r) {
+    CAPTURE(r);
+    const int node = r / kPerNode;
+    const int local = r % kPerNode;
+    const uint64_t held = chunk_bytes(kBytes, kPerNode, (local + 1) % kPerNode);
+    const uint64_t inside =
+        2 * kBytes - held - chunk_bytes(kBytes, kPerNode, (local + 2) % kPerNode);
+    const uint64_t between = 2 * held - chunk_bytes(held, kNodes, (node + 1) % kNodes) -
+                             chunk_bytes(held, kNodes, (node + 2) % kNodes);
+    CHECK(sent[static_cast<size_t>(r)] == static_cast<double>(inside + between));
+  }
+}
+
+TEST_CASE("the double binary tree of an odd, chunk-unaligned buffer sends each half whole") {
+  // 395217 bytes: halves of 197609 (tree 0) and 197608 (tree 1), streamed in
+  // 64 KiB chunks (too few for a larger one at depth 3): three whole chunks
+  // and a last one of 1001 or 1000 bytes.
+  constexpr uint64_t kBytes = 395217;
+  const auto sent = gcsim::testing::simulate_in_child(
+      gcsim::testing::star_platform("tree", kRanks, 1.25e9, 5e-6), [](Simulation& simulation) {
+        return bytes_sent_by(simulation, simulation.platform().workers,
+                             [](Group& g, int r) { double_binary_tree_allreduce(g, r, kBytes); });
+      });
+  REQUIRE(sent.size() == kRanks);
+  for (int r = 0; r < kRanks; ++r) {
+    CAPTURE(r);
+    uint64_t expected = 0;
+    for (int tree = 0; tree < 2; ++tree) {
+      const TreeLinks links = double_binary_tree_links(kRanks, r, tree);
+      expected +=
+          chunk_bytes(kBytes, 2, tree) * (links.children.size() + (links.parent >= 0 ? 1 : 0));
+    }
+    CHECK(sent[static_cast<size_t>(r)] == static_cast<double>(expected));
+  }
+}
+
+TEST_CASE("machine trees of 10 MiB on 4 machines of 4 GPUs pipeline 128 KiB chunks") {
+  // Depth 5: 3 GPUs down a machine's chain below 2 levels between 4
+  // machines (not log2 of all 16 GPUs). A half of 5 MiB makes 40 chunks of
+  // 128 KiB, 8 per level.
+  const auto seconds = gcsim::testing::simulate_in_child(
+      gcsim::testing::machines_platform("machines", 4, 4, {150e9, 2e-6}, {12.5e9, 20e-6}),
+      [](Simulation& simulation) {
+        const std::vector<sg4::Host*>& hosts = simulation.platform().workers;
+        Group chosen("chosen", hosts);
+        Group given("given", hosts);
+        constexpr uint64_t kBytes = 10u << 20;
+        return gcsim::testing::time_in_lockstep(simulation, hosts, 2, [&](size_t c, int r) {
+          if (c == 0)
+            double_binary_tree_allreduce(chosen, r, kBytes, 4);
+          else
+            tree_allreduce_in_pieces(given, r, kBytes, 4, [](uint64_t half, uint64_t) {
+              return stream_pieces(half, 128u << 10);
+            });
+        });
+      });
+  REQUIRE(seconds.size() == 2);
+  CHECK(seconds[0] == doctest::Approx(seconds[1]).epsilon(1e-9).scale(0));
+}
