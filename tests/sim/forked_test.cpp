@@ -2,8 +2,10 @@
 
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -56,6 +58,58 @@ TEST_CASE("run_forked with the pipe as stderr keeps what the child printed there
       ChildPipe::stderr_stream, 1000);
   CHECK(child.exited(3));
   CHECK(child.output == "dying words\n");
+}
+
+namespace {
+
+// What reaches this process's file descriptor 1 while `call` runs: the
+// children inherit it, so it is where a child's stdout goes.
+std::string parents_stdout_during(const std::function<void()>& call) {
+  std::fflush(stdout);
+  std::FILE* capture = std::tmpfile();
+  REQUIRE(capture != nullptr);
+  const int saved = dup(STDOUT_FILENO);
+  REQUIRE(saved >= 0);
+  dup2(fileno(capture), STDOUT_FILENO);
+  call();
+  std::fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  std::rewind(capture);
+  std::string text;
+  for (int c = std::fgetc(capture); c != EOF; c = std::fgetc(capture))
+    text += static_cast<char>(c);
+  std::fclose(capture);
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("a child's stdout goes nowhere with the pipe as stderr, and is flushed otherwise") {
+  ForkedResult streamed;
+  const std::string silenced = parents_stdout_during([&] {
+    streamed = run_forked(
+        [](int) {
+          std::printf("from a dying library\n");
+          return 0;
+        },
+        ChildPipe::stderr_stream, 1000);
+  });
+  CHECK(streamed.exited(0));
+  CHECK(silenced.empty());
+  // With the pipe as an argument the child keeps the parent's stdout, and
+  // what stdio still holds there when the work returns is written.
+  ForkedResult kept;
+  const std::string printed = parents_stdout_during([&] {
+    kept = run_forked(
+        [](int) {
+          std::printf("buffered, never flushed by the work");
+          return 0;
+        },
+        ChildPipe::argument, 1000);
+  });
+  CHECK(kept.exited(0));
+  CHECK(printed == "buffered, never flushed by the work");
 }
 
 TEST_CASE("an exception out of the child's work ends it with status 70, not in the parent") {
