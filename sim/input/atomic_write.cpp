@@ -2,13 +2,61 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <system_error>
 #include <unistd.h>
 
+#include <climits>
+
 namespace gcsim {
 namespace {
+
+// The folders a signal removes, in storage its handler may read: a handler
+// may only make async-signal-safe calls (rmdir, raise), so no std::string.
+constexpr int kMaxSignalFolders = 16;
+char signal_folders[kMaxSignalFolders][PATH_MAX];
+volatile std::sig_atomic_t signal_folder_count = 0;
+constexpr int kRemovingSignals[] = {SIGINT, SIGTERM, SIGHUP};
+bool handler_installed[std::size(kRemovingSignals)] = {};
+
+extern "C" void remove_folders_then_end(int signal) {
+  for (int i = signal_folder_count - 1; i >= 0; --i)
+    ::rmdir(signal_folders[i]); // fails, as it should, on a folder with files
+  // SA_RESETHAND restored the default action: the process ends by the signal.
+  std::raise(signal);
+}
+
+// Handles the signals whose action is still the default, so that one the
+// process ignores (a background job's SIGINT) or handles stays so.
+void install_signal_handlers() {
+  for (std::size_t i = 0; i < std::size(kRemovingSignals); ++i) {
+    struct sigaction current {};
+    if (handler_installed[i] || ::sigaction(kRemovingSignals[i], nullptr, &current) != 0 ||
+        current.sa_handler != SIG_DFL)
+      continue;
+    struct sigaction removing {};
+    removing.sa_handler = remove_folders_then_end;
+    sigemptyset(&removing.sa_mask);
+    removing.sa_flags = SA_RESETHAND;
+    handler_installed[i] = ::sigaction(kRemovingSignals[i], &removing, nullptr) == 0;
+  }
+}
+
+void restore_signal_handlers() {
+  signal_folder_count = 0;
+  for (std::size_t i = 0; i < std::size(kRemovingSignals); ++i) {
+    if (!handler_installed[i])
+      continue;
+    // Only our own handler goes: a library may have put its own there since.
+    struct sigaction current {};
+    if (::sigaction(kRemovingSignals[i], nullptr, &current) == 0 &&
+        current.sa_handler == remove_folders_then_end)
+      std::signal(kRemovingSignals[i], SIG_DFL);
+    handler_installed[i] = false;
+  }
+}
 
 // Removes `folder` if it is still an empty folder; never throws.
 void remove_if_empty(const std::filesystem::path& folder) {
@@ -117,12 +165,28 @@ void write_file_atomically(const std::filesystem::path& file, const std::string&
 }
 
 MadeFolders::~MadeFolders() {
+  restore_signal_handlers();
   for (auto folder = folders_.rbegin(); folder != folders_.rend(); ++folder)
     remove_if_empty(*folder);
 }
 
 void MadeFolders::add(const std::vector<std::filesystem::path>& folders) {
-  folders_.insert(folders_.end(), folders.begin(), folders.end());
+  for (const std::filesystem::path& folder : folders) {
+    folders_.push_back(folder);
+    const std::string& name = folder.native();
+    // A folder the handler cannot hold is still removed on a refusal.
+    if (signal_folder_count >= kMaxSignalFolders || name.size() >= PATH_MAX)
+      continue;
+    std::memcpy(signal_folders[signal_folder_count], name.c_str(), name.size() + 1);
+    signal_folder_count = signal_folder_count + 1; // after the name: the handler may run now
+  }
+  if (!folders_.empty())
+    install_signal_handlers();
+}
+
+void MadeFolders::keep() {
+  restore_signal_handlers();
+  folders_.clear();
 }
 
 void check_writable(const std::filesystem::path& file, MadeFolders* made) {

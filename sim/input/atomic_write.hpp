@@ -25,7 +25,12 @@ void write_file_atomically(const std::filesystem::path& file, const std::string&
 /// The folders a command made for its output. Unless kept, they are removed
 /// again when it goes out of scope (those still empty, deepest first): a run
 /// refused after it made its output folder leaves no empty folder behind,
-/// and a folder that was there before is never touched.
+/// and a folder that was there before is never touched. The same holds when
+/// SIGINT, SIGTERM or SIGHUP ends the process meanwhile (a Ctrl-C, `kill`, a
+/// closed terminal): while folders are held, those signals remove them (the
+/// empty ones) and then end the process as they would have. A signal the
+/// process ignores stays ignored, and one it handles is left to its handler.
+/// One MadeFolders at a time.
 class MadeFolders {
 public:
   MadeFolders() = default;
@@ -36,7 +41,7 @@ public:
   /// Records folders this command made, outermost first.
   void add(const std::vector<std::filesystem::path>& folders);
   /// The output was written: the folders stay.
-  void keep() { folders_.clear(); }
+  void keep();
 
 private:
   std::vector<std::filesystem::path> folders_; // outermost first

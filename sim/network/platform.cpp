@@ -5,6 +5,7 @@
 #include "sim/network/simgrid_setup.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <fstream>
 #include <limits>
 #include <malloc.h>
@@ -345,7 +346,15 @@ Simulation::Simulation(const PlatformSpec& spec) {
   static char* argv[] = {name, nullptr};
   static int argc = 1;
 #endif
+  // SimGrid's SIGINT handler ends the process with exit(1) (after listing
+  // the actors, when its log is on): a Ctrl-C would neither end gcsim by the
+  // signal, as a shell or a sweep expects, nor reach gcsim's own handler,
+  // which removes the output folders it made. The process keeps its own.
+  struct sigaction interrupt {};
+  const bool saved = ::sigaction(SIGINT, nullptr, &interrupt) == 0;
   engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+  if (saved)
+    ::sigaction(SIGINT, &interrupt, nullptr);
   // SimGrid's own chatter would drown gcsim's output; gcsim reports errors.
   xbt_log_control_set("root.thres:critical");
   detail::configure_network_model(spec.network);
