@@ -26,7 +26,9 @@ keeps one colour and marker in every figure (Okabe-Ito based, colour-blind
 safe). Parameters of the sweep other than the compressor and the worker count
 become panels (line figures) or separate files (time breakdown). Figures of
 a sweep record the SHA-256 of the sweep.csv they were drawn from (the PDF's
-Subject, the PNG's Source text), so that stale ones can be found.
+Subject, the PNG's Source text), so that stale ones can be found. A sweep
+folder without its sweep.csv (an unfinished sweep) gives the results of the
+points its points.txt lists.
 
 Every input is read and checked before anything is drawn or a folder made:
 bad input (a missing, empty, malformed or non-UTF-8 file, a field of the wrong
@@ -167,7 +169,7 @@ def flatten(value, prefix, out, numbers_only, others=None):
         if isinstance(item, dict):
             flatten(item, name, out, numbers_only, others)
         elif isinstance(item, (int, float)) and not isinstance(item, bool):
-            out[name] = float(item)
+            out[name] = float(item) if numbers_only else item  # a grid value reads as written
         elif not numbers_only and isinstance(item, str):
             out[name] = item
         elif others is not None:
@@ -262,6 +264,24 @@ def sweep_csv(inputs):
     return None
 
 
+def unfinished_sweep_results(folder):
+    """The result.json files of a sweep folder without its sweep.csv: those
+    of the grid its points.txt names (points/ may keep an earlier grid's
+    folders), or every point's for a folder of a sweep before points.txt."""
+    listed = os.path.join(folder, "points.txt")
+    if not os.path.isfile(listed):
+        return sorted(glob.glob(os.path.join(folder, "points", "*", "result.json")))
+    try:
+        with open(listed) as handle:
+            ids = handle.read().split()
+    except (OSError, UnicodeDecodeError) as error:
+        raise BadInput(f"{listed}: cannot be read: {error}")
+    for point in ids:
+        if os.sep in point or point in (".", ".."):
+            raise BadInput(f"{listed}: {point!r} is not a point of this folder")
+    return [os.path.join(folder, "points", point, "result.json") for point in ids]
+
+
 def load(inputs):
     csv_path = sweep_csv(inputs)
     if csv_path:
@@ -271,7 +291,7 @@ def load(inputs):
         if os.path.isdir(item):
             found = [os.path.join(item, "result.json")]
             if not os.path.isfile(found[0]):  # an unfinished sweep folder
-                found = sorted(glob.glob(os.path.join(item, "points", "*", "result.json")))
+                found = unfinished_sweep_results(item)
             found = [f for f in found if os.path.isfile(f)]
             if not found:
                 raise BadInput(f"{item}: no sweep.csv or result.json found in this folder")
@@ -317,7 +337,7 @@ def compressor_of(row, params):
         elif key.startswith("compressor."):
             if key == "compressor.name":
                 name = name or value
-            else:
+            elif value != "":  # a parameter this compressor does not have (dense's density)
                 extras.append(f"{key[len('compressor.'):]}={value}")
     name = name or "dense"
     return name, name + (f" ({', '.join(extras)})" if extras else "")

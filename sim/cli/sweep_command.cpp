@@ -219,6 +219,12 @@ public:
       std::error_code ignored; // a file that cannot go cannot be written either: said then
       fs::remove(csv, ignored);
     }
+    // The grid's point ids, for a reader of the folder before sweep.csv is
+    // written (plot.py): points/ keeps the folders of an earlier grid too.
+    std::string ids;
+    for (const sweep::Point& point : points)
+      ids += point.id + "\n";
+    write_file_atomically(out / "points.txt", ids);
     if (!run_points(spec, points, pending, jobs, commands, shown_executable, parallel))
       return 1;
     write_table(spec, points, commands, out);

@@ -351,6 +351,51 @@ check(all(math.isclose(h, r["iteration_time_s"]) for h, r in zip(heights, stragg
       and plot_module.STRAGGLER_LABEL in [label for label, _, _ in segments],
       f"the breakdown's bars are the iteration times, the straggler wait in them: {heights}")
 
+# Point folders of a dense and a top-k run: dense has no density, so its
+# label said "dense (density=)" and the dense linear-scaling line, which
+# looks for the variant "dense", was not drawn. Grid values read as written
+# (nodes 4, not 4.0).
+with tempfile.TemporaryDirectory() as work:
+    def point(folder, compressor, nodes, iterations=2):
+        os.makedirs(folder)
+        with open(os.path.join(folder, "result.json"), "w") as handle:
+            json.dump({"scenario": {"name": "q", "platform": {"nodes": nodes},
+                                    "training": {"iterations": iterations},
+                                    "compressor": compressor},
+                       "summary": {"workers": nodes, "iteration_time_s": 0.1,
+                                   "throughput_samples_per_s": 1000.0 * nodes}}, handle)
+        return folder
+
+    folders = [point(os.path.join(work, f"p{i}"), compressor, nodes)
+               for i, (compressor, nodes) in enumerate(
+                   [({"name": "dense"}, 2), ({"name": "dense"}, 4),
+                    ({"name": "topk", "density": 0.01}, 2), ({"name": "topk", "density": 0.01}, 4)])]
+    rows, params, _ = plot_module.load(folders)
+    labels = sorted({plot_module.compressor_of(row, params)[1] for row in rows})
+    check(labels == ["dense", "topk (density=0.01)"] and "4" in [r["platform.nodes"] for r in rows],
+          f"point folders: dense is labelled dense, grid values as written: {labels}, "
+          f"{sorted({r['platform.nodes'] for r in rows})}")
+
+    # An unfinished sweep (no sweep.csv) whose points/ keeps a folder of an
+    # earlier grid: only the points its points.txt lists are read.
+    sweep_folder = os.path.join(work, "sweep")
+    point(os.path.join(sweep_folder, "points", "p000_nodes-2"), {"name": "dense"}, 2)
+    point(os.path.join(sweep_folder, "points", "p001_nodes-16"), {"name": "dense"}, 16, 3)
+    with open(os.path.join(sweep_folder, "points.txt"), "w") as handle:
+        handle.write("p000_nodes-2\np001_nodes-4\n")  # p001_nodes-4 not yet run
+    rows, _, _ = plot_module.load([sweep_folder])
+    check([row["point"] for row in rows] == ["p000_nodes-2"],
+          f"an unfinished sweep plots its own grid's points only: {[r['point'] for r in rows]}")
+    with open(os.path.join(sweep_folder, "points.txt"), "w") as handle:
+        handle.write("../p0\n")
+    refused_point = None
+    try:
+        plot_module.load([sweep_folder])
+    except plot_module.BadInput as error:
+        refused_point = str(error)
+    check(refused_point is not None and "points.txt" in refused_point,
+          f"a points.txt naming a folder elsewhere is refused: {refused_point}")
+
 # Panel titles too long for a panel go a facet a line: they ran into their
 # neighbours (platform = tree-96-1g-oversubscribed, allreduce = ...).
 long_facet = (("platform", "tree-96-1g-oversubscribed"), ("training.allreduce", "recursive_doubling"))

@@ -93,6 +93,8 @@ with tempfile.TemporaryDirectory() as work:
 
     check([row["point"] for row in rows] == IDS,
           "one row per point, in grid order (last parameter fastest), readable ids")
+    check(read(os.path.join(out, "points.txt")) == "".join(i + "\n" for i in IDS).encode(),
+          "points.txt lists the grid's points, in grid order (plot.py's list before sweep.csv)")
     check(header[:6] == ["point", "platform.nodes", "platform.link.bandwidth", "command",
                          "compressor_name", "gradients"],
           f"point, the grid parameters, command, compressor_name, gradients lead the header: "
