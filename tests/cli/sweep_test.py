@@ -328,6 +328,17 @@ with tempfile.TemporaryDirectory() as work:
           "point names too long for a folder stop the sweep before its first point runs")
     jobs = sweep(work, sweep_file, "--jobs", "0")
     check(jobs.returncode == 2, "--jobs 0 is bad input")
+    # A scratch directory that cannot be used stopped the sweep only at its
+    # first compressed point, after the points before it had run.
+    missing_scratch = os.path.join(work, "no-such-folder")
+    for spill in [[], ["--spill", "always"]]:
+        bad_scratch = sweep(work, sweep_file, "--out", "scratch-out", *spill,
+                            "--scratch-dir", missing_scratch)
+        lines = bad_scratch.stderr.strip().splitlines()
+        check(bad_scratch.returncode == 2 and len(lines) == 1
+              and lines[0].startswith(f"--scratch-dir: {missing_scratch}")
+              and not os.path.exists(os.path.join(work, "scratch-out")),
+              f"a bad --scratch-dir {spill} is refused before any point runs: {lines}")
 
     # SIGTERM to the sweep alone (kill PID, a batch scheduler) left its
     # running points going on as orphans, writing results after it ended.
