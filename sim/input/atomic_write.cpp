@@ -2,13 +2,12 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <system_error>
 #include <unistd.h>
-
-#include <climits>
 
 namespace gcsim {
 namespace {
