@@ -78,8 +78,9 @@ def chain_stream_seconds(size):
     return received[-1]
 
 
-def gloo_log_text(benchmark, kind):
-    """What gloo's benchmark program prints (gloo/benchmark/runner.cc)."""
+def gloo_log_text(benchmark, kind, nanos=False):
+    """What gloo's benchmark program prints (gloo/benchmark/runner.cc); with
+    nanos, as --show-nanos prints it: its times in ns."""
     rule = "=" * 92
     lines = [rule, " " * 38 + benchmark.upper(), "",
              "Device:                  tcp, pci=0000:00:03.0, iface=eth0, speed=10000, "
@@ -88,11 +89,16 @@ def gloo_log_text(benchmark, kind):
              rule, " " * 36 + "BENCHMARK RESULTS", "",
              "    size (B)    elements     min (us)    p50 (us)    p99 (us)    max (us)"
              "    bandwidth (GB/s)  iterations"]
+    if nanos:
+        lines[-1] = lines[-1].replace("(us)", "(ns)")
     for size in SIZES:
         per_rank = size // RANKS if kind == "allgather" else size  # gloo prints the input
         us = round(model_seconds(kind, size, tree=True) * 1e6)
-        lines.append(f"{per_rank:12d}{per_rank // 4:12d}{us - 3:12d}{us:12d}{us + 9:12d}"
-                     f"{us + 20:12d}{1.0:20.3f}{250:12d}")
+        times = [us - 3, us, us + 9, us + 20]
+        if nanos:  # the same times, to the nanosecond
+            times = [1000 * t + 417 for t in times]
+        lines.append(f"{per_rank:12d}{per_rank // 4:12d}" + "".join(f"{t:12d}" for t in times)
+                     + f"{1.0:20.3f}{250:12d}")
     return "\n".join(lines) + "\n"
 
 
@@ -237,6 +243,21 @@ with tempfile.TemporaryDirectory() as tmp:
               and summary["ring_collectives_4MiB_and_more"]["points"] == 0,
               "tree points are summarised apart from the ring ones")
 
+    # --allreduce tree names the allreduce's algorithm only; --chunk-bytes is
+    # the broadcast's piece; --nodes the star's nodes.
+    options_run = os.path.join(tmp, "options.json")
+    done = run_import(tmp, "nccl-tests", *[f"{k}={v}" for k, v in logs.items()], "--bandwidth",
+                      "10Gbps", "--latency", "15us", "--allreduce", "tree", "--chunk-bytes",
+                      "1048576", "--nodes", "8", "--out", options_run)
+    optioned = json.load(open(options_run)) if done.returncode == 0 else {}
+    algorithms = {(p["collective"], p["algorithm"], p.get("chunk_bytes"))
+                  for p in optioned.get("collectives", [])}
+    check(algorithms == {("allreduce", "tree", None), ("allgather", "ring", None),
+                         ("broadcast", "ring", 1 << 20)}
+          and optioned["cluster"]["nodes"] == 8,
+          f"--allreduce tree marks only the allreduce, --chunk-bytes the broadcast's pieces, "
+          f"--nodes 8 the star ({done.stderr.strip()}{sorted(algorithms)})")
+
     # gloo's benchmark program: the title names the collective, allgather's
     # size is per rank, p50 is the time, broadcast is gloo's tree.
     gloo_logs = []
@@ -256,6 +277,30 @@ with tempfile.TemporaryDirectory() as tmp:
           "gloo: 12 points, ranks from processes=, repetitions from the iterations column")
     check(sorted({p["bytes"] for p in gloo_points if p["collective"] == "allgather"}) == SIZES,
           "gloo: an allgather's bytes are its output, processes x the printed input")
+    # The p50 column exactly (its min and p99 are 3 and 9 us off, within
+    # the fit's 0.5%).
+    off = [(p["collective"], p["bytes"], p["seconds"]) for p in gloo_points
+           if abs(p["seconds"] - 1e-6 * round(1e6 * model_seconds(
+               p["collective"], p["bytes"], tree=True))) > 1e-12]
+    check(not off, f"gloo: seconds are the p50 column's microseconds ({off[:2]})")
+    # --show-nanos: the columns in ns, the same p50 to the nanosecond;
+    # allreduce_ring_chunked is a ring allreduce too.
+    nanos_logs = []
+    for benchmark, kind in (("allreduce_ring_chunked", "allreduce"), ("broadcast", "broadcast")):
+        nanos_logs.append(write_lines(os.path.join(tmp, benchmark + "-ns.txt"),
+                                      gloo_log_text(benchmark, kind, nanos=True).splitlines()))
+    nanos_run = os.path.join(tmp, "gloo-ns.json")
+    done = run_import(tmp, "gloo", *nanos_logs, "--bandwidth", "10Gbps", "--latency", "15us",
+                      "--out", nanos_run)
+    nanos_points = json.load(open(nanos_run))["collectives"] if done.returncode == 0 else []
+    off = [(p["collective"], p["bytes"], p["seconds"]) for p in nanos_points
+           if abs(p["seconds"] - 1e-9 * (1000 * round(1e6 * model_seconds(
+               p["collective"], p["bytes"], tree=True)) + 417)) > 1e-12]
+    check(len(nanos_points) == 8 and not off
+          and {(p["collective"], p["algorithm"]) for p in nanos_points}
+          == {("allreduce", "ring"), ("broadcast", "binomial_tree")},
+          f"gloo --show-nanos: p50 (ns) read as nanoseconds, allreduce_ring_chunked a ring "
+          f"allreduce ({done.stderr.strip()}{off[:2]})")
     report_path = os.path.join(tmp, "gloo-report.json")
     done = subprocess.run([GCSIM, "validate", gloo_run, "--fit", "--out",
                            os.path.join(tmp, "gloo-platform.json"), "--json", report_path,
@@ -295,13 +340,22 @@ with tempfile.TemporaryDirectory() as tmp:
     halving = os.path.join(tmp, "halving.txt")
     with open(halving, "w") as f:
         f.write(gloo_log_text("allreduce_halving_doubling", "allreduce"))
+    one_process = write_lines(os.path.join(tmp, "one-process.txt"), gloo_log_text(
+        "allreduce_ring", "allreduce").replace("processes=4", "processes=1").splitlines())
+    two_threads = write_lines(os.path.join(tmp, "two-threads.txt"), gloo_log_text(
+        "allreduce_ring", "allreduce").replace("threads=1", "threads=2").splitlines())
     two_inputs = os.path.join(tmp, "two-inputs.txt")
     with open(two_inputs, "w") as f:
         f.write(gloo_log_text("allreduce_ring", "allreduce").replace("inputs=1", "inputs=2"))
     for label, log, needle in [("an algorithm gcsim does not simulate", halving,
                                 "allreduce_halving_doubling"),
                                ("two inputs per process", two_inputs, "inputs=2"),
+                               ("two threads per process", two_threads, "threads=2"),
+                               ("one process (a collective needs 2 ranks)", one_process,
+                                "processes=1"),
                                ("a log that is not gloo's", empty, "no benchmark title")]:
+        if os.path.exists(out):
+            os.remove(out)
         done = run_import(tmp, "gloo", log, "--bandwidth", "10Gbps", "--latency", "15us",
                           "--out", out)
         lines = done.stderr.strip().splitlines()
@@ -344,6 +398,7 @@ with tempfile.TemporaryDirectory() as tmp:
     one_rank = "\n".join(line for line in allreduce_text.splitlines()
                          if "Rank" not in line or "Rank  0 " in line) + "\n"
     no_mpi = write_lines(os.path.join(tmp, "no-mpi.log"), (one_rank * 4).splitlines())
+    one_rank_log = write_lines(os.path.join(tmp, "one-rank.log"), one_rank.splitlines())
     ranks_twice = write_lines(os.path.join(tmp, "ranks-twice.log"), [
         line for line in allreduce_text.splitlines()
         for _ in range(2 if "Rank  3 " in line else 1)])
@@ -355,6 +410,13 @@ with tempfile.TemporaryDirectory() as tmp:
         "# Out of bounds values : 0 OK", "# Out of bounds values : 4096 FAILED").splitlines())
     named = write_lines(os.path.join(tmp, "named.log"), [
         "# Collective test starting: all_gather_perf", *allgather_text.splitlines()])
+    # reduce_perf's rows (redop sum, root 0) given as broadcast=; an in-place
+    # #wrong above 0 where --in-place takes that column's times.
+    reduce_log = write_lines(os.path.join(tmp, "reduce.log"), log_text("broadcast").replace(
+        "float    none ", "float     sum ").splitlines())
+    in_place_wrong = write_lines(os.path.join(tmp, "in-place-wrong.log"), [
+        line[:line.rindex("N/A")] + "4096" if line.startswith(row) else line
+        for line in allreduce_text.splitlines()])
     own_out = os.path.join(tmp, "own-out.log")
     with open(own_out, "w") as f:
         f.write(allreduce_text)
@@ -410,6 +472,16 @@ with tempfile.TemporaryDirectory() as tmp:
              ["wrong-rows.log", f"size {SIZES[2]}: #wrong is 4096"]),
             ("a run that failed its check", ["nccl-tests", f"allreduce={failed}", *star],
              ["failed.log", "4096 FAILED"]),
+            ("wrong in-place results, --in-place", ["nccl-tests", f"allreduce={in_place_wrong}",
+                                                    *star, "--in-place"],
+             ["in-place-wrong.log", f"size {SIZES[2]}: #wrong is 4096"]),
+            ("a reduce log given as broadcast=", ["nccl-tests", f"broadcast={reduce_log}", *star],
+             ["reduce.log", "redop sum and root 0 are a reduce's, not a broadcast's"]),
+            ("a log of one '# Rank' line without --ranks", ["nccl-tests",
+                                                            f"allreduce={one_rank_log}", *star],
+             ["one-rank.log", "one '# Rank' line", "--ranks"]),
+            ("one --node fewer than ranks", ["nccl-tests", allreduce, *star, "--nodes", "3"],
+             ["--nodes", "3 workers", f"{RANKS} ranks"]),
             ("an allgather log given as allreduce=", ["nccl-tests", f"allreduce={logs['allgather']}",
                                                        *star],
              ["allgather.log", "redop none and root -1 are an allgather's, not an allreduce's"]),
@@ -435,6 +507,16 @@ with tempfile.TemporaryDirectory() as tmp:
             problems.append("the log was written over")
         check(not problems, f"{label}: exit 2, one line naming it, nothing written"
                             f"{'; ' + '; '.join(problems) if problems else ''}")
+    # A log of one '# Rank' line (one process's of an MPI run): --ranks says
+    # the run's ranks.
+    out = os.path.join(tmp, "one-rank.json")
+    done = run_import(tmp, "nccl-tests", f"allreduce={one_rank_log}", *star, "--ranks",
+                      str(RANKS), "--out", out)
+    given = json.load(open(out)) if done.returncode == 0 else {}
+    check(given and all(p["ranks"] == RANKS for p in given["collectives"])
+          and given["cluster"]["nodes"] == RANKS,
+          f"one '# Rank' line and --ranks {RANKS}: {RANKS} ranks on {RANKS} nodes "
+          f"({done.stderr.strip()})")
     # A table of in-place times alone (its label line says so): read with
     # --in-place, refused without; it was read as out-of-place, and
     # --in-place refused as "no in-place time column".

@@ -411,6 +411,13 @@ def gpu_clock(tmp):
     check(result.returncode == 0 and "busy 34%" in result.stdout and "idled" in result.stdout,
           f"a GPU busy 34% of the compared iterations: a note says the CPU held it back "
           f"({result.stdout.strip()})")
+    # After a warm-up iteration, the means of iteration 2 alone: forward 100
+    # us of convolution, backward 200, the optimizer's 40.
+    result = run_import(*files, "--warmup", "1", "--by-kernel", *star)
+    check("forward: conv/gemm 0.100\n" in result.stdout
+          and "backward: conv/gemm 0.200\n" in result.stdout
+          and "optimizer: conv/gemm 0.040\n" in result.stdout,
+          f"--by-kernel --warmup 1: the means of the compared iteration ({result.stdout.strip()})")
     # No --layers: the gradient is the first iteration's allreduces, 1000
     # floats and then 10 halves, listed in forward order. The first was
     # launched after the kernels up to 450 us, 200 us into backward's
@@ -483,6 +490,174 @@ def gpu_clock(tmp):
         tail = cluster if "--compressor" in args else star
         problems = refusal_problems(run_import(*args, *tail), needles, result_file=out)
         check(not problems, f"{what}: exit 2, one line{'; ' + '; '.join(problems) if problems else ''}")
+
+
+def warmed_up(compared, warm_messages):
+    """A warm-up iteration [0, 1000) us whose NCCL allreduces send
+    `warm_messages` ((elements, dtype) each, launched during backward, the
+    first ready 100 us into backward, the last 500 us), then `compared`'s
+    iterations 1000 us later."""
+    nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+    events = [event("ProfilerStep#0", 0, 1000), event("forward", 0, 100),
+              launch(21, 10), on_gpu(21, 30, 130), event("backward", 100, 200),
+              launch(22, 110, tid=3), on_gpu(22, 150, 250),
+              launch(24, 130, tid=3), on_gpu(24, 300, 700)]
+    for (elements, dtype), (correlation, at, start) in zip(warm_messages,
+                                                          ((23, 120, 260), (25, 190, 700))):
+        events += [launch(correlation, at, tid=3),
+                   on_gpu(correlation, start, start + 10, nccl, stream=20,
+                          **message("allreduce", elements, dtype))]
+    for e in compared["traceEvents"]:
+        events.append({**e, "ts": e["ts"] + 1000})
+    return {"traceEvents": events}
+
+
+def readings(tmp):
+    """What a wrong reading of the traces would get wrong while the figures
+    above still come out: a collective that touches backward's end, events
+    out of order, a phase range past its iteration's end, kernels of one
+    phase side by side, a collective in a gap of backward's kernels, the
+    gradient from the first compared iteration (not the warm-up's), NCCL
+    collectives that are not allreduces, zero_grad at the iteration's start,
+    older traces' capitalized categories."""
+    files, layers = kineto_traces(tmp)
+    out = os.path.join(tmp, "read.json")
+    star = ["--bandwidth", "1Gbps", "--latency", "5us", "--out", out]
+
+    def imported(*args):
+        result = run_import(*args, *star)
+        if not check(result.returncode == 0, f"import {' '.join(map(os.path.basename, args))}: "
+                                             f"{result.stderr.strip()}"):
+            return None
+        return json.load(open(out))["training"][0]
+
+    def write(name, trace):
+        path = os.path.join(tmp, name)
+        json.dump(trace, open(path, "w"))
+        return path
+
+    # Backward ends 5 us into rank 0's 250 us of collectives: 2.5 us of the
+    # ranks' mean 275 us, under OVERLAP_SHARE: not an overlapped run.
+    touching = write("touching.json", kineto_rank(200, [(700, 900), (800, 950)],
+                                                  backward_end_3=705))
+    entry = imported(touching, files[1], "--layers", layers, "--warmup", "0")
+    check(entry is not None and entry["overlap"] is False,
+          "collectives that touch backward's end for 1% of their time: no overlap")
+    # Kineto does not promise its events in time order: the same traces
+    # reversed give the same iterations, in order.
+    reference = imported(*files, "--layers", layers, "--warmup", "0")
+    reversed_files = []
+    for r, path in enumerate(files):
+        trace = json.load(open(path))
+        trace["traceEvents"].reverse()
+        reversed_files.append(write(f"reversed-{r}.json", trace))
+    entry = imported(*reversed_files, "--layers", layers, "--warmup", "0")
+    check(entry is not None and reference is not None
+          and entry["iterations"] == reference["iterations"],
+          "the traces' events in reverse order: the same iterations, in order")
+    # An optimizer range that runs past its iteration's end counts up to it:
+    # step 4 ends at 2500 us, the range [2300, 2600) gives 200 us.
+    late = []
+    for r, trace in enumerate(json.load(open(path)) for path in files):
+        for e in trace["traceEvents"]:
+            if e["name"] == "optimizer":
+                e["dur"] = 300
+        late.append(write(f"late-optimizer-{r}.json", trace))
+    entry = imported(*late, "--layers", layers, "--warmup", "0")
+    check(entry is not None and close(entry["iterations"][1]["optimizer_s"], 200e-6),
+          f"a phase range past its iteration's end counts up to it "
+          f"({entry and entry['iterations'][1]['optimizer_s']})")
+
+    # A backward kernel on a second stream beside kernel 12 ([1160, 1360) us):
+    # backward is still 200 us of the GPU's busy time, not 300.
+    side = gpu_rank(700)
+    side["traceEvents"] += [launch(14, 1130, tid=3),
+                            on_gpu(14, 1200, 1300, "void gemm_kernel<float>()", stream=8)]
+    entry = imported(write("side-streams.json", side), "--layers", layers, "--warmup", "0")
+    check(entry is not None and close(entry["iterations"][1]["backward_s"], 200e-6),
+          f"kernels of backward side by side: their union "
+          f"({entry and entry['iterations'][1]['backward_s']})")
+    # An allreduce kernel that runs while backward's stream waits between
+    # its kernels ([120, 200) and [500, 550)): during the backward pass.
+    gap = {"traceEvents": [
+        event("ProfilerStep#1", 0, 1000), event("forward", 0, 100), launch(1, 10),
+        on_gpu(1, 20, 100), event("backward", 100, 200), launch(2, 110, tid=3),
+        on_gpu(2, 120, 200), launch(3, 150, tid=3),
+        on_gpu(3, 200, 500, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", stream=20,
+               **message("allreduce", 1000, "Float")),
+        launch(4, 190, tid=3), on_gpu(4, 500, 550)]}
+    entry = imported(write("gap.json", gap), "--layers", layers, "--warmup", "0")
+    check(entry is not None and entry["overlap"] is True,
+          "an allreduce in a gap between backward's kernels: overlap")
+
+    # The gradient without --layers is what the first compared iteration
+    # allreduced, each bucket's backward time from the compared iterations:
+    # a warm-up that allreduced the same buckets at other times, other
+    # buckets (DDP rebuilds them after its first iteration), or none, changes
+    # nothing. Iteration 1 of gpu_rank, with an allgather that is no bucket.
+    compared = gpu_rank(700)
+    compared["traceEvents"] += [
+        launch(16, 170, tid=3),
+        on_gpu(16, 700, 705, "ncclDevKernel_AllGather_RING_LL", stream=20,
+               **message("allgather", 50, "Float"))]
+    want = [{"name": "bucket1", "bytes": 20, "backward_s": 250e-6},
+            {"name": "bucket0", "bytes": 4000, "backward_s": 200e-6}]
+    for label, warm in (("the same buckets", [(1000, "Float"), (10, "Half")]),
+                        ("another bucket", [(2000, "Float")]), ("no allreduce", [])):
+        name = f"warm-{len(warm)}.json"
+        result = run_import(write(name, warmed_up(compared, warm)), "--warmup", "1", *star)
+        found = json.load(open(out))["training"][0]["workload"]["layers"] \
+            if result.returncode == 0 else result.stderr.strip()
+        check(found == want, f"a warm-up iteration with {label}: the buckets of the compared "
+                             f"iteration's allreduces ({found})")
+
+    # Optimizer.zero_grad at the iteration's start (before forward): its
+    # memset is the optimizer's, not forward's.
+    bare = unnamed(gpu_rank(700))
+    bare["traceEvents"] += [event("Optimizer.zero_grad#SGD.zero_grad", 1, 8), launch(17, 2),
+                            on_gpu(17, 3, 9, "Memset (Device)", "gpu_memset")]
+    entry = imported(write("zero-grad.json", bare), "--layers", layers, "--warmup", "0")
+    first = entry["iterations"][0] if entry else {}
+    check(close(first.get("optimizer_s", -1), 156e-6) and close(first.get("forward_s", -1),
+                                                                 220e-6),
+          f"zero_grad's memset before forward is the optimizer's ({first})")
+
+    # Older traces capitalize the categories ("Kernel", "Runtime"): the same
+    # phases on the GPU's clock.
+    reference = imported(write("lower.json", gpu_rank(700)), "--layers", layers, "--warmup", "0")
+    old = gpu_rank(700)
+    for e in old["traceEvents"]:
+        e["cat"] = {"kernel": "Kernel", "cuda_runtime": "Runtime",
+                    "gpu_memcpy": "Memcpy"}.get(e["cat"], e["cat"])
+    entry = imported(write("capitalized.json", old), "--layers", layers, "--warmup", "0")
+    check(entry is not None and reference is not None
+          and entry["iterations"] == reference["iterations"] and "GPU's clock" in open(out).read(),
+          "capitalized categories: the same phases on the GPU's clock")
+
+
+def data_ready():
+    """A bucket's data is ready when all the GPU work launched before its
+    allreduce has ended, the latest end, not the last launched's: here a
+    kernel launched second ends first."""
+    def kernel(name, start, end, message=None):
+        return import_torch_profile.Event(name, "kernel", start, end, None, message)
+    reduce = ("allreduce", 10, "float")
+    launched = list(enumerate([kernel("conv", 0, 300e-6), kernel("gemm", 100e-6, 200e-6),
+                               kernel("ncclDevKernel_AllReduce", 300e-6, 400e-6, reduce),
+                               kernel("conv", 400e-6, 500e-6),
+                               kernel("ncclDevKernel_AllReduce", 500e-6, 600e-6, reduce)]))
+    backward = [(0, 300e-6), (100e-6, 200e-6), (400e-6, 500e-6)]
+    out = import_torch_profile.allreduces(launched, backward, 0)
+    check([m for m, _ in out] == [reduce, reduce] and close(out[0][1], 300e-6)
+          and close(out[1][1], 400e-6),
+          f"each allreduce's data ready after all that was launched before it: {out}")
+    # What PyTorch records as an NCCL message's dtype (c10's type names).
+    sizes = {"Float": 4, "Half": 2, "BFloat16": 2, "Double": 8, "Int": 4, "Long": 8, "Short": 2,
+             "Byte": 1, "Char": 1, "Bool": 1, "Float8_e4m3fn": 1, "Float8_e5m2": 1}
+    got = {dtype: import_torch_profile.buckets_of("trace", [("allreduce", 3, dtype)])[0]["bytes"]
+           for dtype in sizes}
+    check(got == {dtype: 3 * size for dtype, size in sizes.items()},
+          f"3 elements of each type PyTorch records, in bytes: {got}")
 
 
 def into(tmp):
@@ -656,9 +831,10 @@ def bucket_shares():
 
 def main():
     bucket_shares()
+    data_ready()
     with tempfile.TemporaryDirectory() as tmp:
         real_run(tmp)
-    for part in (kineto, gpu_clock, into, refusals):
+    for part in (kineto, gpu_clock, readings, into, refusals):
         with tempfile.TemporaryDirectory() as tmp:
             part(tmp)
     check.finish()
