@@ -117,24 +117,34 @@ TEST_CASE("parameter servers of 1001 bytes over 3 shards: each sends its own sha
     CHECK(sent[static_cast<size_t>(w)] == 1001.0); // every worker pushes every shard
 }
 
+namespace {
+
+// The double binary tree of `bytes` as chosen, and as explicit 128 KiB
+// pieces: their times on `platform`, in that order.
+std::vector<double> tree_against_128k_pieces(const PlatformSpec& platform, uint64_t bytes,
+                                             int ranks_per_node) {
+  return gcsim::testing::simulate_in_child(platform, [&](Simulation& simulation) {
+    const std::vector<sg4::Host*>& hosts = simulation.platform().workers;
+    Group chosen("chosen", hosts);
+    Group given("given", hosts);
+    return gcsim::testing::time_in_lockstep(simulation, hosts, 2, [&](size_t c, int r) {
+      if (c == 0)
+        double_binary_tree_allreduce(chosen, r, bytes, ranks_per_node);
+      else
+        tree_allreduce_in_pieces(given, r, bytes, ranks_per_node, [](uint64_t half, uint64_t) {
+          return stream_pieces(half, 128u << 10);
+        });
+    });
+  });
+}
+
+} // namespace
+
 TEST_CASE("the double binary tree of 7 MiB on 8 ranks pipelines 128 KiB chunks") {
   // NCCL's 512 KiB step, halved while a tree's half (3.5 MiB) makes fewer
   // than 8 chunks per level of its depth, log2(8) = 3: 128 KiB gives 28.
-  const auto seconds = gcsim::testing::simulate_in_child(
-      gcsim::testing::star_platform("tree", kRanks, 1.25e9, 5e-6), [](Simulation& simulation) {
-        const std::vector<sg4::Host*>& hosts = simulation.platform().workers;
-        Group chosen("chosen", hosts);
-        Group given("given", hosts);
-        constexpr uint64_t kBytes = 7u << 20;
-        return gcsim::testing::time_in_lockstep(simulation, hosts, 2, [&](size_t c, int r) {
-          if (c == 0)
-            double_binary_tree_allreduce(chosen, r, kBytes, 1);
-          else
-            tree_allreduce_in_pieces(given, r, kBytes, 1, [](uint64_t half, uint64_t) {
-              return stream_pieces(half, 128u << 10);
-            });
-        });
-      });
+  const std::vector<double> seconds = tree_against_128k_pieces(
+      gcsim::testing::star_platform("tree", kRanks, 1.25e9, 5e-6), 7u << 20, 1);
   REQUIRE(seconds.size() == 2);
   CHECK(seconds[0] == doctest::Approx(seconds[1]).epsilon(1e-9).scale(0));
 }
@@ -197,22 +207,9 @@ TEST_CASE("machine trees of 10 MiB on 4 machines of 4 GPUs pipeline 128 KiB chun
   // Depth 5: 3 GPUs down a machine's chain below 2 levels between 4
   // machines (not log2 of all 16 GPUs). A half of 5 MiB makes 40 chunks of
   // 128 KiB, 8 per level.
-  const auto seconds = gcsim::testing::simulate_in_child(
+  const std::vector<double> seconds = tree_against_128k_pieces(
       gcsim::testing::machines_platform("machines", 4, 4, {150e9, 2e-6}, {12.5e9, 20e-6}),
-      [](Simulation& simulation) {
-        const std::vector<sg4::Host*>& hosts = simulation.platform().workers;
-        Group chosen("chosen", hosts);
-        Group given("given", hosts);
-        constexpr uint64_t kBytes = 10u << 20;
-        return gcsim::testing::time_in_lockstep(simulation, hosts, 2, [&](size_t c, int r) {
-          if (c == 0)
-            double_binary_tree_allreduce(chosen, r, kBytes, 4);
-          else
-            tree_allreduce_in_pieces(given, r, kBytes, 4, [](uint64_t half, uint64_t) {
-              return stream_pieces(half, 128u << 10);
-            });
-        });
-      });
+      10u << 20, 4);
   REQUIRE(seconds.size() == 2);
   CHECK(seconds[0] == doctest::Approx(seconds[1]).epsilon(1e-9).scale(0));
 }
