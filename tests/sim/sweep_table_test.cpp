@@ -34,3 +34,32 @@ TEST_CASE("sweep.csv: fixed columns first, a summary number of the same name bes
   CHECK(line == "p000,4,\"gcsim run s.json --set 'compressor={\"\"name\"\":\"\"topk\"\"}'\",,,0.5,"
                 "2,7\n");
 }
+
+TEST_CASE("a CSV field with a carriage return is quoted too") {
+  CHECK(csv_field("two\r\nlines") == "\"two\r\nlines\"");
+  CHECK(csv_field("carriage\rreturn") == "\"carriage\rreturn\"");
+}
+
+TEST_CASE(
+    "sweep.csv: nested summary numbers by their path, in natural order, a missing one empty") {
+  // A summary object's numbers (fidelity.cosine) are columns of their own,
+  // "stride 2" comes before "stride 16", and a number a point lacks leaves
+  // its cell empty, not 0; text and true/false are no columns.
+  Row first;
+  first.point = "p000";
+  first.command = "gcsim run s.json";
+  first.result = {{"summary",
+                   {{"fidelity", {{"cosine", 0.5}, {"rel_l2", 0.25}}},
+                    {"stride 16", 16},
+                    {"stride 2", 2},
+                    {"label", "text"},
+                    {"finished", true}}}};
+  Row second = first;
+  second.point = "p001";
+  second.result = {{"summary", {{"stride 2", 3}}}};
+  CHECK(make_csv({}, {first, second}) ==
+        "point,command,compressor_name,gradients,fidelity.cosine,fidelity.rel_l2,stride 2,"
+        "stride 16\n"
+        "p000,gcsim run s.json,,,0.5,0.25,2,16\n"
+        "p001,gcsim run s.json,,,,,3,\n");
+}

@@ -1,6 +1,8 @@
 // The fit recovers a known alpha and beta from synthetic ring benchmark
 // points, and the simulated collectives on the calibrated platform equal the
-// closed form (no contention, CM02): the fit and the simulation agree.
+// closed form (no contention, CM02): the fit and the simulation agree. The
+// report's figures are checked on a run made by hand, the measured-run
+// reader's defaults on a small file.
 
 #include "sim/input/input_error.hpp"
 #include "sim/validate/fit.hpp"
@@ -8,6 +10,11 @@
 #include "sim/validate/simulate.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -346,4 +353,316 @@ TEST_CASE("the report prints a long run name and platform source whole") {
   input.collective_seconds.assign(points.size(), 1.0);
   const std::string text = format_report(make_report(input));
   CHECK(text.find(run.name + " on " + input.platform_source + ": 8 nodes") != std::string::npos);
+}
+
+TEST_CASE("a latency clamped to 0 leaves the bandwidth to the large points") {
+  // Both groups, a latency of 10 ns and the small points in half their
+  // closed form, faster than the large ones' rate allows: alpha comes out
+  // below zero. The bandwidth is then refitted to the points of 4 MiB and
+  // more alone, as it is fitted when alpha is not clamped: the small points'
+  // noise must not move it either way.
+  const double beta = 1 / 1.2e9;
+  std::vector<CollectivePoint> points = synthetic(1e-8, beta, 0);
+  for (CollectivePoint& point : points)
+    if (point.bytes < kLatencyPointBytes)
+      point.seconds *= 0.5;
+  const FitResult fit = fit_alpha_beta(points, "fast-small.json");
+  REQUIRE(fit.latency_points == 8);
+  REQUIRE(fit.bandwidth_points == 8);
+  CHECK(fit.alpha_clamped);
+  CHECK(fit.alpha_s == 0);
+  double b = 0;
+  double bb = 0;
+  double b_all = 0;
+  double bb_all = 0;
+  for (const CollectivePoint& point : points) {
+    PathCost cost;
+    REQUIRE(ring_path_cost(point, cost));
+    const double rate = cost.bytes / point.seconds;
+    b_all += rate;
+    bb_all += rate * rate;
+    if (point.bytes >= kBandwidthPointBytes) {
+      b += rate;
+      bb += rate * rate;
+    }
+  }
+  CHECK(fit.beta_s_per_byte == doctest::Approx(b / bb).epsilon(1e-12).scale(0));
+  // Over every ring point it would be far off: the test tells the two apart.
+  CHECK(std::fabs((b_all / bb_all) / (b / bb) - 1) > 0.1);
+}
+
+TEST_CASE("the calibrated platform: half the fitted latency per link, the run's shared cores") {
+  const FitResult fit = fit_alpha_beta(synthetic(350e-6, 1 / 11.9e6, 0), "synthetic.json");
+  gcsim::net::PlatformSpec measured;
+  measured.topology = gcsim::net::Topology::star;
+  measured.nodes = 4;
+  measured.shared_cores = 2;
+  const gcsim::net::PlatformSpec spec = calibrated_platform(fit, measured, "fitted");
+  CHECK(spec.nodes == 4);
+  CHECK(spec.shared_cores == 2);
+  CHECK(spec.link.latency_s == doctest::Approx(175e-6).epsilon(1e-9).scale(0));
+  CHECK(spec.link.bandwidth_Bps == doctest::Approx(11.9e6).epsilon(1e-9).scale(0));
+  // The platform file --out writes: what `gcsim run` reads back is the same.
+  const nlohmann::json json = platform_json(spec, fit, "synthetic.json");
+  CHECK(json["link"]["latency"] == "175us");
+  CHECK(json["link"]["bandwidth"] == "1.19e+07Bps");
+  CHECK(json["nodes"] == 4);
+  CHECK(json["shared_cores"] == 2);
+}
+
+TEST_CASE("an allgather of a size the ranks do not divide is simulated as the fit prices it") {
+  // 9 bytes on 8 ranks: blocks of 2 bytes (rounded up, as the fit's chunks
+  // are), 7 steps of alpha + 2 beta on the broadcast star's links.
+  CollectivePoint point;
+  point.collective = Collective::allgather;
+  point.ranks = 8;
+  point.bytes = 9;
+  PathCost cost;
+  REQUIRE(ring_path_cost(point, cost));
+  const double alpha = 2e-4;
+  const double beta = 1e-7;
+  const std::vector<double> simulated = simulate_collectives(broadcast_star(8), {point});
+  CHECK(simulated.at(0) ==
+        doctest::Approx(cost.messages * alpha + cost.bytes * beta).epsilon(1e-9).scale(0));
+  CHECK(simulated.at(0) == doctest::Approx(7 * (alpha + 2 * beta)).epsilon(1e-9).scale(0));
+}
+
+TEST_CASE("the simulated compressors send what worker.py sends") {
+  TrainingRun run;
+  run.compressor = "deft";
+  run.compressor_params = {{"name", "deft"}, {"density", 0.05}};
+  CHECK(simulated_compressor_params(run) ==
+        nlohmann::json{{"density", 0.05}, {"pad_indices", true}, {"index_bytes", 4}});
+  run.compressor = "topk";
+  run.compressor_params = {{"name", "topk"}, {"density", 0.01}};
+  CHECK(simulated_compressor_params(run) ==
+        nlohmann::json{{"density", 0.01}, {"variant", "allgather_pairs"}});
+  run.compressor = "cltk";
+  CHECK(simulated_compressor_params(run) == nlohmann::json{{"density", 0.01}});
+}
+
+namespace {
+
+IterationTimes iteration(double iteration_s, double compute_s, double optimizer_s,
+                         double compression_s) {
+  IterationTimes times;
+  times.iteration_s = iteration_s;
+  times.compute_s = compute_s;
+  times.backward_s = compute_s;
+  times.optimizer_s = optimizer_s;
+  times.compression_s = compression_s;
+  return times;
+}
+
+// The report's line of `run`'s `phase` in the training table.
+std::string table_line(const std::string& text, const std::string& run, const std::string& phase) {
+  char start[64];
+  std::snprintf(start, sizeof start, "  %-12s %-13s ", run.c_str(), phase.c_str());
+  const size_t at = text.find(start);
+  if (at == std::string::npos)
+    return "";
+  return text.substr(at, text.find('\n', at) - at);
+}
+
+} // namespace
+
+TEST_CASE("the report's fields: every point, every run, each figure where it is named") {
+  // Three points (one small), a dense run with a warm-up and a compression
+  // time it does not count, a top-k run whose phases fill its iteration, on
+  // a 100 Mbit/s star; times in powers of two, so that sums are exact.
+  MeasuredRun run;
+  run.name = "by-hand";
+  run.cluster.topology = gcsim::net::Topology::star;
+  run.cluster.nodes = 4;
+  run.cluster.link = {0.95e8, 50e-6};
+  CollectivePoint small;
+  small.ranks = 4;
+  small.bytes = 64 << 10;
+  small.seconds = 1;
+  CollectivePoint large = small;
+  large.bytes = 4 << 20;
+  large.seconds = 2;
+  CollectivePoint broadcast = large;
+  broadcast.collective = Collective::broadcast;
+  broadcast.algorithm = Algorithm::binomial_tree;
+  broadcast.bytes = 8 << 20;
+  broadcast.seconds = 4;
+  run.collectives = {small, large, broadcast};
+  TrainingRun dense;
+  dense.name = "dense";
+  dense.compressor = "dense";
+  dense.compressor_params = {{"name", "dense"}};
+  dense.ranks = 4;
+  dense.warmup_iterations = 1;
+  dense.iterations = {iteration(9, 8, 0.5, 0), iteration(1, 0.375, 0.125, 0.0625)};
+  TrainingRun topk = dense;
+  topk.name = "topk";
+  topk.compressor = "topk";
+  topk.compressor_params = {{"name", "topk"}, {"density", 0.01}};
+  topk.warmup_iterations = 0;
+  topk.iterations = {iteration(1, 0.5, 0.25, 0.25)};
+  run.training = {dense, topk};
+
+  ValidationInput input;
+  input.run = &run;
+  input.platform = run.cluster;
+  input.platform.link = {1.25e7, 50e-6};
+  input.platform_source = "fit";
+  input.collective_seconds = {1.5, 2.2, 4};
+  SimulatedIteration dense_sim;
+  dense_sim.iteration_s = 1.25;
+  dense_sim.compute_s = 0.5;
+  dense_sim.communication_s = 0.75;
+  SimulatedIteration topk_sim = dense_sim;
+  topk_sim.iteration_s = 0.8;
+  topk_sim.compression_s = 0.125;
+  topk_sim.communication_s = 0.175;
+  input.training = {dense_sim, topk_sim};
+  FitResult fit;
+  fit.alpha_s = 1e-4;
+  fit.beta_s_per_byte = 1e-8; // 100 MB/s, 5.3% above the described links
+  fit.points = 10;
+  fit.latency_points = 6;
+  fit.bandwidth_points = 3;
+  fit.rms_relative_error = 0.02;
+  input.fit = fit;
+  const nlohmann::json report = make_report(input);
+  const std::string text = format_report(report);
+
+  CHECK(report["platform"]["bandwidth_Bps"] == 1.25e7);
+  CHECK(text.find("by-hand on fit: 4 nodes, 100.00 Mbit/s, 50.0 us per link") != std::string::npos);
+  CHECK(report["fit"]["points"] == 10);
+  CHECK(report["fit"]["latency_points"] == 6);
+  CHECK(report["fit"]["bandwidth_points"] == 3);
+  CHECK(report["fit"]["rms_relative_error"] == 0.02);
+  CHECK(text.find("rms 2.0% over 10 ring points; alpha from the 6 ring points below 1 MiB, "
+                  "bandwidth from the 3 of 4 MiB and more") != std::string::npos);
+  CHECK(text.find("the bandwidth is above the described links' 760.00 Mbit/s") !=
+        std::string::npos);
+
+  // Every point, the small one too; the large ones apart.
+  const nlohmann::json& summary = report["summary"];
+  CHECK(summary["collectives_all"]["points"] == 3);
+  CHECK(summary["collectives_all"]["geomean_error"].get<double>() ==
+        doctest::Approx(std::exp((std::log(1.5) + std::log(1.1)) / 3) - 1).epsilon(1e-12).scale(0));
+  CHECK(summary["collectives_4MiB_and_more"]["points"] == 2);
+  CHECK(summary["collectives_4MiB_and_more"]["geomean_error"].get<double>() ==
+        doctest::Approx(std::exp(std::log(1.1) / 2) - 1).epsilon(1e-12).scale(0));
+
+  // Both runs in the training summary, each in its own kind.
+  CHECK(summary["training_dense_iteration"]["points"] == 1);
+  CHECK(summary["training_compressed_iteration"]["points"] == 1);
+  CHECK(summary["training_iteration"]["points"] == 2);
+  CHECK(
+      summary["training_iteration"]["geomean_error"].get<double>() ==
+      doctest::Approx(std::exp((std::log(1.25) - std::log(0.8)) / 2) - 1).epsilon(1e-12).scale(0));
+
+  // The dense run: its warm-up left out, its compute holding the optimizer,
+  // its recorded compression time not taken from its rest.
+  const nlohmann::json& d = report["training"][0];
+  CHECK(d["iterations_compared"] == 1);
+  CHECK(d["measured"]["iteration_s"] == 1.0);
+  CHECK(d["measured"]["rest_of_iteration_s"] == 0.5);
+  CHECK(d["relative_error"]["compute_s"] == 0.0);
+  CHECK(d["relative_error"]["communication_s"] == 0.5);
+  CHECK_FALSE(d["relative_error"].contains("compression_s"));
+  // The printed table adds the optimizer to the compute too.
+  CHECK(table_line(text, "dense", "compute").find("0.500000     0.500000    +0.0%") !=
+        std::string::npos);
+  CHECK(table_line(text, "dense", "communication").find("0.500000     0.750000   +50.0%") !=
+        std::string::npos);
+  // Top-k's phases fill its iteration: no rest, so no communication error.
+  const nlohmann::json& t = report["training"][1];
+  CHECK(t["measured"]["rest_of_iteration_s"] == 0.0);
+  CHECK_FALSE(t["relative_error"].contains("communication_s"));
+  CHECK(t["relative_error"]["compression_s"] == -0.5);
+  CHECK(t["simulated_compressor"] ==
+        nlohmann::json{{"density", 0.01}, {"variant", "allgather_pairs"}});
+}
+
+TEST_CASE("a fitted rate within 1% of a star's described links is no warning") {
+  MeasuredRun run;
+  run.name = "close";
+  run.cluster.topology = gcsim::net::Topology::star;
+  run.cluster.nodes = 4;
+  run.cluster.link = {0.995e8, 50e-6};
+  ValidationInput input;
+  input.run = &run;
+  input.platform = run.cluster;
+  input.platform_source = "fit";
+  FitResult fit;
+  fit.alpha_s = 1e-4;
+  fit.beta_s_per_byte = 1e-8;
+  input.fit = fit;
+  CHECK(format_report(make_report(input)).find("the bandwidth is above") == std::string::npos);
+  run.cluster.link.bandwidth_Bps = 0.97e8; // 3% below the fit's
+  CHECK(format_report(make_report(input)).find("the bandwidth is above") != std::string::npos);
+}
+
+TEST_CASE(
+    "a measured run's defaults: compute as forward + backward, a run named by its compressor") {
+  // An iteration without compute_s computes forward + backward; one with
+  // compute_s alone counts it as backward; the mean leaves the warm-up out.
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() /
+      ("gcsim-validation-tests-" + std::to_string(getpid()) + ".json");
+  {
+    std::ofstream out(file);
+    out << R"({"format": "gcsim-measured-run/1",
+               "cluster": {"topology": "star", "nodes": 2,
+                           "link": {"bandwidth": "1Gbps", "latency": "10us"}},
+               "training": [{"compressor": {"name": "topk", "density": 0.01}, "ranks": 2,
+                             "workload": {"layers": [{"name": "w", "bytes": 4000}]},
+                             "warmup_iterations": 1,
+                             "iterations": [
+                               {"iteration_s": 9, "forward_s": 1, "backward_s": 2},
+                               {"iteration_s": 1, "forward_s": 0.25, "backward_s": 0.5},
+                               {"iteration_s": 2, "compute_s": 0.5}]}]})";
+  }
+  const MeasuredRun run = read_measured_run(file);
+  std::filesystem::remove(file);
+  REQUIRE(run.training.size() == 1);
+  const TrainingRun& t = run.training[0];
+  CHECK(t.name == "topk");
+  CHECK(t.iterations[1].compute_s == 0.75);
+  CHECK(t.iterations[2].forward_s == 0);
+  CHECK(t.iterations[2].backward_s == 0.5);
+  const IterationTimes mean = t.steady_mean();
+  CHECK(mean.iteration_s == 1.5);
+  CHECK(mean.compute_s == 0.625);
+  CHECK(mean.backward_s == 0.5);
+}
+
+TEST_CASE("a dense run's per-layer backward times and overlap reach the simulation") {
+  // Two layers of 4 MiB on four ranks of the 1e7 B/s star, each reduced on
+  // its own as the backward pass reaches it: with overlap the last layer's
+  // allreduce runs during the first one's backward, and where the pass's
+  // time falls (the measured shares) moves when it can start.
+  TrainingRun run;
+  run.name = "dense";
+  run.compressor = "dense";
+  run.compressor_params = {{"name", "dense"}};
+  run.ranks = 4;
+  run.layer_bytes = {4u << 20, 4u << 20};
+  run.layer_backward_s = {0.5, 0.5};
+  run.overlap = true;
+  run.warmup_iterations = 1;
+  IterationTimes times;
+  times.iteration_s = 3;
+  times.forward_s = 0.125;
+  times.backward_s = 1;
+  times.compute_s = 1.125;
+  times.optimizer_s = 0.125;
+  run.iterations.assign(3, times);
+  TrainingRun apart = run;
+  apart.overlap = false;
+  TrainingRun early = run;
+  early.layer_backward_s = {0.9, 0.1}; // the last layer's gradient ready sooner
+  const std::vector<SimulatedIteration> simulated =
+      simulate_training(broadcast_star(4), {run, apart, early}, TrainingInputs{});
+  REQUIRE(simulated.size() == 3);
+  for (const SimulatedIteration& s : simulated)
+    CHECK(s.compute_s == doctest::Approx(1.25).epsilon(1e-9).scale(0));
+  CHECK(simulated[0].iteration_s < simulated[1].iteration_s - 0.1);
+  CHECK(simulated[2].iteration_s < simulated[0].iteration_s - 0.05);
 }
