@@ -3,7 +3,6 @@
 
 #include "compressors/params.hpp"
 #include "compressors/registry.hpp"
-#include "compressors/scratch_file.hpp"
 #include "compressors/topk.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cost/device_profile.hpp"
@@ -201,13 +200,7 @@ public:
       mapped_ = training::should_spill_residuals(spill_, d, workers);
       const std::string residual_dir = mapped_ ? spill_.dir : "";
       if (spilled_ || mapped_) {
-        if (spill_.dir.empty())
-          throw InputError("--scratch-dir", "", "empty: name a directory for the scratch files");
-        try {
-          compress::ScratchFile::check_dir(spill_.dir);
-        } catch (const std::runtime_error& error) {
-          throw InputError("--scratch-dir", "", error.what());
-        }
+        training::check_scratch_dir(spill_.dir);
         if (spilled_ && !per_bucket) // per bucket, each bucket's compressor spills (below)
           compressor->spill_worker_state(spill_.dir);
       }

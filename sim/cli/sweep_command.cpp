@@ -4,7 +4,6 @@
 // into DIR/sweep.csv. Format: workloads/scenarios/README.md, "Sweeps".
 
 #include "compressors/compressor.hpp"
-#include "compressors/scratch_file.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/atomic_write.hpp"
@@ -166,15 +165,9 @@ public:
     }
     // A scratch directory named, or one every compressed point will use, is
     // checked now: each point found it bad only as it started spilling.
-    if (scratch_option_->count() > 0 || spill_ == "always") {
-      const std::string dir =
-          scratch_option_->count() > 0 ? scratch_dir_ : training::default_scratch_dir();
-      try {
-        compress::ScratchFile::check_dir(dir);
-      } catch (const std::runtime_error& error) {
-        throw InputError("--scratch-dir", "", error.what());
-      }
-    }
+    if (scratch_option_->count() > 0 || spill_ == "always")
+      training::check_scratch_dir(scratch_option_->count() > 0 ? scratch_dir_
+                                                               : training::default_scratch_dir());
     std::map<fs::path, cost::DeviceProfile> devices; // each device of the grid, loaded once
     const std::vector<CheckedPoint> checked = check_points(spec, points, commands, devices);
 

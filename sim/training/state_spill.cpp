@@ -1,5 +1,8 @@
 #include "sim/training/state_spill.hpp"
 
+#include "compressors/scratch_file.hpp"
+#include "sim/input/input_error.hpp"
+
 #include <cassert>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +14,16 @@ namespace gcsim::training {
 std::string default_scratch_dir() {
   const char* tmpdir = std::getenv("TMPDIR");
   return tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+}
+
+void check_scratch_dir(const std::string& dir) {
+  if (dir.empty())
+    throw InputError("--scratch-dir", "", "empty: name a directory for the scratch files");
+  try {
+    compress::ScratchFile::check_dir(dir);
+  } catch (const std::runtime_error& error) {
+    throw InputError("--scratch-dir", "", error.what());
+  }
 }
 
 namespace {

@@ -31,6 +31,10 @@ struct StateSpill {
 /// $TMPDIR when set and not empty, /tmp otherwise.
 std::string default_scratch_dir();
 
+/// Throws InputError at --scratch-dir unless a scratch file can be made in
+/// `dir` (an empty name included).
+void check_scratch_dir(const std::string& dir);
+
 /// The memory this process may use: the machine's, and the memory limit of
 /// its cgroup if it has one (a container, a batch job, `systemd-run -p
 /// MemoryMax=`).
