@@ -29,20 +29,23 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
   return ab / std::sqrt(aa * bb);
 }
 
+// Worker `worker`'s gradient of iteration `iteration`.
+std::vector<float> gradient_of(GradientFeed& feed, int iteration, int worker) {
+  std::vector<float> gradient;
+  feed.gradient(iteration, worker, gradient);
+  return gradient;
+}
+
 } // namespace
 
 TEST_CASE("a trace feed takes its captured iterations in turn") {
   // The shipped trace has 4 captured iterations of 16 workers.
   auto feed = make_trace_feed(std::string(GCSIM_SOURCE_DIR) + "/workloads/traces/fmnist-cnn-16w",
                               16, 3, "shrunk_mean_scaling");
-  std::vector<float> first;
-  std::vector<float> second;
-  std::vector<float> fifth;
-  std::vector<float> sixth;
-  feed->gradient(0, 2, first);
-  feed->gradient(1, 2, second);
-  feed->gradient(4, 2, fifth);
-  feed->gradient(5, 2, sixth);
+  const std::vector<float> first = gradient_of(*feed, 0, 2);
+  const std::vector<float> second = gradient_of(*feed, 1, 2);
+  const std::vector<float> fifth = gradient_of(*feed, 4, 2);
+  const std::vector<float> sixth = gradient_of(*feed, 5, 2);
   REQUIRE(first.size() == feed->layout().total());
   CHECK(first != second); // each iteration its own captured gradients
   CHECK(fifth == first);  // iteration 4 is captured iteration 0 again
@@ -65,14 +68,10 @@ TEST_CASE("synthetic gradients: a shared signal per iteration, a noise per worke
   workload.layers.push_back({"b", "linear", 1000, 1e6, 2e6, {}, {}});
   auto feed = make_synthetic_feed(workload, 4, 7);
   REQUIRE(feed->layout().total() == 5000);
-  std::vector<float> w0_t0;
-  std::vector<float> w1_t0;
-  std::vector<float> w0_t1;
-  std::vector<float> again;
-  feed->gradient(0, 0, w0_t0);
-  feed->gradient(0, 1, w1_t0);
-  feed->gradient(1, 0, w0_t1);
-  feed->gradient(0, 0, again);
+  const std::vector<float> w0_t0 = gradient_of(*feed, 0, 0);
+  const std::vector<float> w1_t0 = gradient_of(*feed, 0, 1);
+  const std::vector<float> w0_t1 = gradient_of(*feed, 1, 0);
+  const std::vector<float> again = gradient_of(*feed, 0, 0);
   CHECK(again == w0_t0); // deterministic from (seed, iteration, worker)
   CHECK(w1_t0 != w0_t0);
   // Two workers of one iteration share its signal; two iterations do not.
