@@ -1,26 +1,34 @@
 #include "sim/input/atomic_write.hpp"
 
 #include <atomic>
+#include <cassert>
 #include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <pthread.h>
 #include <system_error>
 #include <unistd.h>
 
 namespace gcsim {
 namespace {
 
-// The folders a signal removes, in storage its handler may read: a handler
-// may only make async-signal-safe calls (rmdir, raise), so no std::string.
+// What a signal removes, in storage its handler may read: a handler may only
+// make async-signal-safe calls (unlink, rmdir, raise), so no std::string.
 constexpr int kMaxSignalFolders = 16;
 char signal_folders[kMaxSignalFolders][PATH_MAX];
 volatile std::sig_atomic_t signal_folder_count = 0;
+char signal_partial[PATH_MAX];
+volatile std::sig_atomic_t signal_partial_held = 0;
 constexpr int kRemovingSignals[] = {SIGINT, SIGTERM, SIGHUP};
 bool handler_installed[std::size(kRemovingSignals)] = {};
+// MadeFolders holding folders, and partial files not yet renamed.
+int signal_handler_users = 0;
 
-extern "C" void remove_folders_then_end(int signal) {
+extern "C" void remove_outputs_then_end(int signal) {
+  if (signal_partial_held)
+    ::unlink(signal_partial); // fails, harmlessly, once it is renamed into place
   for (int i = signal_folder_count - 1; i >= 0; --i)
     ::rmdir(signal_folders[i]); // fails, as it should, on a folder with files
   // SA_RESETHAND restored the default action: the process ends by the signal.
@@ -36,7 +44,7 @@ void install_signal_handlers() {
         current.sa_handler != SIG_DFL)
       continue;
     struct sigaction removing {};
-    removing.sa_handler = remove_folders_then_end;
+    removing.sa_handler = remove_outputs_then_end;
     sigemptyset(&removing.sa_mask);
     removing.sa_flags = SA_RESETHAND;
     handler_installed[i] = ::sigaction(kRemovingSignals[i], &removing, nullptr) == 0;
@@ -44,18 +52,49 @@ void install_signal_handlers() {
 }
 
 void restore_signal_handlers() {
-  signal_folder_count = 0;
   for (std::size_t i = 0; i < std::size(kRemovingSignals); ++i) {
     if (!handler_installed[i])
       continue;
     // Only our own handler goes: a library may have put its own there since.
     struct sigaction current {};
     if (::sigaction(kRemovingSignals[i], nullptr, &current) == 0 &&
-        current.sa_handler == remove_folders_then_end)
+        current.sa_handler == remove_outputs_then_end)
       std::signal(kRemovingSignals[i], SIG_DFL);
     handler_installed[i] = false;
   }
 }
+
+// The handlers stay while anyone needs them.
+void hold_signal_handlers() {
+  if (signal_handler_users++ == 0)
+    install_signal_handlers();
+}
+
+void release_signal_handlers() {
+  assert(signal_handler_users > 0 && "released more often than held");
+  if (--signal_handler_users == 0)
+    restore_signal_handlers();
+}
+
+// Holds back the removing signals while it lives (those arriving meanwhile
+// are delivered at its end): a file and the handler's note of it are made
+// together.
+class SignalsDeferred {
+public:
+  SignalsDeferred() {
+    sigset_t removing;
+    sigemptyset(&removing);
+    for (const int signal : kRemovingSignals)
+      sigaddset(&removing, signal);
+    ::pthread_sigmask(SIG_BLOCK, &removing, &before_);
+  }
+  SignalsDeferred(const SignalsDeferred&) = delete;
+  SignalsDeferred& operator=(const SignalsDeferred&) = delete;
+  ~SignalsDeferred() { ::pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
+
+private:
+  sigset_t before_{};
+};
 
 // Removes `folder` if it is still an empty folder; never throws.
 void remove_if_empty(const std::filesystem::path& folder) {
@@ -96,30 +135,74 @@ void prepare(const std::filesystem::path& file, MadeFolders* made = nullptr) {
   }
 }
 
-// A new, empty file beside `file` that this call alone has made, open for
-// writing. O_EXCL: a file or a link already there under that name (a user's
-// "result.json.partial", another run's) is neither written through nor
-// removed; the process id and a count keep runs and calls apart.
-struct PartialFile {
-  std::filesystem::path path;
-  int descriptor = -1;
-};
-
-PartialFile create_partial(const std::filesystem::path& file) {
-  static std::atomic<unsigned> count{0};
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    PartialFile partial;
-    partial.path = file.string() + ".partial." + std::to_string(::getpid()) + "." +
-                   std::to_string(count.fetch_add(1));
-    partial.descriptor =
-        ::open(partial.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (partial.descriptor >= 0)
-      return partial;
-    if (errno != EEXIST)
-      throw WriteError("cannot write " + file.string() + ": " + std::strerror(errno));
+// A new, empty file beside `file` that this object alone has made, open for
+// writing, and removed again unless renamed into place: when the object goes
+// (a failed write), or first thing when SIGINT, SIGTERM or SIGHUP ends the
+// process meanwhile (a large timeline takes seconds to write). O_EXCL: a file
+// or a link already there under that name (a user's "result.json.partial",
+// another run's) is neither written through nor removed; the process id and
+// a count keep runs and calls apart. One at a time.
+class PartialFile {
+public:
+  explicit PartialFile(const std::filesystem::path& file) {
+    static std::atomic<unsigned> count{0};
+    hold_signal_handlers();
+    // A signal between the file's creation and the handler's note of it
+    // would leave the file behind.
+    const SignalsDeferred deferred;
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+      path_ = file.string() + ".partial." + std::to_string(::getpid()) + "." +
+              std::to_string(count.fetch_add(1));
+      descriptor_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (descriptor_ >= 0)
+        break;
+      if (errno != EEXIST) {
+        const int saved_errno = errno;
+        release_signal_handlers();
+        throw WriteError("cannot write " + file.string() + ": " + std::strerror(saved_errno));
+      }
+    }
+    if (descriptor_ < 0) {
+      release_signal_handlers();
+      throw WriteError("cannot write " + file.string() + ": no free name for its partial file");
+    }
+    const std::string& name = path_.native();
+    assert(!signal_partial_held && "one partial file at a time");
+    if (name.size() < PATH_MAX) { // a longer one is still removed on a failed write
+      std::memcpy(signal_partial, name.c_str(), name.size() + 1);
+      signal_partial_held = 1;
+    }
   }
-  throw WriteError("cannot write " + file.string() + ": no free name for its partial file");
-}
+  PartialFile(const PartialFile&) = delete;
+  PartialFile& operator=(const PartialFile&) = delete;
+  ~PartialFile() {
+    close();
+    std::error_code error;
+    if (!renamed_)
+      std::filesystem::remove(path_, error);
+    signal_partial_held = 0;
+    release_signal_handlers();
+  }
+
+  int descriptor() const { return descriptor_; }
+
+  /// Closes the file; false with errno set if a delayed write (NFS) failed.
+  bool close() {
+    const int descriptor = descriptor_;
+    descriptor_ = -1;
+    return descriptor < 0 || ::close(descriptor) == 0;
+  }
+
+  void rename_to(const std::filesystem::path& file, std::error_code& error) {
+    std::filesystem::rename(path_, file, error);
+    renamed_ = !error;
+  }
+
+private:
+  std::filesystem::path path_;
+  int descriptor_ = -1;
+  bool renamed_ = false;
+};
 
 // Writes all of `text`; false with errno set when the disk is full or the
 // file may not grow.
@@ -145,26 +228,23 @@ bool write_all(int descriptor, const std::string& text) {
 
 void write_file_atomically(const std::filesystem::path& file, const std::string& text) {
   prepare(file);
-  const PartialFile partial = create_partial(file);
-  bool written = write_all(partial.descriptor, text);
+  PartialFile partial(file);
+  bool written = write_all(partial.descriptor(), text);
   int saved_errno = errno;
-  // close() reports what a delayed write (NFS) could not do.
-  if (::close(partial.descriptor) != 0 && written) {
+  if (!partial.close() && written) {
     written = false;
     saved_errno = errno;
   }
   std::error_code error;
   if (written)
-    std::filesystem::rename(partial.path, file, error);
-  if (!written || error) {
-    const std::string reason = error ? error.message() : std::strerror(saved_errno);
-    std::filesystem::remove(partial.path, error);
-    throw WriteError("cannot write " + file.string() + ": " + reason);
-  }
+    partial.rename_to(file, error);
+  if (!written || error) // the partial file goes with `partial`
+    throw WriteError("cannot write " + file.string() + ": " +
+                     (error ? error.message() : std::strerror(saved_errno)));
 }
 
 MadeFolders::~MadeFolders() {
-  restore_signal_handlers();
+  stop_signal_removal();
   for (auto folder = folders_.rbegin(); folder != folders_.rend(); ++folder)
     remove_if_empty(*folder);
 }
@@ -179,13 +259,22 @@ void MadeFolders::add(const std::vector<std::filesystem::path>& folders) {
     std::memcpy(signal_folders[signal_folder_count], name.c_str(), name.size() + 1);
     signal_folder_count = signal_folder_count + 1; // after the name: the handler may run now
   }
-  if (!folders_.empty())
-    install_signal_handlers();
+  if (!folders_.empty() && !holds_signal_handlers_) {
+    hold_signal_handlers();
+    holds_signal_handlers_ = true;
+  }
 }
 
 void MadeFolders::keep() {
-  restore_signal_handlers();
+  stop_signal_removal();
   folders_.clear();
+}
+
+void MadeFolders::stop_signal_removal() {
+  signal_folder_count = 0;
+  if (holds_signal_handlers_)
+    release_signal_handlers();
+  holds_signal_handlers_ = false;
 }
 
 void check_writable(const std::filesystem::path& file, MadeFolders* made) {
@@ -194,9 +283,7 @@ void check_writable(const std::filesystem::path& file, MadeFolders* made) {
   if (std::filesystem::is_directory(file, error))
     throw WriteError("cannot write " + file.string() + ": " + std::strerror(EISDIR));
   prepare(file, made);
-  const PartialFile partial = create_partial(file);
-  ::close(partial.descriptor);
-  std::filesystem::remove(partial.path, error);
+  const PartialFile partial(file); // and removed again
 }
 
 } // namespace gcsim

@@ -19,7 +19,8 @@ public:
 /// Writes `text` to `file` through a new file beside it (`file.partial.PID.N`,
 /// never one that was there) and a rename, creating the parent folders. On
 /// failure removes the partial file, leaves any earlier `file` as it was, and
-/// throws WriteError.
+/// throws WriteError. SIGINT, SIGTERM or SIGHUP ending the process meanwhile
+/// removes the partial file first (where the signal's action is the default).
 void write_file_atomically(const std::filesystem::path& file, const std::string& text);
 
 /// The folders a command made for its output. Unless kept, they are removed
@@ -44,7 +45,10 @@ public:
   void keep();
 
 private:
+  void stop_signal_removal();
+
   std::vector<std::filesystem::path> folders_; // outermost first
+  bool holds_signal_handlers_ = false;
 };
 
 /// Throws WriteError now if `file` could not be written later (it is a

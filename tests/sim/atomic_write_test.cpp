@@ -1,7 +1,8 @@
 // Result files are written whole or not at all: a failed write (here a full
 // "disk", by a file-size limit) leaves neither half a file nor a .partial
 // behind, any earlier file stays as it was, and no file already there under
-// a partial file's name is touched.
+// a partial file's name is touched; a signal that ends the process midway
+// removes the partial file first.
 
 #include "sim/input/atomic_write.hpp"
 
@@ -11,6 +12,8 @@
 #include <sstream>
 #include <string>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include <doctest/doctest.h>
@@ -118,6 +121,45 @@ TEST_CASE("a failed write throws WriteError and keeps the earlier file") {
   }
   CHECK(read(file) == "earlier\n");
   CHECK(partial_files(file) == 0);
+  fs::remove_all(folder);
+}
+
+TEST_CASE("a signal ending the process during a write removes the partial file first") {
+  const fs::path folder = fresh_folder();
+  fs::create_directories(folder);
+  const fs::path file = folder / "timeline.json";
+  // A child writes; a second thread of it sends the signal as soon as the
+  // partial file appears. A write that finishes first is tried again,
+  // larger.
+  int signalled = 0;
+  for (std::size_t size = std::size_t{64} << 20; signalled == 0 && size <= std::size_t{512} << 20;
+       size *= 2) {
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      std::signal(SIGTERM, SIG_DFL); // doctest handles it in its own process
+      const std::string text(size, 'x');
+      std::thread([&file] {
+        while (partial_files(file) == 0) {
+        }
+        ::kill(::getpid(), SIGTERM);
+      }).detach();
+      gcsim::write_file_atomically(file, text);
+      ::_exit(0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    if (WIFSIGNALED(status)) {
+      ++signalled;
+      CHECK_MESSAGE(WTERMSIG(status) == SIGTERM, "the process ends by the signal");
+      CHECK(partial_files(file) == 0);
+      CHECK_FALSE(fs::exists(file));
+    } else {
+      REQUIRE(WIFEXITED(status));
+      fs::remove(file);
+    }
+  }
+  CHECK_MESSAGE(signalled == 1, "no write was still under way when its signal came");
   fs::remove_all(folder);
 }
 
