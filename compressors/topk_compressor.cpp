@@ -34,6 +34,9 @@ private:
       // kljp/deft TopKReducer: union of indices, then allreduce own values there.
       work.add_collective(CommKind::allgather, "allgather indices", k * 4);
       const std::vector<Index> all = sorted_union(sets);
+      // The reference's torch.unique sorts the P*k indices; no sort kernel is
+      // calibrated, so this prices one linear pass over them (short by the
+      // sort's extra passes; compressors/README.md says so).
       work.add_kernel_all(KernelKind::sparse_unpack, P * k, 0, 0, 0, "union of the index sets");
       work.add_kernel_all(KernelKind::gather, all.size(), 0, 0, 0, "own values at the union");
       work.add_collective(CommKind::allreduce, "allreduce values at the union", all.size() * 4);
