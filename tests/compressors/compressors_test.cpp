@@ -310,17 +310,20 @@ TEST_CASE("gtopk's tree merge equals a direct recomputation of the same rounds")
 }
 
 TEST_CASE("gtopk charges a merge's top-k on the union it selects from, and none when it fits") {
-  // d = 16, P = 4, k = 4. Disjoint local sets: rank 0's first merge selects
-  // from a union of 8, its second from 8 again. Identical sets: every union
+  // d = 16, P = 4, k = 4; worker w's four largest sit at shift * w onwards.
+  // Disjoint local sets (shift 4): rank 0's first merge selects from a union
+  // of 8, its second from 8 again. Sets overlapping by two (shift 2): its
+  // first union is {0..5}, of 6, whose top 4 are {2..5}; rank 2 keeps
+  // {6..9}, so the second union is 8. Identical sets (shift 0): every union
   // is the same 4 indices and is kept whole; a top-k of received + k was
-  // charged either way.
+  // charged either way, and 8 where the union was 6.
   const gc::LayerLayout layout = gc::LayerLayout::from_sizes({16});
   constexpr std::size_t P = 4;
-  const auto merge_topks = [&](bool disjoint) {
+  const auto merge_topks = [&](std::size_t shift) {
     std::vector<std::vector<float>> grads(P, std::vector<float>(16, 0.01f));
     for (std::size_t w = 0; w < P; ++w)
       for (std::size_t i = 0; i < 4; ++i)
-        grads[w][(disjoint ? 4 * w : 0) + i] = 1.0f + static_cast<float>(i);
+        grads[w][shift * w + i] = 1.0f + static_cast<float>(i);
     std::vector<gc::GradientView> views;
     for (const auto& g : grads)
       views.push_back(gc::GradientView{g.data(), &layout});
@@ -331,8 +334,9 @@ TEST_CASE("gtopk charges a merge's top-k on the union it selects from, and none 
         n.push_back(kernel.n);
     return n;
   };
-  CHECK(merge_topks(true) == std::vector<std::uint64_t>{8, 8});
-  CHECK(merge_topks(false).empty());
+  CHECK(merge_topks(4) == std::vector<std::uint64_t>{8, 8});
+  CHECK(merge_topks(2) == std::vector<std::uint64_t>{6, 8});
+  CHECK(merge_topks(0).empty());
 }
 
 TEST_CASE("step lists match hand-computed byte counts on a small example") {
@@ -389,6 +393,18 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
       REQUIRE(kernel != nullptr);
       CHECK(kernel->n == 16);
     }
+    // Identical sets: the union is 4, but every worker still merges the
+    // P * k = 16 indices it received to find it.
+    const std::vector<gc::GradientView> identical(P, views[0]);
+    const auto same_sets =
+        Run("topk", {{"density", 0.25}, {"variant", "allgather_indices_allreduce_values"}}, P)
+            .step(identical, 0);
+    const gc::KernelRun* merged = find_kernel(same_sets.kernels[1], "union of the index sets");
+    const gc::KernelRun* gathered = find_kernel(same_sets.kernels[1], "own values at the union");
+    REQUIRE(merged != nullptr);
+    REQUIRE(gathered != nullptr);
+    CHECK(merged->n == 16);
+    CHECK(gathered->n == 4);
   }
   SUBCASE("gtopk: two merge rounds and a broadcast") {
     const auto r = Run("gtopk", {{"density", 0.25}}, P).step(views, 0);
@@ -452,6 +468,12 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
                {K::ps_pull, {96, 0, 0, 0}}});
     CHECK(r.steps[0].transfers.size() == 3);
     CHECK(r.steps[0].root == 0);
+    // One round: the server sends each worker the k = 4 estimated (index, value) pairs.
+    const auto one_round =
+        Run("sketched_sgd",
+            {{"density", 0.25}, {"rows", 3}, {"columns", 8}, {"second_round", false}}, P)
+            .step(views, 0);
+    expect(one_round, {{K::ps_push, {0, 96, 96, 96}}, {K::ps_pull, {96, 0, 0, 0}}});
   }
   SUBCASE("deft: (P + L) int32 assignment, int32 counts, padded int32 indices, k values") {
     // Indices as wide as every other compressor's, by default.
@@ -502,6 +524,22 @@ TEST_CASE("randomk draws other indices every iteration") {
   CHECK(second.size() == 10);
   CHECK(first != second);
   CHECK(run.step(data.views(), 0).support == first); // the seed and t decide
+}
+
+TEST_CASE("randomk draws the first and the second half of the indices equally often") {
+  // Floyd's algorithm draws from [0, j] at step j. Drawing from [0, j)
+  // still gives k distinct indices, but the last k come only from
+  // collisions: at d = 20, k = 10 the first half got 5.27 draws an
+  // iteration, the second 4.73.
+  gc::test::SyntheticWorkers data({20}, 1, 4);
+  Run run("randomk", {{"density", 0.5}, {"error_feedback", false}}, 1);
+  std::size_t first_half = 0;
+  for (std::uint64_t t = 0; t < 2000; ++t)
+    for (const gc::Index j : run.step(data.views(), t).support)
+      first_half += j < 10 ? 1 : 0;
+  // 10000 expected (hypergeometric: sd 51 over the 2000 iterations).
+  CHECK(first_half >= 9750);
+  CHECK(first_half <= 10250);
 }
 
 TEST_CASE("cltk selects on the leader's own accumulator") {
@@ -627,6 +665,8 @@ TEST_CASE("gs_sgd's global sketch holds every worker's gradient") {
   data.grads[1][1234] = 1.0f; // the values are about 1e-3
   const auto r = Run("gs_sgd", {{"density", 0.01}}, 2).step(data.views(), 0);
   CHECK(std::binary_search(r.support.begin(), r.support.end(), gc::Index{1234}));
+  // Columns default to 10 k (k = 20).
+  CHECK(r.info.at("sketch_columns").get<std::uint32_t>() == 200);
 }
 
 TEST_CASE("sketched_sgd keeps the top-k of the exact sums among its candidates") {
@@ -637,6 +677,30 @@ TEST_CASE("sketched_sgd keeps the top-k of the exact sums among its candidates")
   const auto r = Run("sketched_sgd", {{"density", 0.01}, {"momentum", 0.0}, {"columns", 30000}}, 1)
                      .step(data.views(), 0);
   CHECK(r.support == gc::topk_indices(data.grads[0].data(), 3000, 30));
+}
+
+TEST_CASE("sketched_sgd sums every worker's values, in the sketch and at the candidates") {
+  // Three workers, no momentum, a sketch wide enough to rank well, and one
+  // large coordinate in each worker's gradient alone (the values are about
+  // 1e-3): a sketch or an exact sum that left a worker out loses its
+  // coordinate, and the support is the exact top-k of the summed gradients,
+  // not of one worker's.
+  constexpr std::size_t P = 3;
+  gc::test::SyntheticWorkers data({3000}, P, 15);
+  const std::array<gc::Index, P> planted{234, 1234, 2234};
+  for (std::size_t w = 0; w < P; ++w)
+    data.grads[w][planted[w]] = 1.0f;
+  std::vector<float> sum(3000, 0.0f);
+  for (const auto& g : data.grads)
+    for (std::size_t j = 0; j < sum.size(); ++j)
+      sum[j] += g[j];
+  const auto r = Run("sketched_sgd", {{"density", 0.01}, {"momentum", 0.0}, {"columns", 30000}}, P)
+                     .step(data.views(), 0);
+  for (const gc::Index j : planted)
+    CHECK(std::binary_search(r.support.begin(), r.support.end(), j));
+  std::vector<gc::Index> want = gc::topk_indices(sum.data(), sum.size(), 30);
+  std::sort(want.begin(), want.end());
+  CHECK(r.support == want);
 }
 
 TEST_CASE("kernels are attached to the step they precede") {
@@ -685,6 +749,10 @@ TEST_CASE("inconsistent inputs are rejected") {
       std::invalid_argument);
   data.grads[1][50] = std::nanf("");
   CHECK_THROWS_AS(run.step(views, 0), std::invalid_argument);
+  // A layout whose layers leave a gap or overlap, or hold nothing.
+  CHECK_THROWS_AS(gc::LayerLayout({{"a", 0, 4}, {"b", 5, 4}}), std::invalid_argument);
+  CHECK_THROWS_AS(gc::LayerLayout({{"a", 0, 4}, {"b", 3, 4}}), std::invalid_argument);
+  CHECK_THROWS_AS(gc::LayerLayout({{"a", 0, 4}, {"b", 4, 0}}), std::invalid_argument);
   Run iwp("iwp", nullptr, 2);
   data.grads[1][50] = 0.0f;
   CHECK_THROWS_WITH_AS(iwp.step(views, 0), doctest::Contains("weights"), std::invalid_argument);
@@ -719,6 +787,9 @@ TEST_CASE("sketched_sgd: the server's kernels, each on the sizes it works on") {
   const gc::KernelRun sum = labelled("sum exact values");
   CHECK(sum.kind == gc::KernelKind::dense_add);
   CHECK(sum.n == 3 * 30);
+  CHECK(labelled("candidates").kind == gc::KernelKind::topk_select);
+  CHECK(labelled("candidates").n == 1000);
+  CHECK(labelled("candidates").k == 30);
   CHECK(labelled("top-k of the exact sums").n == 30);
   CHECK(labelled("top-k of the exact sums").k == 10);
   // A worker that is not the server sums nobody's values.
@@ -748,6 +819,62 @@ TEST_CASE("IWP: the leader changes from iteration to iteration by the seed") {
     changes += a[t] != a[t - 1] ? 1 : 0;
   }
   CHECK(changes >= 12);
+}
+
+TEST_CASE("IWP: the leader's kernels, each on the sizes it works on") {
+  constexpr std::size_t P = 3;
+  gc::test::SyntheticWorkers data({3000, 2000}, P, 21);
+  const auto weights = weights_for(data.layout);
+  const gc::WeightsView wv{weights.data(), &data.layout};
+  // Nothing is stale at t = 0: every kept element is kept by importance.
+  const auto r = Run("iwp",
+                     {{"density", 0.01},
+                      {"warmup_iterations", 0},
+                      {"min_samples", 100},
+                      {"sample_rate", 0.05}},
+                     P)
+                     .step(data.views(), 0, 7, &wv);
+  const auto leader = r.info.at("leader").get<std::size_t>();
+  const auto kept = r.info.at("kept").get<std::uint64_t>();
+  REQUIRE(r.info.at("kept_by_importance").get<std::uint64_t>() == kept);
+  REQUIRE(kept != 50); // k: the sampled level keeps about k, not exactly
+  const gc::KernelRun* level = find_kernel(r.kernels[leader], "global level");
+  const gc::KernelRun* select = find_kernel(r.kernels[leader], "layer-wise thresholds");
+  REQUIRE(level != nullptr);
+  REQUIRE(select != nullptr);
+  CHECK(level->n == 5000);
+  CHECK(level->k == 250); // max(min_samples, 0.05 d) samples
+  CHECK(select->n == 5000);
+  CHECK(select->k == kept);
+  for (std::size_t w = 0; w < P; ++w) {
+    CAPTURE(w);
+    CHECK((find_kernel(r.kernels[w], "global level") != nullptr) == (w == leader));
+    for (const char* label : {"own values at the indices", "apply the update"}) {
+      const gc::KernelRun* kernel = find_kernel(r.kernels[w], label);
+      REQUIRE(kernel != nullptr);
+      CHECK(kernel->n == kept);
+    }
+  }
+}
+
+TEST_CASE("IWP: a round that keeps nothing steers the level as if it kept half an element") {
+  // Uniform importance (ones over ones): every score is 1 and the level is
+  // the correction. t = 0 keeps all 1000 of k = 10, so the correction becomes
+  // (1000 / 10)^0.5 = 10; t = 1 then keeps nothing, and steers by
+  // (0.5 / 10)^0.5: a ratio of 0 would drop the correction to its floor,
+  // 1e-6, and the next round would keep the whole model again.
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({1000});
+  const std::vector<float> ones(1000, 1.0f);
+  const std::vector<gc::GradientView> grads{{ones.data(), &layout}};
+  const gc::WeightsView wv{ones.data(), &layout};
+  Run run("iwp", {{"density", 0.01}, {"warmup_iterations", 0}, {"release_probability", 0.0}}, 1);
+  const auto first = run.step(grads, 0, 7, &wv);
+  CHECK(first.info.at("kept").get<std::size_t>() == 1000);
+  CHECK(first.info.at("correction").get<double>() == doctest::Approx(10.0).scale(0));
+  const auto second = run.step(grads, 1, 7, &wv);
+  CHECK(second.info.at("kept").get<std::size_t>() == 0);
+  CHECK(second.info.at("correction").get<double>() ==
+        doctest::Approx(10.0 * std::sqrt(0.05)).scale(0));
 }
 
 TEST_CASE("IWP: iterations with nothing important do not unsettle the density") {
@@ -957,6 +1084,22 @@ TEST_CASE("fidelity metrics on a hand-made example") {
   CHECK(partial.energy_share == doctest::Approx(4.0 / 9.0).scale(0));
   CHECK(partial.cosine == doctest::Approx(4.0 / (2.0 * 3.0)).scale(0));
   CHECK(partial.relative_l2_error == doctest::Approx(std::sqrt(5.0) / 3.0).scale(0));
+  // The energy delivered is the average's at the update's nonzeros, not the
+  // update's own: a wrong value there delivers the same share.
+  const auto wrong = gc::measure_fidelity(views, {3, 0, 0, 0});
+  CHECK(wrong.energy_share == doctest::Approx(4.0 / 9.0).scale(0));
+  CHECK(wrong.relative_l2_error == doctest::Approx(std::sqrt(6.0) / 3.0).scale(0));
+  // A zero average: the cosine is 1 against a zero update and 0 against any
+  // other, the error is |u|, and nothing was left to deliver.
+  const std::vector<float> zero(4, 0.0f);
+  const std::vector<gc::GradientView> still = {{zero.data(), &layout}, {zero.data(), &layout}};
+  const auto none = gc::measure_fidelity(still, {0, 0, 0, 0});
+  CHECK(none.cosine == 1.0);
+  CHECK(none.relative_l2_error == 0.0);
+  CHECK(none.energy_share == 1.0);
+  const auto moved = gc::measure_fidelity(still, {3, 0, 4, 0});
+  CHECK(moved.cosine == 0.0);
+  CHECK(moved.relative_l2_error == doctest::Approx(5.0).scale(0));
 }
 
 TEST_CASE("dgc samples at least 2/density elements, and small layers whole") {
@@ -1113,8 +1256,14 @@ TEST_CASE("at density 1 every compressor sends the whole gradient") {
       CHECK(gc::measure_fidelity(views, r.update).relative_l2_error < 1e-6);
       if (c.name == "iwp" && t > 0) // after its warm-up: no level decided what was sent
         CHECK(r.info.at("level").is_null());
-      if (c.name == "dgc") // the step says it carries every layer, not "the small layers"
+      if (c.name == "dgc") { // the step says it carries every layer, not "the small layers"
         CHECK(r.steps.back().label == "allreduce every layer (density 1)");
+        // One allreduce of d floats: no empty allgatherv of pairs beside it.
+        CHECK(r.steps.size() == 1);
+        const gc::KernelRun* pack = find_kernel(r.kernels[0], "pack the layers");
+        REQUIRE(pack != nullptr);
+        CHECK(pack->n == data.layout.total());
+      }
     }
   }
 }

@@ -55,6 +55,9 @@ TEST_CASE("registry rejects unknown names and bad parameters with a message nami
 TEST_CASE("did_you_mean picks the closest name or nothing") {
   CHECK(gc::did_you_mean("second_rnd", {"rows", "second_round"}) == "second_round");
   CHECK(gc::did_you_mean("zzzzzzzz", {"rows", "columns"}).empty());
+  // Up to max(2, |word| / 3) edits: three for a word of nine letters.
+  CHECK(gc::did_you_mean("secnd_rnd", {"rows", "second_round"}) == "second_round");
+  CHECK(gc::did_you_mean("scnd_rnd", {"rows", "second_round"}).empty());
   // A truncated name is suggested whole; two letters are too few to guess.
   CHECK(gc::did_you_mean("bucket", {"bucket_size", "overlap"}) == "bucket_size");
   CHECK(gc::did_you_mean("ov", {"bucket_size", "overlap"}).empty());

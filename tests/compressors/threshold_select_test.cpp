@@ -83,3 +83,19 @@ TEST_CASE("the threshold select on zeros, infinities and NaN") {
   gc::select_at_or_above(x.data(), x.size(), 0.0f, got);
   CHECK(got.size() == x.size() - 2); // every element but the two NaN
 }
+
+TEST_CASE("a threshold sampled from as many samples as elements is the exact one") {
+  // The elements themselves, not n draws with replacement (which leave about
+  // a third out): the 10th largest |x| of 1000, for any seed.
+  const std::vector<float> x = gcsim::compress::test::heavy_tailed(1000, 17);
+  std::vector<float> magnitudes(x.size());
+  std::transform(x.begin(), x.end(), magnitudes.begin(), [](float v) { return std::fabs(v); });
+  std::sort(magnitudes.begin(), magnitudes.end(), std::greater<>());
+  const float exact = magnitudes[9];
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    CAPTURE(seed);
+    const gc::ThresholdEstimate est = gc::estimate_threshold(x.data(), x.size(), 0.01, 1000, seed);
+    CHECK(est.samples == 1000);
+    CHECK(est.threshold == exact);
+  }
+}
