@@ -21,7 +21,10 @@ What each one selects and sends, where a wrong program passed the above:
     t mod P and sends 8 bytes per index;
   - deft's k_i follow PAPERS.md's order (descending norm), the leader packs
     the partitions by LPT on n_i log2 k_i, and rank r owns bin (t + r) mod P;
-  - bench times `reps` collectives after one warm-up and keeps only those.
+  - bench times `reps` collectives after one warm-up and keeps only those,
+    sized as nccl-tests size them (an allgather's bytes are its output);
+  - deft's bytes on a case worked by hand (the leader's assignment, the
+    count, the padded indices, the union's values).
 
 Usage: worker_compressors_test.py
 """
@@ -223,7 +226,8 @@ calls = []
 real_dist, real_all_max, real_ping_pong = worker.dist, worker.all_max, worker.ping_pong
 real_run_collective = worker.run_collective
 worker.dist, worker.all_max, worker.ping_pong = NoNetwork(), (lambda v: v), (lambda: 1e-4)
-worker.run_collective = lambda collective, data, outputs: calls.append(collective)
+worker.run_collective = lambda collective, data, outputs: calls.append(
+    (collective, data.numel(), len(outputs)))
 try:
     with tempfile.TemporaryDirectory() as scratch:
         out = os.path.join(scratch, "bench.json")
@@ -236,5 +240,35 @@ finally:
 check(len(calls) == 3 * 4 and all(len(p["samples_s"]) == p["repetitions"] == 3 for p in points),
       f"bench: {len(calls)} collectives for 3 kinds of 3 repetitions and a warm-up each, "
       f"{[len(p['samples_s']) for p in points]} samples kept")
+# nccl-tests' sizes: the whole buffer, an allgather's output (each rank's
+# input a P-th of it); each point's time the median of its samples.
+check([c for c in calls if c[2] != WORLD] == []
+      and sorted(set(calls)) == [("allgather", (1 << 18) // WORLD, WORLD),
+                                 ("allreduce", 1 << 18, WORLD), ("broadcast", 1 << 18, WORLD)]
+      and [(p["collective"], p["algorithm"], p["ranks"], p["bytes"]) for p in points]
+      == [("allreduce", "ring", WORLD, 1 << 20), ("allgather", "ring", WORLD, 1 << 20),
+          ("broadcast", "binomial_tree", WORLD, 1 << 20)]
+      and all(p["seconds"] == sorted(p["samples_s"])[1] for p in points),
+      f"bench: 1 MiB allreduce and broadcast of 2^18 floats, allgather of 2^18 / P each, "
+      f"every point 1 MiB, the median time: {sorted(set(calls))}, "
+      f"{[(p['collective'], p['algorithm'], p['bytes']) for p in points]}")
+
+# DEFT's bytes, worked by hand. Layers of 6 and 2 on 2 ranks, k = 4: the
+# first cut in two (6 > 8 / 2), so partitions [0, 3), [3, 6), [6, 8) with
+# norms sqrt(14), sqrt(0.5), sqrt(200). By descending norm: the last gets
+# int(4 * 14.1 / 18.6) = 3 > 2, kept whole (k = 2); then int(2 * 3.74 / 4.45)
+# = 1 and 1. The leader broadcasts 2 counts and 3 partition ids (20 bytes);
+# each rank sends its count (4) and its one index (width 1, 4), and the
+# union (two bins of one index and the whole partition's two) has 4 values
+# (16): 44 bytes for the leader, 24 for the other.
+small = torch.tensor([3.0, 2.0, 1.0, 0.5, 0.4, 0.3, 10.0, 10.0])
+for rank, want in ((0, 44), (1, 24)):
+    sparse = worker.Sparse("deft", 8, 0.5, [6, 2], 2, rank, worker.StandIns(rank))
+    update = sparse.step(small.clone(), 0)[0]
+    check(sparse.k == 4 and worker.deft_k([14 ** 0.5, 0.5 ** 0.5, 200 ** 0.5], [3, 3, 2], 4) == [1, 1, 2]
+          and sparse.bytes_sent == want
+          and torch.nonzero(update).flatten().tolist() == [[0, 6, 7], [3, 6, 7]][rank],
+          f"deft by hand, rank {rank} of 2 at t = 0: {sparse.bytes_sent} bytes (want {want}), "
+          f"sends {torch.nonzero(update).flatten().tolist()}")
 
 check.finish()
