@@ -10,20 +10,24 @@ simulated side and its selection timed alone (see
 results/validation/README.md for why it is larger on a shared 2-core machine).
 
 Also: a job past --timeout ends run.py with one line and exit 1, leaving no
-namespace and no file; and a node's two TCP connections at once share its
-1 Gbit/s link fairly (netns.py's fair node queue): both finish within 15%
-of each other, each later than one alone would (the single FIFO class it
-replaces let the first take about 80% and finish close to its lone time),
-and together no faster than the link.
+namespace and no file; SIGTERM while the ranks run ends it with one line
+and exit 1, its ranks killed and its namespaces deleted; and a node's two
+TCP connections at once share its 1 Gbit/s link fairly (netns.py's fair
+node queue): both finish within 15% of each other, each later than one
+alone would (the single FIFO class it replaces let the first take about
+80% and finish close to its lone time), and together no faster than the
+link.
 
 Needs root and network namespaces: without them it says so and FAILS.
 Usage: minicluster_test.py PATH/TO/gcsim
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -105,6 +109,39 @@ with tempfile.TemporaryDirectory() as tmp:
             and not os.listdir(tmp)):
         sys.exit(f"FAIL: a job past --timeout: exit {done.returncode}, last line {last}, "
                  f"namespaces left: {after != before}, files: {os.listdir(tmp)}")
+# SIGTERM while the ranks run: one line, exit 1, no namespace, no rank and
+# no file left (run_main_test.py checks the same with stand-ins; this is the
+# real teardown: the ranks killed, then their namespaces deleted).
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "stopped.json")
+    before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    proc = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "scripts", "minicluster", "run.py"),
+                             "--sizes", "64M", "--train", "", "--timeout", "200", "--out", out],
+                            stderr=subprocess.PIPE, text=True)
+    ranks = []
+    for _ in range(600):  # up to 60 s for the four ranks to be running
+        listed = [subprocess.run(["ip", "netns", "pids", f"gcv{proc.pid}-n{i}"], capture_output=True,
+                                 text=True).stdout.split() for i in range(4)]
+        if all(listed) or proc.poll() is not None:
+            ranks = [int(pid) for pids in listed for pid in pids]
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, stderr = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, stderr = proc.communicate()
+    after = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    left = [pid for pid in ranks if os.path.exists(f"/proc/{pid}")]
+    last = stderr.strip().splitlines()[-1:]
+    if not (len(ranks) == 4 and proc.returncode == 1 and last
+            and last[0].startswith("run.py: stopped (signal 15)") and "Traceback" not in stderr
+            and after == before and not left and not os.listdir(tmp)):
+        sys.exit(f"FAIL: SIGTERM during a job: {len(ranks)} ranks seen, exit {proc.returncode}, "
+                 f"last line {last}, namespaces left: {after != before}, ranks left: {left}, "
+                 f"files: {os.listdir(tmp)}")
+print("SIGTERM during a job: torn down, nothing left")
 # The fair node queue: node 0's two connections at once share its link.
 with netns.Cluster(3, 1000) as cluster:
     alone = scheduling_check.transfer_times(cluster, [1], 32_000_000)[0]
