@@ -65,8 +65,11 @@ def check_args(args):
         raise BadArgument(f"--rate: {args.rate} is not in (0, 1000] Mbit/s "
                           "(faster, two cores measure the CPU)")
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    # The allgather's size is its output: each rank's block needs one float.
     for size in sizes:
-        within("sizes", size, 4, 1 << 30, "bytes is not 4 B..1 GiB")
+        within("sizes", size, 4 * args.nodes, 1 << 30,
+               f"bytes is not {4 * args.nodes} B..1 GiB (an allgather on {args.nodes} "
+               "nodes gives each rank at least one 4-byte element)")
     within("reps", args.reps, 1, 1000, "is not 1..1000")
     runs = [r for r in args.train.split(",") if r]
     for r in runs:

@@ -4,8 +4,9 @@ makes a namespace: exit 2, one line naming the option, no output file.
 
 Before, most of these surfaced as tracebacks (exit 1), and --sizes 0,
 --reps 0 or a --warmup past --iterations only after the cluster was up, as
-a worker's failure minutes into the run. Needs no root: the values are
-checked first.
+a worker's failure minutes into the run; an --sizes below 4 bytes a node
+gave an allgather of 0 bytes, which gcsim validate refused after the whole
+run. Needs no root: the values are checked first.
 
 Usage: run_args_test.py
 """
@@ -31,6 +32,7 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--sizes", "abc"], "--sizes"), (["--sizes", "0"], "--sizes"),
         (["--sizes", "4K,-1"], "--sizes"), (["--sizes", "1e400K"], "--sizes"),
         (["--sizes", "2G"], "--sizes"), (["--reps", "0"], "--reps"),
+        (["--nodes", "4", "--sizes", "8"], "--sizes"),
         (["--train", "dense,bogus"], "--train"), (["--iterations", "0"], "--iterations"),
         (["--warmup", "-1"], "--warmup"), (["--iterations", "5", "--warmup", "5"], "--warmup"),
         (["--batch", "0"], "--batch"), (["--density", "0"], "--density"),
