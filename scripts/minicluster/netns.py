@@ -24,6 +24,7 @@ run.py turns SIGINT/SIGTERM into an exception so that it does).
 """
 
 import os
+import signal
 import subprocess
 
 SUBNET = "10.77.0"
@@ -99,8 +100,13 @@ class Cluster:
         return False
 
     def _add_ns(self, name):
-        _ip("netns", "add", name)
+        # Noted first: a signal can end `ip netns add` after it made the namespace.
         self._created.append(name)
+        try:
+            _ip("netns", "add", name)
+        except subprocess.CalledProcessError:
+            self._created.pop()  # not made (one of that name was there: not ours)
+            raise
         _ip("-n", name, "link", "set", "lo", "up")
 
     def _up(self):
@@ -127,12 +133,18 @@ class Cluster:
             _in_ns(ns, "sh", "-c", "echo reno > /proc/sys/net/ipv4/tcp_congestion_control")
 
     def down(self):
-        # Deleting a namespace deletes its veth ends, and with them the peers.
-        for name in reversed(self._created):
-            subprocess.run(["ip", "netns", "pids", name], capture_output=True)
-            subprocess.run(["ip", "netns", "del", name], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-        self._created = []
+        # A second Ctrl-C or SIGTERM (run.py makes each a KeyboardInterrupt)
+        # waits until every namespace is gone, instead of cutting this short.
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            # Deleting a namespace deletes its veth ends, and with them the peers.
+            for name in reversed(self._created):
+                subprocess.run(["ip", "netns", "pids", name], capture_output=True)
+                subprocess.run(["ip", "netns", "del", name], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+            self._created = []
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
     def exec_argv(self, rank, argv):
         return ["ip", "netns", "exec", self.node_ns[rank], *argv]

@@ -15,13 +15,15 @@ run cannot tell apart.
 - teardown deletes every namespace it made (the bridge's too), after a
   normal exit, an exception in the `with` body, and a failure or a
   KeyboardInterrupt (SIGINT, or run.py's SIGTERM) half-way through
-  building it;
+  building it, also one that ends `ip netns add` after it made the
+  namespace; a second signal during the teardown waits for its end;
 - can_create_namespaces says why not (no `ip`, `ip netns add` refused) and
   deletes its probe; Cluster refuses more than 1 Gbit/s and 2..16 nodes.
 
 Usage: netns_commands_test.py
 """
 import os
+import signal
 import subprocess
 import sys
 
@@ -153,20 +155,68 @@ check(raised is not None and sorted(deleted(recorder.calls)) == sorted(added(rec
       f"an exception in the body passes on ({raised!r}) after deleting all 3 namespaces "
       f"({deleted(recorder.calls)})")
 
-# A failure half-way through building: what was made is deleted, the error passes on.
+
+class InterruptedAfter(Recorder):
+    """A signal that arrives as the n-th checked command returns: it ran."""
+
+    def run(self, argv, check=False, **kwargs):
+        done = super().run(argv, check=False, **kwargs)
+        if check:
+            self.checked += 1
+            if self.checked == self.fail_at:
+                raise self.error
+        return done
+
+
+# A failure half-way through building: what was made is deleted (one that
+# may have been made too: deleting one that was not is harmless), nothing
+# else, and the error passes on. Commands 1, 5 and 22 add namespaces.
 for error in (subprocess.CalledProcessError(1, ["ip"], b"", b"RTNETLINK answers: File exists"),
               KeyboardInterrupt("signal 15")):
-    for fail_at in (5, 12, 25):
-        recorder = Recorder(fail_at, error)
-        try:
-            recorded(lambda: netns.Cluster(3, RATE, prefix="gct").__enter__(), recorder)
-            raised = None
-        except BaseException as caught:
-            raised = caught
-        made, gone = added(recorder.calls), deleted(recorder.calls)
-        check(raised is error and made and sorted(gone) == sorted(made),
-              f"{type(error).__name__} at command {fail_at} of building: passed on "
-              f"({raised!r}), the {len(made)} namespaces made so far deleted ({gone})")
+    for kind in (Recorder, InterruptedAfter):
+        if kind is InterruptedAfter and isinstance(error, subprocess.CalledProcessError):
+            continue  # a failed command made nothing
+        for fail_at in (1, 5, 12, 22, 25):
+            recorder = kind(fail_at, error)
+            try:
+                recorded(lambda: netns.Cluster(3, RATE, prefix="gct").__enter__(), recorder)
+                raised = None
+            except BaseException as caught:
+                raised = caught
+            made, gone = added(recorder.calls), deleted(recorder.calls)
+            own = {"gct-br", "gct-n0", "gct-n1", "gct-n2"}
+            check(raised is error and set(made) <= set(gone) <= own
+                  and (isinstance(error, KeyboardInterrupt) or set(gone) == set(made)),
+                  f"{type(error).__name__} at command {fail_at} of building "
+                  f"({'after' if kind is InterruptedAfter else 'before'} it ran): passed on "
+                  f"({raised!r}), the {len(made)} namespaces made so far deleted ({gone})")
+
+
+# A second signal during the teardown (run.py makes SIGTERM a
+# KeyboardInterrupt): it waits until every namespace is deleted.
+class SignalledDuringTeardown(Recorder):
+    def run(self, argv, check=False, **kwargs):
+        if list(argv[:3]) == ["ip", "netns", "del"] and not deleted(self.calls):
+            os.kill(os.getpid(), signal.SIGTERM)
+        return super().run(argv, check, **kwargs)
+
+
+def stop(signum, _frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+previous = signal.signal(signal.SIGTERM, stop)
+recorder = SignalledDuringTeardown()
+try:
+    recorded(lambda: netns.Cluster(3, RATE, prefix="gct").__enter__().down(), recorder)
+    raised = None
+except KeyboardInterrupt as caught:
+    raised = caught
+signal.signal(signal.SIGTERM, previous)
+check(raised is not None and sorted(deleted(recorder.calls)) == sorted(added(recorder.calls))
+      and len(added(recorder.calls)) == 4,
+      f"SIGTERM during the teardown: all 4 namespaces deleted ({deleted(recorder.calls)}), "
+      f"then the interrupt passes on ({raised!r})")
 
 # can_create_namespaces: why not, and no probe left.
 
