@@ -857,6 +857,40 @@ TEST_CASE("IWP: the leader's kernels, each on the sizes it works on") {
   }
 }
 
+TEST_CASE("IWP: a layer's base is its mean plus the weighted variance-to-mean") {
+  // Importances over unit weights. Layer a: 1000 ones, scores 1. Layer b:
+  // {1, 0.45} and 32 zeros: mean 1.45/34, variance 1.2025/34 - mean^2, so
+  // its base is mean + var/mean = 0.829 and its scores 1.206 and 0.543.
+  // With k half the model, the level is a score of layer a (1) in all but
+  // a vanishing share of samples, so b's first element passes and its second
+  // does not. A base of mean + var (0.076) gave 0.45 a score of 5.9; with
+  // variance_weight 0 the base is the mean, and 0.45 scores 10.6.
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({1000, 34});
+  std::vector<float> grad(1034, 0.0f);
+  std::fill(grad.begin(), grad.begin() + 1000, 1.0f);
+  grad[1000] = 1.0f;
+  grad[1001] = 0.45f;
+  const std::vector<float> ones(1034, 1.0f);
+  const std::vector<gc::GradientView> grads{{grad.data(), &layout}};
+  const gc::WeightsView wv{ones.data(), &layout};
+  const auto support = [&](double variance_weight) {
+    Run run("iwp",
+            {{"density", 0.5},
+             {"warmup_iterations", 0},
+             {"release_probability", 0.0},
+             {"variance_weight", variance_weight}},
+            1);
+    return run.step(grads, 0, 7, &wv).support;
+  };
+  const std::vector<gc::Index> weighted = support(1.0);
+  CHECK(weighted.size() == 1001);
+  CHECK(std::binary_search(weighted.begin(), weighted.end(), gc::Index{1000}));
+  CHECK_FALSE(std::binary_search(weighted.begin(), weighted.end(), gc::Index{1001}));
+  const std::vector<gc::Index> by_mean = support(0.0);
+  CHECK(by_mean.size() == 1002);
+  CHECK(std::binary_search(by_mean.begin(), by_mean.end(), gc::Index{1001}));
+}
+
 TEST_CASE("IWP: a round that keeps nothing steers the level as if it kept half an element") {
   // Uniform importance (ones over ones): every score is 1 and the level is
   // the correction. t = 0 keeps all 1000 of k = 10, so the correction becomes
