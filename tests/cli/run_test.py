@@ -45,6 +45,13 @@ with tempfile.TemporaryDirectory() as work:
         check(field in result["summary"], f"summary.{field} present")
         check(all(field in it for it in result["iterations"]), f"iterations[].{field} present")
     check(len(result["iterations"]) == 5, "one record per simulated iteration")
+    # README, "What result.json holds": the version that wrote it and the
+    # unit of each kind of figure.
+    check(result.get("gcsim_version") == gcsim("--version").stdout.split()[1]
+          and result.get("units") == {"time": "seconds", "data": "bytes",
+                                      "throughput": "samples per second"},
+          f"result.json names its gcsim version and units: {result.get('gcsim_version')!r}, "
+          f"{result.get('units')}")
     summary = result["summary"]
     check(summary["workers"] == 8, "the quickstart platform has 8 workers")
     check(abs(summary["iteration_time_s"] - summary["compute_s"]
@@ -76,6 +83,12 @@ with tempfile.TemporaryDirectory() as work:
     check(result["model"]["compute_times"] == {"source": "device profile"},
           "a layer spec's compute comes from the device profile, and result.json says so")
     check("compute times measured" not in stdout, "no capture-times line without a trace")
+
+    # The run's facts count every iteration, the warm-up ones too.
+    _, _, warmed = run(os.path.join(work, "warm"), "--set", "training.warmup_iterations=2")
+    check(warmed["summary"]["iterations"] == 5 and warmed["summary"]["warmup_iterations"] == 2
+          and [it.get("warmup", False) for it in warmed["iterations"]] == [True] * 2 + [False] * 3,
+          f"summary.iterations counts the warm-up: {warmed['summary']['iterations']}")
 
     _, _, four = run(os.path.join(work, "c"), "--set", "platform.nodes=4")
     check(four["summary"]["workers"] == 4, "--set platform.nodes=4 gives 4 workers")
@@ -375,6 +388,20 @@ with tempfile.TemporaryDirectory() as work:
     check(slip.returncode == 2 and slip.stderr.strip() ==
           'mime.json: file not found; did you mean "mine.json"?',
           f"a slip in a scenario's name: {slip.stderr.strip()}")
+
+# A path recorded as given that is not UTF-8 (here the trace folder gcsim
+# inspect names in its JSON) gets U+FFFD for its bad bytes; a strict dump
+# failed as an internal error after the work was done.
+with tempfile.TemporaryDirectory() as work:
+    odd = os.path.join(work.encode(), b"trace\xff")
+    os.symlink(os.path.join(ROOT, "workloads", "traces", "fmnist-cnn-16w"), odd)
+    report = os.path.join(work, "inspect.json")
+    inspected = subprocess.run([GCSIM.encode(), b"inspect", odd, b"--json", report.encode()],
+                               capture_output=True, timeout=120)
+    recorded = json.load(open(report))["trace"] if os.path.exists(report) else None
+    check(inspected.returncode == 0 and recorded == work + "/trace\ufffd",
+          f"a path that is not UTF-8 is recorded with U+FFFD: {inspected.returncode} {recorded!r} "
+          f"{inspected.stderr.strip()[:200]!r}")
 
 help_text = gcsim("--help")
 check(help_text.returncode == 0 and "run" in help_text.stdout, "gcsim --help lists the commands")
