@@ -275,10 +275,15 @@ with tempfile.TemporaryDirectory() as work:
           "(iteration i is captured iteration i mod 4)\n" in printed.stdout
           and gradients.get("iterations_taken_in_turn") is True,
           f"synthesized workers and reused iterations are said ({printed.stdout[:400]!r})")
-    fewer = subprocess.run([GCSIM, "run", scenario(work, {"name": "topk", "density": 0.01}, 16),
+    # (All 4 captured iterations: the boundary of "taken in turn".)
+    fewer = subprocess.run([GCSIM, "run", scenario(work, {"name": "topk", "density": 0.01}, 16,
+                                                   {"training": {"iterations": 4,
+                                                                 "batch_per_worker": 64}}),
                             "--out", os.path.join(work, "all-captured")],
                            capture_output=True, text=True, timeout=600)
-    check("  gradients:" not in fewer.stdout,
+    with open(os.path.join(work, "all-captured", "result.json")) as handle:
+        all_captured = json.load(handle)["model"]["gradients"]
+    check("  gradients:" not in fewer.stdout and "iterations_taken_in_turn" not in all_captured,
           "a run on exactly the trace's workers and iterations says nothing of it")
     # Fewer workers than captured: which ones was said nowhere but in
     # result.json's counts, and a subset's union is smaller.
@@ -314,7 +319,9 @@ with tempfile.TemporaryDirectory() as work:
                                  capture_output=True, text=True, timeout=600)
         note = ("  note: iterations 0 to 4 are iwp's dense warm-up, and 3 of them are in these "
                 "means (training.warmup_iterations 5 leaves them out)\n")
-        check((note in printed.stdout) == said and printed.returncode == 0,
+        # Not said at all when training.warmup_iterations covers it.
+        check((note in printed.stdout) == said == ("dense warm-up" in printed.stdout)
+              and printed.returncode == 0,
               f"IWP's warm-up in the means is said with training.warmup_iterations {warmup}: "
               f"{said}")
 
@@ -420,6 +427,29 @@ with tempfile.TemporaryDirectory() as work:
           and math.isclose(shortened["iterations"][0]["iteration_time_s"],
                            replay["iterations"][0]["iteration_time_s"], rel_tol=1e-12),
           "--set training.iterations=1 replays the schedule's first iteration")
+    # As many iterations as recorded is all of them, not too many.
+    exact, _ = run(work, {"name": "deft", "density": 0.01}, 8, "--replay", schedule,
+                   "--set", "training.iterations=2", out="r9")
+    check(len(exact["iterations"]) == 2, "--set training.iterations=2 replays both recorded")
+    # A warm-up as long as the replayed schedule leaves nothing to average.
+    all_warm = subprocess.run([GCSIM, "run", scenario(work, {"name": "deft", "density": 0.01}, 8,
+                                                      {"training": {"iterations": 5,
+                                                                    "warmup_iterations": 2,
+                                                                    "batch_per_worker": 64}}),
+                               "--out", os.path.join(work, "r10"), "--replay", schedule],
+                              capture_output=True, text=True, timeout=60)
+    check(all_warm.returncode == 2 and all_warm.stderr.startswith(schedule + ": /iterations: the "
+                                                                  "schedule has 2 iterations"),
+          f"a replay with as many warm-up iterations as recorded is refused: "
+          f"{all_warm.stderr.strip()}")
+    # The replayed schedule is an input: a timeline onto it is refused.
+    schedule_before = open(schedule, "rb").read()
+    onto = subprocess.run([GCSIM, "run", scenario(work, {"name": "deft", "density": 0.01}, 8),
+                           "--out", os.path.join(work, "r11"), "--replay", schedule,
+                           "--timeline", schedule], capture_output=True, text=True, timeout=60)
+    check(onto.returncode == 2 and onto.stderr.startswith("--timeline:")
+          and open(schedule, "rb").read() == schedule_before,
+          f"--timeline onto the --replay schedule is refused: {onto.stderr.strip()}")
     whole, _ = run(work, {"name": "deft", "density": 0.01}, 8, "--replay", schedule,
                    "--set", 'training={"batch_per_worker": 64}', out="r7")
     check(len(whole["iterations"]) == 2,
