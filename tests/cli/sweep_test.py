@@ -124,6 +124,18 @@ with tempfile.TemporaryDirectory() as work:
         if row["command"] not in first.stdout:
             matches = False
     check(matches, "CSV values equal result.json exactly; command column = command.txt = printed")
+    # Commands name paths inside the working directory relatively (committed
+    # results carry no home folders), and a --scratch-dir only when given.
+    check(all(f" --out results/tiny/points/{row['point']}" in row["command"]
+              and "--scratch-dir" not in row["command"] for row in rows),
+          f"a point's command: --out relative, no --scratch-dir unasked: {rows[0]['command']}")
+    # A point's log opens with the command as run (with the sweep's
+    # --memory-share), then the point's own output.
+    with open(os.path.join(out, "points", IDS[0], "log.txt")) as handle:
+        log = handle.read().splitlines()
+    check(log[:1] == [f"# run as: {rows[0]['command']} --memory-share 0.5"]
+          and any(line.startswith("  result: ") for line in log),
+          f"log.txt opens with the command as run, then the point's output: {log[:2]}")
     check(float(rows[0]["communication_total_s"]) > 5 * float(rows[1]["communication_total_s"]),
           "the bandwidth override reaches each point (1 Gbps is much slower than 10 Gbps)")
     check([float(row["workers"]) for row in rows] == [2, 2, 4, 4],
@@ -142,6 +154,9 @@ with tempfile.TemporaryDirectory() as work:
     again = sweep(work, sweep_file)
     check(again.returncode == 0 and mtimes(out) == before,
           "a finished sweep rerun recomputes nothing")
+    cores = len(os.sched_getaffinity(0))
+    check(f"4 done, 0 to run on {cores} core{'' if cores == 1 else 's'}\n" in again.stdout,
+          f"without --jobs, as many points at a time as cores ({cores}): {again.stdout[-200:]!r}")
     check(read(csv_path) == original, "and rewrites a byte-identical sweep.csv")
 
     os.remove(os.path.join(out, "points", IDS[1], "result.json"))
@@ -151,6 +166,11 @@ with tempfile.TemporaryDirectory() as work:
           "an interrupted sweep resumes with only the missing point")
     check(all(after[p] == before[p] for p in IDS if p != IDS[1]),
           "finished points are not recomputed (their result.json untouched)")
+    # One point to run has all the memory, whatever --jobs allows.
+    with open(os.path.join(out, "points", IDS[1], "log.txt")) as handle:
+        header = handle.readline()
+    check("--memory-share" not in resumed.stdout and "--memory-share" not in header,
+          f"a point running alone gets no --memory-share: {header.strip()}")
     check(read(csv_path) == original, "the resumed sweep gives a byte-identical sweep.csv")
 
     # A result.json that is not a result (an empty file, another JSON object)
@@ -446,16 +466,19 @@ with tempfile.TemporaryDirectory() as work:
     # sweep's own "# run as:" header as its error.
     killed_out = os.path.join(work, "killed")
     killed = subprocess.Popen([GCSIM, "sweep", slow_file, "--out", killed_out, "--jobs", "1"],
-                              cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
     deadline = time.monotonic() + 60
     while not points_running(b"killed/points/") and time.monotonic() < deadline:
         time.sleep(0.05)
     for pid in points_running(b"killed/points/"):
         os.kill(pid, signal.SIGKILL)
-    _, stderr = killed.communicate(timeout=120)
+    stdout, stderr = killed.communicate(timeout=120)
     check(killed.returncode == 1 and "killed by signal 9" in stderr and "(no output)" in stderr
           and "# run as" not in stderr,
           f"a point killed before its first line is reported as such: {stderr.strip()!r}")
+    # Killed by another hand than the sweep's: it failed, it was not stopped.
+    check("p000_nodes-24  FAILED in " in stdout and "stopped by" not in stdout,
+          f"a point killed from outside is FAILED: {stdout[-200:]!r}")
 
 check.finish()
