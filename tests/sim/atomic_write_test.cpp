@@ -109,6 +109,14 @@ TEST_CASE("a failed write throws WriteError and keeps the earlier file") {
     CHECK_THROWS_AS(gcsim::check_writable(under_a_file), gcsim::WriteError);
     CHECK_THROWS_AS(gcsim::write_file_atomically(under_a_file, "x"), gcsim::WriteError);
   }
+  SUBCASE("a folder made before the failure goes again") {
+    // The first folder can be made, the second's name is too long.
+    const fs::path too_long = folder / "new" / std::string(300, 'x') / "result.json";
+    CHECK_THROWS_AS(gcsim::check_writable(too_long), gcsim::WriteError);
+    CHECK_FALSE(fs::exists(folder / "new"));
+    CHECK_THROWS_AS(gcsim::write_file_atomically(too_long, "x"), gcsim::WriteError);
+    CHECK_FALSE(fs::exists(folder / "new"));
+  }
   SUBCASE("a folder where the file goes") {
     // The partial file beside it can be made; only the rename would fail.
     CHECK_THROWS_WITH_AS(gcsim::check_writable(folder), doctest::Contains("Is a directory"),

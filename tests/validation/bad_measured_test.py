@@ -251,6 +251,15 @@ with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run([GCSIM, "validate", good, option, ""], capture_output=True,
                               text=True, timeout=120)
         report(f"empty {option}", refusal_problems(done, [f"{option}: empty"]), done, tmp)
+    # The platform comes from one place; --out is the fit's calibrated platform.
+    for label, args, needle in [
+            ("--fit with --platform", ["--fit", "--platform", good], "--fit: choose one of"),
+            ("--platform with --scenario", ["--platform", good, "--scenario", good],
+             "--fit: choose one of"),
+            ("--out without --fit", ["--out", calibrated], "--out: writes the calibrated")]:
+        done = subprocess.run([GCSIM, "validate", good] + args, capture_output=True, text=True,
+                              timeout=120)
+        report(label, refusal_problems(done, [needle], 2, calibrated), done, tmp)
     # A file an option names that cannot be read was reported by its path
     # alone; the message now says which option named it. The compressed run
     # is what reads --trace and --device.
