@@ -73,7 +73,8 @@ public:
     if (!out_file_.empty() && !fit_)
       throw InputError("--out", "", "writes the calibrated platform: it needs --fit");
     if (fit_ + !platform_file_.empty() + !scenario_file_.empty() > 1)
-      throw InputError("--fit", "", "choose one of --fit, --platform and --scenario");
+      throw InputError(fit_ ? "--fit" : "--platform", "",
+                       "choose one of --fit, --platform and --scenario");
     // --device and --trace as the training simulation reads them.
     validate::TrainingInputs training;
     training.trace = resolve_input_path(trace_, measured_file_);

@@ -255,7 +255,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for label, args, needle in [
             ("--fit with --platform", ["--fit", "--platform", good], "--fit: choose one of"),
             ("--platform with --scenario", ["--platform", good, "--scenario", good],
-             "--fit: choose one of"),
+             "--platform: choose one of"),
             ("--out without --fit", ["--out", calibrated], "--out: writes the calibrated")]:
         done = subprocess.run([GCSIM, "validate", good] + args, capture_output=True, text=True,
                               timeout=120)
