@@ -157,6 +157,32 @@ for bar in drawn[1].axes[0].patches:
         stacks[x] = stacks.get(x, 0.0) + bar.get_height()
 if sorted(round(v, 9) for v in stacks.values()) != [30.0, 40.0]:
     failures.append(f"the phase bars do not stack to 30 and 40 ms: {stacks}")
+# The scatter panel: measured on x and simulated on y, both log, and the
+# band within 10% of y = x (a band of 20%, linear axes or swapped axis labels
+# drew and passed).
+if (scatter_axis.get_xscale(), scatter_axis.get_yscale()) != ("log", "log"):
+    failures.append(f"the validation axes are not log-log: {scatter_axis.get_xscale()}, "
+                    f"{scatter_axis.get_yscale()}")
+if (scatter_axis.get_xlabel(), scatter_axis.get_ylabel()) != ("measured (s)", "simulated (s)"):
+    failures.append(f"the validation axes are not measured (x) and simulated (y): "
+                    f"{scatter_axis.get_xlabel()!r}, {scatter_axis.get_ylabel()!r}")
+band = [c for c in scatter_axis.collections if c.get_label() == "within 10%"]
+ratios = sorted(y / x for c in band for path in c.get_paths() for x, y in path.vertices)
+if not (len(band) == 1 and abs(ratios[0] * 1.1 - 1) < 1e-9 and abs(ratios[-1] / 1.1 - 1) < 1e-9):
+    failures.append(f"the band is not y = x/1.1 to 1.1x: simulated/measured {ratios[:1]} to "
+                    f"{ratios[-1:]}")
+# Each phase at its own height, measured on the left (x = -0.5), simulated on
+# the right: the stacks' totals alone passed with compute and communication
+# swapped, or the two sides swapped.
+expected = {(-0.5, "compute"): 10.0, (-0.5, "compression"): 2.0, (-0.5, "communication"): 8.0,
+            (-0.5, "the rest"): 10.0, (0.5, "compute"): 12.0, (0.5, "compression"): 1.0,
+            (0.5, "communication"): 20.0, (0.5, "the rest"): 7.0}
+phases = {(round(bar.get_x() + bar.get_width() / 2, 6), container.get_label()):
+          round(bar.get_height(), 9)
+          for container in drawn[1].axes[0].containers for bar in container.patches
+          if bar.get_width() > 0}
+if phases != expected:
+    failures.append(f"the phase bars are not each phase's ms, measured left: {phases}")
 rows = [{"_facet": "", "_variant": "dense", "workers": 4, "bytes_sent_per_worker": 1000.0},
         {"_facet": "", "_variant": "topk", "workers": 4, "bytes_sent_per_worker": 10.0}]
 plot.add_compression_ratio(rows)
