@@ -11,6 +11,7 @@ device profile and refuses bad ones the same way.
 Usage: plot_test.py   (runs scripts/plot.py with Debian's /usr/bin/python3)
 """
 import csv
+import hashlib
 import json
 import math
 import os
@@ -404,6 +405,140 @@ check(plot_module.facet_title(long_facet)
       and plot_module.facet_title((("platform", "ring"), ("training.allreduce", "tree")))
       == "platform = ring, allreduce = tree", "panel titles wrap only when too long")
 
+# What the sweep figures show, drawn in this process from a sweep.csv whose
+# rows run from the most workers down: each line is its own compressor's
+# column against workers (or the compression ratio), in worker order, on a
+# log2 worker axis; dense's linear scaling is its first point times the
+# worker ratio; each time-breakdown bar stacks to its iteration in ms, the
+# worker counts in order. Files were all that was checked: a speedup figure
+# of throughput, fidelity files swapped, the scaling line upside down passed.
+with tempfile.TemporaryDirectory() as work:
+    table = synthetic_rows(full=True)
+    write_csv(os.path.join(work, "sweep.csv"), table[::-1])
+    rows, params, _ = plot_module.load([os.path.join(work, "sweep.csv")])
+    plot_module.annotate(rows, params)
+    drawn = {}
+    real_save = plot_module.save
+    plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
+    try:
+        plot_module.setup_matplotlib()
+        for _, draw in plot_module.FIGURES:
+            draw(rows, work, plot_module.Written())
+    finally:
+        plot_module.save = real_save
+
+    def expected(bandwidth, column, x="workers"):
+        """{compressor: sorted [(x, column)]} of the table's rows at `bandwidth`."""
+        dense = {r["workers"]: r["bytes_sent_per_worker"] for r in table
+                 if r["compressor_name"] == "dense" and r["platform.link.bandwidth"] == bandwidth}
+        lines = {}
+        for r in table:
+            if r["platform.link.bandwidth"] == bandwidth:
+                at = dense[r["workers"]] / r["bytes_sent_per_worker"] if x == "ratio" else r[x]
+                lines.setdefault(r["compressor_name"], []).append((at, r[column]))
+        return {name: sorted(points) for name, points in lines.items()}
+
+    def line_problems(stem, column, ylabel, x="workers"):
+        problems = []
+        for axis in drawn[stem].axes:
+            if not axis.get_visible():
+                continue
+            bandwidth = axis.get_title().split(" = ")[-1]
+            want = expected(bandwidth, column, x)
+            got = {}
+            for line in axis.get_lines():
+                if line.get_label() != "linear scaling of dense":
+                    got[line.get_label().split(" ")[0]] = list(zip(line.get_xdata(),
+                                                                   line.get_ydata()))
+            if got.keys() != want.keys() or any(
+                    not all(math.isclose(a, b) for p, q in zip(got[k], want[k])
+                            for a, b in zip(p, q)) or len(got[k]) != len(want[k]) for k in want):
+                problems.append(f"{bandwidth}: lines {got} are not the rows' {want}")
+            if axis.get_ylabel() != ylabel:
+                problems.append(f"{bandwidth}: y label {axis.get_ylabel()!r}")
+            if x == "workers" and not (axis.get_xscale() == "log"
+                                       and axis.xaxis.get_transform().base == 2):
+                problems.append(f"{bandwidth}: the worker axis is not log2")
+            if x == "ratio" and axis.get_xscale() != "log":
+                problems.append(f"{bandwidth}: the compression ratio axis is not log")
+        return problems
+
+    for stem, column, ylabel, x in (
+            ("throughput", "throughput_samples_per_s", "throughput (samples/s)", "workers"),
+            ("speedup", "speedup_vs_dense", "speedup over dense (x)", "workers"),
+            ("density", "density_after_aggregation", "density after aggregation", "workers"),
+            ("fidelity", "fidelity.cosine", "cosine similarity to dense", "ratio"),
+            ("fidelity_rel_l2", "fidelity.rel_l2", "relative L2 error vs dense", "ratio")):
+        problems = line_problems(stem, column, ylabel, x) if stem in drawn else ["not drawn"]
+        check(not problems, f"{stem}: each compressor's {column} against {x}, in order: "
+              f"{'; '.join(problems)[:600] or 'yes'}")
+    # A log y axis where the values span more than a decade (throughput from
+    # 2 to 64 workers), linear where not (speedup 1 to 1.5).
+    scales = {stem: {axis.get_yscale() for axis in drawn[stem].axes}
+              for stem in ("throughput", "speedup")}
+    check(scales == {"throughput": {"log"}, "speedup": {"linear"}},
+          f"log y only where the values span more than a decade: {scales}")
+    scaling = []
+    for axis in drawn["throughput"].axes:
+        dense = expected(axis.get_title().split(" = ")[-1], "throughput_samples_per_s")["dense"]
+        scaling += [(list(line.get_xdata()), list(line.get_ydata()), dense)
+                    for line in axis.get_lines() if line.get_label() == "linear scaling of dense"]
+    scales_well = len(scaling) == 2 and all(
+        xs == [w for w, _ in dense] and all(math.isclose(y, dense[0][1] * w / dense[0][0])
+                                            for w, y in zip(xs, ys))
+        for xs, ys, dense in scaling)
+    check(scales_well, "dense's linear scaling: its first point times the worker ratio"
+          + ("" if scales_well else f": (workers, drawn, dense's points) {scaling}"))
+    for bandwidth in ("1Gbps", "10Gbps"):
+        figure = drawn.get(f"time_breakdown_bandwidth-{bandwidth}")
+        problems = [] if figure else ["not drawn"]
+        for axis in (figure.axes if figure else []):
+            if not axis.get_visible():
+                continue
+            name = axis.get_title().split(" ")[0]
+            mine = sorted((r["workers"], r["iteration_time_s"]) for r in table
+                          if r["compressor_name"] == name
+                          and r["platform.link.bandwidth"] == bandwidth)
+            ticks = [label.get_text() for label in axis.get_xticklabels()]
+            totals = {}
+            for bar in axis.patches:
+                totals[round(bar.get_x() + bar.get_width() / 2, 6)] = totals.get(
+                    round(bar.get_x() + bar.get_width() / 2, 6), 0.0) + bar.get_height()
+            if ticks != [f"{w:g}" for w, _ in mine] or not all(
+                    math.isclose(totals.get(i, 0.0), seconds * 1e3)
+                    for i, (_, seconds) in enumerate(mine)):
+                problems.append(f"{name}: bars {ticks} {totals}, expected {mine} in ms")
+            if axis.get_ylabel() not in ("", "time per iteration (ms)"):
+                problems.append(f"{name}: y label {axis.get_ylabel()!r}")
+        check(not problems and any(a.get_ylabel() == "time per iteration (ms)"
+                                   for a in (figure.axes if figure else [])),
+              f"time breakdown at {bandwidth}: bars stack to each iteration in ms, workers in "
+              f"order: {'; '.join(problems)[:600] or 'yes'}")
+    plot_module.plt.close("all")
+
+# Figures of a sweep record its sweep.csv's SHA-256 (the PDF's Subject, the
+# PNG's Source), as tests/cli/studies_test.py reads it to find stale ones:
+# only committed figures were checked, so a plot.py hashing other bytes, or
+# writing another key, passed until the next replot.
+from PIL import Image  # noqa: E402  (python3-matplotlib's dependency)
+
+with tempfile.TemporaryDirectory() as work:
+    folder = os.path.join(work, "sweep")
+    os.makedirs(folder)
+    write_csv(os.path.join(folder, "sweep.csv"), synthetic_rows(full=False)[:3])
+    with open(os.path.join(folder, "sweep.csv"), "rb") as handle:
+        source = "sweep.csv sha256 " + hashlib.sha256(handle.read()).hexdigest()
+    result = plot(folder)
+    figures = os.path.join(folder, "figures")
+    with Image.open(os.path.join(figures, "throughput.png")) as image:
+        png_source = image.text.get("Source")
+    with open(os.path.join(figures, "throughput.pdf"), "rb") as handle:
+        pdf = handle.read()
+    check(result.returncode == 0 and png_source == source
+          and f"/Subject ({source})".encode() in pdf,
+          f"a sweep's figures record its sweep.csv's SHA-256: PNG Source {png_source!r}, "
+          f"PDF Subject {f'/Subject ({source})'.encode() in pdf}")
+
 # plot_profile.py's series: sample_threshold's 0.2% of n was drawn on the
 # 0.1% curve (2x off its point) and the 64-sample floor on a curve through
 # sizes it was never measured at. Each point now sits by its own fitted time.
@@ -426,5 +561,78 @@ for key, members in groups.items():
     check(ns == sorted(ns) and errors[len(errors) // 2] < 0.1,
           f"{key[0]}: the line joins the fitted times at the points' own shapes "
           f"(median |fitted/measured - 1| {errors[len(errors) // 2]:.3f})")
+
+
+# Series by k/n to one digit, the rate read as the middle of [k, k + 1) / n:
+# a rate of 0.1% is one series from n = 1500 (k = 1) to n = 980000 (k = 980).
+# The shipped profiles' points passed with k / n (n = 1500 then reads
+# 0.07%) and with two digits (0.11% at n = 4000 a series of its own).
+rates = plot_profile.series([{"n": 1500, "k": 1, "seconds": 1e-6},
+                             {"n": 4000, "k": 4, "seconds": 2e-6},
+                             {"n": 980000, "k": 980, "seconds": 1e-4},
+                             {"n": 1000000, "k": 2000, "seconds": 2e-4}])
+labels = sorted((key[0], len(members)) for key, members in rates.items())
+check(labels == [("k=0.001n", 3), ("k=0.002n", 1)],
+      f"one series per rate to one digit, k + 1/2 over n: {labels}")
+# In the gap between two pieces (up to n = 100, from n = 400) each piece
+# reaches the gap's geometric middle, n = 200, as Curve::seconds does.
+gapped = {"piecewise_in": "n", "segments": [{"up_to": 100, "per_n_s": 1.0},
+                                            {"from": 400, "per_n_s": 2.0}]}
+gap = [plot_profile.curve_seconds(gapped, {"n": n, "k": 0, "rows": 0, "cols": 0})
+       for n in (50, 150, 199, 201, 300, 500)]
+check(gap == [50.0, 150.0, 199.0, 402.0, 600.0, 1000.0],
+      f"a gap between pieces is split at its geometric middle: {gap}")
+
+# The figure, drawn in this process: log2 n against log seconds, each
+# panel's points those of its kernel; a derived profile (no points) draws
+# each kernel's curve at k = n/1000, 5 rows and n/100 columns (at least 256)
+# across its range.
+drawn = []
+real_write = plot_profile.write_figure_atomically
+plot_profile.write_figure_atomically = lambda figure, path, **options: drawn.append(figure)
+real_argv = sys.argv
+try:
+    for name in ("cpu-amd-epyc-zen4", "a100"):
+        sys.argv = ["plot_profile.py", os.path.join(ROOT, "platforms", "devices", name + ".json"),
+                    "--out", os.path.join(tempfile.gettempdir(), "never-written")]
+        with open(os.devnull, "w") as quiet:
+            real_stdout, sys.stdout = sys.stdout, quiet
+            try:
+                plot_profile.main()
+            finally:
+                sys.stdout = real_stdout
+finally:
+    plot_profile.write_figure_atomically = real_write
+    sys.argv = real_argv
+for figure, name in zip(drawn[::2], ("cpu-amd-epyc-zen4", "a100")):
+    with open(os.path.join(ROOT, "platforms", "devices", name + ".json")) as handle:
+        kernels = json.load(handle)["kernels"]
+    problems = []
+    panels = [axis for axis in figure.axes if axis.axison]
+    for axis, (kernel, entry) in zip(panels, kernels.items()):
+        if not axis.get_title().startswith(kernel + " ["):
+            problems.append(f"panel {axis.get_title()!r} for {kernel}")
+        if not (axis.get_xscale() == "log" and axis.xaxis.get_transform().base == 2
+                and axis.get_yscale() == "log"):
+            problems.append(f"{kernel}: scales {axis.get_xscale()}, {axis.get_yscale()}")
+        shown = sorted(tuple(o) for c in axis.collections for o in c.get_offsets())
+        if shown != sorted((p["n"], p["seconds"]) for p in entry.get("points", [])):
+            problems.append(f"{kernel}: the points drawn are not its points")
+        if not entry.get("points"):
+            fit = entry["fit"]
+            lines = axis.get_lines()
+            ns = list(lines[0].get_xdata()) if len(lines) == 1 else []
+            if not (ns and math.isclose(ns[0], fit["range"]["n"][0])
+                    and math.isclose(ns[-1], fit["range"]["n"][1]) and all(
+                        math.isclose(t, plot_profile.curve_seconds(fit, {
+                            "n": n, "k": max(1.0, n / 1000), "rows": 5,
+                            "cols": max(256.0, n / 100)}))
+                        for n, t in zip(ns, lines[0].get_ydata()))):
+                problems.append(f"{kernel}: the derived curve is not at k = n/1000 across "
+                                f"{fit['range']['n']}")
+    check(len(drawn) == 4 and len(panels) == len(kernels) and not problems,
+          f"plot_profile.py {name}: a log2-log panel per kernel with its points or derived "
+          f"curve: {'; '.join(problems)[:600] or 'yes'}")
+    plot_profile.plt.close("all")
 
 check.finish()
