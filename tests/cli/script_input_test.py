@@ -9,10 +9,12 @@ FLOP-rate tables, and the one-line Parser.
 
 Usage: script_input_test.py PATH/TO/gcsim
 """
+import argparse
 import contextlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -92,6 +94,34 @@ for parse, text, expected in ((script_input.parse_bandwidth, "10Gbps", 1.25e9),
     got = parse(text)
     check(got == expected, f"{parse.__name__}({text!r}) = {got!r}, expected {expected!r}")
 
+# The unit tables are units.cpp's, unit for unit and factor for factor: the
+# gcsim runs above see only accept or refuse, under which "Mbps" as 1e6
+# bytes/s or "m" as a millisecond passed.
+with open(os.path.join(ROOT, "sim", "input", "units.cpp")) as handle:
+    units_cpp = handle.read()
+for table, mine in (("kBandwidthUnits", script_input.BANDWIDTH_UNITS),
+                    ("kDurationUnits", script_input.DURATION_UNITS),
+                    ("kSizeUnits", script_input.SIZE_UNITS),
+                    ("kFlopUnits", script_input.FLOP_RATE_UNITS)):
+    body = units_cpp.split(f"{table}{{{{", 1)[1].split("}};", 1)[0]
+    theirs = {}
+    for unit, factor in re.findall(r'\{"([^"]+)",\s*([0-9.e+\-/ *]+)\}', body):
+        numbers = [float(part) for part in factor.split("/")]
+        theirs[unit] = numbers[0] / numbers[1] if len(numbers) == 2 else numbers[0]
+    check(theirs and theirs == mine,
+          f"{table}: script_input's table is units.cpp's "
+          f"({sorted(set(theirs.items()) ^ set(mine.items()))[:6] or len(theirs)})")
+
+# integer_in, bench_simulation.py's --repeat: both ends are in, no further.
+repeat = script_input.integer_in(1, 1000)
+verdicts = []
+for text in ("1", "1000", "0", "1001", "2.5", "x"):
+    try:
+        verdicts.append(repeat(text))
+    except argparse.ArgumentTypeError:
+        verdicts.append(None)
+check(verdicts == [1, 1000, None, None, None, None], f"integer_in(1, 1000): {verdicts}")
+
 # A key twice in one object: gcsim refuses the file at that key, and the
 # scripts' reader kept the last value without a word.
 with tempfile.TemporaryDirectory() as workdir:
@@ -123,6 +153,20 @@ with tempfile.TemporaryDirectory() as workdir:
           f"inside a list, a key's / escaped as in a JSON pointer: {message!r}")
     check(script_input.read_json_object(QUICKSTART) == json.load(open(QUICKSTART)),
           "a file without a key twice reads as json does")
+    # NaN and Infinity are Python's json, not JSON: gcsim refuses them, and
+    # the plots refused them only where a field was range-checked after.
+    said = []
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        with open(twice, "w") as handle:
+            handle.write('{"name": "x", "seconds": %s}' % constant)
+        try:
+            script_input.read_json_object(twice)
+            said.append(None)
+        except script_input.BadInput as error:
+            said.append(str(error))
+    check(all(s and s.startswith(f"{twice}: not JSON: ") and c in s
+              for s, c in zip(said, ("NaN", "Infinity", "-Infinity"))),
+          f"read_json_object refuses NaN and infinities as not JSON: {said}")
 
 # The Parser: one line, exit 2, the subcommand named.
 parser = script_input.Parser(prog="tool.py")
