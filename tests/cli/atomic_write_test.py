@@ -165,6 +165,34 @@ def helper_checks(tmp):
           and stat.S_ISFIFO(os.lstat(pipe).st_mode),
           f"a pipe as the target: a WriteError, the pipe kept ({error})")
 
+    # The bytes are on disk before they replace the target: fsync'd while
+    # the target still held the old ones (a crash after the rename kept an
+    # empty file where the sync was left out).
+    synced = []
+    real_fsync = os.fsync
+
+    def fsync(handle):
+        synced.append(read(path))
+        real_fsync(handle)
+
+    put_old()
+    os.fsync = fsync
+    try:
+        write_atomically(path, "synced\n")
+    finally:
+        os.fsync = real_fsync
+    check(synced == [old] and read(path) == b"synced\n",
+          f"the temporary is synced before it replaces the target: {synced}")
+
+    # Through a symbolic link, as open() writes: the link stays, its file changes.
+    link = os.path.join(tmp, "link.json")
+    os.symlink(path, link)
+    write_atomically(link, "through the link\n")
+    check(os.path.islink(link) and read(path) == b"through the link\n"
+          and os.listdir(folder) == ["result.json"],
+          "a target that is a symbolic link: its file is written, the link kept")
+    os.remove(link)
+
     # Two writers of one folder never share a temporary.
     with atomic_output(path) as first, atomic_output(path) as second:
         check(first != second and os.path.exists(first) and os.path.exists(second),
