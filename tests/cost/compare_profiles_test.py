@@ -81,6 +81,31 @@ with tempfile.TemporaryDirectory() as work:
           and line.groups()[:3] == ("3.00", "1.00", "3.00")
           and int(line.group(4)) > int(large.group(4)),
           f"without it the small sizes count, and are most points ({done.stdout!r})")
+    # --min-log2 20 keeps the points of n = 2^20 itself, and --by-density
+    # looks at n >= 2^20 only: the small sizes, 3x slower, move no density.
+    at_least = sum(point["n"] >= 2 ** 20 for kernel in profile["kernels"].values()
+                   for point in {(p["n"], p.get("k", 0), p.get("rows", 0), p.get("cols", 0)): p
+                                 for p in kernel["points"]}.values())
+    check(large is not None and int(large.group(4)) == at_least,
+          f"--min-log2 20 counts the {at_least} shapes of n >= 2^20 "
+          f"({large.group(4) if large else None})")
+    done = compare(CPU, small_slower, "--by-density")
+    per_density = re.findall(r"density ([\d.e-]+), n >= 2\^20: median ([\d.]+)", done.stdout)
+    check(done.returncode == 0 and len(per_density) > 4
+          and all(float(r) == 1.0 for _, r in per_density),
+          f"--by-density leaves the small sizes out: 1.00 at every density ({per_density})")
+    # A point of 0 s before (a kernel too fast for the clock) has no ratio:
+    # left out, not a ZeroDivisionError.
+    with open(CPU) as handle:
+        profile = json.load(handle)
+    profile["kernels"]["dense_add"]["points"][0]["seconds"] = 0
+    zero = os.path.join(work, "zero.json")
+    with open(zero, "w") as handle:
+        json.dump(profile, handle)
+    done = compare(zero, CPU)
+    check(done.returncode == 0 and not done.stderr
+          and re.search(r"^  dense_add .*\(18 points\)$", done.stdout, re.MULTILINE),
+          f"a 0 s point before is left out of the ratios ({done.returncode}: {done.stderr!r})")
     done = compare(CPU, CPU, "--min-log2", "-1")
     check(not refusal_problems(done, ["--min-log2", "-1"]), f"--min-log2 -1: exit 2 ({done.stderr!r})")
 
@@ -93,6 +118,15 @@ with tempfile.TemporaryDirectory() as work:
 
     # A point's seconds that are no time: the string was a TypeError traceback,
     # a negative time a ratio of -2.00.
+    # A point of no size (n 0) is refused as well: its ratio would count.
+    with open(CPU) as handle:
+        profile = json.load(handle)
+    profile["kernels"]["l2_norm"]["points"][3]["n"] = 0
+    with open(bad, "w") as handle:
+        json.dump(profile, handle)
+    done = compare(CPU, bad)
+    check(not refusal_problems(done, ["bad.json", "/kernels/l2_norm/points/3/n"]),
+          f"n 0: exit 2, one line naming the point ({done.returncode}: {done.stderr!r})")
     for seconds in ("fast", -2, float("nan"), None):
         with open(CPU) as handle:
             profile = json.load(handle)
