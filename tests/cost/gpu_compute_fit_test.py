@@ -83,7 +83,9 @@ def rate_of(text):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    # 1. A known model comes back out of the fit.
+    # 1. A known model comes back out of the fit, its backward rate half
+    # the forward one (a forward and a backward time per FLOP that differ,
+    # so that the passes the script prints cannot take one for the other).
     rate = rate_of(json.load(open(os.path.join(DEVICES, "h200.json")))["compute"]["forward_flop_rate"])
     efficiency = {"conv": 0.8, "linear": 0.3, "norm": 0.02}
     per_flop = {kind: 1 / (rate * e) for kind, e in efficiency.items()}
@@ -91,16 +93,27 @@ with tempfile.TemporaryDirectory() as tmp:
     files = []
     for batch in (32, 128):
         files.append(os.path.join(tmp, f"b{batch}.json"))
-        synthetic_layer_times(files[-1], batch, latency, per_flop, ratio=1.0)
+        synthetic_layer_times(files[-1], batch, latency, per_flop, ratio=2.0)
     out = os.path.join(tmp, "fitted.json")
     done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *files, "--out", out])
     check(done.returncode == 0, f"fit of synthetic passes: status {done.returncode}: {done.stderr}")
     if done.returncode == 0:
-        compute = json.load(open(out))["compute"]
+        written = json.load(open(out))
+        compute = written["compute"]
         got_latency = float(compute["layer_latency"][:-len("us")]) * 1e-6
         check(abs(got_latency / latency - 1) < 1e-3, f"layer latency {got_latency} != {latency}")
-        check(abs(rate_of(compute["backward_flop_rate"]) / rate - 1) < 1e-3,
-              f"backward rate {compute['backward_flop_rate']} != forward rate {rate}")
+        check(abs(rate_of(compute["backward_flop_rate"]) / (rate / 2) - 1) < 1e-3,
+              f"backward rate {compute['backward_flop_rate']} != half the forward rate {rate}")
+        # Without --model-times the --profile's measured times (h200.json's)
+        # are not carried into a profile whose compute model they no longer match.
+        check("model_times" not in written,
+              f"without --model-times the --profile's model_times are dropped: {sorted(written)}")
+        # The passes printed for the fit are the measured ones: the error column
+        # of every model says 0.0%.
+        block = done.stdout.split("on the fit (error: both passes)", 1)[-1].split("held out", 1)[0]
+        rows = [line for line in block.splitlines() if "imagenet" in line]
+        check(len(rows) == 6 and all(row.endswith(("+0.0%", "-0.0%")) for row in rows),
+              f"the fit's printed passes are the measured ones:\n{block}")
         for kind, e in efficiency.items():
             check(abs(compute["efficiency"][kind] / e - 1) < 1e-3,
                   f"efficiency of {kind}: {compute['efficiency'][kind]} != {e}")
@@ -199,12 +212,58 @@ with tempfile.TemporaryDirectory() as tmp:
     # exact ones predicts it 1/1.2 - 1 = -16.7% off, every model; a hold-out
     # that let the file into its own fit could not.
     slow = os.path.join(tmp, "b64-slow.json")
-    synthetic_layer_times(slow, 64, latency, per_flop, ratio=1.0, scale=1.2)
+    synthetic_layer_times(slow, 64, latency, per_flop, ratio=2.0, scale=1.2)
     done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *files, slow])
     block = done.stdout.split(f"{slow} held out of the fit", 1)[-1].split("held out", 1)[0]
     rows = [line for line in block.splitlines() if "imagenet" in line]
     check(done.returncode == 0 and len(rows) == 3 and all(r.endswith("-16.7%") for r in rows),
           f"the held-out batch is predicted by the fit on the others:\n{done.stdout}")
+
+    # --model-times: each inner batch predicted from the others by gcsim's
+    # interpolation between the two batches around it; the passes are
+    # linear in the batch, so every prediction is exact (a batch held out
+    # between 32 and 96, of 32, 96 and 128, is not weighted by 128).
+    inner = []
+    for batch in (64, 96):
+        inner.append(os.path.join(tmp, f"b{batch}.json"))
+        synthetic_layer_times(inner[-1], batch, latency, per_flop, ratio=2.0)
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), files[0], *inner, files[1],
+                "--model-times", "--out", os.path.join(tmp, "interpolated.json")])
+    block = done.stdout.split("each inner batch interpolated from the others", 1)[-1]
+    rows = [line.split() for line in block.splitlines() if "imagenet" in line]
+    check(done.returncode == 0 and sorted(int(row[1]) for row in rows) == [64] * 3 + [96] * 3
+          and all(row[-1] in ("+0.0%", "-0.0%") for row in rows),
+          f"inner batches interpolated exactly from the others:\n{block}")
+    # Two files of one batch: which one's times model_times keeps is not
+    # for the script to guess.
+    twice = os.path.join(tmp, "b32-again.json")
+    shutil.copyfile(files[0], twice)
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), files[0], twice, files[1],
+                "--model-times", "--out", os.path.join(tmp, "twice.json")])
+    check(not refusal_problems(done, ["b32-again.json", "batch 32 measured twice"], status=2,
+                               result_file=os.path.join(tmp, "twice.json")),
+          f"a batch measured twice: refused ({done.returncode}: {done.stderr.strip()[-200:]})")
+
+    # Passes a microsecond per layer shorter than their FLOPs at the rates:
+    # least squares would give a negative layer latency, which gcsim refuses;
+    # the latency is 0 and the rates are fitted without it.
+    quick = []
+    for path in files:
+        data = json.load(open(path))
+        for name, entry in data["models"].items():
+            for layer in entry["layers"]:
+                layer["forward_s"] -= latency
+                layer["backward_s"] -= latency
+            entry["plain_forward_median_s"] -= len(entry["layers"]) * (latency + 1e-6)
+            entry["plain_backward_median_s"] -= len(entry["layers"]) * (latency + 1e-6)
+        quick.append(path.replace(".json", "-quick.json"))
+        json.dump(data, open(quick[-1], "w"))
+    done = fit(["--profile", os.path.join(DEVICES, "h200.json"), *quick,
+                "--out", os.path.join(tmp, "quick.json")])
+    check(done.returncode == 0
+          and json.load(open(os.path.join(tmp, "quick.json")))["compute"]["layer_latency"]
+          == "0.000us", f"a negative layer latency is written as 0 ({done.returncode}: "
+                        f"{done.stderr.strip()[-200:]})")
 
     # --backward-per-kind recovers a backward rate of each kind's own (its
     # comparison fit), which the profile's one backward rate cannot.
@@ -463,14 +522,18 @@ with tempfile.TemporaryDirectory() as tmp:
         check(not problems, f"generate_workloads.py, {what}: refused, nothing written ({problems})")
     check(open(a_file).read() == "not a folder\n", "generate_workloads.py left --out's file alone")
     # The committed transformer spec is what the generator makes of its
-    # architecture (the fits and BERT's measured times find its layers by name).
-    done = generate("--out", models_out, "--only", "bert-base-seq128")
-    committed = os.path.join(ROOT, "workloads", "models", "bert-base-seq128.json")
-    check(done.returncode == 0
-          and open(os.path.join(models_out, "bert-base-seq128.json")).read()
-          == open(committed).read(),
-          f"workloads/models/bert-base-seq128.json is what generate_workloads.py writes "
-          f"({done.returncode}: {done.stderr.strip()[-200:]})")
+    # architecture (the fits and BERT's measured times find its layers by name);
+    # so are the small CNN's, ResNet-18's and the LSTM's, which hold the kinds
+    # BERT lacks (conv, batch norm, an LSTM and its tied embedding), each
+    # built in well under a second.
+    regenerated = ("bert-base-seq128", "fmnist-cnn", "resnet18-cifar10", "lstm-wikitext2")
+    done = generate("--out", models_out, "--only", *regenerated)
+    for name in regenerated:
+        committed = os.path.join(ROOT, "workloads", "models", name + ".json")
+        made = os.path.join(models_out, name + ".json")
+        check(done.returncode == 0 and open(made).read() == open(committed).read(),
+              f"workloads/models/{name}.json is what generate_workloads.py writes "
+              f"({done.returncode}: {done.stderr.strip()[-200:]})")
     # time_models_cuda.py feeds BERT's token ids, but not the LSTM's
     # (tokens, batch) order.
     done = time_models("--models", "lstm-wikitext2", "--out", os.path.join(tmp, "lstm.json"))
