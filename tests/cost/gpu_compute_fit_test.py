@@ -1,8 +1,12 @@
 #!/usr/bin/python3
 """The GPU compute calibration scripts (scripts/calibrate/):
 
-- fit_compute.py recovers a known compute model (layer latency, backward rate,
-  per-kind efficiency) from whole-pass times made with it;
+- fit_compute.py recovers a known compute model (layer latency, backward rate
+  half the forward one, per-kind efficiency) from whole-pass times made with
+  it, prints passes that match them, and writes no model_times without
+  --model-times; a negative latency comes out 0; with --model-times each
+  inner batch is interpolated exactly from the others (passes linear in the
+  batch), and a batch measured twice is refused;
 - run on the committed H200 layer times it writes exactly the committed
   platforms/devices/h200.json, so the profile is what the script fits, and
   the measured layer times it stores add up to the passes they came from;
@@ -23,7 +27,8 @@
   counts, an unknown model and an unwritable --out are refused before any
   timing;
 - generate_workloads.py refuses --only without names or with an unknown one,
-  and an --out it cannot make a folder of, before writing anything.
+  and an --out it cannot make a folder of, before writing anything; it
+  writes the committed BERT, small CNN, ResNet-18 and LSTM specs exactly.
 
 Usage: gpu_compute_fit_test.py
 """

@@ -2,7 +2,12 @@
 """Runs scripts/capture_traces.py on tiny configurations (a few seconds) and
 checks what can be checked in Python: the training loss goes down, the same
 seed gives byte-identical files, float16 storage reports its precision loss,
-and NumPy opens every file. The C++ test then checks the captured data
+and NumPy opens every file; layer times average the captured passes alone,
+and --capture-stride 2 keeps every second iteration. In process: float16_loss
+on known values, the test split normalised with the training split's
+statistics, and LayerTimer on a clock of one tick per mark (a module called
+twice sums both calls; each pass's backward intervals end at the next event
+or the pass's end). The C++ test then checks the captured data
 itself (mean gradient == weight change / lr).
 
 Bad input, to capture_traces.py and to scripts/trace_tools/make_stats_trace.py
@@ -10,7 +15,10 @@ Bad input, to capture_traces.py and to scripts/trace_tools/make_stats_trace.py
 fails): exit status 2 (1 for an output that cannot be written) and one line on
 stderr, no traceback, nothing written, and an earlier trace or statistics
 folder left as it was: a capture whose training fails (--lr 1e38) does not
-replace the old trace, and make_stats_trace.py never rewrites its source.
+replace the old trace, --force does not replace a folder that is no trace,
+and make_stats_trace.py never rewrites its source nor an OUT_DIR holding
+another file; its statistics.json holds gcsim inspect's report of each
+iteration, every field.
 Usage: capture_test.py OUTDIR"""
 import filecmp
 import json
@@ -49,6 +57,11 @@ def main(out):
     capture(os.path.join(out, "b"), *steps)  # the same seed again: compared file by file
     if a["iterations"] != [37, 38, 39]:
         failures.append(f"captured iterations {a['iterations']}, expected [37, 38, 39]")
+    # Layer times average the captured iterations' passes alone (one per
+    # worker), not the 37 before them.
+    if a["timing"]["samples"] != 3 * 4:
+        failures.append(f"timing.samples {a['timing']['samples']}, expected 3 iterations x 4 "
+                        "workers")
     first, last = a["loss"][0]["loss"], np.mean([e["loss"] for e in a["loss"][-3:]])
     print(f"loss {first:.4f} at iteration 0, {last:.4f} over the last logged iterations")
     if not last < 0.9 * first:
@@ -72,12 +85,79 @@ def main(out):
             failures.append(f"float16 relative L2 error {loss16['max_relative_l2_error']}")
     if np.load(os.path.join(out, "f16", "iterations", "000001", "worker_000.npy")).dtype != np.float16:
         failures.append("float16 capture did not store float16")
+    # Every second iteration from 1: 1 and 3 of 5, and no folder for the others.
+    strided = capture(os.path.join(out, "strided"), "--workers", "2", "--micro-batch", "4",
+                      "--iterations", "5", "--capture-start", "1", "--capture-stride", "2")
+    folders = sorted(os.listdir(os.path.join(out, "strided", "iterations")))
+    if strided["iterations"] != [1, 3] or folders != ["000001", "000003"]:
+        failures.append(f"--capture-start 1 --capture-stride 2 of 5: iterations "
+                        f"{strided['iterations']}, folders {folders}; expected 1 and 3")
+    failures += in_process_checks()
     failures += capture_refusals(os.path.join(out, "a"), os.path.join(out, "refusals"))
     failures += stats_refusals(os.path.join(out, "a"), os.path.join(out, "refusals"))
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))
         return 1
     return 0
+
+
+def in_process_checks():
+    """float16_loss on known values, the data sets' normalisation, and
+    LayerTimer on a clock that ticks once per mark (every interval 1)."""
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    import capture_traces
+    import torch
+    from trace_tools import data
+    from trace_tools.timing import LayerTimer
+
+    failures = []
+    # 1000 and 0 exact, 1.0001 rounded to 1 (1e-4 off), 1e-9 flushed to 0.
+    loss = capture_traces.float16_loss(np.array([1000, 1e-9, 0, 1.0001], dtype=np.float32))
+    if (abs(loss["relative_l2_error"] / (1e-4 / 1000) - 1) > 0.01 or loss["flushed_to_zero"] != 1
+            or loss["max_elementwise_relative_error"] != 1.0 or loss["overflow"] != 0):
+        failures.append(f"float16_loss of [1000, 1e-9, 0, 1.0001]: {loss}")
+
+    # The test split is normalised with the training split's statistics.
+    train, test = data.digits("train")[0], data.digits("test")[0]
+    x_test, _ = data.load("digits", "test", 1, 8)
+    expected = (test.mean() - train.mean()) / train.std()
+    if abs(float(x_test.mean()) - expected) > 1e-5 or abs(expected) < 1e-3:
+        failures.append(f"digits test split: mean {float(x_test.mean())} once normalised, "
+                        f"expected {expected} (the training split's mean and std)")
+
+    class Ticks:
+        now = 0
+
+        def mark(self):
+            self.now += 1
+            return self.now
+
+        def seconds(self, begin, end):
+            return end - begin
+
+        def wait(self):
+            pass
+
+    class ReluTwice(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.act, self.b = torch.nn.Linear(2, 2), torch.nn.ReLU(), torch.nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.b(self.act(self.act(self.a(x))))
+
+    model = ReluTwice()
+    timer = LayerTimer(model, Ticks())
+    for _ in range(2):
+        timer.run(model, lambda out, y: ((out - y) ** 2).mean(), torch.ones(3, 2),
+                  torch.zeros(3, 1))
+    # A module's forward time sums its calls; each output gradient's event
+    # to the next (the last to the end of the pass) is backward time; both
+    # per pass.
+    if timer.averages() != [("a", 1, 1), ("act", 2, 2), ("b", 1, 1)]:
+        failures.append(f"LayerTimer on one tick per mark, ReLU called twice: "
+                        f"{timer.averages()}, expected a 1/1, act 2/2, b 1/1")
+    return failures
 
 
 def snapshot(folder):
@@ -108,6 +188,10 @@ def capture_refusals(trace, scratch):
     a_file = os.path.join(scratch, "a-file")
     with open(a_file, "w") as stream:
         stream.write("not a trace\n")
+    not_trace = os.path.join(scratch, "not-a-trace")
+    os.makedirs(not_trace)
+    with open(os.path.join(not_trace, "thesis.tex"), "w") as stream:
+        stream.write("not a trace\n")
     tiny = ["--model", "cnn", "--dataset", "digits", "--workers", "2", "--micro-batch", "4",
             "--iterations", "5"]
     failures = []
@@ -121,6 +205,9 @@ def capture_refusals(trace, scratch):
             (tiny + ["--out", "/proc/no-such-folder/out"], ["/proc/no-such-folder/out"], 1, None,
              "an --out that cannot be made"),
             (tiny + ["--out", a_file, "--force"], ["a-file"], 2, None, "--out a file, --force"),
+            # --force replaces a trace, not a folder of anything else.
+            (tiny + ["--out", not_trace, "--force"], ["not-a-trace", "no manifest.json"], 2,
+             None, "--out a folder that is no trace, --force"),
             # Was "File exists", exit 1.
             (tiny + ["--out", os.path.join(a_file, "trace")], ["a-file is not a folder"], 2, None,
              "--out under a file"),
@@ -150,7 +237,10 @@ def capture_refusals(trace, scratch):
     with open(a_file) as stream:
         if stream.read() != "not a trace\n":
             failures.append("--out a file, --force: the file was replaced")
-    leftovers = sorted(set(os.listdir(scratch)) - {"old", "a-file"})
+    if os.listdir(not_trace) != ["thesis.tex"]:
+        failures.append(f"--out a folder that is no trace, --force: it holds "
+                        f"{os.listdir(not_trace)}")
+    leftovers = sorted(set(os.listdir(scratch)) - {"old", "a-file", "not-a-trace"})
     if leftovers:
         failures.append(f"refused captures left {leftovers} behind")
     result = subprocess.run(["/usr/bin/python3", SCRIPT, "--help"], capture_output=True, text=True,
@@ -228,9 +318,22 @@ def stats_refusals(trace, scratch):
         failures.append("make_stats_trace.py: the manifest says the trace has tensors")
     elif [e["iteration"] for e in json.loads(written["statistics.json"])["iterations"]] != [37, 38, 39]:
         failures.append("make_stats_trace.py: statistics.json lacks a captured iteration")
+    else:
+        # Each iteration's entry is gcsim inspect's report of that iteration
+        # (the stand-in gives a norm of the iteration asked for), every field kept.
+        for entry in json.loads(written["statistics.json"])["iterations"]:
+            expected = [dict(name="conv1.weight", params=10, k=1, norm=float(entry["iteration"]),
+                             top_mass=0.5, overlap=0.25)]
+            if entry["layers"] != expected:
+                failures.append(f"make_stats_trace.py: statistics of iteration "
+                                f"{entry['iteration']}: {entry['layers']}, expected {expected}")
 
     empty = os.path.join(scratch, "empty")
     os.makedirs(empty)
+    cluttered = os.path.join(scratch, "cluttered")
+    os.makedirs(cluttered)
+    with open(os.path.join(cluttered, "notes.txt"), "w") as stream:
+        stream.write("mine\n")
     for args, needles, status, what in [
             ([fake, source], ["OUT_DIR"], 2, "two arguments"),
             ([fake, os.path.join(scratch, "no-such-trace"), stats], ["no-such-trace"], 2,
@@ -242,14 +345,20 @@ def stats_refusals(trace, scratch):
              "a GCSIM that does not exist"),
             ([fake, source, "/proc/no-such-folder/out"], ["/proc/no-such-folder/out"], 1,
              "an OUT_DIR that cannot be made"),
-            ([fake, source, source], ["SOURCE_TRACE"], 2, "OUT_DIR == SOURCE_TRACE")]:
+            ([fake, source, source], ["SOURCE_TRACE"], 2, "OUT_DIR == SOURCE_TRACE"),
+            # Replaced whole, so a folder of anything else is not an OUT_DIR.
+            ([fake, source, cluttered], ["cluttered", "notes.txt", "not replaced"], 2,
+             "an OUT_DIR holding another file")]:
         failures += refusal(make(*args), f"make_stats_trace.py, {what}", needles, status)
     if snapshot(stats) != written:
         failures.append("make_stats_trace.py: a refused run changed the earlier output")
     if snapshot(source) != source_before:
         failures.append("make_stats_trace.py: the source trace was changed")
-    leftovers = sorted(set(os.listdir(scratch)) - {"old", "a-file", "gcsim", "gcsim-failing",
-                                                   "source", "stats", "empty"})
+    if snapshot(cluttered) != {"notes.txt": b"mine\n"}:
+        failures.append("make_stats_trace.py: a refused OUT_DIR's own file was changed")
+    leftovers = sorted(set(os.listdir(scratch)) - {"old", "a-file", "not-a-trace", "gcsim",
+                                                   "gcsim-failing", "source", "stats", "empty",
+                                                   "cluttered"})
     if leftovers:
         failures.append(f"make_stats_trace.py left {leftovers} behind")
     result = make("--help")
