@@ -466,6 +466,9 @@ with tempfile.TemporaryDirectory() as tmp:
               and abs(gemm.get("flop_rate", 0) * gemm["median_s"] / (2 * 64 ** 3) - 1) < 1e-9,
               f"the GEMM of --gemm-size 64 is not recorded: {gemm}")
         model = json.load(open(times))["models"]["resnet18-cifar10"]
+        check(model.get("batch") == 2 and model.get("warmup") == 1 and model.get("iterations") == 2,
+              f"the file records the batch, warm-ups and timed iterations run: "
+              f"{ {k: model.get(k) for k in ('batch', 'warmup', 'iterations')} }")
         spec = json.load(open(os.path.join(ROOT, "workloads", "models", "resnet18-cifar10.json")))
         timed = {layer["name"] for layer in model["layers"]}
         missing = [layer["name"] for layer in spec["layers"] if layer["name"] not in timed]
