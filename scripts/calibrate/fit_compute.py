@@ -170,11 +170,11 @@ def measured_layers(path, name, entry):
 
 
 def interpolate(batches, values, batch):
-    """gcsim's rule (sim/cost/device_profile.cpp, ModelTimes::layer_seconds)."""
-    if batch <= batches[0]:
-        return values[0] * batch / batches[0]
-    if batch >= batches[-1]:
-        return values[-1] * batch / batches[-1]
+    """gcsim's rule between two measured batches, linear
+    (sim/cost/device_profile.cpp, ModelTimes::layer_seconds). Only inner
+    batches are predicted here: outside them gcsim keeps the layer's latency
+    and scales the rest with the batch."""
+    assert batches[0] < batch < batches[-1], "an inner batch"
     i = max(j for j in range(len(batches)) if batches[j] <= batch)
     w = (batch - batches[i]) / (batches[i + 1] - batches[i])
     return values[i] + w * (values[i + 1] - values[i])
