@@ -24,7 +24,6 @@ run.py turns SIGINT/SIGTERM into an exception so that it does).
 """
 
 import os
-import signal
 import subprocess
 
 SUBNET = "10.77.0"
@@ -104,8 +103,9 @@ class Cluster:
         self._created.append(name)
         try:
             _ip("netns", "add", name)
-        except subprocess.CalledProcessError:
-            self._created.pop()  # not made (one of that name was there: not ours)
+        except subprocess.CalledProcessError as error:
+            if error.returncode > 0:  # refused: not made (one of that name was there: not ours)
+                self._created.pop()
             raise
         _ip("-n", name, "link", "set", "lo", "up")
 
@@ -134,17 +134,22 @@ class Cluster:
 
     def down(self):
         # A second Ctrl-C or SIGTERM (run.py makes each a KeyboardInterrupt)
-        # waits until every namespace is gone, instead of cutting this short.
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-        try:
-            # Deleting a namespace deletes its veth ends, and with them the peers.
-            for name in reversed(self._created):
+        # does not cut the teardown short: it is raised once every namespace
+        # is gone. (Blocking the signals instead can itself raise a pending
+        # one, with the mask left blocked.)
+        interrupted = None
+        while self._created:
+            name = self._created[-1]
+            try:
+                # Deleting a namespace deletes its veth ends, and with them the peers.
                 subprocess.run(["ip", "netns", "pids", name], capture_output=True)
                 subprocess.run(["ip", "netns", "del", name], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
-            self._created = []
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+                self._created.pop()
+            except KeyboardInterrupt as interrupt:
+                interrupted = interrupt  # and delete it again: harmless if it is gone
+        if interrupted is not None:
+            raise interrupted
 
     def exec_argv(self, rank, argv):
         return ["ip", "netns", "exec", self.node_ns[rank], *argv]

@@ -172,10 +172,13 @@ def run_job(cluster, argv_for_rank, timeout):
             if status != 0:
                 raise JobFailed(f"rank {rank} exited with status {status}")
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        # Every rank first, then the waits: a rank left running while another
+        # is waited for sees its peers gone and prints gloo's traceback.
+        running = [proc for proc in procs if proc.poll() is None]
+        for proc in running:
+            proc.kill()
+        for proc in running:
+            proc.wait()
 
 
 def mean(values):
