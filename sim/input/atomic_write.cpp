@@ -23,7 +23,7 @@ char signal_partial[PATH_MAX];
 volatile std::sig_atomic_t signal_partial_held = 0;
 constexpr int kRemovingSignals[] = {SIGINT, SIGTERM, SIGHUP};
 bool handler_installed[std::size(kRemovingSignals)] = {};
-// MadeFolders holding folders, and partial files not yet renamed.
+// MadeFolders holding folders, and PartialFile objects alive.
 int signal_handler_users = 0;
 
 extern "C" void remove_outputs_then_end(int signal) {
@@ -77,8 +77,8 @@ void release_signal_handlers() {
 }
 
 // Holds back the removing signals while it lives (those arriving meanwhile
-// are delivered at its end): a file and the handler's note of it are made
-// together.
+// are delivered at its end) in this thread: a file and the handler's note of
+// it are made together. gcsim writes its outputs with one thread running.
 class SignalsDeferred {
 public:
   SignalsDeferred() {

@@ -398,7 +398,10 @@ with tempfile.TemporaryDirectory() as work:
     report = os.path.join(work, "inspect.json")
     inspected = subprocess.run([GCSIM.encode(), b"inspect", odd, b"--json", report.encode()],
                                capture_output=True, timeout=120)
-    recorded = json.load(open(report))["trace"] if os.path.exists(report) else None
+    recorded = None
+    if os.path.exists(report):
+        with open(report) as written:
+            recorded = json.load(written)["trace"]
     check(inspected.returncode == 0 and recorded == work + "/trace\ufffd",
           f"a path that is not UTF-8 is recorded with U+FFFD: {inspected.returncode} {recorded!r} "
           f"{inspected.stderr.strip()[:200]!r}")

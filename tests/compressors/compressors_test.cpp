@@ -837,7 +837,10 @@ TEST_CASE("IWP: the leader's kernels, each on the sizes it works on") {
   const auto leader = r.info.at("leader").get<std::size_t>();
   const auto kept = r.info.at("kept").get<std::uint64_t>();
   REQUIRE(r.info.at("kept_by_importance").get<std::uint64_t>() == kept);
-  REQUIRE(kept != 50); // k: the sampled level keeps about k, not exactly
+  // The checks below tell the kept count from k = 50 only where they differ
+  // (the sampled level keeps about k): a change to the sampling that keeps
+  // exactly 50 here needs another seed, not a weaker test.
+  CHECK(kept != 50);
   const gc::KernelRun* level = find_kernel(r.kernels[leader], "global level");
   const gc::KernelRun* select = find_kernel(r.kernels[leader], "layer-wise thresholds");
   REQUIRE(level != nullptr);
