@@ -150,21 +150,19 @@ public:
     // A signal between the file's creation and the handler's note of it
     // would leave the file behind.
     const SignalsDeferred deferred;
-    for (int attempt = 0; attempt < 1000; ++attempt) {
+    std::string failure = "no free name for its partial file";
+    for (int attempt = 0; attempt < 1000 && descriptor_ < 0; ++attempt) {
       path_ = file.string() + ".partial." + std::to_string(::getpid()) + "." +
               std::to_string(count.fetch_add(1));
       descriptor_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (descriptor_ >= 0)
+      if (descriptor_ < 0 && errno != EEXIST) {
+        failure = std::strerror(errno);
         break;
-      if (errno != EEXIST) {
-        const int saved_errno = errno;
-        release_signal_handlers();
-        throw WriteError("cannot write " + file.string() + ": " + std::strerror(saved_errno));
       }
     }
     if (descriptor_ < 0) {
       release_signal_handlers();
-      throw WriteError("cannot write " + file.string() + ": no free name for its partial file");
+      throw WriteError("cannot write " + file.string() + ": " + failure);
     }
     const std::string& name = path_.native();
     assert(!signal_partial_held && "one partial file at a time");
@@ -250,6 +248,7 @@ MadeFolders::~MadeFolders() {
 }
 
 void MadeFolders::add(const std::vector<std::filesystem::path>& folders) {
+  const bool was_empty = folders_.empty();
   for (const std::filesystem::path& folder : folders) {
     folders_.push_back(folder);
     const std::string& name = folder.native();
@@ -259,10 +258,8 @@ void MadeFolders::add(const std::vector<std::filesystem::path>& folders) {
     std::memcpy(signal_folders[signal_folder_count], name.c_str(), name.size() + 1);
     signal_folder_count = signal_folder_count + 1; // after the name: the handler may run now
   }
-  if (!folders_.empty() && !holds_signal_handlers_) {
+  if (was_empty && !folders_.empty()) // the handlers are held while folders are
     hold_signal_handlers();
-    holds_signal_handlers_ = true;
-  }
 }
 
 void MadeFolders::keep() {
@@ -272,9 +269,8 @@ void MadeFolders::keep() {
 
 void MadeFolders::stop_signal_removal() {
   signal_folder_count = 0;
-  if (holds_signal_handlers_)
+  if (!folders_.empty())
     release_signal_handlers();
-  holds_signal_handlers_ = false;
 }
 
 void check_writable(const std::filesystem::path& file, MadeFolders* made) {

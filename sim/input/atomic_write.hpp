@@ -47,8 +47,7 @@ public:
 private:
   void stop_signal_removal();
 
-  std::vector<std::filesystem::path> folders_; // outermost first
-  bool holds_signal_handlers_ = false;
+  std::vector<std::filesystem::path> folders_; // outermost first; the handlers held while any
 };
 
 /// Throws WriteError now if `file` could not be written later (it is a
