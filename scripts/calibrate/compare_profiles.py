@@ -6,7 +6,8 @@
 
 For every kernel both profiles measured, the median, smallest and largest
 ratio AFTER / BEFORE over the shapes (n, k, rows, cols) both hold (of n >=
-2^A elements with --min-log2), the same over every kernel's points, and the
+2^A elements with --min-log2; a shape measured more than once counts once,
+at the median of its timings), the same over every kernel's points, and the
 GEMM rates; with --by-density also, for the kernels that read k, the median
 ratio per density (k / n to the nearest power of ten) from 2^20 elements: how a calibration moved against the one before it (the figures
 of platforms/devices/README.md). To see a committed profile against an
@@ -48,7 +49,9 @@ def point_of(path, name, i, point):
 
 
 def points_of(path):
-    """(GEMM rate, {kernel: {shape: seconds}}) of a measured profile."""
+    """(GEMM rate, {kernel: {shape: seconds}}) of a measured profile; a shape
+    timed more than once (small n, where several densities clamp to one k) has the
+    median of its timings, not whichever came last."""
     profile = read_json_object(path, "an object (a device profile)")
     try:
         kernels = {}
@@ -56,7 +59,11 @@ def points_of(path):
             points = kernel.get("points", [])
             if not isinstance(points, list):
                 raise BadInput(f"{path}: /kernels/{name}/points: expected a list")
-            kernels[name] = dict(point_of(path, name, i, point) for i, point in enumerate(points))
+            timings = {}
+            for i, point in enumerate(points):
+                shape, seconds = point_of(path, name, i, point)
+                timings.setdefault(shape, []).append(seconds)
+            kernels[name] = {shape: statistics.median(t) for shape, t in timings.items()}
         return profile.get("compute", {}).get("forward_flop_rate"), kernels
     except (ValueError, KeyError, TypeError, AttributeError) as why:
         raise BadInput(f"{path}: not a device profile with measured points ({why!r})")
