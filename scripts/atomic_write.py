@@ -14,6 +14,13 @@ line a script prints before exit 1:
         sys.exit(main(sys.argv[1:]))
     except atomic_write.WriteError as error:
         sys.exit(f"script.py: {error}")   # script.py: cannot write PATH: No space left on device
+
+SIGTERM and SIGHUP (a timeout, a closed terminal) end a process at once by
+default, which would leave the temporary behind: while a temporary exists,
+those whose action is the default raise instead, the temporary is removed,
+and the process then ends by the same signal as it would have (a script's
+own handler, run.py's, is left alone: its exception passes through the same
+cleanup). SIGINT is Python's KeyboardInterrupt already.
 """
 import contextlib
 import errno
@@ -21,11 +28,59 @@ import io
 import json
 import os
 import shutil
+import signal
 import stat
 import tempfile
+import threading
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
+
+
+_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP arrived while a temporary existed."""
+
+    def __init__(self, signum):
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+def _raise_signalled(signum, _frame):
+    # A second signal during the cleanup would cut it short: ignored until
+    # the process ends by the first.
+    for ending in _ENDING_SIGNALS:
+        if signal.getsignal(ending) is _raise_signalled:
+            signal.signal(ending, signal.SIG_IGN)
+    raise _Signalled(signum)
+
+
+@contextlib.contextmanager
+def _signals_clean_up():
+    """While the block runs, SIGTERM and SIGHUP (where their action is the
+    default) raise _Signalled, so that the block's cleanup runs; then the
+    process ends by that signal, as it would have at once. Nested (a file
+    written inside atomic_folder's), the outermost block ends it."""
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # only it may set handlers
+        for ending in _ENDING_SIGNALS:
+            if signal.getsignal(ending) == signal.SIG_DFL:
+                previous[ending] = signal.signal(ending, _raise_signalled)
+    try:
+        yield
+    except _Signalled as signalled:
+        if signalled.signum not in previous:
+            raise  # an outer block set the handler: its cleanup comes first
+        for ending in previous:
+            signal.signal(ending, signal.SIG_DFL)
+        previous = {}
+        os.kill(os.getpid(), signalled.signum)
+        raise  # only if the signal is blocked
+    finally:
+        for ending, handler in previous.items():
+            signal.signal(ending, handler)
 
 
 class WriteError(OSError):
@@ -55,31 +110,32 @@ def atomic_output(path):
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise WriteError(path, OSError(errno.EINVAL, "not a regular file (a device or a pipe), "
                                        "which writing it whole would replace"))
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=os.path.splitext(name)[1],
-                                             dir=folder)
-        os.close(handle)
-    except OSError as error:
-        raise WriteError(path, error) from error
-    try:
-        yield temporary
+    with _signals_clean_up():
         try:
-            mode = stat.S_IMODE(os.stat(target).st_mode)
-        except FileNotFoundError:
-            mode = 0o666 & ~_UMASK
-        os.chmod(temporary, mode)
-        handle = os.open(temporary, os.O_RDONLY)
-        try:
-            os.fsync(handle)
-        finally:
+            handle, temporary = tempfile.mkstemp(prefix=f".{name}.",
+                                                 suffix=os.path.splitext(name)[1], dir=folder)
             os.close(handle)
-        os.replace(temporary, target)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.remove(temporary)
-        if isinstance(error, OSError) and not isinstance(error, WriteError):
+        except OSError as error:
             raise WriteError(path, error) from error
-        raise
+        try:
+            yield temporary
+            try:
+                mode = stat.S_IMODE(os.stat(target).st_mode)
+            except FileNotFoundError:
+                mode = 0o666 & ~_UMASK
+            os.chmod(temporary, mode)
+            handle = os.open(temporary, os.O_RDONLY)
+            try:
+                os.fsync(handle)
+            finally:
+                os.close(handle)
+            os.replace(temporary, target)
+        except BaseException as error:
+            with contextlib.suppress(OSError):
+                os.remove(temporary)
+            if isinstance(error, OSError) and not isinstance(error, WriteError):
+                raise WriteError(path, error) from error
+            raise
 
 
 def write_atomically(path, data):
@@ -123,7 +179,8 @@ def nearest_existing(path):
 def replace_folder(staging, out):
     """Renames the complete folder `staging` to `out`, whole or not at all: an
     old `out` is moved aside first and removed after (put back if the rename
-    fails). `staging` must be on the same file system (next to `out`)."""
+    fails or a signal comes between). `staging` must be on the same file
+    system (next to `out`)."""
     old = None
     try:
         if os.path.lexists(out):
@@ -132,16 +189,22 @@ def replace_folder(staging, out):
             os.rename(out, os.path.join(old, "previous"))
         try:
             os.rename(staging, out)
-        except OSError:
-            if old:
+        except BaseException:
+            if old and os.path.lexists(os.path.join(old, "previous")):
                 os.rename(os.path.join(old, "previous"), out)
             raise
-    except OSError as error:
+    except BaseException as error:
         if old and not os.path.lexists(os.path.join(old, "previous")):
             shutil.rmtree(old, ignore_errors=True)
-        raise WriteError(out, error) from error
+        if isinstance(error, OSError):
+            raise WriteError(out, error) from error
+        raise
     if old:
-        shutil.rmtree(old, ignore_errors=True)
+        try:
+            shutil.rmtree(old, ignore_errors=True)
+        except BaseException:  # a signal: _raise_signalled ignores a second one
+            shutil.rmtree(old, ignore_errors=True)
+            raise
 
 
 @contextlib.contextmanager
@@ -153,14 +216,15 @@ def atomic_folder(out):
     what the block raises passes through."""
     out = os.path.abspath(out)
     parent = os.path.dirname(out)
-    try:
-        os.makedirs(parent, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.", dir=parent)
-        os.chmod(staging, 0o777 & ~_UMASK)
-    except OSError as error:
-        raise WriteError(out, error) from error
-    try:
-        yield staging
-        replace_folder(staging, out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)  # gone already once it is `out`
+    with _signals_clean_up():
+        try:
+            os.makedirs(parent, exist_ok=True)
+            staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.", dir=parent)
+            os.chmod(staging, 0o777 & ~_UMASK)
+        except OSError as error:
+            raise WriteError(out, error) from error
+        try:
+            yield staging
+            replace_folder(staging, out)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # gone already once it is `out`

@@ -14,7 +14,12 @@ process is not killed). Checked:
 - scripts/import_benchmarks.py and scripts/plot.py under the limit: exit 1,
   exactly the line "SCRIPT: cannot write PATH: File too large" (no
   traceback), the target absent or, if it was there, unchanged, and nothing
-  else left in its folder; a folder that is a file is the same one line.
+  else left in its folder; a folder that is a file is the same one line;
+- SIGTERM or SIGHUP while atomic_output or atomic_folder holds a temporary:
+  the temporary is removed, an old target is as it was, and the process
+  still ends by that signal; a script's own SIGTERM handler is left alone
+  (its exception passes through the same cleanup); the handlers are the
+  default again once the block is over.
 
 Usage: atomic_write_test.py
 """
@@ -23,6 +28,7 @@ import errno
 import json
 import os
 import resource
+import shutil
 import signal
 import stat
 import subprocess
@@ -293,6 +299,72 @@ def import_checks(tmp):
     check_failed_write(done, "import_benchmarks.py", blocker, os.strerror(errno.ENOTDIR))
 
 
+# A writer that holds a temporary (file or folder) and waits to be signalled.
+SIGNALLED_WRITER = """
+import os, signal, sys, time
+sys.path.insert(0, sys.argv[1])
+from atomic_write import atomic_folder, atomic_output
+kind, target, own_handler = sys.argv[2], sys.argv[3], sys.argv[4] == "own"
+if own_handler:
+    def stop(signum, frame):
+        raise SystemExit(3)
+    signal.signal(signal.SIGTERM, stop)
+if kind == "nested":  # a file written inside a folder being written
+    with atomic_folder(target) as folder, atomic_output(os.path.join(folder, "part.json")) as part:
+        print("ready", flush=True)
+        time.sleep(60)
+with (atomic_output if kind == "file" else atomic_folder)(target) as temporary:
+    with open(temporary if kind == "file" else os.path.join(temporary, "part.json"), "w") as f:
+        f.write("half a result")
+    print("ready", flush=True)
+    time.sleep(60)
+"""
+
+
+def signal_checks(tmp):
+    folder = os.path.join(tmp, "signalled")
+    os.makedirs(folder)
+    for kind, signum, handler, old in (("file", signal.SIGTERM, "default", None),
+                                       ("file", signal.SIGHUP, "default", b"old\n"),
+                                       ("folder", signal.SIGTERM, "default", b"old\n"),
+                                       ("folder", signal.SIGHUP, "default", None),
+                                       ("nested", signal.SIGTERM, "default", b"old\n"),
+                                       ("file", signal.SIGTERM, "own", b"old\n")):
+        kind, nested = ("folder", True) if kind == "nested" else (kind, False)
+        target = os.path.join(folder, "result.json" if kind == "file" else "traces")
+        if old is not None:  # an old result to keep: a file, or a folder holding one
+            os.makedirs(target if kind == "folder" else folder, exist_ok=True)
+            with open(target if kind == "file" else os.path.join(target, "old.json"), "wb") as f:
+                f.write(old)
+        before = sorted(os.listdir(folder))
+        writer = subprocess.Popen([PYTHON, "-c", SIGNALLED_WRITER, SCRIPTS, kind, target, handler],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ready = writer.stdout.readline()
+        writer.send_signal(signum)
+        try:
+            _, stderr = writer.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            writer.kill()
+            _, stderr = writer.communicate()
+        expected = 3 if handler == "own" else -signum
+        kept = (old is None or read(target if kind == "file" else os.path.join(target, "old.json"))
+                == old)
+        check(ready == "ready\n" and writer.returncode == expected and not stderr
+              and sorted(os.listdir(folder)) == before and kept
+              and (kind == "file" or old is None or os.listdir(target) == ["old.json"]),
+              f"{signal.Signals(signum).name} ({handler} handler) during a {kind}'s write"
+              f"{' with a file written in it' if nested else ''}: exit {writer.returncode} "
+              f"(expected {expected}), {sorted(os.listdir(folder))} left (before: {before}), "
+              f"old result kept: {kept} ({stderr.strip()!r})")
+        shutil.rmtree(folder)
+        os.makedirs(folder)
+    write_atomically(os.path.join(folder, "result.json"), "done\n")
+    with atomic_folder(os.path.join(folder, "traces")):
+        pass
+    check(all(signal.getsignal(s) == signal.SIG_DFL for s in (signal.SIGTERM, signal.SIGHUP)),
+          "after a write, SIGTERM and SIGHUP are the default again")
+
+
 def plot_checks(tmp):
     folder = os.path.join(tmp, "plot")
     os.makedirs(folder)
@@ -329,4 +401,5 @@ with tempfile.TemporaryDirectory() as tmp:
     helper_checks(tmp)
     import_checks(tmp)
     plot_checks(tmp)
+    signal_checks(tmp)
 check.finish()
