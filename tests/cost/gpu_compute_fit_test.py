@@ -28,7 +28,9 @@
   timing;
 - generate_workloads.py refuses --only without names or with an unknown one,
   and an --out it cannot make a folder of, before writing anything; it
-  writes the committed BERT, small CNN, ResNet-18 and LSTM specs exactly.
+  writes the committed BERT, small CNN, ResNet-18 and LSTM specs exactly;
+  a grouped or depthwise convolution (no shipped model has one) is counted
+  at in_channels / groups products per output, not in_channels.
 
 Usage: gpu_compute_fit_test.py
 """
@@ -542,6 +544,22 @@ with tempfile.TemporaryDirectory() as tmp:
         check(done.returncode == 0 and open(made).read() == open(committed).read(),
               f"workloads/models/{name}.json is what generate_workloads.py writes "
               f"({done.returncode}: {done.stderr.strip()[-200:]})")
+    # A grouped convolution's output sees in_channels / groups inputs: 8 -> 16
+    # channels in 4 groups of 3x3 on 10x10 (padding 1) is 2 * 1600 * 18 FLOPs,
+    # depthwise (groups 8, 8 -> 8) 2 * 800 * 9.
+    done = subprocess.run([PYTHON, "-c", f"""
+import sys
+sys.path.insert(0, {os.path.join(ROOT, "scripts")!r})
+import torch
+from generate_workloads import forward_flops
+for conv in (torch.nn.Conv2d(8, 16, 3, padding=1, groups=4),
+             torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)):
+    x = torch.zeros(1, 8, 10, 10)
+    print(forward_flops(conv, (x,), conv(x)))
+"""], capture_output=True, text=True, timeout=300)
+    check(done.returncode == 0 and done.stdout.split() == [str(2 * 1600 * 18), str(2 * 800 * 9)],
+          f"grouped and depthwise convolutions: {2 * 1600 * 18} and {2 * 800 * 9} forward FLOPs "
+          f"({done.stdout.split()}: {done.stderr.strip()[-200:]})")
     # time_models_cuda.py feeds BERT's token ids, but not the LSTM's
     # (tokens, batch) order.
     done = time_models("--models", "lstm-wikitext2", "--out", os.path.join(tmp, "lstm.json"))
