@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import (WriteError, atomic_folder, nearest_existing,  # noqa: E402
                           write_atomically)
 from cpu_info import cpu_identity  # noqa: E402
-from script_input import BadInput, Parser  # noqa: E402
+from script_input import BadInput, Parser, run_script  # noqa: E402
 
 FORMAT_VERSION = 1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -370,10 +370,4 @@ def capture_one(args):
 
 
 if __name__ == "__main__":
-    try:
-        main(sys.argv[1:])
-    except BadInput as why:
-        print(f"capture_traces.py: {why}", file=sys.stderr)
-        sys.exit(2)
-    except WriteError as error:
-        sys.exit(f"capture_traces.py: {error}")
+    run_script(main, sys.argv[1:])

@@ -23,7 +23,7 @@ import torchvision
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from trace_tools.models import CifarResNet18, SmallCNN  # noqa: E402
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
-from script_input import Parser  # noqa: E402
+from script_input import Parser, run_script  # noqa: E402
 
 
 class WordLSTM(nn.Module):
@@ -262,7 +262,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except WriteError as error:
-        sys.exit(f"generate_workloads.py: {error}")
+    run_script(main)

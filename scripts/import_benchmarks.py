@@ -55,9 +55,9 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atomic_write import WriteError, write_json_atomically  # noqa: E402
+from atomic_write import write_json_atomically  # noqa: E402
 from script_input import (BadInput, Parser, bandwidth_ok, integer_in, latency_ok,  # noqa: E402
-                          read_json_object, refuse_output_over_inputs)
+                          read_json_object, refuse_output_over_inputs, run_script)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
@@ -507,25 +507,21 @@ def main(argv):
     args = parser.parse_args(argv)
     if not args.out:
         parser.error("--out: expected a file name, got ''")
-    try:
-        refuse_out_over_inputs(args)
-        points, ranks_seen, sources = (nccl_points if args.source == "nccl-tests"
-                                       else gloo_points)(args)
-        if len(ranks_seen) > 1:
-            raise BadInput(f"the logs ran on different numbers of ranks: {sorted(ranks_seen)}")
-        ranks = ranks_seen.pop()
-        run = {"format": "gcsim-measured-run/1",
-               "name": args.name or os.path.splitext(os.path.basename(args.out))[0],
-               "source": f"scripts/import_benchmarks.py {args.source} from " + ", ".join(sources),
-               "cluster": cluster_of(args, ranks),
-               "collectives": points}
-        workers = workers_of(run["cluster"])
-        if workers is not None and workers < ranks:
-            raise BadInput(f"{args.cluster or '--nodes'}: the cluster has {workers} workers, "
-                           f"the logs ran on {ranks} ranks")
-    except BadInput as error:
-        print(f"import_benchmarks.py: {error}", file=sys.stderr)
-        return 2
+    refuse_out_over_inputs(args)
+    points, ranks_seen, sources = (nccl_points if args.source == "nccl-tests"
+                                   else gloo_points)(args)
+    if len(ranks_seen) > 1:
+        raise BadInput(f"the logs ran on different numbers of ranks: {sorted(ranks_seen)}")
+    ranks = ranks_seen.pop()
+    run = {"format": "gcsim-measured-run/1",
+           "name": args.name or os.path.splitext(os.path.basename(args.out))[0],
+           "source": f"scripts/import_benchmarks.py {args.source} from " + ", ".join(sources),
+           "cluster": cluster_of(args, ranks),
+           "collectives": points}
+    workers = workers_of(run["cluster"])
+    if workers is not None and workers < ranks:
+        raise BadInput(f"{args.cluster or '--nodes'}: the cluster has {workers} workers, "
+                       f"the logs ran on {ranks} ranks")
     write_json_atomically(args.out, run, indent=1)
     print(f"wrote {args.out}: {len(points)} points on {workers_of(run['cluster']) or '?'} "
           f"workers")
@@ -533,7 +529,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except WriteError as error:
-        sys.exit(f"import_benchmarks.py: {error}")
+    run_script(main, sys.argv[1:])

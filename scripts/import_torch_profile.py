@@ -87,10 +87,10 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atomic_write import WriteError, write_json_atomically  # noqa: E402
+from atomic_write import write_json_atomically  # noqa: E402
 from import_benchmarks import (MAX_RANKS, add_cluster_options, check_cluster,  # noqa: E402
                                cluster_of, placed_cluster, workers_of)
-from script_input import BadInput, Parser, integer_in  # noqa: E402
+from script_input import BadInput, Parser, integer_in, run_script  # noqa: E402
 
 COMPRESSORS = ("dense", "topk", "cltk", "deft")  # what gcsim validate simulates
 PHASES = ("forward", "backward", "optimizer", "compression")
@@ -648,12 +648,8 @@ def main(argv):
     args = parser.parse_args(argv)
     if not args.out:
         parser.error("--out: expected a file name, got ''")
-    try:
-        entry, reading = training_entry(args)
-        run = measured_run(args, entry, reading)
-    except BadInput as error:
-        print(f"import_torch_profile.py: {error}", file=sys.stderr)
-        return 2
+    entry, reading = training_entry(args)
+    run = measured_run(args, entry, reading)
     write_json_atomically(args.out, run, indent=1)
     compared = entry["iterations"][args.warmup:]
 
@@ -696,7 +692,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except WriteError as error:
-        sys.exit(f"import_torch_profile.py: {error}")
+    run_script(main, sys.argv[1:])

@@ -54,8 +54,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atomic_write import WriteError, write_figure_atomically  # noqa: E402
-from script_input import BadInput, Parser, json_kind, read_json_object  # noqa: E402
+from atomic_write import write_figure_atomically  # noqa: E402
+from script_input import BadInput, Parser, json_kind, read_json_object, run_script  # noqa: E402
 
 # One colour and marker per compressor, in every figure. The first eight
 # colours are Okabe & Ito's colour-blind-safe set; deft and iwp take two of
@@ -989,10 +989,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except BadInput as error:  # one line naming the file (or option), exit 2
-        print(f"plot.py: {error}", file=sys.stderr)
-        sys.exit(2)
-    except WriteError as error:
-        sys.exit(f"plot.py: {error}")
+    run_script(main, sys.argv[1:])

@@ -24,8 +24,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atomic_write import WriteError, write_figure_atomically  # noqa: E402
-from script_input import BadInput, Parser, json_kind, read_json_object  # noqa: E402
+from atomic_write import write_figure_atomically  # noqa: E402
+from script_input import BadInput, Parser, json_kind, read_json_object, run_script  # noqa: E402
 
 TERMS = {
     "latency_s": lambda s: 1.0,
@@ -231,10 +231,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BadInput as error:  # one line naming the file, exit 2
-        print(f"plot_profile.py: {error}", file=sys.stderr)
-        sys.exit(2)
-    except WriteError as error:
-        sys.exit(f"plot_profile.py: {error}")
+    run_script(main)

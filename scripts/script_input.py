@@ -1,12 +1,14 @@
 """What the scripts share about their input: a one-line command-line error, the
-bad-input exception, and gcsim's unit strings; and about their output, an
-end without a traceback when the reader of a printed table goes away
-(into_closable_stdout).
+bad-input exception, and gcsim's unit strings; and how they end (run_script).
 
 Command lines: Parser is argparse's, except that a bad command line is one line
 and exit 2 (`script.py: message`, or `script.py: subcommand: message`), not
 argparse's usage and message. BadInput is what a script raises for input it
-refuses; its __main__ prints `script.py: <the exception>` and exits 2.
+refuses. Every script's __main__ is `run_script(main, sys.argv[1:])`: for
+BadInput it prints `script.py: <the exception>` and exits 2, for a result it
+could not write (atomic_write.WriteError) `script.py: cannot write ...` and
+exit 1, and when the reader of a printed table goes away (`| head`) exit 141
+without a traceback.
 
 Units, exactly as gcsim reads them (sim/input/units.cpp): spaces around the
 text, a number without a sign (digits with at most one '.', then an optional
@@ -45,18 +47,30 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, ": ".join(self.prog.split(" ", 1) + [message]) + "\n")
 
 
-def into_closable_stdout(main, *args):
-    """main(*args), ending quietly when the reader of stdout goes away (`|
+def run_script(main, *args, failures=()):
+    """Exits with what main(*args) returns (None: 0). BadInput: one line
+    `script.py: why` on stderr, exit 2; WriteError: `script.py: cannot write
+    PATH: why`, exit 1 (the file as it was), and so for the exceptions in
+    `failures` (a job that failed); the reader of stdout gone (`|
     head`): exit 141, as a shell reports a command a SIGPIPE ended, and no
     traceback. `with` blocks and `finally` clauses still run, which restoring
     SIGPIPE's default action would skip."""
+    from atomic_write import WriteError  # here: atomic_write is the scripts' too
+
+    script = os.path.basename(sys.argv[0])
     try:
-        main(*args)
+        status = main(*args)
         sys.stdout.flush()
     except BrokenPipeError:
         # Python flushes stdout again at exit; point it at nothing first.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)
+    except BadInput as why:
+        print(f"{script}: {why}", file=sys.stderr)
+        sys.exit(2)
+    except (WriteError, *failures) as error:
+        sys.exit(f"{script}: {error}")
+    sys.exit(status)
 
 
 def integer_in(low, high):

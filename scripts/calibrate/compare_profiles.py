@@ -21,7 +21,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import BadInput, Parser, into_closable_stdout, read_json_object  # noqa: E402
+from script_input import BadInput, Parser, read_json_object, run_script  # noqa: E402
 
 
 def number(value):
@@ -119,8 +119,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        into_closable_stdout(main, sys.argv[1:])
-    except BadInput as why:
-        print(f"compare_profiles.py: {why}", file=sys.stderr)
-        sys.exit(2)
+    run_script(main, sys.argv[1:])

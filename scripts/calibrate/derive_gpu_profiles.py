@@ -18,8 +18,8 @@ import sys
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
-from atomic_write import WriteError, write_json_atomically  # noqa: E402
-from script_input import Parser  # noqa: E402
+from atomic_write import write_json_atomically  # noqa: E402
+from script_input import Parser, run_script  # noqa: E402
 
 # ---------------------------------------------------------------- public figures
 KLJP = "kljp/topk_results training logs (PyTorch 1.5, V100-class GPUs, 4 workers, density 0.001), as summarised in shared/PAPERS.md"
@@ -278,7 +278,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except WriteError as error:
-        sys.exit(f"derive_gpu_profiles.py: {error}")
+    run_script(main)

@@ -62,9 +62,9 @@ import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
-from atomic_write import WriteError, write_json_atomically  # noqa: E402
+from atomic_write import write_json_atomically  # noqa: E402
 import script_input  # noqa: E402
-from script_input import Parser  # noqa: E402
+from script_input import Parser, run_script  # noqa: E402
 
 MODELS = os.path.join(REPO, "workloads", "models")
 HOOK_TOLERANCE = 0.05
@@ -96,8 +96,7 @@ def parse_args(argv):
 
 
 def fail(path, message):
-    print(f"{path}: {message}", file=sys.stderr)
-    sys.exit(2)
+    raise script_input.BadInput(f"{path}: {message}")
 
 
 def parse_unit(path, compute, key, parse, checked, example, positive):
@@ -660,10 +659,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except script_input.BadInput as error:
-        print(error, file=sys.stderr)
-        sys.exit(2)
-    except WriteError as error:
-        sys.exit(f"fit_compute.py: {error}")
+    run_script(main, sys.argv[1:])

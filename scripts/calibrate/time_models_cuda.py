@@ -36,7 +36,7 @@ from generate_workloads import models  # noqa: E402
 from trace_tools.models import no_inplace  # noqa: E402
 from trace_tools.timing import CpuClock, CudaClock, LayerTimer  # noqa: E402
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
-from script_input import Parser  # noqa: E402
+from script_input import Parser, run_script  # noqa: E402
 
 DEFAULT_MODELS = ["resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet", "resnet18-cifar10"]
 MAX_BATCH = 1 << 20  # what fit_compute.py and gcsim's scenarios take
@@ -247,7 +247,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except WriteError as error:
-        sys.exit(f"time_models_cuda.py: {error}")
+    run_script(main, sys.argv[1:])

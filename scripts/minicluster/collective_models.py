@@ -50,8 +50,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import (BadInput, Parser, into_closable_stdout, latency_ok,  # noqa: E402
-                          parse_duration, read_json_object)
+from script_input import (BadInput, Parser, latency_ok, parse_duration,  # noqa: E402
+                          read_json_object, run_script)
 
 LARGE = 4 << 20
 SMALL = 1 << 20  # gcsim's kLatencyPointBytes: latency from the ring points below it
@@ -194,7 +194,7 @@ MODELS = [("alpha-beta", lambda run: linear(["m", "b"])),
           ("overlap", lambda run: overlap(one_way_latency(run)))]
 
 
-class BadRun(Exception):
+class BadRun(BadInput):
     """A file these scripts cannot use as a measured run; str() is the one
     line, naming the file, that a script prints before exit 2."""
 
@@ -533,8 +533,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        into_closable_stdout(main, sys.argv[1:])
-    except BadRun as error:
-        print(f"collective_models.py: {error}", file=sys.stderr)
-        sys.exit(2)
+    run_script(main, sys.argv[1:])

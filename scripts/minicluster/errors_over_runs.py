@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import Parser, into_closable_stdout, parse_bandwidth  # noqa: E402
+from script_input import Parser, parse_bandwidth, run_script  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 COLLECTIVES = "collectives >= 4 MiB"
@@ -131,4 +131,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    into_closable_stdout(main, sys.argv[1:])
+    run_script(main, sys.argv[1:])

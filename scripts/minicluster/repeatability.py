@@ -18,8 +18,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from collective_models import LARGE, BadRun, geomean, load_run  # noqa: E402
-from script_input import Parser, into_closable_stdout  # noqa: E402
+from collective_models import LARGE, geomean, load_run  # noqa: E402
+from script_input import Parser, run_script  # noqa: E402
 
 
 def steady_mean(training):
@@ -62,8 +62,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        into_closable_stdout(main, sys.argv[1:])
-    except BadRun as error:
-        print(f"repeatability.py: {error}", file=sys.stderr)
-        sys.exit(2)
+    run_script(main, sys.argv[1:])

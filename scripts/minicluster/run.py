@@ -30,12 +30,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 import netns  # noqa: E402
 from atomic_write import WriteError, nearest_existing, write_json_atomically  # noqa: E402
 from cpu_info import cpu_identity  # noqa: E402
+from script_input import BadInput, Parser, run_script  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch; never the one on PATH by default
-
-
-class BadArgument(Exception):
-    """A command-line value run.py cannot use: exit 2, one line naming it."""
 
 
 class JobFailed(Exception):
@@ -51,7 +48,7 @@ def parse_size(text):
             return int(float(word[:-1]) * units[word[-1]])
         return int(word)
     except (ValueError, OverflowError):
-        raise BadArgument(f"--sizes: {text!r} is not a size (bytes, or with K, M or G)")
+        raise BadInput(f"--sizes: {text!r} is not a size (bytes, or with K, M or G)")
 
 
 def check_args(args):
@@ -59,10 +56,10 @@ def check_args(args):
     surface minutes later as a worker's failure."""
     def within(name, value, low, high, what):
         if not (low <= value <= high):  # also refuses nan
-            raise BadArgument(f"--{name}: {value} {what}")
+            raise BadInput(f"--{name}: {value} {what}")
     within("nodes", args.nodes, 2, 16, "is not 2..16")
     if not 0 < args.rate <= 1000:
-        raise BadArgument(f"--rate: {args.rate} is not in (0, 1000] Mbit/s "
+        raise BadInput(f"--rate: {args.rate} is not in (0, 1000] Mbit/s "
                           "(faster, two cores measure the CPU)")
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     # The allgather's size is its output: each rank's block needs one float.
@@ -74,22 +71,22 @@ def check_args(args):
     runs = [r for r in args.train.split(",") if r]
     for r in runs:
         if r not in ("dense", "topk", "cltk", "deft"):
-            raise BadArgument(f"--train: unknown training run {r!r} (dense, topk, cltk, deft)")
+            raise BadInput(f"--train: unknown training run {r!r} (dense, topk, cltk, deft)")
     within("iterations", args.iterations, 1, 100000, "is not 1..100000")
     within("warmup", args.warmup, 0, args.iterations - 1,
            f"is not 0..{args.iterations - 1}: the iterations left out must leave one of "
            f"--iterations {args.iterations} to compare")
     within("batch", args.batch, 1, 4096, "is not 1..4096 samples")
     if not 0 < args.density <= 1:
-        raise BadArgument(f"--density: {args.density} is not in (0, 1]")
+        raise BadInput(f"--density: {args.density} is not in (0, 1]")
     if args.node_queue not in QUEUES:
-        raise BadArgument(f"--node-queue: {args.node_queue!r} is not {' or '.join(QUEUES)}")
+        raise BadInput(f"--node-queue: {args.node_queue!r} is not {' or '.join(QUEUES)}")
     if not 0 < args.timeout <= 1e6:
-        raise BadArgument(f"--timeout: {args.timeout} is not in (0, 1e6] seconds")
+        raise BadInput(f"--timeout: {args.timeout} is not in (0, 1e6] seconds")
     if not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
-        raise BadArgument(f"--python: {args.python} is not an executable file")
+        raise BadInput(f"--python: {args.python} is not an executable file")
     if not sizes and not runs:
-        raise BadArgument("--sizes: empty, and --train empty too: nothing to measure")
+        raise BadInput("--sizes: empty, and --train empty too: nothing to measure")
     check_out(args.out)
     return sizes, runs
 
@@ -102,18 +99,18 @@ def check_out(out):
     written). Probed with a temporary of a name nothing else has, removed at
     once."""
     if not out:
-        raise BadArgument("--out: empty: give the file to write")
+        raise BadInput("--out: empty: give the file to write")
     if out.endswith(("/", os.sep)) or os.path.basename(out) in (".", ".."):
-        raise BadArgument(f"--out: {out} names a folder; give the file to write in it")
+        raise BadInput(f"--out: {out} names a folder; give the file to write in it")
     target = os.path.realpath(out)  # where write_json_atomically writes
     if os.path.isdir(target):
-        raise BadArgument(f"--out: {out} is a folder; give the file to write in it")
+        raise BadInput(f"--out: {out} is a folder; give the file to write in it")
     if os.path.lexists(target) and not os.path.isfile(target):
-        raise BadArgument(f"--out: {out} exists and is not a regular file")
+        raise BadInput(f"--out: {out} exists and is not a regular file")
     folder = os.path.dirname(target)
     existing = nearest_existing(target)
     if not os.path.isdir(existing):
-        raise BadArgument(f"--out: cannot write {out}: {existing} is not a folder")
+        raise BadInput(f"--out: cannot write {out}: {existing} is not a folder")
     try:
         if existing == folder:
             handle, probe = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", dir=folder)
@@ -122,7 +119,7 @@ def check_out(out):
         else:  # the folder is made later: may one be made here?
             os.rmdir(tempfile.mkdtemp(prefix=".run-out.", dir=existing))
     except OSError as why:
-        raise BadArgument(f"--out: cannot write {out}: {existing}: {why.strerror}")
+        raise BadInput(f"--out: cannot write {out}: {existing}: {why.strerror}")
 
 
 QUEUES = {"fair": "a node's side shared equally among its destinations",
@@ -130,7 +127,7 @@ QUEUES = {"fair": "a node's side shared equally among its destinations",
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nodes", type=int, default=4)
     p.add_argument("--rate", type=float, default=100, help="link rate in Mbit/s (at most 1000)")
     p.add_argument("--sizes", default="4K,64K,1M,4M,16M,64M", help="collective sizes in bytes")
@@ -308,13 +305,6 @@ def main(argv):
 
 if __name__ == "__main__":
     try:
-        main(sys.argv[1:])
-    except BadArgument as why:
-        print(f"run.py: {why}", file=sys.stderr)
-        sys.exit(2)
-    except JobFailed as why:  # the namespaces are gone by now (netns.Cluster's exit)
-        sys.exit(f"run.py: {why}")
+        run_script(main, sys.argv[1:], failures=(JobFailed,))  # the namespaces are gone by then
     except KeyboardInterrupt as why:
         sys.exit(f"run.py: stopped ({why or 'interrupted'}); nothing written")
-    except WriteError as why:
-        sys.exit(f"run.py: {why}")

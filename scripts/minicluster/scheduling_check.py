@@ -61,7 +61,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
-from atomic_write import WriteError, write_json_atomically  # noqa: E402
+from atomic_write import write_json_atomically  # noqa: E402
+from script_input import Parser, run_script  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch: the ranks' default, as in run.py
 
@@ -419,8 +420,7 @@ def main(argv):
         else:
             _flow_receive()
         return
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="check", required=True)
     compute = sub.add_parser("compute")
     compute.add_argument("--ranks", default="2,4,8")
@@ -479,7 +479,4 @@ def parse_ranks(text, parser):
     return ranks
 
 if __name__ == "__main__":
-    try:
-        main(sys.argv[1:])
-    except (WriteError, RuntimeError) as error:
-        sys.exit(f"scheduling_check.py: {error}")
+    run_script(main, sys.argv[1:], failures=(RuntimeError,))

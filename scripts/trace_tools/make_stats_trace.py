@@ -19,9 +19,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from atomic_write import WriteError, atomic_folder, write_atomically  # noqa: E402
+from atomic_write import atomic_folder, write_atomically  # noqa: E402
 from capture_traces import dump_manifest  # noqa: E402
-from script_input import BadInput, Parser, read_json_object  # noqa: E402
+from script_input import BadInput, Parser, read_json_object, run_script  # noqa: E402
 
 OUTPUTS = ("manifest.json", "statistics.json")
 
@@ -131,10 +131,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        main(sys.argv[1:])
-    except BadInput as why:
-        print(f"make_stats_trace.py: {why}", file=sys.stderr)
-        sys.exit(2)
-    except WriteError as error:
-        sys.exit(f"make_stats_trace.py: {error}")
+    run_script(main, sys.argv[1:])

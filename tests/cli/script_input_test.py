@@ -5,7 +5,7 @@ malformed), its bandwidth_ok/latency_ok verdict must be gcsim's own, found by
 running a one-iteration, two-node star scenario with that link. gcsim refuses a
 value by exit 2 and one line naming /platform/link/bandwidth (or latency); any
 other outcome is acceptance. Also: a few values in base units, the size and
-FLOP-rate tables, and the one-line Parser.
+FLOP-rate tables, the one-line Parser, and run_script (how every script ends).
 
 Usage: script_input_test.py PATH/TO/gcsim
 """
@@ -186,26 +186,53 @@ for argv, line in ((["--bad"], "tool.py: unrecognized arguments: --bad\n"),
     check(status == 2 and stderr.getvalue() == line,
           f"Parser on {argv}: exit {status}, {stderr.getvalue()!r}")
 
-# into_closable_stdout: a reader that goes away after one line (`| head -1`)
-# ends the script with 141 and nothing on stderr, and its `finally` runs.
-program = f"""
-import sys
+# run_script, every script's end: a reader that goes away after one line
+# (`| head -1`) ends the script with 141 and nothing on stderr, and its
+# `finally` runs; BadInput is `demo.py: why` and exit 2, a WriteError and an
+# exception of `failures` one line and exit 1; otherwise main's return.
+PROGRAM = f"""
+import errno, sys
 sys.path.insert(0, {os.path.join(ROOT, "scripts")!r})
-from script_input import into_closable_stdout
-def main(lines):
-    try:
-        for i in range(lines):
-            print("line", i)
-    finally:
-        print("cleaned up", file=sys.stderr)
-into_closable_stdout(main, 1000000)
+from atomic_write import WriteError
+from script_input import BadInput, run_script
+def main(how):
+    if how == "lines":
+        try:
+            for i in range(1000000):
+                print("line", i)
+        finally:
+            print("cleaned up", file=sys.stderr)
+    elif how == "bad":
+        raise BadInput("in.json: /x: expected a number")
+    elif how == "unwritable":
+        raise WriteError("out.json", OSError(errno.ENOSPC, "No space left on device"))
+    elif how == "failed":
+        raise TimeoutError("rank 2 took more than 60 s")
+    elif how == "three":
+        return 3
+run_script(main, sys.argv[1], failures=(TimeoutError,))
 """
-writer = subprocess.Popen(["/usr/bin/python3", "-c", program], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
-first = writer.stdout.readline()
-writer.stdout.close()
-status = writer.wait(timeout=60)
-errors = writer.stderr.read()
-check(first == "line 0\n" and status == 141 and errors == "cleaned up\n",
-      f"into_closable_stdout into a closed pipe: exit {status}, stderr {errors!r}")
+with tempfile.TemporaryDirectory() as work:
+    demo = os.path.join(work, "demo.py")
+    with open(demo, "w") as handle:
+        handle.write(PROGRAM)
+    writer = subprocess.Popen(["/usr/bin/python3", demo, "lines"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    first = writer.stdout.readline()
+    writer.stdout.close()
+    status = writer.wait(timeout=60)
+    errors = writer.stderr.read()
+    writer.stderr.close()
+    check(first == "line 0\n" and status == 141 and errors == "cleaned up\n",
+          f"run_script into a closed pipe: exit {status}, stderr {errors!r}")
+    for how, status, stderr in (
+            ("bad", 2, "demo.py: in.json: /x: expected a number\n"),
+            ("unwritable", 1, "demo.py: cannot write out.json: No space left on device\n"),
+            ("failed", 1, "demo.py: rank 2 took more than 60 s\n"),
+            ("three", 3, ""), ("none", 0, "")):
+        done = subprocess.run(["/usr/bin/python3", demo, how], capture_output=True, text=True,
+                              timeout=60)
+        check(done.returncode == status and done.stderr == stderr and not done.stdout,
+              f"run_script, main {how}: exit {done.returncode} (expected {status}), "
+              f"stderr {done.stderr!r}")
 check.finish()
