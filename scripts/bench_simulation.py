@@ -19,7 +19,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from script_input import Parser, integer_in  # noqa: E402
+from script_input import Parser, integer_in, run_script  # noqa: E402
 
 MAX_REPEAT = 1000
 
@@ -99,4 +99,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)
