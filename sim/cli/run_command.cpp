@@ -132,8 +132,8 @@ public:
     nlohmann::json gradient_source;
     if (!replay_file_.empty()) {
       nlohmann::json replayed_gradients;
-      compressed = training::schedule_from_file(replay_file_, workers, profile, compressor_json,
-                                                replayed_gradients);
+      compressed = training::schedule_from_file(replay_file_, workers, scenario.workload, profile,
+                                                compressor_json, replayed_gradients);
       gradient_source = {
           {"kind", "replay"}, {"schedule", replay_file_}, {"recorded_from", replayed_gradients}};
       // The schedule's compressor is what runs; result.json's scenario said
@@ -283,9 +283,9 @@ public:
     // result.json last: a sweep counts a point with one as done, so it must
     // not be left when a later file fails.
     if (!dense && replay_file_.empty())
-      output::write_json_file(
-          std::filesystem::path(directory) / "schedule.json",
-          training::schedule_to_json(compressed, workers, compressor_json, gradient_source));
+      output::write_json_file(std::filesystem::path(directory) / "schedule.json",
+                              training::schedule_to_json(compressed, workers, compressor_json,
+                                                         gradient_source, scenario.workload));
     if (!timeline_file_.empty()) {
       std::vector<std::string> names{"dense"};
       if (!dense)

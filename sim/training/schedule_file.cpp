@@ -220,7 +220,7 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
 
 nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
                                 const nlohmann::json& compressor,
-                                const nlohmann::json& gradient_source) {
+                                const nlohmann::json& gradient_source, const Workload& workload) {
   nlohmann::json iterations = nlohmann::json::array();
   for (size_t i = 0; i < run.schedule.size(); ++i) {
     const std::vector<CompressionPart>& parts = run.schedule[i].parts;
@@ -247,6 +247,10 @@ nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
   }
   return {{"format", "gcsim-schedule/1"},
           {"workers", workers},
+          {"model",
+           {{"name", workload.name},
+            {"parameters", workload.parameters()},
+            {"layers", workload.layers.size()}}},
           {"compressor", compressor},
           {"gradients", gradient_source},
           {"kernel_fields", {"name", "before_step", "n", "k", "rows", "cols"}},
@@ -254,8 +258,8 @@ nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
 }
 
 CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
-                                 const cost::DeviceProfile& profile, nlohmann::json& compressor,
-                                 nlohmann::json& gradient_source) {
+                                 const Workload& workload, const cost::DeviceProfile& profile,
+                                 nlohmann::json& compressor, nlohmann::json& gradient_source) {
   const std::string name = file.string();
   nlohmann::json document = load_json_file(file);
   ObjectReader reader(document, name, "");
@@ -265,6 +269,22 @@ CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
   if (recorded != workers)
     reader.fail("workers", "the schedule is for " + std::to_string(recorded) +
                                " workers but the platform has " + std::to_string(workers));
+  if (reader.has("model")) {
+    ObjectReader model = reader.object("model");
+    const std::string recorded_name = model.string("name");
+    const int64_t parameters = model.integer("parameters", 1, int64_t{1} << 50);
+    const int64_t layers = model.integer("layers", 1, 1 << 30);
+    model.finish();
+    const auto scenario_layers = static_cast<int64_t>(workload.layers.size());
+    if (parameters != workload.parameters() || layers != scenario_layers)
+      throw InputError(
+          name, parameters != workload.parameters() ? "/model/parameters" : "/model/layers",
+          "the schedule was recorded on " + recorded_name + " (" + std::to_string(parameters) +
+              " parameters in " + std::to_string(layers) + " layers), the scenario's workload " +
+              workload.name + " has " + std::to_string(workload.parameters()) + " parameters in " +
+              std::to_string(scenario_layers) +
+              " layers: a replay's bytes and kernel sizes are its own model's");
+  }
   compressor = reader.require("compressor");
   if (!compressor.is_object() || !compressor.contains("name") || !compressor["name"].is_string())
     reader.fail("compressor", "expected the compressor that made the schedule, an object with a "

@@ -6,6 +6,7 @@
 // timing-only path for what-if studies.
 
 #include "sim/training/compression.hpp"
+#include "sim/training/workload.hpp"
 
 #include <filesystem>
 #include <string>
@@ -14,14 +15,19 @@
 
 namespace gcsim::training {
 
+/// The schedule of `run`, recorded with the model it ran on (`workload`'s
+/// name, parameters and layers), which a replay must match.
 nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
                                 const nlohmann::json& compressor,
-                                const nlohmann::json& gradient_source);
+                                const nlohmann::json& gradient_source, const Workload& workload);
 
-/// Reads a schedule for `workers` workers and prices its kernels with
-/// `profile`; every problem is an InputError naming the file and JSON path.
+/// Reads a schedule for `workers` workers of `workload` and prices its
+/// kernels with `profile`; every problem is an InputError naming the file
+/// and JSON path. A schedule recorded on another model (another parameter
+/// or layer count) is refused: its bytes and kernel sizes are that model's.
+/// (Schedules of gcsim before the model was recorded carry none to check.)
 CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
-                                 const cost::DeviceProfile& profile, nlohmann::json& compressor,
-                                 nlohmann::json& gradient_source);
+                                 const Workload& workload, const cost::DeviceProfile& profile,
+                                 nlohmann::json& compressor, nlohmann::json& gradient_source);
 
 } // namespace gcsim::training

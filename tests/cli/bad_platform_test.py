@@ -430,6 +430,37 @@ def replayed_schedules(workdir):
             json.dump(changed, handle)
         expect_refused(name, gcsim("run", DEFT16, "--out", out, "--replay", path), out,
                        [path + ": " + field + ":", words])
+    # A schedule replayed on another model: its bytes and kernel sizes were
+    # the small CNN's, and ResNet-18's compute beside them was a "speedup"
+    # of nothing. The model it was recorded on is in it, and checked.
+    check(schedule.get("model") == {"name": "cnn", "parameters": 29994, "layers": 4},
+          f"the schedule records the model it ran on ({schedule.get('model')})")
+    out = out_dir(workdir, "another model")
+    expect_refused("a replay on another model",
+                   gcsim("run", DEFT16, "--out", out, "--replay",
+                         os.path.join(recorded, "schedule.json"),
+                         "--set", "workload=workloads/models/resnet18-cifar10.json"),
+                   out, [os.path.join(recorded, "schedule.json") + ": /model/parameters:",
+                         "recorded on cnn (29994 parameters in 4 layers)",
+                         "resnet18-cifar10 has 11173962 parameters in 41 layers"])
+    for field, value in (("parameters", 29995), ("layers", 5)):
+        changed = copy.deepcopy(schedule)
+        changed["model"][field] = value
+        path = os.path.join(workdir, f"schedule-model-{field}.json")
+        with open(path, "w") as handle:
+            json.dump(changed, handle)
+        out = out_dir(workdir, f"model {field}")
+        expect_refused(f"a schedule of another {field} count",
+                       gcsim("run", DEFT16, "--out", out, "--replay", path), out,
+                       [f"{path}: /model/{field}:", "a replay's bytes and kernel sizes"])
+    # A schedule of a gcsim before the model was recorded: nothing to check.
+    older = copy.deepcopy(schedule)
+    del older["model"]
+    path = os.path.join(workdir, "schedule-without-model.json")
+    with open(path, "w") as handle:
+        json.dump(older, handle)
+    result = gcsim("run", DEFT16, "--out", out_dir(workdir, "older"), "--quiet", "--replay", path)
+    check(result.returncode == 0, f"a schedule without its model replays ({result.stderr.strip()})")
     # A dense run into the folder: the CLT-k schedule beside its result would
     # read as the dense run's own.
     result = gcsim("run", DEFT16, "--out", recorded, "--quiet", "--set", 'compressor={"name": "dense"}',
