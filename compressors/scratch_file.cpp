@@ -12,8 +12,8 @@
 namespace gcsim::compress {
 namespace {
 
-std::runtime_error system_error(const std::string& dir, const std::string& what, int error) {
-  return std::runtime_error(dir + ": " + what + ": " + std::strerror(error));
+ScratchError system_error(const std::string& dir, const std::string& what, int error) {
+  return ScratchError(dir + ": " + what + ": " + std::strerror(error));
 }
 
 int open_unlinked(const std::string& dir) {

@@ -4,16 +4,24 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 namespace gcsim::compress {
+
+/// A scratch file that cannot be made, reserved, read or written: the
+/// folder's or the disk's fault (full, read-only, missing), not the caller's.
+class ScratchError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
 
 // The file is created in `dir` and unlinked at once, so it disappears with the
 // process even when the process is killed; its disk space is used only where
 // something was written (never-written ranges read as zeros). Rows a caller
 // has finished with are written back and dropped from the page cache, so the
 // cache holds at most a few rows and the memory a run uses stays bounded.
-// Throws std::runtime_error (naming the directory and the system's reason)
+// Throws ScratchError (naming the directory and the system's reason)
 // when the file cannot be created, read or written. A read and a write of
 // different ranges may run on two threads at once; writes one at a time.
 class ScratchFile {
@@ -54,7 +62,7 @@ private:
 // writes dirty ones back when memory is short, so the memory a process uses
 // is what the kernel leaves cached, not the mapping's size. The disk space is
 // reserved up front, so a full disk is an error here, not a crash later.
-// Throws std::runtime_error naming the directory.
+// Throws ScratchError naming the directory.
 class ScratchMapping {
 public:
   ScratchMapping(const std::string& dir, std::size_t floats);

@@ -1,8 +1,10 @@
 // gcsim: a discrete-event cluster simulator for gradient compression.
 
+#include "compressors/scratch_file.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
+#include "sim/training/state_spill.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -169,12 +171,24 @@ int main(int argc, char** argv) {
     // Not the input's fault (a full disk, a read-only folder): exit 1.
     std::fprintf(stderr, "gcsim: %s\n", error.what());
     return 1;
+  } catch (const gcsim::training::StateTooLarge& error) {
+    std::fprintf(stderr, "gcsim: out of memory: %s (%s)\n", error.what(),
+                 parsed->out_of_memory_advice().c_str());
+    return 1;
   } catch (const std::bad_alloc&) {
     // The machine's (or the cgroup's, or ulimit -v's) fault, not gcsim's.
     // What the command that ran out can do about it.
     const std::string advice = parsed->out_of_memory_advice();
     std::fprintf(stderr, "gcsim: out of memory: this run needs more than the process may take%s\n",
                  advice.empty() ? "" : (" (" + advice + ")").c_str());
+    return 1;
+  } catch (const gcsim::compress::ScratchError& error) {
+    // Per-worker state spilled to a folder without room (or gone): the
+    // disk's fault, and what helps.
+    std::fprintf(stderr,
+                 "gcsim: %s (scratch files go to --scratch-dir, default $TMPDIR or /tmp: name a "
+                 "folder with room; fewer workers or a smaller model need less)\n",
+                 error.what());
     return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gcsim: internal error: %s\n", error.what());

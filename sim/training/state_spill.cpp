@@ -4,9 +4,11 @@
 #include "sim/input/input_error.hpp"
 
 #include <cassert>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 namespace gcsim::training {
@@ -101,11 +103,44 @@ bool state_fits(double state_floats, size_t d, const MemoryLimits& limits) {
   return !limits.cgroup_bytes || bytes + besides <= 0.95 * *limits.cgroup_bytes;
 }
 
+namespace {
+
+// --spill never keeps the state in memory whatever its size. Linux
+// overcommits: state past the machine's memory and swap (or a cgroup's
+// limit and swap) is allocated, and the process killed without a word when
+// it is touched. Refused as out of memory before anything is allocated.
+void refuse_state_past_memory(double state_floats) {
+  const MemoryLimits limits = memory_limits();
+  struct sysinfo info {};
+  const double swap = ::sysinfo(&info) == 0
+                          ? static_cast<double>(info.totalswap) * static_cast<double>(info.mem_unit)
+                          : 0;
+  const double bytes = state_floats * sizeof(float);
+  const bool past_machine = limits.physical_bytes > 0 && bytes > limits.physical_bytes + swap;
+  const bool past_cgroup = limits.cgroup_bytes && bytes > *limits.cgroup_bytes + swap;
+  if (!past_machine && !past_cgroup)
+    return;
+  char message[256];
+  std::snprintf(message, sizeof message,
+                "--spill never keeps %.1f GB of per-worker state in memory, more than the %.1f "
+                "GB of %s and swap",
+                bytes / 1e9,
+                (past_cgroup ? *limits.cgroup_bytes : limits.physical_bytes) / 1e9 + swap / 1e9,
+                past_cgroup ? "this cgroup's memory limit" : "memory");
+  throw StateTooLarge(message);
+}
+
+} // namespace
+
 bool should_spill(const StateSpill& policy, const compress::Compressor& compressor, size_t d,
                   int workers) {
   const size_t state = compressor.worker_state_floats(d);
-  if (state == 0 || policy.mode == "never")
+  if (state == 0)
     return false;
+  if (policy.mode == "never") {
+    refuse_state_past_memory(static_cast<double>(workers) * static_cast<double>(d + state));
+    return false;
+  }
   if (policy.mode == "always")
     return true;
   return !state_fits(static_cast<double>(workers) * static_cast<double>(d + state), d,
@@ -113,8 +148,10 @@ bool should_spill(const StateSpill& policy, const compress::Compressor& compress
 }
 
 bool should_spill_residuals(const StateSpill& policy, size_t d, int workers) {
-  if (policy.mode == "never")
+  if (policy.mode == "never") {
+    refuse_state_past_memory(static_cast<double>(workers) * static_cast<double>(d));
     return false;
+  }
   if (policy.mode == "always")
     return true;
   return !state_fits(static_cast<double>(workers) * static_cast<double>(d), d,

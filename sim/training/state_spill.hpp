@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -57,12 +58,26 @@ bool state_fits(double state_floats, size_t d, const MemoryLimits& limits);
 std::optional<double> cgroup_memory_limit(const std::string& proc_self_cgroup,
                                           const std::filesystem::path& cgroup_root);
 
+/// Per-worker state that "never" would keep in memory and that cannot fit
+/// there: out of memory, said before anything is allocated; what() says
+/// how much and against what.
+class StateTooLarge : public std::bad_alloc {
+public:
+  explicit StateTooLarge(std::string message) : message_(std::move(message)) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+private:
+  std::string message_;
+};
+
 /// Whether `policy` spills the per-worker state of `compressor` for a
 /// gradient of d values on `workers` workers (never when it keeps none).
+/// Under "never", state larger than the memory and swap (or the cgroup's
+/// limit and swap) throws StateTooLarge: it could never be touched.
 bool should_spill(const StateSpill& policy, const compress::Compressor& compressor, size_t d,
                   int workers);
 /// Whether `policy` maps the residuals of `workers` workers (d values each)
-/// from a scratch file.
+/// from a scratch file; under "never", throws StateTooLarge as should_spill does.
 bool should_spill_residuals(const StateSpill& policy, size_t d, int workers);
 
 } // namespace gcsim::training

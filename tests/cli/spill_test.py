@@ -4,13 +4,16 @@ a scratch file give byte-identical result.json and schedule.json to the
 in-memory run (per bucket and on the whole model, on the shipped real trace,
 with momentum masking at work over several iterations); the file leaves
 nothing behind; a directory that cannot hold it is bad input (exit 2, one
-line naming --scratch-dir).
+line naming --scratch-dir), one without room for it exit 1 naming the
+folder and what helps; out of memory is exit 1 and one line, and --spill
+never with state past the memory and swap says so before it allocates.
 
 Usage: spill_test.py PATH/TO/gcsim
 """
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -197,5 +200,57 @@ with tempfile.TemporaryDirectory() as work:
               and lines[0].startswith("gcsim: out of memory: ") and "--spill always" in lines[0]
               and not os.path.exists(os.path.join(out, "result.json")),
               f"a run out of memory: exit {starved.returncode}: {starved.stderr.strip()}")
+
+    # --spill never, and residuals past the machine's memory and swap: Linux
+    # overcommits, so nothing failed until the kernel killed gcsim (exit 137,
+    # not a word). Refused before anything is allocated, saying how much
+    # against what. (A 4 GB address-space limit guards this machine should
+    # the check ever go: then it reads as the plain out-of-memory line.)
+    with open("/proc/meminfo") as meminfo:
+        kib = {line.split(":")[0]: int(line.split()[1]) for line in meminfo}
+    room = (kib["MemTotal"] + kib.get("SwapTotal", 0)) * 1024
+    resnet18 = 11173962 * 4  # top-k's residual per worker, in bytes
+    workers = room // resnet18 + 100
+    if workers > 65536:
+        print(f"skipped: --spill never past memory ({room / 1e9:.0f} GB here is more than "
+              f"65536 workers' residuals)")
+    else:
+        def guarded():
+            resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        out = os.path.join(work, "never-past-memory")
+        refused = subprocess.run([GCSIM, "run", os.path.join(ROOT, "workloads", "scenarios",
+                                                             "topk-resnet18-8x10g.json"),
+                                  "--out", out, "--quiet", "--set", f"platform.nodes={workers}",
+                                  "--set", "training.iterations=1", "--spill", "never"],
+                                 capture_output=True, text=True, timeout=120,
+                                 preexec_fn=None if "libasan" in linked else guarded)
+        lines = refused.stderr.strip().splitlines()
+        expected = f"gcsim: out of memory: --spill never keeps {workers * resnet18 / 1e9:.1f} GB"
+        check(refused.returncode == 1 and len(lines) == 1 and lines[0].startswith(expected)
+              and "and swap" in lines[0] and "--spill always" in lines[0]
+              and not os.path.exists(out),
+              f"--spill never past memory and swap: exit {refused.returncode}, "
+              f"{refused.stderr.strip()!r} (expected {expected!r}...)")
+
+    # A scratch folder without room (here a 64 kB file-size limit, SIGXFSZ
+    # ignored so that the reservation fails with EFBIG): one line naming the
+    # folder and what helps, exit 1. It was "gcsim: internal error: ...".
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    scratch = os.path.join(work, "small-scratch")
+    os.makedirs(scratch)
+    out = os.path.join(work, "no-room")
+    full = subprocess.run([GCSIM, "run", scenario(work, {"name": "topk", "density": 0.01},
+                                                  "model"),
+                           "--out", out, "--quiet", "--spill", "always", "--scratch-dir", scratch],
+                          capture_output=True, text=True, timeout=120, preexec_fn=small_files)
+    lines = full.stderr.strip().splitlines()
+    check(full.returncode == 1 and len(lines) == 1
+          and lines[0].startswith(f"gcsim: {scratch}: cannot reserve ")
+          and "--scratch-dir" in lines[0] and "internal error" not in lines[0]
+          and not os.path.exists(os.path.join(out, "result.json"))
+          and os.listdir(scratch) == [],
+          f"a scratch folder without room: exit {full.returncode}, {full.stderr.strip()!r}")
 
 check.finish()

@@ -85,7 +85,7 @@ TEST_CASE("scratch file: a directory that cannot hold one is refused, naming it"
   const std::string message = missing + ": cannot create a scratch file there";
   CHECK_THROWS_WITH_AS(gc::ScratchFile::check_dir(missing), doctest::Contains(message.c_str()),
                        std::runtime_error);
-  CHECK_THROWS_AS(gc::ScratchFile file(missing), std::runtime_error);
+  CHECK_THROWS_AS(gc::ScratchFile file(missing), gc::ScratchError);
   CHECK_NOTHROW(gc::ScratchFile::check_dir(dir.path.string()));
   CHECK(fs::is_empty(dir.path));
 }
@@ -172,7 +172,7 @@ TEST_CASE("scratch mapping: zeros, in an unlinked file; an impossible size is re
     CHECK(mapping.data()[2999] == 1.5f);
   }
   const std::string missing = (dir.path / "missing").string();
-  CHECK_THROWS_AS(gc::ScratchMapping(missing, 10), std::runtime_error);
+  CHECK_THROWS_AS(gc::ScratchMapping(missing, 10), gc::ScratchError);
   // More than any disk holds: refused up front, not a crash on first touch.
   CHECK_THROWS_WITH_AS(gc::ScratchMapping(dir.path.string(), std::size_t{1} << 60),
                        doctest::Contains("cannot reserve"), std::runtime_error);
