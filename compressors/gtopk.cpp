@@ -13,7 +13,7 @@ namespace {
 struct MergeSet {
   std::vector<Index> idx; // ascending
   std::vector<float> val;
-  std::vector<std::uint64_t> owners; // words_per_entry bitset words per entry
+  std::vector<std::uint64_t> owners; // (P + 63) / 64 bitset words per entry: its workers
 };
 
 class GTopK final : public CompressorBase {

@@ -42,18 +42,7 @@ struct GradientView {
   const LayerLayout* layout = nullptr;
 
   std::size_t size() const { return layout == nullptr ? 0 : layout->total(); }
-  const float* layer_data(std::size_t l) const { return data + (*layout)[l].offset; }
 };
 using WeightsView = GradientView;
-
-// Owning storage for a flattened gradient; handy for tests and benchmarks.
-struct Gradient {
-  LayerLayout layout;
-  std::vector<float> values;
-
-  Gradient() = default;
-  explicit Gradient(LayerLayout l) : layout(std::move(l)), values(layout.total(), 0.0f) {}
-  GradientView view() const { return GradientView{values.data(), &layout}; }
-};
 
 } // namespace gcsim::compress

@@ -8,7 +8,7 @@ its provenance. Rerun after changing a figure:
 
     /usr/bin/python3 scripts/calibrate/derive_gpu_profiles.py
 
-When a GPU is available, `scripts/calibrate/gcsim_calibrate_cuda` measures a
+When a GPU is available, `build/gcsim_calibrate_cuda` measures a
 profile instead, and the measured file replaces the derived one.
 """
 import json

@@ -477,12 +477,6 @@ DeviceProfile fit_cpu_profile(const CalibrationPoints& points, double gemm_flops
   return profile;
 }
 
-DeviceProfile calibrate_cpu(const CalibrationOptions& options, const std::string& command,
-                            const std::string& date) {
-  const CalibrationPoints points = measure_cpu_kernels(options);
-  return fit_cpu_profile(points, measure_cpu_gemm_flops(), command, date);
-}
-
 std::vector<HoldoutResult> holdout_errors(const CalibrationPoints& points, double min_n) {
   std::vector<HoldoutResult> results;
   for (Kernel kernel : all_kernels()) {

@@ -64,10 +64,6 @@ double measure_cpu_gemm_flops(int size = 512);
 DeviceProfile fit_cpu_profile(const CalibrationPoints& points, double gemm_flops,
                               const std::string& command, const std::string& date);
 
-/// `measure_cpu_kernels` + `measure_cpu_gemm_flops` + `fit_cpu_profile`.
-DeviceProfile calibrate_cpu(const CalibrationOptions& options, const std::string& command,
-                            const std::string& date);
-
 /// What this CPU is (model, cores, caches) for the profile's device.details.
 nlohmann::json describe_cpu();
 

@@ -374,10 +374,6 @@ const ModelTimes* DeviceProfile::model_times(std::string_view model) const {
   return found == model_times_.end() ? nullptr : &found->second;
 }
 
-void DeviceProfile::set_model_times(std::string model, ModelTimes times) {
-  model_times_[std::move(model)] = std::move(times);
-}
-
 nlohmann::json DeviceProfile::to_json() const {
   nlohmann::json json;
   json["format"] = kFormat;

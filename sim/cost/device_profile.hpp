@@ -148,7 +148,6 @@ public:
   void set_provenance(Provenance provenance) { provenance_ = std::move(provenance); }
   void set_compute(ComputeModel compute) { compute_ = std::move(compute); }
   void set_kernel(Kernel kernel, KernelModel model);
-  void set_model_times(std::string model, ModelTimes times);
 
 private:
   /// Whether a time is one SimGrid can run: finite and at most ~30 years.

@@ -289,10 +289,6 @@ double ObjectReader::positive_number(std::string_view key) {
   return value;
 }
 
-double ObjectReader::positive_number_or(std::string_view key, double fallback) {
-  return has(key) ? positive_number(key) : (known_.emplace(key), fallback);
-}
-
 double ObjectReader::seconds(std::string_view key) {
   const double value = number(key);
   if (!(value >= 0 && value <= kLongestSeconds))

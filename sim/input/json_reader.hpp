@@ -91,7 +91,6 @@ public:
   double number(std::string_view key);
   double number_or(std::string_view key, double fallback);
   double positive_number(std::string_view key);
-  double positive_number_or(std::string_view key, double fallback);
   int64_t integer(std::string_view key, int64_t min, int64_t max);
   int64_t integer_or(std::string_view key, int64_t min, int64_t max, int64_t fallback);
   bool boolean_or(std::string_view key, bool fallback);

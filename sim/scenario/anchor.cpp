@@ -1,3 +1,0 @@
-namespace gcsim {
-int sim_library_anchor = 0;
-}
