@@ -155,9 +155,10 @@ public:
       text += fmt::sprintf(" %lld", static_cast<long long>(it));
     text += '\n';
     if (workload.has_times && manifest.timing)
-      text += fmt::sprintf("timing    %s (%s, %lld threads), seconds per micro-batch of %lld\n",
+      text += fmt::sprintf("timing    %s (%s, %lld %s), seconds per micro-batch of %lld\n",
                            manifest.timing->device.c_str(), manifest.timing->cpu.c_str(),
                            static_cast<long long>(manifest.timing->threads),
+                           manifest.timing->threads == 1 ? "thread" : "threads",
                            static_cast<long long>(manifest.timing->micro_batch));
 
     std::optional<size_t> index;

@@ -83,7 +83,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // Bad input is one line (CLI11's own adds "Run with --help..." as a
   // second); subcommands made after this inherit it.
+  // Every line names the command it is about: `gcsim run: ...`.
   app.failure_message([](const CLI::App* failed, const CLI::Error& error) {
+    const CLI::App* command = failed;
+    for (const CLI::App* sub : failed->get_subcommands())
+      command = sub;
+    const std::string who = command == failed ? "gcsim" : "gcsim " + command->get_name();
     // CLI11 lists unexpected arguments last first ("a=b --set" for
     // `--set a=b`), and without saying which command did not expect them.
     if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
@@ -91,17 +96,19 @@ int main(int argc, char** argv) {
       std::string listed;
       for (const std::string& word : extras)
         listed += (listed.empty() ? "" : " ") + word;
-      const CLI::App* command = failed;
-      for (const CLI::App* sub : failed->get_subcommands())
-        command = sub;
       const bool option = !extras.empty() && extras.front().rfind("-", 0) == 0;
-      return "gcsim " + command->get_name() + ": " +
+      return who + ": " +
              (option ? "unknown option " + extras.front()
                      : std::string(extras.size() == 1 ? "unexpected argument"
                                                       : "unexpected arguments")) +
-             " (given: " + listed + "; see gcsim " + command->get_name() + " --help)\n";
+             " (given: " + listed + "; see " + who + " --help)\n";
     }
-    return std::string(error.what()) + " (see --help)\n";
+    // CLI11's "--seed: At Most 1 required but received 2".
+    std::string what = error.what();
+    if (const size_t at = what.find(": At Most 1 required but received ");
+        at != std::string::npos && dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr)
+      what = what.substr(0, at) + ": given more than once; give it once";
+    return who + ": " + what + " (see " + who + " --help)\n";
   });
 
   std::vector<std::unique_ptr<Command>> commands;

@@ -70,6 +70,16 @@ std::string read_input_text(const std::filesystem::path& file) {
 
 nlohmann::json load_json_file(const std::filesystem::path& file) {
   const std::string text = read_input_text(file);
+  // Said plainly: the parser's "unexpected end of input" at line 1, column 1
+  // read as a broken file, not as an empty one or a binary one.
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw InputError(file.string(), "",
+                     text.empty() ? "the file is empty, expected JSON"
+                                  : "the file holds only white space, expected JSON");
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    throw InputError(file.string(), "",
+                     "not a text file (a NUL byte at offset " + std::to_string(nul) +
+                         "), expected JSON");
   // nlohmann keeps the last of two equal keys without a word; a scenario
   // that says "seed" twice is a mistake to report, at the second one.
   struct Frame {
@@ -370,28 +380,36 @@ struct UnitRange {
 
 template <typename Parser>
 double parse_unit_field(ObjectReader& reader, std::string_view key, Parser parser,
-                        const char* example, const UnitRange& accepted) {
+                        units::Quantity quantity, const char* example, const UnitRange& accepted) {
   const nlohmann::json& value = reader.require(key);
   std::optional<double> parsed;
-  if (value.is_string())
+  std::vector<std::string> meant;
+  if (value.is_string()) {
     parsed = parser(value.template get<std::string>());
+    meant = units::spellings_ignoring_case(value.template get<std::string>(), quantity);
+  }
   if (parsed && ((accepted.zero && *parsed == 0) ||
                  (*parsed >= accepted.lowest && *parsed <= accepted.highest)))
     return *parsed;
+  std::string hint;
+  for (size_t i = 0; i < meant.size(); ++i)
+    hint += (i == 0 ? " (units are case-sensitive: did you mean \"" : "\" or \"") + meant[i];
+  if (!hint.empty())
+    hint += "\"?)";
   reader.fail(key, std::string("expected ") + accepted.wanted + " (e.g. \"" + example +
-                       "\"), got " + quoted(value));
+                       "\"), got " + quoted(value) + hint);
 }
 
 } // namespace
 
 double ObjectReader::bandwidth(std::string_view key) {
-  return parse_unit_field(*this, key, units::parse_bandwidth, "10Gbps",
+  return parse_unit_field(*this, key, units::parse_bandwidth, units::Quantity::bandwidth, "10Gbps",
                           {false, kSlowestBandwidth, kFastestBandwidth,
                            "a bandwidth with a unit in [1kbps, 1000Tbps]"});
 }
 double ObjectReader::duration(std::string_view key) {
   return parse_unit_field(
-      *this, key, units::parse_duration, "50us",
+      *this, key, units::parse_duration, units::Quantity::duration, "50us",
       {true, kShortestSeconds, kLongestSeconds, "a duration with a unit, 0s or in [1ps, 1e9s]"});
 }
 double ObjectReader::duration_or(std::string_view key, double fallback) {
@@ -399,14 +417,15 @@ double ObjectReader::duration_or(std::string_view key, double fallback) {
 }
 double ObjectReader::size(std::string_view key) {
   return parse_unit_field(
-      *this, key, units::parse_size, "25MiB",
+      *this, key, units::parse_size, units::Quantity::size, "25MiB",
       {false, 1.0, kLargestBytes, "a size with a unit in [1B, 8192TiB] (8192TiB = 2^53 bytes)"});
 }
 double ObjectReader::size_or(std::string_view key, double fallback) {
   return has(key) ? size(key) : (known_.emplace(key), fallback);
 }
 double ObjectReader::flop_rate(std::string_view key) {
-  return parse_unit_field(*this, key, units::parse_flop_rate, "10Tflops",
+  return parse_unit_field(*this, key, units::parse_flop_rate, units::Quantity::flop_rate,
+                          "10Tflops",
                           {false, std::numeric_limits<double>::denorm_min(),
                            std::numeric_limits<double>::max(), "a positive FLOP rate with a unit"});
 }

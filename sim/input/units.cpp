@@ -1,6 +1,8 @@
 #include "sim/input/units.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -127,6 +129,46 @@ constexpr std::array<Unit, 12> kFlopUnits{{
     {"Pf", 1e15},
 }};
 
+template <size_t N>
+std::vector<std::string> case_insensitive(std::string_view text, const std::array<Unit, N>& table) {
+  std::vector<std::string> spellings;
+  const auto split = split_number(text);
+  if (!split)
+    return spellings;
+  const std::string_view unit = split->second;
+  const auto same_but_case = [unit](std::string_view suffix) {
+    return suffix.size() == unit.size() &&
+           std::equal(suffix.begin(), suffix.end(), unit.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) ==
+                    std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  for (const Unit& known : table)
+    if (known.suffix == unit)
+      return {};
+  // The number as written, without the unit and the spaces around them.
+  std::string_view number = text.substr(0, text.rfind(unit));
+  while (!number.empty() && number.front() == ' ')
+    number.remove_prefix(1);
+  while (!number.empty() && number.back() == ' ')
+    number.remove_suffix(1);
+  // The units closest in case: "mbps" is more likely Mbps than MBps.
+  const auto case_changes = [unit](std::string_view suffix) {
+    size_t changes = 0;
+    for (size_t i = 0; i < suffix.size(); ++i)
+      changes += suffix[i] != unit[i];
+    return changes;
+  };
+  size_t fewest = SIZE_MAX;
+  for (const Unit& known : table)
+    if (same_but_case(known.suffix))
+      fewest = std::min(fewest, case_changes(known.suffix));
+  for (const Unit& known : table)
+    if (same_but_case(known.suffix) && case_changes(known.suffix) == fewest)
+      spellings.push_back(std::string(number) + std::string(known.suffix));
+  return spellings;
+}
+
 std::string format_scaled(double value, const char* const* prefixes, int count, double base,
                           bool significant_digits, const char* unit) {
   int i = 0;
@@ -154,6 +196,20 @@ std::optional<double> parse_size(std::string_view text) {
 }
 std::optional<double> parse_flop_rate(std::string_view text) {
   return parse_with(text, kFlopUnits);
+}
+
+std::vector<std::string> spellings_ignoring_case(std::string_view text, Quantity quantity) {
+  switch (quantity) {
+  case Quantity::bandwidth:
+    return case_insensitive(text, kBandwidthUnits);
+  case Quantity::duration:
+    return case_insensitive(text, kDurationUnits);
+  case Quantity::size:
+    return case_insensitive(text, kSizeUnits);
+  case Quantity::flop_rate:
+    return case_insensitive(text, kFlopUnits);
+  }
+  return {};
 }
 
 std::string format_bytes(double bytes) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gcsim::units {
 
@@ -18,6 +19,13 @@ std::optional<double> parse_duration(std::string_view text);
 std::optional<double> parse_size(std::string_view text);
 /// "14TFlops", "12.5Tf", "900Gflop/s" -> FLOP per second.
 std::optional<double> parse_flop_rate(std::string_view text);
+
+enum class Quantity { bandwidth, duration, size, flop_rate };
+/// What `text` may have meant where its unit is one of `quantity`'s but
+/// for case, the units closest in case ("10gbps" -> {"10Gbps"}, not
+/// "10GBps"; "1MBPS" -> {"1MBps"}), for a did-you-mean; empty where the
+/// unit is known as written or matches none.
+std::vector<std::string> spellings_ignoring_case(std::string_view text, Quantity quantity);
 
 /// Human-readable rendering for summaries: 1.5e9 -> "1.50 GB".
 std::string format_bytes(double bytes);

@@ -46,6 +46,25 @@ Override parse_override(const std::string& text) {
         return true;
       };
   nlohmann::json parsed = nlohmann::json::parse(value, within_nesting, false);
+  // A value that opens an object or an array is JSON gone wrong (a missing
+  // brace), not a string: as one, it was refused later for its type, and
+  // the user never told why.
+  const size_t first = value.find_first_not_of(" \t");
+  if (parsed.is_discarded() && first != std::string::npos &&
+      (value[first] == '{' || value[first] == '[')) {
+    std::string why;
+    try {
+      [[maybe_unused]] const nlohmann::json reparsed = nlohmann::json::parse(value);
+    } catch (const nlohmann::json::parse_error& error) {
+      const std::string what = error.what();
+      const size_t detail = what.find("error: ");
+      why = detail == std::string::npos ? what : what.substr(detail + 7);
+    }
+    throw InputError("--set " + text.substr(0, equals), "",
+                     "the value opens a JSON " +
+                         std::string(value[first] == '{' ? "object" : "array") +
+                         " but is not valid JSON (" + why + ")");
+  }
   result.value = parsed.is_discarded() ? nlohmann::json(value) : std::move(parsed);
   // Taken as a string, the value is raw bytes; result.json must be UTF-8.
   try {

@@ -214,6 +214,12 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
   nlohmann::json document = load_json_file(file);
   if (!document.is_object())
     throw InputError(file_name, "/", "expected a scenario object, got " + describe_json(document));
+  // A sweep file given to `gcsim run` would be refused for its missing
+  // platform, which says nothing of what the file is.
+  if (!document.contains("platform") && document.contains("scenario") && document.contains("grid"))
+    throw InputError(file_name, "/platform",
+                     "required field is missing: this is a sweep file (it has \"scenario\" and "
+                     "\"grid\"), which `gcsim sweep` runs");
 
   Scenario scenario;
   scenario.file = file;

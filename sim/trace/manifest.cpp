@@ -211,6 +211,12 @@ Manifest load_manifest(const std::filesystem::path& path) {
   std::error_code error;
   const bool is_folder = std::filesystem::is_directory(path, error);
   const std::filesystem::path file = is_folder ? path / kManifestFileName : path;
+  // A folder without a manifest is no trace at all ("file not found" named
+  // a file the user never gave).
+  if (is_folder && !std::filesystem::exists(file, error))
+    throw InputError(path.string(), "",
+                     "not a trace folder: it holds no " + std::string(kManifestFileName) +
+                         " (a gradient trace is the folder scripts/capture_traces.py writes)");
   const nlohmann::json json = load_json_file(file);
 
   Manifest manifest;

@@ -389,7 +389,7 @@ CASES = [
      ["--set workload=: /workload:", 'expected a path, got ""']),
     ("a folder without a manifest as the workload", scenario(), {},
      ["--set", "workload=" + os.path.join(ROOT, "workloads", "models")],
-     ["--set workload=", ": /workload: ", "manifest.json: file not found"]),
+     ["--set workload=", ": /workload: ", "models: not a trace folder: it holds no manifest.json"]),
     ("a missing platform file by --set", scenario(), {}, ["--set", "platform=nowhere.json"],
      ["--set platform=nowhere.json: /platform:", '"nowhere.json" not found beside']),
     ("an empty platform path", scenario(platform=""), {}, [],
@@ -403,6 +403,35 @@ CASES = [
                                 "forward_flops": 0, "backward_flops": 0}]}}, [],
      ["scenario.json: /workload:", "deft compresses the whole model at once, 5000000000",
       "32-bit index"]),
+    # The parser's "unexpected end of input" at line 1, column 1 read as a
+    # broken file, not as an empty one or a binary one.
+    ("an empty scenario file", "", {}, [], ["scenario.json: the file is empty, expected JSON"]),
+    ("a scenario of white space", " \n\t\n", {}, [],
+     ["scenario.json: the file holds only white space"]),
+    ("a binary scenario file", "\x00\x01\x02", {}, [],
+     ["scenario.json: not a text file (a NUL byte at offset 0)"]),
+    # A unit that is one of gcsim's but for case: which one was meant.
+    ("a bandwidth unit in the wrong case",
+     with_platform(link={"bandwidth": "10gbps", "latency": "10us"}), {}, [],
+     ["/platform/link/bandwidth",
+      'got "10gbps" (units are case-sensitive: did you mean "10Gbps"?)']),
+    # Bytes or bits: the unit closest in case ("MBPS" is MBps, not Mbps).
+    ("a bandwidth unit in capitals",
+     with_platform(link={"bandwidth": "100MBPS", "latency": "10us"}), {}, [],
+     ["/platform/link/bandwidth", 'got "100MBPS" (units are case-sensitive: did you mean '
+      '"100MBps"?)']),
+    ("a size unit in the wrong case", with_training(bucket_size="25 mib"), {}, [],
+     ["/training/bucket_size", 'did you mean "25MiB"?']),
+    # A --set value that opens JSON and breaks it was taken as a string and
+    # refused for its type, the missing brace never named.
+    ("--set of broken JSON", scenario(), {},
+     ["--set", 'compressor={"name": "topk", "density": 0.01'],
+     ["--set compressor: the value opens a JSON object but is not valid JSON (",
+      "unexpected end of input"]),
+    # A sweep file given to run was refused for a missing platform.
+    ("a sweep file given to run", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2, 4]}},
+     {}, [], ["scenario.json: /platform: required field is missing: this is a sweep file",
+              "gcsim sweep"]),
     # An empty --replay ran the compressors as if it were not given.
     ("empty --replay", scenario(), {}, ["--replay", ""], ["--replay: empty"]),
     # Outputs onto inputs or onto each other were written over without a word.
@@ -524,6 +553,9 @@ SWEEP_CASES = [
     # "The following arguments were not expected: a=b --set", last first.
     ("--set", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]}}, ["--set", "seed=3"],
      ["gcsim sweep: unknown option --set (given: --set seed=3;"]),
+    # A scenario given to sweep was refused for a missing "scenario".
+    ("a scenario given to sweep", BASE, [],
+     ["sweep.json: /scenario: required field is missing: this is a scenario", "gcsim run"]),
 ]
 
 
@@ -638,6 +670,12 @@ COMMAND_CASES = [
     ("an option before the command", ["-x", "run", "x.json"], os.devnull, 2,
      ["gcsim: unknown option '-x' before the command", "run, sweep, validate"]),
     ("no command", [], os.devnull, 2, ["gcsim: no command given", "run, sweep, validate"]),
+    # CLI11's lines did not say which command they were about, and one
+    # said "At Most 1 required but received 2" of an option given twice.
+    ("run without a scenario", ["run"], os.devnull, 2,
+     ["gcsim run: scenario is required (see gcsim run --help)"]),
+    ("--seed twice", ["run", QUICKSTART, "--seed", "1", "--seed", "2"], os.devnull, 2,
+     ["gcsim run: --seed: given more than once; give it once"]),
     # The report went nowhere and the exit status said success.
     ("inspect onto a full stdout", ["inspect", os.path.join(ROOT, "workloads", "traces",
                                                             "fmnist-cnn-16w")],

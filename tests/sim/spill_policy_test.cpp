@@ -80,7 +80,7 @@ TEST_CASE("--memory-share: runs beside each other count on their share of the me
   CHECK(tr::should_spill_residuals(tr::StateSpill{"auto", "/tmp", 0.25}, d, P));
 }
 
-TEST_CASE("--spill: always and never override the size") {
+TEST_CASE("--spill: always and never override the size, but never past the memory") {
   const auto sketched = gc::make_compressor("sketched_sgd", {{"density", 0.01}});
   const auto topk = gc::make_compressor("topk", {{"density", 0.01}});
   const tr::StateSpill always{"always", "/tmp"};
@@ -88,9 +88,20 @@ TEST_CASE("--spill: always and never override the size") {
   CHECK(tr::should_spill(always, *sketched, 10, 2));
   CHECK(tr::should_spill_residuals(always, 10, 2));
   CHECK_FALSE(tr::should_spill(always, *topk, 10, 2)); // keeps no momenta
-  const size_t large = floats_for(4.0, 8);
-  CHECK_FALSE(tr::should_spill(never, *sketched, large, 8));
-  CHECK_FALSE(tr::should_spill_residuals(never, large, 8));
+  // Past "auto"'s half of the memory, within the memory: kept there. (The
+  // sketch's momenta are a gradient's size: its state is twice the residuals.)
+  const tr::StateSpill automatic{"auto", "/tmp"};
+  const size_t beyond_half = floats_for(1.5, 8);
+  CHECK(tr::should_spill_residuals(automatic, beyond_half, 8));
+  CHECK_FALSE(tr::should_spill_residuals(never, beyond_half, 8));
+  CHECK(tr::should_spill(automatic, *sketched, floats_for(0.7, 8), 8));
+  CHECK_FALSE(tr::should_spill(never, *sketched, floats_for(0.7, 8), 8));
+  // Past the memory and any swap: Linux would allocate it and kill the run
+  // once it is touched, so "never" says so first.
+  const size_t past_memory = floats_for(1e4, 8);
+  CHECK_THROWS_AS(tr::should_spill(never, *sketched, past_memory, 8), tr::StateTooLarge);
+  CHECK_THROWS_WITH_AS(tr::should_spill_residuals(never, past_memory, 8),
+                       doctest::Contains("--spill never keeps"), tr::StateTooLarge);
 }
 
 TEST_CASE("--scratch-dir defaults to $TMPDIR, else /tmp") {
