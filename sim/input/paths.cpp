@@ -110,6 +110,22 @@ std::filesystem::path find_input_path(const std::string& value,
                "), in the working directory or in gcsim's source tree (" + source_root().string() +
                ")";
   }
+  // A file copied out of the tree names its neighbours there by their bare
+  // names ("quickstart.json"): where they are, by the path that finds them
+  // from anywhere (the source tree's root is searched last).
+  if (path.is_relative() && path.has_filename())
+    for (const char* folder :
+         {"workloads/scenarios", "workloads/models", "platforms", "platforms/devices"}) {
+      std::error_code error;
+      const std::filesystem::path shipped = std::filesystem::path(folder) / path.filename();
+      if (std::filesystem::is_regular_file(source_root() / shipped, error))
+        throw InputError(source, json_path,
+                         "\"" + value + "\" not found (beside " +
+                             referring_file.filename().string() +
+                             ", in the working directory, at gcsim's source root); did you mean "
+                             "\"" +
+                             shipped.string() + "\"?");
+    }
   for (const std::filesystem::path& candidate : candidates)
     if (const std::string hint =
             did_you_mean_hint(candidate.parent_path(), path.filename(), path.parent_path());

@@ -341,6 +341,10 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     // The trace library owns the default (scenario.hpp's initializer is not it).
     scenario.synthesis = trace::GradientSource::default_synthesis();
     if (reader.has("gradients")) {
+      // Silently ignored before: a layer spec has no captured workers.
+      if (!scenario.trace_folder)
+        reader.fail("gradients", "only with a trace workload, whose captured workers it "
+                                 "synthesizes more from; a layer spec's gradients are synthetic");
       ObjectReader gradients = reader.object("gradients");
       gradients.allow("comment");
       scenario.synthesis = gradients.choice_or(

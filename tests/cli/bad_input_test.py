@@ -432,6 +432,9 @@ CASES = [
     ("a sweep file given to run", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2, 4]}},
      {}, [], ["scenario.json: /platform: required field is missing: this is a sweep file",
               "gcsim sweep"]),
+    # Ignored without a word: a layer spec has no captured workers.
+    ("gradients.synthesis with a layer spec", scenario(gradients={"synthesis": "mean_scaling"}),
+     {}, [], ["scenario.json: /gradients: only with a trace workload"]),
     # An empty --replay ran the compressors as if it were not given.
     ("empty --replay", scenario(), {}, ["--replay", ""], ["--replay: empty"]),
     # Outputs onto inputs or onto each other were written over without a word.
@@ -465,7 +468,9 @@ CASES = [
      ["/training/iterations", "expected an integer", "2.5"]),
     ("a fractional node count", scenario(), {}, ["--set", "platform.nodes=4.5"],
      ["/platform/nodes", "expected an integer", "4.5"]),
-    ("unknown gradients field", scenario(gradients={"synthesis_method": "x"}), {}, [],
+    ("unknown gradients field",
+     scenario(workload=os.path.join(ROOT, "workloads", "traces", "fmnist-cnn-16w"),
+              gradients={"synthesis_method": "x"}), {}, [],
      ["/gradients/synthesis_method", "unknown field", "did you mean \"synthesis\""]),
     ("unknown link field", with_platform(link={"bandwidth": "10Gbps", "latency": "10us",
                                                "latancy": "1ms"}), {}, [],
@@ -553,6 +558,12 @@ SWEEP_CASES = [
     # "The following arguments were not expected: a=b --set", last first.
     ("--set", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]}}, ["--set", "seed=3"],
      ["gcsim sweep: unknown option --set (given: --set seed=3;"]),
+    # A sweep file copied out of workloads/scenarios/ names its base by its
+    # bare name: where that file is.
+    ("a copied sweep's base scenario", {"scenario": "quickstart.json",
+                                        "grid": {"platform.nodes": [2, 4]}}, [],
+     ["sweep.json: /scenario:", '"quickstart.json" not found (beside sweep.json',
+      'did you mean "workloads/scenarios/quickstart.json"?']),
     # A scenario given to sweep was refused for a missing "scenario".
     ("a scenario given to sweep", BASE, [],
      ["sweep.json: /scenario: required field is missing: this is a scenario", "gcsim run"]),

@@ -100,8 +100,8 @@ CASES = {
     "malformed manifest": (
         lambda f: open(os.path.join(f, "manifest.json"), "w").write("{\"format\": "),
         "manifest.json", "malformed JSON"),
-    "no manifest": (lambda f: os.remove(os.path.join(f, "manifest.json")), "manifest.json",
-                    "file not found"),
+    "no manifest": (lambda f: os.remove(os.path.join(f, "manifest.json")), lambda f: f,
+                    "not a trace folder: it holds no manifest.json"),
     "uncaptured iteration asked": (lambda f: None, lambda f: "--iteration",
                                    "7 was not captured in"),
 }

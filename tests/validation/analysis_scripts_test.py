@@ -241,7 +241,7 @@ with tempfile.TemporaryDirectory() as tmp:
     bad_inputs = [(os.path.join(tmp, "missing.json"), "no such file", None),
                   (tmp, "is a folder", None),
                   (bad_file("empty.json", ""), "empty.json: empty file",
-                   "malformed JSON at line 1, column 1"),
+                   "empty.json: the file is empty, expected JSON"),
                   (bad_file("malformed.json", '{"format": '), "not JSON", "malformed JSON"),
                   (bad_file("object.json", "{}"), "/format", "/format"),
                   (bad_file("array.json", "[1]"), "expected an object", "expected an object"),

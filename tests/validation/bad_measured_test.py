@@ -271,7 +271,8 @@ with tempfile.TemporaryDirectory() as tmp:
     for option, value, needle in [("--platform", missing, "file not found"),
                                   ("--platform", good, "/topology: required field is missing"),
                                   ("--device", missing, "file not found"),
-                                  ("--trace", tmp, "manifest.json: file not found")]:
+                                  ("--trace", tmp, "not a trace folder: it holds no "
+                                                   "manifest.json")]:
         done = subprocess.run([GCSIM, "validate", compressed, option, value], capture_output=True,
                               text=True, timeout=120)
         report(f"unreadable {option}", refusal_problems(done, [f"{option}: {value}", needle]),
