@@ -8,12 +8,8 @@ mkstemp's unique part, so concurrent writers never collide), are synced to
 disk, and only then replace the target. On any failure the temporary is
 removed and the target is as it was; an OSError comes back as WriteError (an
 OSError, same errno and strerror, naming the target) whose str() is the one
-line a script prints before exit 1:
-
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except atomic_write.WriteError as error:
-        sys.exit(f"script.py: {error}")   # script.py: cannot write PATH: No space left on device
+line a script prints before exit 1 (script_input.run_script prints it:
+"script.py: cannot write PATH: No space left on device").
 
 SIGTERM and SIGHUP (a timeout, a closed terminal) end a process at once by
 default, which would leave the temporary behind: while a temporary exists,
@@ -48,13 +44,39 @@ class _Signalled(BaseException):
         self.signum = signum
 
 
+# Inside _deferred blocks (making a temporary, swapping folders), a signal
+# is held until the block ends: raised in the middle, it would leave a
+# temporary no cleanup knows of, or the old folder moved aside.
+_deferring = 0
+_pending = None
+
+
 def _raise_signalled(signum, _frame):
+    global _pending
     # A second signal during the cleanup would cut it short: ignored until
     # the process ends by the first.
     for ending in _ENDING_SIGNALS:
         if signal.getsignal(ending) is _raise_signalled:
             signal.signal(ending, signal.SIG_IGN)
+    if _deferring:
+        _pending = signum
+        return
     raise _Signalled(signum)
+
+
+@contextlib.contextmanager
+def _deferred():
+    """SIGTERM and SIGHUP (where _signals_clean_up set them) arriving in the
+    block are raised when it ends, whether it ends well or not."""
+    global _deferring, _pending
+    _deferring += 1
+    try:
+        yield
+    finally:
+        _deferring -= 1
+        if not _deferring and _pending is not None:
+            signum, _pending = _pending, None
+            raise _Signalled(signum)
 
 
 @contextlib.contextmanager
@@ -111,13 +133,15 @@ def atomic_output(path):
         raise WriteError(path, OSError(errno.EINVAL, "not a regular file (a device or a pipe), "
                                        "which writing it whole would replace"))
     with _signals_clean_up():
+        temporary = None
         try:
-            handle, temporary = tempfile.mkstemp(prefix=f".{name}.",
-                                                 suffix=os.path.splitext(name)[1], dir=folder)
-            os.close(handle)
-        except OSError as error:
-            raise WriteError(path, error) from error
-        try:
+            try:
+                with _deferred():
+                    handle, temporary = tempfile.mkstemp(
+                        prefix=f".{name}.", suffix=os.path.splitext(name)[1], dir=folder)
+                    os.close(handle)
+            except OSError as error:
+                raise WriteError(path, error) from error
             yield temporary
             try:
                 mode = stat.S_IMODE(os.stat(target).st_mode)
@@ -131,8 +155,9 @@ def atomic_output(path):
                 os.close(handle)
             os.replace(temporary, target)
         except BaseException as error:
-            with contextlib.suppress(OSError):
-                os.remove(temporary)
+            if temporary is not None:
+                with contextlib.suppress(OSError):
+                    os.remove(temporary)
             if isinstance(error, OSError) and not isinstance(error, WriteError):
                 raise WriteError(path, error) from error
             raise
@@ -179,32 +204,29 @@ def nearest_existing(path):
 def replace_folder(staging, out):
     """Renames the complete folder `staging` to `out`, whole or not at all: an
     old `out` is moved aside first and removed after (put back if the rename
-    fails or a signal comes between). `staging` must be on the same file
-    system (next to `out`)."""
+    fails). `staging` must be on the same file system (next to `out`). A
+    signal is held until the swap is done or undone."""
     old = None
     try:
-        if os.path.lexists(out):
-            old = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.old.",
-                                   dir=os.path.dirname(os.path.abspath(out)))
-            os.rename(out, os.path.join(old, "previous"))
-        try:
-            os.rename(staging, out)
-        except BaseException:
-            if old and os.path.lexists(os.path.join(old, "previous")):
-                os.rename(os.path.join(old, "previous"), out)
-            raise
-    except BaseException as error:
-        if old and not os.path.lexists(os.path.join(old, "previous")):
-            shutil.rmtree(old, ignore_errors=True)
-        if isinstance(error, OSError):
-            raise WriteError(out, error) from error
-        raise
-    if old:
-        try:
-            shutil.rmtree(old, ignore_errors=True)
-        except BaseException:  # a signal: _raise_signalled ignores a second one
-            shutil.rmtree(old, ignore_errors=True)
-            raise
+        with _deferred():
+            try:
+                if os.path.lexists(out):
+                    old = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.old.",
+                                           dir=os.path.dirname(os.path.abspath(out)))
+                    os.rename(out, os.path.join(old, "previous"))
+                try:
+                    os.rename(staging, out)
+                except OSError:
+                    if old:
+                        os.rename(os.path.join(old, "previous"), out)
+                    raise
+            finally:
+                if old and not os.path.lexists(os.path.join(old, "previous")):
+                    shutil.rmtree(old, ignore_errors=True)
+            if old:  # the swap done: the old folder goes
+                shutil.rmtree(old, ignore_errors=True)
+    except OSError as error:
+        raise WriteError(out, error) from error
 
 
 @contextlib.contextmanager
@@ -217,14 +239,17 @@ def atomic_folder(out):
     out = os.path.abspath(out)
     parent = os.path.dirname(out)
     with _signals_clean_up():
+        staging = None
         try:
-            os.makedirs(parent, exist_ok=True)
-            staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.", dir=parent)
-            os.chmod(staging, 0o777 & ~_UMASK)
-        except OSError as error:
-            raise WriteError(out, error) from error
-        try:
+            try:
+                with _deferred():
+                    os.makedirs(parent, exist_ok=True)
+                    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.", dir=parent)
+                    os.chmod(staging, 0o777 & ~_UMASK)
+            except OSError as error:
+                raise WriteError(out, error) from error
             yield staging
             replace_folder(staging, out)
         finally:
-            shutil.rmtree(staging, ignore_errors=True)  # gone already once it is `out`
+            if staging is not None:  # gone already once it is `out`
+                shutil.rmtree(staging, ignore_errors=True)

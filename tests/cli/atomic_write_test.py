@@ -303,8 +303,12 @@ def import_checks(tmp):
 SIGNALLED_WRITER = """
 import os, signal, sys, time
 sys.path.insert(0, sys.argv[1])
+import atomic_write
 from atomic_write import atomic_folder, atomic_output
 kind, target, own_handler = sys.argv[2], sys.argv[3], sys.argv[4] == "own"
+# Whatever the caller ignored (nohup's SIGHUP), this writer starts from the default.
+for ending in (signal.SIGTERM, signal.SIGHUP):
+    signal.signal(ending, signal.SIG_DFL)
 if own_handler:
     def stop(signum, frame):
         raise SystemExit(3)
@@ -313,6 +317,23 @@ if kind == "nested":  # a file written inside a folder being written
     with atomic_folder(target) as folder, atomic_output(os.path.join(folder, "part.json")) as part:
         print("ready", flush=True)
         time.sleep(60)
+if kind == "held":  # a signal while the temporary is made: held, then the cleanup
+    with atomic_output(target) as temporary:
+        with atomic_write._deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            print("ready", flush=True)  # still running: the signal is held
+        time.sleep(60)
+if kind == "swap":  # a signal between the swap's two renames: the swap completes
+    rename = os.rename
+    def rename_then_signal(source, destination):
+        rename(source, destination)
+        if os.path.basename(destination) == "previous":
+            os.kill(os.getpid(), signal.SIGTERM)
+    os.rename = rename_then_signal
+    with atomic_folder(target) as staging:
+        with open(os.path.join(staging, "part.json"), "w") as f:
+            f.write("the new result")
+        print("ready", flush=True)
 with (atomic_output if kind == "file" else atomic_folder)(target) as temporary:
     with open(temporary if kind == "file" else os.path.join(temporary, "part.json"), "w") as f:
         f.write("half a result")
@@ -324,45 +345,63 @@ with (atomic_output if kind == "file" else atomic_folder)(target) as temporary:
 def signal_checks(tmp):
     folder = os.path.join(tmp, "signalled")
     os.makedirs(folder)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
     for kind, signum, handler, old in (("file", signal.SIGTERM, "default", None),
                                        ("file", signal.SIGHUP, "default", b"old\n"),
                                        ("folder", signal.SIGTERM, "default", b"old\n"),
                                        ("folder", signal.SIGHUP, "default", None),
                                        ("nested", signal.SIGTERM, "default", b"old\n"),
+                                       ("held", signal.SIGTERM, "default", b"old\n"),
                                        ("file", signal.SIGTERM, "own", b"old\n")):
-        kind, nested = ("folder", True) if kind == "nested" else (kind, False)
-        target = os.path.join(folder, "result.json" if kind == "file" else "traces")
+        shape = "file" if kind in ("file", "held") else "folder"
+        target = os.path.join(folder, "result.json" if shape == "file" else "traces")
         if old is not None:  # an old result to keep: a file, or a folder holding one
-            os.makedirs(target if kind == "folder" else folder, exist_ok=True)
-            with open(target if kind == "file" else os.path.join(target, "old.json"), "wb") as f:
+            os.makedirs(target if shape == "folder" else folder, exist_ok=True)
+            with open(target if shape == "file" else os.path.join(target, "old.json"), "wb") as f:
                 f.write(old)
         before = sorted(os.listdir(folder))
         writer = subprocess.Popen([PYTHON, "-c", SIGNALLED_WRITER, SCRIPTS, kind, target, handler],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         ready = writer.stdout.readline()
-        writer.send_signal(signum)
+        if kind != "held":  # that one signals itself
+            writer.send_signal(signum)
         try:
             _, stderr = writer.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             writer.kill()
             _, stderr = writer.communicate()
         expected = 3 if handler == "own" else -signum
-        kept = (old is None or read(target if kind == "file" else os.path.join(target, "old.json"))
+        kept = (old is None or read(target if shape == "file" else os.path.join(target, "old.json"))
                 == old)
         check(ready == "ready\n" and writer.returncode == expected and not stderr
               and sorted(os.listdir(folder)) == before and kept
-              and (kind == "file" or old is None or os.listdir(target) == ["old.json"]),
-              f"{signal.Signals(signum).name} ({handler} handler) during a {kind}'s write"
-              f"{' with a file written in it' if nested else ''}: exit {writer.returncode} "
-              f"(expected {expected}), {sorted(os.listdir(folder))} left (before: {before}), "
-              f"old result kept: {kept} ({stderr.strip()!r})")
+              and (shape == "file" or old is None or os.listdir(target) == ["old.json"]),
+              f"{signal.Signals(signum).name} ({handler} handler) during a {shape}'s write"
+              f"{' with a file written in it' if kind == 'nested' else ''}"
+              f"{', held while its temporary is made' if kind == 'held' else ''}: "
+              f"exit {writer.returncode} (expected {expected}), {sorted(os.listdir(folder))} "
+              f"left (before: {before}), old result kept: {kept} ({stderr.strip()!r})")
         shutil.rmtree(folder)
         os.makedirs(folder)
+    # Between moving the old folder aside and renaming the new one in: the
+    # swap completes (the result whole), nothing is left beside it, and the
+    # process ends by the signal. Raised there, it left no `out` at all.
+    target = os.path.join(folder, "traces")
+    os.makedirs(target)
+    with open(os.path.join(target, "old.json"), "w") as f:
+        f.write("the old result")
+    writer = subprocess.run([PYTHON, "-c", SIGNALLED_WRITER, SCRIPTS, "swap", target, "default"],
+                            capture_output=True, text=True, timeout=30)
+    check(writer.returncode == -signal.SIGTERM and os.listdir(folder) == ["traces"]
+          and os.listdir(target) == ["part.json"],
+          f"SIGTERM between the swap's renames: exit {writer.returncode}, {os.listdir(folder)} "
+          f"beside, {os.listdir(target) if os.path.isdir(target) else None} in the folder "
+          f"({writer.stderr.strip()[-300:]!r})")
     write_atomically(os.path.join(folder, "result.json"), "done\n")
     with atomic_folder(os.path.join(folder, "traces")):
         pass
-    check(all(signal.getsignal(s) == signal.SIG_DFL for s in (signal.SIGTERM, signal.SIGHUP)),
-          "after a write, SIGTERM and SIGHUP are the default again")
+    check(all(signal.getsignal(s) == h for s, h in handlers.items()),
+          "after a write, SIGTERM and SIGHUP are as they were")
 
 
 def plot_checks(tmp):
