@@ -68,6 +68,15 @@ std::string read_input_text(const std::filesystem::path& file) {
   return text;
 }
 
+std::string parse_error_problem(const nlohmann::json::parse_error& error) {
+  // It follows nlohmann's own position ("[json.exception.parse_error.101]
+  // parse error at line 1, column 9: syntax error while parsing ...").
+  const std::string what = error.what();
+  const size_t position = what.find("column");
+  const size_t detail = position == std::string::npos ? position : what.find(": ", position);
+  return detail == std::string::npos ? std::string() : what.substr(detail + 2);
+}
+
 nlohmann::json load_json_file(const std::filesystem::path& file) {
   const std::string text = read_input_text(file);
   // Said plainly: the parser's "unexpected end of input" at line 1, column 1
@@ -142,15 +151,10 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
         1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
     const size_t newline = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
     const size_t column = at - (newline == std::string::npos ? 0 : newline + 1) + 1;
-    // What nlohmann says is wrong follows its own position ("... column 9:
-    // syntax error while parsing object key - unexpected '}'; ...").
-    const std::string what = parse_error.what();
-    const size_t position = what.find("column");
-    const size_t detail = position == std::string::npos ? position : what.find(": ", position);
     std::string message =
         "malformed JSON at line " + std::to_string(line) + ", column " + std::to_string(column);
-    if (detail != std::string::npos)
-      message += ": " + what.substr(detail + 2);
+    if (const std::string problem = parse_error_problem(parse_error); !problem.empty())
+      message += ": " + problem;
     // JSON has no trailing comma, which other formats allow.
     const size_t before = at == 0 ? std::string::npos : text.find_last_not_of(" \t\r\n", at - 1);
     if (at < text.size() && (text[at] == '}' || text[at] == ']') && before != std::string::npos &&

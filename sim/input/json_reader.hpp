@@ -38,6 +38,10 @@ std::string read_input_text(const std::filesystem::path& file);
 /// kMaxJsonNesting is an InputError.
 nlohmann::json load_json_file(const std::filesystem::path& file);
 
+/// What a parse error says is wrong, after its tag and position ("syntax
+/// error while parsing object - unexpected end of input; expected '}'").
+std::string parse_error_problem(const nlohmann::json::parse_error& error);
+
 /// "expected a number" style description of a JSON value's type, for messages.
 std::string describe_json(const nlohmann::json& value);
 

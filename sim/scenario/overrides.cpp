@@ -20,6 +20,11 @@ std::string Override::pointer() const {
   return pointer;
 }
 
+bool opens_json_container(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t");
+  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+}
+
 Override parse_override(const std::string& text) {
   size_t equals = text.find('=');
   if (equals == std::string::npos || equals == 0)
@@ -49,21 +54,19 @@ Override parse_override(const std::string& text) {
   // A value that opens an object or an array is JSON gone wrong (a missing
   // brace), not a string: as one, it was refused later for its type, and
   // the user never told why.
-  const size_t first = value.find_first_not_of(" \t");
-  if (parsed.is_discarded() && first != std::string::npos &&
-      (value[first] == '{' || value[first] == '[')) {
+  if (parsed.is_discarded() && opens_json_container(value)) {
     std::string why;
     try {
       [[maybe_unused]] const nlohmann::json reparsed = nlohmann::json::parse(value);
     } catch (const nlohmann::json::parse_error& error) {
-      const std::string what = error.what();
-      const size_t detail = what.find("error: ");
-      why = detail == std::string::npos ? what : what.substr(detail + 7);
+      why = parse_error_problem(error);
     }
+    const bool object = value[value.find_first_not_of(" \t")] == '{';
     throw InputError("--set " + text.substr(0, equals), "",
-                     "the value opens a JSON " +
-                         std::string(value[first] == '{' ? "object" : "array") +
-                         " but is not valid JSON (" + why + ")");
+                     std::string("the value opens a JSON ") + (object ? "object" : "array") +
+                         " but is not valid JSON (" + why +
+                         "); a string that starts so is given quoted, --set '" +
+                         text.substr(0, equals) + "=\"...\"'");
   }
   result.value = parsed.is_discarded() ? nlohmann::json(value) : std::move(parsed);
   // Taken as a string, the value is raw bytes; result.json must be UTF-8.

@@ -6,6 +6,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,8 +22,14 @@ struct Override {
   std::string pointer() const;
 };
 
-/// Parses "a.b.c=value"; a malformed one is an InputError naming "--set".
+/// Parses "a.b.c=value"; a malformed one is an InputError naming "--set",
+/// as is a value that opens a JSON object or array ('{', '[') and is not
+/// valid JSON: a string that starts so is given quoted ("\"[draft]\"").
 Override parse_override(const std::string& text);
+
+/// Whether `text`, after spaces, opens a JSON object or array: such a
+/// --set value must be JSON, and a string must be quoted to be one.
+bool opens_json_container(std::string_view text);
 
 /// Sets the field, creating intermediate objects; an index into an array
 /// must exist. Errors name "--set" and the path.

@@ -2,6 +2,7 @@
 
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
+#include "sim/scenario/overrides.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -107,9 +108,10 @@ std::string override_text(const nlohmann::json& value) {
   if (!value.is_string())
     return value.dump();
   const std::string& text = value.get<std::string>();
-  // "16" as a string must not come back as the number 16.
-  bool reads_as_json = !nlohmann::json::parse(text, nullptr, false).is_discarded();
-  return reads_as_json ? value.dump() : text;
+  // "16" as a string must not come back as the number 16, nor "[draft]"
+  // as broken JSON (parse_override refuses what opens an array or object).
+  const bool reads_as_json = !nlohmann::json::parse(text, nullptr, false).is_discarded();
+  return reads_as_json || opens_json_container(text) ? value.dump() : text;
 }
 
 std::string value_text(const nlohmann::json& value) {

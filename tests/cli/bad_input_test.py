@@ -426,8 +426,8 @@ CASES = [
     # refused for its type, the missing brace never named.
     ("--set of broken JSON", scenario(), {},
      ["--set", 'compressor={"name": "topk", "density": 0.01'],
-     ["--set compressor: the value opens a JSON object but is not valid JSON (",
-      "unexpected end of input"]),
+     ["--set compressor: the value opens a JSON object but is not valid JSON (syntax error",
+      "unexpected end of input", "a string that starts so is given quoted"]),
     # A sweep file given to run was refused for a missing platform.
     ("a sweep file given to run", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2, 4]}},
      {}, [], ["scenario.json: /platform: required field is missing: this is a sweep file",

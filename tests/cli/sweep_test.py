@@ -77,6 +77,17 @@ with tempfile.TemporaryDirectory() as work:
           "--dry-run lists every point")
     check(not os.path.exists(os.path.join(work, "results")), "--dry-run writes nothing")
 
+    # A grid string that opens like JSON ("[draft] ...") is passed quoted:
+    # raw, parse_override took it for broken JSON and the sweep refused
+    # its own point.
+    bracketed = os.path.join(work, "bracketed.sweep.json")
+    write_json(bracketed, {"scenario": QUICKSTART, "grid": {"description": ["[draft] a", "{b}"]},
+                           "set": {"training.iterations": 1}})
+    dry = sweep(work, bracketed, "--dry-run")
+    check(dry.returncode == 0 and """--set 'description="[draft] a"'""" in dry.stdout,
+          f"grid strings that open like JSON are quoted: {dry.returncode} "
+          f"{(dry.stderr or dry.stdout).strip()[:300]!r}")
+
     first = sweep(work, sweep_file, "--jobs", "2")
     check(first.returncode == 0, f"the sweep runs ({first.stderr.strip()[-400:]})")
     # It said "on 2 cores" whatever the machine had.
