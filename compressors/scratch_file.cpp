@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <sys/mman.h>
@@ -13,7 +14,7 @@ namespace gcsim::compress {
 namespace {
 
 ScratchError system_error(const std::string& dir, const std::string& what, int error) {
-  return ScratchError(dir + ": " + what + ": " + std::strerror(error));
+  return ScratchError(dir + ": " + what + ": " + std::strerror(error), error);
 }
 
 int open_unlinked(const std::string& dir) {
@@ -49,6 +50,10 @@ std::size_t transfer(Bytes* bytes, std::size_t left, off_t at, Io io, const std:
 }
 
 } // namespace
+
+bool ScratchError::out_of_room() const {
+  return error_number_ == ENOSPC || error_number_ == EDQUOT || error_number_ == EFBIG;
+}
 
 ScratchFile::ScratchFile(const std::string& dir) : dir_(dir), fd_(open_unlinked(dir)) {}
 
@@ -130,6 +135,9 @@ ScratchMapping::ScratchMapping(const std::string& dir, std::size_t floats) : siz
       ::mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   const int error = errno;
   ::close(fd); // the mapping keeps the file
+  // Out of address space (ulimit -v) is out of memory, not the folder's fault.
+  if (mapped == MAP_FAILED && error == ENOMEM)
+    throw std::bad_alloc();
   if (mapped == MAP_FAILED)
     throw system_error(dir, "cannot map a scratch file", error);
   // Passes over the residuals go worker by worker: read ahead, and let the

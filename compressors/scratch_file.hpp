@@ -13,7 +13,13 @@ namespace gcsim::compress {
 /// folder's or the disk's fault (full, read-only, missing), not the caller's.
 class ScratchError : public std::runtime_error {
 public:
-  using std::runtime_error::runtime_error;
+  ScratchError(const std::string& message, int error_number)
+      : std::runtime_error(message), error_number_(error_number) {}
+  /// The disk or the quota is full, or the file past the size limit.
+  bool out_of_room() const;
+
+private:
+  int error_number_;
 };
 
 // The file is created in `dir` and unlinked at once, so it disappears with the

@@ -19,14 +19,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from script_input import Parser, integer_in, run_script  # noqa: E402
+from script_input import BadInput, Parser, integer_in, run_script  # noqa: E402
 
 MAX_REPEAT = 1000
 
 
-def fail(status, message):
-    print(f"bench_simulation.py: {message}", file=sys.stderr)
-    sys.exit(status)
+class RunFailed(Exception):
+    """gcsim failed on a scenario it accepted: exit 1, its last line."""
 
 
 def run_once(gcsim, scenario, sets, out, replay=None):
@@ -42,7 +41,7 @@ def run_once(gcsim, scenario, sets, out, replay=None):
         try:
             process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
         except OSError as error:
-            fail(2, f"--gcsim {gcsim}: cannot run it: {error.strerror}")
+            raise BadInput(f"--gcsim {gcsim}: cannot run it: {error.strerror}")
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
         errors.seek(0)
@@ -52,9 +51,9 @@ def run_once(gcsim, scenario, sets, out, replay=None):
         lines = [line for line in stderr.splitlines() if line.strip()]
         said = lines[-1].strip() if lines else "no message"
         if code == 2:  # gcsim refused its input: pass its one line and status on
-            fail(2, said)
+            raise BadInput(said)
         how = f"signal {-code}" if code < 0 else f"status {code}"
-        fail(1, f"gcsim run {scenario} failed ({how}): {said}")
+        raise RunFailed(f"gcsim run {scenario} failed ({how}): {said}")
     with open(os.path.join(out, "result.json")) as handle:
         result = json.load(handle)
     return wall, usage.ru_maxrss / 1024.0, result
@@ -99,4 +98,4 @@ def main():
 
 
 if __name__ == "__main__":
-    run_script(main)
+    run_script(main, failures=(RunFailed,))

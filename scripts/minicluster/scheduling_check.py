@@ -439,7 +439,7 @@ def main(argv):
     flows.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     # Every value before anything starts (a namespace, a process): a subcommand's
-    # own error, so that its usage, not the top-level one, comes with it.
+    # own error, so that its line names the subcommand.
     if args.check == "flows":
         if not 0 < args.rate <= 1000:
             flows.error(f"--rate: {args.rate} is not in (0, 1000] Mbit/s")

@@ -178,24 +178,25 @@ int main(int argc, char** argv) {
     // Not the input's fault (a full disk, a read-only folder): exit 1.
     std::fprintf(stderr, "gcsim: %s\n", error.what());
     return 1;
-  } catch (const gcsim::training::StateTooLarge& error) {
-    std::fprintf(stderr, "gcsim: out of memory: %s (%s)\n", error.what(),
-                 parsed->out_of_memory_advice().c_str());
-    return 1;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::bad_alloc& error) {
     // The machine's (or the cgroup's, or ulimit -v's) fault, not gcsim's.
-    // What the command that ran out can do about it.
+    // What the command that ran out can do about it. --spill never's
+    // refusal says how much, against what.
+    const auto* too_large = dynamic_cast<const gcsim::training::StateTooLarge*>(&error);
     const std::string advice = parsed->out_of_memory_advice();
-    std::fprintf(stderr, "gcsim: out of memory: this run needs more than the process may take%s\n",
+    std::fprintf(stderr, "gcsim: out of memory: %s%s\n",
+                 too_large ? too_large->what() : "this run needs more than the process may take",
                  advice.empty() ? "" : (" (" + advice + ")").c_str());
     return 1;
   } catch (const gcsim::compress::ScratchError& error) {
-    // Per-worker state spilled to a folder without room (or gone): the
-    // disk's fault, and what helps.
+    // Per-worker state spilled to a folder that cannot take it: the disk's
+    // fault, and where the files go; out of room, what helps.
     std::fprintf(stderr,
-                 "gcsim: %s (scratch files go to --scratch-dir, default $TMPDIR or /tmp: name a "
-                 "folder with room; fewer workers or a smaller model need less)\n",
-                 error.what());
+                 "gcsim: %s (scratch files go to --scratch-dir, default $TMPDIR or /tmp%s)\n",
+                 error.what(),
+                 error.out_of_room() ? ": name a folder with room; fewer workers or a smaller "
+                                       "model need less"
+                                     : "");
     return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gcsim: internal error: %s\n", error.what());

@@ -67,7 +67,8 @@ public:
                    "'auto': the momenta when residuals and momenta together would take more "
                    "than half of the physical memory (or leave too little room under the "
                    "process's cgroup memory limit), the residuals too when they alone would; "
-                   "'always': both; 'never': neither")
+                   "'always': both; 'never': neither, and state past the machine's memory and "
+                   "swap (or the cgroup's limit) is refused as out of memory before it starts")
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->capture_default_str();
     app.add_option("--scratch-dir", spill_.dir,

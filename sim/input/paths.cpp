@@ -4,6 +4,7 @@
 #include "sim/input/input_error.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <system_error>
 
 #ifndef GCSIM_SOURCE_ROOT
@@ -24,6 +25,38 @@ bool is_folder_name(std::string_view name) {
 }
 
 namespace {
+
+// The shipped folders that hold the files a field names, by the field's
+// JSON path; none for another field.
+std::vector<std::filesystem::path> shipped_folders(std::string_view json_path) {
+  const auto field = [json_path](std::string_view name) {
+    return json_path.size() >= name.size() &&
+           json_path.substr(json_path.size() - name.size()) == name;
+  };
+  if (field("/scenario"))
+    return {"workloads/scenarios"};
+  if (field("/platform"))
+    return {"platforms"};
+  if (field("/device"))
+    return {"platforms/devices"};
+  if (field("/workload") || field("/compute_spec"))
+    return {"workloads/models", "workloads/traces"};
+  return {};
+}
+
+// `name` in one of the source tree's `folders`, as a path from the tree's
+// root (which input paths are also looked up in).
+std::optional<std::filesystem::path>
+shipped_file(const std::filesystem::path& name, const std::vector<std::filesystem::path>& folders) {
+  if (!name.has_filename())
+    return std::nullopt;
+  for (const std::filesystem::path& folder : folders) {
+    std::error_code error;
+    if (std::filesystem::exists(source_root() / folder / name, error))
+      return folder / name;
+  }
+  return std::nullopt;
+}
 
 // The places resolve_input_path tries, in its order: beside the referring
 // file, in the working directory, in the source tree.
@@ -111,21 +144,15 @@ std::filesystem::path find_input_path(const std::string& value,
                ")";
   }
   // A file copied out of the tree names its neighbours there by their bare
-  // names ("quickstart.json"): where they are, by the path that finds them
-  // from anywhere (the source tree's root is searched last).
-  if (path.is_relative() && path.has_filename())
-    for (const char* folder :
-         {"workloads/scenarios", "workloads/models", "platforms", "platforms/devices"}) {
-      std::error_code error;
-      const std::filesystem::path shipped = std::filesystem::path(folder) / path.filename();
-      if (std::filesystem::is_regular_file(source_root() / shipped, error))
-        throw InputError(source, json_path,
-                         "\"" + value + "\" not found (beside " +
-                             referring_file.filename().string() +
-                             ", in the working directory, at gcsim's source root); did you mean "
-                             "\"" +
-                             shipped.string() + "\"?");
-    }
+  // names ("quickstart.json"): where the shipped one of that kind is, by the
+  // path that finds it from anywhere (the source tree's root is searched).
+  if (path.is_relative())
+    if (const std::optional<std::filesystem::path> shipped =
+            shipped_file(path.filename(), shipped_folders(json_path)))
+      throw InputError(source, json_path,
+                       "\"" + value + "\" not found (beside " + referring_file.filename().string() +
+                           ", in the working directory, at gcsim's source root); did you mean \"" +
+                           shipped->string() + "\"?");
   for (const std::filesystem::path& candidate : candidates)
     if (const std::string hint =
             did_you_mean_hint(candidate.parent_path(), path.filename(), path.parent_path());
@@ -139,10 +166,11 @@ std::string not_found_hint(const std::filesystem::path& file) {
   if (file.is_relative()) {
     // `gcsim run quickstart.json` from another folder: the shipped file, by
     // its path or by its name among the shipped scenarios.
-    for (const std::filesystem::path& shipped :
-         {source_root() / file, source_root() / "workloads" / "scenarios" / file.filename()})
-      if (std::filesystem::is_regular_file(shipped, error))
-        return "; gcsim's source tree has " + shipped.lexically_normal().string() +
+    for (const std::optional<std::filesystem::path>& shipped :
+         {shipped_file(file, {"."}), shipped_file(file.filename(), {"workloads/scenarios"})})
+      if (shipped && std::filesystem::is_regular_file(source_root() / *shipped, error))
+        return "; gcsim's source tree has " +
+               (source_root() / *shipped).lexically_normal().string() +
                " (a path on the command line is read from the working directory)";
   }
   return did_you_mean_hint(file.parent_path(), file.filename(), file.parent_path());

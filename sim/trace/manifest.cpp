@@ -213,7 +213,7 @@ Manifest load_manifest(const std::filesystem::path& path) {
   const std::filesystem::path file = is_folder ? path / kManifestFileName : path;
   // A folder without a manifest is no trace at all ("file not found" named
   // a file the user never gave).
-  if (is_folder && !std::filesystem::exists(file, error))
+  if (is_folder && !std::filesystem::exists(file, error) && !error)
     throw InputError(path.string(), "",
                      "not a trace folder: it holds no " + std::string(kManifestFileName) +
                          " (a gradient trace is the folder scripts/capture_traces.py writes)");

@@ -88,7 +88,36 @@ MemoryLimits memory_limits(double share) {
   limits.physical_bytes *= share;
   if (limits.cgroup_bytes)
     *limits.cgroup_bytes *= share;
+  struct sysinfo info {};
+  if (::sysinfo(&info) == 0)
+    limits.swap_bytes = share * static_cast<double>(info.totalswap) * info.mem_unit;
   return limits;
+}
+
+std::optional<std::string> state_past_memory(double state_bytes, const MemoryLimits& limits) {
+  // The machine's memory and swap, and a cgroup's limit alone: its share of
+  // the swap is its own setting (memory.swap.max), and counting the
+  // machine's would let a run through that the cgroup then kills.
+  const double machine = limits.physical_bytes + limits.swap_bytes;
+  const bool past_machine = limits.physical_bytes > 0 && state_bytes > machine;
+  const bool past_cgroup = limits.cgroup_bytes && state_bytes > *limits.cgroup_bytes;
+  if (!past_machine && !past_cgroup)
+    return std::nullopt;
+  char bound[128];
+  if (past_cgroup && (!past_machine || *limits.cgroup_bytes < machine))
+    std::snprintf(bound, sizeof bound, "this cgroup's %.1f GB memory limit",
+                  *limits.cgroup_bytes / 1e9);
+  else if (limits.swap_bytes > 0)
+    std::snprintf(bound, sizeof bound, "the machine's %.1f GB of memory and %.1f GB of swap",
+                  limits.physical_bytes / 1e9, limits.swap_bytes / 1e9);
+  else
+    std::snprintf(bound, sizeof bound, "the machine's %.1f GB of memory and no swap",
+                  limits.physical_bytes / 1e9);
+  char message[256];
+  std::snprintf(message, sizeof message,
+                "--spill never keeps %.1f GB of per-worker state in memory, more than %s",
+                state_bytes / 1e9, bound);
+  return std::string(message);
 }
 
 bool state_fits(double state_floats, size_t d, const MemoryLimits& limits) {
@@ -106,28 +135,13 @@ bool state_fits(double state_floats, size_t d, const MemoryLimits& limits) {
 namespace {
 
 // --spill never keeps the state in memory whatever its size. Linux
-// overcommits: state past the machine's memory and swap (or a cgroup's
-// limit and swap) is allocated, and the process killed without a word when
-// it is touched. Refused as out of memory before anything is allocated.
+// overcommits: state past what the process can ever hold is allocated, and
+// the process killed without a word when it is touched. Refused as out of
+// memory before anything is allocated.
 void refuse_state_past_memory(double state_floats) {
-  const MemoryLimits limits = memory_limits();
-  struct sysinfo info {};
-  const double swap = ::sysinfo(&info) == 0
-                          ? static_cast<double>(info.totalswap) * static_cast<double>(info.mem_unit)
-                          : 0;
-  const double bytes = state_floats * sizeof(float);
-  const bool past_machine = limits.physical_bytes > 0 && bytes > limits.physical_bytes + swap;
-  const bool past_cgroup = limits.cgroup_bytes && bytes > *limits.cgroup_bytes + swap;
-  if (!past_machine && !past_cgroup)
-    return;
-  char message[256];
-  std::snprintf(message, sizeof message,
-                "--spill never keeps %.1f GB of per-worker state in memory, more than the %.1f "
-                "GB of %s and swap",
-                bytes / 1e9,
-                (past_cgroup ? *limits.cgroup_bytes : limits.physical_bytes) / 1e9 + swap / 1e9,
-                past_cgroup ? "this cgroup's memory limit" : "memory");
-  throw StateTooLarge(message);
+  if (const std::optional<std::string> why =
+          state_past_memory(state_floats * sizeof(float), memory_limits()))
+    throw StateTooLarge(*why);
 }
 
 } // namespace

@@ -42,6 +42,7 @@ void check_scratch_dir(const std::string& dir);
 struct MemoryLimits {
   double physical_bytes = 0;
   std::optional<double> cgroup_bytes;
+  double swap_bytes = 0; // the machine's
 };
 /// `share` (in (0, 1]) of both: what one of several runs beside each other
 /// may count on.
@@ -58,6 +59,11 @@ bool state_fits(double state_floats, size_t d, const MemoryLimits& limits);
 std::optional<double> cgroup_memory_limit(const std::string& proc_self_cgroup,
                                           const std::filesystem::path& cgroup_root);
 
+/// Why `state_bytes` can never be held in memory under `limits` (past the
+/// machine's memory and swap, or past a cgroup's limit), naming the smaller
+/// bound it passes; nullopt when it may fit.
+std::optional<std::string> state_past_memory(double state_bytes, const MemoryLimits& limits);
+
 /// Per-worker state that "never" would keep in memory and that cannot fit
 /// there: out of memory, said before anything is allocated; what() says
 /// how much and against what.
@@ -72,8 +78,8 @@ private:
 
 /// Whether `policy` spills the per-worker state of `compressor` for a
 /// gradient of d values on `workers` workers (never when it keeps none).
-/// Under "never", state larger than the memory and swap (or the cgroup's
-/// limit and swap) throws StateTooLarge: it could never be touched.
+/// Under "never", state past the memory (state_past_memory) throws
+/// StateTooLarge: it could never be touched.
 bool should_spill(const StateSpill& policy, const compress::Compressor& compressor, size_t d,
                   int workers);
 /// Whether `policy` maps the residuals of `workers` workers (d values each)

@@ -432,6 +432,12 @@ CASES = [
     ("a sweep file given to run", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2, 4]}},
      {}, [], ["scenario.json: /platform: required field is missing: this is a sweep file",
               "gcsim sweep"]),
+    # A scenario copied out of the tree names a shipped file by its bare
+    # name: the shipped one of that kind (a device, not a platform).
+    ("a shipped device by its bare name", scenario(device="v100.json"), {}, [],
+     ["scenario.json: /device:", 'did you mean "platforms/devices/v100.json"?']),
+    ("a platform's name given as the device", scenario(device="star-8x10g.json"), {}, [],
+     ["scenario.json: /device:", '"star-8x10g.json" not found beside scenario.json']),
     # Ignored without a word: a layer spec has no captured workers.
     ("gradients.synthesis with a layer spec", scenario(gradients={"synthesis": "mean_scaling"}),
      {}, [], ["scenario.json: /gradients: only with a trace workload"]),

@@ -175,10 +175,11 @@ with tempfile.TemporaryDirectory() as work:
     check(bad.returncode == 2 and "--spill" in bad.stderr,
           f"sweep --spill sometimes: exit 2 naming --spill (got {bad.returncode})")
 
-    # Out of memory (here under a 1 GB address-space limit, 256 workers' top-k
-    # residuals held in memory): one line that says so and what helps, exit
-    # 1 (the machine's fault, not the input's), no result. It was "internal
-    # error: std::bad_alloc".
+    # Out of memory (here under a 1 GB address-space limit, 48 workers' top-k
+    # residuals, 2.1 GB, held in memory): one line that says so and what
+    # helps, exit 1 (the machine's fault, not the input's), no result. It was
+    # "internal error: std::bad_alloc". (Few enough workers that no machine
+    # refuses them up front, as below.)
     def limited():
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
@@ -192,12 +193,13 @@ with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, "oom")
         starved = subprocess.run([GCSIM, "run", os.path.join(ROOT, "workloads", "scenarios",
                                                              "topk-resnet18-8x10g.json"),
-                                  "--out", out, "--quiet", "--set", "platform.nodes=256",
+                                  "--out", out, "--quiet", "--set", "platform.nodes=48",
                                   "--spill", "never"], capture_output=True, text=True,
                                  timeout=120, preexec_fn=limited)
         lines = starved.stderr.strip().splitlines()
         check(starved.returncode == 1 and len(lines) == 1
-              and lines[0].startswith("gcsim: out of memory: ") and "--spill always" in lines[0]
+              and lines[0].startswith("gcsim: out of memory: this run needs more than the "
+                                      "process may take") and "--spill always" in lines[0]
               and not os.path.exists(os.path.join(out, "result.json")),
               f"a run out of memory: exit {starved.returncode}: {starved.stderr.strip()}")
 
@@ -227,7 +229,8 @@ with tempfile.TemporaryDirectory() as work:
         lines = refused.stderr.strip().splitlines()
         expected = f"gcsim: out of memory: --spill never keeps {workers * resnet18 / 1e9:.1f} GB"
         check(refused.returncode == 1 and len(lines) == 1 and lines[0].startswith(expected)
-              and "and swap" in lines[0] and "--spill always" in lines[0]
+              and "GB of per-worker state in memory, more than " in lines[0]
+              and "--spill always" in lines[0]
               and not os.path.exists(out),
               f"--spill never past memory and swap: exit {refused.returncode}, "
               f"{refused.stderr.strip()!r} (expected {expected!r}...)")

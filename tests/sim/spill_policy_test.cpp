@@ -88,16 +88,10 @@ TEST_CASE("--spill: always and never override the size, but never past the memor
   CHECK(tr::should_spill(always, *sketched, 10, 2));
   CHECK(tr::should_spill_residuals(always, 10, 2));
   CHECK_FALSE(tr::should_spill(always, *topk, 10, 2)); // keeps no momenta
-  // Past "auto"'s half of the memory, within the memory: kept there. (The
-  // sketch's momenta are a gradient's size: its state is twice the residuals.)
-  const tr::StateSpill automatic{"auto", "/tmp"};
-  const size_t beyond_half = floats_for(1.5, 8);
-  CHECK(tr::should_spill_residuals(automatic, beyond_half, 8));
-  CHECK_FALSE(tr::should_spill_residuals(never, beyond_half, 8));
-  CHECK(tr::should_spill(automatic, *sketched, floats_for(0.7, 8), 8));
-  CHECK_FALSE(tr::should_spill(never, *sketched, floats_for(0.7, 8), 8));
-  // Past the memory and any swap: Linux would allocate it and kill the run
-  // once it is touched, so "never" says so first.
+  CHECK_FALSE(tr::should_spill(never, *sketched, 10, 2));
+  CHECK_FALSE(tr::should_spill_residuals(never, 10, 2));
+  // Past the memory and any swap (and any cgroup limit): Linux would
+  // allocate it and kill the run once it is touched, so "never" says so first.
   const size_t past_memory = floats_for(1e4, 8);
   CHECK_THROWS_AS(tr::should_spill(never, *sketched, past_memory, 8), tr::StateTooLarge);
   CHECK_THROWS_WITH_AS(tr::should_spill_residuals(never, past_memory, 8),
@@ -137,4 +131,30 @@ TEST_CASE("the budget follows a cgroup's memory limit, v1 or v2") {
   CHECK_FALSE(tr::cgroup_memory_limit("5:memory:/elsewhere\n", root).has_value());
   CHECK_FALSE(tr::cgroup_memory_limit("garbage\n", root).has_value());
   fs::remove_all(root);
+}
+
+TEST_CASE("--spill never: state past the memory and swap, or a cgroup's limit") {
+  constexpr double GB = 1e9;
+  tr::MemoryLimits machine;
+  machine.physical_bytes = 8 * GB;
+  // Past "auto"'s half, within the memory: "never" keeps it.
+  CHECK_FALSE(tr::state_fits(6 * GB / 4, 1024, machine));
+  CHECK_FALSE(tr::state_past_memory(6 * GB, machine));
+  CHECK(tr::state_past_memory(9 * GB, machine) ==
+        "--spill never keeps 9.0 GB of per-worker state in memory, more than the machine's 8.0 "
+        "GB of memory and no swap");
+  // Swap counts on the machine,
+  machine.swap_bytes = 4 * GB;
+  CHECK_FALSE(tr::state_past_memory(11 * GB, machine));
+  CHECK(tr::state_past_memory(13 * GB, machine)->find("8.0 GB of memory and 4.0 GB of swap") !=
+        std::string::npos);
+  // not on a cgroup's limit (its share of the swap is its own setting), and
+  // the smaller bound passed is the one named.
+  machine.cgroup_bytes = 2 * GB;
+  CHECK(tr::state_past_memory(3 * GB, machine)->find("this cgroup's 2.0 GB memory limit") !=
+        std::string::npos);
+  CHECK(tr::state_past_memory(20 * GB, machine)->find("this cgroup's 2.0 GB") != std::string::npos);
+  machine.cgroup_bytes = 100 * GB; // above the machine's: the machine's is named
+  CHECK(tr::state_past_memory(20 * GB, machine)->find("the machine's 8.0 GB") != std::string::npos);
+  CHECK_FALSE(tr::state_past_memory(1 * GB, machine));
 }

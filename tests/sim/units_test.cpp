@@ -52,3 +52,24 @@ TEST_CASE("link rates are shown in bits, as they are written on a link") {
   CHECK(format_bit_rate(*parse_bandwidth("10GBps")) == "80 Gbit/s");
   CHECK(format_bit_rate(*parse_bandwidth("1GiBps")) == "8.59 Gbit/s");
 }
+
+TEST_CASE("a unit wrong only in case: the spellings closest in case") {
+  using V = std::vector<std::string>;
+  CHECK(spellings_ignoring_case("10gbps", Quantity::bandwidth) == V{"10Gbps"});
+  // Bits or bytes: the fewest letters changed (MBPS is MBps, mbps Mbps).
+  CHECK(spellings_ignoring_case("100MBPS", Quantity::bandwidth) == V{"100MBps"});
+  CHECK(spellings_ignoring_case("100mbps", Quantity::bandwidth) == V{"100Mbps"});
+  // Where kB and KB are one size written two ways, the one nearer as typed.
+  CHECK(spellings_ignoring_case("1KBPS", Quantity::bandwidth) == V{"1KBps"});
+  CHECK(spellings_ignoring_case("1kBPS", Quantity::bandwidth) == V{"1kBps"});
+  // The number as written, exponent and all, without the spaces around it.
+  CHECK(spellings_ignoring_case(" 1e3gbps ", Quantity::bandwidth) == V{"1e3Gbps"});
+  CHECK(spellings_ignoring_case("25 mib", Quantity::size) == V{"25MiB"});
+  CHECK(spellings_ignoring_case("50US", Quantity::duration) == V{"50us"});
+  CHECK(spellings_ignoring_case("10tflops", Quantity::flop_rate) == V{"10Tflops"});
+  // A unit known as written, one of another quantity, none at all: nothing.
+  CHECK(spellings_ignoring_case("10Gbps", Quantity::bandwidth).empty());
+  CHECK(spellings_ignoring_case("10gib", Quantity::bandwidth).empty());
+  CHECK(spellings_ignoring_case("10furlongs", Quantity::bandwidth).empty());
+  CHECK(spellings_ignoring_case("fast", Quantity::bandwidth).empty());
+}
