@@ -44,7 +44,7 @@ struct MemoryLimits {
   std::optional<double> cgroup_bytes;
   double swap_bytes = 0; // the machine's
 };
-/// `share` (in (0, 1]) of both: what one of several runs beside each other
+/// `share` (in (0, 1]) of each: what one of several runs beside each other
 /// may count on.
 MemoryLimits memory_limits(double share = 1.0);
 /// Whether `state_floats` floats of per-worker state (for a gradient of d
