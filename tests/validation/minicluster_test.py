@@ -16,7 +16,8 @@ TCP connections at once share its 1 Gbit/s link fairly (netns.py's fair
 node queue): both finish within 15% of each other, each later than one
 alone would (the single FIFO class it replaces let the first take about
 80% and finish close to its lone time), and together no faster than the
-link.
+link; a measurement that misses is taken once more (a busy moment on two
+cores), an unfair queue misses both.
 
 Needs root and network namespaces: without them it says so and FAILS.
 Usage: minicluster_test.py PATH/TO/gcsim
@@ -143,16 +144,24 @@ with tempfile.TemporaryDirectory() as tmp:
                  f"files: {os.listdir(tmp)}")
 print("SIGTERM during a job: torn down, nothing left")
 # The fair node queue: node 0's two connections at once share its link.
+# At 1 Gbit/s the two cores carry the transfers too, so a busy moment can
+# slow one sender: a measurement that misses is taken once more, and the
+# check passes if either shares fairly (both are printed). An unfair queue
+# misses every time.
 with netns.Cluster(3, 1000) as cluster:
-    alone = scheduling_check.transfer_times(cluster, [1], 32_000_000)[0]
-    both = scheduling_check.transfer_times(cluster, [1, 2], 32_000_000)
-# The times include starting the sending processes (tens of ms), so sharing
-# shows as less than twice the lone time.
-print(f"fair node queue, 32 MB at 1 Gbit/s: alone {alone:.3f} s, two at once {both[0]:.3f} and "
-      f"{both[1]:.3f} s")
+    for attempt in (1, 2):
+        alone = scheduling_check.transfer_times(cluster, [1], 32_000_000)[0]
+        both = scheduling_check.transfer_times(cluster, [1, 2], 32_000_000)
+        # The times include starting the sending processes (tens of ms), so
+        # sharing shows as less than twice the lone time.
+        print(f"fair node queue, 32 MB at 1 Gbit/s (measurement {attempt}): alone {alone:.3f} s, "
+              f"two at once {both[0]:.3f} and {both[1]:.3f} s")
+        fair = max(both) < 1.15 * min(both) and 1.3 * alone < min(both)
+        if fair:
+            break
 together = 2 * 32_000_000 * 8 / max(both) / 1e6
 print(f"  together {together:.0f} Mbit/s of payload")
-if not (max(both) < 1.15 * min(both) and 1.3 * alone < min(both)):
+if not fair:
     sys.exit("FAIL: node 0's two connections did not share its link fairly")
 # Shared fairly, but within the link's rate: the per-destination classes
 # must not each get a link of their own.
