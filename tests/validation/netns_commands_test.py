@@ -63,12 +63,26 @@ def recorded(action, recorder):
         netns.subprocess = real
 
 
+def raised_by(action, recorder):
+    """What `recorded(action, recorder)` raises, or None."""
+    try:
+        recorded(action, recorder)
+    except BaseException as caught:  # KeyboardInterrupt too: the tests send it
+        return caught
+    return None
+
+
 def added(calls):
     return [c[3] for c in calls if c[:3] == ["ip", "netns", "add"]]
 
 
 def deleted(calls):
     return [c[3] for c in calls if c[:3] == ["ip", "netns", "del"]]
+
+
+def all_deleted(calls, count):
+    """Whether `count` namespaces were made and each of them deleted."""
+    return len(added(calls)) == count and sorted(deleted(calls)) == sorted(added(calls))
 
 
 def namespace_of(argv):
@@ -145,13 +159,8 @@ def failing_body():
         raise RuntimeError("the job failed")
 
 
-try:
-    recorded(failing_body, recorder)
-    raised = None
-except RuntimeError as error:
-    raised = error
-check(raised is not None and sorted(deleted(recorder.calls)) == sorted(added(recorder.calls))
-      and len(added(recorder.calls)) == 3,
+raised = raised_by(failing_body, recorder)
+check(isinstance(raised, RuntimeError) and all_deleted(recorder.calls, 3),
       f"an exception in the body passes on ({raised!r}) after deleting all 3 namespaces "
       f"({deleted(recorder.calls)})")
 
@@ -181,11 +190,7 @@ for error in (subprocess.CalledProcessError(1, ["ip"], b"", b"RTNETLINK answers:
             continue  # a refused command made nothing
         for fail_at in (1, 5, 12, 22, 25):
             recorder = kind(fail_at, error)
-            try:
-                recorded(lambda: netns.Cluster(3, RATE, prefix="gct").__enter__(), recorder)
-                raised = None
-            except BaseException as caught:
-                raised = caught
+            raised = raised_by(lambda: netns.Cluster(3, RATE, prefix="gct").__enter__(), recorder)
             made, gone = added(recorder.calls), deleted(recorder.calls)
             own = {"gct-br", "gct-n0", "gct-n1", "gct-n2"}
             check(raised is error and set(made) <= set(gone) <= own
@@ -213,14 +218,9 @@ def stop(signum, _frame):
 
 previous = signal.signal(signal.SIGTERM, stop)
 recorder = SignalledDuringTeardown()
-try:
-    recorded(lambda: netns.Cluster(3, RATE, prefix="gct").__enter__().down(), recorder)
-    raised = None
-except KeyboardInterrupt as caught:
-    raised = caught
+raised = raised_by(lambda: netns.Cluster(3, RATE, prefix="gct").__enter__().down(), recorder)
 signal.signal(signal.SIGTERM, previous)
-check(raised is not None and sorted(deleted(recorder.calls)) == sorted(added(recorder.calls))
-      and len(added(recorder.calls)) == 4,
+check(isinstance(raised, KeyboardInterrupt) and all_deleted(recorder.calls, 4),
       f"SIGTERM during the teardown: all 4 namespaces deleted ({deleted(recorder.calls)}), "
       f"then the interrupt passes on ({raised!r})")
 
