@@ -50,25 +50,24 @@ Override parse_override(const std::string& text) {
         check_nesting(depth, event, "--set " + text.substr(0, equals), "");
         return true;
       };
-  nlohmann::json parsed = nlohmann::json::parse(value, within_nesting, false);
-  // A value that opens an object or an array is JSON gone wrong (a missing
-  // brace), not a string: as one, it was refused later for its type, and
-  // the user never told why.
-  if (parsed.is_discarded() && opens_json_container(value)) {
-    std::string why;
-    try {
-      [[maybe_unused]] const nlohmann::json reparsed = nlohmann::json::parse(value);
-    } catch (const nlohmann::json::parse_error& error) {
-      why = parse_error_problem(error);
-    }
-    const bool object = value[value.find_first_not_of(" \t")] == '{';
-    throw InputError("--set " + text.substr(0, equals), "",
-                     std::string("the value opens a JSON ") + (object ? "object" : "array") +
-                         " but is not valid JSON (" + why +
-                         "); a string that starts so is given quoted, --set '" +
-                         text.substr(0, equals) + "=\"...\"'");
+  try {
+    result.value = nlohmann::json::parse(value, within_nesting);
+  } catch (const nlohmann::json::parse_error& error) {
+    // A value that opens an object or an array is JSON gone wrong (a missing
+    // brace), not a string: as one, it was refused later for its type, and
+    // the user never told why.
+    if (opens_json_container(value))
+      throw InputError(
+          "--set " + text.substr(0, equals), "",
+          "the value opens a JSON " +
+              std::string(value[value.find_first_not_of(" \t")] == '{' ? "object" : "array") +
+              " but is not valid JSON (" + parse_error_problem(error) +
+              "); a string that starts so is given quoted, --set '" + text.substr(0, equals) +
+              "=\"...\"'");
+    result.value = value;
+  } catch (const nlohmann::json::out_of_range&) {
+    result.value = value; // a number past a double ("1e999"): a string, as before
   }
-  result.value = parsed.is_discarded() ? nlohmann::json(value) : std::move(parsed);
   // Taken as a string, the value is raw bytes; result.json must be UTF-8.
   try {
     (void)result.value.dump();

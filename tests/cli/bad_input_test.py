@@ -428,6 +428,10 @@ CASES = [
      ["--set", 'compressor={"name": "topk", "density": 0.01'],
      ["--set compressor: the value opens a JSON object but is not valid JSON (syntax error",
       "unexpected end of input", "a string that starts so is given quoted"]),
+    # A number past a double is no JSON nlohmann reads: a string, refused
+    # for its type (not an exception out of the parser).
+    ("--set of a number past a double", scenario(), {}, ["--set", "seed=1e999"],
+     ["--set seed=1e999: /seed: expected an integer", '"1e999"']),
     # A sweep file given to run was refused for a missing platform.
     ("a sweep file given to run", {"scenario": QUICKSTART, "grid": {"platform.nodes": [2, 4]}},
      {}, [], ["scenario.json: /platform: required field is missing: this is a sweep file",
