@@ -166,11 +166,10 @@ std::string not_found_hint(const std::filesystem::path& file) {
   if (file.is_relative()) {
     // `gcsim run quickstart.json` from another folder: the shipped file, by
     // its path or by its name among the shipped scenarios.
-    for (const std::optional<std::filesystem::path>& shipped :
-         {shipped_file(file, {"."}), shipped_file(file.filename(), {"workloads/scenarios"})})
-      if (shipped && std::filesystem::is_regular_file(source_root() / *shipped, error))
-        return "; gcsim's source tree has " +
-               (source_root() / *shipped).lexically_normal().string() +
+    for (const std::filesystem::path& shipped :
+         {source_root() / file, source_root() / "workloads" / "scenarios" / file.filename()})
+      if (std::filesystem::is_regular_file(shipped, error))
+        return "; gcsim's source tree has " + shipped.lexically_normal().string() +
                " (a path on the command line is read from the working directory)";
   }
   return did_you_mean_hint(file.parent_path(), file.filename(), file.parent_path());
