@@ -28,6 +28,8 @@ import os
 import re
 import sys
 
+from atomic_write import WriteError  # beside this file, on the scripts' path
+
 
 class BadInput(Exception):
     """Input a script refuses: it prints `script.py: <this>` and exits 2."""
@@ -55,8 +57,6 @@ def run_script(main, *args, failures=()):
     head`): exit 141, as a shell reports a command a SIGPIPE ended, and no
     traceback. `with` blocks and `finally` clauses still run, which restoring
     SIGPIPE's default action would skip."""
-    from atomic_write import WriteError  # here: atomic_write is the scripts' too
-
     script = os.path.basename(sys.argv[0])
     try:
         status = main(*args)

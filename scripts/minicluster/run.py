@@ -60,7 +60,7 @@ def check_args(args):
     within("nodes", args.nodes, 2, 16, "is not 2..16")
     if not 0 < args.rate <= 1000:
         raise BadInput(f"--rate: {args.rate} is not in (0, 1000] Mbit/s "
-                          "(faster, two cores measure the CPU)")
+                       "(faster, two cores measure the CPU)")
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     # The allgather's size is its output: each rank's block needs one float.
     for size in sizes:
