@@ -131,41 +131,45 @@ constexpr std::array<Unit, 12> kFlopUnits{{
 
 template <size_t N>
 std::vector<std::string> case_insensitive(std::string_view text, const std::array<Unit, N>& table) {
-  std::vector<std::string> spellings;
   const auto split = split_number(text);
   if (!split)
-    return spellings;
+    return {};
   const std::string_view unit = split->second;
-  const auto same_but_case = [unit](std::string_view suffix) {
-    return suffix.size() == unit.size() &&
-           std::equal(suffix.begin(), suffix.end(), unit.begin(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) ==
-                    std::tolower(static_cast<unsigned char>(b));
-           });
+  // How many letters `suffix` changes in `unit` by case alone; none where
+  // it differs otherwise.
+  const auto case_changes = [unit](std::string_view suffix) -> std::optional<size_t> {
+    if (suffix.size() != unit.size())
+      return std::nullopt;
+    size_t changes = 0;
+    for (size_t i = 0; i < suffix.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(suffix[i])) !=
+          std::tolower(static_cast<unsigned char>(unit[i])))
+        return std::nullopt;
+      changes += suffix[i] != unit[i];
+    }
+    return changes;
   };
+  std::vector<std::pair<size_t, std::string_view>> matches;
   for (const Unit& known : table)
-    if (known.suffix == unit)
-      return {};
+    if (const std::optional<size_t> changes = case_changes(known.suffix))
+      matches.emplace_back(*changes, known.suffix);
+  if (matches.empty())
+    return {};
+  // The units closest in case ("mbps" is more likely Mbps than MBps); none
+  // when the unit is known as written.
+  const size_t fewest = std::min_element(matches.begin(), matches.end())->first;
+  if (fewest == 0)
+    return {};
   // The number as written, without the unit and the spaces around them.
   std::string_view number = text.substr(0, text.rfind(unit));
   while (!number.empty() && number.front() == ' ')
     number.remove_prefix(1);
   while (!number.empty() && number.back() == ' ')
     number.remove_suffix(1);
-  // The units closest in case: "mbps" is more likely Mbps than MBps.
-  const auto case_changes = [unit](std::string_view suffix) {
-    size_t changes = 0;
-    for (size_t i = 0; i < suffix.size(); ++i)
-      changes += suffix[i] != unit[i];
-    return changes;
-  };
-  size_t fewest = SIZE_MAX;
-  for (const Unit& known : table)
-    if (same_but_case(known.suffix))
-      fewest = std::min(fewest, case_changes(known.suffix));
-  for (const Unit& known : table)
-    if (same_but_case(known.suffix) && case_changes(known.suffix) == fewest)
-      spellings.push_back(std::string(number) + std::string(known.suffix));
+  std::vector<std::string> spellings;
+  for (const auto& [changes, suffix] : matches)
+    if (changes == fewest)
+      spellings.push_back(std::string(number) + std::string(suffix));
   return spellings;
 }
 
