@@ -126,7 +126,7 @@ SweepSpec load_sweep(const std::filesystem::path& file) {
 
   // A scenario given to `gcsim sweep` would be refused for its missing
   // base scenario, which says nothing of what the file is.
-  if (document.is_object() && !document.contains("scenario") && document.contains("platform"))
+  if (!root.has("scenario") && root.has("platform"))
     root.fail("scenario", "required field is missing: this is a scenario (it has a \"platform\"), "
                           "which `gcsim run` runs; a sweep file names its base \"scenario\" and a "
                           "\"grid\"");
