@@ -387,14 +387,15 @@ double parse_unit_field(ObjectReader& reader, std::string_view key, Parser parse
                         units::Quantity quantity, const char* example, const UnitRange& accepted) {
   const nlohmann::json& value = reader.require(key);
   std::optional<double> parsed;
-  std::vector<std::string> meant;
-  if (value.is_string()) {
+  if (value.is_string())
     parsed = parser(value.template get<std::string>());
-    meant = units::spellings_ignoring_case(value.template get<std::string>(), quantity);
-  }
   if (parsed && ((accepted.zero && *parsed == 0) ||
                  (*parsed >= accepted.lowest && *parsed <= accepted.highest)))
     return *parsed;
+  const std::vector<std::string> meant =
+      value.is_string()
+          ? units::spellings_ignoring_case(value.template get<std::string>(), quantity)
+          : std::vector<std::string>{};
   std::string hint;
   for (size_t i = 0; i < meant.size(); ++i)
     hint += (i == 0 ? " (units are case-sensitive: did you mean \"" : "\" or \"") + meant[i];
