@@ -71,10 +71,11 @@ public:
                    "swap (or the cgroup's limit) is refused as out of memory before it starts")
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->capture_default_str();
-    app.add_option("--scratch-dir", spill_.dir,
-                   "Directory for the spilled state (unlinked files, gone when gcsim ends; "
-                   "default $TMPDIR, else /tmp)")
-        ->capture_default_str();
+    scratch_option_ = app.add_option("--scratch-dir", spill_.dir,
+                                     "Directory for the spilled state (unlinked files, gone "
+                                     "when gcsim ends; default $TMPDIR, else /tmp; checked when "
+                                     "named, even if nothing spills)")
+                          ->capture_default_str();
     app.add_option("--memory-share", spill_.memory_share,
                    "The part of the machine's (and cgroup's) memory that --spill auto counts "
                    "on, in (0, 1]: runs beside each other share it (gcsim sweep --jobs N "
@@ -121,6 +122,10 @@ public:
     timeline_others.push_back({"--out's result.json", result_file});
     timeline_others.push_back({"--out's schedule.json", schedule_file});
     refuse_same_file({"--timeline", timeline_file_}, timeline_others);
+    // A scratch directory named is checked even when this run spills
+    // nothing, as gcsim sweep does: a typo should not wait for a bigger run.
+    if (scratch_option_->count() > 0 || spill_.mode == "always")
+      training::check_scratch_dir(spill_.dir);
     MadeFolders made_folders;
     check_writable(result_file, &made_folders);
     if (!timeline_file_.empty())
@@ -340,6 +345,7 @@ private:
   }
   bool quiet_ = false;
   training::StateSpill spill_{"auto", training::default_scratch_dir()};
+  CLI::Option* scratch_option_ = nullptr;
   bool spilled_ = false; // the compressor's local momenta
   bool mapped_ = false;  // the residuals
 };

@@ -29,7 +29,7 @@ NOTE = "scratch files in"
 check = Checks()
 
 
-def scenario(work, compressor, scope):
+def scenario(work, compressor, scope, file_name="scenario.json"):
     document = {
         "name": "spill-test",
         "platform": {"name": "star", "topology": "star", "nodes": 4,
@@ -42,7 +42,7 @@ def scenario(work, compressor, scope):
         "compressor": compressor,
         "seed": 3,
     }
-    path = os.path.join(work, "scenario.json")
+    path = os.path.join(work, file_name)
     with open(path, "w") as handle:
         json.dump(document, handle)
     return path
@@ -124,11 +124,22 @@ with tempfile.TemporaryDirectory() as work:
         result = run(path, os.path.join(work, "bad"), "--memory-share", share)
         check(result.returncode == 2 and "--memory-share" in result.stderr,
               f"--memory-share {share}: exit 2 naming --memory-share (got {result.returncode})")
-    # Nothing spilled: the directory is not used, so not checked.
-    result = run(path, os.path.join(work, "never"), "--spill", "never",
-                 "--scratch-dir", os.path.join(work, "missing"))
+    # A directory named is checked even where nothing would spill (as gcsim
+    # sweep does): a typo should not wait for the run that needs it.
+    missing = os.path.join(work, "missing")
+    dense = scenario(work, {"name": "dense"}, "model", "dense.json")
+    for label, args in (("--spill never", (path, "--spill", "never")),
+                        ("a dense run", (dense,))):
+        out = os.path.join(work, "unspilled")
+        result = run(args[0], out, *args[1:], "--scratch-dir", missing)
+        check(result.returncode == 2 and result.stderr.startswith("--scratch-dir: " + missing),
+              f"{label}: a missing --scratch-dir is refused though nothing spills "
+              f"(got {result.returncode}: {result.stderr.strip()!r})")
+        check(not os.path.exists(os.path.join(out, "result.json")),
+              f"{label}: no result.json written")
+    result = run(path, os.path.join(work, "never"), "--spill", "never")
     check(result.returncode == 0 and NOTE not in result.stdout,
-          "--spill never: the scratch directory is not used, so not checked")
+          "--spill never: the momenta stay in memory")
 
     # gcsim sweep passes --spill and --scratch-dir to every point, and into the
     # command printed to rerun it; the points' results are the unspilled ones.
