@@ -50,11 +50,30 @@ void allreduce(AllreduceAlgorithm algorithm, net::Group& group, int rank, uint64
   throw std::logic_error("allreduce: push/pull is not an allreduce over the group");
 }
 
-// What a worker's trainer and its communication actor share.
+// A run of one part's compression kernels on a worker's device, and what
+// follows it: the part's steps may start (its first kernels), the steps go
+// on (kernels between two steps), the part is done (its last kernels), or
+// the device has no more work.
+struct KernelJob {
+  enum class Then { start_steps, resume_steps, finish_part, stop };
+  int iteration = 0;
+  size_t part = 0;
+  size_t first = 0, last = 0; // [first, last) of the part's kernels on this worker
+  Then then = Then::stop;
+};
+
+// What a worker's trainer, its communication actor and (compressed runs)
+// its device actor share.
 struct WorkerChannel {
-  std::deque<int> ready; // buckets whose gradients are complete
+  std::deque<int> ready; // buckets (parts) whose steps may start, in order
   sg4::SemaphorePtr ready_count = sg4::Semaphore::create(0);
   sg4::SemaphorePtr done_count = sg4::Semaphore::create(0);
+  // Compressed runs: the kernels issued to the device, run in issue order as
+  // on one CUDA stream, and the signal that a part's kernels between two of
+  // its steps are done.
+  std::deque<KernelJob> kernel_jobs;
+  sg4::SemaphorePtr kernel_job_count = sg4::Semaphore::create(0);
+  sg4::SemaphorePtr kernels_between_steps_done = sg4::Semaphore::create(0);
   std::vector<double> iteration_end;         // simulated clock per iteration
   std::vector<double> compute_per_iteration; // simulated seconds the compute took
   std::vector<uint64_t> sent_per_iteration;
@@ -100,6 +119,9 @@ public:
           sg4::Actor::create("trainer-" + std::to_string(w), host, [this, w] { train(w); }));
       actors.push_back(
           sg4::Actor::create("comm-" + std::to_string(w), host, [this, w] { communicate(w); }));
+      if (compressed())
+        actors.push_back(
+            sg4::Actor::create("device-" + std::to_string(w), host, [this, w] { run_device(w); }));
     }
     // A compressed iteration's steps run among the workers (a compressor's
     // own parameter server is one of them): servers waiting for dense
@@ -292,18 +314,19 @@ private:
             plan_.compressed[static_cast<size_t>(iteration)].parts;
         double backward_start = sg4::Engine::get_clock();
         // Parts come in backward order: part p is ready once the backward
-        // pass has computed its ready_layer.
+        // pass has computed its ready_layer, and its first kernels are issued
+        // then, whatever the earlier parts' steps are doing.
         size_t next_part = 0;
         for (int layer = static_cast<int>(plan_.layers.size()) - 1; layer >= 0; --layer) {
           compute_for(worker, plan_.layers[static_cast<size_t>(layer)].backward_s * scale);
           while (plan_.overlap && next_part < parts.size() && parts[next_part].ready_layer >= layer)
-            mark_ready(channel, static_cast<int>(next_part++));
+            issue_first_kernels(worker, iteration, next_part++);
         }
         record_span(worker, "compute", "backward", backward_start);
         computing += sg4::Engine::get_clock() - backward_start;
         channel.backward_end.push_back(sg4::Engine::get_clock());
         while (next_part < parts.size())
-          mark_ready(channel, static_cast<int>(next_part++));
+          issue_first_kernels(worker, iteration, next_part++);
         for (size_t part = 0; part < parts.size(); ++part)
           channel.done_count->acquire();
       } else {
@@ -341,32 +364,99 @@ private:
     span.last_exit = std::max(span.last_exit, sg4::Engine::get_clock());
   }
 
-  // One part's kernels and steps, in the compressor's order, on this
-  // worker; adds the bytes it sent to `sent`.
+  void issue(WorkerChannel& channel, const KernelJob& job) {
+    channel.kernel_jobs.push_back(job);
+    channel.kernel_job_count->release();
+  }
+
+  // The end of a part's kernels on `worker` that come before its first step
+  // (all of them, for a part without steps).
+  size_t first_kernels_end(const CompressionPart& part, int worker) const {
+    const std::vector<KernelPlan>& kernels = part.kernels[static_cast<size_t>(worker)];
+    size_t end = 0;
+    while (end < kernels.size() && kernels[end].before_step == 0)
+      ++end;
+    return end;
+  }
+
+  // Issues the kernels of part `part` that precede its first step; the
+  // device hands the part to the communication actor once they are done.
+  void issue_first_kernels(int worker, int iteration, size_t part) {
+    const CompressionPart& plan = plan_.compressed[static_cast<size_t>(iteration)].parts[part];
+    issue(*channels_[static_cast<size_t>(worker)],
+          {iteration, part, 0, first_kernels_end(plan, worker), KernelJob::Then::start_steps});
+  }
+
+  // A compressed run's device actor: the kernels issued to this worker's
+  // device, one job after the other in issue order, so that a later part's
+  // first kernels wait for the device, not for the earlier parts' steps.
+  void run_device(int worker) {
+    WorkerChannel& channel = *channels_[static_cast<size_t>(worker)];
+    for (;;) {
+      channel.kernel_job_count->acquire();
+      const KernelJob job = channel.kernel_jobs.front();
+      channel.kernel_jobs.pop_front();
+      if (job.then == KernelJob::Then::stop)
+        return;
+      const CompressionPart& part =
+          plan_.compressed[static_cast<size_t>(job.iteration)].parts[job.part];
+      run_kernels(worker, channel, part.kernels[static_cast<size_t>(worker)], job.first, job.last,
+                  job.iteration);
+      switch (job.then) {
+      case KernelJob::Then::start_steps:
+        channel.ready.push_back(static_cast<int>(job.part));
+        channel.ready_count->release();
+        break;
+      case KernelJob::Then::resume_steps:
+        channel.kernels_between_steps_done->release();
+        break;
+      case KernelJob::Then::finish_part:
+        channel.done_count->release();
+        break;
+      case KernelJob::Then::stop:
+        break;
+      }
+    }
+  }
+
+  // Kernels [first, last) of one part on this worker's device.
+  void run_kernels(int worker, WorkerChannel& channel, const std::vector<KernelPlan>& kernels,
+                   size_t first, size_t last, int iteration) {
+    auto& kernel_seconds = channel.kernels_per_iteration[static_cast<size_t>(iteration)];
+    for (size_t i = first; i < last; ++i) {
+      const KernelPlan& kernel = kernels[i];
+      double start = sg4::Engine::get_clock();
+      compute_for(worker, kernel.seconds);
+      // Sharing its host, a kernel may take longer than its price.
+      const double took = compute_is_shared() ? sg4::Engine::get_clock() - start : kernel.seconds;
+      kernel_seconds[kernel.name] += took;
+      // Only a kernel that ends after this worker's backward pass can be on
+      // the critical path; results() decides how much of it is.
+      if (channel.backward_end.size() > static_cast<size_t>(iteration))
+        channel.late_kernels_per_iteration[static_cast<size_t>(iteration)].push_back(
+            {&kernel.name, start, sg4::Engine::get_clock(), took});
+      record_span(worker, "kernel", kernel.name, start);
+    }
+  }
+
+  // One part's steps on this worker, its first kernels done: the kernels
+  // between two steps run on the device before the later step, the ones
+  // after the last step are issued and the next part's steps may go on
+  // meanwhile. Adds the bytes it sent to `sent`.
   void run_part(int worker, WorkerChannel& channel, const CompressionPart& part, size_t part_index,
                 int iteration, uint64_t& sent) {
     const std::vector<KernelPlan>& kernels = part.kernels[static_cast<size_t>(worker)];
-    auto& kernel_seconds = channel.kernels_per_iteration[static_cast<size_t>(iteration)];
     auto& step_bytes = channel.bytes_by_step_per_iteration[static_cast<size_t>(iteration)];
-    size_t next_kernel = 0;
-    auto run_kernels_before = [&](size_t step) {
-      while (next_kernel < kernels.size() && kernels[next_kernel].before_step <= step) {
-        const KernelPlan& kernel = kernels[next_kernel++];
-        double start = sg4::Engine::get_clock();
-        compute_for(worker, kernel.seconds);
-        // Sharing its host, a kernel may take longer than its price.
-        const double took = compute_is_shared() ? sg4::Engine::get_clock() - start : kernel.seconds;
-        kernel_seconds[kernel.name] += took;
-        // Only a kernel that ends after this worker's backward pass can be on
-        // the critical path; results() decides how much of it is.
-        if (channel.backward_end.size() > static_cast<size_t>(iteration))
-          channel.late_kernels_per_iteration[static_cast<size_t>(iteration)].push_back(
-              {&kernel.name, start, sg4::Engine::get_clock(), took});
-        record_span(worker, "kernel", kernel.name, start);
-      }
-    };
+    size_t next_kernel = first_kernels_end(part, worker);
     for (size_t s = 0; s < part.steps.size(); ++s) {
-      run_kernels_before(s);
+      size_t end = next_kernel;
+      while (end < kernels.size() && kernels[end].before_step <= s)
+        ++end;
+      if (end > next_kernel) {
+        issue(channel, {iteration, part_index, next_kernel, end, KernelJob::Then::resume_steps});
+        channel.kernels_between_steps_done->acquire();
+        next_kernel = end;
+      }
       const StepPlan& step = part.steps[s];
       auto member = std::lower_bound(step.participants.begin(), step.participants.end(), worker);
       if (member == step.participants.end() || *member != worker)
@@ -379,11 +469,16 @@ private:
       step_bytes[step.label] += static_cast<double>(bytes);
       record_span(worker, "communication", step.label, start);
     }
-    run_kernels_before(part.steps.size());
+    if (next_kernel < kernels.size())
+      issue(channel,
+            {iteration, part_index, next_kernel, kernels.size(), KernelJob::Then::finish_part});
+    else
+      channel.done_count->release();
   }
 
-  // A compressed run's communication actor: each iteration's parts in the
-  // order the trainer marks them ready.
+  // A compressed run's communication actor: each iteration's parts' steps in
+  // order (every worker's in the same order), each once the device has run
+  // the part's first kernels.
   void communicate_compressed(int worker) {
     WorkerChannel& channel = *channels_[static_cast<size_t>(worker)];
     for (int iteration = 0; iteration < plan_.iterations; ++iteration) {
@@ -396,10 +491,11 @@ private:
         channel.ready.pop_front();
         run_part(worker, channel, parts[static_cast<size_t>(part)], static_cast<size_t>(part),
                  iteration, sent);
-        channel.done_count->release();
       }
       channel.sent_per_iteration.push_back(sent);
     }
+    // After every part's last kernels, which the device runs first.
+    issue(channel, {0, 0, 0, 0, KernelJob::Then::stop});
   }
 
   // The participants' group of a step, made once by the first of them to

@@ -7,13 +7,17 @@
 // backward pass (or after it, with overlap off); the optimizer step follows
 // the last bucket. A compressed iteration does the same with its parts: a
 // per-bucket compressor's kernels and steps overlap the backward pass, a
-// whole-model one's start when it ends. Kernels run on the communication
-// actor, like a second CUDA stream: by default they overlap the backward pass
-// without slowing it down; with kernels_share_device (or a star platform's
-// shared_cores) kernels and compute are executions on one host and slow each
-// other down while both run. One communication actor per worker runs the
-// buckets' collectives in order, so concurrent traffic shares the network as
-// SimGrid says it does.
+// whole-model one's start when it ends. Kernels run on a device actor per
+// worker, like a second CUDA stream, in the order they are issued: a part's
+// first kernels when the backward pass reaches it (not when the earlier
+// parts' steps are done, as a DDP communication hook or Horovod launches
+// them), the ones between and after its steps when its steps get there. By
+// default they overlap the backward pass without slowing it down; with
+// kernels_share_device (or a star platform's shared_cores) kernels and
+// compute are executions on one host and slow each other down while both
+// run. One communication actor per worker runs the buckets' (parts')
+// collectives in order, so concurrent traffic shares the network as SimGrid
+// says it does.
 
 #include "sim/input/input_error.hpp"
 #include "sim/network/platform.hpp"
@@ -85,8 +89,9 @@ struct CompressionPart {
 };
 
 /// One iteration of a compressed run: its parts in the order they become
-/// ready (backward order), run one after the other by each worker's
-/// communication actor.
+/// ready (backward order), whose steps each worker's communication actor runs
+/// one part after the other, and whose kernels its device actor runs in the
+/// order they are issued.
 struct CompressedIteration {
   std::vector<CompressionPart> parts;
 };
