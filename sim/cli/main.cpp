@@ -85,10 +85,13 @@ int main(int argc, char** argv) {
   // second); subcommands made after this inherit it.
   // Every line names the command it is about: `gcsim run: ...`.
   app.failure_message([](const CLI::App* failed, const CLI::Error& error) {
+    // The deepest command parsed: `gcsim profile show`.
     const CLI::App* command = failed;
-    for (const CLI::App* sub : failed->get_subcommands())
-      command = sub;
-    const std::string who = command == failed ? "gcsim" : "gcsim " + command->get_name();
+    std::string who = "gcsim";
+    while (!command->get_subcommands().empty()) {
+      command = command->get_subcommands().back();
+      who += " " + command->get_name();
+    }
     // CLI11 lists unexpected arguments last first ("a=b --set" for
     // `--set a=b`), and without saying which command did not expect them.
     if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
@@ -102,6 +105,21 @@ int main(int argc, char** argv) {
                      : std::string(extras.size() == 1 ? "unexpected argument"
                                                       : "unexpected arguments")) +
              " (given: " + listed + "; see " + who + " --help)\n";
+    }
+    // CLI11 says only "A subcommand is required" for `gcsim profile frob`.
+    const std::vector<const CLI::App*> subcommands =
+        command->get_subcommands([](const CLI::App*) { return true; });
+    if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr && command != failed &&
+        !subcommands.empty() && command->get_subcommands().empty()) {
+      std::string names;
+      for (const CLI::App* sub : subcommands)
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      const std::vector<std::string> words = failed->remaining(true);
+      const std::string what = words.empty() ? "no subcommand given"
+                               : words.front().rfind("-", 0) == 0
+                                   ? "unknown option " + words.front() + " before a subcommand"
+                                   : "unknown subcommand '" + words.front() + "'";
+      return who + ": " + what + " (subcommands: " + names + "; see " + who + " --help)\n";
     }
     // CLI11's "--seed: At Most 1 required but received 2".
     std::string what = error.what();

@@ -259,8 +259,18 @@ public:
     } catch (const training::IterationTooLong& error) {
       if (show_progress)
         std::fprintf(stderr, "\r%60s\r", "");
-      throw training::too_long_input_error(error, scenario.platform, scenario.platform_source,
-                                           scenario.platform_path());
+      const InputError refused = training::too_long_input_error(
+          error, scenario.platform, scenario.platform_source, scenario.platform_path());
+      // The file's own values may be fine: a --set of the platform's named
+      // beside it is where to look first.
+      std::string platform_sets;
+      for (const Override& item : scenario.overrides)
+        if (item.pointer().rfind("/platform", 0) == 0)
+          platform_sets += (platform_sets.empty() ? "" : ", ") + ("--set " + item.text);
+      if (platform_sets.empty())
+        throw refused;
+      throw InputError(refused.file(), refused.json_path(),
+                       refused.message() + " (given " + platform_sets + ")");
     } catch (const std::invalid_argument& error) {
       throw InputError(scenario.platform_source, "", error.what());
     }
@@ -286,28 +296,30 @@ public:
     extras.extrapolated = training::extrapolated_kernels(
         plans.back(), static_cast<double>(scenario.workload.parameters()), profile);
     nlohmann::json result = output::make_result(scenario, runs.back(), profile, extras);
-    // result.json last: a sweep counts a point with one as done, so it must
-    // not be left when a later file fails.
+    // Written together: a result beside another run's schedule or timeline
+    // would pass for theirs (a sweep counts a point with a result as done).
+    std::vector<OutputFile> outputs;
     if (!dense && replay_file_.empty())
-      output::write_json_file(std::filesystem::path(directory) / "schedule.json",
-                              training::schedule_to_json(compressed, workers, compressor_json,
-                                                         gradient_source, scenario.workload));
+      outputs.push_back({schedule_file, output::json_text(training::schedule_to_json(
+                                            compressed, workers, compressor_json, gradient_source,
+                                            scenario.workload))});
     if (!timeline_file_.empty()) {
       std::vector<std::string> names{"dense"};
       if (!dense)
         names.push_back(compressor_json.value("name", "compressed"));
-      output::write_timeline(timeline_file_, timeline, names, runs,
-                             scenario.training.warmup_iterations);
+      outputs.push_back(
+          {timeline_file_,
+           output::timeline_text(timeline, names, runs, scenario.training.warmup_iterations)});
     }
-    output::write_result(directory, result);
+    outputs.push_back({result_file, output::json_text(result)});
     // An earlier run's schedule left in the folder would sit beside this
     // result as if it were its own: a dense run has none, a replay's is the
     // one it replayed (kept where it is that file).
-    const std::filesystem::path stale = std::filesystem::path(directory) / "schedule.json";
-    if (dense || (!replay_file_.empty() && !same_file(stale, replay_file_))) {
-      std::error_code ignored;
-      std::filesystem::remove(stale, ignored);
-    }
+    std::vector<std::filesystem::path> stale;
+    const std::filesystem::path old_schedule = std::filesystem::path(directory) / "schedule.json";
+    if (dense || (!replay_file_.empty() && !same_file(old_schedule, replay_file_)))
+      stale.push_back(old_schedule);
+    write_files_atomically(outputs, stale);
     made_folders.keep();
     if (!quiet_) {
       std::fputs(output::format_summary(result).c_str(), stdout);

@@ -162,14 +162,17 @@ public:
       throw InputError(input.platform_source, "", error.what());
     }
 
-    // Written only once everything is simulated: a refused validation
-    // leaves no calibrated platform behind.
-    if (fit_ && !out_file_.empty())
-      output::write_json_file(out_file_,
-                              validate::platform_json(input.platform, *input.fit, measured_file_));
+    // Written only once everything is simulated, and together: a refused
+    // validation leaves no calibrated platform behind, and a comparison is
+    // never left beside another run's platform.
     nlohmann::json report = validate::make_report(input);
+    std::vector<OutputFile> outputs;
+    if (fit_ && !out_file_.empty())
+      outputs.push_back({out_file_, output::json_text(validate::platform_json(
+                                        input.platform, *input.fit, measured_file_))});
     if (!json_file_.empty())
-      output::write_json_file(json_file_, report);
+      outputs.push_back({json_file_, output::json_text(report)});
+    write_files_atomically(outputs);
     made_folders.keep();
     if (!quiet_)
       std::fputs(validate::format_report(report).c_str(), stdout);

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <memory>
 #include <pthread.h>
 #include <system_error>
 #include <unistd.h>
@@ -19,16 +20,18 @@ namespace {
 constexpr int kMaxSignalFolders = 16;
 char signal_folders[kMaxSignalFolders][PATH_MAX];
 volatile std::sig_atomic_t signal_folder_count = 0;
-char signal_partial[PATH_MAX];
-volatile std::sig_atomic_t signal_partial_held = 0;
+constexpr int kMaxSignalPartials = 4;
+char signal_partials[kMaxSignalPartials][PATH_MAX];
+volatile std::sig_atomic_t signal_partial_held[kMaxSignalPartials] = {};
 constexpr int kRemovingSignals[] = {SIGINT, SIGTERM, SIGHUP};
 bool handler_installed[std::size(kRemovingSignals)] = {};
 // MadeFolders holding folders, and PartialFile objects alive.
 int signal_handler_users = 0;
 
 extern "C" void remove_outputs_then_end(int signal) {
-  if (signal_partial_held)
-    ::unlink(signal_partial); // fails, harmlessly, once it is renamed into place
+  for (int i = 0; i < kMaxSignalPartials; ++i)
+    if (signal_partial_held[i])
+      ::unlink(signal_partials[i]); // fails, harmlessly, once it is renamed into place
   for (int i = signal_folder_count - 1; i >= 0; --i)
     ::rmdir(signal_folders[i]); // fails, as it should, on a folder with files
   // SA_RESETHAND restored the default action: the process ends by the signal.
@@ -141,7 +144,7 @@ void prepare(const std::filesystem::path& file, MadeFolders* made = nullptr) {
 // process meanwhile (a large timeline takes seconds to write). O_EXCL: a file
 // or a link already there under that name (a user's "result.json.partial",
 // another run's) is neither written through nor removed; the process id and
-// a count keep runs and calls apart. One at a time.
+// a count keep runs and calls apart. At most kMaxSignalPartials at a time.
 class PartialFile {
 public:
   explicit PartialFile(const std::filesystem::path& file) {
@@ -165,10 +168,13 @@ public:
       throw WriteError("cannot write " + file.string() + ": " + failure);
     }
     const std::string& name = path_.native();
-    assert(!signal_partial_held && "one partial file at a time");
-    if (name.size() < PATH_MAX) { // a longer one is still removed on a failed write
-      std::memcpy(signal_partial, name.c_str(), name.size() + 1);
-      signal_partial_held = 1;
+    while (slot_ < kMaxSignalPartials && signal_partial_held[slot_])
+      ++slot_;
+    assert(slot_ < kMaxSignalPartials && "more partial files at once than the handler holds");
+    // A longer name (or one past the slots) is still removed on a failed write.
+    if (slot_ < kMaxSignalPartials && name.size() < PATH_MAX) {
+      std::memcpy(signal_partials[slot_], name.c_str(), name.size() + 1);
+      signal_partial_held[slot_] = 1;
     }
   }
   PartialFile(const PartialFile&) = delete;
@@ -178,7 +184,8 @@ public:
     std::error_code error;
     if (!renamed_)
       std::filesystem::remove(path_, error);
-    signal_partial_held = 0;
+    if (slot_ < kMaxSignalPartials)
+      signal_partial_held[slot_] = 0;
     release_signal_handlers();
   }
 
@@ -200,6 +207,7 @@ private:
   std::filesystem::path path_;
   int descriptor_ = -1;
   bool renamed_ = false;
+  int slot_ = 0; // in signal_partials
 };
 
 // Writes all of `text`; false with errno set when the disk is full or the
@@ -225,20 +233,39 @@ bool write_all(int descriptor, const std::string& text) {
 } // namespace
 
 void write_file_atomically(const std::filesystem::path& file, const std::string& text) {
-  prepare(file);
-  PartialFile partial(file);
-  bool written = write_all(partial.descriptor(), text);
-  int saved_errno = errno;
-  if (!partial.close() && written) {
-    written = false;
-    saved_errno = errno;
+  write_files_atomically({{file, text}});
+}
+
+void write_files_atomically(const std::vector<OutputFile>& files,
+                            const std::vector<std::filesystem::path>& stale) {
+  assert(files.size() <= static_cast<size_t>(kMaxSignalPartials) && "at most 4 files at once");
+  std::vector<std::unique_ptr<PartialFile>> partials;
+  for (const OutputFile& file : files) {
+    prepare(file.path);
+    partials.push_back(std::make_unique<PartialFile>(file.path));
+    PartialFile& partial = *partials.back();
+    bool written = write_all(partial.descriptor(), file.text);
+    int saved_errno = errno;
+    if (!partial.close() && written) {
+      written = false;
+      saved_errno = errno;
+    }
+    if (!written) // the partial files go with `partials`
+      throw WriteError("cannot write " + file.path.string() + ": " + std::strerror(saved_errno));
   }
-  std::error_code error;
-  if (written)
-    partial.rename_to(file, error);
-  if (!written || error) // the partial file goes with `partial`
-    throw WriteError("cannot write " + file.string() + ": " +
-                     (error ? error.message() : std::strerror(saved_errno)));
+  // Every file is whole beside its place: a signal now would leave some
+  // renamed and others not.
+  const SignalsDeferred deferred;
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::error_code error;
+    partials[i]->rename_to(files[i].path, error);
+    if (error)
+      throw WriteError("cannot write " + files[i].path.string() + ": " + error.message());
+  }
+  for (const std::filesystem::path& file : stale) {
+    std::error_code ignored;
+    std::filesystem::remove(file, ignored);
+  }
 }
 
 MadeFolders::~MadeFolders() {

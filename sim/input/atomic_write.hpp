@@ -23,6 +23,21 @@ public:
 /// removes the partial file first (where the signal's action is the default).
 void write_file_atomically(const std::filesystem::path& file, const std::string& text);
 
+/// One file of a group written together.
+struct OutputFile {
+  std::filesystem::path path;
+  std::string text;
+};
+
+/// Writes files that belong together (a run's result, its schedule and its
+/// timeline) as write_file_atomically does, each to its partial file first,
+/// then renames them all into place and removes `stale` (an earlier run's
+/// file that would pass for this one's) with SIGINT, SIGTERM and SIGHUP held
+/// back: a failed write or an interruption leaves all the new files or none.
+/// At most 4 files.
+void write_files_atomically(const std::vector<OutputFile>& files,
+                            const std::vector<std::filesystem::path>& stale = {});
+
 /// The folders a command made for its output. Unless kept, they are removed
 /// again when it goes out of scope (those still empty, deepest first): a run
 /// refused after it made its output folder leaves no empty folder behind,

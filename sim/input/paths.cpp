@@ -20,8 +20,13 @@ std::filesystem::path source_root() {
 bool is_folder_name(std::string_view name) {
   // 255 bytes: the longest name Linux file systems take (NAME_MAX); a longer
   // one failed only when the result was written, after the simulation.
+  // Control characters (a newline, NUL) would break the summary's title
+  // line, the logs and sweep.csv, and the system cuts a name at NUL.
+  const bool control = std::any_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
   return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
-         name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;
+         name.find('/') == std::string_view::npos && !control;
 }
 
 namespace {
@@ -76,9 +81,15 @@ std::string near_name_in(const std::filesystem::path& folder, const std::filesys
   std::vector<std::string> stems;
   const std::filesystem::path listed = folder.empty() ? "." : folder;
   for (std::filesystem::directory_iterator it(listed, error), end; !error && it != end;
-       it.increment(error))
+       it.increment(error)) {
+    // Not the name itself (a link to nowhere is listed but not found), and
+    // no folder for a name with an extension (a file's).
+    std::error_code type_error;
+    if (it->path().filename() == name || (name.has_extension() && it->is_directory(type_error)))
+      continue;
     if (it->path().extension() == name.extension())
       stems.push_back(it->path().stem().string());
+  }
   // Directory order is the file system's: sorted, the guess is the same on
   // every machine.
   std::sort(stems.begin(), stems.end());
@@ -102,6 +113,16 @@ std::filesystem::path resolve_input_path(const std::string& value,
 }
 
 namespace {
+
+// "; it is a symbolic link to \"TARGET\", which is not there" for a link to
+// nowhere (it is listed, but not found), or "".
+std::string dangling_link_note(const std::filesystem::path& file) {
+  std::error_code error;
+  if (!std::filesystem::is_symlink(file, error))
+    return "";
+  const std::filesystem::path target = std::filesystem::read_symlink(file, error);
+  return error ? "" : "; it is a symbolic link to \"" + target.string() + "\", which is not there";
+}
 
 // "; did you mean \"shown/near\"?" for a near name of `name` in `folder`
 // (near_name_in), or "".
@@ -133,6 +154,10 @@ std::filesystem::path find_input_path(const std::string& value,
          error != std::errc::not_a_directory))
       return path.is_absolute() ? path : candidate.lexically_normal();
   }
+  for (const std::filesystem::path& candidate : candidates)
+    if (const std::string note = dangling_link_note(candidate); !note.empty())
+      throw InputError(source, json_path,
+                       "\"" + candidate.lexically_normal().string() + "\" not found" + note);
   std::string message = "\"" + value + "\" not found ";
   if (path.is_absolute()) {
     message += "(an absolute path)";
@@ -163,6 +188,10 @@ std::filesystem::path find_input_path(const std::string& value,
 
 std::string not_found_hint(const std::filesystem::path& file) {
   std::error_code error;
+  if (const std::string note = dangling_link_note(file); !note.empty())
+    return note;
+  if (file == "-")
+    return "; gcsim reads no standard input: name a file";
   if (file.is_relative()) {
     // `gcsim run quickstart.json` from another folder: the shipped file, by
     // its path or by its name among the shipped scenarios.

@@ -36,7 +36,7 @@ std::filesystem::path find_input_path(const std::string& value,
 /// What may help when `file`, named on the command line (read from the
 /// working directory, not looked up elsewhere), does not exist: "" or
 /// "; gcsim's source tree has /src/workloads/scenarios/quickstart.json" or
-/// "; did you mean \"scenario.json\"?".
+/// "; did you mean \"scenario.json\"?", or what a link to nowhere points to.
 std::string not_found_hint(const std::filesystem::path& file);
 
 /// How a result records an input it read: relative to source_root() when it

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <stdexcept>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,6 +61,7 @@ ForkedResult run_forked(const std::function<int(int fd)>& work, ChildPipe pipe, 
   if (pipe2(fds, O_CLOEXEC) != 0)
     throw failure("pipe", errno);
   std::fflush(nullptr); // the child must not write the parent's buffered output again
+  const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) {
     const int error = errno;
@@ -67,6 +70,12 @@ ForkedResult run_forked(const std::function<int(int fd)>& work, ChildPipe pipe, 
     throw failure("fork", error);
   }
   if (child == 0) {
+    // A parent ended by a signal (`kill PID`, a scheduler) would leave the
+    // child computing on, an orphan; this thread waits for the child, so
+    // it outlives it otherwise.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) // it ended before prctl
+      _exit(kUncaughtException);
     close(fds[0]);
     run_child(work, pipe, fds[1]);
   }

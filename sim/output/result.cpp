@@ -57,23 +57,32 @@ std::vector<std::pair<std::string, double>> in_natural_order(const nlohmann::jso
 }
 
 // Mean over iterations of every number, recursing into objects (keys that
-// appear in only some iterations count as zero in the others).
+// appear in only some iterations count as zero in the others). Summed, then
+// divided: the mean of equal values is that value (a sum of value/count
+// made 44695848 bytes 44695847.999999344).
 nlohmann::json mean_of(const nlohmann::json& iterations) {
   nlohmann::json mean = nlohmann::json::object();
-  const double count = static_cast<double>(iterations.size());
   for (const nlohmann::json& iteration : iterations) {
     for (auto it = iteration.begin(); it != iteration.end(); ++it) {
       if (it->is_number()) {
-        mean[it.key()] = mean.value(it.key(), 0.0) + it->get<double>() / count;
+        mean[it.key()] = mean.value(it.key(), 0.0) + it->get<double>();
       } else if (it->is_object() && it.key() != "compressor_info") {
         nlohmann::json& inner = mean[it.key()];
         if (inner.is_null())
           inner = nlohmann::json::object();
         for (auto field = it->begin(); field != it->end(); ++field)
           if (field->is_number())
-            inner[field.key()] = inner.value(field.key(), 0.0) + field->get<double>() / count;
+            inner[field.key()] = inner.value(field.key(), 0.0) + field->get<double>();
       }
     }
+  }
+  const double count = static_cast<double>(iterations.size());
+  for (auto& [key, value] : mean.items()) {
+    if (value.is_number())
+      value = value.get<double>() / count;
+    else
+      for (auto& [field, number] : value.items())
+        number = number.get<double>() / count;
   }
   return mean;
 }
@@ -373,16 +382,15 @@ std::string format_summary(const nlohmann::json& result) {
   return text;
 }
 
-void write_json_file(const std::filesystem::path& file, const nlohmann::json& document,
-                     int indent) {
+std::string json_text(const nlohmann::json& document, int indent) {
   // Paths the user gave are recorded as given; one that is not UTF-8 gets
   // U+FFFD for its bad bytes rather than failing after the whole run.
-  write_file_atomically(
-      file, document.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return document.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-void write_result(const std::filesystem::path& directory, const nlohmann::json& result) {
-  write_json_file(directory / "result.json", result);
+void write_json_file(const std::filesystem::path& file, const nlohmann::json& document,
+                     int indent) {
+  write_file_atomically(file, json_text(document, indent));
 }
 
 } // namespace gcsim::output

@@ -45,12 +45,12 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
 /// The aligned table printed on stdout.
 std::string format_summary(const nlohmann::json& result);
 
-/// Writes `result` as DIR/result.json through a temporary file and a
-/// rename, so a reader never sees half a result.
-void write_result(const std::filesystem::path& directory, const nlohmann::json& result);
+/// A JSON document as gcsim writes it (indent -1: compact), ending in a
+/// newline; paths the user gave that are not UTF-8 get U+FFFD.
+std::string json_text(const nlohmann::json& document, int indent = 1);
 
-/// Writes any JSON document whole or not at all (write_file_atomically);
-/// indent -1 writes it compact. Throws WriteError.
+/// Writes any JSON document whole or not at all (write_file_atomically).
+/// Throws WriteError.
 void write_json_file(const std::filesystem::path& file, const nlohmann::json& document,
                      int indent = 1);
 

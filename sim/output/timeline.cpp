@@ -14,10 +14,9 @@
 
 namespace gcsim::output {
 
-void write_timeline(const std::filesystem::path& file,
-                    const std::vector<training::TimelineEvent>& events,
-                    const std::vector<std::string>& run_names,
-                    const std::vector<training::RunResult>& runs, int warmup_iterations) {
+std::string timeline_text(const std::vector<training::TimelineEvent>& events,
+                          const std::vector<std::string>& run_names,
+                          const std::vector<training::RunResult>& runs, int warmup_iterations) {
   assert(runs.size() == run_names.size() && "a name for each run");
   nlohmann::json trace_events = nlohmann::json::array(); // the metadata, then the spans
   // Spans are recorded as they end; the file lists them by run and start
@@ -112,7 +111,7 @@ void write_timeline(const std::filesystem::path& file,
   });
   for (Span& span : spans)
     trace_events.push_back(std::move(span.event));
-  write_json_file(file, {{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}}, -1);
+  return json_text({{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}}, -1);
 }
 
 } // namespace gcsim::output

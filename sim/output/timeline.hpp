@@ -7,19 +7,16 @@
 
 #include "sim/training/iteration_model.hpp"
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
 namespace gcsim::output {
 
-/// `run_names[p]` names plan p's process in the viewer, and `runs[p]`'s
-/// iterations are its first track (iteration i from the end of the one
-/// before, as result.json's iteration_time_s). Written through a temporary
-/// file and a rename.
-void write_timeline(const std::filesystem::path& file,
-                    const std::vector<training::TimelineEvent>& events,
-                    const std::vector<std::string>& run_names,
-                    const std::vector<training::RunResult>& runs, int warmup_iterations);
+/// The timeline file's text: `run_names[p]` names plan p's process in the
+/// viewer, and `runs[p]`'s iterations are its first track (iteration i from
+/// the end of the one before, as result.json's iteration_time_s).
+std::string timeline_text(const std::vector<training::TimelineEvent>& events,
+                          const std::vector<std::string>& run_names,
+                          const std::vector<training::RunResult>& runs, int warmup_iterations);
 
 } // namespace gcsim::output

@@ -205,9 +205,11 @@ public:
           record.kernel_exposed_s = std::move(exposed_by_kernel);
         }
       }
-      record.communication_s =
-          std::max(0.0, record.iteration_s - record.compute_s - record.straggler_wait_s -
-                            record.compression_exposed_s);
+      // What is left of the iteration; a remainder of rounding alone (one
+      // worker, which sends nothing, left 5.7e-17 s) is none.
+      const double left = record.iteration_s - record.compute_s - record.straggler_wait_s -
+                          record.compression_exposed_s;
+      record.communication_s = left > 1e-12 * record.iteration_s ? left : 0.0;
       // Each collective from its last participant's arrival to its last
       // participant's departure: its own time, without the waits for late
       // arrivals (stragglers, a leader's kernel) that a worker's blocked time
@@ -595,6 +597,7 @@ private:
     }
     WorkerChannel& channel = *channels_[static_cast<size_t>(worker)];
     const int workers = static_cast<int>(platform_.workers.size());
+    const bool push_pull = plan_.algorithm == AllreduceAlgorithm::parameter_server;
     for (int iteration = 0; iteration < plan_.iterations; ++iteration) {
       uint64_t sent_before = group_->bytes_sent(worker);
       for (size_t b = 0; b < buckets_.size(); ++b) {
@@ -603,18 +606,21 @@ private:
         channel.ready.pop_front();
         double begin = sg4::Engine::get_clock();
         uint64_t bytes = buckets_[static_cast<size_t>(bucket)].bytes;
-        if (plan_.algorithm == AllreduceAlgorithm::parameter_server)
+        if (push_pull)
           net::ps_worker_push_pull(*group_, worker, workers, bytes);
         else
           allreduce(plan_.algorithm, *group_, worker, bytes, plan_.ranks_per_node);
         note_step(iteration, static_cast<size_t>(bucket), 0, begin);
-        record_span(worker, "communication", "allreduce bucket " + std::to_string(bucket), begin);
+        record_span(worker, "communication",
+                    (push_pull ? "push/pull bucket " : "allreduce bucket ") +
+                        std::to_string(bucket),
+                    begin);
         channel.done_count->release();
       }
       channel.sent_per_iteration.push_back(group_->bytes_sent(worker) - sent_before);
       // The trainer opened this iteration's maps before any bucket was ready.
-      channel.bytes_by_step_per_iteration[static_cast<size_t>(iteration)]
-                                         ["allreduce gradient buckets"] =
+      channel.bytes_by_step_per_iteration[static_cast<size_t>(
+          iteration)][push_pull ? "push/pull gradient buckets" : "allreduce gradient buckets"] =
           static_cast<double>(group_->bytes_sent(worker) - sent_before);
     }
   }

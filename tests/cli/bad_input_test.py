@@ -102,6 +102,14 @@ CASES = [
     ("a workload that is a link loop", scenario(workload="loop.json"),
      {"loop.json": Link("loop.json")}, [],
      ["scenario.json: /workload:", "loop.json: cannot look it up: Too many levels of symbolic"]),
+    # A link to nowhere was "not found; did you mean" the link's own name.
+    ("a workload that is a link to nowhere", scenario(workload="gone.json"),
+     {"gone.json": Link("moved.json")}, [],
+     ["scenario.json: /workload:",
+      'gone.json" not found; it is a symbolic link to "moved.json", which is not there']),
+    # A newline in the name broke the summary's title line in two.
+    ("a name with a newline", scenario(name="a\nb"), {}, [],
+     ["scenario.json: /name:", "without '/' or control characters"]),
     ("malformed JSON", '{"name": "x",,}', {}, [], ["scenario.json", "malformed JSON at line 1, column 14"]),
     # A second scenario (run takes one): CLI11 listed extra words last first,
     # without the command's name.
@@ -168,6 +176,10 @@ CASES = [
     ("iteration past any run",
      with_platform(link={"bandwidth": "1Gbps", "latency": "1e8s"}, network={"latency_factor": 1000}),
      {}, [], ["scenario.json: /platform: an iteration takes", "more than 1e9 s"]),
+    # It named the platform alone, whose own values were fine.
+    ("iteration past any run by a --set", scenario(), {},
+     ["--set", "platform.link.latency=1e9s"],
+     ["/platform: an iteration takes", "(given --set platform.link.latency=1e9s)"]),
     ("zero nodes", with_platform(nodes=0), {}, [], ["/platform/nodes", "[1, 65536]"]),
     ("unknown topology", with_platform(topology="torus"), {}, [],
      ["/platform/topology", "unknown value \"torus\""]),
@@ -697,6 +709,14 @@ COMMAND_CASES = [
      ["gcsim run: scenario is required (see gcsim run --help)"]),
     ("--seed twice", ["run", QUICKSTART, "--seed", "1", "--seed", "2"], os.devnull, 2,
      ["gcsim run: --seed: given more than once; give it once"]),
+    # "A subcommand is required" again, of a subcommand misspelt or missing.
+    ("a misspelt profile subcommand", ["profile", "shwo", "x.json"], os.devnull, 2,
+     ["gcsim profile: unknown subcommand 'shwo' (subcommands: show, refit;"]),
+    ("no profile subcommand", ["profile"], os.devnull, 2,
+     ["gcsim profile: no subcommand given (subcommands: show, refit;"]),
+    # It said "gcsim profile: file is required (see gcsim profile --help)".
+    ("profile show without its file", ["profile", "show"], os.devnull, 2,
+     ["gcsim profile show: file is required (see gcsim profile show --help)"]),
     # The report went nowhere and the exit status said success.
     ("inspect onto a full stdout", ["inspect", os.path.join(ROOT, "workloads", "traces",
                                                             "fmnist-cnn-16w")],

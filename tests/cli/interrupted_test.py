@@ -11,10 +11,12 @@ empty --out folder behind. Checked:
 - SIGINT ignored when the run starts (a shell's background job): ignored
   still, the run ends normally and writes its result;
 - SIGINT to a sweep: its running points are said to be stopped by SIGINT,
-  not failed.
+  not failed;
+- SIGTERM to `gcsim validate` alone: its forked simulation ends with it.
 
 Usage: interrupted_test.py PATH/TO/gcsim
 """
+import json
 import os
 import signal
 import subprocess
@@ -33,6 +35,14 @@ QUICKSTART = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
 LONG = ["--set", "platform.nodes=40", "--set", "training.iterations=400"]
 
 check = Checks()
+
+
+def read_cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read()
+    except OSError:  # it ended meanwhile
+        return b""
 
 
 def wait_for(condition, what, seconds=60):
@@ -97,5 +107,36 @@ with tempfile.TemporaryDirectory() as work:
           and "FAILED" not in said,
           f"SIGINT to a sweep: its points are stopped, not failed (status {sweep.returncode}): "
           f"{said!r}")
+
+    # gcsim validate simulates in a forked child: a signal to the parent
+    # alone (kill PID, a scheduler) left the child simulating on, an orphan.
+    measured = os.path.join(work, "orphan-check.json")
+    with open(os.path.join(ROOT, "results", "validation", "2026-12-03",
+                           "collectives-p4-1gbit-1.json")) as handle:
+        document = json.load(handle)
+    document["cluster"]["nodes"] = 4096
+    document["collectives"] = [{"collective": "allreduce", "algorithm": "ring", "ranks": 4096,
+                                "bytes": 1 << 20, "seconds": 1.0, "repetitions": 1}]
+    document.pop("training", None)
+    with open(measured, "w") as handle:
+        json.dump(document, handle)
+    # No pipes: an orphan holding them would keep communicate() waiting.
+    validate = subprocess.Popen([GCSIM, "validate", measured, "--quiet"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def simulating():
+        return [pid for pid in os.listdir("/proc") if pid.isdigit() and
+                measured.encode() in read_cmdline(pid)]
+
+    wait_for(lambda: len(simulating()) >= 2 or validate.poll() is not None, "validate's child")
+    validate.send_signal(signal.SIGTERM)
+    validate.wait(timeout=60)
+    time.sleep(0.5)
+    left = simulating()
+    for pid in left:  # not to leave it running when the check fails
+        os.kill(int(pid), signal.SIGKILL)
+    check(validate.returncode == -signal.SIGTERM and not left,
+          f"SIGTERM to gcsim validate ends it and its child (status {validate.returncode}, "
+          f"left running: {left})")
 
 check.finish()

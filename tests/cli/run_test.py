@@ -54,6 +54,14 @@ with tempfile.TemporaryDirectory() as work:
           f"{result.get('units')}")
     summary = result["summary"]
     check(summary["workers"] == 8, "the quickstart platform has 8 workers")
+    # Every dense iteration sends the same bytes: the mean is that number
+    # (a sum of value/count made 44695848 bytes 44695847.99999999 over 10).
+    _, _, ten = run(os.path.join(work, "ten"), "--set", "platform.nodes=2", "--set",
+                    "training.iterations=10")
+    sent = {it["bytes_sent_per_worker"] for it in ten["iterations"]}
+    check(len(sent) == 1 and ten["summary"]["bytes_sent_per_worker"] in sent,
+          f"the mean of equal iterations is their value: "
+          f"{ten['summary']['bytes_sent_per_worker']!r} of {sent}")
     check(abs(summary["iteration_time_s"] - summary["compute_s"]
               - summary["compression_exposed_s"] - summary["communication_s"])
           < 1e-9 * summary["iteration_time_s"],
@@ -237,6 +245,9 @@ with tempfile.TemporaryDirectory() as work:
     alone_text, _, alone = run(os.path.join(work, "alone"), "--set", "platform.nodes=1",
                                "--set", 'compressor={"name": "topk", "density": 0.01}',
                                "--set", "training.iterations=1")
+    check(alone["summary"]["communication_s"] == 0,
+          f"one worker: no communication, not a rounding remainder "
+          f"({alone['summary']['communication_s']!r})")
     check(alone["summary"]["compression_ratio"] is None
           and "(star, 1 worker, " in alone_text and "- (nothing sent)" in alone_text,
           f"one worker: compression_ratio {alone['summary']['compression_ratio']}, "
@@ -250,6 +261,11 @@ with tempfile.TemporaryDirectory() as work:
                                    "training.iterations=1")
         check(other["summary"]["workers"] == workers and other["model"]["platform"] == platform,
               f"{platform} runs with {workers} workers")
+        if platform == "ps-4s-32w-10g":
+            # A worker's bytes are its pushes, not an allreduce's.
+            by_step = other["summary"]["bytes_sent_per_worker_by_step"]
+            check(list(by_step) == ["push/pull gradient buckets"],
+                  f"parameter servers: the bytes are labelled push/pull ({list(by_step)})")
         if platform == "xml-cluster":
             check(other["model"].get("worker_hosts") == [f"node-{n}" for n in range(4)],
                   f"result.json names the XML platform's hosts: {other['model'].get('worker_hosts')}")

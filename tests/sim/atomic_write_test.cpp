@@ -132,6 +132,29 @@ TEST_CASE("a failed write throws WriteError and keeps the earlier file") {
   fs::remove_all(folder);
 }
 
+TEST_CASE("files written together: a failure leaves every earlier file, a success none") {
+  const fs::path folder = fresh_folder();
+  const fs::path result = folder / "result.json";
+  const fs::path schedule = folder / "schedule.json";
+  const fs::path stale = folder / "timeline.json";
+  for (const fs::path& file : {result, schedule, stale})
+    gcsim::write_file_atomically(file, "earlier\n");
+  // The first is written whole beside its place, the second cannot be (its
+  // folder would be under a file): neither is renamed, nothing is removed.
+  CHECK_THROWS_AS(gcsim::write_files_atomically(
+                      {{schedule, "new\n"}, {result / "inner.json", "new\n"}}, {stale}),
+                  gcsim::WriteError);
+  CHECK(read(schedule) == "earlier\n");
+  CHECK(read(stale) == "earlier\n");
+  CHECK(partial_files(schedule) == 0);
+  gcsim::write_files_atomically({{schedule, "new\n"}, {result, "new\n"}}, {stale});
+  CHECK(read(schedule) == "new\n");
+  CHECK(read(result) == "new\n");
+  CHECK_FALSE(fs::exists(stale));
+  CHECK(partial_files(result) == 0);
+  fs::remove_all(folder);
+}
+
 TEST_CASE("a signal ending the process during a write removes the partial file first") {
   const fs::path folder = fresh_folder();
   fs::create_directories(folder);

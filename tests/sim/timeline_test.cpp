@@ -6,10 +6,7 @@
 
 #include "sim/output/timeline.hpp"
 
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -33,15 +30,8 @@ TEST_CASE("a timeline: runs named and from 0, warm-up marked, microseconds, sort
                                           {1, 0, "kernel", "select", 10.25, 10.5},
                                           {1, 0, "compute", "backward", 10, 10.25},
                                           {1, 0, "compute", "iteration compute", 10, 10.5}};
-  const std::filesystem::path file = std::filesystem::temp_directory_path() /
-                                     ("gcsim-timeline-test-" + std::to_string(getpid()) + ".json");
-  gcsim::output::write_timeline(file, events, {"dense", "topk"}, {dense, topk}, 1);
-  nlohmann::json trace;
-  {
-    std::ifstream in(file);
-    trace = nlohmann::json::parse(in);
-  }
-  std::filesystem::remove(file);
+  const nlohmann::json trace = nlohmann::json::parse(
+      gcsim::output::timeline_text(events, {"dense", "topk"}, {dense, topk}, 1));
   CHECK(trace["displayTimeUnit"] == "ms");
 
   std::vector<std::string> processes;

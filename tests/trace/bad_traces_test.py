@@ -104,7 +104,14 @@ CASES = {
                     "not a trace folder: it holds no manifest.json"),
     "uncaptured iteration asked": (lambda f: None, lambda f: "--iteration",
                                    "7 was not captured in"),
+    # CLI11 read "" as iteration 0 and a number past 2^63 as the largest.
+    "empty iteration asked": (lambda f: None, lambda f: "--iteration", 'got ""'),
+    "iteration past 2^63 asked": (lambda f: None, lambda f: "--iteration",
+                                  'got "99999999999999999999"'),
 }
+
+ITERATION_ASKED = {"uncaptured iteration asked": "7", "empty iteration asked": "",
+                   "iteration past 2^63 asked": "99999999999999999999"}
 
 
 def statistics_only(gcsim, workdir, valid):
@@ -314,8 +321,7 @@ def main(gcsim, workdir):
         breaker(folder)
         expected_file = named(folder) if callable(named) else os.path.join(folder, named)
         args = [gcsim, "inspect", folder, "--iteration", "1"]
-        if name == "uncaptured iteration asked":
-            args[-1] = "7"
+        args[-1] = ITERATION_ASKED.get(name, args[-1])
         result = subprocess.run(args, capture_output=True, text=True)
         lines = result.stderr.strip().splitlines()
         problems = []
