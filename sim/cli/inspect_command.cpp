@@ -14,9 +14,9 @@
 #include "sim/trace/trace.hpp"
 #include "sim/trace/workload.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -120,12 +120,13 @@ public:
     app.add_option("trace", trace_path_, "trace folder (or its manifest.json)")->required();
     app.add_option("--json", json_path_, "also write the statistics as JSON to this file")
         ->check(nonempty_path);
-    app.add_option("--iteration", iteration_text_,
-                   "training iteration to inspect (one of the captured ones; default: the first)");
+    // Checked as text: CLI11 took "" for 0 and saturated a number past 2^63.
+    app.add_option("--iteration", iteration_,
+                   "training iteration to inspect (one of the captured ones; default: the first)")
+        ->check(integer_in(0, std::numeric_limits<long>::max()));
   }
 
   int run() override {
-    iteration_ = parse_iteration();
     const trace::Trace trace = trace::Trace::open(trace_path_);
     const trace::Manifest& manifest = trace.manifest();
     const trace::TraceWorkload workload = trace::workload_from_trace(manifest);
@@ -311,23 +312,7 @@ private:
 
   std::string trace_path_;
   std::string json_path_;
-  std::optional<std::string> iteration_text_;
   std::optional<int64_t> iteration_;
-
-  // CLI11 took "" for 0 and a number past 2^63 for the largest.
-  std::optional<int64_t> parse_iteration() const {
-    if (!iteration_text_)
-      return std::nullopt;
-    const std::string& text = *iteration_text_;
-    int64_t iteration = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), iteration);
-    if (error != std::errc() || end != text.data() + text.size() || iteration < 0)
-      throw InputError("--iteration", "",
-                       "expected a captured iteration's number, an integer from 0 to "
-                       "9223372036854775807, got \"" +
-                           text + "\"");
-    return iteration;
-  }
 };
 
 const CommandRegistration registration{[] { return std::make_unique<InspectCommand>(); }};

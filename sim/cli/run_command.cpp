@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -49,9 +48,10 @@ public:
                    "Override a scenario field by its dotted path, e.g. "
                    "--set platform.nodes=16 --set platform.link.bandwidth=10Gbps (repeatable)")
         ->take_all();
-    // Read by seed(), not by CLI11, which takes -1 as 2^64 - 1 and saturates
-    // 99999999999999999999 to 2^63 - 1 without a word.
-    app.add_option("--seed", seed_text_, "Override the scenario's seed (0 to 2^63 - 1)");
+    // Checked as text and read by seed(): CLI11's own conversion takes -1 as
+    // 2^64 - 1 and saturates 99999999999999999999 to 2^63 - 1 without a word.
+    app.add_option("--seed", seed_text_, "Override the scenario's seed (0 to 2^63 - 1)")
+        ->check(integer_in(0, std::numeric_limits<long>::max()));
     app.add_option("--timeline", timeline_file_,
                    "Also write a Chrome trace-event timeline (open it in Perfetto)")
         ->check(nonempty_path);
@@ -346,14 +346,7 @@ private:
   std::optional<uint64_t> seed() const {
     if (!seed_text_)
       return std::nullopt;
-    const std::string& text = *seed_text_;
-    uint64_t seed = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
-    if (error != std::errc() || end != text.data() + text.size() ||
-        seed > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      throw InputError("--seed", "",
-                       "expected an integer from 0 to 9223372036854775807, got \"" + text + "\"");
-    return seed;
+    return std::stoull(*seed_text_); // integer_in checked it
   }
   bool quiet_ = false;
   training::StateSpill spill_{"auto", training::default_scratch_dir()};

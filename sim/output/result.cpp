@@ -249,8 +249,9 @@ std::string format_summary(const nlohmann::json& result) {
           : "";
   if (model.contains("gpus_per_node")) {
     const int gpus = model["gpus_per_node"].get<int>();
-    links = fmt::format("{} machines x {} GPUs, {} GPU links, {} NICs, ",
-                        summary["workers"].get<int>() / gpus, gpus,
+    const int machines = summary["workers"].get<int>() / gpus;
+    links = fmt::format("{} machine{} x {} GPU{}, {} GPU links, {} NICs, ", machines,
+                        machines == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s",
                         units::format_bit_rate(model["gpu_link_bandwidth_bps"].get<double>() / 8),
                         units::format_bit_rate(model["link_bandwidth_bps"].get<double>() / 8));
   }

@@ -284,6 +284,11 @@ with tempfile.TemporaryDirectory() as work:
                   "NICs," in other_text and other["model"].get("gpus_per_node") == 8
                   and other["model"].get("gpu_link_bandwidth_bps") == 1.2e12,
                   f"a multi-GPU run names its machines and GPU links: {other_text.splitlines()[0]}")
+            one_text, _, _ = run(os.path.join(work, "one-machine"), "--set",
+                                 f"platform=platforms/{platform}.json", "--set",
+                                 "platform.nodes=1", "--set", "training.iterations=1")
+            check("(multi_gpu, 8 workers, 1 machine x 8 GPUs," in one_text,
+                  f"one machine is not 'machines': {one_text.splitlines()[0]}")
             # Hierarchical: three rings per bucket, the middle one between the
             # machines with all 8 GPUs of a machine sharing its NIC; a worker
             # sends as much as in the flat ring, 2(P-1)/P of the gradient.

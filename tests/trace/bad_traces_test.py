@@ -105,9 +105,10 @@ CASES = {
     "uncaptured iteration asked": (lambda f: None, lambda f: "--iteration",
                                    "7 was not captured in"),
     # CLI11 read "" as iteration 0 and a number past 2^63 as the largest.
-    "empty iteration asked": (lambda f: None, lambda f: "--iteration", 'got ""'),
-    "iteration past 2^63 asked": (lambda f: None, lambda f: "--iteration",
-                                  'got "99999999999999999999"'),
+    "empty iteration asked": (lambda f: None, lambda f: "gcsim inspect: --iteration",
+                              "got ''"),
+    "iteration past 2^63 asked": (lambda f: None, lambda f: "gcsim inspect: --iteration",
+                                  "got '99999999999999999999'"),
 }
 
 ITERATION_ASKED = {"uncaptured iteration asked": "7", "empty iteration asked": "",
