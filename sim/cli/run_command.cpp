@@ -124,7 +124,8 @@ public:
     refuse_same_file({"--timeline", timeline_file_}, timeline_others);
     // A scratch directory named is checked even when this run spills
     // nothing, as gcsim sweep does: a typo should not wait for a bigger run.
-    if (scratch_option_->count() > 0 || spill_.mode == "always")
+    const bool scratch_checked = scratch_option_->count() > 0 || spill_.mode == "always";
+    if (scratch_checked)
       training::check_scratch_dir(spill_.dir);
     MadeFolders made_folders;
     check_writable(result_file, &made_folders);
@@ -206,7 +207,8 @@ public:
       mapped_ = training::should_spill_residuals(spill_, d, workers);
       const std::string residual_dir = mapped_ ? spill_.dir : "";
       if (spilled_ || mapped_) {
-        training::check_scratch_dir(spill_.dir);
+        if (!scratch_checked) // the default folder, chosen by --spill auto
+          training::check_scratch_dir(spill_.dir);
         if (spilled_ && !per_bucket) // per bucket, each bucket's compressor spills (below)
           compressor->spill_worker_state(spill_.dir);
       }

@@ -29,6 +29,13 @@ bool is_folder_name(std::string_view name) {
          name.find('/') == std::string_view::npos && !control;
 }
 
+std::string folder_name_refusal(std::string_view names, bool from_file_name) {
+  return std::string(from_file_name ? "(from the file's name) " : "") +
+         "expected a non-empty name of at most 255 bytes without '/' or control characters, not "
+         "\".\" or \"..\" (it names " +
+         std::string(names) + ")" + (from_file_name ? ": give the file a \"name\"" : "");
+}
+
 namespace {
 
 // The shipped folders that hold the files a field names, by the field's
@@ -85,10 +92,10 @@ std::string near_name_in(const std::filesystem::path& folder, const std::filesys
     // Not the name itself (a link to nowhere is listed but not found), and
     // no folder for a name with an extension (a file's).
     std::error_code type_error;
-    if (it->path().filename() == name || (name.has_extension() && it->is_directory(type_error)))
+    if (it->path().extension() != name.extension() || it->path().filename() == name ||
+        (name.has_extension() && it->is_directory(type_error)))
       continue;
-    if (it->path().extension() == name.extension())
-      stems.push_back(it->path().stem().string());
+    stems.push_back(it->path().stem().string());
   }
   // Directory order is the file system's: sorted, the guess is the same on
   // every machine.

@@ -13,8 +13,14 @@ namespace gcsim {
 std::filesystem::path source_root();
 
 /// Whether `name` can name one folder under results/: not empty, at most 255
-/// bytes, not "." or ".." (results/../result.json), without '/' or NUL.
+/// bytes, not "." or ".." (results/../result.json), without '/' or control
+/// characters (NUL, a newline).
 bool is_folder_name(std::string_view name);
+
+/// Why `name` is no folder name (is_folder_name), for a refusal of the
+/// `name` field of a file whose name it `names`; `from_file_name` when the
+/// file has no `name` and its own file name gave it.
+std::string folder_name_refusal(std::string_view names, bool from_file_name);
 
 /// Resolves `value` as written inside `referring_file`: absolute paths are
 /// kept; a relative one is tried next to the referring file, then against

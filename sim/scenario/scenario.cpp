@@ -277,11 +277,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     reader.allow("description");
     scenario.name = reader.string_or("name", file.stem().string());
     if (!is_folder_name(scenario.name))
-      reader.fail("name",
-                  std::string(reader.has("name") ? "" : "(from the file's name) ") +
-                      "expected a non-empty name of at most 255 bytes without '/' or control "
-                      "characters, not \".\" or \"..\" (it names the result folder)" +
-                      (reader.has("name") ? "" : ": give the file a \"name\""));
+      reader.fail("name", folder_name_refusal("the result folder", !reader.has("name")));
     scenario.seed = static_cast<uint64_t>(reader.integer_or("seed", 0, INT64_MAX, 1));
 
     const nlohmann::json& platform_json = reader.require("platform");

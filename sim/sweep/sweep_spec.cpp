@@ -138,10 +138,7 @@ SweepSpec load_sweep(const std::filesystem::path& file) {
     stem.resize(stem.size() - 6);
   spec.name = root.string_or("name", stem);
   if (!is_folder_name(spec.name))
-    root.fail("name", std::string(root.has("name") ? "" : "(from the file's name) ") +
-                          "expected a non-empty name of at most 255 bytes without '/' or control "
-                          "characters, not \".\" or \"..\" (it names the sweep's folder)" +
-                          (root.has("name") ? "" : ": give the file a \"name\""));
+    root.fail("name", folder_name_refusal("the sweep's folder", !root.has("name")));
 
   std::string scenario = root.string("scenario");
   spec.scenario = find_input_path(scenario, file, file.string(), root.path_of("scenario"));
