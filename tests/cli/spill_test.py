@@ -53,6 +53,13 @@ def run(path, out, *args):
                           capture_output=True, text=True, timeout=600)
 
 
+def memory_and_swap():
+    """The machine's memory and swap, in bytes, as gcsim's --spill never counts them."""
+    with open("/proc/meminfo") as meminfo:
+        kib = {line.split(":")[0]: int(line.split()[1]) for line in meminfo}
+    return (kib["MemTotal"] + kib.get("SwapTotal", 0)) * 1024
+
+
 def read(path):
     with open(path, "rb") as handle:
         return handle.read()
@@ -203,9 +210,7 @@ with tempfile.TemporaryDirectory() as work:
     else:
         # Where 48 workers' residuals pass this machine's memory and swap (or
         # its cgroup's limit), gcsim refuses them up front instead (below).
-        with open("/proc/meminfo") as meminfo:
-            kib = {line.split(":")[0]: int(line.split()[1]) for line in meminfo}
-        limits = [(kib["MemTotal"] + kib.get("SwapTotal", 0)) * 1024]
+        limits = [memory_and_swap()]
         for limit_file in ("/sys/fs/cgroup/memory.max",
                            "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
             if os.path.exists(limit_file):
@@ -231,9 +236,7 @@ with tempfile.TemporaryDirectory() as work:
     # not a word). Refused before anything is allocated, saying how much
     # against what. (A 4 GB address-space limit guards this machine should
     # the check ever go: then it reads as the plain out-of-memory line.)
-    with open("/proc/meminfo") as meminfo:
-        kib = {line.split(":")[0]: int(line.split()[1]) for line in meminfo}
-    room = (kib["MemTotal"] + kib.get("SwapTotal", 0)) * 1024
+    room = memory_and_swap()
     resnet18 = 11173962 * 4  # top-k's residual per worker, in bytes
     workers = room // resnet18 + 100
     if workers > 65536:
