@@ -34,6 +34,14 @@
 namespace gcsim::cli {
 namespace {
 
+// How a schedule's compression ran (a replay's too): parts that start
+// before the backward pass ends come from per-bucket compression.
+std::string scope_of(const std::vector<training::CompressionPart>& parts) {
+  const bool overlapping = std::any_of(parts.begin(), parts.end(),
+                                       [](const auto& part) { return part.ready_layer > 0; });
+  return parts.size() > 1 || overlapping ? "bucket" : "model";
+}
+
 class RunCommand final : public Command {
 public:
   std::string name() const override { return "run"; }
@@ -171,6 +179,11 @@ public:
       compressed.quality.resize(static_cast<size_t>(replayed));
       scenario.training.iterations = replayed;
       scenario.resolved["training"]["iterations"] = replayed;
+      // Like the compressor, the scope is the schedule's: a --set
+      // compression_scope=bucket beside a whole-model schedule did not run.
+      if (scenario.resolved["training"].contains("compression_scope"))
+        scenario.resolved["training"]["compression_scope"] =
+            scope_of(compressed.schedule.front().parts);
       const size_t layers = plans.front().layers.size();
       for (int i = 0; i < replayed; ++i) {
         const auto& parts = compressed.schedule[static_cast<size_t>(i)].parts;
@@ -287,13 +300,8 @@ public:
       extras.dense_baseline = &runs.front();
       extras.quality = &compressed.quality;
       extras.gradient_source = gradient_source;
-      // What the schedule holds (a replay's too): parts that start before
-      // the backward pass ends come from per-bucket compression.
-      const std::vector<training::CompressionPart>& parts = compressed.schedule.front().parts;
-      extras.compression_parts = static_cast<int>(parts.size());
-      const bool overlapping = std::any_of(parts.begin(), parts.end(),
-                                           [](const auto& part) { return part.ready_layer > 0; });
-      extras.compression_scope = parts.size() > 1 || overlapping ? "bucket" : "model";
+      extras.compression_parts = static_cast<int>(compressed.schedule.front().parts.size());
+      extras.compression_scope = scope_of(compressed.schedule.front().parts);
     }
     extras.extrapolated = training::extrapolated_kernels(
         plans.back(), static_cast<double>(scenario.workload.parameters()), profile);

@@ -10,6 +10,7 @@
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/sweep/folder_lock.hpp"
 #include "sim/sweep/process.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "sim/sweep/table.hpp"
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string.h> // sigabbrev_np (GNU)
 
@@ -171,6 +173,17 @@ public:
     std::map<fs::path, cost::DeviceProfile> devices; // each device of the grid, loaded once
     const std::vector<CheckedPoint> checked = check_points(spec, points, commands, devices);
 
+    // Held from before the points' results are read until sweep.csv is
+    // written; a dry run writes nothing, and may look at a folder in use.
+    // The table is checked writable now, not after hours of points.
+    const fs::path csv = out / "sweep.csv";
+    MadeFolders made_folders; // the folder goes again if the grid is refused below
+    std::optional<sweep::FolderLock> lock;
+    if (!dry_run_) {
+      check_writable(csv, &made_folders);
+      lock.emplace(out);
+    }
+
     std::vector<size_t> pending;
     for (size_t i = 0; i < points.size(); ++i) {
       const fs::path result_file = out / "points" / points[i].id / "result.json";
@@ -217,10 +230,9 @@ public:
                   beside, share.c_str());
     }
 
-    // The table is checked writable now, not after hours of points; one of
-    // an earlier grid goes, or it outlived a failed run and was plotted.
-    const fs::path csv = out / "sweep.csv";
-    check_writable(csv);
+    made_folders.keep();
+    // A table of an earlier grid goes, or it outlived a failed run and was
+    // plotted.
     if (!pending.empty()) {
       std::error_code ignored; // a file that cannot go cannot be written either: said then
       fs::remove(csv, ignored);

@@ -484,6 +484,16 @@ def replayed_schedules(workdir):
     result = gcsim("run", DEFT16, "--out", recorded, "--quiet", "--replay", elsewhere)
     check(kept and result.returncode == 0 and not os.path.exists(own),
           "a replay keeps the schedule it replayed and removes another run's from its folder")
+    # A --set of the scope beside a replay: result.json's scenario said the
+    # scope that was set, not the schedule's that ran (as for the compressor).
+    for scope in ["model", "bucket"]:
+        scoped = out_dir(workdir, "scope-" + scope)
+        result = gcsim("run", DEFT16, "--out", scoped, "--quiet", "--replay", elsewhere,
+                       "--set", "training.compression_scope=" + scope)
+        ran = json.load(open(os.path.join(scoped, "result.json"))) if result.returncode == 0 else {}
+        said = ran.get("scenario", {}).get("training", {}).get("compression_scope")
+        check(said is not None and said == ran["model"]["compression_scope"],
+              f"a replay with compression_scope={scope} records the schedule's scope: {said}")
 
 
 with tempfile.TemporaryDirectory() as workdir:

@@ -400,6 +400,17 @@ with tempfile.TemporaryDirectory() as work:
     while len(points_running()) < 2 and stopped.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     started = len(points_running())
+    # A second sweep into the same folder ran every point not yet done
+    # again, beside the first one's, and removed the table it was to write.
+    second = sweep(work, slow_file, "--out", slow_out, "--jobs", "2")
+    check(second.returncode == 1 and second.stderr.count("\n") == 1
+          and "another gcsim sweep is writing into it" in second.stderr
+          and "started" not in second.stdout and len(points_running()) == started,
+          f"a second sweep into a folder in use is refused and starts nothing: "
+          f"{second.returncode} {second.stderr!r} {second.stdout[-200:]!r}")
+    second_dry = sweep(work, slow_file, "--out", slow_out, "--dry-run")
+    check(second_dry.returncode == 0 and "to run" in second_dry.stdout,
+          f"--dry-run may look at a folder in use: {second_dry.returncode} {second_dry.stderr!r}")
     stopped.send_signal(signal.SIGTERM)
     status = stopped.wait(timeout=120)
     check(started == 2 and status == -signal.SIGTERM and not points_running(),

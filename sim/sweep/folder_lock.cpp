@@ -1,0 +1,34 @@
+#include "sim/sweep/folder_lock.hpp"
+
+#include "sim/input/atomic_write.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace gcsim::sweep {
+
+FolderLock::FolderLock(const std::filesystem::path& folder) {
+  descriptor_ = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (descriptor_ < 0)
+    throw WriteError("cannot write into " + folder.string() + ": " + std::strerror(errno));
+  if (::flock(descriptor_, LOCK_EX | LOCK_NB) == 0)
+    return;
+  const int error = errno;
+  ::close(descriptor_);
+  descriptor_ = -1;
+  if (error == EWOULDBLOCK)
+    throw WriteError("cannot write into " + folder.string() +
+                     ": another gcsim sweep is writing into it; wait for it to end, or give "
+                     "another --out");
+  throw WriteError("cannot lock " + folder.string() + ": " + std::strerror(error));
+}
+
+FolderLock::~FolderLock() {
+  if (descriptor_ >= 0)
+    ::close(descriptor_);
+}
+
+} // namespace gcsim::sweep
