@@ -136,16 +136,12 @@ public:
     // not leave half a table on stdout.
     std::string text;
 
-    nlohmann::json report = {{"trace", trace_path_},
-                             {"model", manifest.model},
-                             {"dataset", manifest.dataset},
-                             {"workers", manifest.workers},
-                             {"micro_batch", manifest.micro_batch},
-                             {"dtype", trace::dtype_name(manifest.dtype)},
-                             {"total_params", manifest.total_params},
-                             {"iterations", manifest.iterations},
-                             {"has_tensors", manifest.has_tensors},
-                             {"top_fraction", kTopFraction}};
+    nlohmann::json report = {
+        {"trace", recorded_path(trace_path_)},   {"model", manifest.model},
+        {"dataset", manifest.dataset},           {"workers", manifest.workers},
+        {"micro_batch", manifest.micro_batch},   {"dtype", trace::dtype_name(manifest.dtype)},
+        {"total_params", manifest.total_params}, {"iterations", manifest.iterations},
+        {"has_tensors", manifest.has_tensors},   {"top_fraction", kTopFraction}};
     text += fmt::sprintf("trace     %s\nmodel     %s on %s, %lld parameters in %zu tensors\n",
                          trace_path_.c_str(), manifest.model.c_str(), manifest.dataset.c_str(),
                          static_cast<long long>(manifest.total_params), manifest.layers.size());

@@ -149,8 +149,9 @@ public:
       nlohmann::json replayed_gradients;
       compressed = training::schedule_from_file(replay_file_, workers, scenario.workload, profile,
                                                 compressor_json, replayed_gradients);
-      gradient_source = {
-          {"kind", "replay"}, {"schedule", replay_file_}, {"recorded_from", replayed_gradients}};
+      gradient_source = {{"kind", "replay"},
+                         {"schedule", recorded_path(replay_file_)},
+                         {"recorded_from", replayed_gradients}};
       // The schedule's compressor is what runs; result.json's scenario said
       // the scenario file's, which the replay ignores.
       scenario.resolved["compressor"] = compressor_json;

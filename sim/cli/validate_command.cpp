@@ -129,13 +129,13 @@ public:
       } catch (const InputError& error) {
         throw InputError("--platform", "", error.what());
       }
-      input.platform_source = platform_file_;
+      input.platform_source = recorded_path(platform_file_);
       platform_file = platform_file_;
       platform_path = "";
       fit_node_count(input.platform, run, platform_file_);
     } else if (scenario) {
       input.platform = scenario->platform;
-      input.platform_source = scenario_file_;
+      input.platform_source = recorded_path(scenario_file_);
       platform_file = scenario->platform_source;
       platform_path = scenario->platform_path();
       // The platform as the scenario resolved it, its file inlined.
@@ -149,8 +149,8 @@ public:
     if (input.platform.topology == net::Topology::simgrid_xml)
       description["xml"] = input.platform.xml_file;
 
-    input.gradient_trace = trace_;
-    input.device_profile = device_;
+    input.gradient_trace = recorded_path(training.trace);
+    input.device_profile = recorded_path(training.device);
     try {
       input.collective_seconds = validate::simulate_collectives(input.platform, run.collectives);
       refuse_endless_points(run, input.collective_seconds, platform_file, platform_path);
@@ -159,7 +159,7 @@ public:
     } catch (const training::IterationTooLong& error) {
       throw training::too_long_input_error(error, input.platform, platform_file, platform_path);
     } catch (const std::invalid_argument& error) {
-      throw InputError(input.platform_source, "", error.what());
+      throw InputError(platform_file, platform_path, error.what());
     }
 
     // Written only once everything is simulated, and together: a refused
@@ -168,8 +168,9 @@ public:
     nlohmann::json report = validate::make_report(input);
     std::vector<OutputFile> outputs;
     if (fit_ && !out_file_.empty())
-      outputs.push_back({out_file_, output::json_text(validate::platform_json(
-                                        input.platform, *input.fit, measured_file_))});
+      outputs.push_back(
+          {out_file_, output::json_text(validate::platform_json(input.platform, *input.fit,
+                                                                recorded_path(measured_file_)))});
     if (!json_file_.empty())
       outputs.push_back({json_file_, output::json_text(report)});
     write_files_atomically(outputs);

@@ -1,5 +1,7 @@
 #include "sim/validate/report.hpp"
 
+#include "sim/input/paths.hpp"
+
 #include <cassert>
 #include <cmath>
 #include <cstdarg>
@@ -66,7 +68,7 @@ double geometric_mean_error(const std::vector<double>& measured,
 nlohmann::json make_report(const ValidationInput& input) {
   const MeasuredRun& run = *input.run;
   nlohmann::json report;
-  report["measured_file"] = run.file.string();
+  report["measured_file"] = recorded_path(run.file);
   report["name"] = run.name;
   report["platform"] = {{"source", input.platform_source},
                         {"topology", net::topology_name(input.platform.topology)},
@@ -181,7 +183,7 @@ nlohmann::json make_report(const ValidationInput& input) {
         {"simulated", simulated},
         {"relative_error", errors}};
     if (!t.scenario.empty()) {
-      entry["scenario"] = t.scenario.string();
+      entry["scenario"] = recorded_path(t.scenario);
     } else {
       // What the simulation took as this run's inputs (simulate_training's
       // rule), so that a reader need not work it out.

@@ -24,11 +24,14 @@ double geometric_mean_error(const std::vector<double>& measured,
 struct ValidationInput {
   const MeasuredRun* run = nullptr;
   net::PlatformSpec platform;
-  std::string platform_source; // "measured cluster description", a file, or "fit"
+  /// "the measured cluster description", "the fit", or the file's
+  /// recorded_path (--platform's, --scenario's).
+  std::string platform_source;
   std::optional<FitResult> fit;
   std::vector<double> collective_seconds;   // per run->collectives
   std::vector<SimulatedIteration> training; // per run->training, in order
-  /// What the compressed runs' simulation used besides the measured file.
+  /// What the compressed runs' simulation used besides the measured file,
+  /// as recorded_path gives them.
   std::string gradient_trace;
   std::string device_profile;
 };

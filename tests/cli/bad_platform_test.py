@@ -488,12 +488,18 @@ def replayed_schedules(workdir):
     # scope that was set, not the schedule's that ran (as for the compressor).
     for scope in ["model", "bucket"]:
         scoped = out_dir(workdir, "scope-" + scope)
-        result = gcsim("run", DEFT16, "--out", scoped, "--quiet", "--replay", elsewhere,
-                       "--set", "training.compression_scope=" + scope)
+        result = gcsim("run", DEFT16, "--out", scoped, "--quiet", "--replay",
+                       "schedule-elsewhere.json", "--set", "training.compression_scope=" + scope,
+                       cwd=workdir)
         ran = json.load(open(os.path.join(scoped, "result.json"))) if result.returncode == 0 else {}
         said = ran.get("scenario", {}).get("training", {}).get("compression_scope")
         check(said is not None and said == ran["model"]["compression_scope"],
               f"a replay with compression_scope={scope} records the schedule's scope: {said}")
+    # Named relative to the folder it ran in, the schedule is recorded where
+    # it is (outside the source tree: its full path), as a trace is.
+    recorded_as = ran.get("model", {}).get("gradients", {}).get("schedule")
+    check(recorded_as == os.path.realpath(elsewhere),
+          f"a replay records its schedule by where it is, not as typed: {recorded_as!r}")
 
 
 with tempfile.TemporaryDirectory() as workdir:

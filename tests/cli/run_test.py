@@ -414,8 +414,13 @@ with tempfile.TemporaryDirectory() as work:
 # inspect names in its JSON) gets U+FFFD for its bad bytes; a strict dump
 # failed as an internal error after the work was done.
 with tempfile.TemporaryDirectory() as work:
+    # A folder of its own (a link to the shipped trace is recorded by where
+    # it points), its files linked to the shipped trace's.
     odd = os.path.join(work.encode(), b"trace\xff")
-    os.symlink(os.path.join(ROOT, "workloads", "traces", "fmnist-cnn-16w"), odd)
+    os.mkdir(odd)
+    for name in ["manifest.json", "iterations"]:
+        os.symlink(os.path.join(ROOT, "workloads", "traces", "fmnist-cnn-16w", name),
+                   os.path.join(odd, name.encode()))
     report = os.path.join(work, "inspect.json")
     inspected = subprocess.run([GCSIM.encode(), b"inspect", odd, b"--json", report.encode()],
                                capture_output=True, timeout=120)
@@ -426,6 +431,15 @@ with tempfile.TemporaryDirectory() as work:
     check(inspected.returncode == 0 and recorded == work + "/trace\ufffd",
           f"a path that is not UTF-8 is recorded with U+FFFD: {inspected.returncode} {recorded!r} "
           f"{inspected.stderr.strip()[:200]!r}")
+    # From another folder, the shipped trace by its absolute path: recorded
+    # relative to the source tree as `gcsim run` records it (it said the
+    # path as typed, so one trace read two ways).
+    shipped = subprocess.run([GCSIM, "inspect", os.path.join(ROOT, "workloads", "traces",
+                                                             "fmnist-cnn-16w"), "--json", report],
+                             capture_output=True, timeout=120, cwd=work)
+    recorded = json.load(open(report))["trace"] if shipped.returncode == 0 else None
+    check(recorded == "workloads/traces/fmnist-cnn-16w",
+          f"inspect records a trace relative to the source tree: {recorded!r}")
 
 help_text = gcsim("--help")
 check(help_text.returncode == 0 and "run" in help_text.stdout, "gcsim --help lists the commands")

@@ -34,11 +34,19 @@ with tempfile.TemporaryDirectory() as tmp:
         report = json.load(f)
 
 summary = report["summary"]
+failures = []
+# Named by absolute paths from another folder, the inputs are recorded as
+# `gcsim run` records a trace: relative to the source tree they lie in (the
+# comparison said whatever was typed, so the same run read two ways).
+recorded = os.path.relpath(RUN, ROOT)
+if (report["measured_file"], report["platform"]["source"]) != (
+        recorded + ".json", recorded + "-calibrated-platform.json"):
+    failures.append(f"inputs recorded as {report['measured_file']!r} and "
+                    f"{report['platform']['source']!r}, not relative to the source tree")
 large = summary["collectives_4MiB_and_more"]
 ring = summary["ring_collectives_4MiB_and_more"]
 broadcast = summary["broadcast_4MiB_and_more"]
 points = [p for p in report["collectives"] if p["bytes"] >= 4 << 20]
-failures = []
 kinds = (sum(p["collective"] != "broadcast" for p in points),
          sum(p["collective"] == "broadcast" for p in points))
 if (ring["points"], broadcast["points"]) != kinds or large["points"] != len(points):
