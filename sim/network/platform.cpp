@@ -5,6 +5,7 @@
 #include "sim/network/simgrid_setup.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <csignal>
 #include <fstream>
 #include <limits>
@@ -300,7 +301,8 @@ long max_memory_maps() {
 // SimGrid guards each actor's stack with a protected page, which splits the
 // stack's mapping in two. With two actors per worker, some 16000 workers
 // used up Linux's default limit on mappings and SimGrid aborted ("Failed to
-// protect stack"). When the actors' mappings would take more than half of
+// protect stack"); with a tree allreduce's four streams per worker beside
+// them, 5600 did. When the actors' mappings would take more than half of
 // the limit (leaving the rest to gcsim's own large allocations), the stacks
 // go unguarded: one mapping each. Only a stack overflow would then go
 // unnoticed; results do not change. The stacks are SimGrid's default 8 MiB
@@ -313,8 +315,9 @@ long max_memory_maps() {
 // past 32768 workers (65536 workers: 7.4 GB before the first message). With
 // the limit lifted they took 2.4 GB, at Linux's default vm.max_map_count
 // too (adjacent stacks of one protection are one mapping to the kernel).
-bool stacks_crowd_memory_maps(const PlatformSpec& spec) {
-  const long actors = 2L * (spec.worker_count() + spec.servers) + 1;
+bool stacks_crowd_memory_maps(const PlatformSpec& spec, int actors_per_worker) {
+  const long actors =
+      static_cast<long>(actors_per_worker) * spec.worker_count() + 2L * spec.servers + 1;
   return 2 * actors > max_memory_maps() / 2;
 }
 
@@ -325,11 +328,12 @@ void unguard_stacks() {
 
 } // namespace
 
-Simulation::Simulation(const PlatformSpec& spec) {
+Simulation::Simulation(const PlatformSpec& spec, int actors_per_worker) {
+  assert(actors_per_worker > 0 && "a worker runs one actor at least");
   if (engine_created)
     throw std::logic_error("one SimGrid engine per process: a Simulation already ran here");
   engine_created = true;
-  const bool crowded = stacks_crowd_memory_maps(spec);
+  const bool crowded = stacks_crowd_memory_maps(spec, actors_per_worker);
   static char name[] = "gcsim";
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer cannot follow the default contexts' stack switches

@@ -129,10 +129,14 @@ struct Platform {
 /// process: a second Simulation in the same process is a logic_error.
 class Simulation {
 public:
+  /// `actors_per_worker`: the most actors a worker's host will run at once
+  /// (its trainer and communicator, a device, a tree's streams), by which
+  /// the actors' stacks are judged against the process's mapping limit
+  /// (the small platforms of tests need not say).
   /// Throws InputError at the spec's source for an XML file SimGrid cannot
   /// load or with too few hosts, std::invalid_argument for a platform
   /// without workers.
-  explicit Simulation(const PlatformSpec& spec);
+  explicit Simulation(const PlatformSpec& spec, int actors_per_worker = 2);
   ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;

@@ -738,6 +738,25 @@ std::vector<std::pair<int, int>> pairs_sent_on(const std::vector<IterationPlan>&
   return {pairs.begin(), pairs.end()};
 }
 
+// The most actors a worker's host runs at once: its trainer and its
+// communicator, a compressed run's device, and while a tree allreduce runs
+// (the dense buckets', or a compressor's step) its four streams.
+int actors_per_worker(const std::vector<IterationPlan>& plans) {
+  bool compressed = false;
+  bool tree = false;
+  for (const IterationPlan& plan : plans) {
+    tree = tree || plan.algorithm == AllreduceAlgorithm::double_binary_tree;
+    for (const CompressedIteration& iteration : plan.compressed)
+      for (const CompressionPart& part : iteration.parts) {
+        compressed = true;
+        tree = tree || std::any_of(part.steps.begin(), part.steps.end(), [](const StepPlan& step) {
+                 return step.kind == StepPlan::Kind::allreduce_tree;
+               });
+      }
+  }
+  return 2 + (compressed ? 1 : 0) + (tree ? 4 : 0);
+}
+
 } // namespace
 
 net::SharingSolver choose_solver(const net::PlatformSpec& platform,
@@ -761,7 +780,7 @@ std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
         platform_spec, pairs_sent_on(plans, static_cast<size_t>(platform_spec.worker_count())));
   net::PlatformSpec solved = platform_spec;
   solved.network.solver = choose_solver(platform_spec, plans);
-  net::Simulation simulation(solved);
+  net::Simulation simulation(solved, actors_per_worker(plans));
   const net::Platform& platform = simulation.platform();
 
   std::vector<RunResult> results(plans.size());

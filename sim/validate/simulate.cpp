@@ -100,7 +100,11 @@ void run_point(net::Group& group, int rank, const CollectivePoint& point, int ra
 
 std::vector<double> collectives_in_engine(const net::PlatformSpec& spec,
                                           const std::vector<CollectivePoint>& points) {
-  net::Simulation simulation(spec);
+  // One actor per rank, and a tree allreduce's four streams beside it.
+  const bool tree = std::any_of(points.begin(), points.end(), [](const CollectivePoint& point) {
+    return point.collective == Collective::allreduce && point.algorithm == Algorithm::tree;
+  });
+  net::Simulation simulation(spec, tree ? 5 : 1);
   const net::Platform& platform = simulation.platform();
   const int workers = static_cast<int>(platform.workers.size());
 

@@ -124,6 +124,17 @@ def sixteen_thousand_workers(workdir):
     check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
           f"16384 workers train (status {result.returncode}"
           f"{': ' + result.stderr.strip()[:300] if result.returncode else ''})")
+    # A tree allreduce runs four more actors per worker while it lasts: 6000
+    # workers aborted the same way, counted as two actors each.
+    path = scenario_file(workdir, {"topology": "star", "nodes": 6000, "link": LINK})
+    out = os.path.join(workdir, "out-6000-tree")
+    result = gcsim("run", path, "--out", out, "--quiet", "--set", "training.iterations=1",
+                   "--set", "training.warmup_iterations=0", "--set", "training.allreduce=tree",
+                   "--set", "workload=" + os.path.join(ROOT, "workloads", "models",
+                                                       "fmnist-cnn.json"))
+    check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
+          f"6000 workers train with the tree allreduce (status {result.returncode}"
+          f"{': ' + result.stderr.strip()[:300] if result.returncode else ''})")
 
 
 def fat_tree_too_large(workdir):
