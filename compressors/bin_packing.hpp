@@ -31,7 +31,7 @@ struct Partition {
 // chunks (a layer above d/P with fewer than P elements) are dropped.
 std::vector<Partition> deft_partitions(const LayerLayout& layout, std::size_t workers);
 
-// DEFT step 2: k per partition from the partition norms (see PAPERS.md): visit by
+// DEFT step 2: k per partition from the partition norms (the DEFT paper): visit by
 // descending norm (ties: lower id), k_i = floor(rem_k * norm_i / rem_norm),
 // clamped to [1, n_i]; an excess from the floor of 1 is taken back from the
 // partitions in the same order (down to 1 each), and any k left over is handed

@@ -9,12 +9,11 @@
 namespace gcsim::compress::detail {
 namespace {
 
-// Follows PAPERS.md and kljp/deft DeftReducer: partitions once; every iteration
-// each worker computes partition norms and its own k_i; the leader packs the
-// partitions into P bins by LPT on n_i*log2(k_i) and broadcasts the assignment;
-// worker r selects top-k_i on the partitions of bin (t + r) mod P; indices are
-// allgathered (padded to the largest count), the union is their concatenation,
-// and every worker's values at the union are allreduced.
+// Follows the DEFT paper (arXiv 2307.03500) and kljp/deft DeftReducer: partitions once; every
+// iteration each worker computes partition norms and its own k_i; the leader packs the partitions
+// into P bins by LPT on n_i*log2(k_i) and broadcasts the assignment; worker r selects top-k_i on
+// the partitions of bin (t + r) mod P; indices are allgathered (padded to the largest count), the
+// union is their concatenation, and every worker's values at the union are allreduced.
 class Deft final : public CompressorBase {
 public:
   Deft(std::string name, nlohmann::json params)
@@ -151,28 +150,30 @@ private:
 } // namespace
 
 CompressorInfo deft_info() {
-  return {"deft",
-          "partitioned top-k: layers above d/P cut into P chunks, k split by partition norms, "
-          "partitions bin-packed (LPT on n*log2 k) so each worker selects on ~1/P of the "
-          "gradient; disjoint unions, so no gradient build-up",
-          "Yoon & Oh, ICPP 2023 (arXiv 2307.03500); kljp/deft DeftReducer",
-          {density_param(0.001),
-           ParamSpec::boolean("leader_rotation", true,
-                              "leader t mod P and worker r on bin (t + r) mod P; off: leader 0, "
-                              "worker r on bin r"),
-           ParamSpec::choice("k_source", "local", {"local", "leader"},
-                             "whose k_i a partition's owner uses: its own (reference code) or "
-                             "the leader's (sent with the assignment; exact total k)"),
-           ParamSpec::boolean("common_full_partitions", true,
-                              "partitions with k_i = n_i are sent whole by everyone instead of "
-                              "being packed (PAPERS.md step 3)"),
-           ParamSpec::boolean("pad_indices", true,
-                              "allgather indices padded to the largest count (reference code) "
-                              "instead of an allgatherv"),
-           ParamSpec::integer("index_bytes", 4, 4, 8,
-                              "bytes per index and count on the wire: 4, as every other "
-                              "compressor here sends its indices, or 8 (the reference's int64)"),
-           error_feedback_param()}};
+  return {
+      "deft",
+      "partitioned top-k: layers above d/P cut into P chunks, k split by partition norms, "
+      "partitions bin-packed (LPT on n*log2 k) so each worker selects on ~1/P of the "
+      "gradient; disjoint unions, so no gradient build-up",
+      "Yoon & Oh, ICPP 2023 (arXiv 2307.03500); kljp/deft DeftReducer",
+      {density_param(0.001),
+       ParamSpec::boolean("leader_rotation", true,
+                          "leader t mod P and worker r on bin (t + r) mod P; off: leader 0, "
+                          "worker r on bin r"),
+       ParamSpec::choice("k_source", "local", {"local", "leader"},
+                         "whose k_i a partition's owner uses: its own (reference code) or "
+                         "the leader's (sent with the assignment; exact total k)"),
+       ParamSpec::boolean("common_full_partitions", true,
+                          "partitions with k_i = n_i are sent whole by everyone instead of "
+                          "being packed (the DEFT paper's bin-packing step)"),
+       ParamSpec::boolean("pad_indices", true,
+                          "allgather indices padded to the largest count (reference code) "
+                          "instead of an allgatherv"),
+       ParamSpec::integer("index_bytes", 4, 4, 8,
+                          "bytes per index and count on the wire: 4, as every other "
+                          "compressor here sends its indices, or 8 (the reference's int64, which "
+                          "its baselines' `torch.topk` indices are too)"),
+       error_feedback_param()}};
 }
 
 std::unique_ptr<Compressor> make_deft(const nlohmann::json& resolved) {

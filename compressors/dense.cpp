@@ -34,8 +34,9 @@ private:
 
 CompressorInfo dense_info() {
   return {"dense",
-          "no compression: ring allreduce of all d floats",
-          "data-parallel SGD baseline (PAPERS.md table)",
+          "no compression: allreduce of all d floats (the scenario's `training.allreduce`: ring by "
+          "default)",
+          "data-parallel SGD baseline",
           {}};
 }
 

@@ -207,30 +207,32 @@ private:
 } // namespace
 
 CompressorInfo dgc_info() {
-  return {"dgc",
-          "per-layer threshold from a random sample's top-k, adapted towards k; momentum "
-          "correction and factor masking; allgatherv of the selected pairs",
-          "Lin et al., ICLR 2018; synxlin/deep-gradient-compression (DGCCompressor._sparsify)",
-          {density_param(0.001),
-           ParamSpec::number("sample_rate", 0.01, 0.0, 1.0,
-                             "share of each layer sampled to estimate the threshold", true),
-           ParamSpec::number("momentum", 0.9, 0.0, 1.0,
-                             "momentum of the correction (u = m*u + g; the optimizer then "
-                             "applies no momentum of its own)"),
-           ParamSpec::boolean("momentum_correction", true,
-                              "accumulate momentum locally and mask it where sent"),
-           ParamSpec::number("upper_bound", 1.3, 1.0, 100.0,
-                             "adapt when more than upper_bound*k are selected"),
-           ParamSpec::number("lower_bound", 0.8, 0.0, 1.0,
-                             "lower the threshold by this factor when fewer than lower_bound*k"),
-           ParamSpec::integer("max_adaptation_iters", 10, 0, 100,
-                              "threshold adaptations per layer and iteration"),
-           ParamSpec::boolean("resample", true,
-                              "above upper_bound*k, select the exact top-k of the selected "
-                              "instead of raising the threshold"),
-           ParamSpec::integer("min_layer_size", 0, 0, 1LL << 40,
-                              "layers smaller than this are allreduced whole (0: compress all)"),
-           error_feedback_param()}};
+  return {
+      "dgc",
+      "per-layer threshold from a random sample's top-k, adapted towards k; momentum "
+      "correction and factor masking; allgatherv of the selected pairs",
+      "Lin et al., ICLR 2018; synxlin/deep-gradient-compression (DGCCompressor._sparsify)",
+      {density_param(0.001),
+       ParamSpec::number("sample_rate", 0.01, 0.0, 1.0,
+                         "share of each layer sampled to estimate the threshold", true),
+       ParamSpec::number("momentum", 0.9, 0.0, 1.0,
+                         "momentum of the correction (u = m*u + g; the optimizer then "
+                         "applies no momentum of its own)"),
+       ParamSpec::boolean("momentum_correction", true,
+                          "accumulate momentum locally and mask it where sent"),
+       ParamSpec::number("upper_bound", 1.3, 1.0, 100.0,
+                         "adapt when more than upper_bound*k are selected"),
+       ParamSpec::number("lower_bound", 0.8, 0.0, 1.0,
+                         "lower the threshold by this factor when fewer than lower_bound*k"),
+       ParamSpec::integer("max_adaptation_iters", 10, 0, 100,
+                          "threshold adaptations per layer and iteration"),
+       ParamSpec::boolean("resample", true,
+                          "above upper_bound*k, select the exact top-k of the selected "
+                          "instead of raising the threshold"),
+       ParamSpec::integer("min_layer_size", 0, 0, 1LL << 40,
+                          "layers smaller than this are not compressed but allreduced whole (0: "
+                          "compress all)"),
+       error_feedback_param()}};
 }
 
 std::unique_ptr<Compressor> make_dgc(const nlohmann::json& resolved) {

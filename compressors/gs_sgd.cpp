@@ -95,7 +95,7 @@ CompressorInfo gs_sgd_info() {
       "allreduced (recursive doubling: log2 P steps); every worker queries the global "
       "sketch and keeps the top-k estimates; optional second round allreduces the exact "
       "values there",
-      "Dai et al., arXiv 2108.06004 (gs-SGD); PAPERS.md",
+      "Dai et al., arXiv 2108.06004 (gs-SGD)",
       {density_param(0.001),
        ParamSpec::integer("rows", 5, 1, 64, "sketch rows (hash functions); O(log d) in the paper"),
        ParamSpec::integer("columns", 0, 0, 1LL << 31,
@@ -103,7 +103,7 @@ CompressorInfo gs_sgd_info() {
        ParamSpec::boolean("second_round", true,
                           "allreduce the exact values at the k selected coordinates"),
        ParamSpec::choice("allreduce", "recursive_doubling", {"recursive_doubling", "ring", "tree"},
-                         "algorithm of both allreduces"),
+                         "algorithm of both allreduces; `tree` is NCCL's double binary tree"),
        error_feedback_param()}};
 }
 

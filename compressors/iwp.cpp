@@ -16,7 +16,7 @@ constexpr std::uint64_t kPurposeIwpLeader = 0x4957504C;
 constexpr std::uint64_t kPurposeIwpSample = 0x49575053;
 constexpr std::uint64_t kPurposeIwpRelease = 0x49575052;
 
-// Our reading of the paper (PAPERS.md; the full text's exact rules were not
+// Our reading of the paper (Cheng & Xu, arXiv 1901.01544; the full text's exact rules were not
 // available, so each choice is a parameter):
 //  * importance I_j = |acc_j| / (|w_j| + epsilon);
 //  * per layer l, base b_l = mean_l + variance_weight * var_l / mean_l of I over
@@ -288,8 +288,14 @@ CompressorInfo iwp_info() {
           "a random leader broadcasts its indices and the values are ring-allreduced",
           "Cheng & Xu, arXiv 1901.01544 (our reading, see compressors/README.md)",
           {density_param(0.001),
-           ParamSpec::integer("warmup_iterations", 5, 0, 1LL << 40,
-                              "first iterations sent dense (our default)"),
+           ParamSpec::integer(
+               "warmup_iterations", 5, 0, 1LL << 40,
+               "first iterations sent dense (our default); `gcsim run` refuses a warm-up "
+               "as long as `training.iterations` (every iteration dense), and its "
+               "summary averages the iterations after "
+               "`training.warmup_iterations`, so set that as long to leave the "
+               "dense ones out (the summary notes how many are in its means "
+               "otherwise)"),
            ParamSpec::number("epsilon", 1e-8, 1e-30, 1.0,
                              "guards |w| = 0 in |g| / (|w| + eps); at least 1e-30, so that the "
                              "importance of any float gradient is a finite double"),

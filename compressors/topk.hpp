@@ -7,7 +7,7 @@
 
 namespace gcsim::compress {
 
-// Index type used on the wire and in selections (4 bytes, as in PAPERS.md).
+// Index type used on the wire and in selections (4 bytes, as the papers count them).
 using Index = std::uint32_t;
 
 // Writes into `out` the indices, in ascending order, of the k elements of x[0,n)

@@ -132,7 +132,7 @@ def load_fashion(limit):
 
 
 def deft_partitions(layer_sizes, world):
-    """DEFT's partitions (PAPERS.md, step 1): a layer above d/P elements is cut
+    """DEFT's partitions (the DEFT paper, step 1): a layer above d/P elements is cut
     into P contiguous chunks (the first n mod P one longer), any other layer
     is one partition. Returns (offset, size) pairs."""
     d = sum(layer_sizes)
@@ -151,7 +151,7 @@ def deft_partitions(layer_sizes, world):
 
 
 def deft_k(norms, sizes, k):
-    """k per partition by norm (PAPERS.md, step 2)."""
+    """k per partition by norm (the DEFT paper, step 2)."""
     ks = [0] * len(sizes)
     rem_k, rem_norm = k, sum(norms)
     for i in sorted(range(len(sizes)), key=lambda i: -norms[i]):
@@ -272,7 +272,7 @@ class Sparse:
         return self._deft(acc, iteration, t0)
 
     def _deft(self, acc, iteration, t0):
-        """PAPERS.md's DEFT: norms -> k_i, the leader's bin packing broadcast,
+        """The DEFT paper's steps: norms -> k_i, the leader's bin packing broadcast,
         top-k on the owned bin, allgather of counts and of padded indices, the
         union's values allreduced."""
         world, parts = self.world, self.partitions

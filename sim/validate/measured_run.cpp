@@ -21,9 +21,10 @@ constexpr int kMaxRanks = 65536;
 // (0, kLongestSeconds] as every other time an input gives: past it a figure
 // is a typo, and the error against it would be meaningless.
 double positive_seconds(ObjectReader& reader, std::string_view key) {
-  const double value = reader.seconds(key);
-  if (value == 0)
-    reader.fail(key, "expected a positive time in seconds, got 0");
+  const double value = reader.number(key);
+  if (!(value > 0 && value <= kLongestSeconds))
+    reader.fail(key, "expected a time in seconds in (0, 1e9], got " +
+                         describe_json(reader.require(key)));
   return value;
 }
 

@@ -19,7 +19,7 @@ On one gradient of the small CNN's size, four ranks each alone:
 What each one selects and sends, where a wrong program passed the above:
   - topk sends the k largest |g| (8 bytes each), cltk broadcasts from rank
     t mod P and sends 8 bytes per index;
-  - deft's k_i follow PAPERS.md's order (descending norm), the leader packs
+  - deft's k_i follow the DEFT paper's order (descending norm), the leader packs
     the partitions by LPT on n_i log2 k_i, and rank r owns bin (t + r) mod P;
   - bench times `reps` collectives after one warm-up and keeps only those,
     sized as nccl-tests size them (an allgather's bytes are its output);

@@ -1,0 +1,160 @@
+// `gcsim compressors [NAME] [--markdown]`: the compressors a scenario can
+// name, and each one's parameters with their defaults and accepted values,
+// from the registry itself, so that what it prints is what `gcsim run`
+// accepts. compressors/README.md's parameter tables are its --markdown.
+
+#include "compressors/params.hpp"
+#include "compressors/registry.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/input/input_error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace gcsim::cli {
+namespace {
+
+using compress::CompressorInfo;
+using compress::ParamSpec;
+
+std::string number_text(double value) {
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.10g", value);
+  return text;
+}
+
+// The values a parameter accepts, as its check says them.
+std::string accepted_text(const ParamSpec& spec) {
+  switch (spec.type) {
+  case ParamSpec::Type::boolean:
+    return "true or false";
+  case ParamSpec::Type::choice: {
+    std::string list;
+    for (const std::string& choice : spec.choices)
+      list += (list.empty() ? "" : ", ") + choice;
+    return "one of " + list;
+  }
+  case ParamSpec::Type::integer:
+    return "an integer in [" + number_text(spec.min) + ", " + number_text(spec.max) + "]";
+  case ParamSpec::Type::number:
+    break;
+  }
+  return std::string("a number in ") + (spec.min_exclusive ? "(" : "[") + number_text(spec.min) +
+         ", " + number_text(spec.max) + (std::isinf(spec.max) ? ")" : "]");
+}
+
+// A table cell's text: a '|' would end the cell.
+std::string cell(const std::string& text) {
+  std::string escaped;
+  for (char c : text)
+    escaped += c == '|' ? std::string("\\|") : std::string(1, c);
+  return escaped;
+}
+
+// One compressor's section of compressors/README.md.
+std::string markdown(const CompressorInfo& info) {
+  std::string text =
+      "#### `" + info.name + "`\n\n" + info.summary + ".\n\nSource: " + info.source + ".\n\n";
+  if (info.params.empty())
+    return text + "No parameters.\n";
+  text += "| parameter | default | meaning |\n|---|---|---|\n";
+  for (const ParamSpec& spec : info.params) {
+    std::string meaning = spec.description;
+    if (spec.type == ParamSpec::Type::choice) {
+      std::string list;
+      for (const std::string& choice : spec.choices)
+        list += (list.empty() ? "`" : ", `") + choice + "`";
+      meaning += " (one of " + list + ")";
+    }
+    text +=
+        "| `" + spec.name + "` | `" + spec.default_value.dump() + "` | " + cell(meaning) + " |\n";
+  }
+  return text;
+}
+
+// One compressor for a terminal: what it does, where from, and each
+// parameter's default and accepted values.
+std::string described(const CompressorInfo& info) {
+  std::string text = info.name + ": " + info.summary + "\n  source: " + info.source + "\n";
+  if (info.params.empty())
+    return text + "  no parameters\n";
+  size_t width = 0;
+  for (const ParamSpec& spec : info.params)
+    width = std::max(width, spec.name.size() + 3 + spec.default_value.dump().size());
+  text += "  parameters (default; accepted values: meaning):\n";
+  for (const ParamSpec& spec : info.params) {
+    const std::string setting = spec.name + " = " + spec.default_value.dump();
+    text += "    " + setting + std::string(width - setting.size() + 2, ' ') + accepted_text(spec) +
+            ": " + spec.description + "\n";
+  }
+  return text;
+}
+
+class CompressorsCommand final : public Command {
+public:
+  std::string name() const override { return "compressors"; }
+  std::string description() const override {
+    return "List the compressors a scenario can name, or one compressor's parameters with their "
+           "defaults and accepted values";
+  }
+  void configure(CLI::App& app) override {
+    app.add_option("name", name_, "A compressor: its parameters (default: list them all)");
+    app.add_flag("--markdown", markdown_,
+                 "Print the parameter tables of compressors/README.md (all, or NAME's)");
+  }
+  int run() override {
+    const std::vector<CompressorInfo> infos = compress::list_compressors();
+    std::vector<CompressorInfo> chosen = infos;
+    if (!name_.empty()) {
+      const auto found =
+          std::find_if(infos.begin(), infos.end(),
+                       [this](const CompressorInfo& info) { return info.name == name_; });
+      if (found == infos.end())
+        throw InputError("gcsim compressors", "", unknown(infos));
+      chosen = {*found};
+    }
+    std::string text;
+    for (const CompressorInfo& info : chosen) {
+      if (markdown_)
+        text += (text.empty() ? "" : "\n") + markdown(info);
+      else if (name_.empty())
+        text += info.name + std::string(14 - std::min<size_t>(info.name.size(), 13), ' ') +
+                info.summary + "\n";
+      else
+        text += described(info);
+    }
+    if (name_.empty() && !markdown_)
+      text += "\ngcsim compressors NAME: its parameters; a scenario names one as "
+              "\"compressor\": {\"name\": NAME, PARAMETER: VALUE, ...}\n";
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+
+private:
+  std::string unknown(const std::vector<CompressorInfo>& infos) const {
+    std::vector<std::string> names;
+    std::string list;
+    for (const CompressorInfo& info : infos) {
+      names.push_back(info.name);
+      list += (list.empty() ? "" : ", ") + info.name;
+    }
+    const std::string guess = compress::did_you_mean(name_, names);
+    return "unknown compressor '" + name_ + "'" +
+           (guess.empty() ? "" : "; did you mean '" + guess + "'?") + " (known: " + list + ")";
+  }
+
+  std::string name_;
+  bool markdown_ = false;
+};
+
+const CommandRegistration registration{[] { return std::make_unique<CompressorsCommand>(); }};
+
+} // namespace
+} // namespace gcsim::cli
