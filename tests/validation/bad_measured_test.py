@@ -162,7 +162,8 @@ CASES = [
     ("a collective of no time", lambda d: d["collectives"][0].update(seconds=0),
      "/collectives/0/seconds", "expected a time in seconds in (0, 1e9], got number 0"),
     ("an iteration of no time", lambda d: d["training"][0]["iterations"][0].update(iteration_s=0),
-     "/training/0/iterations/0/iteration_s", "expected a time in seconds in (0, 1e9], got number 0"),
+     "/training/0/iterations/0/iteration_s",
+     "expected a time in seconds in (0, 1e9], got number 0"),
     # A negative one said "[0, 1e9]", though 0 is refused too.
     ("a collective of negative time", lambda d: d["collectives"][0].update(seconds=-1),
      "/collectives/0/seconds", "expected a time in seconds in (0, 1e9], got number -1"),
