@@ -2,15 +2,35 @@
 
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
+#include "sim/input/units.hpp"
 #include "sim/scenario/overrides.hpp"
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 namespace gcsim::sweep {
 namespace {
+
+// What makes two grid values one: a quantity written two ways ("10Gbps",
+// "10 Gbps", "1.25GBps") is one value, as the scenario reads it.
+nlohmann::json same_value_key(const nlohmann::json& value) {
+  if (value.is_string()) {
+    using Parser = std::optional<double> (*)(std::string_view);
+    const std::pair<const char*, Parser> quantities[] = {{"bandwidth", units::parse_bandwidth},
+                                                         {"duration", units::parse_duration},
+                                                         {"size", units::parse_size},
+                                                         {"flop rate", units::parse_flop_rate}};
+    const std::string& text = value.get_ref<const std::string&>();
+    for (const auto& [kind, parse] : quantities)
+      if (const std::optional<double> parsed = parse(text))
+        return nlohmann::json::array({"quantity", kind, *parsed});
+  }
+  return nlohmann::json::array({"json", value});
+}
 
 bool valid_dotted_path(const std::string& key) {
   if (key.empty() || key.find('=') != std::string::npos)
@@ -159,11 +179,17 @@ SweepSpec load_sweep(const std::filesystem::path& file) {
     Axis axis{key, {}};
     // Ordered as JSON orders them (1 and 1.0 are one value): comparing each
     // with every earlier one took hours for an axis of 10^6 values.
-    std::set<nlohmann::json> seen;
+    std::map<nlohmann::json, size_t> seen;
     for (size_t i = 0; i < values.size(); ++i) {
-      if (!seen.insert(values[i]).second)
+      const auto [earlier, added] = seen.emplace(same_value_key(values[i]), i);
+      if (!added && values[earlier->second] == values[i])
         throw InputError(file.string(), grid_reader.path_of(key) + "/" + std::to_string(i),
                          "duplicate value " + values[i].dump());
+      if (!added)
+        throw InputError(file.string(), grid_reader.path_of(key) + "/" + std::to_string(i),
+                         values[i].dump() + " is " + values[earlier->second].dump() + " (value " +
+                             std::to_string(earlier->second) +
+                             ") written another way: the two points would be one run twice");
       if (values[i].is_null())
         throw InputError(file.string(), grid_reader.path_of(key) + "/" + std::to_string(i),
                          "null is not a value a scenario field can take");

@@ -232,6 +232,12 @@ with tempfile.TemporaryDirectory() as work:
     bad_input(work, "duplicate.json",
               {"scenario": QUICKSTART, "grid": {"platform.nodes": [2, 2]}},
               "/grid/platform.nodes/1", ["duplicate"])
+    # One bandwidth written two ways made two points of one run.
+    bad_input(work, "same-bandwidth.json",
+              {"scenario": QUICKSTART,
+               "grid": {"platform.link.bandwidth": ["10Gbps", "1Gbps", "1.25GBps"]}},
+              "/grid/platform.link.bandwidth/2",
+              ['"1.25GBps" is "10Gbps" (value 0) written another way'])
     bad_input(work, "both.json",
               {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]},
                "set": {"platform.nodes": 4}}, "/set/platform.nodes", ["grid"])
