@@ -71,7 +71,7 @@ std::optional<double> parse_with(std::string_view text, const std::array<Unit, N
   return std::nullopt;
 }
 
-constexpr std::array<Unit, 16> kBandwidthUnits{{
+constexpr std::array<Unit, 22> kBandwidthUnits{{
     {"bps", 1.0 / 8},
     {"kbps", 1e3 / 8},
     {"Kbps", 1e3 / 8},
@@ -88,6 +88,13 @@ constexpr std::array<Unit, 16> kBandwidthUnits{{
     {"MiBps", 1048576.0},
     {"GiBps", 1073741824.0},
     {"TiBps", 1099511627776.0},
+    // As the summary prints a link ("10 Gbit/s"), so that it reads back.
+    {"bit/s", 1.0 / 8},
+    {"kbit/s", 1e3 / 8},
+    {"Kbit/s", 1e3 / 8},
+    {"Mbit/s", 1e6 / 8},
+    {"Gbit/s", 1e9 / 8},
+    {"Tbit/s", 1e12 / 8},
 }};
 
 constexpr std::array<Unit, 8> kDurationUnits{{
@@ -129,21 +136,28 @@ constexpr std::array<Unit, 12> kFlopUnits{{
     {"Pf", 1e15},
 }};
 
+// `bits_apart`: a spelling that turns the b of "bps" into the B of "Bps"
+// (or back) is no suggestion, as it changes the rate eightfold: "10Gibps"
+// is not "10GiBps".
 template <size_t N>
-std::vector<std::string> case_insensitive(std::string_view text, const std::array<Unit, N>& table) {
+std::vector<std::string> case_insensitive(std::string_view text, const std::array<Unit, N>& table,
+                                          bool bits_apart) {
   const auto split = split_number(text);
   if (!split)
     return {};
   const std::string_view unit = split->second;
   // How many letters `suffix` changes in `unit` by case alone; none where
   // it differs otherwise.
-  const auto case_changes = [unit](std::string_view suffix) -> std::optional<size_t> {
+  const auto case_changes = [unit, bits_apart](std::string_view suffix) -> std::optional<size_t> {
     if (suffix.size() != unit.size())
       return std::nullopt;
     size_t changes = 0;
     for (size_t i = 0; i < suffix.size(); ++i) {
       if (std::tolower(static_cast<unsigned char>(suffix[i])) !=
           std::tolower(static_cast<unsigned char>(unit[i])))
+        return std::nullopt;
+      if (bits_apart && suffix[i] != unit[i] && (suffix[i] == 'b' || suffix[i] == 'B') &&
+          suffix.substr(i) != "bit/s")
         return std::nullopt;
       changes += suffix[i] != unit[i];
     }
@@ -205,13 +219,13 @@ std::optional<double> parse_flop_rate(std::string_view text) {
 std::vector<std::string> spellings_ignoring_case(std::string_view text, Quantity quantity) {
   switch (quantity) {
   case Quantity::bandwidth:
-    return case_insensitive(text, kBandwidthUnits);
+    return case_insensitive(text, kBandwidthUnits, true);
   case Quantity::duration:
-    return case_insensitive(text, kDurationUnits);
+    return case_insensitive(text, kDurationUnits, false);
   case Quantity::size:
-    return case_insensitive(text, kSizeUnits);
+    return case_insensitive(text, kSizeUnits, false);
   case Quantity::flop_rate:
-    return case_insensitive(text, kFlopUnits);
+    return case_insensitive(text, kFlopUnits, false);
   }
   return {};
 }

@@ -46,6 +46,9 @@ TEST_CASE("formatting for summaries") {
 
 TEST_CASE("link rates are shown in bits, as they are written on a link") {
   CHECK(format_bit_rate(*parse_bandwidth("10Gbps")) == "10 Gbit/s");
+  // What the summary prints reads back.
+  CHECK(*parse_bandwidth("10 Gbit/s") == *parse_bandwidth("10Gbps"));
+  CHECK(*parse_bandwidth("100Mbit/s") == *parse_bandwidth("100Mbps"));
   CHECK(format_bit_rate(*parse_bandwidth("2.5Gbps")) == "2.5 Gbit/s");
   CHECK(format_bit_rate(*parse_bandwidth("100Mbps")) == "100 Mbit/s");
   // A rate written in bytes is eight times the bits.
@@ -70,6 +73,11 @@ TEST_CASE("a unit wrong only in case: the spellings closest in case") {
   // A unit known as written, one of another quantity, none at all: nothing.
   CHECK(spellings_ignoring_case("10Gbps", Quantity::bandwidth).empty());
   CHECK(spellings_ignoring_case("10gib", Quantity::bandwidth).empty());
+  // Bits and bytes are eight apart: a b is not a B by case alone.
+  CHECK(spellings_ignoring_case("10Gibps", Quantity::bandwidth).empty());
+  CHECK(spellings_ignoring_case("10gibps", Quantity::bandwidth).empty());
+  CHECK(spellings_ignoring_case("10GBPS", Quantity::bandwidth) == V{"10GBps"});
+  CHECK(spellings_ignoring_case("10GBIT/S", Quantity::bandwidth) == V{"10Gbit/s"});
   CHECK(spellings_ignoring_case("10furlongs", Quantity::bandwidth).empty());
   CHECK(spellings_ignoring_case("fast", Quantity::bandwidth).empty());
 }
