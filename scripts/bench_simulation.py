@@ -54,8 +54,13 @@ def run_once(gcsim, scenario, sets, out, replay=None):
             raise BadInput(said)
         how = f"signal {-code}" if code < 0 else f"status {code}"
         raise RunFailed(f"gcsim run {scenario} failed ({how}): {said}")
-    with open(os.path.join(out, "result.json")) as handle:
-        result = json.load(handle)
+    # Exit 0 without a result: --gcsim is not gcsim (a wrapper, another tool).
+    try:
+        with open(os.path.join(out, "result.json")) as handle:
+            result = json.load(handle)
+    except (OSError, ValueError) as error:
+        raise RunFailed(f"gcsim run {scenario} exited 0 but left no readable result.json "
+                        f"({getattr(error, 'strerror', None) or error}): is --gcsim {gcsim} gcsim?")
     return wall, usage.ru_maxrss / 1024.0, result
 
 

@@ -158,6 +158,14 @@ def read_json_object(path, what="a JSON object"):
     def no_constant(name):
         raise ValueError(f"{name} is not a JSON number")
 
+    def finite_integer(digits):
+        # A float() of it later would raise OverflowError, past the checks.
+        value = int(digits)
+        if abs(value) > sys.float_info.max:
+            raise ValueError(f"the integer {digits[:12]}... ({len(digits)} digits) is too large "
+                             "for any field")
+        return value
+
     seen_twice = []
 
     def object_of(pairs):
@@ -170,7 +178,8 @@ def read_json_object(path, what="a JSON object"):
         return value
 
     try:
-        value = json.loads(text, parse_constant=no_constant, object_pairs_hook=object_of)
+        value = json.loads(text, parse_constant=no_constant, parse_int=finite_integer,
+                           object_pairs_hook=object_of)
     except RecursionError:
         raise BadInput(f"{path}: not JSON: nested too deeply")
     except ValueError as error:
@@ -187,7 +196,9 @@ def read_json_object(path, what="a JSON object"):
 BANDWIDTH_UNITS = {"bps": 1.0 / 8, "kbps": 1e3 / 8, "Kbps": 1e3 / 8, "Mbps": 1e6 / 8,
                    "Gbps": 1e9 / 8, "Tbps": 1e12 / 8, "Bps": 1.0, "kBps": 1e3, "KBps": 1e3,
                    "MBps": 1e6, "GBps": 1e9, "TBps": 1e12, "KiBps": 1024.0,
-                   "MiBps": 1048576.0, "GiBps": 1073741824.0, "TiBps": 1099511627776.0}
+                   "MiBps": 1048576.0, "GiBps": 1073741824.0, "TiBps": 1099511627776.0,
+                   "bit/s": 1.0 / 8, "kbit/s": 1e3 / 8, "Kbit/s": 1e3 / 8, "Mbit/s": 1e6 / 8,
+                   "Gbit/s": 1e9 / 8, "Tbit/s": 1e12 / 8}
 DURATION_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0,
                   "min": 60.0, "h": 3600.0}
 SIZE_UNITS = {"B": 1.0, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,

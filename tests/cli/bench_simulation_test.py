@@ -125,6 +125,11 @@ with tempfile.TemporaryDirectory() as work:
     problems = refusal_problems(crashed, ["failed (status 3): out of memory"], status=1)
     check(not problems and not crashed.stdout,
           f"any other gcsim failure is exit 1: {problems or 'exit 1, one line'}")
+    # A --gcsim that exits 0 and writes nothing (not gcsim): a traceback.
+    problems = refusal_problems(bench("--gcsim", "/bin/true", quick),
+                                ["exited 0 but left no readable result.json",
+                                 "is --gcsim /bin/true gcsim?"], status=1)
+    check(not problems, f"a --gcsim that writes no result: {problems or 'exit 1, one line'}")
     # (A --repeat taken would run the stand-in, which refuses: no table.)
     never = scenario("never", exit=2, say="gcsim: never.json: ran")
     for argv, needle in ((["--repeat", "0"], "--repeat"), (["--repeat", "1001"], "--repeat"),

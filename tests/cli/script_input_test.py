@@ -167,6 +167,17 @@ with tempfile.TemporaryDirectory() as workdir:
     check(all(s and s.startswith(f"{twice}: not JSON: ") and c in s
               for s, c in zip(said, ("NaN", "Infinity", "-Infinity"))),
           f"read_json_object refuses NaN and infinities as not JSON: {said}")
+    # An integer past any float: the plots' float() of it was a traceback.
+    with open(twice, "w") as handle:
+        handle.write('{"parameters": 1%s, "small": 12345678901234567890}' % ("0" * 400))
+    try:
+        script_input.read_json_object(twice)
+        said = None
+    except script_input.BadInput as error:
+        said = str(error)
+    check(said is not None and said.startswith(f"{twice}: not JSON: the integer 100000000000")
+          and "(401 digits) is too large" in said,
+          f"read_json_object refuses an integer too large for a float: {said!r}")
 
 # The Parser: one line, exit 2, the subcommand named.
 parser = script_input.Parser(prog="tool.py")
