@@ -236,16 +236,30 @@ def parse_gloo(path):
     """(benchmark, ranks, [(bytes, seconds, iterations)]) of one gloo benchmark log."""
     lines = read_lines(path)
     benchmark, ranks, unit, rows = None, None, None, []
-    for line in lines:
+    options_seen = False
+
+    def second_run(number, what):
+        # Logs joined into one (a loop's output redirected once): the last
+        # run's title or processes= would label every row.
+        return BadInput(f"{path}: line {number}: a second {what}: one benchmark run per log "
+                        f"(logs joined into one?); give each run its own file")
+
+    for number, line in enumerate(lines, 1):
         words = line.split()
-        if len(words) == 1 and words[0].lower() in GLOO_BENCHMARKS and benchmark is None:
+        title = len(words) == 1 and re.fullmatch(r"[A-Z][A-Z0-9_]+", words[0]) \
+            and words[0] != "BENCHMARK"
+        if title and benchmark is not None:
+            raise second_run(number, f"benchmark title ({words[0].lower()})")
+        if len(words) == 1 and words[0].lower() in GLOO_BENCHMARKS:
             benchmark = words[0].lower()
-        elif len(words) == 1 and re.fullmatch(r"[A-Z][A-Z0-9_]+", words[0]) and benchmark is None \
-                and words[0] != "BENCHMARK":
+        elif title:
             raise BadInput(f"{path}: gloo benchmark {words[0].lower()} is not one gcsim "
                            f"simulates (it does {', '.join(sorted(GLOO_BENCHMARKS))})")
         options = re.match(r"Options:\s*(.*)", line.strip())
+        if options and options_seen:
+            raise second_run(number, "Options line")
         if options:
+            options_seen = True
             values = dict(item.split("=", 1) for item in options.group(1).split(", ")
                           if "=" in item)
             processes = values.get("processes", "").strip()
@@ -259,6 +273,8 @@ def parse_gloo(path):
                     raise BadInput(f"{path}: {key}={values[key]}: gcsim simulates one input "
                                    f"buffer and one thread per process")
         if "p50" in line and "size" in line:
+            if unit is not None:
+                raise second_run(number, "table of results")
             unit = 1e-9 if "p50 (ns)" in line else 1e-6
             continue
         if unit is None or len(words) != 8:

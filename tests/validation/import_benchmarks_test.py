@@ -347,7 +347,23 @@ with tempfile.TemporaryDirectory() as tmp:
     two_inputs = os.path.join(tmp, "two-inputs.txt")
     with open(two_inputs, "w") as f:
         f.write(gloo_log_text("allreduce_ring", "allreduce").replace("inputs=1", "inputs=2"))
-    for label, log, needle in [("an algorithm gcsim does not simulate", halving,
+    # Two runs in one file (a loop's output redirected once): every row was
+    # taken for the first title's collective and the last processes=.
+    joined = os.path.join(tmp, "joined.txt")
+    with open(joined, "w") as f:
+        f.write(gloo_log_text("allreduce_ring", "allreduce")
+                + gloo_log_text("broadcast", "broadcast").replace("processes=4", "processes=8"))
+    nanos_joined = os.path.join(tmp, "nanos-joined.txt")
+    with open(nanos_joined, "w") as f:  # titles and Options lines gone: the tables tell
+        f.write("\n".join(line for line in (gloo_log_text("allreduce_ring", "allreduce")
+                                            + gloo_log_text("allreduce_ring", "allreduce",
+                                                            nanos=True)).splitlines()
+                          if "Options" not in line and "ALLREDUCE" not in line) + "\n")
+    for label, log, needle in [("two runs joined into one log", joined,
+                                "line 16: a second benchmark title (broadcast)"),
+                               ("two tables of results in one log", nanos_joined,
+                                "a second table of results"),
+                               ("an algorithm gcsim does not simulate", halving,
                                 "allreduce_halving_doubling"),
                                ("two inputs per process", two_inputs, "inputs=2"),
                                ("two threads per process", two_threads, "threads=2"),
