@@ -90,7 +90,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
 from import_benchmarks import (MAX_RANKS, add_cluster_options, check_cluster,  # noqa: E402
                                cluster_of, placed_cluster, workers_of)
-from script_input import BadInput, Parser, integer_in, run_script  # noqa: E402
+from script_input import (BadInput, Parser, integer_in, refuse_output_over_inputs,  # noqa: E402
+                          run_script)
 
 COMPRESSORS = ("dense", "topk", "cltk", "deft")  # what gcsim validate simulates
 PHASES = ("forward", "backward", "optimizer", "compression")
@@ -648,6 +649,8 @@ def main(argv):
     args = parser.parse_args(argv)
     if not args.out:
         parser.error("--out: expected a file name, got ''")
+    # --into may be written over: the run added to the file it names.
+    refuse_output_over_inputs(args.out, [*args.traces, args.layers, args.scenario, args.cluster])
     entry, reading = training_entry(args)
     run = measured_run(args, entry, reading)
     write_json_atomically(args.out, run, indent=1)

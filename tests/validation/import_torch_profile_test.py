@@ -814,6 +814,15 @@ def refusals(tmp):
     problems = refusal_problems(result, [f"import_torch_profile.py: cannot write {blocked}"],
                                 status=1)
     check(not problems, f"an --out under a file: exit 1, one line{'; '.join(problems)}")
+    # An --out naming an input wrote the measured run over it.
+    for option, path in (("a trace", files[0]), ("--layers", layers)):
+        before = open(path, "rb").read()
+        result = run_import(files[0], "--layers", layers, "--bandwidth", "1Gbps", "--latency",
+                            "5us", "--out", path)
+        problems = refusal_problems(result, ["--out", "is also an input", path])
+        check(not problems and open(path, "rb").read() == before,
+              f"an --out that is {option}: exit 2, one line, the file kept"
+              f"{'; ' + '; '.join(problems) if problems else ''}")
 
 
 def bucket_shares():
