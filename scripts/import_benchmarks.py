@@ -56,8 +56,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
-from script_input import (BadInput, Parser, bandwidth_ok, integer_in, latency_ok,  # noqa: E402
-                          read_json_object, refuse_output_over_inputs, run_script)
+from script_input import (BadInput, Parser, bandwidth_ok, checked_size, integer_in,  # noqa: E402
+                          latency_ok, read_json_object, refuse_output_over_inputs, run_script)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
@@ -390,6 +390,34 @@ PLATFORM_FIELDS = {"star": ({"nodes", "link"}, {"backbone", "shared_cores"}),
 COMMON_FIELDS = {"topology", "name", "comment", "description", "source", "network"}
 
 
+def check_network(network, fail):
+    """Refuses what gcsim refuses in a platform's `network` section
+    (sim/scenario/platform_spec.cpp), through `fail(key, message)`: written
+    through, a bad one made a file gcsim validate refused naming the output."""
+    if not isinstance(network, dict):
+        fail("network", "expected an object")
+    choices = {"model": ("CM02", "LV08", "SMPI"), "solver": ("auto", "lazy", "full")}
+    for key in sorted(set(network) - {*choices, "crosstraffic", "latency_factor",
+                                      "bandwidth_factor", "tcp_window", "comment"}):
+        fail(f"network/{key}", "not a field of a platform's network")
+    for key, known in choices.items():
+        if key in network and network[key] not in known:
+            fail(f"network/{key}", f"expected one of {', '.join(known)}, got "
+                                   f"{json.dumps(network[key])[:40]}")
+    if "crosstraffic" in network and not isinstance(network["crosstraffic"], bool):
+        fail("network/crosstraffic", "expected true or false")
+    for key in ("latency_factor", "bandwidth_factor"):
+        value = network.get(key, 1.0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not 1e-3 <= value <= 1e3:
+            fail(f"network/{key}", f"expected a factor in [0.001, 1000], got "
+                                   f"{json.dumps(value)[:40]}")
+    if "tcp_window" in network and not (isinstance(network["tcp_window"], str)
+                                        and checked_size(network["tcp_window"]) is not None):
+        fail("network/tcp_window", f"expected a size with a unit in [1B, 8192TiB] (e.g. "
+                                   f"\"4MiB\"), got {json.dumps(network['tcp_window'])[:40]}")
+
+
 def check_cluster(cluster, file, at=""):
     """Refuses what gcsim would refuse in a platform description (`at` its
     JSON path in `file`): a topology it does not know, a field its topology
@@ -427,8 +455,8 @@ def check_cluster(cluster, file, at=""):
         fail(key, f"missing: a {topology} platform needs it")
     for key in sorted(set(cluster) - needed - optional - COMMON_FIELDS):
         fail(key, f"not a field of a {topology} platform")
-    if "network" in cluster and not isinstance(cluster["network"], dict):
-        fail("network", "expected an object")
+    if "network" in cluster:
+        check_network(cluster["network"], fail)
     if "name" in cluster and not isinstance(cluster["name"], str):
         fail("name", "expected a string")
     for key in ("link", "backbone", "server_link", "gpu_link"):

@@ -402,6 +402,13 @@ with tempfile.TemporaryDirectory() as tmp:
         {"topology": "multi_gpu", "nodes": 2, "gpus_per_node": 2,
          "link": {"bandwidth": "10Gbps", "latency": "15us"}})])
     deep = write_lines(os.path.join(tmp, "deep.json"), ["[" * 100000 + "]" * 100000])
+    # A network section gcsim validate refuses was written through unchecked.
+    bad_network = {}
+    for name, network in (("model", {"model": "cm02"}), ("factor", {"latency_factor": 0}),
+                          ("window", {"tcp_window": 4096}), ("field", {"modle": "CM02"})):
+        bad_network[name] = write_lines(os.path.join(tmp, f"bad-network-{name}.json"), [
+            json.dumps({"topology": "star", "nodes": RANKS, "network": network,
+                        "link": {"bandwidth": "10Gbps", "latency": "15us"}})])
     # Runs that are not one good run of the named collective, which the
     # import took as one (a researcher's own cluster, 2026-12-03 audit):
     # two logs joined; nccl-tests without MPI under mpirun (a 1-rank run per
@@ -471,6 +478,18 @@ with tempfile.TemporaryDirectory() as tmp:
              ["no-topology.json", "/topology"]),
             ("a --cluster with a bad bandwidth", ["nccl-tests", allreduce, "--cluster", bad_link],
              ["bad-link.json", "/link/bandwidth", "fast"]),
+            ("a --cluster with an unknown network model",
+             ["nccl-tests", allreduce, "--cluster", bad_network["model"]],
+             ["bad-network-model.json", "/network/model", "CM02, LV08, SMPI", "cm02"]),
+            ("a --cluster with a latency factor of 0",
+             ["gloo", gloo_logs[0], "--cluster", bad_network["factor"]],
+             ["bad-network-factor.json", "/network/latency_factor", "[0.001, 1000]"]),
+            ("a --cluster with a TCP window without a unit",
+             ["nccl-tests", allreduce, "--cluster", bad_network["window"]],
+             ["bad-network-window.json", "/network/tcp_window", "4096"]),
+            ("a --cluster with a misspelt network field",
+             ["nccl-tests", allreduce, "--cluster", bad_network["field"]],
+             ["bad-network-field.json", "/network/modle", "not a field"]),
             ("a multi_gpu --cluster without gpu_link", ["nccl-tests", allreduce, "--cluster",
                                                         no_gpu_link],
              ["no-gpu-link.json", "/gpu_link"]),
