@@ -437,6 +437,9 @@ def setup_matplotlib():
         "lines.markersize": 4.5, "axes.spines.top": False, "axes.spines.right": False,
         "axes.grid": True, "grid.color": "#DDDDDD", "grid.linewidth": 0.5,
         "pdf.fonttype": 42, "svg.fonttype": "none", "savefig.dpi": 200,
+        # Names come from input files: a "$" in one was read as mathtext, and
+        # an unbalanced one ended the script in a traceback.
+        "text.parse_math": False,
     })
 
 

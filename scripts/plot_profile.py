@@ -23,6 +23,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+# Kernel and device names come from the profile: a "$" is no mathtext.
+plt.rcParams["text.parse_math"] = False
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_figure_atomically  # noqa: E402
 from script_input import BadInput, Parser, json_kind, read_json_object, run_script  # noqa: E402

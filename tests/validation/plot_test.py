@@ -76,6 +76,20 @@ with tempfile.TemporaryDirectory() as tmp:
             or os.path.exists(os.path.join(out, "validation-phases.png"))):
         failures.append(f"collectives only: expected the scatter figure and no phases "
                         f"(status {done.returncode}: {done.stdout} {done.stderr})")
+    # Names with a "$" (an unbalanced one was a mathtext traceback).
+    with open(reports[0]) as f:
+        dollars = json.load(f)
+    dollars["name"] = "p4 $10^{-3$ lr"
+    for run in dollars.get("training", []):
+        run["name"] = "a $ b"
+    dollars_file = os.path.join(tmp, "dollars.json")
+    with open(dollars_file, "w") as f:
+        json.dump(dollars, f)
+    out = os.path.join(tmp, "dollars")
+    done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", dollars_file, "--out", out],
+                          capture_output=True, text=True)
+    if done.returncode != 0 or not os.path.exists(os.path.join(out, "validation.png")):
+        failures.append(f"names with a $: status {done.returncode}: {done.stderr.strip()[-300:]}")
     measured = os.path.join(ROOT, "results", "validation", "minicluster-p4-100mbit.json")
     done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", measured, "--out", tmp],
                           capture_output=True, text=True)
