@@ -453,7 +453,20 @@ def workers_axis(axis, values):
     axis.set_xlabel("workers")
 
 
-def panels(count, width=3.4, height=2.5, sharey=False):
+# The most panels one figure holds: 20 rows of them at 200 dpi stay well
+# inside what a PNG can be (matplotlib refuses 2^16 pixels a side; 391
+# panels ended the script in a traceback, the PDF written and the PNG not).
+MOST_PANELS = 60
+
+
+class TooManyPanels(Exception):
+    """A figure that would not fit: the figure is skipped, saying why."""
+
+
+def panels(count, what, width=3.4, height=2.5, sharey=False):
+    if count > MOST_PANELS:
+        raise TooManyPanels(f"{count} panels ({what}), more than the {MOST_PANELS} a figure "
+                            f"holds: plot part of the sweep (some of its result files)")
     columns = min(count, 3)
     rows = math.ceil(count / columns)
     figure, axes = plt.subplots(rows, columns, figsize=(width * columns, height * rows),
@@ -526,7 +539,7 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
         log_y = bool(values) and max(values) > 10 * min(values)
     facets = facets_of(usable)
     variants = ordered_variants(usable)
-    figure, axes = panels(len(facets))
+    figure, axes = panels(len(facets), "one per value of the other grid parameters")
     for axis, facet in zip(axes, facets):
         here = [r for r in usable if r["_facet"] == facet]
         for variant in variants:
@@ -661,7 +674,8 @@ def time_breakdown_figure(rows, out, written):
             *(values for _, _, values in breakdown_segments(here, kernels)))])
         scale, unit = (1e3, "ms") if longest < 1.0 else (1.0, "s")
         # One y scale for all panels, so compressors compare at a glance.
-        figure, axes = panels(len(variants), width=2.6, height=2.3, sharey=True)
+        figure, axes = panels(len(variants), "one per compressor", width=2.6, height=2.3,
+                              sharey=True)
         for number_, (axis, variant) in enumerate(zip(axes, variants)):
             mine = sorted((r for r in here if (r["_name"], r["_variant"]) == variant),
                           key=lambda r: r["workers"])
@@ -695,6 +709,10 @@ def time_breakdown_figure(rows, out, written):
             "_" + "".join(c if c.isalnum() or c in ".+-" else "-"
                           for c in f"{k.split('.')[-1]}-{short_value(v)}")
             for k, v in facet)
+        # A long value (an object without a name) made a name past the
+        # file system's 255 bytes: cut, with a hash to keep it apart.
+        if len(stem) > 150:
+            stem = stem[:120] + "-" + hashlib.sha256(stem.encode()).hexdigest()[:12]
         save(figure, out, stem, written)
     return None if drawn else "no row has both compute_s and workers"
 
@@ -936,6 +954,9 @@ def check_report(path, report):
 
 
 def validation_main(inputs, out, stem):
+    if len(inputs) > MOST_PANELS:
+        raise BadInput(f"{len(inputs)} comparisons: a figure holds a panel for each, at most "
+                       f"{MOST_PANELS}")
     reports = []
     for path in inputs:
         report = read_json_object(path)
@@ -983,7 +1004,11 @@ def main(argv):
     csv_path = sweep_csv(args.inputs)
     written = Written(sweep_source(csv_path) if csv_path else None)
     for name, draw in FIGURES:
-        reason = draw(rows, out, written)
+        try:
+            reason = draw(rows, out, written)
+        except TooManyPanels as error:
+            plt.close("all")
+            reason = str(error)
         if reason:
             print(f"skipped {name}: {reason}")
     for path in written:

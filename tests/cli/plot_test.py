@@ -108,6 +108,35 @@ def non_empty(path, magic):
         return handle.read(len(magic)) == magic
 
 
+# A figure of more panels than fit (391 ended the script in a traceback,
+# the PDF written and not the PNG) is skipped, saying why; a facet named by
+# a long value (an object without a name) made a file name past 255 bytes.
+with tempfile.TemporaryDirectory() as work:
+    base = synthetic_rows(full=False)[:len(WORKERS)]
+    many = []
+    for i in range(61):
+        for row in base:
+            many.append(dict(row, **{"platform.link.bandwidth": f"{i + 1}Gbps",
+                                     "point": f"{row['point']}-{i}"}))
+            del many[-1]["compute_s"]  # no time breakdowns: 61 figures of one panel
+    write_csv(os.path.join(work, "sweep.csv"), many)
+    result = plot(work, "--out", os.path.join(work, "many"))
+    check(result.returncode == 0 and "skipped throughput: 61 panels" in result.stdout
+          and not os.path.exists(os.path.join(work, "many", "throughput.pdf")),
+          f"61 panels: the figure skipped, saying why ({result.returncode}: "
+          f"{result.stdout[-300:]!r} {result.stderr.strip()[-300:]!r})")
+    long_value = json.dumps({"bandwidth": "10Gbps", "latency": "5us", "comment": "x" * 300})
+    longer = [dict(row, **{"platform.link.bandwidth": value, "point": f"{row['point']}-{n}"})
+              for n, value in enumerate(["1Gbps", long_value]) for row in base]
+    write_csv(os.path.join(work, "sweep.csv"), longer)
+    result = plot(work, "--out", os.path.join(work, "long"))
+    names = os.listdir(os.path.join(work, "long")) if result.returncode == 0 else []
+    check(result.returncode == 0
+          and sum(name.startswith("time_breakdown") for name in names) == 4
+          and max(len(name) for name in names) <= 200,
+          f"a long facet value: every figure written, names within 200 bytes "
+          f"({result.returncode}: {sorted(names)} {result.stderr.strip()[-300:]!r})")
+
 with tempfile.TemporaryDirectory() as work:
     full = os.path.join(work, "full")
     os.makedirs(full)
