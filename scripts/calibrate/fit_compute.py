@@ -146,7 +146,8 @@ def spec_layers(path, name):
     """The layers of workloads/models/NAME.json, read once."""
     if name not in SPECS:
         spec_path = os.path.join(MODELS, name + ".json")
-        if not os.path.exists(spec_path):
+        # A name is a file of workloads/models/ ("../scenarios/x" named another folder's).
+        if "/" in name or name.startswith(".") or not os.path.isfile(spec_path):
             fail(path, f"/models/{name}: no workloads/models/{name}.json")
         with open(spec_path) as spec_file:
             SPECS[name] = json.load(spec_file)["layers"]
@@ -186,12 +187,14 @@ def precision_of(path, data):
     """The precision the file's passes were timed in: "FP32", "TF32", or
     "BF16 autocast" (FP16) with ", TF32" where that was allowed too."""
     settings = data.get("settings", {})
+    if not isinstance(settings, dict):
+        fail(path, f"/settings: expected an object, got {settings!r}"[:200])
     tf32, autocast = settings.get("tf32", False), settings.get("autocast")
     if not isinstance(tf32, bool):
         fail(path, f"/settings/tf32: expected true or false, got {tf32!r}")
     if autocast is None:
         return "TF32" if tf32 else "FP32"
-    if autocast not in AUTOCAST_NAMES:
+    if not isinstance(autocast, str) or autocast not in AUTOCAST_NAMES:
         fail(path, f"/settings/autocast: expected null or one of "
                    f"{', '.join(sorted(AUTOCAST_NAMES))}, got {autocast!r}")
     return f"{AUTOCAST_NAMES[autocast]} autocast" + (", TF32" if tf32 else "")

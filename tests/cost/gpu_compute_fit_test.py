@@ -507,6 +507,22 @@ with tempfile.TemporaryDirectory() as tmp:
             json.dump(data, file)
         refused_fit(["--profile", os.path.join(DEVICES, "h200.json"), bad, measured[0]],
                     ["bad.json", "/settings/autocast", "int8"], "an unknown autocast type")
+        # Shapes that were tracebacks: settings not an object, an autocast
+        # that cannot be hashed, a model named by a path out of workloads/models.
+        for change, needles, what in (
+                (lambda d: d.update(settings=[1]), ["/settings", "expected an object"],
+                 "settings that are a list"),
+                (lambda d: d["settings"].update(autocast=[]), ["/settings/autocast"],
+                 "an autocast that is a list"),
+                (lambda d: d.update(models={"../scenarios/quickstart": next(iter(
+                    d["models"].values()))}), ["/models/../scenarios/quickstart"],
+                 "a model named by a path")):
+            data = json.load(open(amp_times))
+            change(data)
+            with open(bad, "w") as file:
+                json.dump(data, file)
+            refused_fit(["--profile", os.path.join(DEVICES, "h200.json"), bad], ["bad.json",
+                                                                                 *needles], what)
 
     # 5. generate_workloads.py: refusals before anything is written. --out is
     # a scratch folder, so that a regression cannot rewrite workloads/models.
