@@ -90,8 +90,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
 from import_benchmarks import (MAX_RANKS, add_cluster_options, check_cluster,  # noqa: E402
                                cluster_of, placed_cluster, workers_of)
-from script_input import (BadInput, Parser, integer_in, refuse_output_over_inputs,  # noqa: E402
-                          run_script)
+from script_input import (BadInput, Parser, integer_in, read_json_object,  # noqa: E402
+                          refuse_output_over_inputs, run_script)
 
 COMPRESSORS = ("dense", "topk", "cltk", "deft")  # what gcsim validate simulates
 PHASES = ("forward", "backward", "optimizer", "compression")
@@ -592,12 +592,18 @@ def measured_run(args, entry, reading):
         if args.cluster or args.bandwidth or args.latency or args.nodes:
             raise BadInput("--into takes the cluster of its measured run: leave out --cluster, "
                            "--nodes, --bandwidth and --latency")
-        run = read_json(args.into)
+        # As gcsim reads it: NaN, a key twice or a number past a float refused
+        # here, not written through into a file gcsim validate refuses.
+        run = read_json_object(args.into, "a measured run (a JSON object)")
         if not isinstance(run, dict) or run.get("format") != "gcsim-measured-run/1":
             raise BadInput(f"{args.into}: not a measured run (\"format\": "
                            f"\"gcsim-measured-run/1\")")
         if not isinstance(run.get("training", []), list):
             raise BadInput(f"{args.into}: /training is not a list")
+        for i, earlier in enumerate(run.get("training", [])):
+            if not isinstance(earlier, dict):
+                raise BadInput(f"{args.into}: /training/{i}: expected a training run (an "
+                               f"object)")
         check_cluster(run.get("cluster"), args.into, "/cluster")
         run["cluster"] = placed_cluster(run["cluster"], args.into, args.out, "/cluster")
         run["source"] = f"{run.get('source', '')}; training from scripts/import_torch_profile.py " \

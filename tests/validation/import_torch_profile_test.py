@@ -754,6 +754,15 @@ def refusals(tmp):
           layers], ["dgx-2x8-v100.json", "16 workers"]),
         ("--into a file that is not a measured run",
          [files[0], "--layers", layers, "--into", layers], ["layers.json"]),
+        # Written through, these made a file gcsim validate refused.
+        ("--into a measured run holding NaN",
+         [files[0], "--layers", layers, "--into", write(
+             "nan-into.json", '{"format": "gcsim-measured-run/1", "collectives": '
+                              '[{"seconds": NaN}]}')], ["nan-into.json", "NaN"]),
+        ("--into a measured run whose training holds a number",
+         [files[0], "--layers", layers, "--into", write("number-into.json", {
+             "format": "gcsim-measured-run/1", "training": [7]})],
+         ["number-into.json", "/training/0"]),
         # A corrupt stream, deep nesting, bytes that are not UTF-8: one line,
         # never zlib's, the JSON decoder's or the codec's traceback.
         ("a corrupt gzip stream", [write("corrupt.json.gz", gzip.compress(
