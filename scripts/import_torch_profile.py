@@ -451,8 +451,9 @@ def buckets_of(path, allreduced):
     layers = []
     for number, (_, elements, dtype) in enumerate(allreduced):
         size = DTYPE_BYTES.get(str(dtype).lower())
+        # gcsim's largest layer is 2^50 bytes, as read_layers checks.
         if not isinstance(elements, int) or isinstance(elements, bool) or elements <= 0 \
-                or size is None:
+                or size is None or elements * size > 1 << 50:
             raise BadInput(f"{path}: an NCCL allreduce of {elements} elements of type {dtype}: "
                            f"give the gradient's layers with --layers")
         layers.append({"name": f"bucket{number}", "bytes": elements * size})
@@ -470,7 +471,9 @@ def read_layers(path):
         if not isinstance(layer, dict):
             raise BadInput(f"{path}: layer {i}: expected an object with \"name\" and \"bytes\"")
         size = layer.get("bytes")
-        if size is None and isinstance(layer.get("parameters"), int):
+        # (true is an int to Python: it was taken for 1 parameter.)
+        if size is None and isinstance(layer.get("parameters"), int) \
+                and not isinstance(layer["parameters"], bool):
             size = 4 * layer["parameters"]
         if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= 1 << 50:
             raise BadInput(f"{path}: layer {i}: expected \"bytes\" (or \"parameters\") as a "
@@ -573,6 +576,9 @@ def training_entry(args):
         raise BadInput("--layers describes the gradient (or --scenario the whole run; a dense "
                        "run whose trace records its NCCL allreduces' sizes needs neither)")
     compressor = {"name": args.compressor}
+    if args.compressor == "dense" and args.density is not None:
+        raise BadInput("--density is a compressor's: dense sends every element (give "
+                       "--compressor too)")
     if args.compressor != "dense":
         if args.density is None or not 0 < args.density <= 1:
             raise BadInput(f"--compressor {args.compressor} needs --density in (0, 1]")
