@@ -303,6 +303,9 @@ def nccl_points(args):
         ranks, iterations, rows = parse_nccl_tests(path, args.in_place, kind)
         if ranks > MAX_RANKS:
             raise BadInput(f"{path}: {ranks} '# Rank' lines, more than gcsim's {MAX_RANKS} ranks")
+        if ranks >= 2 and args.ranks and args.ranks != ranks:
+            raise BadInput(f"{path}: {ranks} '# Rank' lines, but --ranks {args.ranks}: the log "
+                           f"names its ranks (leave --ranks out)")
         listed, ranks = ranks, ranks if ranks >= 2 else args.ranks
         if not ranks:
             raise BadInput(f"{path}: " + ("one '# Rank' line, and a collective needs 2 ranks"
@@ -324,6 +327,9 @@ def gloo_points(args):
     points, ranks_seen, sources = [], set(), []
     for path in args.logs:
         benchmark, ranks, rows = parse_gloo(path)
+        if ranks and args.ranks and args.ranks != ranks:
+            raise BadInput(f"{path}: processes={ranks} in its Options line, but --ranks "
+                           f"{args.ranks}: the log names its ranks (leave --ranks out)")
         ranks = ranks or args.ranks
         if not ranks:
             raise BadInput(f"{path}: no 'processes=' in its Options line: give --ranks")
@@ -545,7 +551,7 @@ def main(argv):
     for source in (nccl, gloo):
         add_cluster_options(source, "the logs' ranks")
         source.add_argument("--ranks", type=integer_in(2, MAX_RANKS),
-                            help="ranks, where the logs do not say")
+                            help="ranks, where the logs do not say (a log that does must agree)")
         source.add_argument("--name", default=None)
         source.add_argument("--out", required=True)
     args = parser.parse_args(argv)

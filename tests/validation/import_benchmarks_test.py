@@ -470,6 +470,13 @@ with tempfile.TemporaryDirectory() as tmp:
             ("--latency without a unit", ["nccl-tests", allreduce, "--bandwidth", "10Gbps",
                                           "--latency", "15"], ["--latency", "15"]),
             ("--ranks 1", ["nccl-tests", allreduce, *star, "--ranks", "1"], ["--ranks"]),
+            # Against the log's own count it was dropped without a word.
+            ("--ranks against the log's", ["nccl-tests", allreduce, *star, "--ranks",
+                                           str(2 * RANKS)],
+             [f"{RANKS} '# Rank' lines", f"--ranks {2 * RANKS}"]),
+            ("--ranks against processes=", ["gloo", gloo_logs[0], *star, "--ranks",
+                                            str(2 * RANKS)],
+             [f"processes={RANKS}", f"--ranks {2 * RANKS}"]),
             ("fewer --nodes than ranks", ["nccl-tests", allreduce, *star, "--nodes", "2"],
              ["--nodes", "2 workers", f"{RANKS} ranks"]),
             ("an unknown option", ["gloo", gloo_logs[0], *star, "--bogus"], ["--bogus"]),
