@@ -180,7 +180,9 @@ def read_csv(path):
     """Rows as dicts (numbers as floats) and the grid parameter columns."""
     rows = []
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
+        # utf-8-sig: a table saved again by a spreadsheet ("CSV UTF-8") opens
+        # with a byte-order mark, which made its first column unknown.
+        with open(path, newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)
             header = reader.fieldnames or []
             for row in reader:

@@ -125,6 +125,17 @@ with tempfile.TemporaryDirectory() as work:
           and not os.path.exists(os.path.join(work, "many", "throughput.pdf")),
           f"61 panels: the figure skipped, saying why ({result.returncode}: "
           f"{result.stdout[-300:]!r} {result.stderr.strip()[-300:]!r})")
+    # Saved again by a spreadsheet: a byte-order mark before the header.
+    write_csv(os.path.join(work, "sweep.csv"), base)
+    with open(os.path.join(work, "sweep.csv"), "rb") as handle:
+        table = handle.read()
+    with open(os.path.join(work, "sweep.csv"), "wb") as handle:
+        handle.write(b"\xef\xbb\xbf" + table)
+    result = plot(work, "--out", os.path.join(work, "bom"))
+    check(result.returncode == 0
+          and os.path.exists(os.path.join(work, "bom", "throughput.png")),
+          f"a sweep.csv with a byte-order mark plots ({result.returncode}: "
+          f"{result.stderr.strip()[-200:]!r})")
     long_value = json.dumps({"bandwidth": "10Gbps", "latency": "5us", "comment": "x" * 300})
     longer = [dict(row, **{"platform.link.bandwidth": value, "point": f"{row['point']}-{n}"})
               for n, value in enumerate(["1Gbps", long_value]) for row in base]
