@@ -56,7 +56,8 @@ std::vector<std::filesystem::path> shipped_folders(std::string_view json_path) {
   return {};
 }
 
-// `name` in one of the source tree's `folders`, as a path from the tree's
+// `name` in one of the source tree's `folders` (or, without an extension,
+// `name`.json: "device": "v100" for platforms/devices/v100.json), as a path from the tree's
 // root (which input paths are also looked up in).
 std::optional<std::filesystem::path>
 shipped_file(const std::filesystem::path& name, const std::vector<std::filesystem::path>& folders) {
@@ -67,6 +68,8 @@ shipped_file(const std::filesystem::path& name, const std::vector<std::filesyste
     if (std::filesystem::exists(source_root() / folder / name, error))
       return folder / name;
   }
+  if (!name.has_extension())
+    return shipped_file(std::filesystem::path(name) += ".json", folders);
   return std::nullopt;
 }
 

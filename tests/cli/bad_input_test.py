@@ -453,6 +453,11 @@ CASES = [
     # name: the shipped one of that kind (a device, not a platform).
     ("a shipped device by its bare name", scenario(device="v100.json"), {}, [],
      ["scenario.json: /device:", 'did you mean "platforms/devices/v100.json"?']),
+    # And without its extension (no hint at all).
+    ("a shipped device by its name alone", scenario(device="v100"), {}, [],
+     ["scenario.json: /device:", 'did you mean "platforms/devices/v100.json"?']),
+    ("a shipped platform by its name alone", scenario(platform="star-8x10g"), {}, [],
+     ["scenario.json: /platform:", 'did you mean "platforms/star-8x10g.json"?']),
     ("a platform's name given as the device", scenario(device="star-8x10g.json"), {}, [],
      ["scenario.json: /device:", '"star-8x10g.json" not found beside scenario.json']),
     # Ignored without a word: a layer spec has no captured workers.
