@@ -9,7 +9,8 @@ namespace gcsim::sweep {
 
 /// Holds an exclusive flock(2) on `folder` itself (no lock file is left in
 /// the results) until destroyed; the kernel drops it when the process ends,
-/// however it ends. The descriptor is not inherited by the points.
+/// however it ends. The descriptor is not inherited by the points. Where
+/// the file system cannot lock a folder (NFS), it holds nothing.
 class FolderLock {
 public:
   /// Throws WriteError when another process holds the folder's lock, or
