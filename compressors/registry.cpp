@@ -29,9 +29,8 @@ const std::map<std::string, Entry>& table() {
   return entries;
 }
 
-} // namespace
-
-std::unique_ptr<Compressor> make_compressor(const std::string& name, const nlohmann::json& params) {
+// The entry of `name`; ParameterError naming the known ones for another.
+const Entry& entry_of(const std::string& name) {
   const auto& entries = table();
   const auto it = entries.find(name);
   if (it == entries.end()) {
@@ -48,8 +47,19 @@ std::unique_ptr<Compressor> make_compressor(const std::string& name, const nlohm
     }
     throw ParameterError(message + " (known: " + list + ")");
   }
-  const CompressorInfo info = it->second.info();
-  return it->second.make(resolve_params(name, info.params, params));
+  return it->second;
+}
+
+} // namespace
+
+std::unique_ptr<Compressor> make_compressor(const std::string& name, const nlohmann::json& params) {
+  const Entry& entry = entry_of(name);
+  const CompressorInfo info = entry.info();
+  return entry.make(resolve_params(name, info.params, params));
+}
+
+CompressorInfo compressor_info(const std::string& name) {
+  return entry_of(name).info();
 }
 
 std::vector<CompressorInfo> list_compressors() {

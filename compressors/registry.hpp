@@ -27,4 +27,8 @@ std::unique_ptr<Compressor> make_compressor(const std::string& name,
 // Every compressor with its parameters and defaults, sorted by name.
 std::vector<CompressorInfo> list_compressors();
 
+// One compressor's; ParameterError (with a did-you-mean) on an unknown name,
+// as make_compressor says it.
+CompressorInfo compressor_info(const std::string& name);
+
 } // namespace gcsim::compress

@@ -110,15 +110,12 @@ public:
                  "Print the parameter tables of compressors/README.md (all, or NAME's)");
   }
   int run() override {
-    const std::vector<CompressorInfo> infos = compress::list_compressors();
-    std::vector<CompressorInfo> chosen = infos;
-    if (!name_.empty()) {
-      const auto found =
-          std::find_if(infos.begin(), infos.end(),
-                       [this](const CompressorInfo& info) { return info.name == name_; });
-      if (found == infos.end())
-        throw InputError("gcsim compressors", "", unknown(infos));
-      chosen = {*found};
+    std::vector<CompressorInfo> chosen;
+    try {
+      chosen = name_.empty() ? compress::list_compressors()
+                             : std::vector<CompressorInfo>{compress::compressor_info(name_)};
+    } catch (const compress::ParameterError& error) {
+      throw InputError("gcsim compressors", "", error.what());
     }
     std::string text;
     for (const CompressorInfo& info : chosen) {
@@ -138,18 +135,6 @@ public:
   }
 
 private:
-  std::string unknown(const std::vector<CompressorInfo>& infos) const {
-    std::vector<std::string> names;
-    std::string list;
-    for (const CompressorInfo& info : infos) {
-      names.push_back(info.name);
-      list += (list.empty() ? "" : ", ") + info.name;
-    }
-    const std::string guess = compress::did_you_mean(name_, names);
-    return "unknown compressor '" + name_ + "'" +
-           (guess.empty() ? "" : "; did you mean '" + guess + "'?") + " (known: " + list + ")";
-  }
-
   std::string name_;
   bool markdown_ = false;
 };
