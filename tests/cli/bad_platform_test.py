@@ -111,30 +111,26 @@ def compressed_on_parameter_server(workdir):
 
 
 def sixteen_thousand_workers(workdir):
+    def trains(platform, name, what, *sets):
+        """One iteration of the Fashion-MNIST CNN on `platform`, with `sets`."""
+        out = os.path.join(workdir, "out-" + name)
+        result = gcsim("run", scenario_file(workdir, platform), "--out", out, "--quiet",
+                       "--set", "training.iterations=1", "--set", "training.warmup_iterations=0",
+                       "--set", "workload=" + os.path.join(ROOT, "workloads", "models",
+                                                           "fmnist-cnn.json"), *sets)
+        check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
+              f"{what} (status {result.returncode}"
+              f"{': ' + result.stderr.strip()[:300] if result.returncode else ''})")
+
     # Two actors per worker, and SimGrid put each actor's stack in two memory
     # mappings (a guard page): 16384 workers passed Linux's default limit of
     # 65530 and SimGrid aborted with "Failed to protect stack".
-    path = scenario_file(workdir, {"topology": "parameter_server", "nodes": 16384, "servers": 1,
-                                   "link": LINK})
-    out = os.path.join(workdir, "out-16384")
-    result = gcsim("run", path, "--out", out, "--quiet", "--set", "training.iterations=1",
-                   "--set", "training.warmup_iterations=0", "--set", "training.bucket_size=1GiB",
-                   "--set", "workload=" + os.path.join(ROOT, "workloads", "models",
-                                                       "fmnist-cnn.json"))
-    check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
-          f"16384 workers train (status {result.returncode}"
-          f"{': ' + result.stderr.strip()[:300] if result.returncode else ''})")
+    trains({"topology": "parameter_server", "nodes": 16384, "servers": 1, "link": LINK},
+           "16384", "16384 workers train", "--set", "training.bucket_size=1GiB")
     # A tree allreduce runs four more actors per worker while it lasts: 6000
     # workers aborted the same way, counted as two actors each.
-    path = scenario_file(workdir, {"topology": "star", "nodes": 6000, "link": LINK})
-    out = os.path.join(workdir, "out-6000-tree")
-    result = gcsim("run", path, "--out", out, "--quiet", "--set", "training.iterations=1",
-                   "--set", "training.warmup_iterations=0", "--set", "training.allreduce=tree",
-                   "--set", "workload=" + os.path.join(ROOT, "workloads", "models",
-                                                       "fmnist-cnn.json"))
-    check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
-          f"6000 workers train with the tree allreduce (status {result.returncode}"
-          f"{': ' + result.stderr.strip()[:300] if result.returncode else ''})")
+    trains({"topology": "star", "nodes": 6000, "link": LINK}, "6000-tree",
+           "6000 workers train with the tree allreduce", "--set", "training.allreduce=tree")
 
 
 def fat_tree_too_large(workdir):
