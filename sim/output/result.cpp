@@ -29,7 +29,7 @@ nlohmann::json iteration_json(const training::IterationRecord& record, double sa
   nlohmann::json by_step = nlohmann::json::object();
   for (const auto& [label, bytes] : record.bytes_by_step)
     by_step[label] = bytes;
-  return {
+  nlohmann::json iteration = {
       {"iteration_time_s", record.iteration_s},
       {"throughput_samples_per_s", record.iteration_s > 0 ? samples / record.iteration_s : 0.0},
       {"compute_s", record.compute_s},
@@ -43,6 +43,11 @@ nlohmann::json iteration_json(const training::IterationRecord& record, double sa
       {"bytes_sent_max_worker", record.bytes_sent_max_worker},
       {"bytes_sent_per_worker_by_step", by_step},
   };
+  if (record.bytes_sent_per_server) {
+    iteration["bytes_sent_per_server"] = *record.bytes_sent_per_server;
+    iteration["bytes_sent_max_server"] = record.bytes_sent_max_server.value_or(0);
+  }
+  return iteration;
 }
 
 // An object's numbers by key in natural order, so that "stride 2" is listed
@@ -360,6 +365,9 @@ std::string format_summary(const nlohmann::json& result) {
   if (summary.contains("bytes_sent_per_worker_by_step"))
     for (const auto& [label, bytes] : in_natural_order(summary["bytes_sent_per_worker_by_step"]))
       row(("  " + label).c_str(), units::format_bytes(bytes));
+  if (summary.contains("bytes_sent_per_server"))
+    row("bytes sent per parameter server",
+        units::format_bytes(summary["bytes_sent_per_server"].get<double>()));
   if (summary.contains("density_after_aggregation")) {
     row("density after aggregation",
         fmt::format("{:.6f}", summary["density_after_aggregation"].get<double>()));

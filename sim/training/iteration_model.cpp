@@ -127,6 +127,7 @@ public:
     // own parameter server is one of them): servers waiting for dense
     // buckets that never come would deadlock the run.
     if (plan_.algorithm == AllreduceAlgorithm::parameter_server && !compressed()) {
+      server_sent_.assign(platform_.servers.size(), {});
       for (size_t s = 0; s < platform_.servers.size(); ++s) {
         int rank = workers + static_cast<int>(s);
         actors.push_back(sg4::Actor::create("server-" + std::to_string(s), platform_.servers[s],
@@ -218,6 +219,16 @@ public:
         record.communication_total_s += span.last_exit - span.last_entry;
       record.bytes_sent_per_worker = sent_sum / static_cast<double>(channels_.size());
       record.bytes_sent_max_worker = sent_max;
+      if (!server_sent_.empty()) {
+        double server_sum = 0;
+        double server_max = 0;
+        for (const std::vector<uint64_t>& sent : server_sent_) {
+          server_sum += static_cast<double>(sent[static_cast<size_t>(i)]);
+          server_max = std::max(server_max, static_cast<double>(sent[static_cast<size_t>(i)]));
+        }
+        record.bytes_sent_per_server = server_sum / static_cast<double>(server_sent_.size());
+        record.bytes_sent_max_server = server_max;
+      }
       result.iterations.push_back(record);
       previous_end = end;
     }
@@ -627,9 +638,13 @@ private:
 
   void serve(int rank) {
     const int workers = static_cast<int>(platform_.workers.size());
-    for (int iteration = 0; iteration < plan_.iterations; ++iteration)
+    std::vector<uint64_t>& sent = server_sent_[static_cast<size_t>(rank - workers)];
+    for (int iteration = 0; iteration < plan_.iterations; ++iteration) {
+      const uint64_t sent_before = group_->bytes_sent(rank);
       for (const Bucket& bucket : buckets_)
         net::ps_server_push_pull(*group_, rank, workers, bucket.bytes);
+      sent.push_back(group_->bytes_sent(rank) - sent_before);
+    }
   }
 
   const IterationPlan& plan_;
@@ -638,6 +653,8 @@ private:
   std::vector<int> closing_bucket_;
   std::unique_ptr<net::Group> group_;
   std::vector<std::unique_ptr<WorkerChannel>> channels_;
+  // Per server that served, the bytes it sent in each iteration.
+  std::vector<std::vector<uint64_t>> server_sent_;
   // Per iteration, each collective's latest arrival and departure over its
   // participants, by (part or bucket, step).
   struct StepSpan {

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -168,6 +169,10 @@ struct IterationRecord {
   double communication_total_s = 0;               // time the collectives ran, hidden or not
   double bytes_sent_per_worker = 0;               // mean over workers
   double bytes_sent_max_worker = 0;
+  /// What the parameter servers sent (the pulls of dense push/pull), mean
+  /// and most over servers; unset where no server took part.
+  std::optional<double> bytes_sent_per_server;
+  std::optional<double> bytes_sent_max_server;
 };
 
 struct RunResult {

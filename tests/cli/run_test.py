@@ -266,6 +266,16 @@ with tempfile.TemporaryDirectory() as work:
             by_step = other["summary"]["bytes_sent_per_worker_by_step"]
             check(list(by_step) == ["push/pull gradient buckets"],
                   f"parameter servers: the bytes are labelled push/pull ({list(by_step)})")
+            # The servers' pulls went nowhere in the result: each of the 4
+            # sends its quarter of the gradient to each of the 32 workers.
+            served = [it.get("bytes_sent_per_server") for it in other["iterations"]]
+            expected = 32 * other["summary"]["gradient_bytes"] / 4
+            check(served == [expected] and other["summary"]["bytes_sent_per_server"] == expected
+                  and "bytes sent per parameter server" in other_text,
+                  f"parameter servers: each sends workers x gradient / servers ({served}, "
+                  f"expected {expected})")
+        elif "bytes_sent_per_server" in other["summary"]:
+            check(False, f"{platform}: bytes_sent_per_server without parameter servers")
         if platform == "xml-cluster":
             check(other["model"].get("worker_hosts") == [f"node-{n}" for n in range(4)],
                   f"result.json names the XML platform's hosts: {other['model'].get('worker_hosts')}")
