@@ -235,6 +235,22 @@ def training_entry(name, raw, args):
     return entry
 
 
+def python_problem(python):
+    """Why `python` cannot run the ranks (it lacks torch.distributed, the
+    gloo backend's), or "": found out before the namespaces are made, not
+    from every rank's traceback once they are."""
+    try:
+        done = subprocess.run([python, "-c", "import torch.distributed"], capture_output=True,
+                              text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"cannot run it: {error}"
+    if done.returncode == 0:
+        return ""
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return "cannot import torch.distributed: " + (lines[-1].strip() if lines else
+                                                   f"exit status {done.returncode}")
+
+
 def main(argv):
     args = parse_args(argv)
     sizes, runs = check_args(args)
@@ -243,6 +259,9 @@ def main(argv):
     ok, why = netns.can_create_namespaces()
     if not ok:
         sys.exit(f"run.py: cannot create network namespaces: {why}")
+    why = python_problem(args.python)
+    if why:
+        sys.exit(f"run.py: --python {args.python}: {why}")
 
     def stop(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")

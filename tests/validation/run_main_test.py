@@ -87,10 +87,12 @@ def fake_run_job(action=None):
     return run_job
 
 
-def main(argv, run_job, namespaces=(True, "")):
+def main(argv, run_job, namespaces=(True, ""), python_problem=""):
     """run.main(argv) with the stand-ins; (what it raised or None, events)."""
     real = (run.netns.Cluster, run.netns.can_create_namespaces, run.run_job, run.os.geteuid,
-            signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT))
+            signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT),
+            run.python_problem)
+    run.python_problem = lambda python: python_problem
     ignored = []
     # A run.py that does not catch SIGTERM would be killed by it, and this
     # test with it: here the signal is only noted.
@@ -107,6 +109,7 @@ def main(argv, run_job, namespaces=(True, "")):
         (run.netns.Cluster, run.netns.can_create_namespaces, run.run_job, run.os.geteuid) = real[:4]
         signal.signal(signal.SIGTERM, real[4])
         signal.signal(signal.SIGINT, real[5])
+        run.python_problem = real[6]
     return raised, list(events), ignored
 
 
@@ -195,6 +198,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check(isinstance(raised, SystemExit) and "cannot create network namespaces: the `ip` command"
           in str(raised.code) and not seen and not os.path.exists(late),
           f"no namespaces: exit with why ({raised!r}), no cluster, nothing written")
+    # A --python without torch failed in every rank once the namespaces were up.
+    raised, seen, _ = main(argv[:-1] + [late], fake_run_job(), python_problem="cannot import "
+                           "torch.distributed: ModuleNotFoundError: No module named 'torch'")
+    check(isinstance(raised, SystemExit) and "--python /usr/bin/python3: cannot import "
+          "torch.distributed: ModuleNotFoundError" in str(raised.code) and not seen
+          and not os.path.exists(late),
+          f"a --python without torch: exit with why ({raised!r}), no cluster, nothing written")
+    # The check itself, on an interpreter that has torch and one that is not Python.
+    check(run.python_problem("/usr/bin/python3") == ""
+          and run.python_problem("/bin/false") == "cannot import torch.distributed: exit status 1",
+          f"python_problem: {run.python_problem('/bin/false')!r}")
 
 
 # run_job with ranks that are real processes (no namespace: the cluster's
