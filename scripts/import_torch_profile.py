@@ -88,8 +88,8 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
-from import_benchmarks import (MAX_RANKS, add_cluster_options, check_cluster,  # noqa: E402
-                               cluster_of, placed_cluster, workers_of)
+from import_benchmarks import (MAX_BYTES, MAX_RANKS, add_cluster_options,  # noqa: E402
+                               check_cluster, cluster_of, placed_cluster, workers_of)
 from script_input import (BadInput, Parser, integer_in, read_json_object,  # noqa: E402
                           refuse_output_over_inputs, run_script)
 
@@ -451,9 +451,9 @@ def buckets_of(path, allreduced):
     layers = []
     for number, (_, elements, dtype) in enumerate(allreduced):
         size = DTYPE_BYTES.get(str(dtype).lower())
-        # gcsim's largest layer is 2^50 bytes, as read_layers checks.
+        # gcsim's largest layer, as read_layers checks.
         if not isinstance(elements, int) or isinstance(elements, bool) or elements <= 0 \
-                or size is None or elements * size > 1 << 50:
+                or size is None or elements * size > MAX_BYTES:
             raise BadInput(f"{path}: an NCCL allreduce of {elements} elements of type {dtype}: "
                            f"give the gradient's layers with --layers")
         layers.append({"name": f"bucket{number}", "bytes": elements * size})
@@ -475,7 +475,7 @@ def read_layers(path):
         if size is None and isinstance(layer.get("parameters"), int) \
                 and not isinstance(layer["parameters"], bool):
             size = 4 * layer["parameters"]
-        if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= 1 << 50:
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= MAX_BYTES:
             raise BadInput(f"{path}: layer {i}: expected \"bytes\" (or \"parameters\") as a "
                            f"positive integer, got {json.dumps(layer)[:80]}")
         out.append({"name": str(layer.get("name", f"layer{i}")), "bytes": size})
@@ -601,7 +601,7 @@ def measured_run(args, entry, reading):
         # As gcsim reads it: NaN, a key twice or a number past a float refused
         # here, not written through into a file gcsim validate refuses.
         run = read_json_object(args.into, "a measured run (a JSON object)")
-        if not isinstance(run, dict) or run.get("format") != "gcsim-measured-run/1":
+        if run.get("format") != "gcsim-measured-run/1":
             raise BadInput(f"{args.into}: not a measured run (\"format\": "
                            f"\"gcsim-measured-run/1\")")
         if not isinstance(run.get("training", []), list):
