@@ -382,19 +382,18 @@ struct UnitRange {
   const char* wanted;
 };
 
-template <typename Parser>
-double parse_unit_field(ObjectReader& reader, std::string_view key, Parser parser,
-                        units::Quantity quantity, const char* example, const UnitRange& accepted) {
+double parse_unit_field(ObjectReader& reader, std::string_view key, units::Quantity quantity,
+                        const char* example, const UnitRange& accepted) {
   const nlohmann::json& value = reader.require(key);
   std::optional<double> parsed;
   if (value.is_string())
-    parsed = parser(value.template get<std::string>());
+    parsed = units::parse(value.get<std::string>(), quantity);
   if (parsed && ((accepted.zero && *parsed == 0) ||
                  (*parsed >= accepted.lowest && *parsed <= accepted.highest)))
     return *parsed;
   const std::vector<std::string> meant =
       value.is_string()
-          ? units::spellings_ignoring_case(value.template get<std::string>(), quantity)
+          ? units::spellings_ignoring_case(value.get<std::string>(), quantity)
           : std::vector<std::string>{};
   std::string hint;
   for (size_t i = 0; i < meant.size(); ++i)
@@ -408,13 +407,13 @@ double parse_unit_field(ObjectReader& reader, std::string_view key, Parser parse
 } // namespace
 
 double ObjectReader::bandwidth(std::string_view key) {
-  return parse_unit_field(*this, key, units::parse_bandwidth, units::Quantity::bandwidth, "10Gbps",
+  return parse_unit_field(*this, key, units::Quantity::bandwidth, "10Gbps",
                           {false, kSlowestBandwidth, kFastestBandwidth,
                            "a bandwidth with a unit in [1kbps, 1000Tbps]"});
 }
 double ObjectReader::duration(std::string_view key) {
   return parse_unit_field(
-      *this, key, units::parse_duration, units::Quantity::duration, "50us",
+      *this, key, units::Quantity::duration, "50us",
       {true, kShortestSeconds, kLongestSeconds, "a duration with a unit, 0s or in [1ps, 1e9s]"});
 }
 double ObjectReader::duration_or(std::string_view key, double fallback) {
@@ -422,15 +421,14 @@ double ObjectReader::duration_or(std::string_view key, double fallback) {
 }
 double ObjectReader::size(std::string_view key) {
   return parse_unit_field(
-      *this, key, units::parse_size, units::Quantity::size, "25MiB",
+      *this, key, units::Quantity::size, "25MiB",
       {false, 1.0, kLargestBytes, "a size with a unit in [1B, 8192TiB] (8192TiB = 2^53 bytes)"});
 }
 double ObjectReader::size_or(std::string_view key, double fallback) {
   return has(key) ? size(key) : (known_.emplace(key), fallback);
 }
 double ObjectReader::flop_rate(std::string_view key) {
-  return parse_unit_field(*this, key, units::parse_flop_rate, units::Quantity::flop_rate,
-                          "10Tflops",
+  return parse_unit_field(*this, key, units::Quantity::flop_rate, "10Tflops",
                           {false, std::numeric_limits<double>::denorm_min(),
                            std::numeric_limits<double>::max(), "a positive FLOP rate with a unit"});
 }

@@ -136,9 +136,9 @@ constexpr std::array<Unit, 12> kFlopUnits{{
     {"Pf", 1e15},
 }};
 
-// `bits_apart`: a spelling that turns the b of "bps" into the B of "Bps"
-// (or back) is no suggestion, as it changes the rate eightfold: "10Gibps"
-// is not "10GiBps".
+// `bits_apart`: a spelling that changes the case of the letter before "ps"
+// (bits or bytes) is no suggestion, as it changes the rate eightfold:
+// "10Gibps" is not "10GiBps".
 template <size_t N>
 std::vector<std::string> case_insensitive(std::string_view text, const std::array<Unit, N>& table,
                                           bool bits_apart) {
@@ -156,8 +156,7 @@ std::vector<std::string> case_insensitive(std::string_view text, const std::arra
       if (std::tolower(static_cast<unsigned char>(suffix[i])) !=
           std::tolower(static_cast<unsigned char>(unit[i])))
         return std::nullopt;
-      if (bits_apart && suffix[i] != unit[i] && (suffix[i] == 'b' || suffix[i] == 'B') &&
-          suffix.substr(i) != "bit/s")
+      if (bits_apart && suffix[i] != unit[i] && suffix.substr(i + 1) == "ps")
         return std::nullopt;
       changes += suffix[i] != unit[i];
     }
@@ -214,6 +213,20 @@ std::optional<double> parse_size(std::string_view text) {
 }
 std::optional<double> parse_flop_rate(std::string_view text) {
   return parse_with(text, kFlopUnits);
+}
+
+std::optional<double> parse(std::string_view text, Quantity quantity) {
+  switch (quantity) {
+  case Quantity::bandwidth:
+    return parse_bandwidth(text);
+  case Quantity::duration:
+    return parse_duration(text);
+  case Quantity::size:
+    return parse_size(text);
+  case Quantity::flop_rate:
+    return parse_flop_rate(text);
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> spellings_ignoring_case(std::string_view text, Quantity quantity) {

@@ -21,6 +21,8 @@ std::optional<double> parse_size(std::string_view text);
 std::optional<double> parse_flop_rate(std::string_view text);
 
 enum class Quantity { bandwidth, duration, size, flop_rate };
+/// The parser of `quantity`'s kind (parse_bandwidth for bandwidth, ...).
+std::optional<double> parse(std::string_view text, Quantity quantity);
 /// What `text` may have meant where its unit is one of `quantity`'s but
 /// for case, the units closest in case ("10gbps" -> {"10Gbps"}, not
 /// "10GBps"; "1MBPS" -> {"1MBps"}), for a did-you-mean; empty where the

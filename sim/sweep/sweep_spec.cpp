@@ -19,15 +19,12 @@ namespace {
 // "10 Gbps", "1.25GBps") is one value, as the scenario reads it.
 nlohmann::json same_value_key(const nlohmann::json& value) {
   if (value.is_string()) {
-    using Parser = std::optional<double> (*)(std::string_view);
-    const std::pair<const char*, Parser> quantities[] = {{"bandwidth", units::parse_bandwidth},
-                                                         {"duration", units::parse_duration},
-                                                         {"size", units::parse_size},
-                                                         {"flop rate", units::parse_flop_rate}};
-    const std::string& text = value.get_ref<const std::string&>();
-    for (const auto& [kind, parse] : quantities)
-      if (const std::optional<double> parsed = parse(text))
-        return nlohmann::json::array({"quantity", kind, *parsed});
+    using units::Quantity;
+    for (const Quantity quantity :
+         {Quantity::bandwidth, Quantity::duration, Quantity::size, Quantity::flop_rate})
+      if (const std::optional<double> parsed =
+              units::parse(value.get_ref<const std::string&>(), quantity))
+        return nlohmann::json::array({"quantity", static_cast<int>(quantity), *parsed});
   }
   return nlohmann::json::array({"json", value});
 }
