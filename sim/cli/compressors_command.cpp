@@ -30,17 +30,21 @@ std::string number_text(double value) {
   return text;
 }
 
+// "a, b, c", each between `quote`s.
+std::string joined(const std::vector<std::string>& words, const std::string& quote) {
+  std::string list;
+  for (const std::string& word : words)
+    list += (list.empty() ? "" : ", ") + quote + word + quote;
+  return list;
+}
+
 // The values a parameter accepts, as its check says them.
 std::string accepted_text(const ParamSpec& spec) {
   switch (spec.type) {
   case ParamSpec::Type::boolean:
     return "true or false";
-  case ParamSpec::Type::choice: {
-    std::string list;
-    for (const std::string& choice : spec.choices)
-      list += (list.empty() ? "" : ", ") + choice;
-    return "one of " + list;
-  }
+  case ParamSpec::Type::choice:
+    return "one of " + joined(spec.choices, "");
   case ParamSpec::Type::integer:
     return "an integer in [" + number_text(spec.min) + ", " + number_text(spec.max) + "]";
   case ParamSpec::Type::number:
@@ -67,12 +71,8 @@ std::string markdown(const CompressorInfo& info) {
   text += "| parameter | default | meaning |\n|---|---|---|\n";
   for (const ParamSpec& spec : info.params) {
     std::string meaning = spec.description;
-    if (spec.type == ParamSpec::Type::choice) {
-      std::string list;
-      for (const std::string& choice : spec.choices)
-        list += (list.empty() ? "`" : ", `") + choice + "`";
-      meaning += " (one of " + list + ")";
-    }
+    if (spec.type == ParamSpec::Type::choice)
+      meaning += " (one of " + joined(spec.choices, "`") + ")";
     text +=
         "| `" + spec.name + "` | `" + spec.default_value.dump() + "` | " + cell(meaning) + " |\n";
   }

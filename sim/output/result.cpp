@@ -45,7 +45,7 @@ nlohmann::json iteration_json(const training::IterationRecord& record, double sa
   };
   if (record.bytes_sent_per_server) {
     iteration["bytes_sent_per_server"] = *record.bytes_sent_per_server;
-    iteration["bytes_sent_max_server"] = record.bytes_sent_max_server.value_or(0);
+    iteration["bytes_sent_max_server"] = record.bytes_sent_max_server;
   }
   return iteration;
 }

@@ -223,8 +223,9 @@ public:
         double server_sum = 0;
         double server_max = 0;
         for (const std::vector<uint64_t>& sent : server_sent_) {
-          server_sum += static_cast<double>(sent[static_cast<size_t>(i)]);
-          server_max = std::max(server_max, static_cast<double>(sent[static_cast<size_t>(i)]));
+          const auto bytes = static_cast<double>(sent[static_cast<size_t>(i)]);
+          server_sum += bytes;
+          server_max = std::max(server_max, bytes);
         }
         record.bytes_sent_per_server = server_sum / static_cast<double>(server_sent_.size());
         record.bytes_sent_max_server = server_max;

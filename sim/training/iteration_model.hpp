@@ -170,9 +170,9 @@ struct IterationRecord {
   double bytes_sent_per_worker = 0;               // mean over workers
   double bytes_sent_max_worker = 0;
   /// What the parameter servers sent (the pulls of dense push/pull), mean
-  /// and most over servers; unset where no server took part.
+  /// and most over servers; the mean unset where no server took part.
   std::optional<double> bytes_sent_per_server;
-  std::optional<double> bytes_sent_max_server;
+  double bytes_sent_max_server = 0;
 };
 
 struct RunResult {
