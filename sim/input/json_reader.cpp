@@ -392,9 +392,8 @@ double parse_unit_field(ObjectReader& reader, std::string_view key, units::Quant
                  (*parsed >= accepted.lowest && *parsed <= accepted.highest)))
     return *parsed;
   const std::vector<std::string> meant =
-      value.is_string()
-          ? units::spellings_ignoring_case(value.get<std::string>(), quantity)
-          : std::vector<std::string>{};
+      value.is_string() ? units::spellings_ignoring_case(value.get<std::string>(), quantity)
+                        : std::vector<std::string>{};
   std::string hint;
   for (size_t i = 0; i < meant.size(); ++i)
     hint += (i == 0 ? " (units are case-sensitive: did you mean \"" : "\" or \"") + meant[i];
