@@ -4,6 +4,7 @@
 #include "compressors/detail/sparse.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 namespace gcsim::compress::detail {
@@ -21,11 +22,7 @@ public:
         rotation_(flag("leader_rotation")), leader_k_(text("k_source") == "leader"),
         common_(flag("common_full_partitions")), pad_(flag("pad_indices")),
         index_bytes_(static_cast<std::uint64_t>(integer("index_bytes"))) {
-    if (index_bytes_ != 4 && index_bytes_ != 8) {
-      throw ParameterError("deft: parameter 'index_bytes': expected 4 or 8, got " +
-                               std::to_string(index_bytes_),
-                           "index_bytes");
-    }
+    assert((index_bytes_ == 4 || index_bytes_ == 8) && "index_bytes: its spec takes 4 or 8");
   }
 
 private:
@@ -150,30 +147,30 @@ private:
 } // namespace
 
 CompressorInfo deft_info() {
-  return {
-      "deft",
-      "partitioned top-k: layers above d/P cut into P chunks, k split by partition norms, "
-      "partitions bin-packed (LPT on n*log2 k) so each worker selects on ~1/P of the "
-      "gradient; disjoint unions, so no gradient build-up",
-      "Yoon & Oh, ICPP 2023 (arXiv 2307.03500); kljp/deft DeftReducer",
-      {density_param(0.001),
-       ParamSpec::boolean("leader_rotation", true,
-                          "leader t mod P and worker r on bin (t + r) mod P; off: leader 0, "
-                          "worker r on bin r"),
-       ParamSpec::choice("k_source", "local", {"local", "leader"},
-                         "whose k_i a partition's owner uses: its own (reference code) or "
-                         "the leader's (sent with the assignment; exact total k)"),
-       ParamSpec::boolean("common_full_partitions", true,
-                          "partitions with k_i = n_i are sent whole by everyone instead of "
-                          "being packed (the DEFT paper's bin-packing step)"),
-       ParamSpec::boolean("pad_indices", true,
-                          "allgather indices padded to the largest count (reference code) "
-                          "instead of an allgatherv"),
-       ParamSpec::integer("index_bytes", 4, 4, 8,
-                          "bytes per index and count on the wire: 4, as every other "
-                          "compressor here sends its indices, or 8 (the reference's int64, which "
-                          "its baselines' `torch.topk` indices are too)"),
-       error_feedback_param()}};
+  return {"deft",
+          "partitioned top-k: layers above d/P cut into P chunks, k split by partition norms, "
+          "partitions bin-packed (LPT on n*log2 k) so each worker selects on ~1/P of the "
+          "gradient; disjoint unions, so no gradient build-up",
+          "Yoon & Oh, ICPP 2023 (arXiv 2307.03500); kljp/deft DeftReducer",
+          {density_param(0.001),
+           ParamSpec::boolean("leader_rotation", true,
+                              "leader t mod P and worker r on bin (t + r) mod P; off: leader 0, "
+                              "worker r on bin r"),
+           ParamSpec::choice("k_source", "local", {"local", "leader"},
+                             "whose k_i a partition's owner uses: its own (reference code) or "
+                             "the leader's (sent with the assignment; exact total k)"),
+           ParamSpec::boolean("common_full_partitions", true,
+                              "partitions with k_i = n_i are sent whole by everyone instead of "
+                              "being packed (the DEFT paper's bin-packing step)"),
+           ParamSpec::boolean("pad_indices", true,
+                              "allgather indices padded to the largest count (reference code) "
+                              "instead of an allgatherv"),
+           ParamSpec::integer_of(
+               "index_bytes", 4, {4, 8},
+               "bytes per index and count on the wire: 4, as every other "
+               "compressor here sends its indices, or 8 (the reference's int64, which "
+               "its baselines' `torch.topk` indices are too)"),
+           error_feedback_param()}};
 }
 
 std::unique_ptr<Compressor> make_deft(const nlohmann::json& resolved) {

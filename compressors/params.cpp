@@ -1,7 +1,9 @@
 #include "compressors/params.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <cstdio>
 
 namespace gcsim::compress {
 
@@ -27,6 +29,15 @@ ParamSpec ParamSpec::integer(std::string name, long long def, long long min, lon
   s.description = std::move(desc);
   s.min = static_cast<double>(min);
   s.max = static_cast<double>(max);
+  return s;
+}
+
+ParamSpec ParamSpec::integer_of(std::string name, long long def, std::vector<long long> values,
+                                std::string desc) {
+  assert(!values.empty() && "integer_of: no accepted values");
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  ParamSpec s = integer(std::move(name), def, *lo, *hi, std::move(desc));
+  s.values = std::move(values);
   return s;
 }
 
@@ -69,16 +80,6 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-std::string range_text(const ParamSpec& s) {
-  const auto fmt = [](double v) {
-    nlohmann::json j = v;
-    return j.dump();
-  };
-  std::string lo = std::isinf(s.min) ? "-inf" : fmt(s.min);
-  std::string hi = std::isinf(s.max) ? "inf" : fmt(s.max);
-  return (s.min_exclusive ? "(" : "[") + lo + ", " + hi + "]";
-}
-
 nlohmann::json check_value(const std::string& compressor, const ParamSpec& s,
                            const nlohmann::json& v) {
   const std::string where = compressor + ": parameter '" + s.name + "': ";
@@ -94,11 +95,8 @@ nlohmann::json check_value(const std::string& compressor, const ParamSpec& s,
     }
     const auto value = v.get<std::string>();
     if (std::find(s.choices.begin(), s.choices.end(), value) == s.choices.end()) {
-      std::string list;
-      for (const auto& c : s.choices) {
-        list += (list.empty() ? "" : ", ") + c;
-      }
-      throw ParameterError(where + "expected one of " + list + ", got \"" + value + "\"", s.name);
+      throw ParameterError(where + "expected " + accepted_text(s) + ", got \"" + value + "\"",
+                           s.name);
     }
     return v;
   }
@@ -112,9 +110,13 @@ nlohmann::json check_value(const std::string& compressor, const ParamSpec& s,
       throw ParameterError(where + "expected an integer, got " + v.dump(), s.name);
     }
     const bool low = s.min_exclusive ? !(x > s.min) : !(x >= s.min);
-    if (!std::isfinite(x) || low || x > s.max) {
-      throw ParameterError(where + "expected a value in " + range_text(s) + ", got " + v.dump(),
-                           s.name);
+    bool accepted = std::isfinite(x) && !low && x <= s.max;
+    if (accepted && !s.values.empty()) {
+      accepted =
+          std::find(s.values.begin(), s.values.end(), static_cast<long long>(x)) != s.values.end();
+    }
+    if (!accepted) {
+      throw ParameterError(where + "expected " + accepted_text(s) + ", got " + v.dump(), s.name);
     }
     if (s.type == ParamSpec::Type::integer) {
       return nlohmann::json(static_cast<long long>(x));
@@ -126,6 +128,45 @@ nlohmann::json check_value(const std::string& compressor, const ParamSpec& s,
 }
 
 } // namespace
+
+std::string accepted_text(const ParamSpec& spec) {
+  const auto number_text = [](double value) {
+    if (std::isinf(value)) {
+      return std::string(value > 0 ? "inf" : "-inf");
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, "%.10g", value);
+    return std::string(text);
+  };
+  switch (spec.type) {
+  case ParamSpec::Type::boolean:
+    return "true or false";
+  case ParamSpec::Type::choice: {
+    std::string list;
+    for (const auto& c : spec.choices) {
+      list += (list.empty() ? "" : ", ") + c;
+    }
+    return "one of " + list;
+  }
+  case ParamSpec::Type::integer: {
+    if (spec.values.empty()) {
+      return "an integer in [" + number_text(spec.min) + ", " + number_text(spec.max) + "]";
+    }
+    std::string list;
+    for (std::size_t i = 0; i < spec.values.size(); ++i) {
+      list += (i == 0                        ? ""
+               : i + 1 == spec.values.size() ? " or "
+                                             : ", ") +
+              std::to_string(spec.values[i]);
+    }
+    return list;
+  }
+  case ParamSpec::Type::number:
+    break;
+  }
+  return std::string("a number in ") + (spec.min_exclusive ? "(" : "[") + number_text(spec.min) +
+         ", " + number_text(spec.max) + (std::isinf(spec.max) ? ")" : "]");
+}
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& options) {
   std::string best;

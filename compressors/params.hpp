@@ -34,15 +34,23 @@ struct ParamSpec {
   double max = std::numeric_limits<double>::infinity();
   bool min_exclusive = false;
   std::vector<std::string> choices; // Type::choice only
+  std::vector<long long> values;    // Type::integer: the only ones accepted, when not empty
 
   static ParamSpec number(std::string name, double def, double min, double max, std::string desc,
                           bool min_exclusive = false);
   static ParamSpec integer(std::string name, long long def, long long min, long long max,
                            std::string desc);
+  // An integer that takes only `values` ("4 or 8"), not a whole range.
+  static ParamSpec integer_of(std::string name, long long def, std::vector<long long> values,
+                              std::string desc);
   static ParamSpec boolean(std::string name, bool def, std::string desc);
   static ParamSpec choice(std::string name, std::string def, std::vector<std::string> choices,
                           std::string desc);
 };
+
+// What a parameter accepts, as its check's message and `gcsim compressors` say it:
+// "true or false", "one of a, b", "4 or 8", "an integer in [1, 64]", "a number in (0, 1]".
+std::string accepted_text(const ParamSpec& spec);
 
 // The name of the option closest to `word` by edit distance, or one that
 // starts with `word` (3 characters or more), or "" if none is close. Also

@@ -9,8 +9,6 @@
 #include "sim/input/input_error.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -22,36 +20,12 @@ namespace {
 using compress::CompressorInfo;
 using compress::ParamSpec;
 
-std::string number_text(double value) {
-  if (std::isinf(value))
-    return value > 0 ? "inf" : "-inf";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.10g", value);
-  return text;
-}
-
 // "a, b, c", each between `quote`s.
 std::string joined(const std::vector<std::string>& words, const std::string& quote) {
   std::string list;
   for (const std::string& word : words)
     list += (list.empty() ? "" : ", ") + quote + word + quote;
   return list;
-}
-
-// The values a parameter accepts, as its check says them.
-std::string accepted_text(const ParamSpec& spec) {
-  switch (spec.type) {
-  case ParamSpec::Type::boolean:
-    return "true or false";
-  case ParamSpec::Type::choice:
-    return "one of " + joined(spec.choices, "");
-  case ParamSpec::Type::integer:
-    return "an integer in [" + number_text(spec.min) + ", " + number_text(spec.max) + "]";
-  case ParamSpec::Type::number:
-    break;
-  }
-  return std::string("a number in ") + (spec.min_exclusive ? "(" : "[") + number_text(spec.min) +
-         ", " + number_text(spec.max) + (std::isinf(spec.max) ? ")" : "]");
 }
 
 // A table cell's text: a '|' would end the cell.
@@ -91,8 +65,8 @@ std::string described(const CompressorInfo& info) {
   text += "  parameters (default; accepted values: meaning):\n";
   for (const ParamSpec& spec : info.params) {
     const std::string setting = spec.name + " = " + spec.default_value.dump();
-    text += "    " + setting + std::string(width - setting.size() + 2, ' ') + accepted_text(spec) +
-            ": " + spec.description + "\n";
+    text += "    " + setting + std::string(width - setting.size() + 2, ' ') +
+            compress::accepted_text(spec) + ": " + spec.description + "\n";
   }
   return text;
 }

@@ -43,7 +43,17 @@ TEST_CASE("registry rejects unknown names and bad parameters with a message nami
                        doctest::Contains("expected true or false"), gc::ParameterError);
   CHECK_THROWS_AS(gc::make_compressor("topk", nlohmann::json::array()), gc::ParameterError);
   CHECK_THROWS_WITH_AS(gc::make_compressor("deft", {{"index_bytes", 6}}),
-                       doctest::Contains("'index_bytes'"), gc::ParameterError);
+                       doctest::Contains("'index_bytes': expected 4 or 8, got 6"),
+                       gc::ParameterError);
+  CHECK_THROWS_WITH_AS(gc::make_compressor("deft", {{"index_bytes", 12}}),
+                       doctest::Contains("expected 4 or 8, got 12"), gc::ParameterError);
+  CHECK(gc::make_compressor("deft", {{"index_bytes", 8}})->params().at("index_bytes") == 8);
+  // A range's message prints its bounds as they were written.
+  CHECK_THROWS_WITH_AS(gc::make_compressor("gs_sgd", {{"rows", 65}}),
+                       doctest::Contains("'rows': expected an integer in [1, 64], got 65"),
+                       gc::ParameterError);
+  CHECK_THROWS_WITH_AS(gc::make_compressor("topk", {{"density", 0}}),
+                       doctest::Contains("expected a number in (0, 1], got 0"), gc::ParameterError);
   // A ParameterError is an std::invalid_argument, which the CLI maps to exit status 2.
   CHECK_THROWS_AS(gc::make_compressor("nope"), std::invalid_argument);
   // Values given are kept, others defaulted.
