@@ -27,8 +27,9 @@ import math
 import os
 import re
 import sys
+import tempfile
 
-from atomic_write import WriteError  # beside this file, on the scripts' path
+from atomic_write import WriteError, nearest_existing  # beside this file, on the scripts' path
 
 
 class BadInput(Exception):
@@ -98,6 +99,38 @@ def json_kind(value):
     if isinstance(value, str):
         return "a string"
     return "a list" if isinstance(value, list) else "an object"
+
+
+def check_output_file(out, option="--out"):
+    """Refuses `out` now, before minutes of work, unless it can be written as
+    write_json_atomically writes it, without touching anything of the user's
+    or leaving anything behind: a file name (not a folder, not a device; else
+    BadInput), in a folder this process can write, or can make (its nearest
+    existing folder writable; the missing ones are made only when the result
+    is written; else WriteError, as writing it would have failed). Probed with
+    a temporary of a name nothing else has, removed at once."""
+    if not out:
+        raise BadInput(f"{option}: empty: give the file to write")
+    if out.endswith(("/", os.sep)) or os.path.basename(out) in (".", ".."):
+        raise BadInput(f"{option}: {out} names a folder; give the file to write in it")
+    target = os.path.realpath(out)  # where write_json_atomically writes
+    if os.path.isdir(target):
+        raise BadInput(f"{option}: {out} is a folder; give the file to write in it")
+    if os.path.lexists(target) and not os.path.isfile(target):
+        raise BadInput(f"{option}: {out} exists and is not a regular file")
+    folder = os.path.dirname(target)
+    existing = nearest_existing(target)
+    if not os.path.isdir(existing):
+        raise BadInput(f"{option}: cannot write {out}: {existing} is not a folder")
+    try:
+        if existing == folder:
+            handle, probe = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", dir=folder)
+            os.close(handle)
+            os.remove(probe)
+        else:  # the folder is made later: may one be made here?
+            os.rmdir(tempfile.mkdtemp(prefix=".out.", dir=existing))
+    except OSError as error:
+        raise WriteError(out, error) from error
 
 
 def refuse_output_over_inputs(out, inputs, option="--out"):

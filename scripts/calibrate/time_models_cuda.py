@@ -23,7 +23,6 @@ import os
 import platform
 import statistics
 import sys
-import tempfile
 import time
 
 import torch
@@ -35,8 +34,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 from generate_workloads import models  # noqa: E402
 from trace_tools.models import no_inplace  # noqa: E402
 from trace_tools.timing import CpuClock, CudaClock, LayerTimer  # noqa: E402
-from atomic_write import WriteError, write_json_atomically  # noqa: E402
-from script_input import Parser, run_script  # noqa: E402
+from atomic_write import write_json_atomically  # noqa: E402
+from script_input import Parser, check_output_file, run_script  # noqa: E402
 
 DEFAULT_MODELS = ["resnet50-imagenet", "vgg16-imagenet", "alexnet-imagenet", "resnet18-cifar10"]
 MAX_BATCH = 1 << 20  # what fit_compute.py and gcsim's scenarios take
@@ -71,22 +70,6 @@ def parse_args(argv):
     if not 0 <= args.gemm_size <= 1 << 15:
         parser.error(f"--gemm-size: expected an integer in [0, 32768], got {args.gemm_size}")
     return args
-
-
-def check_writable(path):
-    """Exit 2 (a folder) or 1 (WriteError) now if `path` cannot be written, not
-    after minutes of timing: a temporary file is made and removed where
-    write_json_atomically will make its own."""
-    if os.path.isdir(path):
-        print(f"time_models_cuda.py: --out: {path} is a folder", file=sys.stderr)
-        sys.exit(2)
-    folder, name = os.path.split(os.path.realpath(path))
-    try:
-        handle, probe = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
-        os.close(handle)
-        os.remove(probe)
-    except OSError as error:
-        raise WriteError(path, error) from error
 
 
 def forward_context(args, device):
@@ -203,7 +186,7 @@ def main(argv):
                   f"that this script can time ({', '.join(n for n in known if timeable(known[n]))})",
                   file=sys.stderr)
             return 2
-    check_writable(args.out)
+    check_output_file(args.out)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("time_models_cuda.py: no CUDA device is available", file=sys.stderr)
         return 1

@@ -28,9 +28,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import netns  # noqa: E402
-from atomic_write import WriteError, nearest_existing, write_json_atomically  # noqa: E402
+from atomic_write import WriteError, write_json_atomically  # noqa: E402
 from cpu_info import cpu_identity  # noqa: E402
-from script_input import BadInput, Parser, run_script  # noqa: E402
+from script_input import BadInput, Parser, check_output_file, run_script  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch; never the one on PATH by default
 
@@ -87,39 +87,8 @@ def check_args(args):
         raise BadInput(f"--python: {args.python} is not an executable file")
     if not sizes and not runs:
         raise BadInput("--sizes: empty, and --train empty too: nothing to measure")
-    check_out(args.out)
+    check_output_file(args.out)
     return sizes, runs
-
-
-def check_out(out):
-    """--out, before minutes of measuring, without touching anything of the
-    user's or leaving anything behind: a file name (not a folder, not a
-    device), in a folder this process can write, or can make (its nearest
-    existing folder writable; the missing ones are made only when the run is
-    written). Probed with a temporary of a name nothing else has, removed at
-    once."""
-    if not out:
-        raise BadInput("--out: empty: give the file to write")
-    if out.endswith(("/", os.sep)) or os.path.basename(out) in (".", ".."):
-        raise BadInput(f"--out: {out} names a folder; give the file to write in it")
-    target = os.path.realpath(out)  # where write_json_atomically writes
-    if os.path.isdir(target):
-        raise BadInput(f"--out: {out} is a folder; give the file to write in it")
-    if os.path.lexists(target) and not os.path.isfile(target):
-        raise BadInput(f"--out: {out} exists and is not a regular file")
-    folder = os.path.dirname(target)
-    existing = nearest_existing(target)
-    if not os.path.isdir(existing):
-        raise BadInput(f"--out: cannot write {out}: {existing} is not a folder")
-    try:
-        if existing == folder:
-            handle, probe = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", dir=folder)
-            os.close(handle)
-            os.remove(probe)
-        else:  # the folder is made later: may one be made here?
-            os.rmdir(tempfile.mkdtemp(prefix=".run-out.", dir=existing))
-    except OSError as why:
-        raise BadInput(f"--out: cannot write {out}: {existing}: {why.strerror}")
 
 
 QUEUES = {"fair": "a node's side shared equally among its destinations",
@@ -313,7 +282,7 @@ def main(argv):
         measured["training"] = training
     measured["wall_s"] = round(time.time() - started, 1)
     # Whole or not at all: a full disk leaves the old file (or none), never half a run.
-    # Its folder is made only now (checked by check_out), so a refused run leaves none.
+    # Its folder is made only now (checked by check_output_file), so a refused run leaves none.
     try:
         os.makedirs(os.path.dirname(os.path.realpath(args.out)), exist_ok=True)
     except OSError as why:

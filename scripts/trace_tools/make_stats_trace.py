@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from atomic_write import atomic_folder, write_atomically  # noqa: E402
+from atomic_write import atomic_folder, nearest_existing, write_atomically  # noqa: E402
 from capture_traces import dump_manifest  # noqa: E402
 from script_input import BadInput, Parser, read_json_object, run_script  # noqa: E402
 
@@ -50,6 +50,11 @@ def parse_args(argv):
         if others:
             raise BadInput(f"OUT_DIR {args.out}: holds {', '.join(others[:3])}, not only "
                            f"{' and '.join(OUTPUTS)}; not replaced")
+    else:
+        # Said now, not as "File exists" once every iteration is inspected.
+        existing = nearest_existing(args.out)
+        if not os.path.isdir(existing):
+            raise BadInput(f"OUT_DIR {args.out}: cannot be made, {existing} is not a folder")
     return args
 
 

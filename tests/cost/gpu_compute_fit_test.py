@@ -455,6 +455,12 @@ with tempfile.TemporaryDirectory() as tmp:
     problems = refusal_problems(done, ["cannot write /proc/no-such-folder/t.json"], status=1)
     problems += ["it timed a model"] if "forward" in done.stdout else []
     check(not problems, f"time_models_cuda.py, unwritable --out: exit 1 before timing ({problems})")
+    # As root, /dev/null passed the check (a temporary could be made in /dev)
+    # and the timings were thrown away.
+    done = time_models("--models", "resnet18-cifar10", "--out", "/dev/null")
+    problems = refusal_problems(done, ["--out: /dev/null exists and is not a regular file"])
+    problems += ["it timed a model"] if "forward" in done.stdout else []
+    check(not problems, f"time_models_cuda.py --out /dev/null: exit 2 before timing ({problems})")
 
     times = os.path.join(tmp, "cpu.json")
     done = subprocess.run([PYTHON, os.path.join(SCRIPTS, "time_models_cuda.py"), "--device", "cpu",

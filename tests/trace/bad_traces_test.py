@@ -136,6 +136,14 @@ def statistics_only(gcsim, workdir, valid):
             or os.path.exists(os.path.join(workdir, "stats-of-stats")):
         failures.append(f"make_stats_trace.py of a statistics-only trace: exit "
                         f"{again.returncode}: {again.stderr.strip()}")
+    # An OUT_DIR under a file was "File exists" after every iteration's inspect.
+    under_file = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "trace_tools",
+                                                                  "make_stats_trace.py"),
+                                 gcsim, valid, os.path.join(stats, "manifest.json", "sub")],
+                                capture_output=True, text=True)
+    if under_file.returncode != 2 or "manifest.json is not a folder" not in under_file.stderr:
+        failures.append(f"make_stats_trace.py into a folder under a file: exit "
+                        f"{under_file.returncode}: {under_file.stderr.strip()}")
     # Its comment named a preset after the folder ("--preset valid"): it
     # gives the full trace's recorded capture command, or says there is none.
     with open(os.path.join(stats, "manifest.json")) as stream:
