@@ -21,7 +21,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import BadInput, Parser, read_json_object, run_script  # noqa: E402
+from script_input import BadInput, Parser, json_kind, read_json_object, run_script  # noqa: E402
 
 
 def number(value):
@@ -53,20 +53,25 @@ def points_of(path):
     timed more than once (small n, where several densities clamp to one k) has the
     median of its timings, not whichever came last."""
     profile = read_json_object(path, "an object (a device profile)")
-    try:
-        kernels = {}
-        for name, kernel in profile["kernels"].items():
-            points = kernel.get("points", [])
-            if not isinstance(points, list):
-                raise BadInput(f"{path}: /kernels/{name}/points: expected a list")
-            timings = {}
-            for i, point in enumerate(points):
-                shape, seconds = point_of(path, name, i, point)
-                timings.setdefault(shape, []).append(seconds)
-            kernels[name] = {shape: statistics.median(t) for shape, t in timings.items()}
-        return profile.get("compute", {}).get("forward_flop_rate"), kernels
-    except (ValueError, KeyError, TypeError, AttributeError) as why:
-        raise BadInput(f"{path}: not a device profile with measured points ({why!r})")
+    if not isinstance(profile.get("kernels"), dict):
+        raise BadInput(f"{path}: /kernels: expected an object of measured kernels, got "
+                       f"{json_kind(profile.get('kernels')) if 'kernels' in profile else 'none'}")
+    kernels = {}
+    for name, kernel in profile["kernels"].items():
+        if not isinstance(kernel, dict):
+            raise BadInput(f"{path}: /kernels/{name}: expected an object, got {json_kind(kernel)}")
+        points = kernel.get("points", [])
+        if not isinstance(points, list):
+            raise BadInput(f"{path}: /kernels/{name}/points: expected a list")
+        timings = {}
+        for i, point in enumerate(points):
+            shape, seconds = point_of(path, name, i, point)
+            timings.setdefault(shape, []).append(seconds)
+        kernels[name] = {shape: statistics.median(t) for shape, t in timings.items()}
+    compute = profile.get("compute", {})
+    if not isinstance(compute, dict):
+        raise BadInput(f"{path}: /compute: expected an object, got {json_kind(compute)}")
+    return compute.get("forward_flop_rate"), kernels
 
 
 def by_density(before, after):

@@ -125,11 +125,18 @@ with tempfile.TemporaryDirectory() as work:
     check(not refusal_problems(done, ["--min-log2", "-1"]), f"--min-log2 -1: exit 2 ({done.stderr!r})")
 
     bad = os.path.join(work, "bad.json")
-    with open(bad, "w") as handle:
-        handle.write("{\"kernels\": 3}")
-    done = compare(CPU, bad)
-    check(done.returncode == 2 and done.stderr.count("\n") == 1 and "bad.json" in done.stderr,
-          f"not a profile: exit 2 and one line naming the file ({done.returncode}: {done.stderr!r})")
+    # Each named the file but not the field ("not a device profile (KeyError(...))").
+    for text, where in [('{"kernels": 3}', "/kernels: expected an object"),
+                        ('{"name": "x"}', "/kernels: expected an object of measured kernels, "
+                                          "got none"),
+                        ('{"kernels": {"l2_norm": [1]}}', "/kernels/l2_norm: expected an object"),
+                        ('{"kernels": {}, "compute": 7}', "/compute: expected an object")]:
+        with open(bad, "w") as handle:
+            handle.write(text)
+        done = compare(CPU, bad)
+        check(not refusal_problems(done, ["bad.json: " + where]),
+              f"{text}: exit 2 and one line naming the file and field "
+              f"({done.returncode}: {done.stderr!r})")
 
     # A point's seconds that are no time: the string was a TypeError traceback,
     # a negative time a ratio of -2.00.
