@@ -90,7 +90,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
 from import_benchmarks import (MAX_BYTES, MAX_RANKS, add_cluster_options,  # noqa: E402
                                check_cluster, cluster_of, placed_cluster, workers_of)
-from script_input import (BadInput, Parser, integer_in, read_json_object,  # noqa: E402
+from script_input import (BadInput, Parser, integer_in, json_kind, read_json_object,  # noqa: E402
                           refuse_output_over_inputs, run_script)
 
 COMPRESSORS = ("dense", "topk", "cltk", "deft")  # what gcsim validate simulates
@@ -170,9 +170,13 @@ def distributed_info(path, trace):
     if not isinstance(info, dict) or "world_size" not in info:
         return None
     rank, world = info.get("rank"), info.get("world_size")
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (rank, world)) \
-            or not 0 <= rank < world:
-        raise BadInput(f"{path}: /distributedInfo: rank {rank} of world_size {world}")
+    for key, value in (("world_size", world), ("rank", rank)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise BadInput(f"{path}: /distributedInfo/{key}: expected an integer, got "
+                           f"{json.dumps(value)} ({json_kind(value)})")
+    if not 0 <= rank < world:
+        raise BadInput(f"{path}: /distributedInfo/rank: expected an integer in [0, world_size "
+                       f"{world}), got {rank}")
     return rank, world
 
 

@@ -457,6 +457,13 @@ def gpu_clock(tmp):
         trace = gpu_rank(700)
         trace["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": 2}
         placed.append(write(f"placed-{len(placed)}.json", trace))
+    # A rank or size of another type or out of range: the message said "rank 0
+    # of world_size 2" for a rank "0", which reads like a valid one.
+    misplaced = []
+    for rank, world in (("0", 2), (2, 2), (0, 2.0)):
+        trace = gpu_rank(700)
+        trace["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": world}
+        misplaced.append(write(f"misplaced-{len(misplaced)}.json", trace))
     # A multi_gpu platform's workers are its GPUs: 2 machines of 8 for 16 ranks.
     result = run_import(files[0], "--ranks", "16", "--layers", layers, "--cluster",
                         os.path.join(ROOT, "platforms", "dgx-2x8-v100.json"), "--out", out)
@@ -475,6 +482,12 @@ def gpu_clock(tmp):
              ["idle.json", "iteration 2", "'forward'"]),
             ("ranks on different clocks", [files[0], cpu_files[1]], ["read differently"]),
             ("one rank's trace twice", placed, ["placed-1.json", "rank 0 again"]),
+            ("a rank given as a string", [misplaced[0]],
+             ["misplaced-0.json: /distributedInfo/rank: expected an integer, got \"0\""]),
+            ("a rank past the run's size", [misplaced[1]],
+             ["/distributedInfo/rank: expected an integer in [0, world_size 2), got 2"]),
+            ("a fractional run size", [misplaced[2]],
+             ["/distributedInfo/world_size: expected an integer, got 2.0"]),
             ("--ranks other than the traces' world size", [placed[0], "--ranks", "4"],
              ["--ranks 4", "2 ranks"]),
             ("more traces than ranks", [*files, "--ranks", "1"], ["2 traces", "1 ranks"]),
