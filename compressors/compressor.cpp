@@ -1,5 +1,6 @@
 #include "compressors/compressor.hpp"
 
+#include "compressors/counts.hpp"
 #include "compressors/detail/sparse.hpp"
 
 #include <algorithm>
@@ -285,8 +286,7 @@ const char* to_string(KernelKind kind) {
 }
 
 std::size_t k_for_density(std::size_t d, double density) {
-  const auto k = static_cast<std::size_t>(std::floor(density * static_cast<double>(d)));
-  return std::clamp<std::size_t>(k, 1, d);
+  return std::clamp<std::size_t>(floor_count(density * static_cast<double>(d)), 1, d);
 }
 
 namespace detail {

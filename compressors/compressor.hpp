@@ -222,7 +222,8 @@ private:
 const char* to_string(CommKind kind);
 const char* to_string(KernelKind kind);
 
-// k = max(1, floor(density * d)): every sparsifier sends at least one element.
+// k = max(1, floor(density * d)) (floor_count): every sparsifier but IWP
+// sends at least one element (IWP's level is estimated, so it may keep none).
 std::size_t k_for_density(std::size_t d, double density);
 
 } // namespace gcsim::compress

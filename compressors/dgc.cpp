@@ -1,4 +1,5 @@
 // dgc: Deep Gradient Compression (Lin et al., ICLR 2018).
+#include "compressors/counts.hpp"
 #include "compressors/detail/base.hpp"
 #include "compressors/detail/momentum.hpp"
 #include "compressors/detail/sparse.hpp"
@@ -131,16 +132,15 @@ private:
 
   void select_layer(IterationWork& work, int w, std::size_t l, const float* v, std::size_t n,
                     std::vector<Index>& sel) const {
-    const auto k = static_cast<std::size_t>(std::ceil(static_cast<double>(n) * density_));
+    const std::size_t k = ceil_count(static_cast<double>(n) * density_);
     // At least ceil(2 / density) samples, as the reference takes: the top-1
     // of a handful of samples is no threshold, and adapting it by factors of
     // 1.3 and 0.8 does not recover one.
-    const double least = std::ceil(2.0 / density_);
-    const std::size_t samples =
-        static_cast<double>(n) <= least
-            ? n
-            : std::max(static_cast<std::size_t>(least),
-                       static_cast<std::size_t>(std::ceil(static_cast<double>(n) * sample_rate_)));
+    const auto least = static_cast<double>(ceil_count(2.0 / density_));
+    const std::size_t samples = static_cast<double>(n) <= least
+                                    ? n
+                                    : std::max(static_cast<std::size_t>(least),
+                                               ceil_count(static_cast<double>(n) * sample_rate_));
     const ThresholdEstimate est =
         estimate_threshold(v, n, density_, samples,
                            derive_seed(work.ctx.seed, work.ctx.iteration,

@@ -1,4 +1,5 @@
 // iwp: importance-weighted pruning on ring allreduce (Cheng & Xu, arXiv 1901.01544).
+#include "compressors/counts.hpp"
 #include "compressors/detail/base.hpp"
 #include "compressors/detail/sparse.hpp"
 #include "compressors/rng.hpp"
@@ -161,10 +162,10 @@ private:
       for (auto& s : sample) {
         s = score[rng.below(d)];
       }
-      const auto rank = std::clamp<std::size_t>(
-          static_cast<std::size_t>(std::ceil(static_cast<double>(budget) / static_cast<double>(d) *
-                                             static_cast<double>(samples))),
-          1, samples);
+      const auto rank =
+          std::clamp<std::size_t>(ceil_count(static_cast<double>(budget) / static_cast<double>(d) *
+                                             static_cast<double>(samples)),
+                                  1, samples);
       std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(rank - 1),
                        sample.end(), std::greater<>());
       lambda = sample[rank - 1] * static_cast<float>(correction_);

@@ -1,5 +1,6 @@
 #include "compressors/threshold_estimator.hpp"
 
+#include "compressors/counts.hpp"
 #include "compressors/detail/left_pack.hpp"
 #include "compressors/rng.hpp"
 
@@ -23,8 +24,8 @@ ThresholdEstimate estimate_threshold(const float* x, std::size_t n, double densi
   for (std::size_t i = 0; i < samples; ++i) {
     mags[i] = std::fabs(x[samples == n ? i : rng.below(n)]);
   }
-  const auto rank = std::clamp<std::size_t>(
-      static_cast<std::size_t>(std::ceil(density * static_cast<double>(samples))), 1, samples);
+  const auto rank =
+      std::clamp<std::size_t>(ceil_count(density * static_cast<double>(samples)), 1, samples);
   std::nth_element(mags.begin(), mags.begin() + static_cast<std::ptrdiff_t>(rank - 1), mags.end(),
                    std::greater<>());
   return ThresholdEstimate{mags[rank - 1], samples};

@@ -178,8 +178,12 @@ public:
         }
         for (const auto& [label, bytes] :
              channel->bytes_by_step_per_iteration[static_cast<size_t>(i)])
-          record.bytes_by_step[label] += bytes * share;
+          record.bytes_by_step[label] += bytes;
       }
+      // Bytes summed, then divided, as bytes_sent_per_worker is: a sum of
+      // bytes * (1/P) made 2N on 6 workers 2097151.9999999998.
+      for (auto& [label, bytes] : record.bytes_by_step)
+        bytes /= static_cast<double>(channels_.size());
       // A kernel is hidden while any worker's backward pass still runs (with
       // stragglers, the leader's kernels run while the slowest computes, and
       // that time is the straggler wait's). The worker with the most exposed

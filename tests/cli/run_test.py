@@ -361,6 +361,18 @@ with tempfile.TemporaryDirectory() as work:
               f"recursive doubling on {nodes} nodes: {tree * 1e3:.1f} ms on the fat-tree, "
               f"{switch * 1e3:.1f} on the switch (README {tree_ms} and {switch_ms})")
 
+    # Recursive doubling on 6 workers folds 2 in: each sends 2N on average.
+    # The per-step bytes were summed as bytes * (1/6): 2097151.9999999998.
+    _, _, six = run(os.path.join(work, "six"), "--set",
+                    "workload=workloads/models/one-tensor-1mib.json", "--set",
+                    "platform=platforms/star-8x10g.json", "--set", "platform.nodes=6",
+                    "--set", "training.allreduce=recursive_doubling",
+                    "--set", "training.iterations=1")
+    sent = six["iterations"][0]["bytes_sent_per_worker"]
+    by_step = six["iterations"][0]["bytes_sent_per_worker_by_step"]
+    check(sent == 2 << 20 and list(by_step.values()) == [sent],
+          f"recursive doubling on 6 workers: 2N per worker, the same by step ({sent}, {by_step})")
+
     # SMPI reads its own table of factors per message size, never
     # network/latency-factor or bandwidth-factor: a platform's factors did
     # nothing under it. Given, they now replace the table.

@@ -1,6 +1,7 @@
 // Whole-iteration behaviour of every compressor through the public interface.
 #include "compressors/bin_packing.hpp"
 #include "compressors/compressor.hpp"
+#include "compressors/counts.hpp"
 #include "compressors/fidelity.hpp"
 #include "compressors/registry.hpp"
 #include "compressors/topk.hpp"
@@ -629,6 +630,30 @@ TEST_CASE("dgc lowers a threshold that keeps fewer than lower_bound * k") {
     CHECK(r.support.size() == adapted->k);
   }
   REQUIRE_MESSAGE(found, "no seed sampled a threshold keeping 64-79 elements");
+}
+
+TEST_CASE("counts from densities are the whole numbers the densities written mean") {
+  // In doubles 0.57 * 10000 is 5699.999999999999 and 0.07 * 10000 is
+  // 700.0000000000001: floor and ceil of them were 5699 and 701.
+  CHECK(gc::k_for_density(10000, 0.57) == 5700);
+  CHECK(gc::floor_count(0.57 * 10000) == 5700);
+  CHECK(gc::ceil_count(0.07 * 10000) == 700);
+  CHECK(gc::floor_count(5699.5) == 5699);
+  CHECK(gc::ceil_count(700.5) == 701);
+  CHECK(gc::ceil_count(0.0) == 0);
+  CHECK(gc::k_for_density(29994, 0.01) == 299);
+  CHECK(gc::k_for_density(10, 1e-9) == 1);
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({10000});
+  std::vector<float> ones(10000, 1.0f);
+  const std::vector<gc::GradientView> views{{ones.data(), &layout}, {ones.data(), &layout}};
+  const auto topk = Run("topk", {{"density", 0.57}}, 2).step(views, 0);
+  REQUIRE(topk.steps.size() == 1);
+  CHECK(topk.steps[0].bytes == std::vector<std::uint64_t>(2, 5700 * 8));
+  // A flat layer: the threshold selects everything, an upper bound of 100 k
+  // lets it stand, and DGC keeps the first ceil(density * n) of it.
+  const auto dgc =
+      Run("dgc", {{"density", 0.07}, {"momentum", 0.0}, {"upper_bound", 100.0}}, 2).step(views, 0);
+  CHECK(dgc.support.size() == 700);
 }
 
 TEST_CASE("dgc's resample keeps the exact top-k of an over-selection") {
