@@ -136,6 +136,9 @@ void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// posts the sends to all its children at once after it has received, and
 /// waits for them only at the end, so concurrent sends share its link.
 void eager_binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
+/// NCCL's default step (NCCL_BUFFSIZE 4 MiB over its 8 steps): the piece
+/// its ring broadcast forwards at a time.
+constexpr uint64_t kNcclChunkBytes = 512 * 1024;
 /// NCCL's ring broadcast: a chain from `root` along the ranks, the buffer
 /// cut into chunks of at most `chunk` bytes that stream through it as the
 /// tree's do: (n + P - 2) chunk / B + (P + 1) latencies for n >= 3 chunks

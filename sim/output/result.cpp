@@ -178,6 +178,10 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   // 80 Gbit/s) shows.
   if (scenario.platform.topology != net::Topology::simgrid_xml)
     result["model"]["link_bandwidth_bps"] = scenario.platform.link.bandwidth_Bps * 8;
+  // Named where it is not the default, so that results from before it was a
+  // choice read the same.
+  if (scenario.training.broadcast != BroadcastAlgorithm::binomial)
+    result["model"]["broadcast"] = broadcast_name(scenario.training.broadcast);
   if (scenario.platform.topology == net::Topology::multi_gpu) {
     // The machine's inside too, where a typo otherwise shows nowhere but
     // in the inlined platform.
@@ -261,11 +265,13 @@ std::string format_summary(const nlohmann::json& result) {
                         units::format_bit_rate(model["link_bandwidth_bps"].get<double>() / 8));
   }
   text += fmt::format(
-      "gcsim: {} | {} on {} ({}, {} worker{}, {}{}, {} allreduce) | {} | device {}\n",
+      "gcsim: {} | {} on {} ({}, {} worker{}, {}{}, {} allreduce{}) | {} | device {}\n",
       result["scenario"].value("name", ""), model["workload"].get<std::string>(),
       model["platform"].get<std::string>(), model["topology"].get<std::string>(),
       summary["workers"].get<int>(), summary["workers"].get<int>() == 1 ? "" : "s", links,
       model["network_model"].get<std::string>(), model["allreduce"].get<std::string>(),
+      model.contains("broadcast") ? ", " + model["broadcast"].get<std::string>() + " broadcast"
+                                  : std::string(),
       model["compressor"].get<std::string>(), model["device"].get<std::string>());
   const nlohmann::json compute_times = model.value("compute_times", nlohmann::json::object());
   if (compute_times.value("source", "") == "trace capture")

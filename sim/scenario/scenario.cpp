@@ -116,6 +116,9 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
                              "(its rings run among the GPUs of each machine and between the "
                              "machines), got \"" +
                                  std::string(net::topology_name(platform.topology)) + "\"");
+  training.broadcast =
+      reader.named_or("broadcast", {BroadcastAlgorithm::binomial, BroadcastAlgorithm::ring},
+                      broadcast_name, BroadcastAlgorithm::binomial);
   reader.finish();
   return training;
 }
@@ -204,6 +207,16 @@ const char* algorithm_name(AllreduceAlgorithm algorithm) {
     return "hierarchical";
   case AllreduceAlgorithm::parameter_server:
     return "parameter_server";
+  }
+  return "unknown";
+}
+
+const char* broadcast_name(BroadcastAlgorithm algorithm) {
+  switch (algorithm) {
+  case BroadcastAlgorithm::binomial:
+    return "binomial";
+  case BroadcastAlgorithm::ring:
+    return "ring";
   }
   return "unknown";
 }

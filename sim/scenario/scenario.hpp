@@ -28,6 +28,11 @@ enum class AllreduceAlgorithm {
 };
 const char* algorithm_name(AllreduceAlgorithm algorithm);
 
+/// A compressor's broadcast steps (a leader's indices, gTop-k's result): a
+/// binomial tree (MPI's, gloo's), or NCCL's pipelined ring along the ranks.
+enum class BroadcastAlgorithm { binomial, ring };
+const char* broadcast_name(BroadcastAlgorithm algorithm);
+
 struct TrainingSpec {
   int iterations = 3;
   /// The first iterations, left out of the summary (a compressor's dense
@@ -50,6 +55,7 @@ struct TrainingSpec {
   /// overlap it for free (the default, an optimistic bound).
   bool kernels_share_device = false;
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::ring;
+  BroadcastAlgorithm broadcast = BroadcastAlgorithm::binomial;
   /// Stragglers: the coefficient of variation of a worker's compute time
   /// from one iteration to the next. 0: every worker computes alike.
   double compute_variation = 0;

@@ -578,7 +578,11 @@ private:
       net::ring_allgatherv(group, local_rank, step.bytes);
       break;
     case StepPlan::Kind::broadcast:
-      net::binomial_broadcast(group, local_rank, local_of(step.root), my_bytes);
+      if (plan_.broadcast == BroadcastAlgorithm::ring)
+        net::pipelined_ring_broadcast(group, local_rank, local_of(step.root), my_bytes,
+                                      net::kNcclChunkBytes);
+      else
+        net::binomial_broadcast(group, local_rank, local_of(step.root), my_bytes);
       break;
     case StepPlan::Kind::reduce:
       net::binomial_reduce(group, local_rank, local_of(step.root), my_bytes);

@@ -113,6 +113,8 @@ struct IterationPlan {
   bool kernels_share_device = false;
   /// The dense buckets' allreduce, and a compressed run's `allreduce` steps'.
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;
+  /// A compressed run's `broadcast` steps'.
+  BroadcastAlgorithm broadcast = BroadcastAlgorithm::binomial;
   /// Consecutive ranks that share a machine (multi_gpu's GPUs per node):
   /// the hierarchical allreduce's inner rings, the tree's chains.
   int ranks_per_node = 1;

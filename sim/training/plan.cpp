@@ -83,6 +83,7 @@ IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& pr
   plan.overlap = scenario.training.overlap;
   plan.kernels_share_device = scenario.training.kernels_share_device;
   plan.algorithm = scenario.training.allreduce;
+  plan.broadcast = scenario.training.broadcast;
   if (scenario.platform.topology == net::Topology::multi_gpu)
     plan.ranks_per_node = scenario.platform.gpus_per_node;
   plan.iterations = scenario.training.iterations;

@@ -57,7 +57,7 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
   point.bytes = static_cast<uint64_t>(reader.integer("bytes", 1, int64_t{1} << 50));
   if (point.collective == Collective::broadcast && point.algorithm == Algorithm::ring) {
     point.chunk_bytes = static_cast<uint64_t>(reader.integer_or(
-        "chunk_bytes", 1, int64_t{1} << 50, static_cast<int64_t>(kNcclChunkBytes)));
+        "chunk_bytes", 1, int64_t{1} << 50, static_cast<int64_t>(net::kNcclChunkBytes)));
   } else if (reader.has("chunk_bytes"))
     reader.fail("chunk_bytes", "only a \"ring\" broadcast (NCCL's) is sent in pieces");
   point.seconds = positive_seconds(reader, "seconds");

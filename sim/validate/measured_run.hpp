@@ -4,6 +4,7 @@
 // Format ("gcsim-measured-run/1"): results/validation/README.md. Written by
 // scripts/minicluster/run.py; runs on other clusters are converted to it.
 
+#include "sim/network/collectives.hpp"
 #include "sim/network/platform.hpp"
 
 #include <cstdint>
@@ -24,10 +25,6 @@ enum class Collective { allreduce, allgather, broadcast };
 /// (a chain from the root) pipelined in chunks.
 enum class Algorithm { ring, binomial_tree, tree };
 
-/// NCCL's default step (NCCL_BUFFSIZE 4 MiB over its 8 steps): the piece
-/// its ring broadcast forwards at a time.
-constexpr uint64_t kNcclChunkBytes = 512 * 1024;
-
 const char* collective_name(Collective collective);
 const char* algorithm_name(Algorithm algorithm);
 /// What a point of `collective` runs when it names no algorithm: gloo's.
@@ -40,8 +37,8 @@ struct CollectivePoint {
   Algorithm algorithm = Algorithm::ring;
   int ranks = 0;
   uint64_t bytes = 0;
-  uint64_t chunk_bytes = kNcclChunkBytes; // a ring broadcast's pipeline piece
-  double seconds = 0;                     // the median over the repetitions
+  uint64_t chunk_bytes = net::kNcclChunkBytes; // a ring broadcast's pipeline piece
+  double seconds = 0;                          // the median over the repetitions
   int repetitions = 0;
 };
 /// "allreduce", or "allreduce/tree" where the algorithm is not the default:

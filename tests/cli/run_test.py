@@ -373,6 +373,30 @@ with tempfile.TemporaryDirectory() as work:
     check(sent == 2 << 20 and list(by_step.values()) == [sent],
           f"recursive doubling on 6 workers: 2N per worker, the same by step ({sent}, {by_step})")
 
+    # A compressor's broadcast: a binomial tree by default, NCCL's pipelined
+    # ring with training.broadcast "ring". CLT-k's leader broadcasts k = 26214
+    # indices (104856 bytes, one piece under 512 KiB) to 7 others: 3 hops in
+    # a row on the tree, 7 on the chain, each 2 x 10 us + bytes / 10 Gbit/s
+    # on the star under CM02; and no rank sends it more than once on the chain.
+    def cltk(broadcast):
+        _, _, result = run(os.path.join(work, "cltk-" + broadcast), "--set",
+                           "workload=workloads/models/one-tensor-1mib.json", "--set",
+                           "platform=platforms/star-8x10g.json", "--set",
+                           'compressor={"name":"cltk","density":0.1}', "--set",
+                           "training.iterations=2", "--set", "training.broadcast=" + broadcast)
+        return result["iterations"][1], result["model"].get("broadcast")
+    (tree, tree_named), (chain, chain_named) = cltk("binomial"), cltk("ring")
+    hop = 20e-6 + 104856 * 8 / 10e9
+    extra = chain["communication_total_s"] - tree["communication_total_s"]
+    allreduce = chain["bytes_sent_per_worker_by_step"]["allreduce k values"]
+    check(abs(extra - 4 * hop) < 1e-9 and chain["bytes_sent_max_worker"] == 104856 + allreduce
+          and tree["bytes_sent_max_worker"] == 3 * 104856 + allreduce
+          and (tree_named, chain_named) == (None, "ring"),
+          f"training.broadcast ring: 4 more hops of {hop * 1e6:.3f} us than the binomial tree "
+          f"({extra * 1e6:.3f} us more), a rank sends the indices once "
+          f"({chain['bytes_sent_max_worker']} vs {tree['bytes_sent_max_worker']} bytes), and "
+          f"the model names it ({tree_named}, {chain_named})")
+
     # SMPI reads its own table of factors per message size, never
     # network/latency-factor or bandwidth-factor: a platform's factors did
     # nothing under it. Given, they now replace the table.
