@@ -148,6 +148,7 @@ void Compressor::begin_iteration(const WeightsView* weights, const IterationCont
                                 " error-feedback memories for " + std::to_string(ctx.workers) +
                                 " workers");
   }
+  check_workers(static_cast<int>(ctx.workers));
   pending_ = std::make_unique<Pending>();
   pending_->memories = &memories;
   IterationWork& work = pending_->work;

@@ -158,7 +158,7 @@ public:
   // global level).
   virtual bool can_run_per_bucket() const { return false; }
   // Throws ParameterError if a parameter cannot hold on P workers (a rank
-  // that names a worker); run_iteration checks it too, this lets a caller
+  // that names a worker); begin_iteration checks it too, this lets a caller
   // refuse it before any iteration.
   virtual void check_workers(int /*P*/) const {}
   // Dense state kept per worker besides its error-feedback memory (DGC's and

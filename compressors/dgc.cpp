@@ -212,7 +212,8 @@ CompressorInfo dgc_info() {
       "per-layer threshold from a random sample's top-k, adapted towards k; momentum "
       "correction and factor masking; allgatherv of the selected pairs",
       "Lin et al., ICLR 2018; synxlin/deep-gradient-compression (DGCCompressor._sparsify)",
-      {density_param(0.001),
+      {density_param(0.001, "target share of each layer's n elements selected, k = "
+                            "ceil(density*n) per layer"),
        ParamSpec::number("sample_rate", 0.01, 0.0, 1.0,
                          "share of each layer sampled to estimate the threshold", true),
        ParamSpec::number("momentum", 0.9, 0.0, 1.0,

@@ -58,7 +58,6 @@ private:
   }
 
   void iterate(IterationWork& work) override {
-    check_workers(work.P);
     const auto P = static_cast<std::size_t>(work.P);
     const std::size_t k = k_for_density(work.d, density_);
     const std::uint32_t cols = sketch_columns(work.d);

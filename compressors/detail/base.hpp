@@ -34,10 +34,10 @@ private:
   bool error_feedback_;
 };
 
-inline ParamSpec density_param(double def) {
-  return ParamSpec::number("density", def, 0.0, 1.0,
-                           "target share of the d elements selected, k = max(1, floor(density*d))",
-                           true);
+inline ParamSpec density_param(
+    double def,
+    std::string desc = "target share of the d elements selected, k = max(1, floor(density*d))") {
+  return ParamSpec::number("density", def, 0.0, 1.0, std::move(desc), true);
 }
 inline ParamSpec error_feedback_param(bool def = true) {
   return ParamSpec::boolean("error_feedback", def,
