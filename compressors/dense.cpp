@@ -1,4 +1,5 @@
-// dense: no compression, ring allreduce of the whole gradient (the baseline).
+// dense: no compression, an allreduce of the whole gradient (the baseline), with the
+// run's algorithm.
 #include "compressors/detail/base.hpp"
 
 #include <numeric>

@@ -210,11 +210,11 @@ private:
   int slot_ = 0; // in signal_partials
 };
 
-// Writes all of `text`; false with errno set when the disk is full or the
-// file may not grow.
-bool write_all(int descriptor, const std::string& text) {
-  const char* at = text.data();
-  std::size_t left = text.size();
+} // namespace
+
+bool write_all(int descriptor, const void* data, std::size_t size) {
+  const char* at = static_cast<const char*>(data);
+  std::size_t left = size;
   while (left > 0) {
     const ssize_t written = ::write(descriptor, at, left);
     if (written < 0 && errno == EINTR)
@@ -230,8 +230,6 @@ bool write_all(int descriptor, const std::string& text) {
   return true;
 }
 
-} // namespace
-
 void write_file_atomically(const std::filesystem::path& file, const std::string& text) {
   write_files_atomically({{file, text}});
 }
@@ -244,7 +242,7 @@ void write_files_atomically(const std::vector<OutputFile>& files,
     prepare(file.path);
     partials.push_back(std::make_unique<PartialFile>(file.path));
     PartialFile& partial = *partials.back();
-    bool written = write_all(partial.descriptor(), file.text);
+    bool written = write_all(partial.descriptor(), file.text.data(), file.text.size());
     int saved_errno = errno;
     if (!partial.close() && written) {
       written = false;

@@ -1,8 +1,8 @@
 #pragma once
 // Quantities with explicit units in input files: "1Gbps", "50us", "25MiB".
 // Each parser returns SI (bytes per second, seconds, bytes) or nullopt when
-// the text is not a positive number followed by a known unit, or when the
-// product overflows a double.
+// the text is not a number without a sign (0 included) followed by a known
+// unit, or when the product overflows a double.
 
 #include <optional>
 #include <string>

@@ -42,20 +42,6 @@ std::runtime_error failure(const char* call, int error) {
 
 } // namespace
 
-bool write_all(int fd, const void* data, size_t size) {
-  const char* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t written = write(fd, bytes, size);
-    if (written < 0 && errno == EINTR)
-      continue;
-    if (written <= 0)
-      return false;
-    bytes += written;
-    size -= static_cast<size_t>(written);
-  }
-  return true;
-}
-
 ForkedResult run_forked(const std::function<int(int fd)>& work, ChildPipe pipe, size_t max_output) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)

@@ -30,7 +30,4 @@ enum class ChildPipe { argument, stderr_stream };
 /// the child has ended. Throws std::runtime_error when it cannot fork.
 ForkedResult run_forked(const std::function<int(int fd)>& work, ChildPipe pipe, size_t max_output);
 
-/// Writes all of `size` bytes to `fd`; false when the pipe refuses them.
-bool write_all(int fd, const void* data, size_t size);
-
 } // namespace gcsim::net

@@ -263,7 +263,8 @@ NpyHeader read_npy_header(const std::filesystem::path& path) {
   std::vector<unsigned char> prefix(kMagicSize + 6);
   stream.read(reinterpret_cast<char*>(prefix.data()), static_cast<std::streamsize>(prefix.size()));
   prefix.resize(static_cast<size_t>(stream.gcount()));
-  // Parse once to learn the header length (fails cleanly if even that is cut).
+  // The header's length first, from its first bytes (a file cut even there
+  // reads as too short).
   size_t wanted = prefix.size();
   if (prefix.size() >= kMagicSize + 4 && std::memcmp(prefix.data(), kMagic, kMagicSize) == 0) {
     size_t length_bytes = prefix[6] == 1 ? 2 : 4;

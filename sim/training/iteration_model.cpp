@@ -449,7 +449,7 @@ private:
       const double took = compute_is_shared() ? sg4::Engine::get_clock() - start : kernel.seconds;
       kernel_seconds[kernel.name] += took;
       // Only a kernel that ends after this worker's backward pass can be on
-      // the critical path; results() decides how much of it is.
+      // the critical path; result() decides how much of it is.
       if (channel.backward_end.size() > static_cast<size_t>(iteration))
         channel.late_kernels_per_iteration[static_cast<size_t>(iteration)].push_back(
             {&kernel.name, start, sg4::Engine::get_clock(), took});

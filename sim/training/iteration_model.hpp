@@ -50,7 +50,7 @@ struct StepPlan {
     reduce,
     point_to_point, // `messages`, all sent at once (gTop-k rounds, PS push/pull)
     allreduce_tree, // NCCL's double binary tree over the participants
-    allreduce,      // the run's own algorithm (IterationPlan::algorithm)
+    allreduce,      // the run's own algorithm (IterationPlan::algorithm); the last
   };
   struct Message {
     int src = 0;

@@ -13,12 +13,40 @@ namespace {
 // Past any tensor (2^53: a double's exact integers).
 constexpr double kMostKernelElements = 9007199254740992.0;
 
+// A kind's name in schedule files, by a switch so that a kind added or
+// moved in the enum cannot take another's name.
+const char* kind_name(StepPlan::Kind kind) {
+  switch (kind) {
+  case StepPlan::Kind::allreduce_ring:
+    return "allreduce_ring";
+  case StepPlan::Kind::allreduce_recursive_doubling:
+    return "allreduce_recursive_doubling";
+  case StepPlan::Kind::allgather:
+    return "allgather";
+  case StepPlan::Kind::allgatherv:
+    return "allgatherv";
+  case StepPlan::Kind::broadcast:
+    return "broadcast";
+  case StepPlan::Kind::reduce:
+    return "reduce";
+  case StepPlan::Kind::point_to_point:
+    return "point_to_point";
+  case StepPlan::Kind::allreduce_tree:
+    return "allreduce_tree";
+  case StepPlan::Kind::allreduce:
+    return "allreduce";
+  }
+  return "unknown";
+}
+
+// Every kind's name, in enum order (StepPlan::Kind::allreduce is the last).
 const std::vector<std::string>& kind_names() {
-  static const std::vector<std::string> names{"allreduce_ring", "allreduce_recursive_doubling",
-                                              "allgather",      "allgatherv",
-                                              "broadcast",      "reduce",
-                                              "point_to_point", "allreduce_tree",
-                                              "allreduce"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (int kind = 0; kind <= static_cast<int>(StepPlan::Kind::allreduce); ++kind)
+      all.emplace_back(kind_name(static_cast<StepPlan::Kind>(kind)));
+    return all;
+  }();
   return names;
 }
 
@@ -58,7 +86,7 @@ void write_part(const CompressionPart& part, nlohmann::json& out) {
     nlohmann::json messages = nlohmann::json::array();
     for (const StepPlan::Message& message : step.messages)
       messages.push_back({message.src, message.dst, message.bytes});
-    steps.push_back({{"kind", kind_names()[static_cast<size_t>(step.kind)]},
+    steps.push_back({{"kind", kind_name(step.kind)},
                      {"label", step.label},
                      {"root", step.root},
                      {"participants", step.participants},

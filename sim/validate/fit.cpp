@@ -1,6 +1,7 @@
 #include "sim/validate/fit.hpp"
 
 #include "sim/input/input_error.hpp"
+#include "sim/network/alpha_beta.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -11,8 +12,8 @@ bool ring_path_cost(const CollectivePoint& point, PathCost& cost) {
   if (point.algorithm != Algorithm::ring)
     return false;
   const double ranks = point.ranks;
-  // The largest chunk sets the pace (alpha_beta.hpp).
-  const double chunk = std::ceil(static_cast<double>(point.bytes) / ranks);
+  // The largest chunk sets the pace.
+  const auto chunk = static_cast<double>(net::alpha_beta::largest_chunk(point.bytes, point.ranks));
   switch (point.collective) {
   case Collective::allreduce:
     cost = {2 * (ranks - 1), 2 * (ranks - 1) * chunk};

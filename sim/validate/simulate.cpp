@@ -2,8 +2,10 @@
 
 #include "compressors/registry.hpp"
 #include "sim/cost/device_profile.hpp"
+#include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
+#include "sim/network/alpha_beta.hpp"
 #include "sim/network/collectives.hpp"
 #include "sim/network/forked.hpp"
 #include "sim/training/compression.hpp"
@@ -31,6 +33,9 @@ namespace {
 // The child's exit status for training::IterationTooLong: the pipe then
 // holds the iteration's length, and the parent throws it again.
 constexpr int kIterationTooLong = 5;
+// The child's exit status for any other exception: the pipe then holds its
+// message, and the parent throws it again.
+constexpr int kSimulationFailed = 4;
 
 /// Runs `work` in a child process and returns the numbers it computed.
 /// Throws training::IterationTooLong when the child's simulation did.
@@ -46,14 +51,17 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& wor
             values = {error.seconds()};
             status = kIterationTooLong;
           }
-          return net::write_all(fd, values.data(), values.size() * sizeof(double)) ? status : 3;
+          return write_all(fd, values.data(), values.size() * sizeof(double)) ? status : 3;
         } catch (const std::exception& error) {
-          std::fprintf(stderr, "gcsim validate: simulation failed: %s\n", error.what());
-          return 4;
+          const std::string message = error.what();
+          write_all(fd, message.data(), message.size());
+          return kSimulationFailed;
         }
       },
       net::ChildPipe::argument, std::numeric_limits<size_t>::max());
   const std::string& bytes = child.output;
+  if (child.exited(kSimulationFailed))
+    throw std::runtime_error("the simulation failed: " + bytes);
   const bool too_long = child.exited(kIterationTooLong);
   if ((!child.exited(0) && !too_long) || bytes.size() % sizeof(double) != 0)
     throw std::runtime_error("the simulation process failed");
@@ -85,9 +93,7 @@ void run_point(net::Group& group, int rank, const CollectivePoint& point, int ra
   case Collective::allgather:
     // Each rank's block, rounded up as the fit and the allreduce's chunks
     // are: a 7-byte allgather on 8 ranks sent empty messages.
-    net::ring_allgather(group, rank,
-                        (point.bytes + static_cast<uint64_t>(point.ranks) - 1) /
-                            static_cast<uint64_t>(point.ranks));
+    net::ring_allgather(group, rank, net::alpha_beta::largest_chunk(point.bytes, point.ranks));
     return;
   case Collective::broadcast:
     if (point.algorithm == Algorithm::ring)

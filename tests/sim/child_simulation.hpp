@@ -2,6 +2,7 @@
 // process, so each runs in a forked child and hands its figures back.
 #pragma once
 
+#include "sim/input/atomic_write.hpp"
 #include "sim/network/forked.hpp"
 #include "sim/network/platform.hpp"
 
@@ -22,7 +23,7 @@ simulate_in_child(const net::PlatformSpec& spec,
       [&](int fd) {
         net::Simulation simulation(spec);
         const std::vector<double> figures = simulate(simulation);
-        return net::write_all(fd, figures.data(), figures.size() * sizeof(double)) ? 0 : 1;
+        return write_all(fd, figures.data(), figures.size() * sizeof(double)) ? 0 : 1;
       },
       net::ChildPipe::argument, 1 << 20);
   REQUIRE_MESSAGE(child.exited(0), "the child simulation failed: " << child.output);

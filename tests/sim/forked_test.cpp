@@ -1,3 +1,4 @@
+#include "sim/input/atomic_write.hpp"
 #include "sim/network/forked.hpp"
 
 #include <csignal>
@@ -10,10 +11,10 @@
 
 #include <doctest/doctest.h>
 
+using gcsim::write_all;
 using gcsim::net::ChildPipe;
 using gcsim::net::ForkedResult;
 using gcsim::net::run_forked;
-using gcsim::net::write_all;
 
 TEST_CASE("run_forked returns the child's status and what it wrote, all of it") {
   // More than a pipe holds (64 KiB): the parent must read while the child writes.
