@@ -59,3 +59,30 @@ TEST_CASE("schedule_of keeps each worker's kernels and where they run") {
   CHECK(part.steps[0].root == 0);
   CHECK(part.steps[0].label == "broadcast indices");
 }
+
+TEST_CASE("every compressor kernel is the cost model's kernel of the same name") {
+  // compressors/README.md promises to_string(kind) names the cost model's
+  // kernel; schedule_of maps the two lists by a switch.
+  const cost::DeviceProfile profile =
+      cost::DeviceProfile::load(std::string(GCSIM_SOURCE_DIR) + "/platforms/devices/v100.json");
+  compress::IterationResult result;
+  result.kernels.resize(1);
+  for (int kind = 0; kind <= static_cast<int>(compress::KernelKind::fp16_cast); ++kind) {
+    compress::KernelRun run;
+    run.kind = static_cast<compress::KernelKind>(kind);
+    run.n = 4096;
+    run.k = 64;
+    run.rows = 5;
+    run.cols = 1024;
+    result.kernels[0].push_back(run);
+  }
+  const training::CompressionPart part = training::schedule_of(result, 1, profile);
+  REQUIRE(part.kernels[0].size() == result.kernels[0].size());
+  for (size_t i = 0; i < part.kernels[0].size(); ++i) {
+    const char* name = compress::to_string(result.kernels[0][i].kind);
+    CAPTURE(name);
+    CHECK(part.kernels[0][i].name == name);
+    CHECK(part.kernels[0][i].seconds ==
+          profile.kernel_seconds(name, cost::KernelShape{4096, 64, 5, 1024}));
+  }
+}
