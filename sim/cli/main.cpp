@@ -69,10 +69,6 @@ int with_stdout_written(int status) {
 
 } // namespace gcsim::cli
 
-#ifndef GCSIM_VERSION
-#define GCSIM_VERSION "unknown"
-#endif
-
 int main(int argc, char** argv) {
   using namespace gcsim::cli;
   CLI::App app{"gcsim " GCSIM_VERSION

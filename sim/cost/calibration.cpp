@@ -1,5 +1,8 @@
 #include "sim/cost/calibration.hpp"
 
+#include "compressors/count_sketch.hpp"
+#include "compressors/threshold_estimator.hpp"
+#include "compressors/topk.hpp"
 #include "sim/cost/cpu_kernels.hpp"
 
 #include <algorithm>
@@ -12,11 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#if GCSIM_COST_WITH_COMPRESSORS
-#include "compressors/count_sketch.hpp"
-#include "compressors/threshold_estimator.hpp"
-#include "compressors/topk.hpp"
-#endif
 
 namespace gcsim::cost {
 namespace {
@@ -250,11 +248,6 @@ CalibrationOptions quick_calibration_options() {
 }
 
 CalibrationPoints measure_cpu_kernels(const CalibrationOptions& options) {
-#if !GCSIM_COST_WITH_COMPRESSORS
-  (void)options;
-  throw std::runtime_error("gcsim was built without compressors/; CPU calibration times the "
-                           "compressors' own kernels and cannot run");
-#else
   if (options.min_log2_n < 4 || options.max_log2_n > 31 ||
       options.min_log2_n > options.max_log2_n || options.steps_per_octave < 1)
     throw std::invalid_argument("calibration: sizes must satisfy 4 <= min <= max <= 31");
@@ -398,7 +391,6 @@ CalibrationPoints measure_cpu_kernels(const CalibrationOptions& options) {
   }
   points.load_after = read_loadavg();
   return points;
-#endif
 }
 
 double measure_cpu_gemm_flops(int size) {

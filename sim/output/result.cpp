@@ -156,7 +156,7 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
          {"bytes", bucket.bytes}});
 
   nlohmann::json result = {
-      {"gcsim_version", GCSIM_VERSION_STRING},
+      {"gcsim_version", GCSIM_VERSION},
       {"scenario", scenario.resolved},
       {"model",
        {{"workload", scenario.workload.name},
