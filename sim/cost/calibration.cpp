@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 namespace gcsim::cost {
 namespace {
 
