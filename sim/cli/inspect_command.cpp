@@ -195,7 +195,7 @@ public:
       const trace::MappedNpy& file = files[static_cast<size_t>(worker)];
       size_t bad = file.read_float32(static_cast<size_t>(offset), static_cast<size_t>(count), out);
       if (bad != trace::MappedNpy::npos)
-        trace.fail_non_finite(file, bad, out[bad - static_cast<size_t>(offset)]);
+        trace.fail_unusable(file, bad, out[bad - static_cast<size_t>(offset)]);
     };
 
     size_t name_width = 5;

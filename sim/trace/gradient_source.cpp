@@ -401,7 +401,7 @@ void GradientSource::shuffled(size_t iteration_index, int64_t worker,
         source_worker(iteration_index, worker, static_cast<int64_t>(block)))];
     size_t bad = source.read_float32(first, count, out.data() + first);
     if (bad != MappedNpy::npos)
-      trace_.fail_non_finite(source, bad, out[bad]);
+      trace_.fail_unusable(source, bad, out[bad]);
   }
 }
 

@@ -394,7 +394,7 @@ size_t MappedNpy::read_float32(size_t first, size_t count, float* out) const {
   return npos;
 }
 
-void MappedNpy::read_finite_float32(size_t first, size_t count, float* out) const {
+void MappedNpy::read_usable_float32(size_t first, size_t count, float* out) const {
   size_t bad = read_float32(first, count, out);
   if (bad == npos)
     return;
@@ -419,7 +419,7 @@ std::vector<float> read_npy_float32(const std::filesystem::path& file,
                                     std::vector<int64_t>* shape) {
   MappedNpy array = MappedNpy::open(file);
   std::vector<float> values(array.element_count());
-  array.read_finite_float32(0, values.size(), values.data());
+  array.read_usable_float32(0, values.size(), values.data());
   if (shape != nullptr)
     *shape = array.header().shape;
   return values;

@@ -78,7 +78,7 @@ public:
   /// decides how to name the place in its error.
   size_t read_float32(size_t first, size_t count, float* out) const;
   /// As read_float32, but an unusable element is an InputError.
-  void read_finite_float32(size_t first, size_t count, float* out) const;
+  void read_usable_float32(size_t first, size_t count, float* out) const;
 
   static constexpr size_t npos = static_cast<size_t>(-1);
 
@@ -92,7 +92,7 @@ private:
   size_t size_ = 0;
 };
 
-/// Reads a whole array as float32 (all elements must be finite).
+/// Reads a whole array as float32 (every element must pass is_usable_value).
 std::vector<float> read_npy_float32(const std::filesystem::path& file,
                                     std::vector<int64_t>* shape = nullptr);
 

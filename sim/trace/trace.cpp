@@ -53,7 +53,7 @@ MappedNpy Trace::map_gradient(size_t iteration_index, int64_t worker) const {
   return map_checked(manifest_.gradient_file(iteration_index, worker), manifest_.dtype);
 }
 
-void Trace::fail_non_finite(const MappedNpy& array, size_t element, float value) const {
+void Trace::fail_unusable(const MappedNpy& array, size_t element, float value) const {
   // The layers tile the gradient in order, so the holder is found by offset.
   auto holder = std::upper_bound(
       manifest_.layers.begin(), manifest_.layers.end(), static_cast<int64_t>(element),
@@ -72,7 +72,7 @@ void Trace::read_all(const MappedNpy& array, std::vector<float>& out) const {
   out.resize(static_cast<size_t>(manifest_.total_params));
   size_t bad = array.read_float32(0, out.size(), out.data());
   if (bad != MappedNpy::npos)
-    fail_non_finite(array, bad, out[bad]);
+    fail_unusable(array, bad, out[bad]);
 }
 
 void Trace::read_gradient(size_t iteration_index, int64_t worker, std::vector<float>& out) const {

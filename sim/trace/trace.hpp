@@ -28,7 +28,8 @@ public:
   /// Gradient of captured worker `worker` at captured iteration index
   /// `iteration_index` (0-based into manifest().iterations), as float32 with
   /// the layers at their manifest offsets. `out` is resized to total_params.
-  /// A NaN or infinite element is an InputError naming the file and layer.
+  /// An element is_usable_value refuses (NaN, infinite, or past
+  /// kLargestTraceValue) is an InputError naming the file and layer.
   void read_gradient(size_t iteration_index, int64_t worker, std::vector<float>& out) const;
   /// The weights at which the gradients of that iteration were computed.
   void read_weights(size_t iteration_index, std::vector<float>& out) const;
@@ -36,8 +37,8 @@ public:
   /// A validated mapping of one gradient file, for readers that want slices.
   MappedNpy map_gradient(size_t iteration_index, int64_t worker) const;
   /// Throws an InputError naming `array`'s file and the layer holding
-  /// element `element`, which was found to be NaN or infinite.
-  [[noreturn]] void fail_non_finite(const MappedNpy& array, size_t element, float value) const;
+  /// element `element`, which is_usable_value refused.
+  [[noreturn]] void fail_unusable(const MappedNpy& array, size_t element, float value) const;
 
 private:
   explicit Trace(Manifest manifest) : manifest_(std::move(manifest)) {}
