@@ -7,7 +7,6 @@
 #include "compressors/threshold_estimator.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 namespace gcsim::compress::detail {
 namespace {

@@ -24,7 +24,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string.h> // sigabbrev_np (GNU)
 
 #include <CLI/CLI.hpp>
@@ -34,13 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// A point's share of the memory, as its --memory-share argument.
-std::string format_share(double share) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", share);
-  return text;
-}
 
 // Paths inside the working directory are printed relative to it, so that
 // commands stay readable and committed results carry no home directories.
@@ -222,7 +214,7 @@ public:
     else
       std::printf(" on %d core%s\n", parallel, parallel == 1 ? "" : "s");
     if (beside > 1) {
-      const std::string share = format_share(1.0 / static_cast<double>(beside));
+      const std::string share = sweep::memory_share_argument(beside);
       for (sweep::Job& job : jobs)
         job.argv.insert(job.argv.end(), {"--memory-share", share});
       std::printf("  %zu points at a time: each runs with --memory-share %s (what --spill auto "

@@ -230,8 +230,7 @@ private:
     const int parallel =
         std::max(1, std::min(sweep::available_cores(), static_cast<int>(jobs.size())));
     if (parallel > 1) {
-      char share[32];
-      std::snprintf(share, sizeof share, "%.6g", 1.0 / parallel);
+      const std::string share = sweep::memory_share_argument(static_cast<size_t>(parallel));
       for (sweep::Job& job : jobs)
         job.argv.insert(job.argv.end(), {"--memory-share", share});
     }

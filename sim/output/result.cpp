@@ -8,9 +8,6 @@
 #include "sim/training/plan.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 

@@ -4,7 +4,6 @@
 // "platform.fat_tree.down.0"); the value is JSON if it parses as JSON
 // (numbers, true/false, objects) and a plain string otherwise ("10Gbps").
 
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>

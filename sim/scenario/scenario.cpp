@@ -9,7 +9,6 @@
 #include "sim/trace/workload.hpp"
 
 #include <algorithm>
-#include <set>
 
 namespace gcsim {
 namespace {

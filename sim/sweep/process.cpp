@@ -3,6 +3,7 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -116,6 +117,12 @@ std::string ExitStatus::describe() const {
     return std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) +
            ")";
   return "exit status " + std::to_string(code);
+}
+
+std::string memory_share_argument(size_t beside) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", 1.0 / static_cast<double>(beside));
+  return text;
 }
 
 int available_cores() {

@@ -40,6 +40,10 @@ void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_star
 /// The number of cores this process may run on.
 int available_cores();
 
+/// The --memory-share argument of each of `beside` runs at once ("0.5"):
+/// what `gcsim run --spill auto` counts on.
+std::string memory_share_argument(size_t beside);
+
 /// The last non-empty line the child wrote to its log: where gcsim prints its
 /// error ("(no output)" when there is none; a kLogHeader line is the caller's).
 std::string last_line(const std::filesystem::path& log);

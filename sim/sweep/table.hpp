@@ -12,7 +12,6 @@
 // point lacks is an empty cell. Numbers are written in their shortest exact
 // form, so the same results give a byte-identical file.
 
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>

@@ -5,7 +5,6 @@
 #include "sim/network/collectives.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <deque>
