@@ -8,7 +8,6 @@
 namespace gcsim {
 namespace {
 
-constexpr int64_t kMaxWorkers = 1 << 16;
 // SimGrid holds about 1.5 KB per fat-tree link (a split-duplex pair): a
 // million is some 1.5 GB and 8 s to build, five times the links of a
 // non-blocking three-level tree of 65536 leaves.

@@ -4,11 +4,15 @@
 
 #include "sim/network/platform.hpp"
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace gcsim {
+
+/// The most workers (or GPUs, or servers) a platform may have: 2^16.
+constexpr int64_t kMaxWorkers = 1 << 16;
 
 /// Validates and converts; every problem is an InputError naming `file`
 /// and the JSON path under `path`.

@@ -15,8 +15,6 @@
 namespace gcsim::validate {
 namespace {
 
-constexpr int kMaxRanks = 65536;
-
 // A measured time that cannot be zero (a collective, an iteration), in
 // (0, kLongestSeconds] as every other time an input gives: past it a figure
 // is a typo, and the error against it would be meaningless.
@@ -53,7 +51,7 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
                                       algorithm_name, fallback);
     break;
   }
-  point.ranks = static_cast<int>(reader.integer("ranks", 2, kMaxRanks));
+  point.ranks = static_cast<int>(reader.integer("ranks", 2, kMaxWorkers));
   point.bytes = static_cast<uint64_t>(reader.integer("bytes", 1, int64_t{1} << 50));
   if (point.collective == Collective::broadcast && point.algorithm == Algorithm::ring) {
     point.chunk_bytes = static_cast<uint64_t>(reader.integer_or(
@@ -199,7 +197,7 @@ TrainingRun read_training(const nlohmann::json& json, const std::string& file,
   else
     read_workload(reader, run, file);
   run.name = reader.string_or("name", run.compressor);
-  run.ranks = static_cast<int>(reader.integer("ranks", 1, kMaxRanks));
+  run.ranks = static_cast<int>(reader.integer("ranks", 1, kMaxWorkers));
   run.warmup_iterations = static_cast<int>(reader.integer_or("warmup_iterations", 0, 1 << 30, 0));
   if (reader.has("bytes_sent_per_worker")) {
     run.bytes_sent_per_worker = reader.number("bytes_sent_per_worker");
