@@ -150,7 +150,10 @@ std::string accepted_text(const ParamSpec& spec) {
   }
   case ParamSpec::Type::integer: {
     if (spec.values.empty()) {
-      return "an integer in [" + number_text(spec.min) + ", " + number_text(spec.max) + "]";
+      // Bounds come from long longs (ParamSpec::integer): printed whole, as
+      // %g would print 2^40 as 1.099511628e+12.
+      return "an integer in [" + std::to_string(static_cast<long long>(spec.min)) + ", " +
+             std::to_string(static_cast<long long>(spec.max)) + "]";
     }
     std::string list;
     for (std::size_t i = 0; i < spec.values.size(); ++i) {

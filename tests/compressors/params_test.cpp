@@ -52,6 +52,9 @@ TEST_CASE("registry rejects unknown names and bad parameters with a message nami
   CHECK_THROWS_WITH_AS(gc::make_compressor("gs_sgd", {{"rows", 65}}),
                        doctest::Contains("'rows': expected an integer in [1, 64], got 65"),
                        gc::ParameterError);
+  CHECK_THROWS_WITH_AS(gc::make_compressor("dgc", {{"min_layer_size", -1}}),
+                       doctest::Contains("expected an integer in [0, 1099511627776], got -1"),
+                       gc::ParameterError);
   CHECK_THROWS_WITH_AS(gc::make_compressor("topk", {{"density", 0}}),
                        doctest::Contains("expected a number in (0, 1], got 0"), gc::ParameterError);
   // A ParameterError is an std::invalid_argument, which the CLI maps to exit status 2.
