@@ -135,11 +135,9 @@ private:
     // At least ceil(2 / density) samples, as the reference takes: the top-1
     // of a handful of samples is no threshold, and adapting it by factors of
     // 1.3 and 0.8 does not recover one.
-    const auto least = static_cast<double>(ceil_count(2.0 / density_));
-    const std::size_t samples = static_cast<double>(n) <= least
-                                    ? n
-                                    : std::max(static_cast<std::size_t>(least),
-                                               ceil_count(static_cast<double>(n) * sample_rate_));
+    const std::size_t least = ceil_count(2.0 / density_);
+    const std::size_t samples =
+        n <= least ? n : std::max(least, ceil_count(static_cast<double>(n) * sample_rate_));
     const ThresholdEstimate est =
         estimate_threshold(v, n, density_, samples,
                            derive_seed(work.ctx.seed, work.ctx.iteration,

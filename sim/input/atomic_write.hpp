@@ -2,6 +2,7 @@
 // Writing a result file whole or not at all: a reader never sees half of one,
 // even when the disk fills up or the process is killed midway.
 
+#include <cstddef>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -9,13 +10,13 @@
 
 namespace gcsim {
 
-/// A file could not be written (disk full, no permission): the environment's
-/// fault, not the input's, so the command exits 1 naming the file.
 /// Writes all of `size` bytes to `descriptor`, again after a signal
 /// (EINTR); false with errno set when it cannot (ENOSPC where the disk is
 /// full or the file may not grow, EPIPE where a pipe's reader has gone).
 bool write_all(int descriptor, const void* data, std::size_t size);
 
+/// A file could not be written (disk full, no permission): the environment's
+/// fault, not the input's, so the command exits 1 naming the file.
 class WriteError : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
