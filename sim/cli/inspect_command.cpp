@@ -136,29 +136,47 @@ public:
     // not leave half a table on stdout.
     std::string text;
 
-    nlohmann::json report = {
-        {"trace", recorded_path(trace_path_)},   {"model", manifest.model},
-        {"dataset", manifest.dataset},           {"workers", manifest.workers},
-        {"micro_batch", manifest.micro_batch},   {"dtype", trace::dtype_name(manifest.dtype)},
-        {"total_params", manifest.total_params}, {"iterations", manifest.iterations},
-        {"has_tensors", manifest.has_tensors},   {"top_fraction", kTopFraction}};
-    text += fmt::sprintf("trace     %s\nmodel     %s on %s, %lld parameters in %zu tensors\n",
+    nlohmann::json report = {{"trace", recorded_path(trace_path_)},
+                             {"model", manifest.model},
+                             {"dataset", manifest.dataset},
+                             {"workers", manifest.workers},
+                             {"micro_batch", manifest.micro_batch},
+                             {"dtype", trace::dtype_name(manifest.dtype)},
+                             {"total_params", manifest.total_params},
+                             {"iterations", manifest.iterations},
+                             {"has_tensors", manifest.has_tensors},
+                             {"top_fraction", kTopFraction},
+                             {"optimizer", manifest.optimizer},
+                             {"learning_rate", manifest.learning_rate},
+                             {"seed", manifest.seed},
+                             {"input_shape", manifest.input_shape}};
+    std::string input;
+    for (int64_t extent : manifest.input_shape)
+      input += (input.empty() ? " (input " : "x") + std::to_string(extent);
+    if (!input.empty())
+      input += ')';
+    text += fmt::sprintf("trace     %s\nmodel     %s on %s%s, %lld parameters in %zu tensors\n",
                          trace_path_.c_str(), manifest.model.c_str(), manifest.dataset.c_str(),
-                         static_cast<long long>(manifest.total_params), manifest.layers.size());
+                         input.c_str(), static_cast<long long>(manifest.total_params),
+                         manifest.layers.size());
     text += fmt::sprintf(
-        "capture   %lld workers x micro-batch %lld, %s, lr %g, seed %lld, iterations",
+        "capture   %lld workers x micro-batch %lld, %s, %s lr %g, seed %lld, iterations",
         static_cast<long long>(manifest.workers), static_cast<long long>(manifest.micro_batch),
-        trace::dtype_name(manifest.dtype).c_str(), manifest.learning_rate,
-        static_cast<long long>(manifest.seed));
+        trace::dtype_name(manifest.dtype).c_str(), manifest.optimizer.c_str(),
+        manifest.learning_rate, static_cast<long long>(manifest.seed));
     for (int64_t it : manifest.iterations)
       text += fmt::sprintf(" %lld", static_cast<long long>(it));
     text += '\n';
-    if (workload.has_times && manifest.timing)
-      text += fmt::sprintf("timing    %s (%s, %lld %s), seconds per micro-batch of %lld\n",
-                           manifest.timing->device.c_str(), manifest.timing->cpu.c_str(),
-                           static_cast<long long>(manifest.timing->threads),
-                           manifest.timing->threads == 1 ? "thread" : "threads",
-                           static_cast<long long>(manifest.timing->micro_batch));
+    if (workload.has_times && manifest.timing) {
+      const trace::CaptureTiming& timing = *manifest.timing;
+      text += fmt::sprintf(
+          "timing    %s (%s, %lld %s), seconds per micro-batch of %lld", timing.device.c_str(),
+          timing.cpu.c_str(), static_cast<long long>(timing.threads),
+          timing.threads == 1 ? "thread" : "threads", static_cast<long long>(timing.micro_batch));
+      if (timing.samples > 0)
+        text += fmt::sprintf(", mean of %lld passes", static_cast<long long>(timing.samples));
+      text += '\n';
+    }
 
     std::optional<size_t> index;
     std::optional<std::pair<int64_t, std::vector<trace::LayerStatistics>>> stored;
@@ -198,7 +216,7 @@ public:
         trace.fail_unusable(file, bad, out[bad - static_cast<size_t>(offset)]);
     };
 
-    size_t name_width = 5;
+    size_t name_width = 12; // "whole passes"
     for (const trace::TraceLayer& layer : manifest.layers)
       name_width = std::max(name_width, layer.name.size());
     text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "layer", name_width,
@@ -267,15 +285,38 @@ public:
     text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "total", name_width,
                         manifest.total_params, "", "", "", forward, backward) +
             '\n';
+    // The whole passes include what no module's hooks see (the loss, the
+    // hooks themselves); gcsim charges the modules' times, so show the gap.
+    const std::optional<trace::CaptureTiming>& timing = manifest.timing;
+    const bool whole_passes =
+        workload.has_times && timing && timing->forward_total_s > 0 && timing->backward_total_s > 0;
+    if (whole_passes)
+      text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "whole passes",
+                          name_width, "", "", "", "",
+                          fmt::format("{:.3f}", timing->forward_total_s * 1e3),
+                          fmt::format("{:.3f}", timing->backward_total_s * 1e3)) +
+              '\n';
     text += "\ngrad norm: each worker's L2 norm of the layer's gradient, mean over workers (not "
             "the norm of their mean); top1% mass: the share of its squared norm in its top 1% of "
             "elements by magnitude, mean over workers; top1% ovl: |top_a & top_b| / k over pairs "
             "of workers, mean (\"-\" with one worker)\n";
-    if (workload.has_times)
+    if (whole_passes)
+      text += "whole passes: the captured forward and backward passes timed whole (the loss and "
+              "the hooks included); gcsim charges the modules' times, the total above\n";
+    if (workload.has_times) {
       report["timing"] = {{"micro_batch", workload.micro_batch},
                           {"device", workload.timing_device},
                           {"forward_s", forward_total},
                           {"backward_s", backward_total}};
+      if (whole_passes) {
+        report["timing"]["whole_forward_s"] = timing->forward_total_s;
+        report["timing"]["whole_backward_s"] = timing->backward_total_s;
+      }
+      if (timing && timing->samples > 0)
+        report["timing"]["samples"] = timing->samples;
+      if (timing && !timing->method.empty())
+        report["timing"]["method"] = timing->method;
+    }
     if (manifest.provenance.contains("loss"))
       report["loss"] = manifest.provenance["loss"];
     if (!manifest.capture_command.empty())

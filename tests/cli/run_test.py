@@ -486,6 +486,19 @@ with tempfile.TemporaryDirectory() as work:
     recorded = json.load(open(report))["trace"] if shipped.returncode == 0 else None
     check(recorded == "workloads/traces/fmnist-cnn-16w",
           f"inspect records a trace relative to the source tree: {recorded!r}")
+    # The capture's setting and how its times were taken are shown, and the
+    # whole passes beside the modules' sum that gcsim charges (the manifest's
+    # own figures: 64 passes, 10.870720578 ms and 22.133995640 ms whole).
+    timing = json.load(open(report)).get("timing", {}) if shipped.returncode == 0 else {}
+    check(timing.get("samples") == 64 and abs(timing.get("whole_forward_s", 0) - 0.0108707) < 1e-7
+          and abs(timing.get("whole_backward_s", 0) - 0.0221340) < 1e-7
+          and timing.get("whole_forward_s", 0) > timing.get("forward_s", 1),
+          f"inspect reports the whole passes beside the modules' times: {timing}")
+    text = shipped.stdout.decode()
+    whole = [line.split()[2:] for line in text.splitlines() if line.startswith("whole passes ")]
+    check("sgd lr 0.05, seed 1" in text and "(input 1x28x28)" in text
+          and "mean of 64 passes" in text and whole == [["10.871", "22.134"]],
+          f"inspect's text shows the capture's setting and the whole passes: {text[:400]!r}")
 
 help_text = gcsim("--help")
 check(help_text.returncode == 0 and "run" in help_text.stdout, "gcsim --help lists the commands")
