@@ -1,5 +1,6 @@
 #include "compressors/count_sketch.hpp"
 
+#include "compressors/compressor.hpp"
 #include "compressors/rng.hpp"
 
 #include <algorithm>
@@ -19,9 +20,11 @@ inline float signed_by(std::uint64_t h, float v) {
 }
 } // namespace
 
-std::uint32_t default_sketch_columns(std::size_t k) {
+std::uint32_t sketch_columns(std::uint32_t columns, std::size_t d, double density) {
+  if (columns != 0)
+    return columns;
   constexpr std::size_t kMaxColumns = std::size_t{1} << 31;
-  return static_cast<std::uint32_t>(std::min(10 * k, kMaxColumns));
+  return static_cast<std::uint32_t>(std::min(10 * k_for_density(d, density), kMaxColumns));
 }
 
 CountSketch::CountSketch(std::uint32_t rows, std::uint32_t cols, std::uint64_t seed)

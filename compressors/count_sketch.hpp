@@ -19,9 +19,10 @@ namespace gcsim::compress {
 // bucket and sign come from a 64-bit multiply-xorshift mix of (i, row key) —
 // not a k-wise independent family, but deterministic, fast and well mixed,
 // which the tests check statistically.
-// The width gs-SGD and Sketched-SGD use when their `columns` is 0: 10 k (our
-// default, not the papers'), at most 2^31 like the parameter itself.
-std::uint32_t default_sketch_columns(std::size_t k);
+// The width of gs-SGD's and Sketched-SGD's sketch of d elements: their
+// `columns` parameter, or when it is 0, 10 k of the density's k (our default,
+// not the papers'), at most 2^31 like the parameter itself.
+std::uint32_t sketch_columns(std::uint32_t columns, std::size_t d, double density);
 
 class CountSketch {
 public:

@@ -16,7 +16,6 @@ Fidelity fidelity_of(const std::vector<float>& update, AverageAt average_at) {
   double aa = 0.0;
   double diff = 0.0;
   double delivered = 0.0;
-  std::size_t nonzeros = 0;
   for (std::size_t j = 0; j < d; ++j) {
     const double a = average_at(j);
     const auto u = static_cast<double>(update[j]);
@@ -24,13 +23,10 @@ Fidelity fidelity_of(const std::vector<float>& update, AverageAt average_at) {
     uu += u * u;
     aa += a * a;
     diff += (u - a) * (u - a);
-    if (update[j] != 0.0f) {
-      ++nonzeros;
+    if (update[j] != 0.0f)
       delivered += a * a;
-    }
   }
   Fidelity f;
-  f.density = d == 0 ? 0.0 : static_cast<double>(nonzeros) / static_cast<double>(d);
   if (uu == 0.0 && aa == 0.0) {
     f.cosine = 1.0;
   } else if (uu > 0.0 && aa > 0.0) {

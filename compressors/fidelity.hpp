@@ -11,7 +11,6 @@ namespace gcsim::compress {
 // gradients of this iteration (not error-compensated), i.e. what dense
 // data-parallel SGD would apply.
 struct Fidelity {
-  double density = 0.0;           // nonzeros of the update / d (gradient build-up)
   double cosine = 0.0;            // <u, a> / (|u| |a|); 1 if both are zero, 0 if one is
   double relative_l2_error = 0.0; // |u - a| / |a| (|u| if a is zero)
   double energy_share = 0.0;      // sum of a_j^2 over the update's nonzeros / |a|^2

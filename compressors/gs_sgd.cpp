@@ -20,7 +20,7 @@ public:
         second_round_(flag("second_round")), kind_(allreduce_kind(text("allreduce"))) {}
 
   std::size_t scratch_floats(std::size_t d) const override {
-    return static_cast<std::size_t>(rows_) * sketch_columns(d);
+    return static_cast<std::size_t>(rows_) * sketch_columns(columns_, d, density_);
   }
 
 private:
@@ -33,13 +33,9 @@ private:
     return CommKind::allreduce_recursive_doubling;
   }
 
-  std::uint32_t sketch_columns(std::size_t d) const {
-    return columns_ != 0 ? columns_ : default_sketch_columns(k_for_density(d, density_));
-  }
-
   void iterate(IterationWork& work) override {
     const std::size_t k = k_for_density(work.d, density_);
-    const std::uint32_t cols = sketch_columns(work.d);
+    const std::uint32_t cols = sketch_columns(columns_, work.d, density_);
     // Hash and sign functions are shared by all workers and fixed for the run.
     const std::uint64_t seed = derive_seed(work.ctx.seed, 0, 0, kPurposeGsSketch);
     // Sketches are linear: the allreduced sketch equals the sketch of the summed

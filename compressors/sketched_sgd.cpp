@@ -31,7 +31,7 @@ public:
     return momentum_.active() ? d : 0;
   }
   std::size_t scratch_floats(std::size_t d) const override {
-    return static_cast<std::size_t>(rows_) * sketch_columns(d);
+    return static_cast<std::size_t>(rows_) * sketch_columns(columns_, d, density_);
   }
   void spill_worker_state(const std::string& dir) override {
     if (momentum_.active())
@@ -39,10 +39,6 @@ public:
   }
 
 private:
-  std::uint32_t sketch_columns(std::size_t d) const {
-    return columns_ != 0 ? columns_ : default_sketch_columns(k_for_density(d, density_));
-  }
-
   void absorb_gradient(IterationWork& work, int worker, const float* gradient) override {
     if (momentum_.active()) {
       momentum_.accumulate(work, worker, gradient, "momentum and error accumulation");
@@ -60,7 +56,7 @@ private:
   void iterate(IterationWork& work) override {
     const auto P = static_cast<std::size_t>(work.P);
     const std::size_t k = k_for_density(work.d, density_);
-    const std::uint32_t cols = sketch_columns(work.d);
+    const std::uint32_t cols = sketch_columns(columns_, work.d, density_);
     const std::uint64_t seed = derive_seed(work.ctx.seed, 0, 0, kPurposeSketchedSgd);
     // The server's summed sketch equals the sketch of the summed accumulators
     // (linearity), computed once instead of P times (equal up to the order of

@@ -334,7 +334,7 @@ CalibrationPoints measure_cpu_kernels(const CalibrationOptions& options) {
                 options, Statistic::median));
       }
       record(Kernel::l2_norm, {dn, 0, 0, 0},
-             time_kernel([&] { g_sink = cpu::l2_norm(data, n); }, options));
+             time_kernel([&] { g_sink = cpu::sum_of_squares(data, n); }, options));
 
       if (n <= (std::size_t{1} << options.sketch_max_log2_n)) {
         // gs-SGD and Sketched-SGD use 10 k columns: n / 100 at density 1e-3 and

@@ -4,7 +4,7 @@
 
 namespace gcsim::cost::cpu {
 
-double l2_norm(const float* x, std::size_t n) {
+double sum_of_squares(const float* x, std::size_t n) {
   // Eight partial sums let the compiler vectorize without -ffast-math, as a
   // GPU's tree reduction does.
   float partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};

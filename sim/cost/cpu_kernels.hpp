@@ -8,7 +8,8 @@
 
 namespace gcsim::cost::cpu {
 
-double l2_norm(const float* x, std::size_t n);
+/// The squared L2 norm: the l2_norm kernel's work (a square root more is nothing).
+double sum_of_squares(const float* x, std::size_t n);
 void gather(const float* x, const std::uint32_t* index, std::size_t n, float* out);
 void scatter_add(const float* values, const std::uint32_t* index, std::size_t n, float* y);
 void sparse_pack(const float* x, const std::uint32_t* index, std::size_t n,

@@ -313,6 +313,13 @@ std::string format_summary(const nlohmann::json& result) {
                            "(iteration i is captured iteration i mod {})",
                            parts.empty() ? "" : "; ", captured, summary["iterations"].get<int>(),
                            captured);
+      // A residual built on the last captured iteration meets the first
+      // one's (often much smaller) gradient: a dip no training run has.
+      if (summary.contains("fidelity"))
+        parts += fmt::format(", so from iteration {} on the residuals carried in were built on "
+                             "later captured iterations than the gradient they meet: density and "
+                             "fidelity there are not a training run's",
+                             captured);
     }
     if (!parts.empty())
       text += "  gradients: " + parts + "\n";

@@ -272,7 +272,9 @@ with tempfile.TemporaryDirectory() as work:
         gradients = json.load(handle)["model"]["gradients"]
     check("  gradients: 8 of the 24 workers synthesized from the 16 captured "
           "(shrunk_mean_scaling); the trace's 4 captured iterations taken in turn for 6 simulated "
-          "(iteration i is captured iteration i mod 4)\n" in printed.stdout
+          "(iteration i is captured iteration i mod 4), so from iteration 4 on the residuals "
+          "carried in were built on later captured iterations than the gradient they meet: "
+          "density and fidelity there are not a training run's\n" in printed.stdout
           and gradients.get("iterations_taken_in_turn") is True,
           f"synthesized workers and reused iterations are said ({printed.stdout[:400]!r})")
     # (All 4 captured iterations: the boundary of "taken in turn".)

@@ -1140,9 +1140,7 @@ TEST_CASE("fidelity metrics on a hand-made example") {
   CHECK(exact.cosine == doctest::Approx(1.0).scale(0));
   CHECK(exact.relative_l2_error == doctest::Approx(0.0).scale(1));
   CHECK(exact.energy_share == doctest::Approx(1.0).scale(0));
-  CHECK(exact.density == doctest::Approx(0.75).scale(0));
   const auto partial = gc::measure_fidelity(views, {2, 0, 0, 0});
-  CHECK(partial.density == doctest::Approx(0.25).scale(0));
   CHECK(partial.energy_share == doctest::Approx(4.0 / 9.0).scale(0));
   CHECK(partial.cosine == doctest::Approx(4.0 / (2.0 * 3.0)).scale(0));
   CHECK(partial.relative_l2_error == doctest::Approx(std::sqrt(5.0) / 3.0).scale(0));
