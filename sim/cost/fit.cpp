@@ -210,18 +210,30 @@ Curve::Curve(const Family& family, std::vector<Segment> segments, ShapeRange ran
 double Curve::seconds(const KernelShape& shape) const {
   assert(family_ != nullptr && "seconds() on an empty curve");
   const double x = piecewise_value(piecewise_in_, shape);
+  // The piece holding x. In the gap after a piece, each piece extends to
+  // the gap's geometric middle: a cache boundary is a step, not a ramp.
+  std::size_t active = segments_.size() - 1;
   for (std::size_t s = 0; s < segments_.size(); ++s) {
     const Segment& segment = segments_[s];
     if (x > segment.up_to)
       continue;
-    if (s == 0 || x >= segment.from)
-      return evaluate(*family_, segment, shape);
-    // In the gap after the previous piece, each piece extends to the gap's
-    // geometric middle: a cache boundary is a step, not a ramp.
-    const Segment& previous = segments_[s - 1];
-    return evaluate(*family_, x * x <= previous.up_to * segment.from ? previous : segment, shape);
+    active =
+        s == 0 || x >= segment.from || x * x > segments_[s - 1].up_to * segment.from ? s : s - 1;
+    break;
   }
-  return evaluate(*family_, segments_.back(), shape);
+  // No step goes down: a piece starts no lower than the one before it ends,
+  // at this shape's other fields. The loader checks that over the box the
+  // curve was fitted on, but a shape outside it (a sketch of 64 rows priced
+  // by pieces fitted at 5) could tip a step downward and make more work cost
+  // less.
+  double floor = 0;
+  for (std::size_t s = 1; s <= active; ++s) {
+    KernelShape at_step = shape;
+    (piecewise_in_ == 'k' ? at_step.k : at_step.n) =
+        std::sqrt(segments_[s - 1].up_to * segments_[s].from);
+    floor = std::max(floor, evaluate(*family_, segments_[s - 1], at_step));
+  }
+  return std::max(floor, evaluate(*family_, segments_[active], shape));
 }
 
 std::string Curve::problem(std::string* where, bool monotone) const {

@@ -212,10 +212,16 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   }
   if (scenario.training.kernels_share_device)
     result["model"]["kernels_share_device"] = true;
-  for (const training::Extrapolation& past : extras.extrapolated)
-    result["model"]["extrapolated_kernels"].push_back({{"kernel", past.kernel},
-                                                       {"largest_n", past.largest_n},
-                                                       {"profile_n_max", past.profile_n_max}});
+  for (const training::Extrapolation& past : extras.extrapolated) {
+    nlohmann::json entry = {{"kernel", past.kernel},
+                            {"largest_n", past.largest_n},
+                            {"profile_n_max", past.profile_n_max}};
+    if (!past.rows.empty()) {
+      entry["rows"] = past.rows;
+      entry["profile_rows"] = past.profile_rows;
+    }
+    result["model"]["extrapolated_kernels"].push_back(std::move(entry));
+  }
   // Which times the compute is: a trace's own (sim/training/plan.cpp) or the
   // device profile's (measured layer times or FLOP model). Said because a GPU
   // profile does not change the former.
@@ -343,12 +349,24 @@ std::string format_summary(const nlohmann::json& result) {
     const auto elements = [](double n) {
       return n >= 1e6 ? fmt::format("{:.1f}M", n / 1e6) : fmt::format("{:.0f}", n);
     };
+    // "5" or "5-24": the rows of a range [least, most].
+    const auto rows = [](const nlohmann::json& range) {
+      const double least = range[0].get<double>(), most = range[1].get<double>();
+      return least == most ? fmt::format("{:g}", least) : fmt::format("{:g}-{:g}", least, most);
+    };
     std::string kernels;
-    for (const nlohmann::json& past : model["extrapolated_kernels"])
-      kernels +=
-          fmt::format("{}{} at n up to {} (fitted to {})", kernels.empty() ? "" : ", ",
-                      past["kernel"].get<std::string>(), elements(past["largest_n"].get<double>()),
-                      elements(past["profile_n_max"].get<double>()));
+    for (const nlohmann::json& past : model["extrapolated_kernels"]) {
+      const double n = past["largest_n"].get<double>(),
+                   fitted = past["profile_n_max"].get<double>();
+      std::string where;
+      if (n > fitted)
+        where = fmt::format("at n up to {} (fitted to {})", elements(n), elements(fitted));
+      if (past.contains("rows"))
+        where += fmt::format("{}at {} rows (fitted at {})", where.empty() ? "" : " and ",
+                             rows(past["rows"]), rows(past["profile_rows"]));
+      kernels += fmt::format("{}{} {}", kernels.empty() ? "" : ", ",
+                             past["kernel"].get<std::string>(), where);
+    }
     text += "  note: priced past the sizes the device profile was fitted on, so extrapolated: " +
             kernels + "\n";
   }

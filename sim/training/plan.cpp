@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -94,19 +95,38 @@ IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& pr
 
 std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, double parameters,
                                                 const cost::DeviceProfile& profile) {
-  std::map<std::string, double> largest{{"sgd_momentum", parameters}};
+  struct Priced {
+    double n = 0;
+    double rows_min = std::numeric_limits<double>::infinity(), rows_max = 0;
+  };
+  std::map<std::string, Priced> priced{{"sgd_momentum", {parameters}}};
   for (const CompressedIteration& iteration : plan.compressed)
     for (const CompressionPart& part : iteration.parts)
       for (const std::vector<KernelPlan>& worker : part.kernels)
-        for (const KernelPlan& kernel : worker)
-          largest[kernel.name] = std::max(largest[kernel.name], kernel.n);
+        for (const KernelPlan& kernel : worker) {
+          Priced& sizes = priced[kernel.name];
+          sizes.n = std::max(sizes.n, kernel.n);
+          sizes.rows_min = std::min(sizes.rows_min, kernel.rows);
+          sizes.rows_max = std::max(sizes.rows_max, kernel.rows);
+        }
   std::vector<Extrapolation> past;
-  for (const auto& [name, n] : largest) {
+  for (const auto& [name, sizes] : priced) {
     const std::optional<cost::Kernel> kernel = cost::kernel_from_name(name);
     assert(kernel && "a planned kernel is one the profile priced");
-    const double fitted = profile.kernel(*kernel).curve.range().n_max;
-    if (n > fitted)
-      past.push_back({name, n, fitted});
+    const cost::Curve& curve = profile.kernel(*kernel).curve;
+    const cost::ShapeRange& fitted = curve.range();
+    // Rows scale a sketch's whole cost, and pieces fitted at one count can
+    // cross at another: said like sizes past the fitted ones.
+    const bool rows_outside = curve.family().uses_rows && (sizes.rows_min < fitted.rows_min ||
+                                                           sizes.rows_max > fitted.rows_max);
+    if (sizes.n <= fitted.n_max && !rows_outside)
+      continue;
+    Extrapolation entry{name, sizes.n, fitted.n_max, {}, {}};
+    if (rows_outside) {
+      entry.rows = {sizes.rows_min, sizes.rows_max};
+      entry.profile_rows = {fitted.rows_min, fitted.rows_max};
+    }
+    past.push_back(std::move(entry));
   }
   return past;
 }

@@ -6,6 +6,9 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/training/iteration_model.hpp"
 
+#include <string>
+#include <vector>
+
 namespace gcsim::cost {
 class DeviceProfile;
 struct ModelTimes;
@@ -37,10 +40,14 @@ struct Extrapolation {
   std::string kernel;
   double largest_n = 0;     // elements, the largest the run priced
   double profile_n_max = 0; // elements, the largest the curve was fitted on
+  /// A sketch's rows outside those its curve was fitted on: the rows priced
+  /// and fitted, as [least, most]; empty when within.
+  std::vector<double> rows, profile_rows;
 };
 
 /// The kernels of `plan` (its optimizer step over `parameters`, and the
-/// compressed iterations' kernels) priced past their fitted range, by name.
+/// compressed iterations' kernels) priced past their fitted sizes, or at a
+/// sketch's rows outside those fitted, by name.
 std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, double parameters,
                                                 const cost::DeviceProfile& profile);
 

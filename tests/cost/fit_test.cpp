@@ -199,3 +199,28 @@ TEST_CASE("a jump at the largest size alone: two pieces, the last of that size")
   CHECK(curve.seconds(KernelShape{last, 0, 0, 0}) ==
         doctest::Approx(3 * (1e-6 + 1e-9 * last)).epsilon(1e-6).scale(0));
 }
+
+TEST_CASE("a step never goes down, even at a shape outside the fitted box") {
+  // Two sketch_insert pieces fitted at 5 rows: the second starts higher there
+  // (the loader's check holds), but its smaller per-(n x rows) cost puts it
+  // far below the first at 64 rows, where 10,001 elements cost less than
+  // 10,000 did before the floor.
+  using gcsim::cost::Curve;
+  using gcsim::cost::Segment;
+  const auto& family = kernel_family(Kernel::sketch_insert);
+  const Segment small{0, 1e4, {1e-6, 1e-9, 0, 0}};
+  const Segment large{1e4, std::numeric_limits<double>::infinity(), {3e-5, 0.5e-9, 0, 0}};
+  const gcsim::cost::ShapeRange fitted{1e3, 1e6, 0, 0, 5, 5, 256, 256};
+  const Curve curve(family, {small, large}, fitted);
+  REQUIRE(curve.problem().empty());
+  const auto at = [&](double n, double rows) {
+    return curve.seconds(KernelShape{n, 0, rows, 256});
+  };
+  // In the box each piece is itself.
+  CHECK(at(1e4, 5) == doctest::Approx(1e-6 + 1e-9 * 5e4).scale(0));
+  CHECK(at(2e4, 5) == doctest::Approx(3e-5 + 0.5e-9 * 1e5).scale(0));
+  // Outside it, the second piece starts where the first ended, then grows.
+  CHECK(at(10001, 64) >= at(1e4, 64));
+  CHECK(at(10001, 64) == doctest::Approx(1e-6 + 1e-9 * 64e4).scale(0));
+  CHECK(at(1e6, 64) == doctest::Approx(3e-5 + 0.5e-9 * 64e6).scale(0));
+}
