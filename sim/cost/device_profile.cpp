@@ -128,9 +128,17 @@ KernelModel read_kernel(ObjectReader& reader, Kernel kernel, bool need_points,
                          reader.path_of("points") + "/" + std::to_string(p));
       // A size the kernel family uses, as the fit and the residuals read
       // it: a missing one was 0, and a negative one or k > n was fitted.
-      const auto size = [&point](std::string_view key, bool used, double most, const char* bound) {
-        if (!used)
-          return point.number_or(key, 0);
+      const auto size = [&](std::string_view key, bool used, double most, const char* bound) {
+        // A size the time does not depend on would be silently dropped: a
+        // slip in a hand-made profile (a k on a sketch) is said instead.
+        if (!used) {
+          const double value = point.number_or(key, 0);
+          if (value != 0)
+            point.fail(key, std::string(kernel_name(kernel)) + "'s time does not depend on " +
+                                std::string(key) + "; expected 0 or no " + std::string(key) +
+                                ", got " + describe_json(point.require(key)));
+          return value;
+        }
         const double value = point.number(key);
         if (!(value >= 1 && value <= most)) {
           char range[96];

@@ -267,6 +267,13 @@ TEST_CASE("schema errors name the file and the JSON path") {
                          doctest::Contains((where + "n: required field is missing").c_str()),
                          gcsim::InputError);
     broken = measured;
+    broken["kernels"]["sketch_query"]["points"][0]["cols"] = 1000;
+    CHECK_THROWS_WITH_AS(DeviceProfile::from_json(broken, "p.json"),
+                         doctest::Contains("p.json: /kernels/sketch_query/points/0/cols: "
+                                           "sketch_query's time does not depend on cols; expected "
+                                           "0 or no cols, got number 1000"),
+                         gcsim::InputError);
+    broken = measured;
     broken["kernels"]["sketch_insert"]["points"][0]["n"] = 1e300;
     CHECK_THROWS_WITH_AS(DeviceProfile::from_json(broken, "p.json"),
                          doctest::Contains("/kernels/sketch_insert/points/0/n"), gcsim::InputError);
