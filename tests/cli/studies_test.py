@@ -56,9 +56,9 @@ with tempfile.TemporaryDirectory() as work:
             sweep = json.load(handle)
         sweep["scenario"] = os.path.join(SCENARIOS, sweep["scenario"])
         sweep["grid"] = {key: values[:2] for key, values in sweep["grid"].items()}
-        # Two iterations, the first a warm-up; a base that warms up longer
-        # (study-iwp: IWP's 5 dense iterations) keeps its warm-up and
-        # measures one iteration after it. With two, IWP never compressed.
+        # Two iterations, the first a warm-up (IWP's dense one in the IWP
+        # studies); a base that warms up longer keeps its warm-up and
+        # measures one iteration after it.
         with open(sweep["scenario"]) as handle:
             warmup = max(1, json.load(handle)["training"].get("warmup_iterations", 1))
         sweep.setdefault("set", {}).update({"training.iterations": warmup + 1,
