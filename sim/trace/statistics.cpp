@@ -1,30 +1,12 @@
 #include "sim/trace/statistics.hpp"
 
+#include "compressors/counts.hpp"
+
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <stdexcept>
 
 namespace gcsim::trace {
-
-std::vector<int64_t> top_k_indices(const float* values, int64_t n, int64_t k) {
-  if (k < 0 || k > n)
-    throw std::invalid_argument("top_k_indices: k must be in [0, n]");
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), int64_t{0});
-  // Exact ties in |g| are common in real gradients; breaking them by index
-  // keeps the selection deterministic.
-  auto larger = [values](int64_t a, int64_t b) {
-    float ma = std::fabs(values[a]), mb = std::fabs(values[b]);
-    return ma > mb || (ma == mb && a < b);
-  };
-  std::nth_element(order.begin(), order.begin() + k, order.end(), larger);
-  // A copy of the k, not the n-sized buffer resized: callers keep one top
-  // set per worker, and W buffers of n indices would dwarf the sets.
-  std::vector<int64_t> top(order.begin(), order.begin() + k);
-  std::sort(top.begin(), top.end());
-  return top;
-}
 
 LayerStatistics layer_statistics(const SliceReader& read, int64_t workers, int64_t offset,
                                  int64_t params, double fraction) {
@@ -33,18 +15,20 @@ LayerStatistics layer_statistics(const SliceReader& read, int64_t workers, int64
   LayerStatistics stats;
   stats.params = params;
   stats.k = std::clamp<int64_t>(
-      static_cast<int64_t>(std::ceil(fraction * static_cast<double>(params))), 1, params);
+      static_cast<int64_t>(compress::ceil_count(fraction * static_cast<double>(params))), 1,
+      params);
 
   std::vector<float> slice(static_cast<size_t>(params));
-  std::vector<std::vector<int64_t>> tops;
+  std::vector<std::vector<compress::Index>> tops;
   for (int64_t w = 0; w < workers; ++w) {
     read(w, offset, params, slice.data());
     double mass = 0;
     for (float v : slice)
       mass += static_cast<double>(v) * static_cast<double>(v);
-    tops.push_back(top_k_indices(slice.data(), params, stats.k));
+    tops.push_back(compress::topk_indices(slice.data(), static_cast<size_t>(params),
+                                          static_cast<size_t>(stats.k)));
     double top = 0;
-    for (int64_t i : tops.back())
+    for (compress::Index i : tops.back())
       top += static_cast<double>(slice[static_cast<size_t>(i)]) *
              static_cast<double>(slice[static_cast<size_t>(i)]);
     stats.norm += std::sqrt(mass);
@@ -57,11 +41,11 @@ LayerStatistics layer_statistics(const SliceReader& read, int64_t workers, int64
   return stats;
 }
 
-double mean_pairwise_overlap(const std::vector<std::vector<int64_t>>& tops, int64_t k) {
+double mean_pairwise_overlap(const std::vector<std::vector<compress::Index>>& tops, int64_t k) {
   if (tops.size() < 2)
     return 1.0;
   double sum = 0;
-  std::vector<int64_t> common;
+  std::vector<compress::Index> common;
   for (size_t a = 0; a < tops.size(); ++a)
     for (size_t b = a + 1; b < tops.size(); ++b) {
       common.clear();

@@ -2,6 +2,7 @@
 // Per-layer statistics of a set of workers' gradients: what `gcsim inspect`
 // prints and what the more-workers-than-captured test compares.
 
+#include "compressors/topk.hpp"
 #include "sim/trace/manifest.hpp"
 
 #include <cstdint>
@@ -12,7 +13,7 @@ namespace gcsim::trace {
 
 struct LayerStatistics {
   int64_t params = 0;
-  int64_t k = 0; // size of the top set: max(1, ceil(fraction * params))
+  int64_t k = 0; // size of the top set: max(1, ceil(fraction * params)) (ceil_count)
   /// Mean over workers of the L2 norm of the layer's gradient.
   double norm = 0;
   /// Mean over workers of the share of the squared L2 mass held by the top
@@ -31,11 +32,8 @@ using SliceReader = std::function<void(int64_t worker, int64_t offset, int64_t c
 LayerStatistics layer_statistics(const SliceReader& read, int64_t workers, int64_t offset,
                                  int64_t params, double fraction = 0.01);
 
-/// Mean over pairs of top sets (each ascending) of |a ∩ b| / k; 1 for fewer
-/// than two sets.
-double mean_pairwise_overlap(const std::vector<std::vector<int64_t>>& tops, int64_t k);
-
-/// Indices of the k largest |values| (ties: the lower index wins), ascending.
-std::vector<int64_t> top_k_indices(const float* values, int64_t n, int64_t k);
+/// Mean over pairs of top sets (each ascending, as compress::topk_indices
+/// gives them) of |a ∩ b| / k; 1 for fewer than two sets.
+double mean_pairwise_overlap(const std::vector<std::vector<compress::Index>>& tops, int64_t k);
 
 } // namespace gcsim::trace

@@ -446,9 +446,10 @@ TEST_CASE("shrunk_mean_scaling against ground truth: a weak mean's noise is not 
 
   const int64_t k = (n + 99) / 100;
   auto overlap = [&](const std::vector<std::vector<float>>& set) {
-    std::vector<std::vector<int64_t>> tops;
+    std::vector<std::vector<gcsim::compress::Index>> tops;
     for (const auto& g : set)
-      tops.push_back(top_k_indices(g.data(), n, k));
+      tops.push_back(
+          gcsim::compress::topk_indices(g.data(), static_cast<size_t>(n), static_cast<size_t>(k)));
     return mean_pairwise_overlap(tops, k);
   };
   const double truth = overlap({real.begin() + captured, real.end()});
