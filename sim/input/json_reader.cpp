@@ -310,6 +310,13 @@ double ObjectReader::seconds(std::string_view key) {
   return value;
 }
 
+double ObjectReader::positive_seconds(std::string_view key) {
+  const double value = number(key);
+  if (!(value > 0 && value <= kLongestSeconds))
+    fail(key, "expected a time in seconds in (0, 1e9], got " + describe_json(require(key)));
+  return value;
+}
+
 double ObjectReader::seconds_or(std::string_view key, double fallback) {
   return has(key) ? seconds(key) : (known_.emplace(key), fallback);
 }

@@ -100,6 +100,9 @@ public:
   bool boolean_or(std::string_view key, bool fallback);
   /// A measured time as a plain number of seconds, in [0, kLongestSeconds].
   double seconds(std::string_view key);
+  /// The same, for a time that cannot be 0 (a measured collective or
+  /// iteration): in (0, kLongestSeconds].
+  double positive_seconds(std::string_view key);
   double seconds_or(std::string_view key, double fallback);
 
   /// Unit strings ("1Gbps", "50us", "25MiB", "10Tflops"). Bandwidths lie in

@@ -15,17 +15,6 @@
 namespace gcsim::validate {
 namespace {
 
-// A measured time that cannot be zero (a collective, an iteration), in
-// (0, kLongestSeconds] as every other time an input gives: past it a figure
-// is a typo, and the error against it would be meaningless.
-double positive_seconds(ObjectReader& reader, std::string_view key) {
-  const double value = reader.number(key);
-  if (!(value > 0 && value <= kLongestSeconds))
-    reader.fail(key, "expected a time in seconds in (0, 1e9], got " +
-                         describe_json(reader.require(key)));
-  return value;
-}
-
 CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
                            const std::string& path) {
   ObjectReader reader(json, file, path);
@@ -58,7 +47,7 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
         "chunk_bytes", 1, int64_t{1} << 50, static_cast<int64_t>(net::kNcclChunkBytes)));
   } else if (reader.has("chunk_bytes"))
     reader.fail("chunk_bytes", "only a \"ring\" broadcast (NCCL's) is sent in pieces");
-  point.seconds = positive_seconds(reader, "seconds");
+  point.seconds = reader.positive_seconds("seconds");
   point.repetitions = static_cast<int>(reader.integer_or("repetitions", 1, 1 << 30, 1));
   // Not simulated (the scripts read them), but a negative time is bad input
   // wherever it is.
@@ -92,7 +81,7 @@ IterationTimes read_iteration(const nlohmann::json& json, const std::string& fil
   reader.allow("collectives_after_last_arrival_s");
   reader.allow("iteration_longest_rank_s");
   IterationTimes times;
-  times.iteration_s = positive_seconds(reader, "iteration_s");
+  times.iteration_s = reader.positive_seconds("iteration_s");
   times.forward_s = reader.seconds_or("forward_s", 0);
   times.backward_s = reader.seconds_or("backward_s", 0);
   times.compute_s = reader.seconds_or("compute_s", times.forward_s + times.backward_s);
