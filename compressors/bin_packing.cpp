@@ -111,6 +111,10 @@ std::vector<std::size_t> deft_allocate_k(const std::vector<double>& norms,
     ks[p] -= static_cast<std::size_t>(take);
     rem_k += take;
   }
+  // What the shares' truncation left undealt goes to the partitions in norm
+  // order, as far as each has room: the reference's final pass (kljp/deft,
+  // DeftReducer's `if remain_k > 0`), so the total is k whenever the
+  // partitions hold that many.
   for (const std::size_t p : order) {
     if (rem_k <= 0) {
       break;
