@@ -14,14 +14,19 @@ for `gcsim validate` against your own cluster.
 nccl-tests: every result row becomes a point; `bytes` is its size column
 (the whole buffer; for allgather the output), `seconds` its time column in
 microseconds (out-of-place unless --in-place), the mean over its `iters`,
-which become `repetitions`; the ranks are its `# Rank` lines. gcsim
+which become `repetitions`; the ranks are its `# Rank` lines. Logs of
+every nccl-tests and rccl-tests version are read: before 2.13 (an
+`error` column, redop or root alone), a build's NAME_SUFFIX
+(all_reduce_perf_mpi), and lines a launcher tagged with their process
+(OpenMPI's --tag-output, srun -l), whose standard output is read. gcsim
 simulates allgather as a ring, broadcast as NCCL's pipelined ring (512 KiB
 pieces, or --chunk-bytes) and allreduce as the algorithm you ran: run
 nccl-tests with NCCL_ALGO=Ring (the default here) or NCCL_ALGO=Tree and say
 which with --allreduce ring|tree, since NCCL picks by size otherwise and
 the log does not say which it took.
 
-gloo: the benchmark's name (its title line) gives the collective:
+gloo: the benchmark's name (its title line, or before 2021 its
+"Algorithm:" line, whose table counts 4-byte float elements) gives the collective:
 allreduce_ring and allreduce_ring_chunked (rings), allgather and
 allgather_ring (rings; `bytes` becomes the output, processes x the input),
 broadcast (gloo's binomial tree, as torch.distributed uses it); `seconds`
@@ -43,8 +48,9 @@ log that is not one good run of the collective it is named as: a second
 header (logs joined, or nccl-tests without MPI started by mpirun, each
 process a 1-rank run), a rank listed twice, a row whose #wrong is above 0
 or an "Out of bounds values: N FAILED" line, rows whose redop and root
-columns are another collective's, or a "Collective test starting:" line
-naming another program.
+columns are another collective's, an allreduce's rows whose size is not
+their count's elements (a reduce_scatter's is ranks times that), or a
+"Collective test starting:" line naming another program.
 """
 import argparse
 import collections
@@ -126,24 +132,63 @@ def positive_seconds(path, size, value, scale):
 
 # What each collective's rows say in nccl-tests' redop and root columns, and
 # the program that prints them ("# Collective test starting: all_reduce_perf"
-# in recent versions): a log named after another collective is caught.
+# in recent versions): a log named after another collective is caught. A
+# build's NAME_SUFFIX (`make MPI=1 NAME_SUFFIX=_mpi`, as nccl-tests' README
+# suggests) follows the name: all_reduce_perf_mpi is all_reduce_perf.
 NCCL_PROGRAMS = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather",
-                 "broadcast_perf": "broadcast"}
+                 "broadcast_perf": "broadcast", "reduce_scatter_perf": "reduce_scatter",
+                 "reduce_perf": "reduce", "alltoall_perf": "alltoall",
+                 "sendrecv_perf": "sendrecv", "gather_perf": "gather", "scatter_perf": "scatter",
+                 "hypercube_perf": "hypercube"}
+# Bytes per element of nccl-tests' `type` column.
+NCCL_TYPE_BYTES = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
+                   "half": 2, "float": 4, "double": 8, "bfloat16": 2, "fp8_e4m3": 1,
+                   "fp8_e5m2": 1}
+# What launchers put before each line of a process's output: OpenMPI's
+# --tag-output ("[1,0]<stdout>:") and srun -l (" 0: ").
+LAUNCHER_PREFIX = re.compile(r"\[\d+,\d+\]<(stdout|stderr)>:|\s*\d+: ")
+
+
+def nccl_program_kind(program):
+    """The collective of an nccl-tests program's name, its build suffix
+    ignored; None for a name that is not nccl-tests' (a renamed binary)."""
+    base = next((name for name in NCCL_PROGRAMS
+                 if program == name or program.startswith(name + "_")), None)
+    return NCCL_PROGRAMS.get(base)
 
 
 def nccl_row_kind(redop, root):
-    """The collective a row's redop and root columns say it is, or None where
-    they say nothing gcsim tells apart (reduce_scatter looks like allreduce)."""
-    if root.lstrip("-").isdigit() and int(root) >= 0:
-        return "broadcast" if redop == "none" else "reduce"
-    if root == "-1":
+    """The collective a row's redop and root columns say it is (None in a
+    column the log has not: before nccl-tests 2.13 an allreduce's table had
+    redop only, a broadcast's root only, an allgather's neither), or None
+    where they say nothing gcsim tells apart (reduce_scatter looks like
+    allreduce; the sizes tell, in parse_nccl_tests)."""
+    if root is not None and root.lstrip("-").isdigit() and int(root) >= 0:
+        return "broadcast" if redop in (None, "none") else "reduce"
+    if root in (None, "-1"):
+        if redop is None:
+            return "allgather" if root is None else None
         return "allgather" if redop == "none" else "allreduce"
     return None
 
 
+def without_launcher_prefixes(lines):
+    """The lines as the program printed them, when a launcher tagged every
+    line of a log with its process (OpenMPI's --tag-output, srun -l): the
+    tagged lines of standard output, untagged; else the lines as they are.
+    A log where the header itself is tagged is a tagged log."""
+    header = next((line for line in lines if re.search(r"#\s*nThread\s+\d+", line)), None)
+    prefix = LAUNCHER_PREFIX.match(header) if header is not None else None
+    if prefix is None:
+        return lines
+    return [line[found.end():] for line in lines
+            for found in [LAUNCHER_PREFIX.match(line)]
+            if found and found.group(1) != "stderr"]
+
+
 def parse_nccl_tests(path, in_place, kind):
     """(ranks, iterations, [(bytes, seconds)]) of one nccl-tests log of `kind`."""
-    lines = read_lines(path)
+    lines = without_launcher_prefixes(read_lines(path))
     # One run per log: a second header is a second run (two logs in one
     # file, or nccl-tests built without MPI and started by mpirun, where
     # every process is a 1-rank run of its own and prints its own header).
@@ -162,7 +207,8 @@ def parse_nccl_tests(path, in_place, kind):
                        f"times: one run per log, each rank listed once")
     for line in lines:
         found = re.match(r"#\s*Collective test starting:\s*(\S+)", line)
-        if found and NCCL_PROGRAMS.get(found.group(1)) != kind:
+        named = nccl_program_kind(found.group(1)) if found else None
+        if named is not None and named != kind:
             raise BadInput(f"{path}: a log of {found.group(1)}, given as {kind}=")
     iterations, columns, rows, label = None, None, [], ""
     for number, line in enumerate(lines, 1):
@@ -191,13 +237,28 @@ def parse_nccl_tests(path, in_place, kind):
             if wrong.isdigit() and int(wrong) > 0:
                 raise BadInput(f"{path}: line {number}: size {size}: #wrong is {wrong}: the "
                                f"results were wrong, so its times are not a run to compare with")
-        if columns.get("redop") is not None and columns["root"] < len(words):
-            says = nccl_row_kind(words[columns["redop"]], words[columns["root"]])
-            if says is not None and says != kind:
-                raise BadInput(f"{path}: line {number}: redop {words[columns['redop']]} and root "
-                               f"{words[columns['root']]} are a{'n' if says[0] in 'a' else ''} "
-                               f"{says}'s, not a{'n' if kind[0] in 'a' else ''} {kind}'s: is "
-                               f"this the log given as {kind}=?")
+        said = {key: words[columns[key]] if columns.get(key) is not None
+                and columns[key] < len(words) else None for key in ("redop", "root")}
+        says = nccl_row_kind(said["redop"], said["root"])
+        if says is not None and says != kind:
+            shown = " and ".join(f"{key} {value}" for key, value in said.items() if value)
+            raise BadInput(f"{path}: line {number}: "
+                           + (f"{shown} {'are' if ' and ' in shown else 'is'}" if shown else
+                              "no redop and no root column are")
+                           + f" a{'n' if says[0] in 'a' else ''} {says}'s, not "
+                           f"a{'n' if kind[0] in 'a' else ''} {kind}'s: is this the log given "
+                           f"as {kind}=?")
+        # An allreduce's size is its count's elements; a reduce_scatter's
+        # (which its redop and root columns do not tell apart) P times that.
+        element = NCCL_TYPE_BYTES.get(words[columns["type"]]) \
+            if columns.get("type") is not None and columns["type"] < len(words) else None
+        count = words[columns["count"]] if columns.get("count") is not None \
+            and columns["count"] < len(words) else ""
+        if kind == "allreduce" and element and count.isdigit() and size != int(count) * element:
+            raise BadInput(f"{path}: line {number}: size {size} is not count {count} x "
+                           f"{element}-byte {words[columns['type']]}, as an allreduce's is (a "
+                           f"reduce_scatter's is ranks times that): is this the log given as "
+                           f"allreduce=?")
         if size != 0:  # nccl-tests prints 0-byte rows for sizes below one element
             rows.append((positive_bytes(path, size), positive_seconds(path, size, micros, 1e-6)))
     if not rows:
@@ -226,8 +287,9 @@ def nccl_columns(path, words, label, in_place):
         chosen = 0
     columns = {"size": words.index("size"), "time": times[chosen],
                "wrong": wrongs[chosen] if chosen < len(wrongs) else None}
-    if "redop" in words and "root" in words:
-        columns.update(redop=words.index("redop"), root=words.index("root"))
+    for key in ("redop", "root", "type", "count"):
+        if key in words:
+            columns[key] = words.index(key)
     # Rows have no '#': the header's words line up with theirs.
     return columns
 
@@ -236,7 +298,7 @@ def parse_gloo(path):
     """(benchmark, ranks, [(bytes, seconds, iterations)]) of one gloo benchmark log."""
     lines = read_lines(path)
     benchmark, ranks, unit, rows = None, None, None, []
-    options_seen = False
+    options_seen, old_table = False, False
 
     def second_run(number, what):
         # Logs joined into one (a loop's output redirected once): the last
@@ -248,6 +310,10 @@ def parse_gloo(path):
         words = line.split()
         title = len(words) == 1 and re.fullmatch(r"[A-Z][A-Z0-9_]+", words[0]) \
             and words[0] != "BENCHMARK"
+        # Before 2021 the benchmark printed no title but "Algorithm: NAME".
+        named = re.fullmatch(r"Algorithm:\s*(\S+)", line.strip())
+        if named:
+            title, words = True, [named.group(1)]
         if title and benchmark is not None:
             raise second_run(number, f"benchmark title ({words[0].lower()})")
         if len(words) == 1 and words[0].lower() in GLOO_BENCHMARKS:
@@ -272,19 +338,37 @@ def parse_gloo(path):
                 if values.get(key, "1") != "1":
                     raise BadInput(f"{path}: {key}={values[key]}: gcsim simulates one input "
                                    f"buffer and one thread per process")
-        if "p50" in line and "size" in line:
+        if "p50" in line and ("size" in line or "elements" in line):
             if unit is not None:
                 raise second_run(number, "table of results")
             unit = 1e-9 if "p50 (ns)" in line else 1e-6
+            # Before 2021: elements (4-byte floats), min, p50, p99, max,
+            # avg (GB/s), samples; since: size (B) first, iterations last.
+            old_table = "size" not in line
             continue
-        if unit is None or len(words) != 8:
+        if unit is None or len(words) != (7 if old_table else 8):
             continue
         try:
-            size, p50 = int(words[0]), float(words[3])
+            if old_table:
+                elements, p50, least, most = int(words[0]), float(words[2]), float(words[1]), \
+                    float(words[4])
+                rate = float(words[5])
+            else:
+                size, p50 = int(words[0]), float(words[3])
         except ValueError:
             continue
+        if old_table:
+            size = 4 * elements
+            # The mean rate is the floats' bytes over the mean time, which
+            # lies between the least and the most: else not 4-byte floats.
+            mean = size / (rate * 1e9) / unit if rate > 0 else math.inf
+            if not 0.99 * least <= mean <= 1.01 * most:
+                raise BadInput(f"{path}: line {number}: {elements} elements at {rate} GB/s take "
+                               f"{mean:.4g} {'ns' if unit == 1e-9 else 'us'} as 4-byte floats, "
+                               f"outside its min {least:g} and max {most:g}: not a table of "
+                               f"float elements")
         rows.append((positive_bytes(path, size), positive_seconds(path, size, p50, unit),
-                     repetitions(path, words[7])))
+                     repetitions(path, words[6 if old_table else 7])))
     if benchmark is None:
         raise BadInput(f"{path}: no benchmark title (is this the output of gloo's benchmark "
                        f"program?)")

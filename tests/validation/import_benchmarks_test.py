@@ -662,4 +662,113 @@ with tempfile.TemporaryDirectory() as tmp:
               and not os.path.exists(out),
               f"a time of {value}: exit 2 with one line naming it (got {done.returncode}: {said})")
 
+    # Logs as they come from real clusters (tests/validation/data/README.md)
+    # and from the launchers and builds nccl-tests' README suggests.
+    DATA = os.path.join(ROOT, "tests", "validation", "data")
+
+    def imported(name, *args):
+        """(exit status, stderr's lines, the points written or None)."""
+        out = os.path.join(tmp, name + ".json")
+        done = run_import(tmp, *args, "--out", out)
+        points = None
+        if done.returncode == 0:
+            with open(out) as f:
+                points = json.load(f)["collectives"]
+        return done.returncode, done.stderr.strip().splitlines(), points
+
+    plain = imported("plain", "nccl-tests", f"allreduce={logs['allreduce']}", "--bandwidth",
+                     "10Gbps", "--latency", "15us")[2]
+    text = log_text("allreduce").splitlines()
+    # OpenMPI's --tag-output and srun -l tag every line with its process;
+    # the other ranks' stderr is interleaved. Refused as "no result rows".
+    tagged = ["[1,1]<stderr>:Authorization required, but no authorization protocol specified"] \
+        + [f"[1,0]<stdout>:{line}" for line in text]
+    labelled = [f" 0: {line}" for line in text] + [" 1: "]
+    for how, lines in (("--tag-output", tagged), ("srun -l", labelled)):
+        log = write_lines(os.path.join(tmp, how.strip("-").replace(" ", "-") + ".log"), lines)
+        status, said, points = imported("tagged", "nccl-tests", f"allreduce={log}", "--bandwidth",
+                                        "10Gbps", "--latency", "15us")
+        check(status == 0 and points == plain,
+              f"a log tagged by {how} imports as the untagged one ({status}: {said[-1:]})")
+    status, said, points = imported(
+        "issue290", "nccl-tests",
+        f"allreduce={os.path.join(DATA, 'nccl-tests-issue290-allreduce-2x8-h100-srun-l.log')}",
+        "--bandwidth", "400Gbps", "--latency", "5us")
+    check(status == 0 and len(points) == 11 and points[0]["ranks"] == 16
+          and points[0]["bytes"] == 8388608 and abs(points[0]["seconds"] - 215.3e-6) < 1e-12
+          and points[0]["repetitions"] == 200 and points[-1]["bytes"] == 8589934592,
+          f"nccl-tests#290's srun -l log: 11 points on 16 ranks from 8 MiB, 215.3 us "
+          f"({status}: {said[-1:]} {points[:1] if points else None})")
+
+    # A build's NAME_SUFFIX (make MPI=1 NAME_SUFFIX=_mpi) is the program it
+    # names: all_reduce_perf_mpi was refused as another collective's log.
+    suffixed = write_lines(os.path.join(tmp, "mpi-suffix.log"),
+                           ["# Collective test starting: all_reduce_perf_mpi"] + text)
+    status, said, points = imported("suffix", "nccl-tests", f"allreduce={suffixed}",
+                                    "--bandwidth", "10Gbps", "--latency", "15us")
+    check(status == 0 and points == plain, f"all_reduce_perf_mpi is all_reduce_perf ({said[-1:]})")
+    status, said, _ = imported("suffix-wrong", "nccl-tests", f"allgather={suffixed}",
+                               "--bandwidth", "10Gbps", "--latency", "15us")
+    check(status == 2 and len(said) == 1
+          and "a log of all_reduce_perf_mpi, given as allgather=" in said[0],
+          f"all_reduce_perf_mpi given as allgather= is refused: {said}")
+
+    # Before nccl-tests 2.13 an allreduce's table had redop alone, a
+    # broadcast's root alone, an allgather's neither: each was accepted
+    # under any name.
+    def old_log(kind):
+        column = {"allreduce": "   redop", "broadcast": "    root", "allgather": ""}[kind]
+        value = {"allreduce": "     sum", "broadcast": "       0", "allgather": ""}[kind]
+        lines = ["# nThread 1 nGpus 4 minBytes 1048576 maxBytes 4194304 step: 4(factor) "
+                 "warmup iters: 5 iters: 20 validation: 1", "# Using devices"]
+        lines += [f"#   Rank {r:2d} Pid  88131 on    seville device {r:2d} [0x36] Tesla V100"
+                  for r in range(RANKS)]
+        lines += ["#                                          out-of-place"
+                  "                       in-place",
+                  f"#       size         count    type{column}     time   algbw   busbw  error"
+                  "     time   algbw   busbw  error"]
+        for size in (1 << 20, 4 << 20):
+            us = model_seconds(kind, size) * 1e6
+            lines.append(f"{size:12d} {size // 4:13d}   float{value}  {us:7.1f}"
+                         "    1.00    1.00  0e+00    700.0    1.00    1.00  0e+00")
+        return write_lines(os.path.join(tmp, f"old-{kind}.log"), lines)
+
+    for kind in ("allreduce", "broadcast", "allgather"):
+        log = old_log(kind)
+        status, said, points = imported("old", "nccl-tests", f"{kind}={log}", "--bandwidth",
+                                        "10Gbps", "--latency", "15us")
+        check(status == 0 and len(points) == 2 and points[0]["ranks"] == RANKS,
+              f"a pre-2.13 {kind} log imports ({status}: {said[-1:]})")
+        for other in (k for k in ("allreduce", "broadcast", "allgather") if k != kind):
+            status, said, _ = imported("old-wrong", "nccl-tests", f"{other}={log}",
+                                       "--bandwidth", "10Gbps", "--latency", "15us")
+            check(status == 2 and len(said) == 1 and f"{kind}'s, not a" in said[0]
+                  and f"given as {other}=" in said[0],
+                  f"a pre-2.13 {kind} log given as {other}= is refused: {said}")
+
+    # reduce_scatter_perf prints an allreduce's columns (redop sum, root -1);
+    # its size is ranks x count x 4 bytes.
+    status, said, _ = imported(
+        "reduce-scatter", "nccl-tests", "--ranks", "8",
+        f"allreduce={os.path.join(DATA, 'nccl-tests-issue128-reduce_scatter-excerpt.log')}",
+        "--bandwidth", "10Gbps", "--latency", "15us")
+    check(status == 2 and len(said) == 1 and "size 128 is not count 4 x 4-byte float" in said[0],
+          f"nccl-tests#128's reduce_scatter log given as allreduce= is refused: {said}")
+
+    # gloo's benchmark before 2021: an Algorithm: line, float elements.
+    gloo_2020 = os.path.join(DATA, "gloo-issue248-allreduce_ring_chunked-2020.log")
+    status, said, points = imported("gloo-2020", "gloo", gloo_2020, "--bandwidth", "40Gbps",
+                                    "--latency", "5us")
+    check(status == 0 and points == [{"collective": "allreduce", "algorithm": "ring", "ranks": 2,
+                                      "bytes": 20000000, "seconds": 0.017251,
+                                      "repetitions": 961}],
+          f"gloo#248's log: 5,000,000 floats, p50 17251 us, 961 samples ({said[-1:]} {points})")
+    with open(gloo_2020) as f:
+        halved = f.read().replace("    5000000  ", "    2500000  ")
+    log = write_lines(os.path.join(tmp, "gloo-2020-halved.log"), halved.splitlines())
+    status, said, _ = imported("gloo-halved", "gloo", log, "--bandwidth", "40Gbps",
+                               "--latency", "5us")
+    check(status == 2 and len(said) == 1 and "not a table of float elements" in said[0],
+          f"elements its rate and times disown are refused: {said}")
+
 check.finish()
