@@ -20,8 +20,11 @@
 Iterations: torch.profiler's `ProfilerStep#N` ranges (a schedule and
 prof.step() once per iteration), or the range you name with --step (e.g.
 `with record_function("iteration"):` around the loop's body); an
-iteration's time is its range's. Phases: the ranges named forward,
-backward, optimizer and compression (--forward etc. rename them) that
+iteration's time is its range's. A last ProfilerStep holding no forward or
+backward pass (torch.profiler without a schedule records one after the
+loop) is left out, and a line says so. Phases: the ranges named forward,
+backward, optimizer and compression (--forward etc. rename them; in a
+Kineto trace, record_function's ranges, not an operator of that name) that
 start inside an iteration; forward and backward must be in every
 iteration. Every figure is the mean over the ranks' traces, iteration by
 iteration (as scripts/minicluster/run.py takes its ranks'); the first
@@ -366,12 +369,29 @@ def rank_iterations(path, args):
     if not steps:
         raise BadInput(f"{path}: {hint}")
     steps.sort()
-    ranges = {phase: [(e.start, e.end) for e in cpu if e.name == getattr(args, phase)]
+    # The loop's phases are record_function ranges: in a Kineto trace those
+    # of category user_annotation, not an operator of the same name (a
+    # scripted module's "forward" is a cpu_op); the older profiler's
+    # events have no category.
+    annotated = any(e.category == "user_annotation" for e in cpu)
+    ranges = {phase: [(e.start, e.end) for e in cpu if e.name == getattr(args, phase)
+                      and (not annotated or e.category == "user_annotation")]
               for phase in PHASES}
     # A GPU trace without the loop's own phase ranges: PyTorch's own names.
     found = "autograd" if clock == "gpu" and not ranges["forward"] and not ranges["backward"] \
         else "ranges"
     own_ranges = [(e.name, e.start, e.end) for e in cpu if e.name.startswith(AUTOGRAD + OPTIMIZER)]
+    # torch.profiler without a schedule records one more ProfilerStep#N
+    # after the loop's last prof.step(), holding none of its work.
+    if not args.step and len(steps) > 1:
+        low, high = steps[-1]
+        starts = [a for name, a, _ in own_ranges if name.startswith(AUTOGRAD)] \
+            if found == "autograd" else [a for a, _ in ranges["forward"] + ranges["backward"]]
+        if not any(low <= a < high for a in starts):
+            steps.pop()
+            print(f"note: {path}: its last ProfilerStep ({1e6 * (high - low):.0f} us) holds no "
+                  f"forward or backward pass (torch.profiler without a schedule records one "
+                  f"after the loop): left out")
     launch_times = [t for t, _ in on_gpu]
     if clock == "gpu":
         # NCCL's kernels are the communication; c10d's nccl:* ranges only

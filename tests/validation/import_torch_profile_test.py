@@ -647,6 +647,37 @@ def readings(tmp):
           and entry["iterations"] == reference["iterations"] and "GPU's clock" in open(out).read(),
           "capitalized categories: the same phases on the GPU's clock")
 
+    # torch.profiler without a schedule ends with a ProfilerStep that holds
+    # no work (after the loop's last prof.step()): left out, and said. It
+    # failed the whole import ("autograd launched no GPU work").
+    for label, trace in (("named phases", gpu_rank(700)), ("autograd's", unnamed(gpu_rank(700)))):
+        trace["traceEvents"].append(event("ProfilerStep#3", 2000, 2049))
+        result = run_import(write("trailing.json", trace), "--layers", layers, "--warmup", "0",
+                            *star)
+        entry = json.load(open(out))["training"][0] if result.returncode == 0 else None
+        check(entry is not None and len(entry["iterations"]) == 2
+              and "its last ProfilerStep (49 us) holds no forward or backward pass"
+              in result.stdout,
+              f"an empty last ProfilerStep with {label} is left out, and said "
+              f"({result.returncode}: {result.stderr.strip()[-200:]})")
+    # An operator named "forward" (a scripted module's) is not the loop's
+    # range of that name: beside the user's ranges it changes nothing, and
+    # without them autograd's ranges still find the phases (it took it for
+    # the user's and asked for a 'backward' range).
+    operator = gpu_rank(700)
+    operator["traceEvents"].append(event("forward", 20, 60, cat="cpu_op"))
+    entry = imported(write("operator.json", operator), "--layers", layers, "--warmup", "0")
+    check(entry is not None and reference is not None
+          and entry["iterations"] == reference["iterations"],
+          "a cpu_op named forward beside the loop's ranges changes nothing")
+    operator = unnamed(gpu_rank(700))
+    plain_autograd = imported(write("autograd.json", operator), "--layers", layers, "--warmup", "0")
+    operator["traceEvents"].append(event("forward", 20, 60, cat="cpu_op"))
+    entry = imported(write("operator-autograd.json", operator), "--layers", layers, "--warmup", "0")
+    check(entry is not None and plain_autograd is not None
+          and entry["iterations"] == plain_autograd["iterations"],
+          "a cpu_op named forward in a trace without the loop's ranges: autograd's phases")
+
 
 def data_ready():
     """A bucket's data is ready when all the GPU work launched before its
