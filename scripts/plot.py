@@ -12,8 +12,14 @@ Writes, as vector PDF and PNG, every figure whose columns the input has:
                   per iteration, one panel per compressor, bars per worker count
   density         density after aggregation vs workers
   fidelity        cosine similarity (and relative L2 error) of the aggregated
-                  update vs the dense average, against the compression ratio
-  speedup         speedup over dense vs workers
+                  update vs the dense average, against the compression ratio;
+                  a line joins a compressor's points in the order of the
+                  workers, the most workers' marker larger
+  speedup         speedup over dense vs workers, dense's level (1x) dashed
+Under its panels each sweep figure says what a point is (one deterministic
+simulation; the iterations its mean takes, the warm-up left out) and, for
+density and fidelity, where gradients were synthesized (a layer spec, or
+more workers than a trace captured).
 With --validation the inputs are `gcsim validate --json` comparisons and two
 figures are drawn (validation.pdf/.png unless --stem): simulated against
 measured seconds on log axes with the y = x line and +-10% band, one panel
@@ -24,7 +30,9 @@ training iteration measured and simulated side by side, stacked by phase
 A figure whose columns are absent is skipped with a message. Each compressor
 keeps one colour and marker in every figure (Okabe-Ito based, colour-blind
 safe). Parameters of the sweep other than the compressor and the worker count
-become panels (line figures) or separate files (time breakdown). Figures of
+become panels (line figures) or separate files (time breakdown); one whose
+values each have a worker count of their own (platform files of 8 and 16
+nodes) is the worker axis. Figures of
 a sweep record the SHA-256 of the sweep.csv they were drawn from (the PDF's
 Subject, the PNG's Source text), so that stale ones can be found. A sweep
 folder without its sweep.csv (an unfinished sweep) gives the results of the
@@ -45,6 +53,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 
 import matplotlib
 
@@ -346,12 +355,15 @@ def compressor_of(row, params):
 
 
 def sets_workers(rows, key):
-    """True when each value of `key` goes with one worker count (nodes, whole
-    platform objects): such a parameter is the x axis, not a panel."""
+    """True when each value of `key` goes with a worker count of its own
+    (nodes, whole platform objects): such a parameter is the x axis, not a
+    panel. Values that share a count (link rates at 8 nodes) are panels:
+    on the workers axis they were drawn one above the other at x = 8."""
     workers = {}
     for row in rows:
         workers.setdefault(str(row.get(key)), set()).add(row.get("workers"))
-    return len(workers) > 1 and all(len(counts) == 1 for counts in workers.values())
+    counts = [next(iter(c)) for c in workers.values() if len(c) == 1]
+    return len(workers) > 1 and len(counts) == len(workers) and len(set(counts)) == len(counts)
 
 
 def facet_params(rows, params):
@@ -524,10 +536,17 @@ def save(figure, out, stem, written):
     plt.close(figure)
 
 
-def plain_log_ticks(axis):
-    """Plain numbers at 1-2-5 steps on a log axis: ratios rarely span many decades."""
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+def plain_number(value):
+    """A tick's number as written: 0.001, 20, 1000000 (not 1e+06)."""
+    return f"{value:.0f}" if value >= 1e5 and value == round(value) else f"{value:g}"
+
+
+def plain_log_ticks(axis, subs=(1.0, 2.0, 5.0)):
+    """Plain numbers at 1-2-5 steps on a log axis (ratios rarely span many
+    decades), or at `subs`; no minor ticks, and nothing in mathtext, which
+    text.parse_math off would print raw ("$\\mathdefault{10^{-2}}$")."""
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: plain_number(v)))
     axis.set_minor_locator(NullLocator())
 
 
@@ -545,9 +564,19 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
     for axis, facet in zip(axes, facets):
         here = [r for r in usable if r["_facet"] == facet]
         for variant in variants:
-            points = sorted((r[x], r[column]) for r in here if (r["_name"], r["_variant"]) == variant)
-            if points:
-                axis.plot(*zip(*points), label=variant[1], **line_style(variant, variants))
+            # Joined in the order of the workers, whatever the x axis: against
+            # another x (compression ratio) a line is the compressor's path
+            # as workers are added, its most workers' end marked larger.
+            ran = sorted((r.get("workers", 0), r[x], r[column]) for r in here
+                         if (r["_name"], r["_variant"]) == variant)
+            if not ran:
+                continue
+            style = line_style(variant, variants)
+            axis.plot([p[1] for p in ran], [p[2] for p in ran], label=variant[1], **style)
+            if x != "workers" and len(ran) > 1:
+                axis.plot([ran[-1][1]], [ran[-1][2]], linestyle="none",
+                          markersize=2 * plt.rcParams["lines.markersize"],
+                          **{k: v for k, v in style.items() if k != "linestyle"})
         if reference:
             reference(axis, here)
         if x == "workers":
@@ -563,8 +592,49 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
         if facet:
             axis.set_title(facet_title(facet))
     legend_below(figure, axes)
+    caption(figure, usable, gradients=column.startswith(("fidelity", "density")),
+            along=x != "workers")
     save(figure, out, stem, written)
     return None
+
+
+def caption(figure, rows, gradients=False, along=False, noun="point"):
+    """What a reader needs beside the axes, under the panels: what each
+    point averages, how a line runs (`along` an axis other than the
+    workers), and (`gradients`) where its gradients came from when not all
+    from a trace's captured workers."""
+    runs = {(int(r["iterations"]), int(r.get("warmup_iterations") or 0)) for r in rows
+            if r.get("iterations")}
+    lines = []
+    if len(runs) == 1:
+        iterations, warmup = runs.pop()
+        if warmup:
+            counted = f"of its iterations {warmup}-{iterations - 1}, the first {warmup} left " \
+                      f"out as warm-up"
+        else:
+            counted = f"of its {iterations} iterations" if iterations > 1 else "of its iteration"
+        lines.append(f"Each {noun} is one simulation (deterministic for its seed), the mean "
+                     f"{counted}.")
+    workers = sorted({r["workers"] for r in rows if r.get("workers")})
+    if lines and along and len(workers) > 1:
+        lines[-1] += (f" A line joins a compressor's points from {workers[0]:g} to "
+                      f"{workers[-1]:g} workers; the larger marker is {workers[-1]:g}.")
+    sources = {r.get("gradients") for r in rows if r.get("gradients")}
+    if gradients and "synthetic" in sources:
+        lines.append("Gradients synthetic (a layer spec, no trace): density and fidelity are "
+                     "the synthesizer's, not a model's.")
+    elif gradients and sources - {"captured"}:
+        lines.append("Points of more workers than the trace captured synthesize the others' "
+                     f"gradients ({', '.join(sorted(sources - {'captured'}))}).")
+    if lines:
+        # Under the panels' own axis labels, above the legend: constrained
+        # layout makes room for it (a facet's title is the suptitle).
+        # Wrapped to the figure's width (about 24 characters an inch at
+        # 6 points): one long line widened the figure past its panels.
+        width = max(60, int(24 * figure.get_figwidth()))
+        figure.supxlabel("\n".join(textwrap.fill(line, width) for line in lines), fontsize=6,
+                         color="#555555")
+    return lines
 
 
 def linear_scaling(axis, rows):
@@ -707,6 +777,7 @@ def time_breakdown_figure(rows, out, written):
         order = ([COMPUTE_LABEL, STRAGGLER_LABEL] + [f"kernel: {kernel_label(k)}" for k in kernels]
                  + ["compression, other", "compression kernels", "exposed communication"])
         legend_below(figure, axes, order)
+        caption(figure, here, noun="bar")
         stem = "time_breakdown" + "".join(
             "_" + "".join(c if c.isalnum() or c in ".+-" else "-"
                           for c in f"{k.split('.')[-1]}-{short_value(v)}")
@@ -762,7 +833,12 @@ def speedup_figure(rows, out, written):
     if not (has(rows, "speedup_vs_dense") and has(rows, "workers")):
         return "no speedup_vs_dense column"
     return line_figure(rows, out, "speedup", "speedup_vs_dense", "speedup over dense (x)",
-                       written)
+                       written, reference=dense_level)
+
+
+def dense_level(axis, rows):
+    """Speed-up 1: dense's own pace, which a compressor must pass to pay."""
+    axis.axhline(1.0, color="#999999", linewidth=0.8, linestyle=(0, (4, 3)), label="dense (1x)")
 
 
 FIGURES = [("throughput", throughput_figure), ("time_breakdown", time_breakdown_figure),
@@ -841,6 +917,8 @@ def validation_figure(reports, out, stem, written):
                          label=label, zorder=3)
         axis.set_xscale("log")
         axis.set_yscale("log")
+        for scale in (axis.xaxis, axis.yaxis):
+            plain_log_ticks(scale, subs=(1.0,))
         axis.set_xlim(low, high)
         axis.set_ylim(low, high)
         axis.set_aspect("equal")

@@ -437,6 +437,75 @@ with tempfile.TemporaryDirectory() as work:
     check(refused_point is not None and "points.txt" in refused_point,
           f"a points.txt naming a folder elsewhere is refused: {refused_point}")
 
+# A parameter whose values share one worker count (link rates at 8 nodes)
+# is a panel per value; drawn on the workers axis, its points stood one
+# above the other at x = 8. One whose values each have a count of their
+# own (platforms of 8 and 16 nodes) is the workers axis.
+def rows_of(values_and_workers):
+    return [{"platform.link.bandwidth": value, "workers": workers}
+            for value, workers in values_and_workers]
+
+
+check(not plot_module.sets_workers(rows_of([("1Gbps", 8), ("10Gbps", 8), ("100Gbps", 8)]),
+                                   "platform.link.bandwidth"),
+      "rates at one worker count are panels, not the workers axis")
+check(plot_module.sets_workers(rows_of([("a.json", 8), ("b.json", 16)]), "platform.link.bandwidth"),
+      "values each with a worker count of their own are the workers axis")
+check(not plot_module.sets_workers(rows_of([("a.json", 8), ("b.json", 8), ("c.json", 16)]),
+                                   "platform.link.bandwidth"),
+      "values sharing a worker count are not the workers axis")
+
+# Log axes print plain numbers: with mathtext off (names from files may
+# hold a "$"), matplotlib's default labels printed "$\\mathdefault{10^{-2}}$"
+# in the validation figure; and 1000000, not 1e+06.
+captured = []
+real_save = plot_module.save
+plot_module.save = lambda figure, out, stem, written: captured.append(figure)
+try:
+    plot_module.setup_matplotlib()
+    report = {"name": "r", "platform": {"source": "the fit"},
+              "collectives": [{"collective": "allreduce", "measured_s": m, "simulated_s": 1.05 * m}
+                              for m in (1e-3, 1e-2, 0.1, 1.0)]}
+    plot_module.validation_figure([report], "unused", "v", plot_module.Written())
+    axis = captured[-1].axes[0]
+    captured[-1].canvas.draw()
+    ticks = [t.get_text() for t in axis.get_xticklabels() + axis.get_yticklabels() if t.get_text()]
+    check(ticks and all("$" not in t for t in ticks) and "0.01" in ticks,
+          f"the validation figure's log axes print plain numbers: {ticks}")
+    check(plot_module.plain_number(1e6) == "1000000" and plot_module.plain_number(0.05) == "0.05",
+          "a tick of a million is 1000000")
+
+    # Every sweep figure says what a point is (one deterministic simulation,
+    # the iterations its mean takes) and where synthesized gradients are;
+    # the speed-up figure draws dense's level; a fidelity line runs in the
+    # order of the workers, not of its x.
+    rows = [{"compressor_name": name, "workers": workers, "iterations": 3.0,
+             "warmup_iterations": 1.0, "gradients": "" if name == "dense" else "synthetic",
+             "speedup_vs_dense": 1.0 if name == "dense" else 1.0 + workers / 100,
+             "fidelity.cosine": None if name == "dense" else 0.9 - workers / 100,
+             "compression_ratio": None if name == "dense" else [5.0, 2.0, 9.0][i],
+             "bytes_sent_per_worker": 1.0}
+            for name in ("dense", "topk") for i, workers in enumerate(WORKERS)]
+    plot_module.annotate(rows, [])
+    captured.clear()
+    plot_module.speedup_figure(rows, "unused", plot_module.Written())
+    plot_module.fidelity_figure(rows, "unused", plot_module.Written())
+    speedup, fidelity = captured[0], captured[1]
+    said = speedup._supxlabel.get_text().replace("\n", " ") if speedup._supxlabel else ""
+    check("one simulation (deterministic for its seed), the mean of its iterations 1-2, the "
+          "first 1 left out as warm-up" in said, f"the speed-up figure's caption: {said!r}")
+    check("dense (1x)" in [t.get_text() for t in speedup.legends[0].get_texts()],
+          "the speed-up figure draws dense's level")
+    said = fidelity._supxlabel.get_text().replace("\n", " ") if fidelity._supxlabel else ""
+    check("Gradients synthetic" in said and "from 2 to 64 workers" in said,
+          f"the fidelity figure says its gradients are synthetic, and how a line runs: {said!r}")
+    line = fidelity.axes[0].get_lines()[0]
+    check(list(line.get_xdata()) == [5.0, 2.0, 9.0],
+          f"a fidelity line joins its points in the order of the workers: {line.get_xdata()}")
+finally:
+    plot_module.save = real_save
+    plot_module.plt.close("all")
+
 # Panel titles too long for a panel go a facet a line: they ran into their
 # neighbours (platform = tree-96-1g-oversubscribed, allreduce = ...).
 long_facet = (("platform", "tree-96-1g-oversubscribed"), ("training.allreduce", "recursive_doubling"))
@@ -468,15 +537,18 @@ with tempfile.TemporaryDirectory() as work:
         plot_module.save = real_save
 
     def expected(bandwidth, column, x="workers"):
-        """{compressor: sorted [(x, column)]} of the table's rows at `bandwidth`."""
+        """{compressor: [(x, column)] in the order of the workers} of the
+        table's rows at `bandwidth`: against the compression ratio too, a
+        line is a compressor's path as workers are added."""
         dense = {r["workers"]: r["bytes_sent_per_worker"] for r in table
                  if r["compressor_name"] == "dense" and r["platform.link.bandwidth"] == bandwidth}
         lines = {}
         for r in table:
             if r["platform.link.bandwidth"] == bandwidth:
                 at = dense[r["workers"]] / r["bytes_sent_per_worker"] if x == "ratio" else r[x]
-                lines.setdefault(r["compressor_name"], []).append((at, r[column]))
-        return {name: sorted(points) for name, points in lines.items()}
+                lines.setdefault(r["compressor_name"], []).append((r["workers"], at, r[column]))
+        return {name: [(at, value) for _, at, value in sorted(points)]
+                for name, points in lines.items()}
 
     def line_problems(stem, column, ylabel, x="workers"):
         problems = []
@@ -487,7 +559,9 @@ with tempfile.TemporaryDirectory() as work:
             want = expected(bandwidth, column, x)
             got = {}
             for line in axis.get_lines():
-                if line.get_label() != "linear scaling of dense":
+                # Not a compressor's: the references, the larger end markers.
+                if line.get_label() not in ("linear scaling of dense", "dense (1x)") \
+                        and not line.get_label().startswith("_"):
                     got[line.get_label().split(" ")[0]] = list(zip(line.get_xdata(),
                                                                    line.get_ydata()))
             if got.keys() != want.keys() or any(
