@@ -16,8 +16,10 @@ Writes, as vector PDF and PNG, every figure whose columns the input has:
                   a line joins a compressor's points in the order of the
                   workers, the most workers' marker larger
   speedup         speedup over dense vs workers, dense's level (1x) dashed
-Under its panels each sweep figure says what a point is (one deterministic
-simulation; the iterations its mean takes, the warm-up left out) and, for
+Under its panels each sweep figure says what it is of (the model, platform
+and device, from the points' result.json, when they are one), what a point
+is (one deterministic simulation; the iterations its mean takes, the
+warm-up left out) and, for
 density and fidelity, where gradients were synthesized (a layer spec, or
 more workers than a trace captured).
 With --validation the inputs are `gcsim validate --json` comparisons and two
@@ -255,6 +257,7 @@ def read_results(paths):
         flatten(scenario_value, "", scenario, numbers_only=False)
         row["compressor_name"] = str(scenario.get("compressor.name", ""))
         row["point"] = os.path.basename(os.path.dirname(os.path.abspath(path)))
+        row["_setting"] = setting_of(result.get("model"))
         rows.append(row)
         scenarios.append(scenario)
     keys = sorted({key for scenario in scenarios for key in scenario})
@@ -293,10 +296,39 @@ def unfinished_sweep_results(folder):
     return [os.path.join(folder, "points", point, "result.json") for point in ids]
 
 
+def setting_of(model):
+    """"cnn on cluster96-1g, NVIDIA ... (derived)": a result's model, platform
+    and device, for a figure's caption; None when it names none of them."""
+    if not isinstance(model, dict):
+        return None
+    workload, platform, device = (model.get(key) for key in ("workload", "platform", "device"))
+    if not all(isinstance(v, str) for v in (workload, platform, device)):
+        return None
+    return f"{workload} on {platform}, {device}"
+
+
+def add_settings(rows, base):
+    """Each sweep row's setting, from its point's result.json where it is
+    there (a table copied alone has none: its figures then say none)."""
+    for row in rows:
+        point = row.get("point")
+        path = os.path.join(base, "points", str(point), "result.json")
+        if not point or os.sep in str(point) or not os.path.isfile(path):
+            continue
+        try:
+            with open(path) as handle:
+                row["_setting"] = setting_of(json.load(handle).get("model"))
+        except (OSError, ValueError, AttributeError):
+            continue  # the figures say less; the table's own checks stand
+
+
 def load(inputs):
     csv_path = sweep_csv(inputs)
     if csv_path:
-        return read_csv(csv_path) + (os.path.dirname(os.path.abspath(csv_path)),)
+        base = os.path.dirname(os.path.abspath(csv_path))
+        rows, params = read_csv(csv_path)
+        add_settings(rows, base)
+        return rows, params, base
     files = []
     for item in inputs:
         if os.path.isdir(item):
@@ -606,6 +638,9 @@ def caption(figure, rows, gradients=False, along=False, noun="point"):
     runs = {(int(r["iterations"]), int(r.get("warmup_iterations") or 0)) for r in rows
             if r.get("iterations")}
     lines = []
+    settings = {r.get("_setting") for r in rows}
+    if len(settings) == 1 and None not in settings:  # else the panels or legend tell them apart
+        lines.append(settings.pop() + ".")
     if len(runs) == 1:
         iterations, warmup = runs.pop()
         if warmup:

@@ -502,6 +502,18 @@ try:
     line = fidelity.axes[0].get_lines()[0]
     check(list(line.get_xdata()) == [5.0, 2.0, 9.0],
           f"a fidelity line joins its points in the order of the workers: {line.get_xdata()}")
+    # The model, platform and device, from the points' result.json: a
+    # figure did not say what it was of.
+    study = plot_module.load([os.path.join(ROOT, "results", "studies", "study-iwp")])[0]
+    settings = {row.get("_setting") for row in study}
+    check(settings == {"cnn on cluster96-1g, NVIDIA GeForce GTX 1080 Ti (derived, "
+                       "legacy_torch_topk)"}, f"a sweep's points say their setting: {settings}")
+    for row in rows:
+        row["_setting"] = "cnn on star-8x10g, V100"
+    captured.clear()
+    plot_module.speedup_figure(rows, "unused", plot_module.Written())
+    said = captured[0]._supxlabel.get_text().replace("\n", " ")
+    check(said.startswith("cnn on star-8x10g, V100."), f"the caption names the setting: {said!r}")
 finally:
     plot_module.save = real_save
     plot_module.plt.close("all")
