@@ -183,6 +183,10 @@ def flatten(value, prefix, out, numbers_only, others=None):
             out[name] = float(item) if numbers_only else item  # a grid value reads as written
         elif not numbers_only and isinstance(item, str):
             out[name] = item
+        elif not numbers_only and isinstance(item, bool):
+            # As JSON writes it: left out, runs that differ only in a flag
+            # (gs-SGD's second_round) were drawn as one line.
+            out[name] = json.dumps(item)
         elif others is not None:
             others[name] = item
 
@@ -215,6 +219,15 @@ def read_csv(path):
         raise BadInput(f"{path}: no workers column (not gcsim's sweep.csv)")
     if not rows:
         raise BadInput(f"{path}: no rows below the header")
+    # A point twice (tables joined, a row pasted again) was drawn twice,
+    # its line doubling back on itself.
+    seen = {}
+    for line, row in rows:
+        point = row.get("point")
+        if point and point in seen:
+            raise BadInput(f"{path}: line {line}: point {point} again (first on line "
+                           f"{seen[point]}): one row per point")
+        seen.setdefault(point, line)
     # sweep.csv lists the grid parameters between "point" and "command".
     params = []
     if "point" in header and "command" in header:
@@ -376,7 +389,8 @@ def compressor_of(row, params):
                 spec = {"name": value}
             if isinstance(spec, dict):
                 name = name or str(spec.get("name", ""))
-                extras += [f"{k}={v}" for k, v in sorted(spec.items()) if k != "name"]
+                extras += [f"{k}={json.dumps(v) if isinstance(v, bool) else v}"
+                           for k, v in sorted(spec.items()) if k != "name"]
         elif key.startswith("compressor."):
             if key == "compressor.name":
                 name = name or value

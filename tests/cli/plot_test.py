@@ -274,6 +274,9 @@ with tempfile.TemporaryDirectory() as work:
         ("a row cut short",
          bad_file("short.csv", good_table + good_table.splitlines()[1][:60] + b"\n"),
          ["short.csv", "fewer fields than the header"]),
+        ("a point twice (a row pasted again)",
+         bad_file("twice.csv", good_table + good_table.splitlines()[1] + b"\n"),
+         ["twice.csv", "again (first on line 2)"]),
         ("half a worker", bad_file("half.json", b'{"summary": {"workers": 2.5}}'),
          ["half.json", "workers", "whole number"]),
         ("a cosine of 5",
@@ -413,6 +416,15 @@ with tempfile.TemporaryDirectory() as work:
                     ({"name": "topk", "density": 0.01}, 2), ({"name": "topk", "density": 0.01}, 4)])]
     rows, params, _ = plot_module.load(folders)
     labels = sorted({plot_module.compressor_of(row, params)[1] for row in rows})
+    # Runs that differ in a flag alone are two lines, labelled as JSON
+    # writes it (the flag was left out, and they were drawn as one).
+    flagged = [point(os.path.join(work, f"f{i}"), {"name": "gs_sgd", "density": 0.01,
+                                                   "second_round": flag}, 4)
+               for i, flag in enumerate([True, False])]
+    flag_rows, flag_params, _ = plot_module.load(flagged)
+    flag_labels = sorted(plot_module.compressor_of(row, flag_params)[1] for row in flag_rows)
+    check(flag_labels == ["gs_sgd (second_round=false)", "gs_sgd (second_round=true)"],
+          f"a flag tells two runs apart: {flag_labels}")
     check(labels == ["dense", "topk (density=0.01)"] and "4" in [r["platform.nodes"] for r in rows],
           f"point folders: dense is labelled dense, grid values as written: {labels}, "
           f"{sorted({r['platform.nodes'] for r in rows})}")
