@@ -15,8 +15,8 @@ nccl-tests: every result row becomes a point; `bytes` is its size column
 (the whole buffer; for allgather the output), `seconds` its time column in
 microseconds (out-of-place unless --in-place), the mean over its `iters`,
 which become `repetitions`; the ranks are its `# Rank` lines. Logs of
-every nccl-tests and rccl-tests version are read: before 2.13 (an
-`error` column, redop or root alone), a build's NAME_SUFFIX
+nccl-tests and rccl-tests since 2019 are read: before 2.13 (an `error`
+column, redop or root alone), a build's NAME_SUFFIX
 (all_reduce_perf_mpi), and lines a launcher tagged with their process
 (OpenMPI's --tag-output, srun -l), whose standard output is read. gcsim
 simulates allgather as a ring, broadcast as NCCL's pipelined ring (512 KiB
@@ -49,7 +49,8 @@ header (logs joined, or nccl-tests without MPI started by mpirun, each
 process a 1-rank run), a rank listed twice, a row whose #wrong is above 0
 or an "Out of bounds values: N FAILED" line, rows whose redop and root
 columns are another collective's, an allreduce's rows whose size is not
-their count's elements (a reduce_scatter's is ranks times that), or a
+their count's elements (a reduce_scatter's is ranks times that; checked
+where the table has count and a type nccl-tests names), or a
 "Collective test starting:" line naming another program.
 """
 import argparse
@@ -141,9 +142,9 @@ NCCL_PROGRAMS = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather",
                  "sendrecv_perf": "sendrecv", "gather_perf": "gather", "scatter_perf": "scatter",
                  "hypercube_perf": "hypercube"}
 # Bytes per element of nccl-tests' `type` column.
-NCCL_TYPE_BYTES = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
-                   "half": 2, "float": 4, "double": 8, "bfloat16": 2, "fp8_e4m3": 1,
-                   "fp8_e5m2": 1}
+NCCL_TYPE_BYTES = {"int8": 1, "char": 1, "uint8": 1, "int32": 4, "int": 4, "uint32": 4,
+                   "int64": 8, "uint64": 8, "half": 2, "float": 4, "double": 8, "bfloat16": 2,
+                   "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
 # What launchers put before each line of a process's output: OpenMPI's
 # --tag-output ("[1,0]<stdout>:") and srun -l (" 0: ").
 LAUNCHER_PREFIX = re.compile(r"\[\d+,\d+\]<(stdout|stderr)>:|\s*\d+: ")
@@ -361,12 +362,17 @@ def parse_gloo(path):
             size = 4 * elements
             # The mean rate is the floats' bytes over the mean time, which
             # lies between the least and the most: else not 4-byte floats.
-            mean = size / (rate * 1e9) / unit if rate > 0 else math.inf
-            if not 0.99 * least <= mean <= 1.01 * most:
-                raise BadInput(f"{path}: line {number}: {elements} elements at {rate} GB/s take "
-                               f"{mean:.4g} {'ns' if unit == 1e-9 else 'us'} as 4-byte floats, "
-                               f"outside its min {least:g} and max {most:g}: not a table of "
-                               f"float elements")
+            # Its "GB" may be 2^30 bytes or 10^9, and it is printed to three
+            # decimals (a rate of 0.000 says nothing).
+            if rate > 0:
+                slack = 0.0005 / rate + 0.01
+                means = [size / (rate * gb) / unit for gb in (2 ** 30, 1e9)]
+                if not any((1 - slack) * least <= mean <= (1 + slack) * most for mean in means):
+                    raise BadInput(f"{path}: line {number}: {elements} elements at {rate} GB/s "
+                                   f"take {min(means):.4g}-{max(means):.4g} "
+                                   f"{'ns' if unit == 1e-9 else 'us'} as 4-byte floats, outside "
+                                   f"its min {least:g} and max {most:g}: not a table of float "
+                                   f"elements")
         rows.append((positive_bytes(path, size), positive_seconds(path, size, p50, unit),
                      repetitions(path, words[6 if old_table else 7])))
     if benchmark is None:
