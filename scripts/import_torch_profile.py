@@ -387,7 +387,10 @@ def rank_iterations(path, args):
         low, high = steps[-1]
         starts = [a for name, a, _ in own_ranges if name.startswith(AUTOGRAD)] \
             if found == "autograd" else [a for a, _ in ranges["forward"] + ranges["backward"]]
-        if not any(low <= a < high for a in starts):
+        # Only after steps that hold passes: with none anywhere, the phase
+        # ranges are missing, which the iterations below say.
+        if not any(low <= a < high for a in starts) \
+                and any(steps[0][0] <= a < steps[-2][1] for a in starts):
             steps.pop()
             print(f"note: {path}: its last ProfilerStep ({1e6 * (high - low):.0f} us) holds no "
                   f"forward or backward pass (torch.profiler without a schedule records one "

@@ -233,7 +233,9 @@ double Curve::seconds(const KernelShape& shape) const {
         std::sqrt(segments_[s - 1].up_to * segments_[s].from);
     floor = std::max(floor, evaluate(*family_, segments_[s - 1], at_step));
   }
-  return std::max(floor, evaluate(*family_, segments_[active], shape));
+  // Not std::max: a NaN shape's NaN must come out, not the floor.
+  const double value = evaluate(*family_, segments_[active], shape);
+  return value < floor ? floor : value;
 }
 
 std::string Curve::problem(std::string* where, bool monotone) const {

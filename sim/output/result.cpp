@@ -220,6 +220,10 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
       entry["rows"] = past.rows;
       entry["profile_rows"] = past.profile_rows;
     }
+    if (!past.cols.empty()) {
+      entry["cols"] = past.cols;
+      entry["profile_cols"] = past.profile_cols;
+    }
     result["model"]["extrapolated_kernels"].push_back(std::move(entry));
   }
   // Which times the compute is: a trace's own (sim/training/plan.cpp) or the
@@ -349,10 +353,10 @@ std::string format_summary(const nlohmann::json& result) {
     const auto elements = [](double n) {
       return n >= 1e6 ? fmt::format("{:.1f}M", n / 1e6) : fmt::format("{:.0f}", n);
     };
-    // "5" or "5-24": the rows of a range [least, most].
-    const auto rows = [](const nlohmann::json& range) {
-      const double least = range[0].get<double>(), most = range[1].get<double>();
-      return least == most ? fmt::format("{:g}", least) : fmt::format("{:g}-{:g}", least, most);
+    // "5" or "5-24": a range [least, most] of rows or columns.
+    const auto range = [&elements](const nlohmann::json& bounds) {
+      const double least = bounds[0].get<double>(), most = bounds[1].get<double>();
+      return least == most ? elements(least) : elements(least) + "-" + elements(most);
     };
     std::string kernels;
     for (const nlohmann::json& past : model["extrapolated_kernels"]) {
@@ -361,9 +365,10 @@ std::string format_summary(const nlohmann::json& result) {
       std::string where;
       if (n > fitted)
         where = fmt::format("at n up to {} (fitted to {})", elements(n), elements(fitted));
-      if (past.contains("rows"))
-        where += fmt::format("{}at {} rows (fitted at {})", where.empty() ? "" : " and ",
-                             rows(past["rows"]), rows(past["profile_rows"]));
+      for (const auto& [key, noun] : {std::pair{"rows", "rows"}, std::pair{"cols", "columns"}})
+        if (past.contains(key))
+          where += fmt::format("{}at {} {} (fitted at {})", where.empty() ? "" : " and ",
+                               range(past[key]), noun, range(past[std::string("profile_") + key]));
       kernels += fmt::format("{}{} {}", kernels.empty() ? "" : ", ",
                              past["kernel"].get<std::string>(), where);
     }

@@ -98,6 +98,7 @@ std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, doubl
   struct Priced {
     double n = 0;
     double rows_min = std::numeric_limits<double>::infinity(), rows_max = 0;
+    double cols_min = std::numeric_limits<double>::infinity(), cols_max = 0;
   };
   std::map<std::string, Priced> priced{{"sgd_momentum", {parameters}}};
   for (const CompressedIteration& iteration : plan.compressed)
@@ -108,6 +109,8 @@ std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, doubl
           sizes.n = std::max(sizes.n, kernel.n);
           sizes.rows_min = std::min(sizes.rows_min, kernel.rows);
           sizes.rows_max = std::max(sizes.rows_max, kernel.rows);
+          sizes.cols_min = std::min(sizes.cols_min, kernel.cols);
+          sizes.cols_max = std::max(sizes.cols_max, kernel.cols);
         }
   std::vector<Extrapolation> past;
   for (const auto& [name, sizes] : priced) {
@@ -115,16 +118,22 @@ std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, doubl
     assert(kernel && "a planned kernel is one the profile priced");
     const cost::Curve& curve = profile.kernel(*kernel).curve;
     const cost::ShapeRange& fitted = curve.range();
-    // Rows scale a sketch's whole cost, and pieces fitted at one count can
-    // cross at another: said like sizes past the fitted ones.
+    // Rows and columns scale a sketch's cost, and pieces fitted at one
+    // count can cross at another: said like sizes past the fitted ones.
     const bool rows_outside = curve.family().uses_rows && (sizes.rows_min < fitted.rows_min ||
                                                            sizes.rows_max > fitted.rows_max);
-    if (sizes.n <= fitted.n_max && !rows_outside)
+    const bool cols_outside = curve.family().uses_cols && (sizes.cols_min < fitted.cols_min ||
+                                                           sizes.cols_max > fitted.cols_max);
+    if (sizes.n <= fitted.n_max && !rows_outside && !cols_outside)
       continue;
-    Extrapolation entry{name, sizes.n, fitted.n_max, {}, {}};
+    Extrapolation entry{name, sizes.n, fitted.n_max, {}, {}, {}, {}};
     if (rows_outside) {
       entry.rows = {sizes.rows_min, sizes.rows_max};
       entry.profile_rows = {fitted.rows_min, fitted.rows_max};
+    }
+    if (cols_outside) {
+      entry.cols = {sizes.cols_min, sizes.cols_max};
+      entry.profile_cols = {fitted.cols_min, fitted.cols_max};
     }
     past.push_back(std::move(entry));
   }

@@ -40,14 +40,16 @@ struct Extrapolation {
   std::string kernel;
   double largest_n = 0;     // elements, the largest the run priced
   double profile_n_max = 0; // elements, the largest the curve was fitted on
-  /// A sketch's rows outside those its curve was fitted on: the rows priced
-  /// and fitted, as [least, most]; empty when within.
+  /// A sketch's rows, or its table's columns, outside those its curve was
+  /// fitted on: the ones priced and fitted, as [least, most]; empty when
+  /// within.
   std::vector<double> rows, profile_rows;
+  std::vector<double> cols, profile_cols;
 };
 
 /// The kernels of `plan` (its optimizer step over `parameters`, and the
 /// compressed iterations' kernels) priced past their fitted sizes, or at a
-/// sketch's rows outside those fitted, by name.
+/// sketch's rows or columns outside those fitted, by name.
 std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, double parameters,
                                                 const cost::DeviceProfile& profile);
 

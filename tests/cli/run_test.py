@@ -266,6 +266,19 @@ with tempfile.TemporaryDirectory() as work:
           and "sketch_insert at 64 rows (fitted at 5)" in rows_text,
           f"a sketch priced at rows outside its fit is said: "
           f"{rows_run['model'].get('extrapolated_kernels')}")
+    # So is a table wider than any the curve was fitted on (the H200's up to
+    # 2.7M columns), whose per-(rows x columns) cost the pieces disagree on.
+    wide_text, _, wide_run = run(
+        os.path.join(work, "wide"), "--set", f"workload={spec_path}", "--set",
+        "device=platforms/devices/h200.json", "--set", "platform.nodes=2", "--set",
+        "training.iterations=1", "--set",
+        'compressor={"name":"gs_sgd","density":0.01,"columns":3000000}')
+    check({"kernel": "sketch_insert", "largest_n": 23400.0, "profile_n_max": 268435456.0,
+           "cols": [3000000.0, 3000000.0], "profile_cols": [256.0, 2684354.0]}
+          in wide_run["model"].get("extrapolated_kernels", [])
+          and "sketch_insert at 3.0M columns (fitted at 256-2.7M)" in wide_text,
+          f"a sketch priced at columns outside its fit is said: "
+          f"{wide_run['model'].get('extrapolated_kernels')}")
 
     # One worker sends nothing, compressed or not: no ratio, not 0.
     alone_text, _, alone = run(os.path.join(work, "alone"), "--set", "platform.nodes=1",

@@ -224,3 +224,44 @@ TEST_CASE("a step never goes down, even at a shape outside the fitted box") {
   CHECK(at(10001, 64) == doctest::Approx(1e-6 + 1e-9 * 64e4).scale(0));
   CHECK(at(1e6, 64) == doctest::Approx(3e-5 + 0.5e-9 * 64e6).scale(0));
 }
+
+TEST_CASE("the floor holds across a gap, from any earlier step, and for pieces in k") {
+  using gcsim::cost::Curve;
+  using gcsim::cost::Segment;
+  const double inf = std::numeric_limits<double>::infinity();
+  // Sketch pieces with a gap from 1e3 to 1e4 (middle 3162.3): at 64 rows
+  // the later pieces start lower and lower; each takes the highest end
+  // before it, the first piece's two steps back included.
+  const auto& insert = kernel_family(Kernel::sketch_insert);
+  const Segment first{0, 1e3, {1e-6, 4e-9, 0, 0}};
+  const Segment second{1e4, 1e5, {1e-4, 1e-10, 0, 0}};
+  const Segment third{1e5, inf, {2e-4, 1e-11, 0, 0}};
+  const Curve curve(insert, {first, second, third}, {1e2, 1e6, 0, 0, 5, 5, 0, 0});
+  REQUIRE(curve.problem().empty());
+  const auto at = [&](double n) { return curve.seconds(KernelShape{n, 0, 64, 0}); };
+  const double first_end = 1e-6 + 4e-9 * std::sqrt(1e7) * 64;           // at the gap's middle
+  CHECK(at(3000) == doctest::Approx(1e-6 + 4e-9 * 3000 * 64).scale(0)); // before the middle
+  CHECK(at(3200) == doctest::Approx(first_end).scale(0));               // after it: the floor
+  CHECK(at(2e5) == doctest::Approx(first_end).scale(0));                // two steps back
+  double previous = 0;
+  for (double n = 100; n < 1e7; n *= 1.1) {
+    CHECK(at(n) >= previous);
+    previous = at(n);
+  }
+  // Pieces in k (the H200's sample_threshold), fitted up to n = 1e8: at
+  // n = 1e11 the second's smaller per-n cost puts it below the first's end,
+  // which is then the floor, taken at the step's k (the middle, 4472) and
+  // this n.
+  const auto& sampling = kernel_family(Kernel::sample_threshold);
+  const Segment few{0, 4000, {2e-5, 1e-14, 1e-9, 0}};
+  const Segment many{5000, inf, {6e-5, 1e-15, 0, 0}};
+  const Curve in_k(sampling, {few, many}, {1e3, 1e8, 1, 1e6, 0, 0, 0, 0}, 'k');
+  REQUIRE(in_k.problem().empty());
+  CHECK(in_k.seconds(KernelShape{1e8, 6000, 0, 0}) == doctest::Approx(6e-5 + 1e-7).scale(0));
+  CHECK(in_k.seconds(KernelShape{1e11, 3000, 0, 0}) ==
+        doctest::Approx(2e-5 + 1e-3 + 3e-6).scale(0));
+  CHECK(in_k.seconds(KernelShape{1e11, 6000, 0, 0}) ==
+        doctest::Approx(2e-5 + 1e-3 + 1e-9 * std::sqrt(4000.0 * 5000.0)).scale(0));
+  // A NaN shape stays NaN (the floor was returned instead).
+  CHECK(std::isnan(curve.seconds(KernelShape{std::nan(""), 0, 64, 0})));
+}

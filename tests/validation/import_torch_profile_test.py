@@ -660,6 +660,16 @@ def readings(tmp):
               in result.stdout,
               f"an empty last ProfilerStep with {label} is left out, and said "
               f"({result.returncode}: {result.stderr.strip()[-200:]})")
+    # Steps without any pass: the phases are missing, and no note says the
+    # last step was left out for holding none.
+    bare_steps = {"traceEvents": [event("ProfilerStep#1", 0, 1000),
+                                  event("ProfilerStep#2", 1000, 2000)]}
+    result = run_import(write("no-phases.json", bare_steps), "--layers", layers, "--warmup", "0",
+                        *star)
+    check(result.returncode == 2 and "note:" not in result.stdout
+          and "iteration 1 has no 'forward' range" in result.stderr,
+          f"steps without passes: the missing range said, no note "
+          f"({result.returncode}: {result.stdout.strip()[:100]!r} {result.stderr.strip()})")
     # An operator named "forward" (a scripted module's) is not the loop's
     # range of that name: beside the user's ranges it changes nothing, and
     # without them autograd's ranges still find the phases (it took it for
