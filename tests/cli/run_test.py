@@ -243,6 +243,13 @@ with tempfile.TemporaryDirectory() as work:
     # A sketch's rows are a size too: the H200's sketch curves were fitted
     # at 5 rows, and their pieces crossed at 64, where 23,400 elements cost
     # 60% less than 23,000 did, without a word.
+    def h200_sketch(out, spec_path, compressor):
+        """(summary text, result) of one gs-SGD iteration of a one-tensor spec on the H200."""
+        text, _, result = run(os.path.join(work, out), "--set", f"workload={spec_path}", "--set",
+                              "device=platforms/devices/h200.json", "--set", "platform.nodes=2",
+                              "--set", "training.iterations=1", "--set", f"compressor={compressor}")
+        return text, result
+
     sketch_times = {}
     for parameters in [23000, 23400]:
         with open(os.path.join(ROOT, "workloads", "models", "one-tensor-1mib.json")) as handle:
@@ -252,33 +259,23 @@ with tempfile.TemporaryDirectory() as work:
         spec_path = os.path.join(work, f"tensor-{parameters}.json")
         with open(spec_path, "w") as handle:
             json.dump(spec, handle)
-        rows_text, _, rows_run = run(
-            os.path.join(work, f"rows-{parameters}"), "--set", f"workload={spec_path}", "--set",
-            "device=platforms/devices/h200.json", "--set", "platform.nodes=2", "--set",
-            "training.iterations=1", "--set",
-            'compressor={"name":"gs_sgd","density":0.01,"rows":64}')
+        rows_text, rows_run = h200_sketch(f"rows-{parameters}", spec_path,
+                                          '{"name":"gs_sgd","density":0.01,"rows":64}')
         sketch_times[parameters] = rows_run["summary"]["compression_kernels_s"]["sketch_insert"]
     check(sketch_times[23400] >= sketch_times[23000],
           f"more elements never cost less, at rows the profile did not measure: {sketch_times}")
-    check({"kernel": "sketch_insert", "largest_n": 23400.0, "profile_n_max": 268435456.0,
-           "rows": [64.0, 64.0], "profile_rows": [5.0, 5.0]}
-          in rows_run["model"].get("extrapolated_kernels", [])
-          and "sketch_insert at 64 rows (fitted at 5)" in rows_text,
-          f"a sketch priced at rows outside its fit is said: "
-          f"{rows_run['model'].get('extrapolated_kernels')}")
     # So is a table wider than any the curve was fitted on (the H200's up to
     # 2.7M columns), whose per-(rows x columns) cost the pieces disagree on.
-    wide_text, _, wide_run = run(
-        os.path.join(work, "wide"), "--set", f"workload={spec_path}", "--set",
-        "device=platforms/devices/h200.json", "--set", "platform.nodes=2", "--set",
-        "training.iterations=1", "--set",
-        'compressor={"name":"gs_sgd","density":0.01,"columns":3000000}')
-    check({"kernel": "sketch_insert", "largest_n": 23400.0, "profile_n_max": 268435456.0,
-           "cols": [3000000.0, 3000000.0], "profile_cols": [256.0, 2684354.0]}
-          in wide_run["model"].get("extrapolated_kernels", [])
-          and "sketch_insert at 3.0M columns (fitted at 256-2.7M)" in wide_text,
-          f"a sketch priced at columns outside its fit is said: "
-          f"{wide_run['model'].get('extrapolated_kernels')}")
+    wide = h200_sketch("wide", spec_path, '{"name":"gs_sgd","density":0.01,"columns":3000000}')
+    for what, (text, result), sizes, said in (
+            ("rows", (rows_text, rows_run), {"rows": [64.0, 64.0], "profile_rows": [5.0, 5.0]},
+             "sketch_insert at 64 rows (fitted at 5)"),
+            ("columns", wide, {"cols": [3e6, 3e6], "profile_cols": [256.0, 2684354.0]},
+             "sketch_insert at 3.0M columns (fitted at 256-2.7M)")):
+        check({"kernel": "sketch_insert", "largest_n": 23400.0, "profile_n_max": 268435456.0,
+               **sizes} in result["model"].get("extrapolated_kernels", []) and said in text,
+              f"a sketch priced at {what} outside its fit is said: "
+              f"{result['model'].get('extrapolated_kernels')}")
 
     # One worker sends nothing, compressed or not: no ratio, not 0.
     alone_text, _, alone = run(os.path.join(work, "alone"), "--set", "platform.nodes=1",
