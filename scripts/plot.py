@@ -665,9 +665,13 @@ def caption(figure, rows, gradients=False, along=False, noun="point"):
         lines.append(f"Each {noun} is one simulation (deterministic for its seed), the mean "
                      f"{counted}.")
     workers = sorted({r["workers"] for r in rows if r.get("workers")})
-    if lines and along and len(workers) > 1:
-        lines[-1] += (f" A line joins a compressor's points from {workers[0]:g} to "
-                      f"{workers[-1]:g} workers; the larger marker is {workers[-1]:g}.")
+    if along and len(workers) > 1:
+        joined = (f"A line joins a compressor's points from {workers[0]:g} to "
+                  f"{workers[-1]:g} workers, the larger marker at {workers[-1]:g}.")
+        if lines:
+            lines[-1] += " " + joined
+        else:
+            lines.append(joined)
     sources = {r.get("gradients") for r in rows if r.get("gradients")}
     if gradients and "synthetic" in sources:
         lines.append("Gradients synthetic (a layer spec, no trace): density and fidelity are "
