@@ -25,7 +25,8 @@ more workers than a trace captured).
 With --validation the inputs are `gcsim validate --json` comparisons and two
 figures are drawn (validation.pdf/.png unless --stem): simulated against
 measured seconds on log axes with the y = x line and +-10% band, one panel
-per comparison, collectives by name and training iterations by compressor;
+per comparison, collectives by name and training iterations by compressor
+(on a fitted platform a caption says which points the fit used: in sample);
 and, where the comparisons have training runs, validation-phases: each
 training iteration measured and simulated side by side, stacked by phase
 (compute, compression, communication, the rest), one panel per comparison.
@@ -981,6 +982,15 @@ def validation_figure(reports, out, stem, written):
     order = ["y = x", "within 10%"] + list(COLLECTIVE_STYLE) + [
         f"{name} iteration" for name in STYLE]
     legend_below(figure, axes, order)
+    if any(report.get("platform", {}).get("source") == "the fit" for report in reports):
+        # A reader must know which comparisons are in-sample (the rule is
+        # sim/validate/fit.cpp's, as `gcsim validate --fit` reports it).
+        figure.supxlabel(textwrap.fill(
+            "On a fitted platform the ring allreduce and allgather points are the fit's own "
+            "(alpha from those under 1 MiB, bandwidth from those of 4 MiB and more): in "
+            "sample. The broadcasts, the 1-4 MiB points and the training iterations are "
+            "predictions.", max(60, int(24 * figure.get_figwidth()))),
+            fontsize=6, color="#555555")
     save(figure, out, stem, written)
 
 
