@@ -484,7 +484,8 @@ try:
     ticks = [t.get_text() for t in axis.get_xticklabels() + axis.get_yticklabels() if t.get_text()]
     check(ticks and all("$" not in t for t in ticks) and "0.01" in ticks,
           f"the validation figure's log axes print plain numbers: {ticks}")
-    said = captured[-1]._supxlabel.get_text() if captured[-1]._supxlabel else ""
+    label = captured[-1]._supxlabel
+    said = label.get_text().replace("\n", " ") if label else ""
     check("the fit's own" in said and "in sample" in said and "predictions" in said,
           f"a fitted comparison says which points are in sample: {said!r}")
     check(plot_module.plain_number(1e6) == "1000000" and plot_module.plain_number(0.05) == "0.05",
