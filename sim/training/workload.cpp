@@ -49,10 +49,13 @@ Workload read_layer_spec(const nlohmann::json& json, const std::string& file) {
     // Per sample; the largest layers of today's models are around 1e12, and
     // a bound keeps a whole batch's FLOPs finite.
     constexpr double kMostFlopsPerSample = 1e18;
-    if (!(layer.forward_flops >= 0 && layer.forward_flops <= kMostFlopsPerSample))
-      item.fail("forward_flops", "expected a number in [0, 1e18] (FLOPs per sample)");
-    if (!(layer.backward_flops >= 0 && layer.backward_flops <= kMostFlopsPerSample))
-      item.fail("backward_flops", "expected a number in [0, 1e18] (FLOPs per sample)");
+    for (const auto& [key, flops] : {std::pair{"forward_flops", layer.forward_flops},
+                                     std::pair{"backward_flops", layer.backward_flops}}) {
+      if (!(flops >= 0 && flops <= kMostFlopsPerSample))
+        item.fail(key, "expected a number in [0, 1e18] (FLOPs per sample), got " +
+                           (item.has(key) ? describe_json(item.require(key))
+                                          : fmt::format("{:g} (twice forward_flops)", flops)));
+    }
     item.finish();
     // A profile's measured times are found by layer name.
     for (size_t j = 0; j < workload.layers.size(); ++j)

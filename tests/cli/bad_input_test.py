@@ -263,7 +263,7 @@ CASES = [
     ("workload with negative FLOPs",
      scenario(workload="bad-workload.json"),
      {"bad-workload.json": bad_workload(lambda w: w["layers"][0].update(forward_flops=-1))}, [],
-     ["bad-workload.json", "/layers/0/forward_flops"]),
+     ["bad-workload.json", "/layers/0/forward_flops", "got number -1"]),
     # A layer without its kind was "other", without forward_flops it computed
     # nothing: a transformer spec written by hand ran 1.7x long or in no time.
     ("workload layer without a kind",

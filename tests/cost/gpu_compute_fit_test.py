@@ -582,6 +582,32 @@ for conv in (torch.nn.Conv2d(8, 16, 3, padding=1, groups=4),
     check(done.returncode == 0 and done.stdout.split() == [str(2 * 1600 * 18), str(2 * 800 * 9)],
           f"grouped and depthwise convolutions: {2 * 1600 * 18} and {2 * 800 * 9} forward FLOPs "
           f"({done.stdout.split()}: {done.stderr.strip()[-200:]})")
+    # A model whose forward pass skips a module holding parameters (PyTorch's
+    # fused attention in eval mode calls none of its submodules): describe()
+    # says which, where a bare assert said the model's name.
+    done = subprocess.run([PYTHON, "-c", f"""
+import sys
+sys.path.insert(0, {os.path.join(ROOT, "scripts")!r})
+import torch
+from generate_workloads import describe
+
+class Skips(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.used, self.spare = torch.nn.Linear(4, 4), torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.used(x)
+
+try:
+    describe("skips", Skips, (1, 4), "none", "sample")
+except ValueError as error:
+    print(error)
+"""], capture_output=True, text=True, timeout=300)
+    check(done.returncode == 0 and "skips: the forward pass called modules holding 20 of its 30 "
+          "parameters; never called: spare" in done.stdout,
+          f"describe() names the modules a forward pass never called ({done.stdout.strip()}: "
+          f"{done.stderr.strip()[-200:]})")
     # time_models_cuda.py feeds BERT's token ids, but not the LSTM's
     # (tokens, batch) order.
     done = time_models("--models", "lstm-wikitext2", "--out", os.path.join(tmp, "lstm.json"))
