@@ -163,6 +163,36 @@ def save(path, array):
         raise WriteError(path, error) from error
 
 
+def parameters_in_run_order(model, example):
+    """model.named_parameters() in the order the forward pass first runs
+    their modules (those it never runs last): gcsim reads a trace's tensors
+    in that order. Found on a copy of the model, torch's random state kept,
+    so the training the capture records is untouched."""
+    import copy
+    import torch
+
+    probe = copy.deepcopy(model).train()
+    names = {module: name for name, module in probe.named_modules()}
+    first_run = {}
+
+    def ran(module, inputs, output):  # returns None: a value would replace the output
+        first_run.setdefault(names[module], len(first_run))
+
+    handles = [module.register_forward_hook(ran) for module in probe.modules()
+               if any(True for _ in module.parameters(recurse=False))]
+    state = torch.get_rng_state()
+    try:
+        with torch.no_grad():
+            probe(example)
+    finally:
+        torch.set_rng_state(state)
+        for handle in handles:
+            handle.remove()
+    named = list(model.named_parameters())
+    # sorted() is stable: a module's tensors keep their order.
+    return sorted(named, key=lambda item: first_run.get(item[0].rsplit(".", 1)[0], len(named)))
+
+
 def float16_loss(g32):
     """How much storing one gradient as float16 loses."""
     g16 = g32.astype(np.float16).astype(np.float32)
@@ -200,7 +230,9 @@ def capture(args, staging):
         raise BadInput(f"--workers x --micro-batch = {per_iteration} exceeds the "
                        f"{len(y_train)} training samples of {args.dataset}")
 
-    named = list(model.named_parameters())
+    # A model that defines a module before one it runs earlier (a head first)
+    # made a trace gcsim refuses; the shipped ones define them in run order.
+    named = parameters_in_run_order(model, x_train[:2])
     params = [p for _, p in named]
     layers, offset = [], 0
     for name, p in named:

@@ -125,6 +125,28 @@ def in_process_checks():
         failures.append(f"digits test split: mean {float(x_test.mean())} once normalised, "
                         f"expected {expected} (the training split's mean and std)")
 
+    # Tensors in the order the forward pass runs their modules: a model
+    # that defines its head first was captured head first, and gcsim
+    # refused the trace (exit 0 from the capture). The dry run leaves
+    # torch's random state as it was.
+    class HeadFirst(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = torch.nn.Linear(4, 2)
+            self.body = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Dropout(0.5))
+
+        def forward(self, x):
+            return self.head(self.body(x))
+
+    model = HeadFirst()
+    state = torch.get_rng_state()  # the dry run's dropout draws from it
+    ordered = [name for name, _ in capture_traces.parameters_in_run_order(model,
+                                                                           torch.ones(2, 3))]
+    if ordered != ["body.0.weight", "body.0.bias", "head.weight", "head.bias"]:
+        failures.append(f"parameters in run order: {ordered}")
+    if not torch.equal(state, torch.get_rng_state()):
+        failures.append("parameters_in_run_order changed torch's random state")
+
     class Ticks:
         now = 0
 
