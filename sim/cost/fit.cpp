@@ -147,6 +147,13 @@ std::vector<double> ks_to_check(double lo, double hi) {
   return ks;
 }
 
+// Where `right` takes over from `left`: the geometric middle of the gap
+// between them (a cache boundary is a step, not a ramp), or the point where
+// they meet. A value at or below it belongs to `left`.
+double step_at(const Segment& left, const Segment& right) {
+  return std::sqrt(left.up_to * right.from);
+}
+
 // How far, in seconds, `right` falls below `left` where it takes over, less
 // the relative drop `tolerance` allows; at most 0 when the step is monotone.
 // Within a piece every term is non-decreasing, so only the step in the gap
@@ -158,7 +165,7 @@ std::vector<double> ks_to_check(double lo, double hi) {
 // the data, when the range records them).
 double drop_at(const Family& family, char piecewise_in, const Segment& left, const Segment& right,
                const ShapeRange& range, double tolerance) {
-  const double middle = std::sqrt(left.up_to * right.from);
+  const double middle = step_at(left, right);
   const std::vector<double> ns = piecewise_in == 'k' ? std::vector<double>{range.n_min, range.n_max}
                                                      : std::vector<double>{middle};
   double drop = -kInfinity;
@@ -210,15 +217,12 @@ Curve::Curve(const Family& family, std::vector<Segment> segments, ShapeRange ran
 double Curve::seconds(const KernelShape& shape) const {
   assert(family_ != nullptr && "seconds() on an empty curve");
   const double x = piecewise_value(piecewise_in_, shape);
-  // The piece holding x. In the gap after a piece, each piece extends to
-  // the gap's geometric middle: a cache boundary is a step, not a ramp.
+  // The piece holding x (step_at).
   std::size_t active = segments_.size() - 1;
   for (std::size_t s = 0; s < segments_.size(); ++s) {
-    const Segment& segment = segments_[s];
-    if (x > segment.up_to)
+    if (x > segments_[s].up_to)
       continue;
-    active =
-        s == 0 || x >= segment.from || x * x > segments_[s - 1].up_to * segment.from ? s : s - 1;
+    active = s == 0 || x > step_at(segments_[s - 1], segments_[s]) ? s : s - 1;
     break;
   }
   // No step goes down: a piece starts no lower than the one before it ends,
@@ -229,8 +233,7 @@ double Curve::seconds(const KernelShape& shape) const {
   double floor = 0;
   for (std::size_t s = 1; s <= active; ++s) {
     KernelShape at_step = shape;
-    (piecewise_in_ == 'k' ? at_step.k : at_step.n) =
-        std::sqrt(segments_[s - 1].up_to * segments_[s].from);
+    (piecewise_in_ == 'k' ? at_step.k : at_step.n) = step_at(segments_[s - 1], segments_[s]);
     floor = std::max(floor, evaluate(*family_, segments_[s - 1], at_step));
   }
   // Not std::max: a NaN shape's NaN must come out, not the floor.
@@ -271,7 +274,7 @@ std::string Curve::problem(std::string* where, bool monotone) const {
                     "fit is not monotone: time drops where this segment takes over from the "
                     "previous one (" +
                         std::string(1, piecewise_in_) + " = " +
-                        number_text(std::sqrt(segments_[s].up_to * segments_[s + 1].from)) +
+                        number_text(step_at(segments_[s], segments_[s + 1])) +
                         "; gcsim profile refit fits a measured profile again from its points)");
   return {};
 }
