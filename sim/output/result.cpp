@@ -216,13 +216,9 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
     nlohmann::json entry = {{"kernel", past.kernel},
                             {"largest_n", past.largest_n},
                             {"profile_n_max", past.profile_n_max}};
-    if (!past.rows.empty()) {
-      entry["rows"] = past.rows;
-      entry["profile_rows"] = past.profile_rows;
-    }
-    if (!past.cols.empty()) {
-      entry["cols"] = past.cols;
-      entry["profile_cols"] = past.profile_cols;
+    for (const training::Extrapolation::OutsideFit& size : past.outside) {
+      entry[size.field] = size.priced;
+      entry["profile_" + size.field] = size.fitted;
     }
     result["model"]["extrapolated_kernels"].push_back(std::move(entry));
   }

@@ -95,22 +95,26 @@ IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& pr
 
 std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, double parameters,
                                                 const cost::DeviceProfile& profile) {
+  struct Span {
+    double least = std::numeric_limits<double>::infinity(), most = 0;
+    void add(double value) {
+      least = std::min(least, value);
+      most = std::max(most, value);
+    }
+  };
   struct Priced {
     double n = 0;
-    double rows_min = std::numeric_limits<double>::infinity(), rows_max = 0;
-    double cols_min = std::numeric_limits<double>::infinity(), cols_max = 0;
+    Span rows, cols;
   };
-  std::map<std::string, Priced> priced{{"sgd_momentum", {parameters}}};
+  std::map<std::string, Priced> priced{{"sgd_momentum", {parameters, {}, {}}}};
   for (const CompressedIteration& iteration : plan.compressed)
     for (const CompressionPart& part : iteration.parts)
       for (const std::vector<KernelPlan>& worker : part.kernels)
         for (const KernelPlan& kernel : worker) {
           Priced& sizes = priced[kernel.name];
           sizes.n = std::max(sizes.n, kernel.n);
-          sizes.rows_min = std::min(sizes.rows_min, kernel.rows);
-          sizes.rows_max = std::max(sizes.rows_max, kernel.rows);
-          sizes.cols_min = std::min(sizes.cols_min, kernel.cols);
-          sizes.cols_max = std::max(sizes.cols_max, kernel.cols);
+          sizes.rows.add(kernel.rows);
+          sizes.cols.add(kernel.cols);
         }
   std::vector<Extrapolation> past;
   for (const auto& [name, sizes] : priced) {
@@ -120,22 +124,16 @@ std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, doubl
     const cost::ShapeRange& fitted = curve.range();
     // Rows and columns scale a sketch's cost, and pieces fitted at one
     // count can cross at another: said like sizes past the fitted ones.
-    const bool rows_outside = curve.family().uses_rows && (sizes.rows_min < fitted.rows_min ||
-                                                           sizes.rows_max > fitted.rows_max);
-    const bool cols_outside = curve.family().uses_cols && (sizes.cols_min < fitted.cols_min ||
-                                                           sizes.cols_max > fitted.cols_max);
-    if (sizes.n <= fitted.n_max && !rows_outside && !cols_outside)
-      continue;
-    Extrapolation entry{name, sizes.n, fitted.n_max, {}, {}, {}, {}};
-    if (rows_outside) {
-      entry.rows = {sizes.rows_min, sizes.rows_max};
-      entry.profile_rows = {fitted.rows_min, fitted.rows_max};
-    }
-    if (cols_outside) {
-      entry.cols = {sizes.cols_min, sizes.cols_max};
-      entry.profile_cols = {fitted.cols_min, fitted.cols_max};
-    }
-    past.push_back(std::move(entry));
+    std::vector<Extrapolation::OutsideFit> outside;
+    const auto check = [&outside](bool used, const char* field, const Span& span, double least,
+                                  double most) {
+      if (used && (span.least < least || span.most > most))
+        outside.push_back({field, {span.least, span.most}, {least, most}});
+    };
+    check(curve.family().uses_rows, "rows", sizes.rows, fitted.rows_min, fitted.rows_max);
+    check(curve.family().uses_cols, "cols", sizes.cols, fitted.cols_min, fitted.cols_max);
+    if (sizes.n > fitted.n_max || !outside.empty())
+      past.push_back({name, sizes.n, fitted.n_max, std::move(outside)});
   }
   return past;
 }

@@ -6,6 +6,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/training/iteration_model.hpp"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -37,14 +38,16 @@ IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& pr
 /// kernel's behaviour at those sizes (caches left, another algorithm) may
 /// not follow.
 struct Extrapolation {
+  /// A size besides n priced outside those the curve was fitted on (a
+  /// sketch's rows, its table's columns): the ones priced and fitted.
+  struct OutsideFit {
+    std::string field;                        // "rows" or "cols", as result.json names it
+    std::array<double, 2> priced{}, fitted{}; // [least, most] of each
+  };
   std::string kernel;
   double largest_n = 0;     // elements, the largest the run priced
   double profile_n_max = 0; // elements, the largest the curve was fitted on
-  /// A sketch's rows, or its table's columns, outside those its curve was
-  /// fitted on: the ones priced and fitted, as [least, most]; empty when
-  /// within.
-  std::vector<double> rows, profile_rows;
-  std::vector<double> cols, profile_cols;
+  std::vector<OutsideFit> outside;
 };
 
 /// The kernels of `plan` (its optimizer step over `parameters`, and the
