@@ -219,9 +219,15 @@ public:
     size_t name_width = 12; // "whole passes"
     for (const trace::TraceLayer& layer : manifest.layers)
       name_width = std::max(name_width, layer.name.size());
-    text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "layer", name_width,
-                        "params", "grad norm", "top1% mass", "top1% ovl", "fwd ms", "bwd ms") +
-            '\n';
+    // One line of the table: a name, then six columns.
+    const auto row = [&text, name_width](const std::string& name, const auto& params,
+                                         const std::string& norm, const std::string& mass,
+                                         const std::string& overlap, const std::string& forward,
+                                         const std::string& backward) {
+      text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}\n", name, name_width,
+                          params, norm, mass, overlap, forward, backward);
+    };
+    row("layer", "params", "grad norm", "top1% mass", "top1% ovl", "fwd ms", "bwd ms");
     nlohmann::json layers = nlohmann::json::array();
     std::string previous_module;
     for (size_t j = 0; j < manifest.layers.size(); ++j) {
@@ -261,9 +267,7 @@ public:
       }
       previous_module = layer.module;
       layers.push_back(entry);
-      text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", layer.name,
-                          name_width, layer.params, norm, mass, overlap, forward, backward) +
-              '\n';
+      row(layer.name, layer.params, norm, mass, overlap, forward, backward);
     }
     report["layers"] = layers;
 
@@ -280,22 +284,19 @@ public:
       backward_total += layer.backward_s.value_or(0);
     }
     report["workload_layers"] = modules;
-    std::string forward = workload.has_times ? fmt::format("{:.3f}", forward_total * 1e3) : "-";
-    std::string backward = workload.has_times ? fmt::format("{:.3f}", backward_total * 1e3) : "-";
-    text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "total", name_width,
-                        manifest.total_params, "", "", "", forward, backward) +
-            '\n';
+    const auto if_timed = [&](double seconds) {
+      return workload.has_times ? std::optional<double>(seconds) : std::nullopt;
+    };
+    row("total", manifest.total_params, "", "", "", milliseconds(if_timed(forward_total)),
+        milliseconds(if_timed(backward_total)));
     // The whole passes include what no module's hooks see (the loss, the
     // hooks themselves); gcsim charges the modules' times, so show the gap.
     const std::optional<trace::CaptureTiming>& timing = manifest.timing;
     const bool whole_passes =
         workload.has_times && timing && timing->forward_total_s > 0 && timing->backward_total_s > 0;
     if (whole_passes)
-      text += fmt::format("{:<{}}  {:>10}  {:>11}  {:>9}  {:>9}  {:>9}  {:>9}", "whole passes",
-                          name_width, "", "", "", "",
-                          fmt::format("{:.3f}", timing->forward_total_s * 1e3),
-                          fmt::format("{:.3f}", timing->backward_total_s * 1e3)) +
-              '\n';
+      row("whole passes", "", "", "", "", milliseconds(timing->forward_total_s),
+          milliseconds(timing->backward_total_s));
     text += "\ngrad norm: each worker's L2 norm of the layer's gradient, mean over workers (not "
             "the norm of their mean); top1% mass: the share of its squared norm in its top 1% of "
             "elements by magnitude, mean over workers; top1% ovl: |top_a & top_b| / k over pairs "
