@@ -680,15 +680,20 @@ def caption(figure, rows, gradients=False, along=False, noun="point"):
     elif gradients and sources - {"captured"}:
         lines.append("Points of more workers than the trace captured synthesize the others' "
                      f"gradients ({', '.join(sorted(sources - {'captured'}))}).")
-    if lines:
-        # Under the panels' own axis labels, above the legend: constrained
-        # layout makes room for it (a facet's title is the suptitle).
-        # Wrapped to the figure's width (about 24 characters an inch at
-        # 6 points): one long line widened the figure past its panels.
-        width = max(60, int(24 * figure.get_figwidth()))
-        figure.supxlabel("\n".join(textwrap.fill(line, width) for line in lines), fontsize=6,
-                         color="#555555")
+    put_caption(figure, lines)
     return lines
+
+
+def put_caption(figure, lines):
+    """`lines` under the panels' own axis labels, above the legend:
+    constrained layout makes room for a supxlabel (a facet's title is the
+    suptitle). Wrapped to the figure's width (about 24 characters an inch
+    at 6 points): one long line widened the figure past its panels."""
+    if not lines:
+        return
+    width = max(60, int(24 * figure.get_figwidth()))
+    figure.supxlabel("\n".join(textwrap.fill(line, width) for line in lines), fontsize=6,
+                     color="#555555")
 
 
 def linear_scaling(axis, rows):
@@ -985,12 +990,11 @@ def validation_figure(reports, out, stem, written):
     if any(report.get("platform", {}).get("source") == "the fit" for report in reports):
         # A reader must know which comparisons are in-sample (the rule is
         # sim/validate/fit.cpp's, as `gcsim validate --fit` reports it).
-        figure.supxlabel(textwrap.fill(
+        put_caption(figure, [
             "On a fitted platform the ring allreduce and allgather points are the fit's own "
             "(alpha from those under 1 MiB, bandwidth from those of 4 MiB and more): in "
             "sample. The broadcasts, the 1-4 MiB points and the training iterations are "
-            "predictions.", max(60, int(24 * figure.get_figwidth()))),
-            fontsize=6, color="#555555")
+            "predictions."])
     save(figure, out, stem, written)
 
 
