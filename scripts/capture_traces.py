@@ -171,6 +171,8 @@ def parameters_in_run_order(model, example):
     import copy
     import torch
 
+    from trace_tools import models
+
     probe = copy.deepcopy(model).train()
     names = {module: name for name, module in probe.named_modules()}
     first_run = {}
@@ -179,7 +181,7 @@ def parameters_in_run_order(model, example):
         first_run.setdefault(names[module], len(first_run))
 
     handles = [module.register_forward_hook(ran) for module in probe.modules()
-               if any(True for _ in module.parameters(recurse=False))]
+               if models.owns_parameters(module)]
     state = torch.get_rng_state()
     try:
         with torch.no_grad():

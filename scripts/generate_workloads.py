@@ -21,7 +21,7 @@ import torchvision
 # The CIFAR-10 ResNet-18 of the DEFT and Top-k papers (11,173,962 parameters)
 # is the one the trace capture trains too: one definition for both.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trace_tools.models import CifarResNet18, SmallCNN  # noqa: E402
+from trace_tools.models import CifarResNet18, SmallCNN, owns_parameters  # noqa: E402
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
 from script_input import Parser, run_script  # noqa: E402
 
@@ -186,7 +186,7 @@ def describe(name, build, shape, dataset, sample_unit):
 
     handles = []
     for module in model.modules():
-        if any(True for _ in module.parameters(recurse=False)):
+        if owns_parameters(module):
             handles.append(module.register_forward_hook(hook))
     with torch.no_grad():
         if sample_unit == "sequence":
@@ -221,7 +221,7 @@ def describe(name, build, shape, dataset, sample_unit):
         # A model whose forward skips modules (PyTorch's fused attention in
         # eval mode calls no submodule) cannot be described by its hooks.
         missed = [module_name for module_name, module in model.named_modules()
-                  if module not in seen and any(True for _ in module.parameters(recurse=False))]
+                  if module not in seen and owns_parameters(module)]
         raise ValueError(f"{name}: the forward pass called modules holding {counted} of its "
                          f"{total} parameters; never called: {', '.join(missed[:5])}"
                          f"{' ...' if len(missed) > 5 else ''} (write those layers by hand, "

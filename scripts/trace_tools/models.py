@@ -149,6 +149,12 @@ def _torchvision_alexnet(num_classes):
     return no_inplace(torchvision.models.alexnet(weights=None, num_classes=num_classes))
 
 
+def owns_parameters(module):
+    """Whether `module` holds parameters of its own (not only its
+    children's): the modules a layer spec and a trace list."""
+    return any(True for _ in module.parameters(recurse=False))
+
+
 # name -> (constructor, input channels, image side in pixels)
 MODELS = {
     "cnn": (lambda n: SmallCNN(n), 1, 28),
