@@ -2,23 +2,29 @@
 """Collective benchmark output -> a gcsim measured run (results/validation/README.md),
 for `gcsim validate` against your own cluster.
 
-  # nccl-tests: name each log's collective (checked by its redop and root)
+  # nccl-tests: name each log's collective (checked by its redop and root);
+  # a log is its printed output or the JSON file of its -J
   /usr/bin/python3 scripts/import_benchmarks.py nccl-tests allreduce=all_reduce_perf.log \\
-      allgather=all_gather_perf.log broadcast=broadcast_perf.log \\
+      allgather=all_gather_perf.json broadcast=broadcast_perf.log \\
       --cluster platforms/star-8x10g.json --out measured.json
   # gloo's benchmark program (gloo/benchmark): one log per --benchmark it ran
   /usr/bin/python3 scripts/import_benchmarks.py gloo allreduce_ring.log allgather_ring.log \\
       broadcast.log --bandwidth 10Gbps --latency 10us --out measured.json
   build/gcsim validate measured.json --fit
 
-nccl-tests: every result row becomes a point; `bytes` is its size column
+nccl-tests: every size becomes a point; `bytes` is its size column
 (the whole buffer; for allgather the output), `seconds` its time column in
 microseconds (out-of-place unless --in-place), the mean over its `iters`,
-which become `repetitions`; the ranks are its `# Rank` lines. Logs of
-nccl-tests and rccl-tests since 2019 are read: before 2.13 (an `error`
-column, redop or root alone), a build's NAME_SUFFIX
-(all_reduce_perf_mpi), and lines a launcher tagged with their process
-(OpenMPI's --tag-output, srun -l), whose standard output is read. gcsim
+which become `repetitions` (times the CUDA-graph launches of -G; -N's
+cycles are one point, their mean time and repetitions added up); the ranks
+are its `# Rank` lines. Logs of nccl-tests and rccl-tests since 2019 are
+read: before 2.13 (an `error` column, redop or root alone), a build's
+NAME_SUFFIX (all_reduce_perf_mpi), and lines a launcher tagged with their
+process (OpenMPI's --tag-output, srun -l), whose standard output is read.
+So is the JSON file nccl-tests 2.17.4 and later write under -J: its
+devices give the ranks (processes x threads x GPUs), and under -I 1 each
+iteration's time (the slowest process's, past -K's skipped ones) becomes
+a sample in `samples_s`, their median the point's `seconds`. gcsim
 simulates allgather as a ring, broadcast as NCCL's pipelined ring (512 KiB
 pieces, or --chunk-bytes) and allreduce as the algorithm you ran: run
 nccl-tests with NCCL_ALGO=Ring (the default here) or NCCL_ALGO=Tree and say
@@ -51,7 +57,11 @@ or an "Out of bounds values: N FAILED" line, rows whose redop and root
 columns are another collective's, an allreduce's rows whose size is not
 their count's elements (a reduce_scatter's is ranks times that; checked
 where the table has count and a type nccl-tests names), or a
-"Collective test starting:" line naming another program.
+"Collective test starting:" line naming another program; and a run of
+grouped collectives (`agg iters` above 1: -m N times N collectives
+launched as one) or of cputime (-C 1: the launch's time). A JSON file is
+refused for the same, and when it does not end (the run did not), names
+errors, or lacks a field gcsim reads (the path in the file is named).
 """
 import argparse
 import collections
@@ -59,12 +69,14 @@ import json
 import math
 import os
 import re
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
 from script_input import (BadInput, Parser, bandwidth_ok, checked_size, integer_in,  # noqa: E402
-                          latency_ok, read_json_object, refuse_output_over_inputs, run_script)
+                          json_kind, latency_ok, read_json_object, refuse_output_over_inputs,
+                          run_script)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
@@ -98,14 +110,18 @@ def text_option(accepts, wanted):
     return parse
 
 
-def read_lines(path):
+def read_text(path):
     try:
         with open(path, encoding="utf-8") as f:
-            return f.read().splitlines()
+            return f.read()
     except OSError as error:
         raise BadInput(f"{path}: cannot read: {error.strerror or error}")
     except UnicodeDecodeError as error:
         raise BadInput(f"{path}: not UTF-8 text (byte {error.start}): is this a benchmark log?")
+
+
+def read_lines(path):
+    return read_text(path).splitlines()
 
 
 def positive_bytes(path, size):
@@ -173,6 +189,35 @@ def nccl_row_kind(redop, root):
     return None
 
 
+# The columns of a result row that say which collective it is.
+NCCL_ROW_COLUMNS = ("redop", "root", "type", "count")
+
+
+def check_row_is(path, where, kind, size, said):
+    """BadInput unless a result row of `size` bytes whose columns say `said`
+    (NCCL_ROW_COLUMNS -> its text, None where the log has no such column)
+    can be a row of `kind`."""
+    shown = {key: said[key] for key in ("redop", "root")}
+    says = nccl_row_kind(shown["redop"], shown["root"])
+    if says is not None and says != kind:
+        named = " and ".join(f"{key} {value}" for key, value in shown.items() if value)
+        raise BadInput(f"{path}: {where}: "
+                       + (f"{named} {'are' if ' and ' in named else 'is'}" if named else
+                          "no redop and no root column are")
+                       + f" a{'n' if says[0] in 'a' else ''} {says}'s, not "
+                       f"a{'n' if kind[0] in 'a' else ''} {kind}'s: is this the log given "
+                       f"as {kind}=?")
+    # An allreduce's size is its count's elements; a reduce_scatter's
+    # (which its redop and root columns do not tell apart) P times that.
+    element = NCCL_TYPE_BYTES.get(said["type"])
+    count = said["count"] or ""
+    if kind == "allreduce" and element and count.isdigit() and size != int(count) * element:
+        raise BadInput(f"{path}: {where}: size {size} is not count {count} x "
+                       f"{element}-byte {said['type']}, as an allreduce's is (a "
+                       f"reduce_scatter's is ranks times that): is this the log given as "
+                       f"allreduce=?")
+
+
 def without_launcher_prefixes(lines):
     """The lines as the program printed them, when a launcher tagged every
     line of a log with its process (OpenMPI's --tag-output, srun -l): the
@@ -187,9 +232,64 @@ def without_launcher_prefixes(lines):
             if found and found.group(1) != "stderr"]
 
 
+# One size's measurement: its mean seconds over `repetitions` timed
+# collectives (None: the log does not say how many), and each one's seconds
+# where the log holds them (nccl-tests' JSON under -I 1), else None.
+Row = collections.namedtuple("Row", "bytes seconds repetitions samples")
+
+
 def parse_nccl_tests(path, in_place, kind):
-    """(ranks, iterations, [(bytes, seconds)]) of one nccl-tests log of `kind`."""
-    lines = without_launcher_prefixes(read_lines(path))
+    """(ranks, [Row]) of one nccl-tests log of `kind`, its text or its -J JSON."""
+    text = read_text(path)
+    if text.lstrip().startswith("{"):
+        return one_row_per_size(path, *parse_nccl_tests_json(path, text, in_place, kind))
+    return one_row_per_size(path, *parse_nccl_tests_text(path, text.splitlines(), in_place,
+                                                         kind))
+
+
+def one_row_per_size(path, ranks, rows):
+    """(ranks, rows) with the rows of one size joined: nccl-tests -N (run
+    cycles) prints its table again, each cycle's rows a measurement of the
+    same size. Their samples and repetitions added up; the median of the
+    samples, where each row has them, else the mean of the rows' means."""
+    sizes = {}
+    for row in rows:
+        sizes.setdefault(row.bytes, []).append(row)
+    joined = []
+    for size, cycles in sizes.items():
+        counts = [row.repetitions for row in cycles]
+        samples = [sample for row in cycles for sample in row.samples or []]
+        if any(row.samples is None for row in cycles):
+            samples = None
+        repetitions = None if None in counts else sum(counts)
+        if repetitions is not None and repetitions > MAX_REPETITIONS:
+            raise BadInput(f"{path}: size {size}: {repetitions} timed collectives, past "
+                           f"gcsim's 2^30 repetitions")
+        seconds = statistics.median(samples) if samples is not None else \
+            sum(row.seconds for row in cycles) / len(cycles)
+        joined.append(Row(size, seconds, repetitions, samples))
+    return ranks, joined
+
+
+def aggregated_refused(path, count):
+    """nccl-tests -m N > 1 issues N collectives in one NCCL group, which NCCL
+    may run as one, and divides the time among them: not one collective's
+    time, which is what gcsim simulates."""
+    if count > 1:
+        raise BadInput(f"{path}: agg iters {count}: nccl-tests grouped {count} collectives "
+                       f"into one launch and divided its time among them, while gcsim times "
+                       f"one collective alone: run it with -m 1")
+
+
+def cputime_refused(path):
+    raise BadInput(f"{path}: its times are cputime (nccl-tests -C 1): the host's time to "
+                   f"launch the collectives, not theirs: run it without -C")
+
+
+def parse_nccl_tests_text(path, lines, in_place, kind):
+    """(ranks, [Row]) of one nccl-tests text log of `kind`, a size's rows
+    once per cycle."""
+    lines = without_launcher_prefixes(lines)
     # One run per log: a second header is a second run (two logs in one
     # file, or nccl-tests built without MPI and started by mpirun, where
     # every process is a 1-rank run of its own and prints its own header).
@@ -211,17 +311,25 @@ def parse_nccl_tests(path, in_place, kind):
         named = nccl_program_kind(found.group(1)) if found else None
         if named is not None and named != kind:
             raise BadInput(f"{path}: a log of {found.group(1)}, given as {kind}=")
-    iterations, columns, rows, label = None, None, [], ""
+    iterations, launches, columns, rows, label = None, 1, None, [], ""
     for number, line in enumerate(lines, 1):
         words = line.lstrip("#").split()
         if line.startswith("#"):
             if re.search(r"Out of bounds values\s*:.*FAILED", line):
                 raise BadInput(f"{path}: line {number}: nccl-tests found wrong results "
                                f"({line.lstrip('# ').strip()}): not a run to compare with")
-            # "warmup iters: 5 iters: 20 agg iters: 1": the timed ones.
+            # "warmup iters: 5 iters: 20 agg iters: 1": the timed ones; and
+            # "graph: 2", CUDA graphs of them launched twice (-G 2).
             for found in re.finditer(r"(?:(\w+)\s+)?iters:\s*([0-9]+)", line):
-                if found.group(1) not in ("warmup", "agg"):
+                if found.group(1) == "agg":
+                    aggregated_refused(path, int(found.group(2)))
+                elif found.group(1) != "warmup":
                     iterations = repetitions(path, found.group(2))
+            graphs = re.search(r"\bgraph:\s*([0-9]{1,10})\b", line)
+            if graphs and int(graphs.group(1)) > 0:
+                launches = int(graphs.group(1))
+            if "size" in words and "cputime" in words:
+                cputime_refused(path)
             if "size" in words and "time" in words:
                 columns = nccl_columns(path, words, label, in_place)
             elif "out-of-place" in words or "in-place" in words:
@@ -239,34 +347,137 @@ def parse_nccl_tests(path, in_place, kind):
                 raise BadInput(f"{path}: line {number}: size {size}: #wrong is {wrong}: the "
                                f"results were wrong, so its times are not a run to compare with")
         said = {key: words[columns[key]] if columns.get(key) is not None
-                and columns[key] < len(words) else None for key in ("redop", "root")}
-        says = nccl_row_kind(said["redop"], said["root"])
-        if says is not None and says != kind:
-            shown = " and ".join(f"{key} {value}" for key, value in said.items() if value)
-            raise BadInput(f"{path}: line {number}: "
-                           + (f"{shown} {'are' if ' and ' in shown else 'is'}" if shown else
-                              "no redop and no root column are")
-                           + f" a{'n' if says[0] in 'a' else ''} {says}'s, not "
-                           f"a{'n' if kind[0] in 'a' else ''} {kind}'s: is this the log given "
-                           f"as {kind}=?")
-        # An allreduce's size is its count's elements; a reduce_scatter's
-        # (which its redop and root columns do not tell apart) P times that.
-        element = NCCL_TYPE_BYTES.get(words[columns["type"]]) \
-            if columns.get("type") is not None and columns["type"] < len(words) else None
-        count = words[columns["count"]] if columns.get("count") is not None \
-            and columns["count"] < len(words) else ""
-        if kind == "allreduce" and element and count.isdigit() and size != int(count) * element:
-            raise BadInput(f"{path}: line {number}: size {size} is not count {count} x "
-                           f"{element}-byte {words[columns['type']]}, as an allreduce's is (a "
-                           f"reduce_scatter's is ranks times that): is this the log given as "
-                           f"allreduce=?")
+                and columns[key] < len(words) else None for key in NCCL_ROW_COLUMNS}
+        check_row_is(path, f"line {number}", kind, size, said)
         if size != 0:  # nccl-tests prints 0-byte rows for sizes below one element
-            rows.append((positive_bytes(path, size), positive_seconds(path, size, micros, 1e-6)))
+            rows.append(Row(positive_bytes(path, size), positive_seconds(path, size, micros, 1e-6),
+                            iterations and iterations * launches, None))
     if not rows:
         raise BadInput(f"{path}: no result rows (is this the output of an nccl-tests *_perf "
                        f"program?)")
-    ranks = len(numbers)
-    return ranks, iterations, rows
+    return len(numbers), rows
+
+
+def parse_nccl_tests_json(path, text, in_place, kind):
+    """(ranks, [Row]) of the file nccl-tests writes under -J (its JSON
+    output since nccl-tests 2.17.4, format versions 1 to 3: config, devices,
+    results). A result's time is its out-of-place (or in-place) "time" in
+    us, the mean over its iterations; under -I 1 (since 2.19.2) its
+    "*_per_iter" times_us are each iteration's time (the slowest
+    process's), past its skipped_iterations: the samples, whose median is
+    the point's time."""
+    if not text.rstrip().endswith("}"):
+        raise BadInput(f"{path}: its JSON does not end: nccl-tests ends its -J file when the "
+                       f"run ends (did this one end?)")
+    run = read_json_object(path, "an object (nccl-tests' -J output)")
+
+    def fail(at, why):
+        raise BadInput(f"{path}: {at}: {why}")
+
+    def number(value):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    def seconds_of(micros, size, at):
+        # nccl-tests writes a NaN time as the string "nan".
+        if not number(micros):
+            fail(at, "expected microseconds, got " + (repr(micros[:20]) if isinstance(micros, str)
+                                                      else json_kind(micros)))
+        return positive_seconds(path, size, micros, 1e-6)
+
+    def count_at(parent, key, at, low, high):
+        value = parent.get(key) if isinstance(parent, dict) else None
+        if not is_count(value) or not low <= value <= high:
+            fail(f"{at}/{key}", f"expected a count in [{low}, {high}], got "
+                                f"{value if is_count(value) else json_kind(value)}")
+        return value
+
+    arguments = run.get("args")
+    if isinstance(arguments, list) and arguments and isinstance(arguments[0], str):
+        program = os.path.basename(arguments[0])
+        if nccl_program_kind(program) not in (None, kind):
+            raise BadInput(f"{path}: a log of {program}, given as {kind}=")
+    errors = run.get("errors")
+    if isinstance(errors, list) and errors:
+        fail("/errors", f"the run failed ({str(errors[0])[:200]}): not a run to compare with")
+    wrong = run.get("out_of_bounds", {}).get("count") \
+        if isinstance(run.get("out_of_bounds"), dict) else None
+    if is_count(wrong) and wrong > 0:
+        fail("/out_of_bounds/count", f"{wrong}: nccl-tests found wrong results: not a run to "
+                                     f"compare with")
+    config = run.get("config")
+    if not isinstance(config, dict):
+        fail("/config", f"expected an object (the run's options and devices), got "
+                        f"{json_kind(config)}: is this nccl-tests' -J output?")
+    iterations = count_at(config, "iterations", "/config", 1, MAX_REPETITIONS)
+    if "aggregated_iterations" in config:
+        aggregated_refused(path, count_at(config, "aggregated_iterations", "/config", 1,
+                                          MAX_REPETITIONS))
+    launches = max(1, count_at(config, "graph", "/config", 0, MAX_REPETITIONS)) \
+        if "graph" in config else 1
+    per_process = count_at(config, "nthreads", "/config", 1, MAX_RANKS) \
+        * count_at(config, "ngpus", "/config", 1, MAX_RANKS)
+    devices = config.get("devices")
+    if not isinstance(devices, list) or not devices:
+        fail("/config/devices", f"expected a list of the processes' devices, got "
+                                f"{json_kind(devices) if devices != [] else 'an empty list'}")
+    numbers = [count_at(device, "rank", f"/config/devices/{index}", 0, MAX_RANKS)
+               for index, device in enumerate(devices)]
+    repeated = [n for n, count in collections.Counter(numbers).items() if count > 1]
+    if repeated:
+        fail("/config/devices", f"rank {repeated[0]} listed twice: one run per file")
+    results = run.get("results")
+    if not isinstance(results, list):
+        fail("/results", f"expected the list of results, got {json_kind(results)}")
+    placement = "in_place" if in_place else "out_of_place"
+    rows = []
+    for index, result in enumerate(results):
+        at = f"/results/{index}"
+        if not isinstance(result, dict):
+            fail(at, f"expected a result object, got {json_kind(result)}")
+        size = count_at(result, "size", at, 0, MAX_BYTES)
+        said = {key: str(result[key]).strip() if isinstance(result.get(key), (str, int))
+                and not isinstance(result.get(key), bool) else None
+                for key in NCCL_ROW_COLUMNS}
+        check_row_is(path, at, kind, size, said)
+        # A size below one element has a size of 0; a run that times
+        # in-place only (nccl-tests' trace replay) has "out_of_place": null.
+        body = result.get(placement)
+        if size == 0 or body is None:
+            continue
+        if not isinstance(body, dict):
+            fail(f"{at}/{placement}", f"expected an object of times, got {json_kind(body)}")
+        if "cpu_time" in body:
+            cputime_refused(path)
+        misses = body.get("nwrong")
+        if number(misses) and misses > 0:
+            fail(f"{at}/{placement}/nwrong", f"{misses:g}: the results were wrong, so its "
+                                             f"times are not a run to compare with")
+        seconds = seconds_of(body.get("time"), size, f"{at}/{placement}/time")
+        timed = result.get(placement + "_per_iter")
+        if timed is None:
+            rows.append(Row(size, seconds, iterations * launches, None))
+            continue
+        where = f"{at}/{placement}_per_iter"
+        if not isinstance(timed, dict):
+            fail(where, f"expected an object of each iteration's times, got {json_kind(timed)}")
+        skipped = count_at(timed, "skipped_iterations", where, 0, MAX_REPETITIONS) \
+            if "skipped_iterations" in timed else 0
+        times = timed.get("times_us")
+        if not isinstance(times, list) or len(times) <= skipped:
+            fail(f"{where}/times_us", f"expected a list of more than {skipped} iterations' "
+                                      f"microseconds, got {json_kind(times)}"
+                                      + (f" of {len(times)}" if isinstance(times, list) else ""))
+        samples = [seconds_of(time, size, f"{where}/times_us/{n}")
+                   for n, time in enumerate(times) if n >= skipped]
+        rows.append(Row(size, statistics.median(samples), len(samples), samples))
+    if not rows:
+        other = "out_of_place" if in_place else "in_place"
+        fail("/results", f"no result of a size above 0 bytes with an {placement} time"
+                         + (f" (they have {other} times: "
+                            f"{'leave out' if in_place else 'give'} --in-place)"
+                            if any(isinstance(result, dict) and result.get(other) is not None
+                                   for result in results) else ""))
+    return len(devices) * per_process, rows
 
 
 def nccl_columns(path, words, label, in_place):
@@ -390,7 +601,7 @@ def nccl_points(args):
         if kind not in NCCL_KINDS or not path:
             raise BadInput(f"{item}: expected COLLECTIVE=LOG with COLLECTIVE one of "
                            f"{', '.join(NCCL_KINDS)}")
-        ranks, iterations, rows = parse_nccl_tests(path, args.in_place, kind)
+        ranks, rows = parse_nccl_tests(path, args.in_place, kind)
         if ranks > MAX_RANKS:
             raise BadInput(f"{path}: {ranks} '# Rank' lines, more than gcsim's {MAX_RANKS} ranks")
         if ranks >= 2 and args.ranks and args.ranks != ranks:
@@ -403,10 +614,13 @@ def nccl_points(args):
                            ": give --ranks")
         ranks_seen.add(ranks)
         sources.append(os.path.basename(path))
-        for size, seconds in rows:
+        for row in rows:
             algorithm = args.allreduce if kind == "allreduce" else "ring"
-            point = {"collective": kind, "algorithm": algorithm, "ranks": ranks, "bytes": size,
-                     "seconds": seconds, "repetitions": iterations or 1}
+            point = {"collective": kind, "algorithm": algorithm, "ranks": ranks,
+                     "bytes": row.bytes, "seconds": row.seconds,
+                     "repetitions": row.repetitions or 1}
+            if row.samples is not None:
+                point["samples_s"] = row.samples
             if kind == "broadcast":
                 point["chunk_bytes"] = args.chunk_bytes
             points.append(point)

@@ -13,7 +13,10 @@ line naming the file), including 90 seeded mutations of a log (never a
 traceback or a file gcsim cannot read), times that are nan, infinite,
 negative or 0, logs that are not UTF-8, bad processes=, sizes and counts,
 bad options (numbers, bandwidths, latencies, unknown ones) and clusters
-without their required fields.
+without their required fields. nccl-tests' -J JSON of a run imports as its
+log does; its per-iteration times become samples; -N's cycles one point, -G's
+launches repetitions; grouped (-m) and cputime (-C) runs are refused, and 80
+seeded damages of a JSON file never end in a traceback.
 
 Usage: import_benchmarks_test.py PATH/TO/gcsim
 """
@@ -783,5 +786,219 @@ with tempfile.TemporaryDirectory() as tmp:
                                "--latency", "5us")
     check(status == 2 and len(said) == 1 and "not a table of float elements" in said[0],
           f"elements its rate and times disown are refused: {said}")
+
+    # nccl-tests' -J JSON (src/util.cu, format version 3): the same run as
+    # log_text's imports to the same points; under -I 1 each iteration's
+    # time is a sample and their median the time.
+    def nccl_json(kind, per_iter=None, cycles=1, program=None, devices=RANKS, ngpus=1,
+                  config=None, placement_key="time", tail=None):
+        """What nccl-tests -J writes for log_text(kind)'s run, compactly and
+        with its quirks: a root of "%6i", booleans as strings, %lf numbers."""
+        redop, root = ("sum", -1) if kind == "allreduce" else (
+            "none", 0 if kind == "broadcast" else -1)
+        results = []
+        for _ in range(cycles):
+            for size in [0] + SIZES:
+                us = model_seconds(kind, size) * 1e6 if size else 0.31
+                body = {placement_key: float(f"{us:.1f}"), "alg_bw": 1.0, "bus_bw": 1.0,
+                        "nwrong": 0.0}
+                result = {"size": size, "count": size // 4, "type": "float", "redop": redop,
+                          "root": f"{root:6d}", "out_of_place": body,
+                          "in_place": {**body, "nwrong": None}}
+                if per_iter and size:
+                    result["out_of_place_per_iter"] = per_iter(us)
+                results.append({**result, "actual_iterations": 20, "experiment_name": ""})
+        program = program or {"allreduce": "all_reduce_perf", "allgather": "all_gather_perf",
+                              "broadcast": "broadcast_perf"}[kind]
+        run = {"version": 3, "start_time": "2026-07-09 10:00:00",
+               "args": [f"./build/{program}", "-b", "1M", "-e", "64M", "-f", "4", "-J",
+                        "out.json"],
+               "env": ["NCCL_ALGO=Ring"], "nccl_version": 22803,
+               "config": {"nthreads": 1, "ngpus": ngpus, "minimum_bytes": 1 << 20,
+                          "maximum_bytes": 64 << 20, "step_factor": 4, "warmup_iters": 5,
+                          "iterations": 20, "aggregated_iterations": 1, "validation": 1,
+                          "graph": 0, "blocking_collectives": "false",
+                          "per_iter_timing": "true" if per_iter else "false",
+                          "per_iter_skip": 0, "parallel_init": "false", **(config or {}),
+                          "devices": [{"rank": r * ngpus, "group": 0, "pid": 4100 + r,
+                                       "hostname": f"node{r:02d}", "device": 0,
+                                       "device_hex": "0x07",
+                                       "device_info": "NVIDIA A100-SXM4-80GB"}
+                                      for r in range(devices)]},
+               "results": results,
+               "out_of_bounds": {"count": 0, "okay": "true"},
+               "average_bus_bandwidth": {"bandwidth": 1.0, "okay": "unchecked"},
+               "errors": [], "end_time": "2026-07-09 10:00:09"}
+        return json.dumps(run, separators=(",", ":")) if tail is None else tail(run)
+
+    def json_log(name, kind, **options):
+        return write_lines(os.path.join(tmp, name + ".json"), [nccl_json(kind, **options)])
+
+    star = ("--bandwidth", "10Gbps", "--latency", "15us")
+    from_text = imported("all-text", "nccl-tests", *[f"{k}={v}" for k, v in logs.items()],
+                         *star)[2]
+    status, said, from_json = imported(
+        "all-json", "nccl-tests", *[f"{k}={json_log('j-' + k, k)}" for k in logs], *star)
+    check(status == 0 and from_json == from_text and len(from_json) == 12,
+          f"nccl-tests -J JSON of a run imports as its text log: 12 points, the same bytes, "
+          f"seconds, ranks and repetitions ({said[-1:]})")
+    status, said, in_place_points = imported(
+        "json-in-place", "nccl-tests", f"allreduce={json_log('j-ar', 'allreduce')}", "--in-place",
+        *star)
+    check(status == 0 and [p["seconds"] for p in in_place_points]
+          == [p["seconds"] for p in from_json if p["collective"] == "allreduce"],
+          f"--in-place reads a JSON result's in_place time ({said[-1:]})")
+    # Two processes of two GPUs each: four ranks.
+    status, said, points = imported(
+        "json-2x2", "nccl-tests", f"allgather={json_log('j-2x2', 'allgather', devices=2, ngpus=2)}",
+        *star)
+    check(status == 0 and {p["ranks"] for p in points} == {4},
+          f"ranks are the devices' processes x nthreads x ngpus: 2 x 2 ({said[-1:]})")
+
+    # -I 1 with -K 2: the first two iterations left out, the median of the
+    # rest the time; a sample per repetition, which gcsim validate reads.
+    def per_iter(us):
+        times = [9 * us, 7 * us] + [us * (1 + 0.01 * n) for n in range(18)]
+        return {"skipped_iterations": 2, "min_us": min(times), "max_us": max(times),
+                "avg_us": sum(times) / 20, "p50_us": us, "times_us": times}
+    per_iter_log = json_log("j-per-iter", "allreduce", per_iter=per_iter)
+    status, said, points = imported("json-per-iter", "nccl-tests", f"allreduce={per_iter_log}",
+                                    *star)
+    biggest = points[-1] if points else {}
+    us = model_seconds("allreduce", 64 << 20) * 1e6
+    check(status == 0 and biggest.get("repetitions") == 18
+          and len(biggest.get("samples_s", [])) == 18
+          and abs(biggest["samples_s"][0] - us * 1e-6) < 1e-15
+          and abs(biggest["seconds"] - us * 1.085e-6) < 1e-12,
+          f"-I 1: the 18 samples after -K 2's, their median (1.085 x) the time ({said[-1:]} "
+          f"{ {k: v for k, v in biggest.items() if k != 'samples_s'} })")
+    report = os.path.join(tmp, "per-iter-report.json")
+    measured = os.path.join(tmp, "json-per-iter.json")
+    done = subprocess.run([GCSIM, "validate", measured, "--json", report, "--quiet"],
+                          capture_output=True, text=True)
+    check(done.returncode == 0, f"gcsim validate reads the samples ({done.stderr.strip()})")
+
+    # -N 2 (two cycles) prints each size twice: one point, the mean of the
+    # cycles, their repetitions added; -G 2 launches the captured graph of
+    # 20 iterations twice: 40 timed collectives.
+    def twice(lines):
+        rows = [line for line in lines if line and not line.startswith("#")]
+        slower = [line.replace(f"{float(line.split()[5]):8.1f}",
+                               f"{3 * float(line.split()[5]):8.1f}", 1) for line in rows]
+        at = lines.index(rows[-1]) + 1
+        return lines[:at] + slower + lines[at:]
+    cycled = write_lines(os.path.join(tmp, "cycles.log"), twice(log_text("allgather").splitlines()))
+    graphed = write_lines(os.path.join(tmp, "graph.log"),
+                          log_text("allgather").replace("graph: 0", "graph: 2").splitlines())
+    text_plain = [p for p in from_text if p["collective"] == "allgather"]
+    for label, log in (("text -N 2", cycled), ("JSON -N 2", json_log("j-cycles", "allgather",
+                                                                      cycles=2))):
+        status, said, points = imported("cycles", "nccl-tests", f"allgather={log}", *star)
+        factor = 2 if "text" in label else 1  # the text's second cycle is 3x as slow
+        check(status == 0 and len(points) == len(SIZES)
+              and all(p["repetitions"] == 40 and abs(p["seconds"] / q["seconds"] - factor) < 1e-3
+                      for p, q in zip(points, text_plain)),
+              f"{label}: one point a size, the cycles' mean time, 40 repetitions ({said[-1:]})")
+    # Each cycle's samples under -I 1: the median of all of them (five at
+    # the fast time, then three at 3x: the fast one), not of the cycles'.
+    calls = []
+
+    def two_cycles(us):
+        calls.append(us)
+        return {"times_us": [us] * 5 if len(calls) <= len(SIZES) else [3 * us] * 3}
+    status, said, points = imported("cycles-iter", "nccl-tests", "allgather=" + json_log(
+        "j-cycles-iter", "allgather", cycles=2, per_iter=two_cycles), *star)
+    check(status == 0 and all(p["repetitions"] == 8 and len(p["samples_s"]) == 8
+                              and abs(p["seconds"] / p["samples_s"][0] - 1) < 1e-12
+                              for p in points),
+          f"-N 2 -I 1: 8 samples a size, their median the time ({said[-1:]})")
+    for label, log in (("text graph: 2", graphed),
+                       ("JSON graph 2", json_log("j-graph", "allgather", config={"graph": 2}))):
+        status, said, points = imported("graphed", "nccl-tests", f"allgather={log}", *star)
+        check(status == 0 and {p["repetitions"] for p in points} == {40},
+              f"{label}: 2 launches of 20 iterations are 40 repetitions ({said[-1:]})")
+
+    # Refused, text and JSON alike: grouped collectives (-m 4), cputime
+    # (-C 1); and a JSON file of a run that did not end or went wrong.
+    aggregated = write_lines(os.path.join(tmp, "agg.log"),
+                             log_text("allreduce").replace("agg iters: 1", "agg iters: 4")
+                             .splitlines())
+    cputime = write_lines(os.path.join(tmp, "cputime.log"),
+                          log_text("allreduce").replace("     time ", "  cputime ").splitlines())
+    whole = nccl_json("allreduce")
+    for label, log, needles in [
+            ("text agg iters 4", aggregated, ["agg iters 4", "-m 1"]),
+            ("JSON aggregated_iterations 4",
+             json_log("j-agg", "allreduce", config={"aggregated_iterations": 4}),
+             ["agg iters 4", "-m 1"]),
+            ("text cputime", cputime, ["cputime", "without -C"]),
+            ("JSON cpu_time", json_log("j-cpu", "allreduce", placement_key="cpu_time"),
+             ["cputime", "without -C"]),
+            ("JSON cut short", write_lines(os.path.join(tmp, "j-cut.json"),
+                                           [whole[:len(whole) // 2]]), ["does not end"]),
+            ("JSON of another program", json_log("j-other", "allreduce",
+                                                 program="reduce_scatter_perf"),
+             ["a log of reduce_scatter_perf, given as allreduce="]),
+            ("JSON with errors", json_log("j-errors", "allreduce", tail=lambda run: json.dumps(
+                {**run, "errors": ["NCCL failure common.cu:1103 'unhandled system error'"]})),
+             ["/errors", "the run failed", "unhandled system error"]),
+            ("JSON out of bounds", json_log("j-oob", "allreduce", tail=lambda run: json.dumps(
+                {**run, "out_of_bounds": {"count": 3, "okay": "false"}})),
+             ["/out_of_bounds/count", "wrong results"]),
+            ("JSON nwrong", json_log("j-nwrong", "allreduce", tail=lambda run: json.dumps(
+                {**run, "results": [{**r, "out_of_place": {**r["out_of_place"], "nwrong": 2.0}}
+                                    for r in run["results"]]})),
+             ["/results/1/out_of_place/nwrong", "wrong"]),
+            ("JSON nan time", json_log("j-nan", "allreduce", tail=lambda run: json.dumps(
+                {**run, "results": run["results"][:2] + [
+                    {**run["results"][2], "out_of_place": {"time": "nan"}}]})),
+             ["/results/2/out_of_place/time", "'nan'"]),
+            ("JSON rank twice", json_log("j-twice", "allreduce", tail=lambda run: json.dumps(
+                {**run, "config": {**run["config"], "devices": run["config"]["devices"] * 2}})),
+             ["/config/devices", "rank 0 listed twice"]),
+            ("JSON of in-place times only", json_log(
+                "j-ip", "allreduce", tail=lambda run: json.dumps(
+                    {**run, "results": [{**r, "out_of_place": None} for r in run["results"]]})),
+             ["/results", "in_place times: give --in-place"]),
+            ("JSON allgather rows given as allreduce", json_log("j-ag", "allgather",
+                                                                program="renamed"),
+             ["/results/0", "an allgather's, not an allreduce's"])]:
+        out = os.path.join(tmp, "refused.json")
+        done = run_import(tmp, "nccl-tests", f"allreduce={log}", *star, "--out", out)
+        problems = refusal_problems(done, ["import_benchmarks.py: ", log, *needles],
+                                    result_file=out)
+        check(not problems, f"{label} refused: {problems or done.stderr.strip()}")
+
+    # Seeded damage to a JSON file (a field removed, retyped or out of
+    # range): exit 0 or 2 with one line, never a traceback.
+    rng = random.Random(7)
+    bad_values = [None, "x", -1, 0, 1.5, [], {}, True, 1 << 60, "nan"]
+    damaged = 0
+    for trial in range(80):
+        run = json.loads(nccl_json("allreduce", per_iter=per_iter))
+        parent, key = rng.choice([(run, "config"), (run, "results"), (run["config"], None),
+                                  (run["results"][1 + trial % 4], None),
+                                  (run["results"][1 + trial % 4]["out_of_place"], None),
+                                  (run["results"][1 + trial % 4]["out_of_place_per_iter"], None),
+                                  (run["config"]["devices"][trial % RANKS], None)])
+        key = key or rng.choice(sorted(parent))
+        if rng.random() < 0.3:
+            del parent[key]
+        else:
+            parent[key] = rng.choice(bad_values)
+        log = write_lines(os.path.join(tmp, "damaged.json"), [json.dumps(run)])
+        out = os.path.join(tmp, "damaged-out.json")
+        if os.path.exists(out):
+            os.remove(out)
+        done = run_import(tmp, "nccl-tests", f"allreduce={log}", *star, "--out", out)
+        lines = done.stderr.strip().splitlines()
+        if done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr:
+            damaged += 1
+        elif done.returncode != 0 or "Traceback" in done.stderr:
+            check(False, f"damaged JSON ({key}): exit {done.returncode}: {done.stderr[-300:]}")
+            break
+    # About half the fields are informative (bandwidths, hostnames, the
+    # summary statistics beside times_us): damaged, the file is still read.
+    check(damaged >= 30, f"80 damaged JSON files: {damaged} refused in one line, the rest read")
 
 check.finish()
