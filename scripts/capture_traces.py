@@ -60,6 +60,9 @@ PRESETS = {
                               out=os.path.join(CACHE, "fmnist-alexnet-4w")),
 }
 CACHE_PRESETS = ["fmnist-resnet18-8w", "fmnist-resnet50-4w", "fmnist-alexnet-4w"]
+# trace_tools.models.MODELS's names, here so that --help needs no torch
+# (capture_test checks that the two agree).
+MODEL_NAMES = ["cnn", "resnet18", "resnet50", "alexnet", "vgg16"]
 
 
 DEFAULTS = dict(model="cnn", dataset="fashion-mnist", workers=4, micro_batch=32, iterations=3,
@@ -75,8 +78,12 @@ def parse_args(argv):
     def default(key):
         return f"(default: {DEFAULTS[key]})"
 
-    parser.add_argument("--model", choices=["cnn", "resnet18", "resnet50", "alexnet", "vgg16"],
-                        help=default("model"))
+    parser.add_argument("--model", choices=MODEL_NAMES, help=default("model"))
+    parser.add_argument("--model-file", metavar="FILE.py",
+                        help="a model of your own instead of --model: a Python file defining "
+                             "build(num_classes) -> torch.nn.Module and INPUT = (channels, "
+                             "side), the images it takes (workloads/README.md, 'Your own "
+                             "model')")
     parser.add_argument("--dataset", choices=["fashion-mnist", "digits"], help=default("dataset"))
     parser.add_argument("--workers", type=int,
                         help="simulated data-parallel workers W " + default("workers"))
@@ -101,6 +108,11 @@ def parse_args(argv):
     parser.add_argument("--force", action="store_true",
                         help="replace an existing trace folder (once the new trace is complete)")
     args = parser.parse_args(argv)
+    if args.model and args.model_file:
+        parser.error("--model and --model-file: give one of them")
+    if args.preset == "cache" and args.model_file:
+        parser.error("--preset cache makes the shipped models' traces; --model-file "
+                     "is for a trace of its own (--out)")
     if args.threads is None:
         args.threads = min(2, len(os.sched_getaffinity(0)))
     recipe = PRESETS.get(args.preset, {}) if args.preset != "cache" else {}
@@ -220,7 +232,10 @@ def capture(args, staging):
     torch.use_deterministic_algorithms(True)
     rng = np.random.default_rng(args.seed)
 
-    model, channels, side = models.build(args.model, 10)
+    if args.model_file:
+        model, channels, side, args.model = models.from_file(args.model_file, 10)
+    else:
+        model, channels, side = models.build(args.model, 10)
     try:
         x_train, y_train = data.load(args.dataset, "train", channels, side)
         x_test, y_test = data.load(args.dataset, "test", channels, side)

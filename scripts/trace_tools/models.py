@@ -5,6 +5,9 @@ hooks see it and its time is measured, and so that gradient hooks on module
 outputs are well defined.
 """
 
+import copy
+import os
+
 from torch import nn
 
 
@@ -168,3 +171,94 @@ MODELS = {
 def build(name, num_classes):
     constructor, channels, side = MODELS[name]
     return constructor(num_classes), channels, side
+
+
+def from_file(path, num_classes):
+    """(model, channels, side, name) of a model of your own, from a Python
+    file that defines build(num_classes), returning a torch.nn.Module, and
+    INPUT = (channels, side), the images it takes (the data set's are
+    copied into its channels and resized to side x side pixels); its name
+    is the file's. Checked before any training: BadInput (the scripts'
+    one-line refusal) for a file that fails to run, a model without
+    parameters, one whose output is not (batch, num_classes), or one whose
+    per-layer times the capture could not measure (a module holding
+    parameters beside children, as MultiheadAttention does; only modules
+    without children are timed). In-place ReLUs are made out of place, as
+    for torchvision's models."""
+    import importlib.util
+    import traceback
+
+    import torch
+    from script_input import BadInput
+
+    def refuse(why):
+        raise BadInput(f"--model-file {path}: {why}")
+
+    def failure(error):
+        # Where in the user's file it failed, not in torch.
+        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
+                 if os.path.abspath(frame.filename) == os.path.abspath(path)]
+        said = str(error).splitlines()[0] if str(error) else ""
+        if isinstance(error, SyntaxError):  # its str() names the file and line again
+            said, lines = error.msg, [error.lineno]
+        return f"{type(error).__name__}: {said}" + (f" (line {lines[-1]})" if lines else "")
+
+    if not os.path.isfile(path):
+        refuse("no such file" if not os.path.exists(path) else "not a file")
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(f"gcsim_model_{abs(hash(path))}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # the user's code: whatever it raises is a refusal
+        refuse(f"failed to run: {failure(error)}")
+    if not callable(getattr(module, "build", None)):
+        refuse("defines no build(num_classes) returning the model")
+    shape = getattr(module, "INPUT", None)
+    if not (isinstance(shape, (tuple, list)) and len(shape) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in shape)
+            and 1 <= shape[0] <= 64 and 1 <= shape[1] <= 1024):
+        refuse(f"INPUT is {shape!r:.40}: expected (channels, side), channels in [1, 64] and "
+               f"side in [1, 1024] pixels")
+    channels, side = shape
+    try:
+        model = module.build(num_classes)
+    except Exception as error:
+        refuse(f"build({num_classes}) failed: {failure(error)}")
+    if not isinstance(model, nn.Module):
+        refuse(f"build({num_classes}) returned a {type(model).__name__}, not a torch.nn.Module")
+    if not any(True for _ in model.parameters()):
+        refuse("the model has no parameters: nothing to train or compress")
+    mixed = [module_name for module_name, child in model.named_modules()
+             if owns_parameters(child) and any(True for _ in child.children())]
+    if mixed:
+        refuse(f"module {mixed[0]} ({type(model.get_submodule(mixed[0])).__name__}) holds "
+               f"parameters of its own beside child modules: the capture times modules "
+               f"without children only, so its time would be nobody's")
+    probe = copy.deepcopy(model).train()
+    owners = {child: module_name for module_name, child in probe.named_modules()
+              if owns_parameters(child)}
+    called = set()
+    handles = [child.register_forward_hook(lambda child, *_: called.add(child))
+               for child in owners]
+    state = torch.get_rng_state()
+    try:
+        with torch.no_grad():
+            output = probe(torch.zeros(2, channels, side, side))
+    except Exception as error:
+        refuse(f"its forward pass on a batch of shape (2, {channels}, {side}, {side}) failed: "
+               f"{failure(error)}")
+    finally:
+        torch.set_rng_state(state)
+        for handle in handles:
+            handle.remove()
+    idle = [module_name for child, module_name in owners.items() if child not in called]
+    if idle:
+        refuse(f"its forward pass never runs module {idle[0]}"
+               f"{f' (and {len(idle) - 1} more)' if len(idle) > 1 else ''}, which holds "
+               f"parameters: their gradients would be 0 and their time nobody's")
+    if not isinstance(output, torch.Tensor) or tuple(output.shape) != (2, num_classes):
+        refuse(f"its forward pass on 2 images gave "
+               f"{tuple(output.shape) if isinstance(output, torch.Tensor) else type(output).__name__}"
+               f", not the (2, {num_classes}) class scores the capture's loss takes")
+    return no_inplace(model), channels, side, name

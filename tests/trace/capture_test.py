@@ -36,10 +36,12 @@ from checks import refusal_problems  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "..", "scripts", "capture_traces.py")
 STATS = os.path.join(HERE, "..", "..", "scripts", "trace_tools", "make_stats_trace.py")
+OWN_MODEL = os.path.join(HERE, "data", "own_model.py")
 
 
 def capture(out, *extra):
-    args = ["/usr/bin/python3", SCRIPT, "--model", "cnn", "--dataset", "digits",
+    model = [] if "--model-file" in extra else ["--model", "cnn"]
+    args = ["/usr/bin/python3", SCRIPT, *model, "--dataset", "digits",
             "--workers", "4", "--micro-batch", "16", "--lr", "0.1", "--seed", "5",
             "--out", out, "--force"] + list(extra)
     result = subprocess.run(args, capture_output=True, text=True)
@@ -92,8 +94,28 @@ def main(out):
     if strided["iterations"] != [1, 3] or folders != ["000001", "000003"]:
         failures.append(f"--capture-start 1 --capture-stride 2 of 5: iterations "
                         f"{strided['iterations']}, folders {folders}; expected 1 and 3")
+    # A model of one's own (data/own_model.py): named after its file, its
+    # tensors in the order its forward pass runs them (its head is defined
+    # first and runs last), its in-place ReLU made a layer of its own; the
+    # C++ test checks its gradients against the weight change as for "a".
+    own = capture(os.path.join(out, "own"), "--model-file", OWN_MODEL, *steps)
+    modules = [layer["module"] for layer in own["layers"]]
+    relu = [m for m in own["modules"] if m["name"] == "relu"]
+    if own["model"] != "own_model" or own["input_shape"] != [1, 8, 8] \
+            or modules != ["hidden", "norm", "norm", "head", "head"]:
+        failures.append(f"--model-file: model {own['model']}, input {own['input_shape']}, "
+                        f"tensors of {modules}; expected own_model, [1, 8, 8], hidden, norm, head")
+    # In place, the ReLU overwrote the norm's output, whose gradient hook
+    # then fired with the ReLU's: the norm's backward measured ~1% of its
+    # forward (0.25 us against 46 us), where it is about half.
+    norm = [m for m in own["modules"] if m["name"] == "norm"]
+    if not relu or not relu[0]["backward_s"] > 0 or not norm \
+            or not norm[0]["backward_s"] > 0.1 * norm[0]["forward_s"]:
+        failures.append(f"--model-file: the in-place ReLU was not made a layer of its own: "
+                        f"{relu} {norm}")
     failures += in_process_checks()
     failures += capture_refusals(os.path.join(out, "a"), os.path.join(out, "refusals"))
+    failures += model_file_refusals(out)
     failures += stats_refusals(os.path.join(out, "a"), os.path.join(out, "refusals"))
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))
@@ -111,6 +133,10 @@ def in_process_checks():
     from trace_tools.timing import LayerTimer
 
     failures = []
+    from trace_tools import models
+    if capture_traces.MODEL_NAMES != list(models.MODELS):
+        failures.append(f"--model's choices {capture_traces.MODEL_NAMES} are not "
+                        f"trace_tools.models.MODELS {list(models.MODELS)}")
     # 1000 and 0 exact, 1.0001 rounded to 1 (1e-4 off), 1e-9 flushed to 0.
     loss = capture_traces.float16_loss(np.array([1000, 1e-9, 0, 1.0001], dtype=np.float32))
     if (abs(loss["relative_l2_error"] / (1e-4 / 1000) - 1) > 0.01 or loss["flushed_to_zero"] != 1
@@ -270,6 +296,74 @@ def capture_refusals(trace, scratch):
     if result.returncode != 0 or result.stderr or not result.stdout.startswith("usage:"):
         failures.append(f"--help: status {result.returncode}, stderr {result.stderr[:200]!r}")
     return failures + cache_preset_refusal(scratch)
+
+
+# Model files a user might write wrong, what each refusal must name, and
+# the line of the file it must point to (None: no line).
+BAD_MODELS = [
+    ("syntax", "def build(n)\n    return None\n", ["SyntaxError", "(line 1)"]),
+    ("raises", "import torch\nraise RuntimeError('no GPU here')\n",
+     ["failed to run", "RuntimeError: no GPU here", "(line 2)"]),
+    ("no-build", "INPUT = (1, 8)\n", ["defines no build(num_classes)"]),
+    ("no-input", "from torch import nn\ndef build(n):\n    return nn.Linear(64, n)\n",
+     ["INPUT is None", "(channels, side)"]),
+    ("bad-input", "INPUT = (1, 0)\ndef build(n):\n    return None\n", ["INPUT is (1, 0)"]),
+    ("build-fails", "INPUT = (1, 8)\ndef build(n):\n    return {}[n]\n",
+     ["build(10) failed", "KeyError", "(line 3)"]),
+    ("not-module", "INPUT = (1, 8)\ndef build(n):\n    return 'a model'\n",
+     ["returned a str, not a torch.nn.Module"]),
+    ("no-parameters", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
+                      "    return nn.Flatten()\n", ["no parameters"]),
+    ("attention", "from torch import nn\nINPUT = (1, 8)\nclass M(nn.Module):\n"
+                  "    def __init__(self, n):\n        super().__init__()\n"
+                  "        self.attn = nn.MultiheadAttention(8, 2)\n"
+                  "        self.out = nn.Linear(64, n)\n"
+                  "    def forward(self, x):\n        x = x.flatten(2)\n"
+                  "        return self.out(self.attn(x, x, x)[0].flatten(1))\n"
+                  "def build(n):\n    return M(n)\n",
+     ["module attn (MultiheadAttention)", "beside child modules"]),
+    ("wrong-shape", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
+                    "    return nn.Sequential(nn.Flatten(), nn.Linear(63, n))\n",
+     ["forward pass on a batch of shape (2, 1, 8, 8) failed", "RuntimeError"]),
+    ("wrong-output", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
+                     "    return nn.Sequential(nn.Flatten(), nn.Linear(64, 3))\n",
+     ["gave (2, 3), not the (2, 10) class scores"]),
+    ("idle-module", "from torch import nn\nINPUT = (1, 8)\nclass M(nn.Module):\n"
+                    "    def __init__(self, n):\n        super().__init__()\n"
+                    "        self.spare = nn.Linear(4, 4)\n        self.out = nn.Linear(64, n)\n"
+                    "    def forward(self, x):\n        return self.out(x.flatten(1))\n"
+                    "def build(n):\n    return M(n)\n",
+     ["never runs module spare"]),
+]
+
+
+def model_file_refusals(scratch):
+    """--model-file: a file that is not a model the capture can time is
+    refused before any training, exit 2, one line naming the file and what
+    is wrong (with the line of the user's file where it failed), nothing
+    written; and --model beside --model-file, or with --preset cache."""
+    scratch = os.path.join(scratch, "models")
+    os.makedirs(scratch, exist_ok=True)
+    tiny = ["--dataset", "digits", "--workers", "2", "--micro-batch", "4", "--iterations", "2"]
+    out = os.path.join(scratch, "own")
+    failures = []
+    cases = [(["--model-file", os.path.join(scratch, "missing.py")], ["missing.py",
+                                                                       "no such file"])]
+    for name, text, needles in BAD_MODELS:
+        path = os.path.join(scratch, name + ".py")
+        with open(path, "w") as stream:
+            stream.write(text)
+        cases.append((["--model-file", path], [f"--model-file {path}: "] + needles))
+    cases += [(["--model", "cnn", "--model-file", OWN_MODEL], ["--model and --model-file"]),
+              (["--preset", "cache", "--model-file", OWN_MODEL], ["--preset cache"])]
+    for args, needles in cases:
+        result = subprocess.run(["/usr/bin/python3", SCRIPT, *tiny, *args, "--out", out],
+                                capture_output=True, text=True)
+        failures += refusal(result, f"--model-file {os.path.basename(args[-1])}", needles)
+        if os.path.lexists(out):
+            failures.append(f"{args}: {out} was written")
+            shutil.rmtree(out)
+    return failures
 
 
 def cache_preset_refusal(scratch):
