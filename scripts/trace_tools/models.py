@@ -258,7 +258,8 @@ def from_file(path, num_classes):
                f"{f' (and {len(idle) - 1} more)' if len(idle) > 1 else ''}, which holds "
                f"parameters: their gradients would be 0 and their time nobody's")
     if not isinstance(output, torch.Tensor) or tuple(output.shape) != (2, num_classes):
-        refuse(f"its forward pass on 2 images gave "
-               f"{tuple(output.shape) if isinstance(output, torch.Tensor) else type(output).__name__}"
-               f", not the (2, {num_classes}) class scores the capture's loss takes")
+        gave = tuple(output.shape) if isinstance(output, torch.Tensor) else \
+            f"a {type(output).__name__}"
+        refuse(f"its forward pass on 2 images gave {gave}, not the (2, {num_classes}) class "
+               f"scores the capture's loss takes")
     return no_inplace(model), channels, side, name
