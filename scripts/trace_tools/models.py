@@ -1,4 +1,4 @@
-"""Models the trace capture can train, chosen by name.
+"""Models the trace capture can train: chosen by name (MODELS), or your own from a file (from_file).
 
 Every ReLU is a module (never functional, never in place) so that forward
 hooks see it and its time is measured, and so that gradient hooks on module
