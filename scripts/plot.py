@@ -19,7 +19,8 @@ Writes, as vector PDF and PNG, every figure whose columns the input has:
 Under its panels each sweep figure says what it is of (the model, platform
 and device, from the points' result.json, when they are one), what a point
 is (one deterministic simulation; the iterations its mean takes, the
-warm-up left out) and, for
+warm-up left out; points that differ only in a grid parameter `seed` are
+one point, their mean, with a bar from the least to the most) and, for
 density and fidelity, where gradients were synthesized (a layer spec, or
 more workers than a trace captured).
 With --validation the inputs are `gcsim validate --json` comparisons and two
@@ -426,6 +427,45 @@ def facet_params(rows, params):
     return chosen
 
 
+def mean_over_seeds(rows, params):
+    """(rows, params) with the points that differ only in their seed (a
+    grid parameter `seed`: replicates) joined into one: each number its
+    mean over them, row["_range"] its least and most where they differ,
+    row["_seeds"] the seeds; `seed` no longer a parameter. As they are
+    without a seed parameter or with one seed."""
+    if "seed" not in params or len({str(r.get("seed")) for r in rows}) < 2:
+        return rows, params
+    others = [key for key in params if key != "seed"]
+    groups = {}
+    for row in rows:
+        # The workers too: where no parameter says them, a point's are its own.
+        key = tuple(str(row.get(key)) for key in others + ["workers"])
+        groups.setdefault(key, []).append(row)
+    joined = []
+    for group in groups.values():
+        row = {key: value for key, value in group[0].items() if key != "seed"}
+        row["_seeds"] = sorted({str(r.get("seed")) for r in group}, key=seed_order)
+        row["_range"] = {}
+        for key, value in group[0].items():
+            values = [r.get(key) for r in group]
+            if key.startswith("_") or key in params or not all(
+                    isinstance(v, float) for v in values):
+                continue
+            if min(values) != max(values):  # equal ones stay exactly as they are
+                row[key] = math.fsum(values) / len(values)
+                row["_range"][key] = (min(values), max(values))
+        joined.append(row)
+    return joined, others
+
+
+def seed_order(seed):
+    """Seeds as numbers where they are, so that 10 follows 9."""
+    try:
+        return (0, int(seed), seed)
+    except ValueError:
+        return (1, 0, seed)
+
+
 def annotate(rows, params):
     facets = facet_params(rows, params)
     for row in rows:
@@ -614,12 +654,14 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
             # Joined in the order of the workers, whatever the x axis: against
             # another x (compression ratio) a line is the compressor's path
             # as workers are added, its most workers' end marked larger.
-            ran = sorted((r.get("workers", 0), r[x], r[column]) for r in here
-                         if (r["_name"], r["_variant"]) == variant)
+            mine = sorted((r for r in here if (r["_name"], r["_variant"]) == variant),
+                          key=lambda r: (r.get("workers", 0), r[x], r[column]))
+            ran = [(r.get("workers", 0), r[x], r[column]) for r in mine]
             if not ran:
                 continue
             style = line_style(variant, variants)
             axis.plot([p[1] for p in ran], [p[2] for p in ran], label=variant[1], **style)
+            seeds_bars(axis, mine, x, column, style["color"])
             if x != "workers" and len(ran) > 1:
                 axis.plot([ran[-1][1]], [ran[-1][2]], linestyle="none",
                           markersize=2 * plt.rcParams["lines.markersize"],
@@ -645,6 +687,24 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
     return None
 
 
+def seeds_bars(axis, rows, x, column, colour):
+    """Bars from the least to the most of a point's seeds (mean_over_seeds),
+    on each axis where they differ."""
+    spans = {key: [r.get("_range", {}).get(key) for r in rows] for key in (x, column)}
+    if not any(any(span) for span in spans.values()):
+        return
+
+    def errors(key):
+        if not any(spans[key]):
+            return None
+        return [[r[key] - (span or (r[key], r[key]))[0] for r, span in zip(rows, spans[key])],
+                [(span or (r[key], r[key]))[1] - r[key] for r, span in zip(rows, spans[key])]]
+
+    axis.errorbar([r[x] for r in rows], [r[column] for r in rows], xerr=errors(x),
+                  yerr=errors(column), fmt="none", ecolor=colour, elinewidth=0.8, capsize=2,
+                  alpha=0.8, label="_seeds")
+
+
 def caption(figure, rows, gradients=False, along=False, noun="point"):
     """What a reader needs beside the axes, under the panels: what each
     point averages, how a line runs (`along` an axis other than the
@@ -663,8 +723,20 @@ def caption(figure, rows, gradients=False, along=False, noun="point"):
                       f"out as warm-up"
         else:
             counted = f"of its {iterations} iterations" if iterations > 1 else "of its iteration"
-        lines.append(f"Each {noun} is one simulation (deterministic for its seed), the mean "
-                     f"{counted}.")
+        seeds = {tuple(r["_seeds"]) for r in rows if r.get("_seeds")}
+        bars = " its bars span their least to most," if noun == "point" else ""
+        if len(seeds) == 1:
+            seeds = seeds.pop()
+            lines.append(f"Each {noun} is the mean of {len(seeds)} simulations, seeds "
+                         f"{', '.join(seeds)};{bars} each simulation the mean {counted}.")
+        elif seeds:  # a grid whose points ran different seeds
+            counts = sorted({len(s) for s in seeds})
+            lines.append(f"Each {noun} is the mean of its simulations with different seeds "
+                         f"({counts[0]} to {counts[-1]});{bars} each simulation the mean "
+                         f"{counted}.")
+        else:
+            lines.append(f"Each {noun} is one simulation (deterministic for its seed), the "
+                         f"mean {counted}.")
     workers = sorted({r["workers"] for r in rows if r.get("workers")})
     if along and len(workers) > 1:
         joined = (f"A line joins a compressor's points from {workers[0]:g} to "
@@ -1144,6 +1216,7 @@ def main(argv):
         return validation_main(args.inputs, args.out, args.stem)
 
     rows, params, base = load(args.inputs)
+    rows, params = mean_over_seeds(rows, params)
     annotate(rows, params)
     out = args.out or os.path.join(base, "figures")
     make_folder(out)

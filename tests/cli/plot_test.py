@@ -530,6 +530,43 @@ try:
     plot_module.speedup_figure(rows, "unused", plot_module.Written())
     said = captured[0]._supxlabel.get_text().replace("\n", " ")
     check(said.startswith("cnn on star-8x10g, V100."), f"the caption names the setting: {said!r}")
+
+    # Points repeated over seeds (a grid parameter `seed`) are one point:
+    # the mean of their runs, a bar from the least to the most, and the
+    # caption says so; an unrepeated value stays exactly as it was. They
+    # were lines of their own, or panels, one per seed.
+    seeded = [{"compressor_name": "iwp", "workers": workers, "iterations": 3.0,
+               "warmup_iterations": 1.0, "seed": str(seed), "compressor": "iwp",
+               "speedup_vs_dense": 1.0 + seed / 10, "fidelity.cosine": 0.1 * seed,
+               "compression_ratio": 60.0 + seed, "bytes_sent_per_worker": 0.1}
+              for workers in (8, 16) for seed in (3, 1, 2)]
+    joined, params = plot_module.mean_over_seeds(seeded, ["compressor", "seed"])
+    first = joined[0] if joined else {}
+    check(params == ["compressor"] and len(joined) == 2 and first.get("_seeds") == ["1", "2", "3"]
+          and math.isclose(first["fidelity.cosine"], 0.2)
+          and first["_range"].get("fidelity.cosine") == (0.1, 0.30000000000000004)
+          and first["bytes_sent_per_worker"] == 0.1
+          and "bytes_sent_per_worker" not in first["_range"],
+          f"three seeds of a point are one: their mean and range ({first})")
+    plot_module.annotate(joined, params)
+    captured.clear()
+    plot_module.fidelity_figure(joined, "unused", plot_module.Written())
+    plot_module.speedup_figure(joined, "unused", plot_module.Written())
+    said = captured[0]._supxlabel.get_text().replace("\n", " ")
+    lines = [line for line in captured[0].axes[0].get_lines()
+             if line.get_label() == "iwp"]
+    bars = [c for c in captured[1].axes[0].collections
+            if isinstance(c, plot_module.matplotlib.collections.LineCollection)]
+    spans = sorted(tuple(sorted(round(y, 9) for _, y in segment))
+                   for segment in bars[0].get_segments()) if bars else []
+    check("the mean of 3 simulations, seeds 1, 2, 3; its bars span their least to most" in said
+          and len(lines) == 1,
+          f"the caption says a point is the mean of its seeds; one line ({len(lines)}): {said!r}")
+    check(spans == [(1.1, 1.3), (1.1, 1.3)],
+          f"each speed-up point has a bar from its seeds' least to most: {spans}")
+    unchanged = [dict(row, seed="1") for row in seeded[:2]]
+    check(plot_module.mean_over_seeds(unchanged, ["seed"]) == (unchanged, ["seed"]),
+          "one seed: rows and parameters as they were")
 finally:
     plot_module.save = real_save
     plot_module.plt.close("all")
