@@ -9,7 +9,8 @@ Usage:
 Writes, as vector PDF and PNG, every figure whose columns the input has:
   throughput      throughput (samples/s) vs workers, one line per compressor
   time_breakdown  stacked compute / compression kernels / exposed communication
-                  per iteration, one panel per compressor, bars per worker count
+                  per iteration, one panel per compressor, bars per worker count;
+                  kernels under 1% of the tallest bar in every bar drawn as one
   density         density after aggregation vs workers
   fidelity        cosine similarity (and relative L2 error) of the aggregated
                   update vs the dense average, against the compression ratio;
@@ -831,11 +832,20 @@ STRAGGLER_LABEL = "waiting for the slowest worker"
 STRAGGLER_COLOUR = "#888888"
 
 
-def breakdown_segments(rows, kernels):
+# A kernel under this share of a figure's tallest bar in every bar (about a
+# pixel) is drawn in "compression, other": the legend listed eleven kernels
+# no bar showed.
+SMALLEST_KERNEL_SHARE = 0.01
+FOLDED_LABEL = "compression, other (kernels each under 1% of the tallest bar)"
+
+
+def breakdown_segments(rows, kernels, folded=False):
     """[(label, colour, seconds per row)] stacked bottom to top; they add up
     to each row's iteration_time_s (compute + straggler wait + exposed
     compression + communication, README "What result.json holds"). The
-    wait was left out, and bars with stragglers fell short of the iteration."""
+    wait was left out, and bars with stragglers fell short of the iteration.
+    `folded`: kernels left out of `kernels` for their size are in the
+    compression time that no listed kernel has."""
     segments = [(COMPUTE_LABEL, COMPUTE_COLOUR, [r["compute_s"] for r in rows])]
     if any(r.get("straggler_wait_s") for r in rows):
         segments.append((STRAGGLER_LABEL, STRAGGLER_COLOUR,
@@ -851,7 +861,7 @@ def breakdown_segments(rows, kernels):
                              [r.get(column) or 0.0 for r in rows]))
         rest = [max(compression_shown(r) - s, 0.0) for r, s in zip(rows, split)]
         if any(v > 1e-12 for v in rest):
-            segments.append(("compression, other", "#DDDDDD", rest))
+            segments.append((FOLDED_LABEL if folded else "compression, other", "#DDDDDD", rest))
     elif any(r.get("compression_s") for r in rows):
         segments.append(("compression kernels", KERNEL_COLOURS[0],
                          [compression_shown(r) for r in rows]))
@@ -863,7 +873,7 @@ def breakdown_segments(rows, kernels):
 def time_breakdown_figure(rows, out, written):
     if not (has(rows, "compute_s") and has(rows, "communication_s") and has(rows, "workers")):
         return "no compute_s, communication_s or workers column"
-    kernels = kernel_columns(rows)
+    every_kernel = kernel_columns(rows)
     drawn = 0
     for facet in facets_of(rows):
         here = [r for r in rows if r["_facet"] == facet and r.get("compute_s") is not None
@@ -874,7 +884,10 @@ def time_breakdown_figure(rows, out, written):
         variants = ordered_variants(here)
         longest = max((r.get("iteration_time_s") or 0.0) for r in here)
         longest = max([longest] + [sum(column) for column in zip(
-            *(values for _, _, values in breakdown_segments(here, kernels)))])
+            *(values for _, _, values in breakdown_segments(here, every_kernel)))])
+        kernels = [k for k in every_kernel
+                   if max(r.get(k) or 0.0 for r in here) >= SMALLEST_KERNEL_SHARE * longest]
+        folded = any(r.get(k) for k in every_kernel if k not in kernels for r in here)
         scale, unit = (1e3, "ms") if longest < 1.0 else (1.0, "s")
         # One y scale for all panels, so compressors compare at a glance.
         figure, axes = panels(len(variants), "one per compressor", width=2.6, height=2.3,
@@ -893,7 +906,7 @@ def time_breakdown_figure(rows, out, written):
                 for i, h in enumerate(heights):
                     bottom[i] += h
 
-            for label, colour, values in breakdown_segments(mine, kernels):
+            for label, colour, values in breakdown_segments(mine, kernels, folded):
                 stack(values, colour, label)
             axis.set_xticks(xs, labels)
             axis.set_xlabel("workers")
@@ -906,7 +919,8 @@ def time_breakdown_figure(rows, out, written):
         if facet:
             figure.suptitle(facet_title(facet), fontsize=8)
         order = ([COMPUTE_LABEL, STRAGGLER_LABEL] + [f"kernel: {kernel_label(k)}" for k in kernels]
-                 + ["compression, other", "compression kernels", "exposed communication"])
+                 + ["compression, other", FOLDED_LABEL, "compression kernels",
+                    "exposed communication"])
         legend_below(figure, axes, order)
         caption(figure, here, noun="bar")
         stem = "time_breakdown" + "".join(
