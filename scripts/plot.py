@@ -21,9 +21,10 @@ Under its panels each sweep figure says what it is of (the model, platform
 and device, from the points' result.json, when they are one), what a point
 is (one deterministic simulation; the iterations its mean takes, the
 warm-up left out; points that differ only in a grid parameter `seed` are
-one point, their mean, with a bar from the least to the most) and, for
-density and fidelity, where gradients were synthesized (a layer spec, or
-more workers than a trace captured).
+one point, their mean, with a bar from the least to the most), for
+density and fidelity where gradients were synthesized (a layer spec, or
+more workers than a trace captured), and which lines lie hidden under
+another (every point within 2% of the axes).
 With --validation the inputs are `gcsim validate --json` comparisons and two
 figures are drawn (validation.pdf/.png unless --stem): simulated against
 measured seconds on log axes with the y = x line and +-10% band, one panel
@@ -682,10 +683,62 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
         if facet:
             axis.set_title(facet_title(facet))
     legend_below(figure, axes)
+    groups = coinciding(usable, variants, x, column, log_y)
+    # A compressor's name where no other line has it; else its label.
+    names = [v[0] for v in variants]
+    short = {v[1]: v[0] if names.count(v[0]) == 1 else v[1] for v in variants}
+    hidden = [f"Hidden under another line (every point within {HIDDEN_SHARE:.0%} of the axes): "
+              + "; ".join(f"{', '.join(short[label] for label in group[:-1])} under "
+                          f"{short[group[-1]]}" for group in groups) + "."] if groups else []
     caption(figure, usable, gradients=column.startswith(("fidelity", "density")),
-            along=x != "workers")
+            along=x != "workers", notes=hidden)
     save(figure, out, stem, written)
     return None
+
+
+# Two points closer than this share of a panel's axes lie under one
+# another's marker (4.5 points on a 2-inch axis are 3%).
+HIDDEN_SHARE = 0.02
+
+
+def coinciding(rows, variants, x, column, log_y):
+    """Groups of lines drawn over one another, each a list of labels in
+    drawing order (the last on top): the same points (panel and workers),
+    each within HIDDEN_SHARE of its panel's x and y extent of the group's
+    first line's (on the axes' scales: x is logarithmic). A reader saw one
+    line where two were drawn (top-k under CLT-k in study-deft-lstm)."""
+    def place(value, log):
+        return math.log(value) if log and value > 0 else value
+
+    extent = {}
+    for row in rows:
+        for axis, key, log in (("x", x, True), ("y", column, log_y)):
+            low, high = extent.get((row["_facet"], axis), (math.inf, -math.inf))
+            value = place(row[key], log)
+            extent[(row["_facet"], axis)] = (min(low, value), max(high, value))
+
+    def close(point, first, other):
+        return all(abs(place(a, log) - place(b, log))
+                   <= HIDDEN_SHARE * (extent[(point[0], axis)][1] - extent[(point[0], axis)][0])
+                   for axis, a, b, log in (("x", first[0], other[0], True),
+                                           ("y", first[1], other[1], log_y)))
+
+    def same(first, other):
+        return len(first) > 1 and first.keys() == other.keys() and all(
+            close(point, first[point], other[point]) for point in first)
+
+    series = {variant: {(r["_facet"], r.get("workers")): (r[x], r[column]) for r in rows
+                        if (r["_name"], r["_variant"]) == variant} for variant in variants}
+    groups, grouped = [], set()
+    for i, first in enumerate(variants):
+        if first in grouped:
+            continue
+        group = [first] + [other for other in variants[i + 1:]
+                           if other not in grouped and same(series[first], series[other])]
+        if len(group) > 1:
+            grouped.update(group)
+            groups.append([variant[1] for variant in group])
+    return groups
 
 
 def seeds_bars(axis, rows, x, column, colour):
@@ -706,11 +759,11 @@ def seeds_bars(axis, rows, x, column, colour):
                   alpha=0.8, label="_seeds")
 
 
-def caption(figure, rows, gradients=False, along=False, noun="point"):
+def caption(figure, rows, gradients=False, along=False, noun="point", notes=()):
     """What a reader needs beside the axes, under the panels: what each
     point averages, how a line runs (`along` an axis other than the
-    workers), and (`gradients`) where its gradients came from when not all
-    from a trace's captured workers."""
+    workers), (`gradients`) where its gradients came from when not all
+    from a trace's captured workers, and the figure's own `notes`."""
     runs = {(int(r["iterations"]), int(r.get("warmup_iterations") or 0)) for r in rows
             if r.get("iterations")}
     lines = []
@@ -753,6 +806,7 @@ def caption(figure, rows, gradients=False, along=False, noun="point"):
     elif gradients and sources - {"captured"}:
         lines.append("Points of more workers than the trace captured synthesize the others' "
                      f"gradients ({', '.join(sorted(sources - {'captured'}))}).")
+    lines += notes
     put_caption(figure, lines)
     return lines
 

@@ -564,6 +564,21 @@ try:
           f"the caption says a point is the mean of its seeds; one line ({len(lines)}): {said!r}")
     check(spans == [(1.1, 1.3), (1.1, 1.3)],
           f"each speed-up point has a bar from its seeds' least to most: {spans}")
+    # A line drawn over another's points (within 2% of the axes) is named
+    # in the caption: top-k lay hidden under CLT-k in study-deft-lstm.
+    twins = [{"compressor_name": name, "workers": workers, "iterations": 3.0,
+              "speedup_vs_dense": workers * (1.005 if name == "cltk" else 1.0)}
+             for name in ("topk", "cltk", "deft") for workers in (8.0, 16.0)]
+    for row in twins:
+        if row["compressor_name"] == "deft":
+            row["speedup_vs_dense"] *= 1.02
+    plot_module.annotate(twins, [])
+    captured.clear()
+    plot_module.speedup_figure(twins, "unused", plot_module.Written())
+    said = captured[0]._supxlabel.get_text().replace("\n", " ")
+    check("Hidden under another line (every point within 2% of the axes): topk under cltk." in said
+          and "deft is hidden" not in said and "under deft" not in said,
+          f"the caption names a line hidden under another: {said!r}")
     unchanged = [dict(row, seed="1") for row in seeded[:2]]
     check(plot_module.mean_over_seeds(unchanged, ["seed"]) == (unchanged, ["seed"]),
           "one seed: rows and parameters as they were")
