@@ -57,11 +57,17 @@ or an "Out of bounds values: N FAILED" line, rows whose redop and root
 columns are another collective's, an allreduce's rows whose size is not
 their count's elements (a reduce_scatter's is ranks times that; checked
 where the table has count and a type nccl-tests names), or a
-"Collective test starting:" line naming another program; and a run of
+"Collective test starting:" line naming another program; a run of
 grouped collectives (`agg iters` above 1: -m N times N collectives
-launched as one) or of cputime (-C 1: the launch's time). A JSON file is
-refused for the same, and when it does not end (the run did not), names
-errors, or lacks a field gcsim reads (the path in the file is named).
+launched as one) or of cputime (-C 1: the launch's time), where the
+header says so (logs before nccl-tests 2.13 print neither agg iters nor
+graph: -m and -G cannot be told there); a run split into groups of ranks
+(NCCL_TESTS_SPLIT: a `Group` above 0, a collective in each group at
+once); and a table of several types, ops or roots (-d all, -o all, -r -1).
+A JSON file is refused for the same, when it is of one rank, and when its
+run did not finish (no out_of_bounds summary or end_time; its "errors",
+NCCL's last warning, do not tell) or it lacks a field gcsim reads (the
+path in the file is named).
 """
 import argparse
 import collections
@@ -233,25 +239,37 @@ def without_launcher_prefixes(lines):
 
 
 # One size's measurement: its mean seconds over `repetitions` timed
-# collectives (None: the log does not say how many), and each one's seconds
-# where the log holds them (nccl-tests' JSON under -I 1), else None.
-Row = collections.namedtuple("Row", "bytes seconds repetitions samples")
+# collectives (None: the log does not say how many), each one's seconds
+# where the log holds them (nccl-tests' JSON under -I 1), else None; and
+# `case`, the row's type, redop and root (-d all, -o all, -r -1 run one
+# table of several).
+Row = collections.namedtuple("Row", "bytes seconds repetitions samples case")
 
 
 def parse_nccl_tests(path, in_place, kind):
-    """(ranks, [Row]) of one nccl-tests log of `kind`, its text or its -J JSON."""
+    """(ranks, [Row], what counted the ranks) of one nccl-tests log of
+    `kind`, its text or its -J JSON."""
     text = read_text(path)
     if text.lstrip().startswith("{"):
-        return one_row_per_size(path, *parse_nccl_tests_json(path, text, in_place, kind))
+        return one_row_per_size(path, *parse_nccl_tests_json(path, text, in_place, kind)) \
+            + ("ranks in its devices",)
     return one_row_per_size(path, *parse_nccl_tests_text(path, text.splitlines(), in_place,
-                                                         kind))
+                                                         kind)) + ("'# Rank' lines",)
 
 
 def one_row_per_size(path, ranks, rows):
     """(ranks, rows) with the rows of one size joined: nccl-tests -N (run
     cycles) prints its table again, each cycle's rows a measurement of the
     same size. Their samples and repetitions added up; the median of the
-    samples, where each row has them, else the mean of the rows' means."""
+    samples, where each row has them, else the mean of the rows' means. A
+    table of several types, ops or roots (-d all, -o all, -r -1) is not
+    cycles of one measurement: refused."""
+    cases = sorted({row.case for row in rows}, key=str)
+    if len(cases) > 1:
+        shown = " and ".join("/".join(part for part in case if part) or "?" for case in cases[:2])
+        raise BadInput(f"{path}: rows of {len(cases)} types, ops or roots ({shown}"
+                       f"{', ...' if len(cases) > 2 else ''}: -d all, -o all or -r -1?): one "
+                       f"collective of one type, op and root per log")
     sizes = {}
     for row in rows:
         sizes.setdefault(row.bytes, []).append(row)
@@ -267,7 +285,7 @@ def one_row_per_size(path, ranks, rows):
                            f"gcsim's 2^30 repetitions")
         seconds = statistics.median(samples) if samples is not None else \
             sum(row.seconds for row in cycles) / len(cycles)
-        joined.append(Row(size, seconds, repetitions, samples))
+        joined.append(Row(size, seconds, repetitions, samples, cases[0]))
     return ranks, joined
 
 
@@ -279,6 +297,14 @@ def aggregated_refused(path, count):
         raise BadInput(f"{path}: agg iters {count}: nccl-tests grouped {count} collectives "
                        f"into one launch and divided its time among them, while gcsim times "
                        f"one collective alone: run it with -m 1")
+
+
+def split_refused(path, where, groups):
+    """NCCL_TESTS_SPLIT runs a collective in each group of ranks at once, and
+    its times are per group: not one collective over the ranks listed."""
+    if len(groups) > 1:
+        raise BadInput(f"{path}: {where}: its ranks ran in {len(groups)} groups at once "
+                       f"(NCCL_TESTS_SPLIT), a collective in each: run it without a split")
 
 
 def cputime_refused(path):
@@ -300,6 +326,8 @@ def parse_nccl_tests_text(path, lines, in_place, kind):
                        f"MPI support started by mpirun, each process a run of its own?)")
     numbers = [int(found.group(1)) for line in lines
                for found in [re.match(r"#\s+Rank\s+(\d+)", line)] if found]
+    split_refused(path, "its '# Rank' lines", {found.group(1) for line in lines for found in [
+        re.match(r"#\s+Rank\s+\d+\s+Group\s+(\d+)", line)] if found})
     # Counted once: list.count per rank was quadratic in 65536 ranks.
     repeated = sorted((rank, count) for rank, count in collections.Counter(numbers).items()
                       if count > 1)
@@ -351,7 +379,8 @@ def parse_nccl_tests_text(path, lines, in_place, kind):
         check_row_is(path, f"line {number}", kind, size, said)
         if size != 0:  # nccl-tests prints 0-byte rows for sizes below one element
             rows.append(Row(positive_bytes(path, size), positive_seconds(path, size, micros, 1e-6),
-                            iterations and iterations * launches, None))
+                            iterations and iterations * launches, None,
+                            tuple(said[key] for key in ("type", "redop", "root"))))
     if not rows:
         raise BadInput(f"{path}: no result rows (is this the output of an nccl-tests *_perf "
                        f"program?)")
@@ -396,9 +425,17 @@ def parse_nccl_tests_json(path, text, in_place, kind):
         program = os.path.basename(arguments[0])
         if nccl_program_kind(program) not in (None, kind):
             raise BadInput(f"{path}: a log of {program}, given as {kind}=")
-    errors = run.get("errors")
-    if isinstance(errors, list) and errors:
-        fail("/errors", f"the run failed ({str(errors[0])[:200]}): not a run to compare with")
+    # A run that failed still ends its file (nccl-tests closes what is
+    # open), without the summary a finished run writes after its results.
+    # Its "errors" say little: NCCL's last warning, or "" (finished runs
+    # write [""]).
+    for key in ("out_of_bounds", "end_time"):
+        if key not in run:
+            said = [e for e in run.get("errors") or [] if isinstance(e, str) and e.strip()] \
+                if isinstance(run.get("errors"), list) else []
+            fail(f"/{key}", "missing: the run did not finish" + (f" ({said[0][:200]})" if said
+                                                                  else "")
+                 + ": not a run to compare with")
     wrong = run.get("out_of_bounds", {}).get("count") \
         if isinstance(run.get("out_of_bounds"), dict) else None
     if is_count(wrong) and wrong > 0:
@@ -425,6 +462,12 @@ def parse_nccl_tests_json(path, text, in_place, kind):
     repeated = [n for n, count in collections.Counter(numbers).items() if count > 1]
     if repeated:
         fail("/config/devices", f"rank {repeated[0]} listed twice: one run per file")
+    split_refused(path, "/config/devices", {device.get("group") for device in devices})
+    ranks = len(devices) * per_process
+    if ranks < 2:
+        fail("/config/devices", "one rank (its processes x nthreads x ngpus): a collective needs "
+                                "2 (nccl-tests without MPI started by mpirun writes a 1-rank "
+                                "run per process, out.json, out.json.0, ...)")
     results = run.get("results")
     if not isinstance(results, list):
         fail("/results", f"expected the list of results, got {json_kind(results)}")
@@ -439,6 +482,7 @@ def parse_nccl_tests_json(path, text, in_place, kind):
                 and not isinstance(result.get(key), bool) else None
                 for key in NCCL_ROW_COLUMNS}
         check_row_is(path, at, kind, size, said)
+        case = tuple(said[key] for key in ("type", "redop", "root"))
         # A size below one element has a size of 0; a run that times
         # in-place only (nccl-tests' trace replay) has "out_of_place": null.
         body = result.get(placement)
@@ -455,7 +499,7 @@ def parse_nccl_tests_json(path, text, in_place, kind):
         seconds = seconds_of(body.get("time"), size, f"{at}/{placement}/time")
         timed = result.get(placement + "_per_iter")
         if timed is None:
-            rows.append(Row(size, seconds, iterations * launches, None))
+            rows.append(Row(size, seconds, iterations * launches, None, case))
             continue
         where = f"{at}/{placement}_per_iter"
         if not isinstance(timed, dict):
@@ -469,7 +513,7 @@ def parse_nccl_tests_json(path, text, in_place, kind):
                                       + (f" of {len(times)}" if isinstance(times, list) else ""))
         samples = [seconds_of(time, size, f"{where}/times_us/{n}")
                    for n, time in enumerate(times) if n >= skipped]
-        rows.append(Row(size, statistics.median(samples), len(samples), samples))
+        rows.append(Row(size, statistics.median(samples), len(samples), samples, case))
     if not rows:
         other = "out_of_place" if in_place else "in_place"
         fail("/results", f"no result of a size above 0 bytes with an {placement} time"
@@ -477,7 +521,7 @@ def parse_nccl_tests_json(path, text, in_place, kind):
                             f"{'leave out' if in_place else 'give'} --in-place)"
                             if any(isinstance(result, dict) and result.get(other) is not None
                                    for result in results) else ""))
-    return len(devices) * per_process, rows
+    return ranks, rows
 
 
 def nccl_columns(path, words, label, in_place):
@@ -601,11 +645,11 @@ def nccl_points(args):
         if kind not in NCCL_KINDS or not path:
             raise BadInput(f"{item}: expected COLLECTIVE=LOG with COLLECTIVE one of "
                            f"{', '.join(NCCL_KINDS)}")
-        ranks, rows = parse_nccl_tests(path, args.in_place, kind)
+        ranks, rows, counted = parse_nccl_tests(path, args.in_place, kind)
         if ranks > MAX_RANKS:
-            raise BadInput(f"{path}: {ranks} '# Rank' lines, more than gcsim's {MAX_RANKS} ranks")
+            raise BadInput(f"{path}: {ranks} {counted}, more than gcsim's {MAX_RANKS} ranks")
         if ranks >= 2 and args.ranks and args.ranks != ranks:
-            raise BadInput(f"{path}: {ranks} '# Rank' lines, but --ranks {args.ranks}: the log "
+            raise BadInput(f"{path}: {ranks} {counted}, but --ranks {args.ranks}: the log "
                            f"names its ranks (leave --ranks out)")
         listed, ranks = ranks, ranks if ranks >= 2 else args.ranks
         if not ranks:

@@ -828,7 +828,8 @@ with tempfile.TemporaryDirectory() as tmp:
                "results": results,
                "out_of_bounds": {"count": 0, "okay": "true"},
                "average_bus_bandwidth": {"bandwidth": 1.0, "okay": "unchecked"},
-               "errors": [], "end_time": "2026-07-09 10:00:09"}
+               # A finished run's errors are NCCL's last warning, "" without one.
+               "errors": [""], "end_time": "2026-07-09 10:00:09"}
         return json.dumps(run, separators=(",", ":")) if tail is None else tail(run)
 
     def json_log(name, kind, **options):
@@ -842,6 +843,13 @@ with tempfile.TemporaryDirectory() as tmp:
     check(status == 0 and from_json == from_text and len(from_json) == 12,
           f"nccl-tests -J JSON of a run imports as its text log: 12 points, the same bytes, "
           f"seconds, ranks and repetitions ({said[-1:]})")
+    # A finished run's "errors" hold NCCL's last warning, which it may
+    # have recovered from: the run is read as its text log would be.
+    warned = json_log("j-warned", "allreduce", tail=lambda run: json.dumps(
+        {**run, "errors": ["NET/Socket : peer 10.0.0.2 closed the connection; retrying"]}))
+    status, said, points = imported("json-warned", "nccl-tests", f"allreduce={warned}", *star)
+    check(status == 0 and points == [p for p in from_text if p["collective"] == "allreduce"],
+          f"a finished run with a warning in its errors is read ({said[-1:]})")
     status, said, in_place_points = imported(
         "json-in-place", "nccl-tests", f"allreduce={json_log('j-ar', 'allreduce')}", "--in-place",
         *star)
@@ -939,9 +947,40 @@ with tempfile.TemporaryDirectory() as tmp:
             ("JSON of another program", json_log("j-other", "allreduce",
                                                  program="reduce_scatter_perf"),
              ["a log of reduce_scatter_perf, given as allreduce="]),
-            ("JSON with errors", json_log("j-errors", "allreduce", tail=lambda run: json.dumps(
-                {**run, "errors": ["NCCL failure common.cu:1103 'unhandled system error'"]})),
-             ["/errors", "the run failed", "unhandled system error"]),
+            # A run that failed: nccl-tests closes the file without the
+            # summary and end_time it writes after a finished run's results.
+            ("JSON of a run that failed", json_log("j-failed", "allreduce", tail=lambda run:
+                json.dumps({key: value for key, value in run.items()
+                            if key not in ("out_of_bounds", "average_bus_bandwidth", "end_time")}
+                           | {"errors": ["NCCL failure common.cu:1103 'unhandled system error'"]})),
+             ["/out_of_bounds: missing: the run did not finish", "unhandled system error"]),
+            ("JSON without its end_time", json_log("j-no-end", "allreduce", tail=lambda run:
+                json.dumps({key: value for key, value in run.items() if key != "end_time"})),
+             ["/end_time: missing: the run did not finish"]),
+            # NCCL_TESTS_SPLIT: a collective in each group at once.
+            ("JSON of two groups", json_log("j-split", "allreduce", tail=lambda run: json.dumps(
+                {**run, "config": {**run["config"], "devices": [
+                    {**device, "group": device["rank"] % 2}
+                    for device in run["config"]["devices"]]}})),
+             ["/config/devices", "2 groups at once (NCCL_TESTS_SPLIT)"]),
+            ("a log of two groups", write_lines(os.path.join(tmp, "split.log"), [
+                line.replace("Group  0", "Group  1") if line.startswith("#  Rank  1") else line
+                for line in log_text("allreduce").splitlines()]),
+             ["'# Rank' lines", "2 groups at once (NCCL_TESTS_SPLIT)"]),
+            # -d all: a table of each size in several types.
+            ("JSON of two types", json_log("j-types", "allreduce", tail=lambda run: json.dumps(
+                {**run, "results": run["results"] + [
+                    {**r, "type": "double", "count": r["count"] // 2}
+                    for r in run["results"]]})),
+             ["rows of 2 types, ops or roots", "double/sum/-1 and float/sum/-1", "-d all"]),
+            ("a log of two ops", write_lines(os.path.join(tmp, "ops.log"), [
+                line for line in log_text("allreduce").splitlines()] + [
+                line.replace("     sum", "    prod") for line in log_text("allreduce")
+                .splitlines() if line.strip() and not line.startswith("#")]),
+             ["rows of 2 types, ops or roots", "float/prod/-1 and float/sum/-1"]),
+            # nccl-tests without MPI under mpirun: a 1-rank run per process.
+            ("a 1-rank JSON run", json_log("j-one", "allreduce", devices=1),
+             ["/config/devices", "one rank", "out.json.0"]),
             ("JSON out of bounds", json_log("j-oob", "allreduce", tail=lambda run: json.dumps(
                 {**run, "out_of_bounds": {"count": 3, "okay": "false"}})),
              ["/out_of_bounds/count", "wrong results"]),
