@@ -233,7 +233,8 @@ def capture(args, staging):
     rng = np.random.default_rng(args.seed)
 
     if args.model_file:
-        model, channels, side, args.model = models.from_file(args.model_file, 10)
+        model, channels, side, args.model = models.from_file(args.model_file, 10,
+                                                             args.micro_batch)
     else:
         model, channels, side = models.build(args.model, 10)
     try:
@@ -249,11 +250,14 @@ def capture(args, staging):
 
     # A model that defines a module before one it runs earlier (a head first)
     # made a trace gcsim refuses; the shipped ones define them in run order.
-    named = parameters_in_run_order(model, x_train[:2])
+    # Frozen parameters have no gradient to send: not in the trace, as DDP
+    # leaves them out of its buckets.
+    named = [(name, p) for name, p in parameters_in_run_order(model, x_train[:2])
+             if p.requires_grad]
     params = [p for _, p in named]
     layers, offset = [], 0
     for name, p in named:
-        layers.append(dict(name=name, module=name.rsplit(".", 1)[0], shape=list(p.shape),
+        layers.append(dict(name=name, module=name.rpartition(".")[0], shape=list(p.shape),
                            params=p.numel(), offset=offset))
         offset += p.numel()
     total = offset
@@ -332,7 +336,9 @@ def capture(args, staging):
 
     module_entries = []
     for name, forward_s, backward_s in timer.averages():
-        own = sum(p.numel() for p in modules[name].parameters(recurse=False))
+        # The trace's tensors of the module: a weight tied to another
+        # module's is the first one's (named_parameters() names it once).
+        own = sum(layer["params"] for layer in layers if layer["module"] == name)
         module_entries.append(dict(name=name, type=type(modules[name]).__name__, params=own,
                                    forward_s=forward_s, backward_s=backward_s))
     manifest = dict(

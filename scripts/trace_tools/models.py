@@ -111,10 +111,11 @@ class CifarVGG16(nn.Module):
 
 
 def no_inplace(model):
-    # torchvision's ReLUs are in place; gradient hooks on their outputs would
-    # then see the tensor of the layer before, so timings would be misattributed.
+    # torchvision's activations are in place (ReLU, ReLU6, Hardswish, SiLU,
+    # ...); a gradient hook on the output of one would see the tensor of
+    # the layer before, whose backward time then went to the activation.
     for module in model.modules():
-        if isinstance(module, nn.ReLU):
+        if getattr(module, "inplace", False) is True:
             module.inplace = False
     return model
 
@@ -127,23 +128,25 @@ def _torchvision_resnet50(num_classes):
     # use its own module so that per-layer timings stay per layer.
     for block in [b for layer in (model.layer1, model.layer2, model.layer3, model.layer4)
                   for b in layer]:
-        block.relu = _ReluTriplet()
+        block.relu = PerCall(nn.ReLU(), 3)
     return no_inplace(model)
 
 
-class _ReluTriplet(nn.Module):
-    """Stands in for Bottleneck.relu, which Bottleneck.forward calls three times;
-    each call goes to its own ReLU child so hooks can tell them apart."""
+class PerCall(nn.Module):
+    """Stands in for a module without parameters that a pass runs `count`
+    times (Bottleneck.relu, called three times by Bottleneck.forward): each
+    run goes to its own copy, so that hooks tell the runs apart and each
+    one's time stays with the layer it follows."""
 
-    def __init__(self):
+    def __init__(self, module, count):
         super().__init__()
-        self.r1, self.r2, self.r3 = nn.ReLU(), nn.ReLU(), nn.ReLU()
+        self.runs = nn.ModuleList(copy.deepcopy(module) for _ in range(count))
         self.calls = 0
 
-    def forward(self, x):
-        child = (self.r1, self.r2, self.r3)[self.calls % 3]
+    def forward(self, *inputs, **options):
+        run = self.runs[self.calls % len(self.runs)]
         self.calls += 1
-        return child(x)
+        return run(*inputs, **options)
 
 
 def _torchvision_alexnet(num_classes):
@@ -173,19 +176,27 @@ def build(name, num_classes):
     return constructor(num_classes), channels, side
 
 
-def from_file(path, num_classes):
+def from_file(path, num_classes, batch):
     """(model, channels, side, name) of a model of your own, from a Python
     file that defines build(num_classes), returning a torch.nn.Module, and
     INPUT = (channels, side), the images it takes (the data set's are
     copied into its channels and resized to side x side pixels); its name
-    is the file's. Checked before any training: BadInput (the scripts'
-    one-line refusal) for a file that fails to run, a model without
-    parameters, one whose output is not (batch, num_classes), or one whose
-    per-layer times the capture could not measure (a module holding
-    parameters beside children, as MultiheadAttention does; only modules
-    without children are timed). In-place ReLUs are made out of place, as
-    for torchvision's models."""
+    is the file's, and its folder is on the import path, as for `python
+    FILE.py`. Checked before any training, on a copy run forward and
+    backward on a batch of `batch` images: BadInput (the scripts' one-line
+    refusal, with the line of the file where it failed) for a file whose
+    code fails or exits, a model without trainable parameters, a forward
+    or backward pass that fails, an output that is not (batch,
+    num_classes), trainable parameters it never uses, and parameters whose
+    time the capture cannot measure: held by the model itself or by a
+    module beside children (as MultiheadAttention's are; only modules
+    without children are timed), or used outside their module's forward.
+    Made ready to time as the shipped models are: activations and dropouts
+    out of place (no_inplace), and a module without parameters that a pass
+    runs more than once (a ReLU shared within a block) a copy per run
+    (PerCall)."""
     import importlib.util
+    import sys
     import traceback
 
     import torch
@@ -201,17 +212,30 @@ def from_file(path, num_classes):
         said = str(error).splitlines()[0] if str(error) else ""
         if isinstance(error, SyntaxError):  # its str() names the file and line again
             said, lines = error.msg, [error.lineno]
+        if isinstance(error, SystemExit):
+            said = f"the file called sys.exit({'' if error.code is None else repr(error.code)})"
         return f"{type(error).__name__}: {said}" + (f" (line {lines[-1]})" if lines else "")
+
+    def guarded(what, call):
+        """call(), the user's code in it failing or exiting a refusal."""
+        try:
+            return call()
+        except (KeyboardInterrupt, BadInput):
+            raise
+        except BaseException as error:  # SystemExit too: a model's sys.exit is not ours
+            refuse(f"{what}: {failure(error)}")
+
+    def trainable_own(module):
+        return [p for p in module.parameters(recurse=False) if p.requires_grad]
 
     if not os.path.isfile(path):
         refuse("no such file" if not os.path.exists(path) else "not a file")
     name = os.path.splitext(os.path.basename(path))[0]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its helpers beside it
     spec = importlib.util.spec_from_file_location(f"gcsim_model_{abs(hash(path))}", path)
     module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:  # the user's code: whatever it raises is a refusal
-        refuse(f"failed to run: {failure(error)}")
+    sys.modules[spec.name] = module  # as an import does: dataclasses look themselves up there
+    guarded("failed to run", lambda: spec.loader.exec_module(module))
     if not callable(getattr(module, "build", None)):
         refuse("defines no build(num_classes) returning the model")
     shape = getattr(module, "INPUT", None)
@@ -221,45 +245,72 @@ def from_file(path, num_classes):
         refuse(f"INPUT is {shape!r:.40}: expected (channels, side), channels in [1, 64] and "
                f"side in [1, 1024] pixels")
     channels, side = shape
-    try:
-        model = module.build(num_classes)
-    except Exception as error:
-        refuse(f"build({num_classes}) failed: {failure(error)}")
+    model = guarded(f"build({num_classes}) failed", lambda: module.build(num_classes))
     if not isinstance(model, nn.Module):
         refuse(f"build({num_classes}) returned a {type(model).__name__}, not a torch.nn.Module")
-    if not any(True for _ in model.parameters()):
-        refuse("the model has no parameters: nothing to train or compress")
+    if not any(p.requires_grad for p in model.parameters()):
+        refuse("the model has no trainable parameters: nothing to train or compress")
+    held = [n for n, p in model.named_parameters(recurse=False) if p.requires_grad]
+    if held:
+        refuse(f"the model itself ({type(model).__name__}) holds parameters ({', '.join(held)}):"
+               f" the capture times modules, not the model; give them a module of their own "
+               f"whose forward uses them (a learnable scale, a class token)")
     mixed = [module_name for module_name, child in model.named_modules()
-             if owns_parameters(child) and any(True for _ in child.children())]
+             if trainable_own(child) and any(True for _ in child.children())]
     if mixed:
-        refuse(f"module {mixed[0]} ({type(model.get_submodule(mixed[0])).__name__}) holds "
-               f"parameters of its own beside child modules: the capture times modules "
-               f"without children only, so its time would be nobody's")
-    probe = copy.deepcopy(model).train()
+        kind = type(model.get_submodule(mixed[0])).__name__
+        refuse(f"module {mixed[0]} ({kind}) holds parameters of its own beside child modules: "
+               f"the capture times modules without children only, so their time would be "
+               f"nobody's; " + ("write the attention with nn.Linear layers"
+                                if kind == "MultiheadAttention" else
+                                "give them a child module of their own"))
+
+    # The checks run on a copy, torch's random state kept: the training the
+    # capture records starts from the model as built.
+    probe = guarded("it cannot be copied for the checks before training",
+                    lambda: copy.deepcopy(model).train())
     owners = {child: module_name for module_name, child in probe.named_modules()
-              if owns_parameters(child)}
-    called = set()
-    handles = [child.register_forward_hook(lambda child, *_: called.add(child))
-               for child in owners]
+              if trainable_own(child)}
+    names = {}
+    for module_name, child in probe.named_modules(remove_duplicate=False):
+        names.setdefault(child, []).append(module_name)
+    calls = {child: 0 for child in names}
+
+    def ran(child, *_):
+        calls[child] += 1
+
+    handles = [child.register_forward_pre_hook(ran) for child in names]
     state = torch.get_rng_state()
     try:
-        with torch.no_grad():
-            output = probe(torch.zeros(2, channels, side, side))
-    except Exception as error:
-        refuse(f"its forward pass on a batch of shape (2, {channels}, {side}, {side}) failed: "
-               f"{failure(error)}")
+        output = guarded(f"its forward pass on a batch of shape ({batch}, {channels}, {side}, "
+                         f"{side}) failed", lambda: probe(torch.zeros(batch, channels, side, side)))
+        if not isinstance(output, torch.Tensor) or tuple(output.shape) != (batch, num_classes):
+            gave = tuple(output.shape) if isinstance(output, torch.Tensor) else \
+                f"a {type(output).__name__}"
+            refuse(f"its forward pass on {batch} images gave {gave}, not the ({batch}, "
+                   f"{num_classes}) class scores the capture's loss takes")
+        guarded("its backward pass failed", lambda: output.float().sum().backward())
     finally:
         torch.set_rng_state(state)
         for handle in handles:
             handle.remove()
-    idle = [module_name for child, module_name in owners.items() if child not in called]
-    if idle:
-        refuse(f"its forward pass never runs module {idle[0]}"
-               f"{f' (and {len(idle) - 1} more)' if len(idle) > 1 else ''}, which holds "
-               f"parameters: their gradients would be 0 and their time nobody's")
-    if not isinstance(output, torch.Tensor) or tuple(output.shape) != (2, num_classes):
-        gave = tuple(output.shape) if isinstance(output, torch.Tensor) else \
-            f"a {type(output).__name__}"
-        refuse(f"its forward pass on 2 images gave {gave}, not the (2, {num_classes}) class "
-               f"scores the capture's loss takes")
+    unused = [module_name for child, module_name in owners.items()
+              if any(p.grad is None for p in trainable_own(child))]
+    if unused:
+        refuse(f"its forward pass never uses the parameters of module {unused[0]}"
+               f"{f' (and {len(unused) - 1} more)' if len(unused) > 1 else ''}: their "
+               f"gradients would always be 0")
+    outside = [module_name for child, module_name in owners.items() if not calls[child]]
+    if outside:
+        refuse(f"the parameters of module {outside[0]} are used outside its forward (as "
+               f"module.weight): the capture times a module by its forward calls, so their "
+               f"time would be nobody's; use them in a module's forward")
+    # A leaf without parameters run k times a pass (registered once) gets a
+    # copy per run, so that each run's time stays with the layer it follows.
+    for child, count in calls.items():
+        leaf = not any(True for _ in child.children()) and not any(True for _ in child.parameters())
+        if leaf and count > 1 and len(names[child]) == 1 and names[child][0]:
+            parent, _, attribute = names[child][0].rpartition(".")
+            original = model.get_submodule(names[child][0])
+            setattr(model.get_submodule(parent), attribute, PerCall(original, count))
     return no_inplace(model), channels, side, name

@@ -94,25 +94,33 @@ def main(out):
     if strided["iterations"] != [1, 3] or folders != ["000001", "000003"]:
         failures.append(f"--capture-start 1 --capture-stride 2 of 5: iterations "
                         f"{strided['iterations']}, folders {folders}; expected 1 and 3")
-    # A model of one's own (data/own_model.py): named after its file, its
-    # tensors in the order its forward pass runs them (its head is defined
-    # first and runs last), its in-place ReLU made a layer of its own; the
-    # C++ test checks its gradients against the weight change as for "a".
+    # A model of one's own (data/own_model.py, importing a module beside
+    # it): named after its file, its tensors in the order its forward pass
+    # runs them (its head is defined first and runs last), its frozen stem
+    # left out, its tied weight once (under the module that runs first),
+    # its ReLU run twice a layer per run; the C++ test checks its gradients
+    # against the weight change as for "a".
     own = capture(os.path.join(out, "own"), "--model-file", OWN_MODEL, *steps)
     modules = [layer["module"] for layer in own["layers"]]
-    relu = [m for m in own["modules"] if m["name"] == "relu"]
-    if own["model"] != "own_model" or own["input_shape"] != [1, 8, 8] \
-            or modules != ["hidden", "norm", "norm", "head", "head"]:
+    timed = {m["name"]: m for m in own["modules"]}
+    relu = [timed.get(f"relu.runs.{n}") for n in (0, 1)]
+    expected = ["hidden", "norm", "norm", "mix", "mix", "unmix", "scale", "head", "head"]
+    if own["model"] != "own_model" or own["input_shape"] != [1, 8, 8] or modules != expected \
+            or own["total_params"] != 2482 or timed.get("unmix", {}).get("params") != 24 \
+            or timed.get("stem", {}).get("params") != 0:
         failures.append(f"--model-file: model {own['model']}, input {own['input_shape']}, "
-                        f"tensors of {modules}; expected own_model, [1, 8, 8], hidden, norm, head")
+                        f"tensors of {modules}, {own['total_params']} parameters, modules "
+                        f"{[(m['name'], m['params']) for m in own['modules']]}; expected "
+                        f"own_model, [1, 8, 8], {expected}, 2482, unmix 24 (its weight is "
+                        f"mix's), stem 0 (frozen)")
     # In place, the ReLU overwrote the norm's output, whose gradient hook
     # then fired with the ReLU's: the norm's backward measured ~1% of its
     # forward (0.25 us against 46 us), where it is about half.
-    norm = [m for m in own["modules"] if m["name"] == "norm"]
-    if not relu or not relu[0]["backward_s"] > 0 or not norm \
-            or not norm[0]["backward_s"] > 0.1 * norm[0]["forward_s"]:
-        failures.append(f"--model-file: the in-place ReLU was not made a layer of its own: "
-                        f"{relu} {norm}")
+    norm = timed.get("norm")
+    if None in relu or not all(run["backward_s"] > 0 for run in relu) or not norm \
+            or not norm["backward_s"] > 0.1 * norm["forward_s"]:
+        failures.append(f"--model-file: the in-place ReLU run twice was not made a layer per "
+                        f"run: {relu} {norm}")
     failures += in_process_checks()
     failures += capture_refusals(os.path.join(out, "a"), os.path.join(out, "refusals"))
     failures += model_file_refusals(out)
@@ -313,7 +321,27 @@ BAD_MODELS = [
     ("not-module", "INPUT = (1, 8)\ndef build(n):\n    return 'a model'\n",
      ["returned a str, not a torch.nn.Module"]),
     ("no-parameters", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
-                      "    return nn.Flatten()\n", ["no parameters"]),
+                      "    return nn.Flatten()\n", ["no trainable parameters"]),
+    ("exits", "import sys\nsys.exit()\n", ["failed to run", "called sys.exit()", "(line 2)"]),
+    ("own-parameter", "import torch\nfrom torch import nn\nINPUT = (1, 8)\n"
+                      "class M(nn.Module):\n    def __init__(self, n):\n"
+                      "        super().__init__()\n        self.out = nn.Linear(64, n)\n"
+                      "        self.temperature = nn.Parameter(torch.ones(1))\n"
+                      "    def forward(self, x):\n"
+                      "        return self.out(x.flatten(1)) / self.temperature\n"
+                      "def build(n):\n    return M(n)\n",
+     ["the model itself (M) holds parameters (temperature)", "a module of their own"]),
+    ("used-outside", "from torch import nn\nINPUT = (1, 8)\nclass M(nn.Module):\n"
+                     "    def __init__(self, n):\n        super().__init__()\n"
+                     "        self.pos = nn.Embedding(64, 1)\n        self.out = nn.Linear(64, n)\n"
+                     "    def forward(self, x):\n"
+                     "        return self.out(x.flatten(1) + self.pos.weight[:, 0])\n"
+                     "def build(n):\n    return M(n)\n",
+     ["parameters of module pos are used outside its forward"]),
+    ("not-copyable", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
+                     "    return nn.Sequential(nn.Flatten(),\n"
+                     "                         nn.utils.weight_norm(nn.Linear(64, n)))\n",
+     ["cannot be copied"]),
     ("attention", "from torch import nn\nINPUT = (1, 8)\nclass M(nn.Module):\n"
                   "    def __init__(self, n):\n        super().__init__()\n"
                   "        self.attn = nn.MultiheadAttention(8, 2)\n"
@@ -324,16 +352,16 @@ BAD_MODELS = [
      ["module attn (MultiheadAttention)", "beside child modules"]),
     ("wrong-shape", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
                     "    return nn.Sequential(nn.Flatten(), nn.Linear(63, n))\n",
-     ["forward pass on a batch of shape (2, 1, 8, 8) failed", "RuntimeError"]),
+     ["forward pass on a batch of shape (4, 1, 8, 8) failed", "RuntimeError"]),
     ("wrong-output", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
                      "    return nn.Sequential(nn.Flatten(), nn.Linear(64, 3))\n",
-     ["gave (2, 3), not the (2, 10) class scores"]),
+     ["gave (4, 3), not the (4, 10) class scores"]),
     ("idle-module", "from torch import nn\nINPUT = (1, 8)\nclass M(nn.Module):\n"
                     "    def __init__(self, n):\n        super().__init__()\n"
                     "        self.spare = nn.Linear(4, 4)\n        self.out = nn.Linear(64, n)\n"
                     "    def forward(self, x):\n        return self.out(x.flatten(1))\n"
                     "def build(n):\n    return M(n)\n",
-     ["never runs module spare"]),
+     ["never uses the parameters of module spare"]),
 ]
 
 

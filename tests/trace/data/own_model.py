@@ -1,10 +1,14 @@
 """A model of one's own for `capture_traces.py --model-file`: a small MLP
 on the 8x8 digits, written as a user might: its head defined first (the
-capture lays tensors out in the order the forward pass runs them), an
-in-place ReLU (made out of place, so that each layer's time stays its own),
-batch norm and dropout (the capture keeps their state and random numbers
-out of its checks)."""
+capture lays tensors out in the order the forward pass runs them), a
+frozen first layer (left out of the trace), one in-place ReLU run twice
+(made out of place, a copy per run, so that each layer's time stays its
+own), a weight tied between two layers (in the trace once), a module
+from a file beside it, batch norm and dropout (the capture keeps their
+state and random numbers out of its checks)."""
 from torch import nn
+
+from own_model_parts import Scale  # beside this file
 
 INPUT = (1, 8)  # channels, side: the digits as they are
 
@@ -14,13 +18,21 @@ class OwnModel(nn.Module):
         super().__init__()
         self.head = nn.Linear(24, num_classes)
         self.flatten = nn.Flatten()
+        self.stem = nn.Linear(64, 64)
         self.hidden = nn.Linear(64, 24, bias=False)  # the norm takes out a bias
         self.norm = nn.BatchNorm1d(24)
         self.relu = nn.ReLU(inplace=True)
+        self.mix = nn.Linear(24, 24)
+        self.unmix = nn.Linear(24, 24)
+        self.unmix.weight = self.mix.weight
+        self.scale = Scale(24)
         self.dropout = nn.Dropout(0.1)
+        self.stem.requires_grad_(False)
 
     def forward(self, x):
-        return self.head(self.dropout(self.relu(self.norm(self.hidden(self.flatten(x))))))
+        x = self.relu(self.norm(self.hidden(self.stem(self.flatten(x)))))
+        x = self.relu(self.unmix(self.mix(x)))
+        return self.head(self.dropout(self.scale(x)))
 
 
 def build(num_classes):
