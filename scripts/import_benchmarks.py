@@ -64,7 +64,8 @@ header says so (logs before nccl-tests 2.13 print neither agg iters nor
 graph: -m and -G cannot be told there); a run split into groups of ranks
 (NCCL_TESTS_SPLIT: a `Group` above 0, a collective in each group at
 once); and a table of several types, ops or roots (-d all, -o all, -r -1).
-A JSON file is refused for the same, when it is of one rank, and when its
+A JSON file is refused for the same, when it is of one rank or its args
+give -a 0 or 2 (rank 0's or the fastest rank's time), and when its
 run did not finish (no out_of_bounds summary or end_time; its "errors",
 NCCL's last warning, do not tell) or it lacks a field gcsim reads (the
 path in the file is named).
@@ -299,6 +300,24 @@ def aggregated_refused(path, count):
                        f"one collective alone: run it with -m 1")
 
 
+def average_option(arguments):
+    """The value of nccl-tests' -a/--average (how it reduces the ranks' times:
+    0 rank 0's, 1 their mean, 2 the least, 3 the most) in its command line
+    `arguments` (argv, the program first), or None where it is not given."""
+    value = None
+    for at, argument in enumerate(arguments[1:], 1):
+        if argument in ("-a", "--average") and at + 1 < len(arguments):
+            value = arguments[at + 1]
+        elif argument.startswith("--average="):
+            value = argument.partition("=")[2]
+        elif argument.startswith("-a") and not argument.startswith("--"):
+            value = argument[2:]
+    try:
+        return int(value, 0) if value is not None else None
+    except ValueError:
+        return None
+
+
 def split_refused(path, where, groups):
     """NCCL_TESTS_SPLIT runs a collective in each group of ranks at once, and
     its times are per group: not one collective over the ranks listed."""
@@ -425,6 +444,11 @@ def parse_nccl_tests_json(path, text, in_place, kind):
         program = os.path.basename(arguments[0])
         if nccl_program_kind(program) not in (None, kind):
             raise BadInput(f"{path}: a log of {program}, given as {kind}=")
+        averaged = average_option([str(argument) for argument in arguments])
+        if averaged in (0, 2):
+            fail("/args", f"-a {averaged}: nccl-tests reported "
+                          f"{'rank 0' if averaged == 0 else 'the fastest rank'}'s time; gcsim "
+                          f"compares the ranks' mean (-a 1, the default) or the slowest's (-a 3)")
     # A run that failed still ends its file (nccl-tests closes what is
     # open), without the summary a finished run writes after its results.
     # Its "errors" say little: NCCL's last warning, or "" (finished runs

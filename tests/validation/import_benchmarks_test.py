@@ -850,6 +850,11 @@ with tempfile.TemporaryDirectory() as tmp:
     status, said, points = imported("json-warned", "nccl-tests", f"allreduce={warned}", *star)
     check(status == 0 and points == [p for p in from_text if p["collective"] == "allreduce"],
           f"a finished run with a warning in its errors is read ({said[-1:]})")
+    slowest = json_log("j-max", "allreduce", tail=lambda run: json.dumps(
+        {**run, "args": run["args"] + ["-a3"]}))
+    status, said, points = imported("json-max", "nccl-tests", f"allreduce={slowest}", *star)
+    check(status == 0 and points == [p for p in from_text if p["collective"] == "allreduce"],
+          f"-a3, the slowest rank's time, is read ({said[-1:]})")
     status, said, in_place_points = imported(
         "json-in-place", "nccl-tests", f"allreduce={json_log('j-ar', 'allreduce')}", "--in-place",
         *star)
@@ -978,6 +983,14 @@ with tempfile.TemporaryDirectory() as tmp:
                 line.replace("     sum", "    prod") for line in log_text("allreduce")
                 .splitlines() if line.strip() and not line.startswith("#")]),
              ["rows of 2 types, ops or roots", "float/prod/-1 and float/sum/-1"]),
+            # -a 2: the fastest rank's time (-a 1, the mean, and -a 3, the
+            # slowest's, are read).
+            ("JSON of -a 2", json_log("j-min", "allreduce", tail=lambda run: json.dumps(
+                {**run, "args": run["args"] + ["-a", "2"]})),
+             ["/args", "-a 2", "the fastest rank's time"]),
+            ("JSON of --average=0", json_log("j-rank0", "allreduce", tail=lambda run: json.dumps(
+                {**run, "args": run["args"] + ["--average=0"]})),
+             ["/args", "-a 0", "rank 0's time"]),
             # nccl-tests without MPI under mpirun: a 1-rank run per process.
             ("a 1-rank JSON run", json_log("j-one", "allreduce", devices=1),
              ["/config/devices", "one rank", "out.json.0"]),
