@@ -252,8 +252,8 @@ def capture(args, staging):
     # made a trace gcsim refuses; the shipped ones define them in run order.
     # Frozen parameters have no gradient to send: not in the trace, as DDP
     # leaves them out of its buckets.
-    named = [(name, p) for name, p in parameters_in_run_order(model, x_train[:2])
-             if p.requires_grad]
+    named = [(name, p) for name, p in
+             parameters_in_run_order(model, x_train[:args.micro_batch]) if p.requires_grad]
     params = [p for _, p in named]
     layers, offset = [], 0
     for name, p in named:
