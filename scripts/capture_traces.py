@@ -177,23 +177,25 @@ def save(path, array):
 
 def parameters_in_run_order(model, example):
     """model.named_parameters() in the order the forward pass first runs
-    their modules (those it never runs last): gcsim reads a trace's tensors
-    in that order. Found on a copy of the model, torch's random state kept,
+    the modules timed for them (timing.timed_modules; those it never runs
+    last), a module's tensors together: gcsim reads a trace's tensors in
+    that order. Found on a copy of the model, torch's random state kept,
     so the training the capture records is untouched."""
     import copy
     import torch
 
-    from trace_tools import models
+    from trace_tools.timing import timed_module_of, timed_modules
 
     probe = copy.deepcopy(model).train()
-    names = {module: name for name, module in probe.named_modules()}
+    timed = timed_modules(probe)
     first_run = {}
 
-    def ran(module, inputs, output):  # returns None: a value would replace the output
-        first_run.setdefault(names[module], len(first_run))
+    def ran(name):
+        def hook(module, inputs, output):  # returns None: a value would replace the output
+            first_run.setdefault(name, len(first_run))
+        return hook
 
-    handles = [module.register_forward_hook(ran) for module in probe.modules()
-               if models.owns_parameters(module)]
+    handles = [module.register_forward_hook(ran(name)) for name, module in timed]
     state = torch.get_rng_state()
     try:
         with torch.no_grad():
@@ -203,8 +205,10 @@ def parameters_in_run_order(model, example):
         for handle in handles:
             handle.remove()
     named = list(model.named_parameters())
+    names = [name for name, _ in timed]
     # sorted() is stable: a module's tensors keep their order.
-    return sorted(named, key=lambda item: first_run.get(item[0].rsplit(".", 1)[0], len(named)))
+    return sorted(named, key=lambda item: first_run.get(timed_module_of(item[0], names),
+                                                        len(named)))
 
 
 def float16_loss(g32):
@@ -225,7 +229,7 @@ def capture(args, staging):
     import torch.nn.functional as F
 
     from trace_tools import data, models
-    from trace_tools.timing import LayerTimer
+    from trace_tools.timing import LayerTimer, timed_module_of, timed_modules
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -255,9 +259,12 @@ def capture(args, staging):
     named = [(name, p) for name, p in
              parameters_in_run_order(model, x_train[:args.micro_batch]) if p.requires_grad]
     params = [p for _, p in named]
+    # A tensor's module is the one timed for it: its own, or the module
+    # holding parameters beside children that it lies in (MultiheadAttention).
+    timed = [name for name, _ in timed_modules(model)]
     layers, offset = [], 0
     for name, p in named:
-        layers.append(dict(name=name, module=name.rpartition(".")[0], shape=list(p.shape),
+        layers.append(dict(name=name, module=timed_module_of(name, timed), shape=list(p.shape),
                            params=p.numel(), offset=offset))
         offset += p.numel()
     total = offset

@@ -188,9 +188,10 @@ def from_file(path, num_classes, batch):
     code fails or exits, a model without trainable parameters, a forward
     or backward pass that fails, an output that is not (batch,
     num_classes), trainable parameters it never uses, and parameters whose
-    time the capture cannot measure: held by the model itself or by a
-    module beside children (as MultiheadAttention's are; only modules
-    without children are timed), or used outside their module's forward.
+    time the capture cannot measure: held by the model itself, or used
+    outside the forward of the module that is timed for them
+    (timing.timed_modules: a module without children, or one holding
+    parameters beside children, as MultiheadAttention does, timed whole).
     Made ready to time as the shipped models are: activations and dropouts
     out of place (no_inplace), and a module without parameters that a pass
     runs more than once (a ReLU shared within a block) a copy per run
@@ -201,6 +202,7 @@ def from_file(path, num_classes, batch):
 
     import torch
     from script_input import BadInput
+    from trace_tools.timing import timed_module_of, timed_modules
 
     def refuse(why):
         raise BadInput(f"--model-file {path}: {why}")
@@ -224,9 +226,6 @@ def from_file(path, num_classes, batch):
             raise
         except BaseException as error:  # SystemExit too: a model's sys.exit is not ours
             refuse(f"{what}: {failure(error)}")
-
-    def trainable_own(module):
-        return [p for p in module.parameters(recurse=False) if p.requires_grad]
 
     if not os.path.isfile(path):
         refuse("no such file" if not os.path.exists(path) else "not a file")
@@ -255,22 +254,11 @@ def from_file(path, num_classes, batch):
         refuse(f"the model itself ({type(model).__name__}) holds parameters ({', '.join(held)}):"
                f" the capture times modules, not the model; give them a module of their own "
                f"whose forward uses them (a learnable scale, a class token)")
-    mixed = [module_name for module_name, child in model.named_modules()
-             if trainable_own(child) and any(True for _ in child.children())]
-    if mixed:
-        kind = type(model.get_submodule(mixed[0])).__name__
-        refuse(f"module {mixed[0]} ({kind}) holds parameters of its own beside child modules: "
-               f"the capture times modules without children only, so their time would be "
-               f"nobody's; " + ("write the attention with nn.Linear layers"
-                                if kind == "MultiheadAttention" else
-                                "give them a child module of their own"))
-
     # The checks run on a copy, torch's random state kept: the training the
     # capture records starts from the model as built.
     probe = guarded("it cannot be copied for the checks before training",
                     lambda: copy.deepcopy(model).train())
-    owners = {child: module_name for module_name, child in probe.named_modules()
-              if trainable_own(child)}
+    timed = dict(timed_modules(probe))
     names = {}
     for module_name, child in probe.named_modules(remove_duplicate=False):
         names.setdefault(child, []).append(module_name)
@@ -294,21 +282,25 @@ def from_file(path, num_classes, batch):
         torch.set_rng_state(state)
         for handle in handles:
             handle.remove()
-    unused = [module_name for child, module_name in owners.items()
-              if any(p.grad is None for p in trainable_own(child))]
+    trained = [(parameter_name, p) for parameter_name, p in probe.named_parameters()
+               if p.requires_grad]
+    unused = [parameter_name for parameter_name, p in trained if p.grad is None]
     if unused:
-        refuse(f"its forward pass never uses the parameters of module {unused[0]}"
-               f"{f' (and {len(unused) - 1} more)' if len(unused) > 1 else ''}: their "
-               f"gradients would always be 0")
-    outside = [module_name for child, module_name in owners.items() if not calls[child]]
+        refuse(f"its forward pass never uses parameter {unused[0]}"
+               f"{f' (and {len(unused) - 1} more)' if len(unused) > 1 else ''}: its "
+               f"gradient would always be 0")
+    outside = [parameter_name for parameter_name, _ in trained
+               if not calls[timed[timed_module_of(parameter_name, timed)]]]
     if outside:
-        refuse(f"the parameters of module {outside[0]} are used outside its forward (as "
-               f"module.weight): the capture times a module by its forward calls, so their "
-               f"time would be nobody's; use them in a module's forward")
-    # A leaf without parameters run k times a pass (registered once) gets a
-    # copy per run, so that each run's time stays with the layer it follows.
+        refuse(f"parameter {outside[0]} is used outside the forward of its module "
+               f"{timed_module_of(outside[0], timed)} (as module.weight): the capture times a "
+               f"module by its forward calls, so its time would be nobody's; use it in a "
+               f"module's forward")
+    # A timed module without parameters run k times a pass (registered
+    # once) gets a copy per run, so that each run's time stays with the
+    # layer it follows.
     for child, count in calls.items():
-        leaf = not any(True for _ in child.children()) and not any(True for _ in child.parameters())
+        leaf = child in timed.values() and not any(True for _ in child.parameters())
         if leaf and count > 1 and len(names[child]) == 1 and names[child][0]:
             parent, _, attribute = names[child][0].rpartition(".")
             original = model.get_submodule(names[child][0])

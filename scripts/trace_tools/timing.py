@@ -1,9 +1,10 @@
 """Per-layer forward and backward time, measured with module hooks.
 
-Forward: a forward pre-hook and a forward hook on every leaf module read
-time.perf_counter() just before and just after the module runs; the
-difference is the module's forward time (summed over calls if a module runs
-more than once).
+Forward: a forward pre-hook and a forward hook on every leaf module (and
+on a module holding parameters beside children, such as MultiheadAttention,
+timed whole: timed_modules) read time.perf_counter() just before and just
+after the module runs; the difference is the module's forward time (summed
+over calls if a module runs more than once).
 
 Backward: the forward hook registers a gradient hook on the module's output.
 It fires when the gradient with respect to that output is complete, which is
@@ -55,10 +56,44 @@ class CudaClock:
         torch.cuda.synchronize()
 
 
+def timed_modules(model):
+    """[(name, module)] the timer hooks, in definition order: the modules
+    without children, except inside a module that holds parameters of its
+    own beside children (MultiheadAttention: its input projection, and an
+    out_proj child it never calls but uses), which is timed whole, its
+    children's parameters its own. The model itself is never one."""
+    whole = [name for name, module in model.named_modules()
+             if name and any(p.requires_grad for p in module.parameters(recurse=False))
+             and any(True for _ in module.children())]
+    return [(name, module) for name, module in model.named_modules()
+            if name and not any(name.startswith(outer + ".") for outer in whole)
+            and (name in whole or not any(True for _ in module.children()))]
+
+
+def timed_module_of(parameter_name, timed_names):
+    """The timed module (timed_modules' name) a parameter's time goes to:
+    its own module, or the one it lies inside."""
+    owner = parameter_name.rpartition(".")[0]
+    return next((name for name in timed_names if owner == name or owner.startswith(name + ".")),
+                owner)
+
+
+def first_tensor(output):
+    """The output a gradient hook marks: the tensor, or a tuple's first
+    tensor that takes a gradient (MultiheadAttention returns the
+    attention's output and its weights)."""
+    if isinstance(output, torch.Tensor):
+        return output if output.requires_grad else None
+    if isinstance(output, (tuple, list)):
+        return next((item for item in output
+                     if isinstance(item, torch.Tensor) and item.requires_grad), None)
+    return None
+
+
 class LayerTimer:
     def __init__(self, model, clock=None):
         self.clock = clock or CpuClock()
-        self.order = []  # leaf module names in first-execution order
+        self.order = []  # timed module names in first-execution order
         self.forward_s = {}
         self.backward_s = {}
         self.samples = 0
@@ -68,10 +103,9 @@ class LayerTimer:
         self._calls = []
         self._grad_events = []
         self._handles = []
-        for name, module in model.named_modules():
-            if name and not list(module.children()):
-                self._handles.append(module.register_forward_pre_hook(self._pre(name)))
-                self._handles.append(module.register_forward_hook(self._post(name)))
+        for name, module in timed_modules(model):
+            self._handles.append(module.register_forward_pre_hook(self._pre(name)))
+            self._handles.append(module.register_forward_hook(self._post(name)))
 
     def _pre(self, name):
         def hook(module, inputs):
@@ -85,10 +119,11 @@ class LayerTimer:
                 return
             now = self.clock.mark()
             call = self._calls[-1]
-            assert call[0] == name, "leaf modules do not nest, so calls cannot interleave"
+            assert call[0] == name, "timed modules do not nest, so calls cannot interleave"
             call[2] = now
-            if isinstance(output, torch.Tensor) and output.requires_grad:
-                output.register_hook(self._grad(name))
+            marked = first_tensor(output)
+            if marked is not None:
+                marked.register_hook(self._grad(name))
         return hook
 
     def _grad(self, name):

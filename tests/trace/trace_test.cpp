@@ -206,7 +206,7 @@ TEST_CASE("layer statistics follow their definitions") {
 // give that identity to 1e-3 relative (float32 and float16 storage); a wrong
 // layer order, offset, dtype conversion or worker file breaks it.
 TEST_CASE("captured gradients: their mean is the weight change divided by the learning rate") {
-  for (const std::string name : {"a", "f16", "own"}) {
+  for (const std::string name : {"a", "f16", "own", "vit"}) {
     const std::string folder = std::string(GCSIM_TRACE_FIXTURES) + "/capture/" + name;
     CAPTURE(folder);
     Trace trace = Trace::open(folder);
