@@ -115,11 +115,12 @@ def main(out):
                         f"own_model, [1, 8, 8], {expected}, 2482, unmix 24 (its weight is "
                         f"mix's), stem 0 (frozen)")
     # In place, the ReLU overwrote the norm's output, whose gradient hook
-    # then fired with the ReLU's: the norm's backward measured ~1% of its
-    # forward (0.25 us against 46 us), where it is about half.
+    # then fired with the ReLU's: the norm's backward measured 0.25 us, the
+    # time between two hooks, where it takes ~20 us (a busy machine only
+    # lengthens it; against its forward time, one slow pass failed it).
     norm = timed.get("norm")
     if None in relu or not all(run["backward_s"] > 0 for run in relu) or not norm \
-            or not norm["backward_s"] > 0.1 * norm["forward_s"]:
+            or not norm["backward_s"] > 2e-6:
         failures.append(f"--model-file: the in-place ReLU run twice was not made a layer per "
                         f"run: {relu} {norm}")
     # A vision transformer of one's own: PyTorch's MultiheadAttention, which
