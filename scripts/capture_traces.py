@@ -271,6 +271,13 @@ def capture(args, staging):
     modules = dict(model.named_modules())
 
     timer = LayerTimer(model)
+
+    def running(what, call):
+        # A model file's code failing in training (a batch size of its
+        # own, eval mode) is a refusal; the shipped models' would be bugs.
+        return models.run_model_code(args.model_file, what, call) if args.model_file \
+            else call()
+
     model.train()
     order = rng.permutation(len(y_train))
     cursor = 0
@@ -296,10 +303,12 @@ def capture(args, staging):
             x, y = x_train[part], y_train[part]
             model.zero_grad(set_to_none=False)
             if is_captured:
-                loss = timer.run(model, F.cross_entropy, x, y)
+                loss = running(f"training failed at iteration {it}, worker {w}",
+                               lambda: timer.run(model, F.cross_entropy, x, y))
             else:
-                loss = F.cross_entropy(model(x), y)
-                loss.backward()
+                loss = running(f"training failed at iteration {it}, worker {w}",
+                               lambda: F.cross_entropy(model(x), y))
+                running(f"training failed at iteration {it}, worker {w}", loss.backward)
             losses.append(float(loss))
             g = flat(p.grad for p in params)
             if is_captured and args.dtype == "float16":
@@ -337,7 +346,9 @@ def capture(args, staging):
     with torch.no_grad():
         correct = 0
         for i in range(0, min(len(y_test), 2000), 500):
-            correct += int((model(x_test[i:i + 500]).argmax(1) == y_test[i:i + 500]).sum())
+            scores = running(f"its test in eval mode on {len(y_test[i:i + 500])} images failed",
+                             lambda: model(x_test[i:i + 500]))
+            correct += int((scores.argmax(1) == y_test[i:i + 500]).sum())
         accuracy = correct / min(len(y_test), 2000)
     print(f"test accuracy on {min(len(y_test), 2000)} held-out samples: {accuracy:.3f}")
 

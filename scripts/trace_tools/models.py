@@ -176,6 +176,31 @@ def build(name, num_classes):
     return constructor(num_classes), channels, side
 
 
+def run_model_code(path, what, call):
+    """call(), which runs the code of the model file `path`: its failing or
+    exiting is BadInput (the scripts' one-line refusal), `what` failed,
+    with the error and the line of the file where it was raised."""
+    import traceback
+
+    from script_input import BadInput
+
+    try:
+        return call()
+    except (KeyboardInterrupt, BadInput):
+        raise
+    except BaseException as error:  # SystemExit too: a model's sys.exit is not ours
+        # Where in the user's file it failed, not in torch.
+        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
+                 if os.path.abspath(frame.filename) == os.path.abspath(path)]
+        said = str(error).splitlines()[0] if str(error) else ""
+        if isinstance(error, SyntaxError):  # its str() names the file and line again
+            said, lines = error.msg, [error.lineno]
+        if isinstance(error, SystemExit):
+            said = f"the file called sys.exit({'' if error.code is None else repr(error.code)})"
+        raise BadInput(f"--model-file {path}: {what}: {type(error).__name__}: {said}"
+                       + (f" (line {lines[-1]})" if lines else "")) from None
+
+
 def from_file(path, num_classes, batch):
     """(model, channels, side, name) of a model of your own, from a Python
     file that defines build(num_classes), returning a torch.nn.Module, and
@@ -198,7 +223,6 @@ def from_file(path, num_classes, batch):
     (PerCall)."""
     import importlib.util
     import sys
-    import traceback
 
     import torch
     from script_input import BadInput
@@ -207,25 +231,8 @@ def from_file(path, num_classes, batch):
     def refuse(why):
         raise BadInput(f"--model-file {path}: {why}")
 
-    def failure(error):
-        # Where in the user's file it failed, not in torch.
-        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
-                 if os.path.abspath(frame.filename) == os.path.abspath(path)]
-        said = str(error).splitlines()[0] if str(error) else ""
-        if isinstance(error, SyntaxError):  # its str() names the file and line again
-            said, lines = error.msg, [error.lineno]
-        if isinstance(error, SystemExit):
-            said = f"the file called sys.exit({'' if error.code is None else repr(error.code)})"
-        return f"{type(error).__name__}: {said}" + (f" (line {lines[-1]})" if lines else "")
-
     def guarded(what, call):
-        """call(), the user's code in it failing or exiting a refusal."""
-        try:
-            return call()
-        except (KeyboardInterrupt, BadInput):
-            raise
-        except BaseException as error:  # SystemExit too: a model's sys.exit is not ours
-            refuse(f"{what}: {failure(error)}")
+        return run_model_code(path, what, call)
 
     if not os.path.isfile(path):
         refuse("no such file" if not os.path.exists(path) else "not a file")

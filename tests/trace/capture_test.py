@@ -362,6 +362,12 @@ BAD_MODELS = [
     ("wrong-shape", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
                     "    return nn.Sequential(nn.Flatten(), nn.Linear(63, n))\n",
      ["forward pass on a batch of shape (4, 1, 8, 8) failed", "RuntimeError"]),
+    ("batch-bound", "from torch import nn\nINPUT = (1, 8)\nclass M(nn.Module):\n"
+                    "    def __init__(self, n):\n        super().__init__()\n"
+                    "        self.out = nn.Linear(64, n)\n    def forward(self, x):\n"
+                    "        return self.out(x.reshape(4, -1))\n"
+                    "def build(n):\n    return M(n)\n",
+     ["its test in eval mode on 360 images failed", "RuntimeError", "(line 8)"]),
     ("wrong-output", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
                      "    return nn.Sequential(nn.Flatten(), nn.Linear(64, 3))\n",
      ["gave (4, 3), not the (4, 10) class scores"]),
