@@ -110,9 +110,11 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.model and args.model_file:
         parser.error("--model and --model-file: give one of them")
-    if args.preset == "cache" and args.model_file:
-        parser.error("--preset cache makes the shipped models' traces; --model-file "
-                     "is for a trace of its own (--out)")
+    if args.preset and args.model_file:
+        # A preset's --out is a shipped model's trace folder, which --force
+        # would replace with the model file's.
+        parser.error(f"--preset {args.preset} makes a shipped model's trace; --model-file "
+                     f"is for a trace of its own (--out)")
     if args.threads is None:
         args.threads = min(2, len(os.sched_getaffinity(0)))
     recipe = PRESETS.get(args.preset, {}) if args.preset != "cache" else {}
@@ -343,14 +345,19 @@ def capture(args, staging):
                   f"  ({time.time() - started:.1f} s)", flush=True)
 
     model.eval()
+    # A model file's model in batches of the size it trained at, whole ones
+    # only (one may be written for its batch size); the shipped ones 500.
+    chunk = args.micro_batch if args.model_file else 500
+    tested = min(len(y_test), 2000) // chunk * chunk if args.model_file \
+        else min(len(y_test), 2000)
     with torch.no_grad():
         correct = 0
-        for i in range(0, min(len(y_test), 2000), 500):
-            scores = running(f"its test in eval mode on {len(y_test[i:i + 500])} images failed",
-                             lambda: model(x_test[i:i + 500]))
-            correct += int((scores.argmax(1) == y_test[i:i + 500]).sum())
-        accuracy = correct / min(len(y_test), 2000)
-    print(f"test accuracy on {min(len(y_test), 2000)} held-out samples: {accuracy:.3f}")
+        for i in range(0, tested, chunk):
+            scores = running(f"its test in eval mode on {len(y_test[i:i + chunk])} images failed",
+                             lambda: model(x_test[i:i + chunk]))
+            correct += int((scores.argmax(1) == y_test[i:i + chunk]).sum())
+        accuracy = correct / max(tested, 1)
+    print(f"test accuracy on {tested} held-out samples: {accuracy:.3f}")
 
     module_entries = []
     for name, forward_s, backward_s in timer.averages():

@@ -129,14 +129,30 @@ def _torchvision_resnet50(num_classes):
     for block in [b for layer in (model.layer1, model.layer2, model.layer3, model.layer4)
                   for b in layer]:
         block.relu = PerCall(nn.ReLU(), 3)
-    return no_inplace(model)
+    return per_call_restarted(no_inplace(model))
+
+
+def per_call_restarted(model):
+    """`model`, each of its passes starting its PerCall modules at their
+    first copy: a pass that failed, or ran one fewer time, shifted every
+    later one. The hook takes the module it runs on, so a copy of the model
+    restarts its own."""
+    def restart(module, inputs):
+        for inner in module.modules():
+            if isinstance(inner, PerCall):
+                inner.calls = 0
+
+    if any(isinstance(inner, PerCall) for inner in model.modules()):
+        model.register_forward_pre_hook(restart)
+    return model
 
 
 class PerCall(nn.Module):
-    """Stands in for a module without parameters that a pass runs `count`
-    times (Bottleneck.relu, called three times by Bottleneck.forward): each
-    run goes to its own copy, so that hooks tell the runs apart and each
-    one's time stays with the layer it follows."""
+    """Stands in for a module without parameters or buffers that a pass
+    runs `count` times (Bottleneck.relu, called three times by
+    Bottleneck.forward): each run goes to its own copy, so that hooks tell
+    the runs apart and each one's time stays with the layer it follows.
+    per_call_restarted(model) starts each pass at the first copy."""
 
     def __init__(self, module, count):
         super().__init__()
@@ -221,6 +237,7 @@ def from_file(path, num_classes, batch):
     out of place (no_inplace), and a module without parameters that a pass
     runs more than once (a ReLU shared within a block) a copy per run
     (PerCall)."""
+    import importlib.machinery
     import importlib.util
     import sys
 
@@ -238,7 +255,9 @@ def from_file(path, num_classes, batch):
         refuse("no such file" if not os.path.exists(path) else "not a file")
     name = os.path.splitext(os.path.basename(path))[0]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its helpers beside it
-    spec = importlib.util.spec_from_file_location(f"gcsim_model_{abs(hash(path))}", path)
+    # Loaded as Python source whatever its name ends in (my_model.txt).
+    loader = importlib.machinery.SourceFileLoader(f"gcsim_model_{abs(hash(path))}", path)
+    spec = importlib.util.spec_from_loader(loader.name, loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # as an import does: dataclasses look themselves up there
     guarded("failed to run", lambda: spec.loader.exec_module(module))
@@ -306,10 +325,14 @@ def from_file(path, num_classes, batch):
     # A timed module without parameters run k times a pass (registered
     # once) gets a copy per run, so that each run's time stays with the
     # layer it follows.
+    # (Not one with buffers, a shared BatchNorm's statistics: copies would
+    # keep their own. Not one registered under several names: left whole.)
     for child, count in calls.items():
-        leaf = child in timed.values() and not any(True for _ in child.parameters())
-        if leaf and count > 1 and len(names[child]) == 1 and names[child][0]:
+        stateless = not any(True for _ in child.parameters()) \
+            and not any(True for _ in child.buffers())
+        if child in timed.values() and stateless and count > 1 and len(names[child]) == 1 \
+                and names[child][0]:
             parent, _, attribute = names[child][0].rpartition(".")
             original = model.get_submodule(names[child][0])
             setattr(model.get_submodule(parent), attribute, PerCall(original, count))
-    return no_inplace(model), channels, side, name
+    return per_call_restarted(no_inplace(model)), channels, side, name

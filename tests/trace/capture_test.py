@@ -362,12 +362,24 @@ BAD_MODELS = [
     ("wrong-shape", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
                     "    return nn.Sequential(nn.Flatten(), nn.Linear(63, n))\n",
      ["forward pass on a batch of shape (4, 1, 8, 8) failed", "RuntimeError"]),
-    ("batch-bound", "from torch import nn\nINPUT = (1, 8)\nclass M(nn.Module):\n"
-                    "    def __init__(self, n):\n        super().__init__()\n"
-                    "        self.out = nn.Linear(64, n)\n    def forward(self, x):\n"
-                    "        return self.out(x.reshape(4, -1))\n"
-                    "def build(n):\n    return M(n)\n",
-     ["its test in eval mode on 360 images failed", "RuntimeError", "(line 8)"]),
+    ("eval-fails", "from torch import nn\nINPUT = (1, 8)\nclass M(nn.Module):\n"
+                   "    def __init__(self, n):\n        super().__init__()\n"
+                   "        self.out = nn.Linear(64, n)\n    def forward(self, x):\n"
+                   "        assert self.training, 'no eval'\n"
+                   "        return self.out(x.flatten(1))\n"
+                   "def build(n):\n    return M(n)\n",
+     ["its test in eval mode on 4 images failed", "AssertionError: no eval", "(line 8)"]),
+    # Its fifth pass fails: the checks' two, then iteration 0's two workers.
+    ("training-fails", "from torch import nn\nINPUT = (1, 8)\nPASSES = [0]\n"
+                       "class M(nn.Module):\n"
+                       "    def __init__(self, n):\n        super().__init__()\n"
+                       "        self.out = nn.Linear(64, n)\n    def forward(self, x):\n"
+                       "        PASSES[0] += 1\n"
+                       "        if PASSES[0] == 5:\n            raise ValueError('a bad batch')\n"
+                       "        return self.out(x.flatten(1))\n"
+                       "def build(n):\n    return M(n)\n",
+     ["training failed at iteration 1, worker 0", "ValueError: a bad batch", "(line 11)"]),
+    ("named-txt", None, None),
     ("wrong-output", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
                      "    return nn.Sequential(nn.Flatten(), nn.Linear(64, 3))\n",
      ["gave (4, 3), not the (4, 10) class scores"]),
@@ -393,19 +405,44 @@ def model_file_refusals(scratch):
     cases = [(["--model-file", os.path.join(scratch, "missing.py")], ["missing.py",
                                                                        "no such file"])]
     for name, text, needles in BAD_MODELS:
+        if text is None:  # named .txt: read as Python all the same (was a traceback)
+            path = os.path.join(scratch, "named.txt")
+            with open(path, "w") as stream:
+                stream.write(BAD_MODELS[0][1])
+            cases.append((["--model-file", path], [f"--model-file {path}: "] + BAD_MODELS[0][2]))
+            continue
         path = os.path.join(scratch, name + ".py")
         with open(path, "w") as stream:
             stream.write(text)
         cases.append((["--model-file", path], [f"--model-file {path}: "] + needles))
     cases += [(["--model", "cnn", "--model-file", OWN_MODEL], ["--model and --model-file"]),
-              (["--preset", "cache", "--model-file", OWN_MODEL], ["--preset cache"])]
+              (["--preset", "cache", "--model-file", OWN_MODEL], ["--preset cache"]),
+              # Its --out is the shipped trace, which --force would replace.
+              (["--preset", "fmnist-cnn-16w", "--model-file", OWN_MODEL, "--force"],
+               ["--preset fmnist-cnn-16w makes a shipped model's trace"])]
     for args, needles in cases:
-        result = subprocess.run(["/usr/bin/python3", SCRIPT, *tiny, *args, "--out", out],
+        where = [] if "--preset" in args else ["--out", out]
+        result = subprocess.run(["/usr/bin/python3", SCRIPT, *tiny, *args, *where],
                                 capture_output=True, text=True)
         failures += refusal(result, f"--model-file {os.path.basename(args[-1])}", needles)
         if os.path.lexists(out):
             failures.append(f"{args}: {out} was written")
             shutil.rmtree(out)
+    # A model written for its batch size (4 here) trains, and is tested in
+    # batches of that size: its test pass at 360 images failed.
+    bound = os.path.join(scratch, "batch_bound.py")
+    with open(bound, "w") as stream:
+        stream.write("from torch import nn\nINPUT = (1, 8)\nclass M(nn.Module):\n"
+                     "    def __init__(self, n):\n        super().__init__()\n"
+                     "        self.out = nn.Linear(64, n)\n    def forward(self, x):\n"
+                     "        return self.out(x.reshape(4, 64))\n"
+                     "def build(n):\n    return M(n)\n")
+    result = subprocess.run(["/usr/bin/python3", SCRIPT, *tiny, "--model-file", bound,
+                             "--out", out], capture_output=True, text=True)
+    if result.returncode != 0 or "test accuracy on 360 held-out samples" not in result.stdout:
+        failures.append(f"a model written for its batch size: {result.returncode} "
+                        f"{result.stderr.strip()[-300:]}")
+    shutil.rmtree(out, ignore_errors=True)
     return failures
 
 
