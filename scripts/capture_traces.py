@@ -178,10 +178,13 @@ def save(path, array):
 
 
 def parameters_in_run_order(model, example):
-    """model.named_parameters() in the order the forward pass first runs
-    the modules timed for them (timing.timed_modules; those it never runs
-    last), a module's tensors together: gcsim reads a trace's tensors in
-    that order. Found on a copy of the model, torch's random state kept,
+    """[(name, parameter)] of the model, each parameter once, in the order
+    the forward pass first runs the modules timed for them
+    (timing.timed_modules; those it never runs last), a module's tensors
+    together: gcsim reads a trace's tensors in that order. A weight tied
+    between modules goes by the name of the one that runs first (its
+    gradient is complete only after that module's backward), whichever was
+    defined first. Found on a copy of the model, torch's random state kept,
     so the training the capture records is untouched."""
     import copy
     import torch
@@ -206,11 +209,21 @@ def parameters_in_run_order(model, example):
         torch.set_rng_state(state)
         for handle in handles:
             handle.remove()
-    named = list(model.named_parameters())
     names = [name for name, _ in timed]
-    # sorted() is stable: a module's tensors keep their order.
-    return sorted(named, key=lambda item: first_run.get(timed_module_of(item[0], names),
-                                                        len(named)))
+    never = len(names)
+
+    def run_at(name):
+        return first_run.get(timed_module_of(name, names), never)
+
+    aliases = {}  # (named_parameters(remove_duplicate=False) is not in Debian's torch)
+    for module_name, module in model.named_modules(remove_duplicate=False):
+        for name, parameter in module.named_parameters(recurse=False):
+            aliases.setdefault(id(parameter), []).append(
+                f"{module_name}.{name}" if module_name else name)
+    # min() and sorted() are stable: ties keep named_parameters() order.
+    named = [(min(aliases[id(parameter)], key=run_at), parameter)
+             for _, parameter in model.named_parameters()]
+    return sorted(named, key=lambda item: run_at(item[0]))
 
 
 def float16_loss(g32):

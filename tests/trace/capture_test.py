@@ -107,13 +107,14 @@ def main(out):
     relu = [timed.get(f"relu.runs.{n}") for n in (0, 1)]
     expected = ["hidden", "norm", "norm", "mix", "mix", "unmix", "scale", "head", "head"]
     if own["model"] != "own_model" or own["input_shape"] != [1, 8, 8] or modules != expected \
+            or own["layers"][3]["name"] != "mix.weight" \
             or own["total_params"] != 2482 or timed.get("unmix", {}).get("params") != 24 \
             or timed.get("stem", {}).get("params") != 0:
         failures.append(f"--model-file: model {own['model']}, input {own['input_shape']}, "
                         f"tensors of {modules}, {own['total_params']} parameters, modules "
                         f"{[(m['name'], m['params']) for m in own['modules']]}; expected "
                         f"own_model, [1, 8, 8], {expected}, 2482, unmix 24 (its weight is "
-                        f"mix's), stem 0 (frozen)")
+                        f"mix.weight, mix running first), stem 0 (frozen)")
     # In place, the ReLU overwrote the norm's output, whose gradient hook
     # then fired with the ReLU's: the norm's backward measured 0.25 us, the
     # time between two hooks, where it takes ~20 us (a busy machine only

@@ -3,7 +3,8 @@ on the 8x8 digits, written as a user might: its head defined first (the
 capture lays tensors out in the order the forward pass runs them), a
 frozen first layer (left out of the trace), one in-place ReLU run twice
 (made out of place, a copy per run, so that each layer's time stays its
-own), a weight tied between two layers (in the trace once), a module
+own), a weight tied between two layers (in the trace once, under the one
+that runs first, though the other was defined first), a module
 from a file beside it, batch norm and dropout (the capture keeps their
 state and random numbers out of its checks)."""
 from torch import nn
@@ -22,9 +23,9 @@ class OwnModel(nn.Module):
         self.hidden = nn.Linear(64, 24, bias=False)  # the norm takes out a bias
         self.norm = nn.BatchNorm1d(24)
         self.relu = nn.ReLU(inplace=True)
+        self.unmix = nn.Linear(24, 24)  # defined first, run second
         self.mix = nn.Linear(24, 24)
-        self.unmix = nn.Linear(24, 24)
-        self.unmix.weight = self.mix.weight
+        self.mix.weight = self.unmix.weight
         self.scale = Scale(24)
         self.dropout = nn.Dropout(0.1)
         self.stem.requires_grad_(False)
