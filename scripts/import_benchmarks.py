@@ -62,8 +62,8 @@ grouped collectives (`agg iters` above 1: -m N times N collectives
 launched as one) or of cputime (-C 1: the launch's time), where the
 header says so (logs before nccl-tests 2.13 print neither agg iters nor
 graph: -m and -G cannot be told there); a run split into groups of ranks
-(NCCL_TESTS_SPLIT: a `Group` above 0, a collective in each group at
-once); and a table of several types, ops or roots (-d all, -o all, -r -1).
+(NCCL_TESTS_SPLIT: ranks in more than one `Group`, a collective in each
+group at once); and a table of several types, ops or roots (-d all, -o all, -r -1).
 A JSON file is refused for the same, when it is of one rank or its args
 give -a 0 or 2 (rank 0's or the fastest rank's time), and when its
 run did not finish (no out_of_bounds summary or end_time; its "errors",
@@ -486,7 +486,9 @@ def parse_nccl_tests_json(path, text, in_place, kind):
     repeated = [n for n, count in collections.Counter(numbers).items() if count > 1]
     if repeated:
         fail("/config/devices", f"rank {repeated[0]} listed twice: one run per file")
-    split_refused(path, "/config/devices", {device.get("group") for device in devices})
+    split_refused(path, "/config/devices", {
+        count_at(device, "group", f"/config/devices/{index}", 0, MAX_RANKS)
+        for index, device in enumerate(devices) if "group" in device})
     ranks = len(devices) * per_process
     if ranks < 2:
         fail("/config/devices", "one rank (its processes x nthreads x ngpus): a collective needs "

@@ -972,6 +972,10 @@ with tempfile.TemporaryDirectory() as tmp:
                 line.replace("Group  0", "Group  1") if line.startswith("#  Rank  1") else line
                 for line in log_text("allreduce").splitlines()]),
              ["'# Rank' lines", "2 groups at once (NCCL_TESTS_SPLIT)"]),
+            ("JSON of a group that is a list", json_log("j-group", "allreduce", tail=lambda run:
+                json.dumps({**run, "config": {**run["config"], "devices": [
+                    {**device, "group": [1]} for device in run["config"]["devices"]]}})),
+             ["/config/devices/0/group", "expected a count"]),
             # -d all: a table of each size in several types.
             ("JSON of two types", json_log("j-types", "allreduce", tail=lambda run: json.dumps(
                 {**run, "results": run["results"] + [
