@@ -78,16 +78,16 @@ def timed_module_of(parameter_name, timed_names):
                 owner)
 
 
-def first_tensor(output):
-    """The output a gradient hook marks: the tensor, or a tuple's first
-    tensor that takes a gradient (MultiheadAttention returns the
-    attention's output and its weights)."""
+def gradient_outputs(output):
+    """The tensors of a module's output that take a gradient, nested
+    tuples and lists walked: MultiheadAttention returns the attention's
+    output and its weights, an LSTM its output and (h_n, c_n), of which a
+    model may use any."""
     if isinstance(output, torch.Tensor):
-        return output if output.requires_grad else None
+        return [output] if output.requires_grad else []
     if isinstance(output, (tuple, list)):
-        return next((item for item in output
-                     if isinstance(item, torch.Tensor) and item.requires_grad), None)
-    return None
+        return [tensor for item in output for tensor in gradient_outputs(item)]
+    return []
 
 
 class LayerTimer:
@@ -121,16 +121,22 @@ class LayerTimer:
             call = self._calls[-1]
             assert call[0] == name, "timed modules do not nest, so calls cannot interleave"
             call[2] = now
-            marked = first_tensor(output)
-            if marked is not None:
-                marked.register_hook(self._grad(name))
+            # The first of its outputs' gradients to be complete starts the
+            # module's backward, whichever the model used.
+            hook = self._grad(name)
+            for tensor in gradient_outputs(output):
+                tensor.register_hook(hook)
         return hook
 
     def _grad(self, name):
+        fired = []  # one call's outputs share the hook: its first firing counts
+
         def hook(grad):
             # Autograd runs the hooks one at a time in the order its work is
             # queued, so the list is already in time order.
-            self._grad_events.append((self.clock.mark(), name))
+            if not fired:
+                fired.append(True)
+                self._grad_events.append((self.clock.mark(), name))
         return hook
 
     def run(self, model, loss_fn, x, y, forward_context=contextlib.nullcontext):

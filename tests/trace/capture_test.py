@@ -231,6 +231,27 @@ def in_process_checks():
     if timer.averages() != [("a", 1, 1), ("act", 2, 2), ("b", 1, 1)]:
         failures.append(f"LayerTimer on one tick per mark, ReLU called twice: "
                         f"{timer.averages()}, expected a 1/1, act 2/2, b 1/1")
+
+    # A module whose output is a tuple the model uses the second tensor of
+    # (an LSTM's (output, (h_n, c_n)), read at h_n): its backward starts at
+    # that tensor's gradient. Only the first tensor was marked, so the
+    # LSTM's backward time went to the head.
+    class LastState(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm, self.head = torch.nn.LSTM(2, 2, batch_first=True), torch.nn.Linear(2, 1)
+
+        def forward(self, x):
+            _, (h, _) = self.lstm(x)
+            return self.head(h[-1])
+
+    model = LastState()
+    timer = LayerTimer(model, Ticks())
+    timer.run(model, lambda out, y: ((out - y) ** 2).mean(), torch.ones(3, 4, 2),
+              torch.zeros(3, 1))
+    if timer.averages() != [("lstm", 1, 1), ("head", 1, 1)]:
+        failures.append(f"LayerTimer on an LSTM read at h_n: {timer.averages()}, expected "
+                        f"lstm 1/1, head 1/1")
     return failures
 
 
