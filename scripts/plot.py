@@ -431,10 +431,12 @@ def facet_params(rows, params):
 
 def mean_over_seeds(rows, params):
     """(rows, params) with the points that differ only in their seed (a
-    grid parameter `seed`: replicates) joined into one: each number its
-    mean over them, row["_range"] its least and most where they differ,
-    row["_seeds"] the seeds; `seed` no longer a parameter. As they are
-    without a seed parameter or with one seed."""
+    grid parameter `seed`: replicates) joined into one: each column that
+    is a number in every one of them their mean (others the first's),
+    row["_range"] its least and most where they differ, row["_seeds"]
+    the seeds; `seed` no longer a parameter. As they are without a seed
+    parameter or with one seed. A seed twice in one point (a result
+    given twice) is refused."""
     if "seed" not in params or len({str(r.get("seed")) for r in rows}) < 2:
         return rows, params
     others = [key for key in params if key != "seed"]
@@ -446,7 +448,11 @@ def mean_over_seeds(rows, params):
     joined = []
     for group in groups.values():
         row = {key: value for key, value in group[0].items() if key != "seed"}
-        row["_seeds"] = sorted({str(r.get("seed")) for r in group}, key=seed_order)
+        row["_seeds"] = sorted((str(r.get("seed")) for r in group), key=seed_order)
+        twice = [seed for seed in set(row["_seeds"]) if row["_seeds"].count(seed) > 1]
+        if twice:
+            raise BadInput(f"point {row.get('point', '?')}: seed {twice[0]} "
+                           f"{row['_seeds'].count(twice[0])} times: one result a seed")
         row["_range"] = {}
         for key, value in group[0].items():
             values = [r.get(key) for r in group]
@@ -708,10 +714,13 @@ def coinciding(rows, variants, x, column, log_y):
     first line's (on the axes' scales: x is logarithmic). A reader saw one
     line where two were drawn (top-k under CLT-k in study-deft-lstm)."""
     def place(value, log):
-        return math.log(value) if log and value > 0 else value
+        return math.log(value) if log else value
 
+    # On a log axis a point at or below 0 is not drawn: its line hides
+    # nothing and is hidden by nothing.
+    drawn = [r for r in rows if r[x] > 0 and (r[column] > 0 or not log_y)]
     extent = {}
-    for row in rows:
+    for row in drawn:
         for axis, key, log in (("x", x, True), ("y", column, log_y)):
             low, high = extent.get((row["_facet"], axis), (math.inf, -math.inf))
             value = place(row[key], log)
@@ -724,17 +733,22 @@ def coinciding(rows, variants, x, column, log_y):
                                            ("y", first[1], other[1], log_y)))
 
     def same(first, other):
-        return len(first) > 1 and first.keys() == other.keys() and all(
-            close(point, first[point], other[point]) for point in first)
+        return first in whole and other in whole and len(series[first]) > 1 \
+            and series[first].keys() == series[other].keys() and all(
+                close(point, series[first][point], series[other][point])
+                for point in series[first])
 
     series = {variant: {(r["_facet"], r.get("workers")): (r[x], r[column]) for r in rows
                         if (r["_name"], r["_variant"]) == variant} for variant in variants}
+    whole = {variant for variant in variants
+             if len([r for r in drawn if (r["_name"], r["_variant"]) == variant])
+             == len(series[variant])}
     groups, grouped = [], set()
     for i, first in enumerate(variants):
         if first in grouped:
             continue
         group = [first] + [other for other in variants[i + 1:]
-                           if other not in grouped and same(series[first], series[other])]
+                           if other not in grouped and same(first, other)]
         if len(group) > 1:
             grouped.update(group)
             groups.append([variant[1] for variant in group])
@@ -781,13 +795,14 @@ def caption(figure, rows, gradients=False, along=False, noun="point", notes=()):
         bars = " its bars span their least to most," if noun == "point" else ""
         if len(seeds) == 1:
             seeds = seeds.pop()
-            lines.append(f"Each {noun} is the mean of {len(seeds)} simulations, seeds "
-                         f"{', '.join(seeds)};{bars} each simulation the mean {counted}.")
+            lines.append(f"Each {noun} is the mean of {len(seeds)} simulation"
+                         f"{'s' if len(seeds) > 1 else ''}, seeds {', '.join(seeds)};{bars} "
+                         f"each simulation the mean {counted}.")
         elif seeds:  # a grid whose points ran different seeds
             counts = sorted({len(s) for s in seeds})
             lines.append(f"Each {noun} is the mean of its simulations with different seeds "
-                         f"({counts[0]} to {counts[-1]});{bars} each simulation the mean "
-                         f"{counted}.")
+                         f"({counts[0]} to {counts[-1]} a {noun});{bars} each simulation the "
+                         f"mean {counted}.")
         else:
             lines.append(f"Each {noun} is one simulation (deterministic for its seed), the "
                          f"mean {counted}.")
@@ -886,9 +901,9 @@ STRAGGLER_LABEL = "waiting for the slowest worker"
 STRAGGLER_COLOUR = "#888888"
 
 
-# A kernel under this share of a figure's tallest bar in every bar (about a
-# pixel) is drawn in "compression, other": the legend listed eleven kernels
-# no bar showed.
+# A kernel under this share of a figure's tallest bar in every bar (a few
+# pixels) is drawn in "compression, other": the legend listed eleven
+# kernels no bar showed.
 SMALLEST_KERNEL_SHARE = 0.01
 FOLDED_LABEL = "compression, other (kernels each under 1% of the tallest bar)"
 
@@ -908,7 +923,10 @@ def breakdown_segments(rows, kernels, folded=False):
     # the backward pass (per-bucket kernels that ran beside it are hidden; a
     # leader's selection counts once, in full).
     split = [sum(r.get(k) or 0.0 for k in kernels) for r in rows]
-    if kernels and any(split):
+    # Where the figure lists kernels, a panel whose kernels are all too
+    # small draws them as the rest too: as "compression kernels" it took
+    # the first kernel's colour.
+    if kernels and (any(split) or folded):
         colours = kernel_colours(kernels)
         for column in kernels:
             segments.append((f"kernel: {kernel_label(column)}", colours[column],

@@ -577,8 +577,28 @@ try:
     plot_module.speedup_figure(twins, "unused", plot_module.Written())
     said = captured[0]._supxlabel.get_text().replace("\n", " ")
     check("Hidden under another line (every point within 2% of the axes): topk under cltk." in said
-          and "deft is hidden" not in said and "under deft" not in said,
+          and "deft" not in said,
           f"the caption names a line hidden under another: {said!r}")
+    # On a log axis a line of points at 0 is not drawn: it hides nothing.
+    zeros = [{"compressor_name": name, "workers": workers, "iterations": 3.0,
+              "density_after_aggregation": {"topk": 1.0, "cltk": 0.0, "deft": 0.01 * workers}[name]}
+             for name in ("topk", "cltk", "deft") for workers in (8.0, 16.0)]
+    plot_module.annotate(zeros, [])
+    check(plot_module.coinciding(zeros, plot_module.ordered_variants(zeros), "workers",
+                                 "density_after_aggregation", True) == [],
+          "a line at 0 on a log axis is not hidden under another")
+    # Points that differ in another parameter than the seed stay apart; a
+    # seed twice in one point is refused.
+    apart, _ = plot_module.mean_over_seeds(
+        [dict(row, **{"platform.link.bandwidth": rate}) for row in seeded[:3]
+         for rate in ("1Gbps", "10Gbps")], ["compressor", "platform.link.bandwidth", "seed"])
+    check(len(apart) == 2 and all(row["_seeds"] == ["1", "2", "3"] for row in apart),
+          f"points of two bandwidths stay two points over their seeds: {len(apart)}")
+    try:
+        plot_module.mean_over_seeds(seeded[:3] + seeded[:1], ["compressor", "seed"])
+        check(False, "a seed twice in one point is refused")
+    except plot_module.BadInput as error:
+        check("seed 3 2 times" in str(error), f"a seed twice in one point is refused: {error}")
     unchanged = [dict(row, seed="1") for row in seeded[:2]]
     check(plot_module.mean_over_seeds(unchanged, ["seed"]) == (unchanged, ["seed"]),
           "one seed: rows and parameters as they were")
@@ -737,6 +757,21 @@ with tempfile.TemporaryDirectory() as work:
     check("kernel: topk select" in said and "kernel: sparse pack" not in said
           and plot_module.FOLDED_LABEL in said,
           f"a kernel too small to see beside one that is not: {said}")
+    # A panel whose kernels are all too small, beside one that keeps one:
+    # its compression is the grey rest, not "compression kernels" in the
+    # kept kernel's colour.
+    quiet = [dict(r, **{"compression_kernels_s.topk_select": 1e-6, "compression_s": 2e-6})
+             if r["compressor_name"] == "dgc" else r for r in tiny]
+    drawn.clear()
+    plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
+    try:
+        plot_module.time_breakdown_figure(quiet, work, plot_module.Written())
+    finally:
+        plot_module.save = real_save
+    said = [t.get_text() for figure in drawn.values() for legend in figure.legends
+            for t in legend.get_texts()]
+    check("compression kernels" not in said and plot_module.FOLDED_LABEL in said,
+          f"a panel of kernels too small to see draws them as the rest: {said}")
     plot_module.plt.close("all")
 
 # Figures of a sweep record its sweep.csv's SHA-256 (the PDF's Subject, the
