@@ -743,33 +743,30 @@ with tempfile.TemporaryDirectory() as work:
           f"kernels too small to see are one segment: {legends}")
     # One kernel large enough, one not: the other's time in "compression,
     # other", the bars still stacking to the iteration.
+    def breakdown_legend(rows):
+        """The legend entries of the time breakdown drawn from `rows`."""
+        drawn.clear()
+        plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
+        try:
+            plot_module.time_breakdown_figure(rows, work, plot_module.Written())
+        finally:
+            plot_module.save = real_save
+        return [t.get_text() for figure in drawn.values() for legend in figure.legends
+                for t in legend.get_texts()]
+
     tiny = [dict(r, **{"compression_kernels_s.sparse_pack": 1e-6,
                        "compression_s": r["compression_kernels_s.topk_select"] + 1e-6})
             for r in rows if r["platform.link.bandwidth"] == "10Gbps"]
-    drawn.clear()
-    plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
-    try:
-        plot_module.time_breakdown_figure(tiny, work, plot_module.Written())
-    finally:
-        plot_module.save = real_save
-    said = [t.get_text() for figure in drawn.values() for legend in figure.legends
-            for t in legend.get_texts()]
+    said = breakdown_legend(tiny)
     check("kernel: topk select" in said and "kernel: sparse pack" not in said
           and plot_module.FOLDED_LABEL in said,
           f"a kernel too small to see beside one that is not: {said}")
     # A panel whose kernels are all too small, beside one that keeps one:
     # its compression is the grey rest, not "compression kernels" in the
     # kept kernel's colour.
-    quiet = [dict(r, **{"compression_kernels_s.topk_select": 1e-6, "compression_s": 2e-6})
-             if r["compressor_name"] == "dgc" else r for r in tiny]
-    drawn.clear()
-    plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
-    try:
-        plot_module.time_breakdown_figure(quiet, work, plot_module.Written())
-    finally:
-        plot_module.save = real_save
-    said = [t.get_text() for figure in drawn.values() for legend in figure.legends
-            for t in legend.get_texts()]
+    said = breakdown_legend([
+        dict(r, **{"compression_kernels_s.topk_select": 1e-6, "compression_s": 2e-6})
+        if r["compressor_name"] == "dgc" else r for r in tiny])
     check("compression kernels" not in said and plot_module.FOLDED_LABEL in said,
           f"a panel of kernels too small to see draws them as the rest: {said}")
     plot_module.plt.close("all")
