@@ -16,6 +16,7 @@ Run with Debian's interpreter only: /usr/bin/python3 scripts/capture_traces.py -
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -402,6 +403,11 @@ def capture(args, staging):
                      date=datetime.datetime.now(datetime.timezone.utc).isoformat(
                          timespec="seconds"),
                      seconds=round(time.time() - started, 1)))
+    if args.model_file:
+        # Which version of the user's file made the trace: the command
+        # names its path, which may hold another model by now.
+        with open(args.model_file, "rb") as source:
+            manifest["capture"]["model_file_sha256"] = hashlib.sha256(source.read()).hexdigest()
     if f16:
         manifest["float16_loss"] = dict(
             files=len(f16),

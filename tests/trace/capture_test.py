@@ -21,6 +21,7 @@ another file; its statistics.json holds gcsim inspect's report of each
 iteration, every field.
 Usage: capture_test.py OUTDIR"""
 import filecmp
+import hashlib
 import json
 import os
 import shutil
@@ -104,6 +105,10 @@ def main(out):
     own = capture(os.path.join(out, "own"), "--model-file", OWN_MODEL, *steps)
     modules = [layer["module"] for layer in own["layers"]]
     timed = {m["name"]: m for m in own["modules"]}
+    with open(OWN_MODEL, "rb") as source:
+        if own["capture"].get("model_file_sha256") != hashlib.sha256(source.read()).hexdigest():
+            failures.append(f"--model-file: the manifest's model_file_sha256 "
+                            f"{own['capture'].get('model_file_sha256')} is not the file's")
     relu = [timed.get(f"relu.runs.{n}") for n in (0, 1)]
     expected = ["hidden", "norm", "norm", "mix", "mix", "unmix", "scale", "head", "head"]
     if own["model"] != "own_model" or own["input_shape"] != [1, 8, 8] or modules != expected \
