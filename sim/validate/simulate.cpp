@@ -2,21 +2,17 @@
 
 #include "compressors/registry.hpp"
 #include "sim/cost/device_profile.hpp"
-#include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/network/alpha_beta.hpp"
 #include "sim/network/collectives.hpp"
-#include "sim/network/forked.hpp"
 #include "sim/training/compression.hpp"
 #include "sim/training/gradient_feed.hpp"
 #include "sim/training/iteration_model.hpp"
+#include "sim/validate/child_simulation.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
-#include <functional>
-#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -29,51 +25,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace gcsim::validate {
 namespace {
-
-// The child's exit status for training::IterationTooLong: the pipe then
-// holds the iteration's length, and the parent throws it again.
-constexpr int kIterationTooLong = 5;
-// The child's exit status for any other exception: the pipe then holds its
-// message, and the parent throws it again.
-constexpr int kSimulationFailed = 4;
-
-/// Runs `work` in a child process and returns the numbers it computed.
-/// Throws training::IterationTooLong when the child's simulation did.
-std::vector<double> run_in_child(const std::function<std::vector<double>()>& work) {
-  const net::ForkedResult child = net::run_forked(
-      [&](int fd) {
-        try {
-          std::vector<double> values;
-          int status = 0;
-          try {
-            values = work();
-          } catch (const training::IterationTooLong& error) {
-            values = {error.seconds()};
-            status = kIterationTooLong;
-          }
-          return write_all(fd, values.data(), values.size() * sizeof(double)) ? status : 3;
-        } catch (const std::exception& error) {
-          const std::string message = error.what();
-          write_all(fd, message.data(), message.size());
-          return kSimulationFailed;
-        }
-      },
-      net::ChildPipe::argument, std::numeric_limits<size_t>::max());
-  const std::string& bytes = child.output;
-  if (child.exited(kSimulationFailed))
-    throw std::runtime_error("the simulation failed: " + bytes);
-  const bool too_long = child.exited(kIterationTooLong);
-  if ((!child.exited(0) && !too_long) || bytes.size() % sizeof(double) != 0)
-    throw std::runtime_error("the simulation process failed");
-  std::vector<double> values(bytes.size() / sizeof(double));
-  std::memcpy(values.data(), bytes.data(), bytes.size());
-  if (too_long) {
-    if (values.size() != 1)
-      throw std::runtime_error("the simulation process failed");
-    throw training::IterationTooLong(values.front());
-  }
-  return values;
-}
 
 // NCCL joins whole machines' first GPUs in its trees and chains the rest;
 // a point over part of a machine is a flat tree.
