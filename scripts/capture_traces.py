@@ -15,6 +15,7 @@ Run with Debian's interpreter only: /usr/bin/python3 scripts/capture_traces.py -
 """
 
 import argparse
+import contextlib
 import datetime
 import hashlib
 import json
@@ -204,8 +205,7 @@ def parameters_in_run_order(model, example):
     handles = [module.register_forward_hook(ran(name)) for name, module in timed]
     state = torch.get_rng_state()
     try:
-        with torch.no_grad():
-            probe(example)
+        probe(example)  # with gradients: a model may take some in its forward
     finally:
         torch.set_rng_state(state)
         for handle in handles:
@@ -268,12 +268,19 @@ def capture(args, staging):
         raise BadInput(f"--workers x --micro-batch = {per_iteration} exceeds the "
                        f"{len(y_train)} training samples of {args.dataset}")
 
+    def running(what, call):
+        # A model file's code failing past its checks (in training, in eval
+        # mode) is a refusal; the shipped models' would be bugs.
+        return models.run_model_code(args.model_file, what, call) if args.model_file \
+            else call()
+
     # A model that defines a module before one it runs earlier (a head first)
     # made a trace gcsim refuses; the shipped ones define them in run order.
     # Frozen parameters have no gradient to send: not in the trace, as DDP
     # leaves them out of its buckets.
-    named = [(name, p) for name, p in
-             parameters_in_run_order(model, x_train[:args.micro_batch]) if p.requires_grad]
+    named = [(name, p) for name, p in running(
+        "its forward pass on the data set failed",
+        lambda: parameters_in_run_order(model, x_train[:args.micro_batch])) if p.requires_grad]
     params = [p for _, p in named]
     # A tensor's module is the one timed for it: its own, or the module
     # holding parameters beside children that it lies in (MultiheadAttention).
@@ -287,13 +294,6 @@ def capture(args, staging):
     modules = dict(model.named_modules())
 
     timer = LayerTimer(model)
-
-    def running(what, call):
-        # A model file's code failing in training (a batch size of its
-        # own, eval mode) is a refusal; the shipped models' would be bugs.
-        return models.run_model_code(args.model_file, what, call) if args.model_file \
-            else call()
-
     model.train()
     order = rng.permutation(len(y_train))
     cursor = 0
@@ -326,7 +326,9 @@ def capture(args, staging):
                                lambda: F.cross_entropy(model(x), y))
                 running(f"training failed at iteration {it}, worker {w}", loss.backward)
             losses.append(float(loss))
-            g = flat(p.grad for p in params)
+            # A parameter this pass did not use has no gradient yet: zeros,
+            # as DDP sends for it (find_unused_parameters).
+            g = flat(p.grad if p.grad is not None else torch.zeros_like(p) for p in params)
             if is_captured and args.dtype == "float16":
                 past = int(np.count_nonzero(np.abs(g) > np.finfo(np.float16).max))
                 if past:
@@ -364,7 +366,8 @@ def capture(args, staging):
     chunk = args.micro_batch if args.model_file else 500
     tested = min(len(y_test), 2000) // chunk * chunk if args.model_file \
         else min(len(y_test), 2000)
-    with torch.no_grad():
+    # (A model file's with gradients: its forward may take some.)
+    with contextlib.nullcontext() if args.model_file else torch.no_grad():
         correct = 0
         for i in range(0, tested, chunk):
             scores = running(f"its test in eval mode on {len(y_test[i:i + chunk])} images failed",
@@ -380,6 +383,12 @@ def capture(args, staging):
         own = sum(layer["params"] for layer in layers if layer["module"] == name)
         module_entries.append(dict(name=name, type=type(modules[name]).__name__, params=own,
                                    forward_s=forward_s, backward_s=backward_s))
+    timed_names = {entry["name"] for entry in module_entries}
+    unrun = [layer["module"] for layer in layers if layer["module"] not in timed_names]
+    if unrun:
+        raise BadInput(f"--model-file {args.model_file}: module {unrun[0]} holds parameters but "
+                       f"ran in no captured pass (stochastic depth, LayerDrop?): its time is "
+                       f"unknown; capture more iterations, or keep it on while capturing")
     manifest = dict(
         format="gcsim-trace", format_version=FORMAT_VERSION,
         model=args.model, dataset=args.dataset, input_shape=[channels, side, side],

@@ -159,6 +159,15 @@ class PerCall(nn.Module):
         self.runs = nn.ModuleList(copy.deepcopy(module) for _ in range(count))
         self.calls = 0
 
+    def __getattr__(self, name):
+        # What the model reads of the module it stood in for (a dropout's p).
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name == "runs" or "runs" not in self._modules:
+                raise
+            return getattr(self._modules["runs"][0], name)
+
     def forward(self, *inputs, **options):
         run = self.runs[self.calls % len(self.runs)]
         self.calls += 1
@@ -243,7 +252,7 @@ def from_file(path, num_classes, batch):
 
     import torch
     from script_input import BadInput
-    from trace_tools.timing import timed_module_of, timed_modules
+    from trace_tools.timing import gradient_outputs, timed_module_of, timed_modules
 
     def refuse(why):
         raise BadInput(f"--model-file {path}: {why}")
@@ -273,6 +282,22 @@ def from_file(path, num_classes, batch):
     model = guarded(f"build({num_classes}) failed", lambda: module.build(num_classes))
     if not isinstance(model, nn.Module):
         refuse(f"build({num_classes}) returned a {type(model).__name__}, not a torch.nn.Module")
+    if isinstance(model, torch.jit.ScriptModule):
+        refuse("build returned a TorchScript module, which takes no hooks to time its layers: "
+               "return the module before torch.jit.script")
+    if any(isinstance(p, nn.parameter.UninitializedParameter) for p in model.parameters()):
+        # Lazy layers (nn.LazyLinear) take their shapes from a first pass:
+        # one in eval mode, without gradients, torch's random state kept.
+        state = torch.get_rng_state()
+        try:
+            model.eval()
+            with torch.no_grad():
+                guarded(f"its first pass (for its lazy layers) on a batch of shape ({batch}, "
+                        f"{channels}, {side}, {side}) failed",
+                        lambda: model(torch.zeros(batch, channels, side, side)))
+        finally:
+            torch.set_rng_state(state)
+            model.train()
     if not any(p.requires_grad for p in model.parameters()):
         refuse("the model has no trainable parameters: nothing to train or compress")
     held = [n for n, p in model.named_parameters(recurse=False) if p.requires_grad]
@@ -290,10 +315,25 @@ def from_file(path, num_classes, batch):
         names.setdefault(child, []).append(module_name)
     calls = {child: 0 for child in names}
 
-    def ran(child, *_):
-        calls[child] += 1
+    # Counted in the forward pass only: gradient checkpointing runs modules
+    # again in the backward.
+    forward = [True]
 
-    handles = [child.register_forward_pre_hook(ran) for child in names]
+    def ran(child, *_):
+        if forward[0]:
+            calls[child] += 1
+
+    # Whether a timed module's output took a gradient: under gradient
+    # checkpointing (or no_grad in a forward) none does, and its backward,
+    # recomputed later, is nobody's.
+    took = {}
+
+    def gave(child, inputs, output):
+        if forward[0]:
+            took[child] = took.get(child, False) or bool(gradient_outputs(output, inputs))
+
+    handles = [child.register_forward_pre_hook(ran) for child in names] + \
+        [child.register_forward_hook(gave) for child in timed.values()]
     state = torch.get_rng_state()
     try:
         output = guarded(f"its forward pass on a batch of shape ({batch}, {channels}, {side}, "
@@ -303,6 +343,7 @@ def from_file(path, num_classes, batch):
                 f"a {type(output).__name__}"
             refuse(f"its forward pass on {batch} images gave {gave}, not the ({batch}, "
                    f"{num_classes}) class scores the capture's loss takes")
+        forward[0] = False
         guarded("its backward pass failed", lambda: output.float().sum().backward())
     finally:
         torch.set_rng_state(state)
@@ -312,16 +353,39 @@ def from_file(path, num_classes, batch):
                if p.requires_grad]
     unused = [parameter_name for parameter_name, p in trained if p.grad is None]
     if unused:
-        refuse(f"its forward pass never uses parameter {unused[0]}"
+        refuse(f"its forward pass (the check's) never uses parameter {unused[0]}"
                f"{f' (and {len(unused) - 1} more)' if len(unused) > 1 else ''}: its "
-               f"gradient would always be 0")
-    outside = [parameter_name for parameter_name, _ in trained
-               if not calls[timed[timed_module_of(parameter_name, timed)]]]
+               f"gradient would be 0 and its time nobody's")
+    # A tied parameter is timed with whichever of its modules runs.
+    aliases = {}
+    for module_name, child in probe.named_modules(remove_duplicate=False):
+        for parameter_name, p in child.named_parameters(recurse=False):
+            full = f"{module_name}.{parameter_name}" if module_name else parameter_name
+            aliases.setdefault(id(p), []).append(timed[timed_module_of(full, timed)])
+    outside = [parameter_name for parameter_name, p in trained
+               if not any(calls[owner] for owner in aliases[id(p)])]
     if outside:
         refuse(f"parameter {outside[0]} is used outside the forward of its module "
                f"{timed_module_of(outside[0], timed)} (as module.weight): the capture times a "
                f"module by its forward calls, so its time would be nobody's; use it in a "
                f"module's forward")
+    untimed = [module_name for module_name, child in timed.items()
+               if any(p.requires_grad for p in child.parameters()) and calls[child]
+               and not took.get(child)]
+    if untimed:
+        refuse(f"the output of module {untimed[0]} takes no gradient in the forward pass "
+               f"(gradient checkpointing, or no_grad in a forward): its backward, recomputed "
+               f"later, cannot be timed; capture without checkpointing")
+    # A module timed whole (its own parameters beside children) over
+    # children that hold parameters and run: one layer where a reader may
+    # expect several. Said, not refused.
+    for module_name, child in timed.items():
+        inner = [inner_name for inner_name, inner in child.named_modules()
+                 if inner_name and calls.get(inner) and any(True for _ in inner.parameters())]
+        if inner:
+            print(f"capture_traces.py: note: module {module_name} holds parameters beside "
+                  f"children that hold parameters and run ({', '.join(inner[:3])}"
+                  f"{', ...' if len(inner) > 3 else ''}): timed whole, one layer of the trace")
     # A timed module without parameters run k times a pass (registered
     # once) gets a copy per run, so that each run's time stays with the
     # layer it follows.

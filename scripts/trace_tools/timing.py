@@ -23,6 +23,7 @@ launch time.
 """
 
 import contextlib
+import dataclasses
 import time
 
 import torch
@@ -63,7 +64,7 @@ def timed_modules(model):
     out_proj child it never calls but uses), which is timed whole, its
     children's parameters its own. The model itself is never one."""
     whole = [name for name, module in model.named_modules()
-             if name and any(p.requires_grad for p in module.parameters(recurse=False))
+             if name and any(True for _ in module.parameters(recurse=False))
              and any(True for _ in module.children())]
     return [(name, module) for name, module in model.named_modules()
             if name and not any(name.startswith(outer + ".") for outer in whole)
@@ -78,15 +79,22 @@ def timed_module_of(parameter_name, timed_names):
                 owner)
 
 
-def gradient_outputs(output):
+def gradient_outputs(output, inputs=()):
     """The tensors of a module's output that take a gradient, nested
-    tuples and lists walked: MultiheadAttention returns the attention's
-    output and its weights, an LSTM its output and (h_n, c_n), of which a
-    model may use any."""
+    tuples, lists, dicts and dataclasses walked: MultiheadAttention returns
+    the attention's output and its weights, an LSTM its output and (h_n,
+    c_n), of which a model may use any. Not a tensor the module was given
+    and returns as it is (nn.Identity, Dropout(p=0), Flatten of a flat
+    input): its gradient is the layer before's, whose backward it took."""
     if isinstance(output, torch.Tensor):
-        return [output] if output.requires_grad else []
+        given = any(output is tensor for tensor in gradient_outputs(inputs))
+        return [output] if output.requires_grad and not given else []
+    if isinstance(output, dict):
+        output = list(output.values())
+    elif dataclasses.is_dataclass(output) and not isinstance(output, type):
+        output = [getattr(output, field.name) for field in dataclasses.fields(output)]
     if isinstance(output, (tuple, list)):
-        return [tensor for item in output for tensor in gradient_outputs(item)]
+        return [tensor for item in output for tensor in gradient_outputs(item, inputs)]
     return []
 
 
@@ -101,6 +109,7 @@ class LayerTimer:
         self.backward_total_s = 0.0
         self._active = False
         self._calls = []
+        self._open = []  # timed calls under way: a shared module run inside another counts there
         self._grad_events = []
         self._handles = []
         for name, module in timed_modules(model):
@@ -109,7 +118,10 @@ class LayerTimer:
 
     def _pre(self, name):
         def hook(module, inputs):
-            if self._active:
+            if not self._active:
+                return
+            self._open.append(name)
+            if len(self._open) == 1:
                 self._calls.append([name, self.clock.mark(), None])
         return hook
 
@@ -117,14 +129,17 @@ class LayerTimer:
         def hook(module, inputs, output):
             if not self._active:
                 return
+            self._open.pop()
+            if self._open:  # run inside another timed module (a shared activation): its time
+                return
             now = self.clock.mark()
             call = self._calls[-1]
-            assert call[0] == name, "timed modules do not nest, so calls cannot interleave"
+            assert call[0] == name, "an outermost timed call ends where it began"
             call[2] = now
             # The first of its outputs' gradients to be complete starts the
             # module's backward, whichever the model used.
             hook = self._grad(name)
-            for tensor in gradient_outputs(output):
+            for tensor in gradient_outputs(output, inputs):
                 tensor.register_hook(hook)
         return hook
 
@@ -142,7 +157,7 @@ class LayerTimer:
     def run(self, model, loss_fn, x, y, forward_context=contextlib.nullcontext):
         """One forward and backward pass, timed; returns the loss tensor.
         The forward pass runs inside forward_context() (torch.autocast, say)."""
-        self._active, self._calls, self._grad_events = True, [], []
+        self._active, self._calls, self._open, self._grad_events = True, [], [], []
         start = self.clock.mark()
         with forward_context():
             loss = loss_fn(model(x), y)

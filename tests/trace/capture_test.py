@@ -250,6 +250,25 @@ def in_process_checks():
             _, (h, _) = self.lstm(x)
             return self.head(h[-1])
 
+    # A module that returns its input as it is (nn.Identity, Dropout(p=0),
+    # a Flatten of a flat input) has no backward of its own: it took the
+    # layer before's (TransformerEncoderLayer(dropout=0.0)'s attention had 0).
+    class PassThrough(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.same, self.b = (torch.nn.Linear(2, 2), torch.nn.Identity(),
+                                         torch.nn.Linear(2, 1))
+
+        def forward(self, x):
+            return self.b(self.same(self.a(x)))
+
+    model = PassThrough()
+    timer = LayerTimer(model, Ticks())
+    timer.run(model, lambda out, y: ((out - y) ** 2).mean(), torch.ones(3, 2), torch.zeros(3, 1))
+    backward = {name: b for name, _, b in timer.averages()}
+    if not (backward["same"] == 0 and backward["a"] > 0):
+        failures.append(f"LayerTimer on a pass-through module: backward {backward}, expected "
+                        f"same 0 and a's own")
     model = LastState()
     timer = LayerTimer(model, Ticks())
     timer.run(model, lambda out, y: ((out - y) ** 2).mean(), torch.ones(3, 4, 2),
@@ -407,6 +426,30 @@ BAD_MODELS = [
                        "def build(n):\n    return M(n)\n",
      ["training failed at iteration 1, worker 0", "ValueError: a bad batch", "(line 11)"]),
     ("named-txt", None, None),
+    ("scripted", "import torch\nfrom torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
+                 "    return torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(64, n)))\n",
+     ["TorchScript module"]),
+    ("checkpointed", "from torch import nn\nfrom torch.utils.checkpoint import checkpoint\n"
+                     "INPUT = (1, 8)\nclass M(nn.Module):\n"
+                     "    def __init__(self, n):\n        super().__init__()\n"
+                     "        self.first = nn.Linear(64, 64)\n"
+                     "        self.mid = nn.Linear(64, 64)\n"
+                     "        self.out = nn.Linear(64, n)\n    def forward(self, x):\n"
+                     "        return self.out(checkpoint(self.mid, self.first(x.flatten(1))))\n"
+                     "def build(n):\n    return M(n)\n",
+     ["the output of module mid takes no gradient", "gradient checkpointing"]),
+    # Its branch runs in the two checks' passes, then never: a trace with
+    # no time for it, which gcsim refused.
+    ("branch-stops", "from torch import nn\nINPUT = (1, 8)\nRUNS = [0]\n"
+                     "class M(nn.Module):\n"
+                     "    def __init__(self, n):\n        super().__init__()\n"
+                     "        self.branch = nn.Linear(64, 64)\n"
+                     "        self.out = nn.Linear(64, n)\n"
+                     "    def forward(self, x):\n        x = x.flatten(1)\n        RUNS[0] += 1\n"
+                     "        if RUNS[0] <= 2:\n            x = x + self.branch(x)\n"
+                     "        return self.out(x)\n"
+                     "def build(n):\n    return M(n)\n",
+     ["module branch holds parameters but ran in no captured pass"]),
     ("wrong-output", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
                      "    return nn.Sequential(nn.Flatten(), nn.Linear(64, 3))\n",
      ["gave (4, 3), not the (4, 10) class scores"]),
@@ -457,17 +500,23 @@ def model_file_refusals(scratch):
             shutil.rmtree(out)
     # A model written for its batch size (4 here) trains, and is tested in
     # batches of that size: its test pass at 360 images failed.
+    # Its head is lazy (nn.LazyLinear: shapes from a first pass, which the
+    # capture runs), and a dropout run twice is read for its p (its copies
+    # stand in for it).
     bound = os.path.join(scratch, "batch_bound.py")
     with open(bound, "w") as stream:
         stream.write("from torch import nn\nINPUT = (1, 8)\nclass M(nn.Module):\n"
                      "    def __init__(self, n):\n        super().__init__()\n"
-                     "        self.out = nn.Linear(64, n)\n    def forward(self, x):\n"
-                     "        return self.out(x.reshape(4, 64))\n"
+                     "        self.mid = nn.Linear(64, 64)\n        self.drop = nn.Dropout(0.1)\n"
+                     "        self.out = nn.LazyLinear(n)\n    def forward(self, x):\n"
+                     "        x = self.drop(x.reshape(4, 64))\n"
+                     "        return self.out(x + (1 - self.drop.p) * self.drop(self.mid(x)))\n"
                      "def build(n):\n    return M(n)\n")
     result = subprocess.run(["/usr/bin/python3", SCRIPT, *tiny, "--model-file", bound,
                              "--out", out], capture_output=True, text=True)
     if result.returncode != 0 or "test accuracy on 360 held-out samples" not in result.stdout:
-        failures.append(f"a model written for its batch size: {result.returncode} "
+        failures.append(f"a model written for its batch size, lazy, its dropout read: "
+                        f"{result.returncode} "
                         f"{result.stderr.strip()[-300:]}")
     shutil.rmtree(out, ignore_errors=True)
     return failures
