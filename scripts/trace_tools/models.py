@@ -238,11 +238,14 @@ def from_file(path, num_classes, batch):
     code fails or exits, a model without trainable parameters, a forward
     or backward pass that fails, an output that is not (batch,
     num_classes), trainable parameters it never uses, and parameters whose
-    time the capture cannot measure: held by the model itself, or used
+    time the capture cannot measure: held by the model itself, used
     outside the forward of the module that is timed for them
     (timing.timed_modules: a module without children, or one holding
-    parameters beside children, as MultiheadAttention does, timed whole).
-    Made ready to time as the shipped models are: activations and dropouts
+    parameters beside children, as MultiheadAttention does, timed whole),
+    or whose module's output takes no gradient in the forward (gradient
+    checkpointing); and a TorchScript module, which takes no hooks. Lazy
+    layers get their shapes from a first pass, in eval mode. Made ready to
+    time as the shipped models are: activations and dropouts
     out of place (no_inplace), and a module without parameters that a pass
     runs more than once (a ReLU shared within a block) a copy per run
     (PerCall)."""
