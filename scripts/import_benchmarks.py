@@ -312,10 +312,17 @@ def average_option(arguments):
             value = argument.partition("=")[2]
         elif argument.startswith("-a") and not argument.startswith("--"):
             value = argument[2:]
-    try:
-        return int(value, 0) if value is not None else None
-    except ValueError:
+    if value is None:
         return None
+    # As nccl-tests reads it, strtol(value, NULL, 0): the longest number at
+    # its start, in the base its prefix says; none at all is 0.
+    found = re.match(r"\s*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)", value)
+    if not found:
+        return 0
+    digits = found.group(2)
+    number = int(digits, 16) if digits[:2].lower() == "0x" else \
+        int(digits, 8) if digits.startswith("0") else int(digits)
+    return -number if found.group(1) == "-" else number
 
 
 def split_refused(path, where, groups):

@@ -214,16 +214,24 @@ def run_model_code(path, what, call):
     except (KeyboardInterrupt, BadInput):
         raise
     except BaseException as error:  # SystemExit too: a model's sys.exit is not ours
-        # Where in the user's file it failed, not in torch.
-        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
-                 if os.path.abspath(frame.filename) == os.path.abspath(path)]
+        # Where in the user's code it failed, not in torch: the last line
+        # of the model file, or of a helper beside it that it called.
+        folder = os.path.dirname(os.path.abspath(path))
+        places = [(frame.filename, frame.lineno)
+                  for frame in traceback.extract_tb(error.__traceback__)
+                  if os.path.dirname(os.path.abspath(frame.filename)) == folder]
         said = str(error).splitlines()[0] if str(error) else ""
         if isinstance(error, SyntaxError):  # its str() names the file and line again
-            said, lines = error.msg, [error.lineno]
+            said, places = error.msg, [(error.filename or path, error.lineno)]
         if isinstance(error, SystemExit):
             said = f"the file called sys.exit({'' if error.code is None else repr(error.code)})"
+        where = ""
+        if places:
+            source, line = places[-1]
+            beside = os.path.abspath(source) != os.path.abspath(path)
+            where = f" ({os.path.basename(source)} line {line})" if beside else f" (line {line})"
         raise BadInput(f"--model-file {path}: {what}: {type(error).__name__}: {said}"
-                       + (f" (line {lines[-1]})" if lines else "")) from None
+                       + where) from None
 
 
 def from_file(path, num_classes, batch):

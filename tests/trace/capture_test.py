@@ -426,6 +426,10 @@ BAD_MODELS = [
                        "def build(n):\n    return M(n)\n",
      ["training failed at iteration 1, worker 0", "ValueError: a bad batch", "(line 11)"]),
     ("named-txt", None, None),
+    # Its helper beside it fails: the helper's file and line are named.
+    ("uses-helper", "from broken_helper import make\nINPUT = (1, 8)\ndef build(n):\n"
+                    "    return make(n)\n",
+     ["build(10) failed", "ValueError: broken helper", "(broken_helper.py line 2)"]),
     ("scripted", "import torch\nfrom torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
                  "    return torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(64, n)))\n",
      ["TorchScript module"]),
@@ -474,6 +478,8 @@ def model_file_refusals(scratch):
     failures = []
     cases = [(["--model-file", os.path.join(scratch, "missing.py")], ["missing.py",
                                                                        "no such file"])]
+    with open(os.path.join(scratch, "broken_helper.py"), "w") as stream:
+        stream.write("def make(n):\n    raise ValueError('broken helper')\n")
     for name, text, needles in BAD_MODELS:
         if text is None:  # named .txt: read as Python all the same (was a traceback)
             path = os.path.join(scratch, "named.txt")

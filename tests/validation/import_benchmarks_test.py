@@ -995,6 +995,10 @@ with tempfile.TemporaryDirectory() as tmp:
             ("JSON of --average=0", json_log("j-rank0", "allreduce", tail=lambda run: json.dumps(
                 {**run, "args": run["args"] + ["--average=0"]})),
              ["/args", "-a 0", "rank 0's time"]),
+            # As strtol reads it, nccl-tests took "2x" for 2.
+            ("JSON of -a 2x", json_log("j-min2x", "allreduce", tail=lambda run: json.dumps(
+                {**run, "args": run["args"] + ["-a", "2x"]})),
+             ["/args", "-a 2", "the fastest rank's time"]),
             # nccl-tests without MPI under mpirun: a 1-rank run per process.
             ("a 1-rank JSON run", json_log("j-one", "allreduce", devices=1),
              ["/config/devices", "one rank", "out.json.0"]),
