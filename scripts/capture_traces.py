@@ -191,7 +191,7 @@ def parameters_in_run_order(model, example):
     import copy
     import torch
 
-    from trace_tools.timing import timed_module_of, timed_modules
+    from trace_tools.timing import parameter_aliases, timed_module_of, timed_modules
 
     probe = copy.deepcopy(model).train()
     timed = timed_modules(probe)
@@ -216,11 +216,7 @@ def parameters_in_run_order(model, example):
     def run_at(name):
         return first_run.get(timed_module_of(name, names), never)
 
-    aliases = {}  # (named_parameters(remove_duplicate=False) is not in Debian's torch)
-    for module_name, module in model.named_modules(remove_duplicate=False):
-        for name, parameter in module.named_parameters(recurse=False):
-            aliases.setdefault(id(parameter), []).append(
-                f"{module_name}.{name}" if module_name else name)
+    aliases = parameter_aliases(model)
     # min() and sorted() are stable: ties keep named_parameters() order.
     named = [(min(aliases[id(parameter)], key=run_at), parameter)
              for _, parameter in model.named_parameters()]
@@ -379,7 +375,7 @@ def capture(args, staging):
     module_entries = []
     for name, forward_s, backward_s in timer.averages():
         # The trace's tensors of the module: a weight tied to another
-        # module's is the first one's (named_parameters() names it once).
+        # module's is the one's that runs first (parameters_in_run_order).
         own = sum(layer["params"] for layer in layers if layer["module"] == name)
         module_entries.append(dict(name=name, type=type(modules[name]).__name__, params=own,
                                    forward_s=forward_s, backward_s=backward_s))

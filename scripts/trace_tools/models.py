@@ -263,7 +263,8 @@ def from_file(path, num_classes, batch):
 
     import torch
     from script_input import BadInput
-    from trace_tools.timing import gradient_outputs, timed_module_of, timed_modules
+    from trace_tools.timing import (gradient_outputs, parameter_aliases, timed_module_of,
+                                    timed_modules)
 
     def refuse(why):
         raise BadInput(f"--model-file {path}: {why}")
@@ -350,9 +351,9 @@ def from_file(path, num_classes, batch):
         output = guarded(f"its forward pass on a batch of shape ({batch}, {channels}, {side}, "
                          f"{side}) failed", lambda: probe(torch.zeros(batch, channels, side, side)))
         if not isinstance(output, torch.Tensor) or tuple(output.shape) != (batch, num_classes):
-            gave = tuple(output.shape) if isinstance(output, torch.Tensor) else \
+            shape_given = tuple(output.shape) if isinstance(output, torch.Tensor) else \
                 f"a {type(output).__name__}"
-            refuse(f"its forward pass on {batch} images gave {gave}, not the ({batch}, "
+            refuse(f"its forward pass on {batch} images gave {shape_given}, not the ({batch}, "
                    f"{num_classes}) class scores the capture's loss takes")
         forward[0] = False
         guarded("its backward pass failed", lambda: output.float().sum().backward())
@@ -368,13 +369,10 @@ def from_file(path, num_classes, batch):
                f"{f' (and {len(unused) - 1} more)' if len(unused) > 1 else ''}: its "
                f"gradient would be 0 and its time nobody's")
     # A tied parameter is timed with whichever of its modules runs.
-    aliases = {}
-    for module_name, child in probe.named_modules(remove_duplicate=False):
-        for parameter_name, p in child.named_parameters(recurse=False):
-            full = f"{module_name}.{parameter_name}" if module_name else parameter_name
-            aliases.setdefault(id(p), []).append(timed[timed_module_of(full, timed)])
+    aliases = parameter_aliases(probe)
     outside = [parameter_name for parameter_name, p in trained
-               if not any(calls[owner] for owner in aliases[id(p)])]
+               if not any(calls[timed[timed_module_of(alias, timed)]]
+                          for alias in aliases[id(p)])]
     if outside:
         refuse(f"parameter {outside[0]} is used outside the forward of its module "
                f"{timed_module_of(outside[0], timed)} (as module.weight): the capture times a "

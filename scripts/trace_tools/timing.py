@@ -79,23 +79,42 @@ def timed_module_of(parameter_name, timed_names):
                 owner)
 
 
-def gradient_outputs(output, inputs=()):
-    """The tensors of a module's output that take a gradient, nested
-    tuples, lists, dicts and dataclasses walked: MultiheadAttention returns
-    the attention's output and its weights, an LSTM its output and (h_n,
-    c_n), of which a model may use any. Not a tensor the module was given
-    and returns as it is (nn.Identity, Dropout(p=0), Flatten of a flat
-    input): its gradient is the layer before's, whose backward it took."""
-    if isinstance(output, torch.Tensor):
-        given = any(output is tensor for tensor in gradient_outputs(inputs))
-        return [output] if output.requires_grad and not given else []
-    if isinstance(output, dict):
-        output = list(output.values())
-    elif dataclasses.is_dataclass(output) and not isinstance(output, type):
-        output = [getattr(output, field.name) for field in dataclasses.fields(output)]
-    if isinstance(output, (tuple, list)):
-        return [tensor for item in output for tensor in gradient_outputs(item, inputs)]
+def parameter_aliases(model):
+    """{id(parameter): every name it has in `model`}: a weight tied between
+    modules has a name in each (named_parameters() gives the first alone;
+    its remove_duplicate is not in Debian's torch)."""
+    aliases = {}
+    for module_name, module in model.named_modules(remove_duplicate=False):
+        for name, parameter in module.named_parameters(recurse=False):
+            aliases.setdefault(id(parameter), []).append(
+                f"{module_name}.{name}" if module_name else name)
+    return aliases
+
+
+def tensors_in(value):
+    """The tensors of a module's input or output, nested tuples, lists,
+    dicts and dataclasses walked."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = [getattr(value, field.name) for field in dataclasses.fields(value)]
+    if isinstance(value, (tuple, list)):
+        return [tensor for item in value for tensor in tensors_in(item)]
     return []
+
+
+def gradient_outputs(output, inputs=()):
+    """The tensors of a module's output that take a gradient:
+    MultiheadAttention returns the attention's output and its weights, an
+    LSTM its output and (h_n, c_n), of which a model may use any. Not a
+    tensor the module was given and returns as it is (nn.Identity,
+    Dropout(p=0), Flatten of a flat input): its gradient is the layer
+    before's, whose backward it took."""
+    given = {id(tensor) for tensor in tensors_in(inputs)}
+    return [tensor for tensor in tensors_in(output)
+            if tensor.requires_grad and id(tensor) not in given]
 
 
 class LayerTimer:
