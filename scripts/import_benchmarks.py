@@ -82,8 +82,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
 from script_input import (BadInput, Parser, bandwidth_ok, checked_size, integer_in,  # noqa: E402
-                          json_kind, latency_ok, read_json_object, refuse_output_over_inputs,
-                          run_script)
+                          is_json_number, json_kind, latency_ok, read_json_object,
+                          refuse_output_over_inputs, run_script)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
@@ -429,12 +429,9 @@ def parse_nccl_tests_json(path, text, in_place, kind):
     def fail(at, why):
         raise BadInput(f"{path}: {at}: {why}")
 
-    def number(value):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-
     def seconds_of(micros, size, at):
         # nccl-tests writes a NaN time as the string "nan".
-        if not number(micros):
+        if not is_json_number(micros):
             fail(at, "expected microseconds, got " + (repr(micros[:20]) if isinstance(micros, str)
                                                       else json_kind(micros)))
         return positive_seconds(path, size, micros, 1e-6)
@@ -526,7 +523,7 @@ def parse_nccl_tests_json(path, text, in_place, kind):
         if "cpu_time" in body:
             cputime_refused(path)
         misses = body.get("nwrong")
-        if number(misses) and misses > 0:
+        if is_json_number(misses) and misses > 0:
             fail(f"{at}/{placement}/nwrong", f"{misses:g}: the results were wrong, so its "
                                              f"times are not a run to compare with")
         seconds = seconds_of(body.get("time"), size, f"{at}/{placement}/time")

@@ -70,7 +70,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_figure_atomically  # noqa: E402
-from script_input import BadInput, Parser, json_kind, read_json_object, run_script  # noqa: E402
+from script_input import (BadInput, Parser, is_json_number, json_kind, read_json_object,  # noqa: E402
+                          run_script)
 
 # One colour and marker per compressor, in every figure. The first eight
 # colours are Okabe & Ito's colour-blind-safe set; deft and iwp take two of
@@ -164,7 +165,7 @@ def checked_value(where, key, value):
             parsed = float(value)
         except ValueError:
             raise BadInput(f"{where}: {key}: {value[:40]!r} is not a number")
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+    elif is_json_number(value):
         parsed = float(value)
     else:
         raise BadInput(f"{where}: {key}: expected a number, got {json_kind(value)}")
@@ -664,14 +665,13 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
             # as workers are added, its most workers' end marked larger.
             mine = sorted((r for r in here if (r["_name"], r["_variant"]) == variant),
                           key=lambda r: (r.get("workers", 0), r[x], r[column]))
-            ran = [(r.get("workers", 0), r[x], r[column]) for r in mine]
-            if not ran:
+            if not mine:
                 continue
             style = line_style(variant, variants)
-            axis.plot([p[1] for p in ran], [p[2] for p in ran], label=variant[1], **style)
+            axis.plot([r[x] for r in mine], [r[column] for r in mine], label=variant[1], **style)
             seeds_bars(axis, mine, x, column, style["color"])
-            if x != "workers" and len(ran) > 1:
-                axis.plot([ran[-1][1]], [ran[-1][2]], linestyle="none",
+            if x != "workers" and len(mine) > 1:
+                axis.plot([mine[-1][x]], [mine[-1][column]], linestyle="none",
                           markersize=2 * plt.rcParams["lines.markersize"],
                           **{k: v for k, v in style.items() if k != "linestyle"})
         if reference:
@@ -765,8 +765,9 @@ def seeds_bars(axis, rows, x, column, colour):
     def errors(key):
         if not any(spans[key]):
             return None
-        return [[r[key] - (span or (r[key], r[key]))[0] for r, span in zip(rows, spans[key])],
-                [(span or (r[key], r[key]))[1] - r[key] for r, span in zip(rows, spans[key])]]
+        bounds = [span or (r[key], r[key]) for r, span in zip(rows, spans[key])]
+        return [[r[key] - low for r, (low, _) in zip(rows, bounds)],
+                [high - r[key] for r, (_, high) in zip(rows, bounds)]]
 
     axis.errorbar([r[x] for r in rows], [r[column] for r in rows], xerr=errors(x),
                   yerr=errors(column), fmt="none", ecolor=colour, elinewidth=0.8, capsize=2,
@@ -905,7 +906,8 @@ STRAGGLER_COLOUR = "#888888"
 # pixels) is drawn in "compression, other": the legend listed eleven
 # kernels no bar showed.
 SMALLEST_KERNEL_SHARE = 0.01
-FOLDED_LABEL = "compression, other (kernels each under 1% of the tallest bar)"
+FOLDED_LABEL = f"compression, other (kernels each under {SMALLEST_KERNEL_SHARE:.0%} of the " \
+               f"tallest bar)"
 
 
 def breakdown_segments(rows, kernels, folded=False):

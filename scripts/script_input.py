@@ -88,6 +88,11 @@ def integer_in(low, high):
     return parse
 
 
+def is_json_number(value):
+    """A JSON number as json.loads gives it: an int or a float, not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def json_kind(value):
     """A JSON value's type as a message names it."""
     if value is None:
