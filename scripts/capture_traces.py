@@ -179,42 +179,37 @@ def save(path, array):
         raise WriteError(path, error) from error
 
 
-def parameters_in_run_order(model, example):
+def parameters_in_run_order(model, example, layout=None):
     """[(name, parameter)] of the model, each parameter once, in the order
-    the forward pass first runs the modules timed for them
-    (timing.timed_modules; those it never runs last), a module's tensors
-    together: gcsim reads a trace's tensors in that order. A weight tied
-    between modules goes by the name of the one that runs first (its
-    gradient is complete only after that module's backward), whichever was
-    defined first. Found on a copy of the model, torch's random state kept,
-    so the training the capture records is untouched."""
+    of the forward pass's layers (timing.Layout; LayerTimer.layer_order:
+    the timed modules as the pass first runs them, a split module's own
+    parameters where their gradient falls in the backward; layers that
+    never run last), a layer's tensors together: gcsim reads a trace's
+    tensors in that order. A weight tied between modules goes by the name
+    of the one that runs first (its gradient is complete only after that
+    module's backward), whichever was defined first. Found by a forward
+    and backward pass on a copy of the model, torch's random state kept,
+    so the training the capture records is untouched. `layout` is the
+    model's (by default found by a pass: timing.modules_run)."""
     import copy
     import torch
 
-    from trace_tools.timing import parameter_aliases, timed_module_of, timed_modules
+    from trace_tools.timing import LayerTimer, Layout, modules_run, parameter_aliases
 
+    ran = layout.ran if layout else modules_run(model, example)
+    layout = Layout(model, ran)
     probe = copy.deepcopy(model).train()
-    timed = timed_modules(probe)
-    first_run = {}
-
-    def ran(name):
-        def hook(module, inputs, output):  # returns None: a value would replace the output
-            first_run.setdefault(name, len(first_run))
-        return hook
-
-    handles = [module.register_forward_hook(ran(name)) for name, module in timed]
+    timer = LayerTimer(probe, layout=Layout(probe, ran))
     state = torch.get_rng_state()
     try:
-        probe(example)  # with gradients: a model may take some in its forward
+        timer.run(probe, lambda output, _: output.float().sum(), example, None)
     finally:
         torch.set_rng_state(state)
-        for handle in handles:
-            handle.remove()
-    names = [name for name, _ in timed]
-    never = len(names)
+    order = {name: position for position, name in enumerate(timer.layer_order())}
+    never = len(order)
 
     def run_at(name):
-        return first_run.get(timed_module_of(name, names), never)
+        return order.get(layout.layer_of(name), never)
 
     aliases = parameter_aliases(model)
     # min() and sorted() are stable: ties keep named_parameters() order.
@@ -241,7 +236,7 @@ def capture(args, staging):
     import torch.nn.functional as F
 
     from trace_tools import data, models
-    from trace_tools.timing import LayerTimer, timed_module_of, timed_modules
+    from trace_tools.timing import LayerTimer, Layout, modules_run
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -274,22 +269,24 @@ def capture(args, staging):
     # made a trace gcsim refuses; the shipped ones define them in run order.
     # Frozen parameters have no gradient to send: not in the trace, as DDP
     # leaves them out of its buckets.
+    example = x_train[:args.micro_batch]
+    layout = Layout(model, running("its forward pass on the data set failed",
+                                   lambda: modules_run(model, example)))
     named = [(name, p) for name, p in running(
-        "its forward pass on the data set failed",
-        lambda: parameters_in_run_order(model, x_train[:args.micro_batch])) if p.requires_grad]
+        "its forward and backward pass on the data set failed",
+        lambda: parameters_in_run_order(model, example, layout)) if p.requires_grad]
     params = [p for _, p in named]
-    # A tensor's module is the one timed for it: its own, or the module
-    # holding parameters beside children that it lies in (MultiheadAttention).
-    timed = [name for name, _ in timed_modules(model)]
+    # A tensor's module is the layer timed for it: its own, the module
+    # holding parameters beside children that it lies in (MultiheadAttention),
+    # or a split module's own parameters (timing.Layout).
     layers, offset = [], 0
     for name, p in named:
-        layers.append(dict(name=name, module=timed_module_of(name, timed), shape=list(p.shape),
+        layers.append(dict(name=name, module=layout.layer_of(name), shape=list(p.shape),
                            params=p.numel(), offset=offset))
         offset += p.numel()
     total = offset
-    modules = dict(model.named_modules())
 
-    timer = LayerTimer(model)
+    timer = LayerTimer(model, layout=layout)
     model.train()
     order = rng.permutation(len(y_train))
     cursor = 0
@@ -377,8 +374,8 @@ def capture(args, staging):
         # The trace's tensors of the module: a weight tied to another
         # module's is the one's that runs first (parameters_in_run_order).
         own = sum(layer["params"] for layer in layers if layer["module"] == name)
-        module_entries.append(dict(name=name, type=type(modules[name]).__name__, params=own,
-                                   forward_s=forward_s, backward_s=backward_s))
+        module_entries.append(dict(name=name, type=type(layout.modules[name]).__name__,
+                                   params=own, forward_s=forward_s, backward_s=backward_s))
     timed_names = {entry["name"] for entry in module_entries}
     unrun = [layer["module"] for layer in layers if layer["module"] not in timed_names]
     if unrun:

@@ -213,8 +213,11 @@ def describe(name, build, shape, dataset, sample_unit):
         # Every recorded module owns weights: the gradient with respect to its
         # input and the one with respect to its weights, each about a forward's.
         backward = 2 * flops
-        layers.append({"name": names[module], "kind": kind, "parameters": params,
-                       "forward_flops": flops, "backward_flops": backward})
+        # The model's own parameters (a class token) are named after its
+        # class, as a trace names them (trace_tools.timing.Layout).
+        layers.append({"name": names[module] or type(module).__name__, "kind": kind,
+                       "parameters": params, "forward_flops": flops,
+                       "backward_flops": backward})
     total = sum(p.numel() for p in model.parameters())
     counted = sum(layer["parameters"] for layer in layers)
     if counted != total:

@@ -246,12 +246,15 @@ def from_file(path, num_classes, batch):
     code fails or exits, a model without trainable parameters, a forward
     or backward pass that fails, an output that is not (batch,
     num_classes), trainable parameters it never uses, and parameters whose
-    time the capture cannot measure: held by the model itself, used
-    outside the forward of the module that is timed for them
-    (timing.timed_modules: a module without children, or one holding
-    parameters beside children, as MultiheadAttention does, timed whole),
-    or whose module's output takes no gradient in the forward (gradient
-    checkpointing); and a TorchScript module, which takes no hooks. Lazy
+    time the capture cannot measure: used outside the forward of the
+    module that is timed for them (timing.Layout: a module without
+    children, or one holding parameters beside children the pass does not
+    all call, as MultiheadAttention does, timed whole; parameters of a
+    module beside children it calls, as the model's own, a layer of their
+    own), or whose module's output takes no gradient in the forward
+    (gradient checkpointing); a module named as the model's class, the
+    name of the model's own parameters' layer; and a TorchScript module,
+    which takes no hooks. Lazy
     layers get their shapes from a first pass, in eval mode. Made ready to
     time as the shipped models are: activations and dropouts
     out of place (no_inplace), and a module without parameters that a pass
@@ -263,8 +266,7 @@ def from_file(path, num_classes, batch):
 
     import torch
     from script_input import BadInput
-    from trace_tools.timing import (gradient_outputs, parameter_aliases, timed_module_of,
-                                    timed_modules)
+    from trace_tools.timing import Layout, gradient_outputs, parameter_aliases
 
     def refuse(why):
         raise BadInput(f"--model-file {path}: {why}")
@@ -312,16 +314,14 @@ def from_file(path, num_classes, batch):
             model.train()
     if not any(p.requires_grad for p in model.parameters()):
         refuse("the model has no trainable parameters: nothing to train or compress")
-    held = [n for n, p in model.named_parameters(recurse=False) if p.requires_grad]
-    if held:
-        refuse(f"the model itself ({type(model).__name__}) holds parameters ({', '.join(held)}):"
-               f" the capture times modules, not the model; give them a module of their own "
-               f"whose forward uses them (a learnable scale, a class token)")
+    if owns_parameters(model) and any(name == type(model).__name__
+                                      for name, _ in model.named_modules()):
+        refuse(f"a module is named {type(model).__name__}, as the model's class, whose name "
+               f"the trace gives the model's own parameters; rename it")
     # The checks run on a copy, torch's random state kept: the training the
     # capture records starts from the model as built.
     probe = guarded("it cannot be copied for the checks before training",
                     lambda: copy.deepcopy(model).train())
-    timed = dict(timed_modules(probe))
     names = {}
     for module_name, child in probe.named_modules(remove_duplicate=False):
         names.setdefault(child, []).append(module_name)
@@ -345,7 +345,7 @@ def from_file(path, num_classes, batch):
             took[child] = took.get(child, False) or bool(gradient_outputs(output, inputs))
 
     handles = [child.register_forward_pre_hook(ran) for child in names] + \
-        [child.register_forward_hook(gave) for child in timed.values()]
+        [child.register_forward_hook(gave) for child in names]
     state = torch.get_rng_state()
     try:
         output = guarded(f"its forward pass on a batch of shape ({batch}, {channels}, {side}, "
@@ -368,14 +368,19 @@ def from_file(path, num_classes, batch):
         refuse(f"its forward pass (the check's) never uses parameter {unused[0]}"
                f"{f' (and {len(unused) - 1} more)' if len(unused) > 1 else ''}: its "
                f"gradient would be 0 and its time nobody's")
+    # Which modules are timed, and which split (their own parameters a
+    # layer of their own), follows from which ones the pass called.
+    layout = Layout(probe, {module_name for child, count in calls.items() if count
+                            for module_name in names[child]})
+    timed = dict(layout.timed)
     # A tied parameter is timed with whichever of its modules runs.
     aliases = parameter_aliases(probe)
     outside = [parameter_name for parameter_name, p in trained
-               if not any(calls[timed[timed_module_of(alias, timed)]]
+               if not any(calls[layout.modules[layout.layer_of(alias)]]
                           for alias in aliases[id(p)])]
     if outside:
         refuse(f"parameter {outside[0]} is used outside the forward of its module "
-               f"{timed_module_of(outside[0], timed)} (as module.weight): the capture times a "
+               f"{layout.layer_of(outside[0])} (as module.weight): the capture times a "
                f"module by its forward calls, so its time would be nobody's; use it in a "
                f"module's forward")
     untimed = [module_name for module_name, child in timed.items()
@@ -385,9 +390,9 @@ def from_file(path, num_classes, batch):
         refuse(f"the output of module {untimed[0]} takes no gradient in the forward pass "
                f"(gradient checkpointing, or no_grad in a forward): its backward, recomputed "
                f"later, cannot be timed; capture without checkpointing")
-    # A module timed whole (its own parameters beside children) over
-    # children that hold parameters and run: one layer where a reader may
-    # expect several. Said, not refused.
+    # A module timed whole (its own parameters beside children, not all of
+    # which the pass called) over children that hold parameters and run:
+    # one layer where a reader may expect several. Said, not refused.
     for module_name, child in timed.items():
         inner = [inner_name for inner_name, inner in child.named_modules()
                  if inner_name and calls.get(inner) and any(True for _ in inner.parameters())]

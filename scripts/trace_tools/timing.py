@@ -1,17 +1,22 @@
 """Per-layer forward and backward time, measured with module hooks.
 
 Forward: a forward pre-hook and a forward hook on every leaf module (and
-on a module holding parameters beside children, such as MultiheadAttention,
-timed whole: timed_modules) read time.perf_counter() just before and just
-after the module runs; the difference is the module's forward time (summed
-over calls if a module runs more than once).
+on a module holding parameters beside children it does not all call, such
+as MultiheadAttention, timed whole: Layout) read time.perf_counter() just
+before and just after the module runs; the difference is the module's
+forward time (summed over calls if a module runs more than once). A module
+holding parameters beside children it calls (a model's class token, a
+block's layer scale) is split: its own parameters are a layer whose forward
+time is the module's less its timed calls.
 
 Backward: the forward hook registers a gradient hook on the module's output.
 It fires when the gradient with respect to that output is complete, which is
-the moment autograd can start the module's own backward. The events arrive
-in time order; a module's backward time is the interval from its event to
-the next event (the next module's output gradient being ready), and the last
-interval ends when loss.backward() returns. On a CPU autograd runs one node
+the moment autograd can start the module's own backward (a split module's
+own layer: a gradient hook on its parameters, when the first of their
+gradients is computed). The events arrive in time order; a module's
+backward time is the interval from its event to the next event (the next
+module's output gradient being ready), and the last interval ends when
+loss.backward() returns. On a CPU autograd runs one node
 at a time, so these intervals partition the backward pass: each holds the
 module's input-gradient and weight-gradient kernels (and the few unhooked
 operations between modules, such as residual additions).
@@ -27,6 +32,8 @@ import dataclasses
 import time
 
 import torch
+
+from trace_tools.models import owns_parameters
 
 
 class CpuClock:
@@ -57,26 +64,89 @@ class CudaClock:
         torch.cuda.synchronize()
 
 
-def timed_modules(model):
-    """[(name, module)] the timer hooks, in definition order: the modules
-    without children, except inside a module that holds parameters of its
-    own beside children (MultiheadAttention: its input projection, and an
-    out_proj child it never calls but uses), which is timed whole, its
-    children's parameters its own. The model itself is never one."""
-    whole = [name for name, module in model.named_modules()
-             if name and any(True for _ in module.parameters(recurse=False))
-             and any(True for _ in module.children())]
-    return [(name, module) for name, module in model.named_modules()
-            if name and not any(name.startswith(outer + ".") for outer in whole)
-            and (name in whole or not any(True for _ in module.children()))]
+def _has_children(module):
+    return any(True for _ in module.children())
 
 
-def timed_module_of(parameter_name, timed_names):
-    """The timed module (timed_modules' name) a parameter's time goes to:
-    its own module, or the one it lies inside."""
-    owner = parameter_name.rpartition(".")[0]
-    return next((name for name in timed_names if owner == name or owner.startswith(name + ".")),
-                owner)
+class Layout:
+    """Which modules a capture times, and the layer each parameter's time
+    and gradient go to. Timed by their forward calls (`timed`): the modules
+    without children, and a module holding parameters of its own beside
+    children that a pass does not all call, timed whole, its children's
+    parameters its own (MultiheadAttention: its input projection, and an
+    out_proj it uses without calling). A module holding parameters beside
+    children that a pass does call (torchvision's ViT encoder and its
+    pos_embedding, ConvNeXt's layer-scaled blocks, a model's class token)
+    is split (`split`): its children timed as theirs, its own parameters a
+    layer of their own, named after it (the model itself after its class),
+    whose forward time is the module's less its timed calls and whose
+    backward starts when the first of its parameters' gradients is
+    computed. `ran` holds the names of the modules a forward pass called
+    (modules_run); without it every such module is timed whole, as before
+    a pass can tell (time_models_cuda.py's shipped models hold none)."""
+
+    def __init__(self, model, ran=None):
+        modules = dict(model.named_modules())
+        self.ran = ran
+        self.root_name = type(model).__name__  # a name for the model's own parameters
+
+        def accounted(module):
+            # Its parameters have a timed call: its own module ran, or it
+            # holds none of its own and its children are accounted for.
+            if owns_parameters(module):
+                return ran is not None and id(module) in ran_ids
+            return all(accounted(child) for child in module.children())
+
+        every_name = dict(model.named_modules(remove_duplicate=False))  # a shared one's too
+        ran_ids = {id(every_name[name]) for name in (ran or ()) if name in every_name}
+        holders = [name for name, module in modules.items()
+                   if owns_parameters(module) and _has_children(module)]
+        # The model itself is never timed whole: its own parameters are split.
+        split = [name for name in holders
+                 if not name or all(accounted(child) for child in modules[name].children())]
+        whole = [name for name in holders if name not in split]
+
+        def inside(name, outer):
+            return not outer or name.startswith(outer + ".")
+
+        # A split module inside a whole one is the whole one's.
+        split = [name for name in split if not any(inside(name, outer) for outer in whole)]
+        self.timed = [(name, module) for name, module in modules.items()
+                      if name and not any(inside(name, outer) for outer in whole)
+                      and (name in whole or not _has_children(module))]
+        self.split = [(name or self.root_name, modules[name]) for name in split]
+        self.names = [name for name, _ in self.timed] + [name for name, _ in self.split]
+        self.modules = dict(self.timed + self.split)
+
+    def layer_of(self, parameter_name):
+        """The layer (a timed module, or a split module's own parameters)
+        whose time a parameter's is: the innermost of them it lies in."""
+        owner = parameter_name.rpartition(".")[0]
+        while owner:
+            if owner in self.modules:
+                return owner
+            owner = owner.rpartition(".")[0]
+        return self.root_name
+
+
+def modules_run(model, example):
+    """The names of the modules a forward pass of `model` on `example`
+    calls (for Layout), found on a copy, torch's random state kept."""
+    import copy
+
+    probe = copy.deepcopy(model).train()
+    called = set()
+    handles = [module.register_forward_pre_hook(
+        lambda module, inputs, name=name: called.add(name))
+        for name, module in probe.named_modules(remove_duplicate=False)]
+    state = torch.get_rng_state()
+    try:
+        probe(example)  # with gradients: a model may take some in its forward
+    finally:
+        torch.set_rng_state(state)
+        for handle in handles:
+            handle.remove()
+    return frozenset(called)
 
 
 def parameter_aliases(model):
@@ -118,7 +188,7 @@ def gradient_outputs(output, inputs=()):
 
 
 class LayerTimer:
-    def __init__(self, model, clock=None):
+    def __init__(self, model, clock=None, layout=None):
         self.clock = clock or CpuClock()
         self.order = []  # timed module names in first-execution order
         self.forward_s = {}
@@ -127,13 +197,29 @@ class LayerTimer:
         self.forward_total_s = 0.0
         self.backward_total_s = 0.0
         self._active = False
+        self._backward_active = False
         self._calls = []
         self._open = []  # timed calls under way: a shared module run inside another counts there
+        self._frames = []  # split modules' calls under way: [name, begin, end, [timed spans]]
+        self._split_calls = []
         self._grad_events = []
+        self._own_fired = set()
+        # A split module's own layer goes, in the forward order, after the
+        # timed module whose backward follows its parameters' gradients
+        # (None: first): [(layer, that module)] in backward order.
+        self._anchors = []
         self._handles = []
-        for name, module in timed_modules(model):
+        layout = layout or Layout(model)
+        for name, module in layout.timed:
             self._handles.append(module.register_forward_pre_hook(self._pre(name)))
             self._handles.append(module.register_forward_hook(self._post(name)))
+        for name, module in layout.split:
+            self._handles.append(module.register_forward_pre_hook(self._enter(name)))
+            self._handles.append(module.register_forward_hook(self._leave(name)))
+            hook = self._own_grad(name)
+            for parameter in module.parameters(recurse=False):
+                if parameter.requires_grad:
+                    self._handles.append(parameter.register_hook(hook))
 
     def _pre(self, name):
         def hook(module, inputs):
@@ -155,11 +241,31 @@ class LayerTimer:
             call = self._calls[-1]
             assert call[0] == name, "an outermost timed call ends where it began"
             call[2] = now
+            if self._frames:  # not the split module's own time
+                self._frames[-1][3].append((call[1], now))
             # The first of its outputs' gradients to be complete starts the
             # module's backward, whichever the model used.
             hook = self._grad(name)
             for tensor in gradient_outputs(output, inputs):
                 tensor.register_hook(hook)
+        return hook
+
+    def _enter(self, name):
+        def hook(module, inputs):
+            if self._active and not self._open:
+                self._frames.append([name, self.clock.mark(), None, []])
+        return hook
+
+    def _leave(self, name):
+        def hook(module, inputs, output):
+            if not self._active or self._open:
+                return
+            frame = self._frames.pop()
+            assert frame[0] == name, "a split module's call ends where it began"
+            frame[2] = self.clock.mark()
+            self._split_calls.append(frame)
+            if self._frames:
+                self._frames[-1][3].append((frame[1], frame[2]))
         return hook
 
     def _grad(self, name):
@@ -173,16 +279,29 @@ class LayerTimer:
                 self._grad_events.append((self.clock.mark(), name))
         return hook
 
+    def _own_grad(self, name):
+        def hook(grad):
+            # The first of the module's own parameters' gradients this pass.
+            if self._backward_active and name not in self._own_fired:
+                self._own_fired.add(name)
+                self._grad_events.append((self.clock.mark(), name))
+        return hook
+
     def run(self, model, loss_fn, x, y, forward_context=contextlib.nullcontext):
         """One forward and backward pass, timed; returns the loss tensor.
         The forward pass runs inside forward_context() (torch.autocast, say)."""
         self._active, self._calls, self._open, self._grad_events = True, [], [], []
+        self._frames, self._split_calls, self._own_fired = [], [], set()
         start = self.clock.mark()
         with forward_context():
             loss = loss_fn(model(x), y)
         forward_end = self.clock.mark()
         self._active = False
-        loss.backward()
+        self._backward_active = True
+        try:
+            loss.backward()
+        finally:
+            self._backward_active = False
         backward_end = self.clock.mark()
         self.clock.wait()
         seconds = self.clock.seconds
@@ -194,6 +313,16 @@ class LayerTimer:
                 self.backward_s[name] = 0.0
             self.forward_s[name] += seconds(begin, end)
         events = self._grad_events
+        placed = {layer for layer, _ in self._anchors}
+        for i, (_, name) in enumerate(events):
+            if name in self._own_fired and name not in placed:
+                following = [later for _, later in events[i + 1:] if later not in self._own_fired]
+                self._anchors.append((name, following[0] if following else None))
+                self.forward_s[name] = 0.0
+                self.backward_s[name] = 0.0
+        for name, begin, end, inner in self._split_calls:
+            if name in self.forward_s:
+                self.forward_s[name] += seconds(begin, end) - sum(seconds(b, e) for b, e in inner)
         for i, (mark, name) in enumerate(events):
             following = events[i + 1][0] if i + 1 < len(events) else backward_end
             self.backward_s[name] += seconds(mark, following)
@@ -202,7 +331,18 @@ class LayerTimer:
         self.samples += 1
         return loss
 
+    def layer_order(self):
+        """The layers in the order of the forward pass: the timed modules
+        in first-execution order, a split module's own layer after the
+        timed module whose backward follows its gradient's."""
+        after = {}
+        for layer, anchor in reversed(self._anchors):  # in forward order
+            after.setdefault(anchor, []).append(layer)
+        return after.get(None, []) + [layer for name in self.order
+                                      for layer in [name] + after.get(name, [])]
+
     def averages(self):
-        """Per-module mean seconds per micro-batch, in execution order."""
+        """Per-layer mean seconds per micro-batch, in layer_order()."""
         n = max(self.samples, 1)
-        return [(name, self.forward_s[name] / n, self.backward_s[name] / n) for name in self.order]
+        return [(name, self.forward_s[name] / n, self.backward_s[name] / n)
+                for name in self.layer_order()]

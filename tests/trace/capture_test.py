@@ -132,8 +132,21 @@ def main(out):
     # A vision transformer of one's own: PyTorch's MultiheadAttention, which
     # holds its input projection beside an out_proj it uses without calling
     # it, is timed whole, its four tensors its own (it was refused, its
-    # time nobody's); the C++ test checks its gradients as for "a".
+    # time nobody's); the C++ test checks its gradients as for "a". Its
+    # class token on the model (refused before) and positions beside the
+    # norm they feed are layers of their own, after the patches they follow.
     vit = capture(os.path.join(out, "vit"), "--model-file", OWN_VIT, *steps)
+    first = [(layer["name"], layer["module"]) for layer in vit["layers"][:6]]
+    own = [(m["name"], m["type"], m["params"]) for m in vit["modules"][1:4]]
+    if first != [("patch.weight", "patch"), ("patch.bias", "patch"), ("cls", "TinyViT"),
+                 ("tokens.pos", "tokens"), ("tokens.norm.weight", "tokens.norm"),
+                 ("tokens.norm.bias", "tokens.norm")] \
+            or own != [("TinyViT", "TinyViT", 16), ("tokens", "Tokens", 272),
+                       ("tokens.norm", "LayerNorm", 32)] \
+            or not all(m["forward_s"] > 0 for m in vit["modules"][1:3]):
+        failures.append(f"--model-file, a ViT's own parameters: tensors {first}, modules {own} "
+                        f"({vit['modules'][1:3]}); expected the class token (TinyViT, 16) and "
+                        f"positions (tokens, 272) after the patches, each a layer timed")
     attention = [layer["name"] for layer in vit["layers"]
                  if layer["module"] == "encoder.self_attn"]
     timed = {m["name"]: m for m in vit["modules"]}
@@ -161,6 +174,7 @@ def in_process_checks():
     import capture_traces
     import torch
     from trace_tools import data
+    from trace_tools import timing
     from trace_tools.timing import LayerTimer
 
     failures = []
@@ -277,6 +291,58 @@ def in_process_checks():
     if timer.averages() != [("lstm", 1, 1), ("head", 1, 1)]:
         failures.append(f"LayerTimer on an LSTM read at h_n: {timer.averages()}, expected "
                         f"lstm 1/1, head 1/1")
+
+    # Parameters of a module beside children it calls (a ViT's class token
+    # on the model, a block's layer scale after its layers): a layer of
+    # their own, named after the module (the model after its class), timed
+    # as the module less its timed calls, placed where their gradient falls
+    # in the backward. They were refused (on the model) or made the whole
+    # block one layer.
+    class LayerScaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner, self.scale = torch.nn.Linear(2, 2), torch.nn.Parameter(torch.ones(2))
+
+        def forward(self, x):
+            return self.inner(x) * self.scale
+
+    class Tempered(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.temperature = torch.nn.Parameter(torch.ones(1))
+            self.a, self.block, self.b = (torch.nn.Linear(2, 2), LayerScaled(),
+                                          torch.nn.Linear(2, 1))
+
+        def forward(self, x):
+            return self.b(self.block(self.a(x * self.temperature)))
+
+    model = Tempered()
+    x, y = torch.ones(3, 2), torch.zeros(3, 1)
+    layout = timing.Layout(model, timing.modules_run(model, x))
+    timer = LayerTimer(model, Ticks(), layout)
+    timer.run(model, lambda out, y: ((out - y) ** 2).mean(), x, y)
+    # Forward: the model's 9 ticks less a's, the block's (3) and b's; the
+    # block's 3 less its inner's. Backward: one tick from each event, the
+    # scale's gradient before the inner layer's backward, the temperature's
+    # last of all (so first in the forward order).
+    expected = [("Tempered", 4, 1), ("a", 1, 1), ("block.inner", 1, 1), ("block", 2, 1),
+                ("b", 1, 1)]
+    if timer.averages() != expected:
+        failures.append(f"LayerTimer on parameters beside children: {timer.averages()}, "
+                        f"expected {expected}")
+    ordered = [name for name, _ in capture_traces.parameters_in_run_order(model, x)]
+    layers = [layout.layer_of(name) for name in ordered]
+    if ordered != ["temperature", "a.weight", "a.bias", "block.inner.weight", "block.inner.bias",
+                   "block.scale", "b.weight", "b.bias"] \
+            or layers != ["Tempered", "a", "a", "block.inner", "block.inner", "block", "b", "b"]:
+        failures.append(f"parameters in run order, beside children: {ordered} in {layers}")
+    # A module that holds parameters beside a child it does not call
+    # (MultiheadAttention's out_proj) is timed whole, its child's its own.
+    whole = timing.Layout(torch.nn.Sequential(torch.nn.MultiheadAttention(4, 2)),
+                          {"", "0"})
+    if [name for name, _ in whole.timed] != ["0"] or whole.split \
+            or whole.layer_of("0.out_proj.weight") != "0":
+        failures.append(f"MultiheadAttention: timed {whole.timed}, split {whole.split}")
     return failures
 
 
@@ -387,14 +453,15 @@ BAD_MODELS = [
     ("no-parameters", "from torch import nn\nINPUT = (1, 8)\ndef build(n):\n"
                       "    return nn.Flatten()\n", ["no trainable parameters"]),
     ("exits", "import sys\nsys.exit()\n", ["failed to run", "called sys.exit()", "(line 2)"]),
-    ("own-parameter", "import torch\nfrom torch import nn\nINPUT = (1, 8)\n"
-                      "class M(nn.Module):\n    def __init__(self, n):\n"
-                      "        super().__init__()\n        self.out = nn.Linear(64, n)\n"
-                      "        self.temperature = nn.Parameter(torch.ones(1))\n"
-                      "    def forward(self, x):\n"
-                      "        return self.out(x.flatten(1)) / self.temperature\n"
-                      "def build(n):\n    return M(n)\n",
-     ["the model itself (M) holds parameters (temperature)", "a module of their own"]),
+    # Its temperature's layer would be named M, as its module M is.
+    ("named-as-class", "import torch\nfrom torch import nn\nINPUT = (1, 8)\n"
+                       "class M(nn.Module):\n    def __init__(self, n):\n"
+                       "        super().__init__()\n        self.M = nn.Linear(64, n)\n"
+                       "        self.temperature = nn.Parameter(torch.ones(1))\n"
+                       "    def forward(self, x):\n"
+                       "        return self.M(x.flatten(1)) / self.temperature\n"
+                       "def build(n):\n    return M(n)\n",
+     ["a module is named M, as the model's class", "rename it"]),
     ("used-outside", "from torch import nn\nINPUT = (1, 8)\nclass M(nn.Module):\n"
                      "    def __init__(self, n):\n        super().__init__()\n"
                      "        self.pos = nn.Embedding(64, 1)\n        self.out = nn.Linear(64, n)\n"
@@ -416,13 +483,14 @@ BAD_MODELS = [
                    "        return self.out(x.flatten(1))\n"
                    "def build(n):\n    return M(n)\n",
      ["its test in eval mode on 4 images failed", "AssertionError: no eval", "(line 8)"]),
-    # Its fifth pass fails: the checks' two, then iteration 0's two workers.
+    # Its sixth pass fails: the checks' three (the model file's, the
+    # modules a pass calls, the layers' order), then iteration 0's two workers.
     ("training-fails", "from torch import nn\nINPUT = (1, 8)\nPASSES = [0]\n"
                        "class M(nn.Module):\n"
                        "    def __init__(self, n):\n        super().__init__()\n"
                        "        self.out = nn.Linear(64, n)\n    def forward(self, x):\n"
                        "        PASSES[0] += 1\n"
-                       "        if PASSES[0] == 5:\n            raise ValueError('a bad batch')\n"
+                       "        if PASSES[0] == 6:\n            raise ValueError('a bad batch')\n"
                        "        return self.out(x.flatten(1))\n"
                        "def build(n):\n    return M(n)\n",
      ["training failed at iteration 1, worker 0", "ValueError: a bad batch", "(line 11)"]),
@@ -443,7 +511,7 @@ BAD_MODELS = [
                      "        return self.out(checkpoint(self.mid, self.first(x.flatten(1))))\n"
                      "def build(n):\n    return M(n)\n",
      ["the output of module mid takes no gradient", "gradient checkpointing"]),
-    # Its branch runs in the two checks' passes, then never: a trace with
+    # Its branch runs in the checks' first two passes, then never: a trace with
     # no time for it, which gcsim refused.
     ("branch-stops", "from torch import nn\nINPUT = (1, 8)\nRUNS = [0]\n"
                      "class M(nn.Module):\n"
