@@ -57,7 +57,9 @@ or an "Out of bounds values: N FAILED" line, rows whose redop and root
 columns are another collective's, an allreduce's rows whose size is not
 their count's elements (a reduce_scatter's is ranks times that; checked
 where the table has count and a type nccl-tests names), or a
-"Collective test starting:" line naming another program; a run of
+"Collective test starting:" line naming another program; a log without
+the "# Avg bus bandwidth" line that ends every finished run (a run that
+died, or a log cut short: its last row may be cut in its time); a run of
 grouped collectives (`agg iters` above 1: -m N times N collectives
 launched as one) or of cputime (-C 1: the launch's time), where the
 header says so (logs before nccl-tests 2.13 print neither agg iters nor
@@ -403,6 +405,7 @@ def parse_nccl_tests_text(path, lines, in_place, kind):
         said = {key: words[columns[key]] if columns.get(key) is not None
                 and columns[key] < len(words) else None for key in NCCL_ROW_COLUMNS}
         check_row_is(path, f"line {number}", kind, size, said)
+        last_row = number
         if size != 0:  # nccl-tests prints 0-byte rows for sizes below one element
             rows.append(Row(positive_bytes(path, size), positive_seconds(path, size, micros, 1e-6),
                             iterations and iterations * launches, None,
@@ -410,6 +413,12 @@ def parse_nccl_tests_text(path, lines, in_place, kind):
     if not rows:
         raise BadInput(f"{path}: no result rows (is this the output of an nccl-tests *_perf "
                        f"program?)")
+    # Every finished run ends its table with this line; without it the run
+    # died or the log was cut, and its last row may be cut in its time.
+    if not any(re.match(r"#\s*Avg bus bandwidth\s*:", line) for line in lines):
+        raise BadInput(f"{path}: no '# Avg bus bandwidth' line after its table: the run did not "
+                       f"finish or the log was cut (its last row, line {last_row}, may be cut "
+                       f"too); import a finished run's whole output")
     return len(numbers), rows
 
 

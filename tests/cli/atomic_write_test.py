@@ -259,6 +259,8 @@ NCCL_LOG = """\
      1048576        262144     float     sum      -1    900.0    1.00    1.00      0    900.0
      2097152        524288     float     sum      -1   1700.0    1.00    1.00      0   1700.0
      4194304       1048576     float     sum      -1   3300.0    1.00    1.00      0   3300.0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 1.00
 """
 
 

@@ -434,6 +434,11 @@ with tempfile.TemporaryDirectory() as tmp:
         if line.startswith(row) else line for line in allreduce_text.splitlines()])
     failed = write_lines(os.path.join(tmp, "failed.log"), allreduce_text.replace(
         "# Out of bounds values : 0 OK", "# Out of bounds values : 4096 FAILED").splitlines())
+    # A run that died at its third size, the row it was printing cut in its
+    # time column (2 of "25.4"): imported, its last point was 2 us.
+    died = allreduce_text.splitlines()
+    died = died[:died.index(next(line for line in died if line.startswith(row)))]
+    died = write_lines(os.path.join(tmp, "died.log"), died + [row + "     float     sum      -1 2"])
     named = write_lines(os.path.join(tmp, "named.log"), [
         "# Collective test starting: all_gather_perf", *allgather_text.splitlines()])
     # reduce_perf's rows (redop sum, root 0) given as broadcast=; an in-place
@@ -517,6 +522,9 @@ with tempfile.TemporaryDirectory() as tmp:
              ["wrong-rows.log", f"size {SIZES[2]}: #wrong is 4096"]),
             ("a run that failed its check", ["nccl-tests", f"allreduce={failed}", *star],
              ["failed.log", "4096 FAILED"]),
+            ("a run that did not finish", ["nccl-tests", f"allreduce={died}", *star],
+             ["died.log", "no '# Avg bus bandwidth' line", "did not finish",
+              f"line {len(open(died).read().splitlines())}"]),
             ("wrong in-place results, --in-place", ["nccl-tests", f"allreduce={in_place_wrong}",
                                                     *star, "--in-place"],
              ["in-place-wrong.log", f"size {SIZES[2]}: #wrong is 4096"]),
@@ -734,6 +742,7 @@ with tempfile.TemporaryDirectory() as tmp:
             us = model_seconds(kind, size) * 1e6
             lines.append(f"{size:12d} {size // 4:13d}   float{value}  {us:7.1f}"
                          "    1.00    1.00  0e+00    700.0    1.00    1.00  0e+00")
+        lines += ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1.00 ", "#"]
         return write_lines(os.path.join(tmp, f"old-{kind}.log"), lines)
 
     for kind in ("allreduce", "broadcast", "allgather"):
