@@ -19,6 +19,7 @@ const std::map<std::string, Entry>& table() {
       {"deft", {detail::deft_info, detail::make_deft}},
       {"dense", {detail::dense_info, detail::make_dense}},
       {"dgc", {detail::dgc_info, detail::make_dgc}},
+      {"fp16", {detail::fp16_info, detail::make_fp16}},
       {"gs_sgd", {detail::gs_sgd_info, detail::make_gs_sgd}},
       {"gtopk", {detail::gtopk_info, detail::make_gtopk}},
       {"iwp", {detail::iwp_info, detail::make_iwp}},

@@ -1,6 +1,6 @@
 #include "sim/cost/cpu_kernels.hpp"
 
-#include <cstring>
+#include "compressors/float16.hpp"
 
 namespace gcsim::cost::cpu {
 
@@ -53,36 +53,9 @@ void dense_scale(float a, std::size_t n, float* y) {
     y[i] *= a;
 }
 
-std::uint16_t to_fp16(float value) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  const std::uint32_t sign = (bits >> 16) & 0x8000u;
-  const std::uint32_t magnitude = bits & 0x7FFFFFFFu;
-  if (magnitude >= 0x7F800000u) // infinity or NaN (NaN keeps a payload bit)
-    return static_cast<std::uint16_t>(sign | 0x7C00u | (magnitude > 0x7F800000u ? 0x200u : 0u));
-  if (magnitude >= 0x477FF000u) // rounds to >= 65520: overflow to infinity
-    return static_cast<std::uint16_t>(sign | 0x7C00u);
-  if (magnitude < 0x38800000u) { // below 2^-14: subnormal half (or zero)
-    if (magnitude < 0x33000000u) // below half the smallest subnormal
-      return static_cast<std::uint16_t>(sign);
-    const std::uint32_t mantissa = (magnitude & 0x7FFFFFu) | 0x800000u;
-    const int shift = 126 - static_cast<int>(magnitude >> 23); // 14..24
-    const std::uint32_t half = mantissa >> shift;
-    const std::uint32_t rest = mantissa & ((1u << shift) - 1);
-    const std::uint32_t halfway = 1u << (shift - 1);
-    const std::uint32_t rounded =
-        half + ((rest > halfway || (rest == halfway && (half & 1))) ? 1 : 0);
-    return static_cast<std::uint16_t>(sign | rounded);
-  }
-  // Normal: rebias the exponent (127 -> 15) and round the mantissa to 10 bits.
-  const std::uint32_t rebased = magnitude - 0x38000000u;
-  const std::uint32_t rounded = rebased + 0xFFFu + ((rebased >> 13) & 1u);
-  return static_cast<std::uint16_t>(sign | (rounded >> 13));
-}
-
 void fp16_cast(const float* x, std::size_t n, std::uint16_t* out) {
   for (std::size_t i = 0; i < n; ++i)
-    out[i] = to_fp16(x[i]);
+    out[i] = compress::float_to_half(x[i]);
 }
 
 void sgd_momentum(const float* g, std::size_t n, float lr, float mu, float* w, float* m) {

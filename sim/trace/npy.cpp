@@ -1,5 +1,7 @@
 #include "sim/trace/npy.hpp"
 
+#include "compressors/float16.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -286,32 +288,6 @@ NpyHeader read_npy_header(const std::filesystem::path& path) {
   return header;
 }
 
-float half_to_float(uint16_t half) {
-  uint32_t sign = static_cast<uint32_t>(half & 0x8000u) << 16;
-  uint32_t exponent = (half >> 10) & 0x1fu;
-  uint32_t mantissa = half & 0x3ffu;
-  uint32_t bits = 0;
-  if (exponent == 0x1f) {
-    bits = sign | 0x7f800000u | (mantissa << 13); // infinity or NaN
-  } else if (exponent != 0) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13); // 127 - 15 = 112
-  } else if (mantissa != 0) {
-    // Subnormal half: renormalise into a normal float.
-    int shift = 0;
-    while ((mantissa & 0x400u) == 0) {
-      mantissa <<= 1;
-      ++shift;
-    }
-    mantissa &= 0x3ffu;
-    bits = sign | (static_cast<uint32_t>(113 - shift) << 23) | (mantissa << 13);
-  } else {
-    bits = sign; // signed zero
-  }
-  float value = 0;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
-
 MappedNpy::MappedNpy(std::string file, NpyHeader header, const unsigned char* base, size_t size)
     : file_(std::move(file)), header_(std::move(header)), base_(base), size_(size) {}
 
@@ -385,7 +361,7 @@ size_t MappedNpy::read_float32(size_t first, size_t count, float* out) const {
     for (size_t i = 0; i < count; ++i) {
       uint16_t half = 0;
       std::memcpy(&half, data + (first + i) * 2, 2);
-      out[i] = half_to_float(half);
+      out[i] = compress::half_to_float(half);
     }
   }
   for (size_t i = 0; i < count; ++i)

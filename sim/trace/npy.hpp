@@ -40,9 +40,6 @@ NpyHeader parse_npy_header(const unsigned char* bytes, size_t size, const std::s
 /// that the file is exactly as long as the header says.
 NpyHeader read_npy_header(const std::filesystem::path& file);
 
-/// IEEE 754 binary16 to binary32, exact (subnormals, infinities, NaN kept).
-float half_to_float(uint16_t half);
-
 /// The largest magnitude of a value a trace may hold. Gradients of a run
 /// that trains are far below it; near float's limit (3.4e38), the sums over
 /// workers and iterations (aggregation, error-feedback residuals) overflowed

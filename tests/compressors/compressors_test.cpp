@@ -3,6 +3,7 @@
 #include "compressors/compressor.hpp"
 #include "compressors/counts.hpp"
 #include "compressors/fidelity.hpp"
+#include "compressors/float16.hpp"
 #include "compressors/registry.hpp"
 #include "compressors/topk.hpp"
 #include "test_util.hpp"
@@ -171,7 +172,7 @@ TEST_CASE("error feedback off: residuals are cleared every iteration") {
 
 // Density 0.02 (dense: none), IWP with a one-iteration warm-up.
 static nlohmann::json small_params(const std::string& name) {
-  if (name == "dense") {
+  if (name == "dense" || name == "fp16") {
     return nlohmann::json::object();
   }
   nlohmann::json params = {{"density", 0.02}};
@@ -1326,4 +1327,56 @@ TEST_CASE("at density 1 every compressor sends the whole gradient") {
       }
     }
   }
+}
+
+TEST_CASE("fp16 sends the gradient in float16, divided by P, summed in float16") {
+  constexpr std::size_t P = 3;
+  // 0.7 is not a float16 (0.7001953125), nor is its third; 6e-8 is (the
+  // smallest subnormal) but its third is not (flushed to 0); 3 + 2^-10
+  // loses its last bit in the cast.
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({2, 3});
+  const std::vector<std::vector<float>> grads{{0.7F, 6e-8F, 3.0F + std::ldexp(1.0F, -10), 0, -2},
+                                              {0.7F, 6e-8F, 0, 0, 4},
+                                              {0.7F, 6e-8F, 0, 0, 1}};
+  std::vector<gc::GradientView> views;
+  for (const auto& g : grads)
+    views.push_back({g.data(), &layout});
+  Run run("fp16", nlohmann::json::object(), P);
+  const gc::IterationResult r = run.step(views, 0);
+  std::vector<float> expected(5);
+  for (std::size_t j = 0; j < 5; ++j)
+    for (std::size_t w = 0; w < P; ++w) {
+      const float share = gc::round_to_half(gc::round_to_half(grads[w][j]) / 3.0F);
+      expected[j] = w == 0 ? share : gc::round_to_half(expected[j] + share);
+    }
+  CHECK(r.update == expected);
+  // As numpy's float16 gives them.
+  CHECK(r.update == std::vector<float>{0.7001953125F, 0, 1, 0, 1});
+  CHECK(r.info.at("flushed_to_zero") == 3);
+  CHECK(r.support.size() == 5);
+  // Half the bytes of dense, over the scenario's allreduce; the casts and
+  // the division priced by the bytes they move.
+  REQUIRE(r.steps.size() == 1);
+  CHECK(r.steps[0].kind == gc::CommKind::allreduce);
+  CHECK(r.steps[0].bytes == std::vector<std::uint64_t>(P, 10));
+  REQUIRE(r.kernels[0].size() == 3);
+  CHECK(r.kernels[0][0].kind == gc::KernelKind::fp16_cast);
+  CHECK(r.kernels[0][0].n == 5);
+  CHECK(r.kernels[0][1].kind == gc::KernelKind::dense_scale);
+  CHECK(r.kernels[0][1].n == 3);
+  CHECK(r.kernels[0][2].kind == gc::KernelKind::fp16_cast);
+  CHECK(r.kernels[0][2].before_step == 1);
+  // No memory: the rounding's loss is not carried.
+  for (std::size_t w = 0; w < P; ++w)
+    for (const float residual : run.memories[w].residual())
+      CHECK(residual == 0.0F);
+}
+
+TEST_CASE("fp16 refuses a gradient past float16's range rather than send infinity") {
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({2});
+  const std::vector<float> g{1.0F, 70000.0F};
+  Run run("fp16", nlohmann::json::object(), 1);
+  CHECK_THROWS_WITH_AS(run.step({{g.data(), &layout}}, 4),
+                       doctest::Contains("worker 0's gradient at iteration 4 is 70000"),
+                       std::invalid_argument);
 }

@@ -1,0 +1,24 @@
+// IEEE 754 binary16 (float16) conversions: what a value sent or stored in
+// half precision becomes.
+#pragma once
+
+#include <cstdint>
+
+namespace gcsim::compress {
+
+/// The largest finite float16, 65504: past it (from 65520 on) a value rounds to infinity.
+constexpr float kLargestFloat16 = 65504.0F;
+
+/// float32 to binary16, rounded to nearest even, with subnormals,
+/// infinities and NaN (NaN keeps a payload bit).
+std::uint16_t float_to_half(float value);
+
+/// binary16 to float32, exact (subnormals, infinities and NaN kept).
+float half_to_float(std::uint16_t half);
+
+/// `value` rounded to the nearest float16, as a float.
+inline float round_to_half(float value) {
+  return half_to_float(float_to_half(value));
+}
+
+} // namespace gcsim::compress
