@@ -74,8 +74,8 @@ from script_input import (BadInput, Parser, is_json_number, json_kind, read_json
                           run_script)
 
 # One colour and marker per compressor, in every figure. The first eight
-# colours are Okabe & Ito's colour-blind-safe set; deft and iwp take two of
-# Paul Tol's muted colours that stay apart from them.
+# colours are Okabe & Ito's colour-blind-safe set; deft, iwp and fp16 take
+# three of Paul Tol's muted colours that stay apart from them.
 STYLE = {
     "dense": ("#000000", "o"),
     "topk": ("#E69F00", "s"),
@@ -87,6 +87,7 @@ STYLE = {
     "gs_sgd": ("#CC79A7", "<"),
     "deft": ("#882255", ">"),
     "iwp": ("#999933", "h"),
+    "fp16": ("#332288", "*"),
 }
 FALLBACK = [("#555555", "*"), ("#888888", "p"), ("#BBBBBB", "d"), ("#333333", "8")]
 # Yellow needs a dark outline to be seen on white.
