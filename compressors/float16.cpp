@@ -57,4 +57,22 @@ float half_to_float(std::uint16_t half) {
   return value;
 }
 
+std::uint16_t float_to_bfloat16(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) // NaN: a quiet one, its sign kept
+    return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
+  // Adding 0x7FFF, plus the lowest kept bit, carries into the kept bits
+  // exactly when the dropped half is above the midpoint, or at it and odd.
+  const std::uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<std::uint16_t>((bits + rounding) >> 16);
+}
+
+float bfloat16_to_float(std::uint16_t value) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(value) << 16;
+  float result = 0;
+  std::memcpy(&result, &bits, sizeof result);
+  return result;
+}
+
 } // namespace gcsim::compress

@@ -1,5 +1,5 @@
-// IEEE 754 binary16 (float16) conversions: what a value sent or stored in
-// half precision becomes.
+// 16-bit float conversions, IEEE 754 binary16 (float16) and bfloat16: what a
+// value sent or stored in half precision becomes.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,18 @@ float half_to_float(std::uint16_t half);
 /// `value` rounded to the nearest float16, as a float.
 inline float round_to_half(float value) {
   return half_to_float(float_to_half(value));
+}
+
+/// float32 to bfloat16 (float32's sign, exponent and top 7 mantissa bits),
+/// rounded to nearest even as PyTorch's round_to_nearest_even; NaN stays NaN.
+std::uint16_t float_to_bfloat16(float value);
+
+/// bfloat16 to float32, exact.
+float bfloat16_to_float(std::uint16_t value);
+
+/// `value` rounded to the nearest bfloat16, as a float.
+inline float round_to_bfloat16(float value) {
+  return bfloat16_to_float(float_to_bfloat16(value));
 }
 
 } // namespace gcsim::compress

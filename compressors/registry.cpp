@@ -15,6 +15,7 @@ struct Entry {
 // The one table that maps scenario names to implementations.
 const std::map<std::string, Entry>& table() {
   static const std::map<std::string, Entry> entries = {
+      {"bf16", {detail::bf16_info, detail::make_bf16}},
       {"cltk", {detail::cltk_info, detail::make_cltk}},
       {"deft", {detail::deft_info, detail::make_deft}},
       {"dense", {detail::dense_info, detail::make_dense}},

@@ -74,8 +74,8 @@ from script_input import (BadInput, Parser, is_json_number, json_kind, read_json
                           run_script)
 
 # One colour and marker per compressor, in every figure. The first eight
-# colours are Okabe & Ito's colour-blind-safe set; deft, iwp and fp16 take
-# three of Paul Tol's muted colours that stay apart from them.
+# colours are Okabe & Ito's colour-blind-safe set; deft, iwp, fp16 and bf16
+# take four of Paul Tol's muted colours that stay apart from them.
 STYLE = {
     "dense": ("#000000", "o"),
     "topk": ("#E69F00", "s"),
@@ -88,6 +88,7 @@ STYLE = {
     "deft": ("#882255", ">"),
     "iwp": ("#999933", "h"),
     "fp16": ("#332288", "*"),
+    "bf16": ("#AA4499", "p"),
 }
 FALLBACK = [("#555555", "*"), ("#888888", "p"), ("#BBBBBB", "d"), ("#333333", "8")]
 # Yellow needs a dark outline to be seen on white.

@@ -361,8 +361,8 @@ import plot as plot_module  # noqa: E402
 
 
 colours = [plot_module.style_of(name)[0] for name in plot_module.STYLE]
-check(len(set(colours)) == len(plot_module.STYLE) and set(COMPRESSORS + ["fp16"])
-      <= set(plot_module.STYLE), "each of the eleven compressors has its own colour")
+check(len(set(colours)) == len(plot_module.STYLE) and set(COMPRESSORS + ["fp16", "bf16"])
+      <= set(plot_module.STYLE), "each of the twelve compressors has its own colour")
 check(plot_module.style_of("topk") == ("#E69F00", "s"), "topk keeps Okabe-Ito orange")
 
 # Each of the fourteen kernels has its own colour in a time breakdown, not

@@ -172,7 +172,7 @@ TEST_CASE("error feedback off: residuals are cleared every iteration") {
 
 // Density 0.02 (dense: none), IWP with a one-iteration warm-up.
 static nlohmann::json small_params(const std::string& name) {
-  if (name == "dense" || name == "fp16") {
+  if (name == "dense" || name == "fp16" || name == "bf16") {
     return nlohmann::json::object();
   }
   nlohmann::json params = {{"density", 0.02}};
@@ -1370,6 +1370,25 @@ TEST_CASE("fp16 sends the gradient in float16, divided by P, summed in float16")
   for (std::size_t w = 0; w < P; ++w)
     for (const float residual : run.memories[w].residual())
       CHECK(residual == 0.0F);
+}
+
+TEST_CASE("bf16 sends the gradient in bfloat16, divided by P, summed in bfloat16") {
+  // As torch's bfloat16 tensors give them: 0.7 is 0.69921875, and so are
+  // three rounded thirds of it summed; 1e-40 / 3 is below bfloat16's
+  // smallest subnormal (flushed); 3 + 2^-7 is cast to 3.
+  constexpr std::size_t P = 3;
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({5});
+  const std::vector<float> g0{0.7F, 1e-40F, 3.0F + std::ldexp(1.0F, -7), 0, -2};
+  const std::vector<float> g1{0.7F, 1e-40F, 0, 0, 4};
+  const std::vector<float> g2{0.7F, 1e-40F, 0, 0, 1};
+  Run run("bf16", nlohmann::json::object(), P);
+  const gc::IterationResult r =
+      run.step({{g0.data(), &layout}, {g1.data(), &layout}, {g2.data(), &layout}}, 0);
+  CHECK(r.update == std::vector<float>{0.69921875F, 0, 1, 0, 1});
+  CHECK(r.info.at("flushed_to_zero") == 3);
+  REQUIRE(r.steps.size() == 1);
+  CHECK(r.steps[0].label == "allreduce bfloat16 gradient");
+  CHECK(r.steps[0].bytes == std::vector<std::uint64_t>(P, 10));
 }
 
 TEST_CASE("fp16 refuses a gradient past float16's range rather than send infinity") {

@@ -5,8 +5,11 @@
 
 #include <doctest/doctest.h>
 
+using gcsim::compress::bfloat16_to_float;
+using gcsim::compress::float_to_bfloat16;
 using gcsim::compress::float_to_half;
 using gcsim::compress::half_to_float;
+using gcsim::compress::round_to_bfloat16;
 using gcsim::compress::round_to_half;
 
 TEST_CASE("float to half rounds to nearest even, with subnormals and infinities") {
@@ -54,6 +57,39 @@ TEST_CASE("every float16 survives the round trip, and rounding picks the nearer 
       const float middle = value + (next - value) / 2;
       if (round_to_half(std::nextafter(middle, 0.0f)) != value ||
           round_to_half(std::nextafter(middle, INFINITY)) != next)
+        ++mismatches;
+    }
+  }
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("float to bfloat16 keeps float32's top 16 bits, rounded to nearest even") {
+  CHECK(float_to_bfloat16(1.0f) == 0x3F80);
+  CHECK(float_to_bfloat16(-2.0f) == 0xC000);
+  CHECK(float_to_bfloat16(0.7f) == 0x3F33);                            // 0x3F333333 rounds down
+  CHECK(float_to_bfloat16(1.0f + std::ldexp(1.0f, -8)) == 0x3F80);     // tie to even (down)
+  CHECK(float_to_bfloat16(1.0f + 3 * std::ldexp(1.0f, -8)) == 0x3F82); // tie to even (up)
+  CHECK(float_to_bfloat16(std::ldexp(1.0f, -133)) == 0x0001);          // smallest subnormal
+  CHECK(float_to_bfloat16(3.4e38f) == 0x7F80);                         // past 3.39e38: infinity
+  CHECK(float_to_bfloat16(-INFINITY) == 0xFF80);
+  CHECK(std::isnan(bfloat16_to_float(float_to_bfloat16(NAN))));
+  CHECK(std::isnan(bfloat16_to_float(float_to_bfloat16(-NAN))));
+}
+
+TEST_CASE("every bfloat16 survives the round trip, and rounding picks the nearer neighbour") {
+  int mismatches = 0;
+  for (std::uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
+    const auto value16 = static_cast<std::uint16_t>(bits);
+    const float value = bfloat16_to_float(value16);
+    if (std::isnan(value))
+      continue;
+    if (float_to_bfloat16(value) != value16)
+      ++mismatches;
+    if (bits < 0x7F7F) { // positive, finite, below the largest
+      const float next = bfloat16_to_float(static_cast<std::uint16_t>(bits + 1));
+      const float middle = value + (next - value) / 2;
+      if (round_to_bfloat16(std::nextafter(middle, 0.0f)) != value ||
+          round_to_bfloat16(std::nextafter(middle, INFINITY)) != next)
         ++mismatches;
     }
   }

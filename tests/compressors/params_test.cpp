@@ -7,7 +7,7 @@
 
 namespace gc = gcsim::compress;
 
-TEST_CASE("registry knows the eleven compressors and builds each with defaults") {
+TEST_CASE("registry knows the twelve compressors and builds each with defaults") {
   const auto infos = gc::list_compressors();
   std::set<std::string> names;
   for (const auto& info : infos) {
@@ -19,8 +19,8 @@ TEST_CASE("registry knows the eleven compressors and builds each with defaults")
       CHECK_FALSE(spec.description.empty());
     }
   }
-  CHECK(names == std::set<std::string>{"cltk", "deft", "dense", "dgc", "fp16", "gs_sgd", "gtopk",
-                                       "iwp", "randomk", "sketched_sgd", "topk"});
+  CHECK(names == std::set<std::string>{"bf16", "cltk", "deft", "dense", "dgc", "fp16", "gs_sgd",
+                                       "gtopk", "iwp", "randomk", "sketched_sgd", "topk"});
 }
 
 TEST_CASE("registry rejects unknown names and bad parameters with a message naming them") {

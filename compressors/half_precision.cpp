@@ -1,0 +1,126 @@
+// fp16 and bf16: the dense gradient sent in a 16-bit float, as PyTorch DDP's
+// fp16_compress_hook and bf16_compress_hook do (and GRACE's FP16
+// compressor): 2 bytes an element.
+#include "compressors/detail/base.hpp"
+#include "compressors/float16.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace gcsim::compress::detail {
+namespace {
+
+struct Format {
+  const char* compressor; // its name in a scenario
+  const char* type;       // the 16-bit type, as torch names it
+  const char* largest;    // its largest finite value, as text
+  float (*round)(float);  // a float32 rounded to the nearest value of the type
+};
+
+constexpr Format kFloat16{"fp16", "float16", "65504", round_to_half};
+constexpr Format kBfloat16{"bf16", "bfloat16", "3.39e38", round_to_bfloat16};
+
+// A value past the type's range would be sent as infinity, and every
+// worker's model would take it: refused, with the value.
+[[noreturn]] void refuse_overflow(const Format& format, std::size_t worker, std::uint64_t iteration,
+                                  float value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
+  throw std::invalid_argument(std::string(format.compressor) + ": an element of worker " +
+                              std::to_string(worker) + "'s gradient at iteration " +
+                              std::to_string(iteration) + " is " + text + ", past " + format.type +
+                              "'s largest value " + format.largest +
+                              ": cast before the division by P (as DDP's hook does), it would be "
+                              "sent as infinity");
+}
+
+class HalfPrecision final : public CompressorBase {
+public:
+  HalfPrecision(const Format& format, nlohmann::json params)
+      : CompressorBase(format.compressor, std::move(params)), format_(format) {}
+
+  // DDP runs its communication hook on each bucket as the backward pass fills it.
+  bool can_run_per_bucket() const override { return true; }
+
+private:
+  void iterate(IterationWork& work) override {
+    // The hook's buffer.to(type).div_(P), then an allreduce that sums in
+    // the type, then the copy back into the float32 gradient. The kernels
+    // are priced by the bytes they move: a cast reads 4 and writes 2 bytes
+    // an element (either way round, 6; fp16_cast is the one calibrated);
+    // the division in 16 bits moves 4, as a float32 scaling of half as many
+    // elements.
+    const std::string type = format_.type;
+    work.add_kernel_all(KernelKind::fp16_cast, work.d, 0, 0, 0, "cast to " + type);
+    work.add_kernel_all(KernelKind::dense_scale, (work.d + 1) / 2, 0, 0, 0,
+                        "divide by P in " + type);
+    work.add_collective(CommKind::allreduce, "allreduce " + type + " gradient", work.d * 2);
+    work.add_kernel_all(KernelKind::fp16_cast, work.d, 0, 0, 0, "cast back to float32");
+
+    const float p = static_cast<float>(work.P);
+    const auto round = format_.round;
+    std::vector<float>& sum = work.result.update;
+    std::uint64_t flushed = 0;
+    for (std::size_t w = 0; w < work.acc.size(); ++w) {
+      float* acc = work.acc[w];
+      for (std::size_t j = 0; j < work.d; ++j) {
+        const float cast = round(acc[j]);
+        if (std::isinf(cast))
+          refuse_overflow(format_, w, work.ctx.iteration, acc[j]);
+        const float share = round(cast / p);
+        if (share == 0.0F && acc[j] != 0.0F)
+          ++flushed;
+        // A 16-bit reduction rounds every partial sum (here in rank order;
+        // a ring adds in another order, within a rounding of each sum).
+        sum[j] = w == 0 ? share : round(sum[j] + share);
+        acc[j] = 0.0F; // no memory: what the rounding lost is gone
+      }
+    }
+    for (std::size_t j = 0; j < work.d; ++j)
+      if (std::isinf(sum[j]))
+        throw std::invalid_argument(std::string(format_.compressor) + ": the " + type +
+                                    " sum of the workers' shares at iteration " +
+                                    std::to_string(work.ctx.iteration) + " is past " + type +
+                                    "'s largest value " + format_.largest);
+    work.result.support.resize(work.d);
+    std::iota(work.result.support.begin(), work.result.support.end(), Index{0});
+    // Nonzero elements whose share (g / P in the type) underflowed to 0,
+    // summed over the workers.
+    work.result.info["flushed_to_zero"] = flushed;
+  }
+
+  const Format& format_;
+};
+
+} // namespace
+
+CompressorInfo fp16_info() {
+  return {"fp16",
+          "the dense gradient in half precision: every worker casts it to float16 and divides "
+          "by P, the allreduce (the scenario's `training.allreduce`) sums 2-byte values rounding "
+          "every partial sum, the sum is cast back; no memory",
+          "PyTorch DDP's fp16_compress_hook; GRACE's FP16 compressor (Xu et al., ICDCS 2021)",
+          {}};
+}
+
+std::unique_ptr<Compressor> make_fp16(const nlohmann::json& resolved) {
+  return std::make_unique<HalfPrecision>(kFloat16, resolved);
+}
+
+CompressorInfo bf16_info() {
+  return {"bf16",
+          "the dense gradient in bfloat16 (float32's range, 8 significant bits): every worker "
+          "casts it and divides by P, the allreduce (the scenario's `training.allreduce`) sums "
+          "2-byte values rounding every partial sum, the sum is cast back; no memory",
+          "PyTorch DDP's bf16_compress_hook",
+          {}};
+}
+
+std::unique_ptr<Compressor> make_bf16(const nlohmann::json& resolved) {
+  return std::make_unique<HalfPrecision>(kBfloat16, resolved);
+}
+
+} // namespace gcsim::compress::detail
