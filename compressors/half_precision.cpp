@@ -4,8 +4,10 @@
 #include "compressors/detail/base.hpp"
 #include "compressors/float16.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -23,18 +25,27 @@ struct Format {
 constexpr Format kFloat16{"fp16", "float16", "65504", round_to_half};
 constexpr Format kBfloat16{"bf16", "bfloat16", "3.39e38", round_to_bfloat16};
 
-// A value past the type's range would be sent as infinity, and every
-// worker's model would take it: refused, with the value.
-[[noreturn]] void refuse_overflow(const Format& format, std::size_t worker, std::uint64_t iteration,
-                                  float value) {
+// The name of the layer of `layout` that holds element `j`.
+const std::string& layer_holding(const LayerLayout& layout, std::size_t j) {
+  const auto& layers = layout.layers();
+  const auto after = std::upper_bound(layers.begin(), layers.end(), j,
+                                      [](std::size_t at, const Layer& l) { return at < l.offset; });
+  return std::prev(after)->name;
+}
+
+// A value the cast rounds past the type's range would be sent as infinity,
+// and every worker's model would take it: refused, with the value and where
+// it lies.
+[[noreturn]] void refuse_overflow(const Format& format, const IterationWork& work,
+                                  std::size_t worker, std::size_t j, float value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
-  throw std::invalid_argument(std::string(format.compressor) + ": an element of worker " +
-                              std::to_string(worker) + "'s gradient at iteration " +
-                              std::to_string(iteration) + " is " + text + ", past " + format.type +
-                              "'s largest value " + format.largest +
-                              ": cast before the division by P (as DDP's hook does), it would be "
-                              "sent as infinity");
+  throw std::invalid_argument(
+      std::string(format.compressor) + ": worker " + std::to_string(worker) +
+      "'s gradient in layer " + layer_holding(*work.layout, j) + " at simulated iteration " +
+      std::to_string(work.ctx.iteration) + " holds " + text + ", which " + format.type +
+      " rounds to infinity (past its largest value " + format.largest +
+      "): cast before the division by P, as DDP's hook does, it would be sent as infinity");
 }
 
 class HalfPrecision final : public CompressorBase {
@@ -69,7 +80,7 @@ private:
       for (std::size_t j = 0; j < work.d; ++j) {
         const float cast = round(acc[j]);
         if (std::isinf(cast))
-          refuse_overflow(format_, w, work.ctx.iteration, acc[j]);
+          refuse_overflow(format_, work, w, j, acc[j]);
         const float share = round(cast / p);
         if (share == 0.0F && acc[j] != 0.0F)
           ++flushed;
@@ -82,9 +93,11 @@ private:
     for (std::size_t j = 0; j < work.d; ++j)
       if (std::isinf(sum[j]))
         throw std::invalid_argument(std::string(format_.compressor) + ": the " + type +
-                                    " sum of the workers' shares at iteration " +
-                                    std::to_string(work.ctx.iteration) + " is past " + type +
-                                    "'s largest value " + format_.largest);
+                                    " sum of the workers' shares in layer " +
+                                    layer_holding(*work.layout, j) + " at simulated iteration " +
+                                    std::to_string(work.ctx.iteration) + " rounds past " + type +
+                                    "'s largest value " + format_.largest +
+                                    " (every share below it): the allreduce would carry infinity");
     work.result.support.resize(work.d);
     std::iota(work.result.support.begin(), work.result.support.end(), Index{0});
     // Nonzero elements whose share (g / P in the type) underflowed to 0,
@@ -102,7 +115,8 @@ CompressorInfo fp16_info() {
           "the dense gradient in half precision: every worker casts it to float16 and divides "
           "by P, the allreduce (the scenario's `training.allreduce`) sums 2-byte values rounding "
           "every partial sum, the sum is cast back; no memory",
-          "PyTorch DDP's fp16_compress_hook; GRACE's FP16 compressor (Xu et al., ICDCS 2021)",
+          "PyTorch DDP's fp16_compress_hook (GRACE's FP16 compressor, Xu et al., ICDCS 2021, "
+          "casts alike but divides by P after the sum)",
           {}};
 }
 

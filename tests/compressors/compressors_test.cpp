@@ -1331,9 +1331,9 @@ TEST_CASE("at density 1 every compressor sends the whole gradient") {
 
 TEST_CASE("fp16 sends the gradient in float16, divided by P, summed in float16") {
   constexpr std::size_t P = 3;
-  // 0.7 is not a float16 (0.7001953125), nor is its third; 6e-8 is (the
-  // smallest subnormal) but its third is not (flushed to 0); 3 + 2^-10
-  // loses its last bit in the cast.
+  // 0.7 is not a float16 (0.7001953125), nor is its third; 6e-8 rounds to
+  // the smallest subnormal but its third to 0 (flushed); 3 + 2^-10 loses
+  // its last bit in the cast.
   const gc::LayerLayout layout = gc::LayerLayout::from_sizes({2, 3});
   const std::vector<std::vector<float>> grads{{0.7F, 6e-8F, 3.0F + std::ldexp(1.0F, -10), 0, -2},
                                               {0.7F, 6e-8F, 0, 0, 4},
@@ -1392,10 +1392,22 @@ TEST_CASE("bf16 sends the gradient in bfloat16, divided by P, summed in bfloat16
 }
 
 TEST_CASE("fp16 refuses a gradient past float16's range rather than send infinity") {
-  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({2});
-  const std::vector<float> g{1.0F, 70000.0F};
-  Run run("fp16", nlohmann::json::object(), 1);
-  CHECK_THROWS_WITH_AS(run.step({{g.data(), &layout}}, 4),
-                       doctest::Contains("worker 0's gradient at iteration 4 is 70000"),
+  // 65519 rounds to 65504 and is sent; 70000 rounds to infinity. Shares
+  // each within range may still sum past it: 3 x 65504 / 3 rounds up.
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({2, 2});
+  const std::vector<float> g{1.0F, 65519.0F, 2.0F, 70000.0F};
+  Run one("fp16", nlohmann::json::object(), 1);
+  CHECK_THROWS_WITH_AS(one.step({{g.data(), &layout}}, 4),
+                       doctest::Contains("worker 0's gradient in layer layer1 at simulated "
+                                         "iteration 4 holds 70000"),
                        std::invalid_argument);
+  const std::vector<float> within{1.0F, 65519.0F, 2.0F, 3.0F};
+  Run fine("fp16", nlohmann::json::object(), 1);
+  CHECK(fine.step({{within.data(), &layout}}, 0).update[1] == 65504.0F);
+  const std::vector<float> largest(4, 65504.0F);
+  Run three("fp16", nlohmann::json::object(), 3);
+  CHECK_THROWS_WITH_AS(
+      three.step({{largest.data(), &layout}, {largest.data(), &layout}, {largest.data(), &layout}},
+                 0),
+      doctest::Contains("sum of the workers' shares in layer layer0"), std::invalid_argument);
 }
