@@ -380,8 +380,10 @@ def capture(args, staging):
     unrun = [layer["module"] for layer in layers if layer["module"] not in timed_names]
     if unrun:
         raise BadInput(f"--model-file {args.model_file}: module {unrun[0]} holds parameters but "
-                       f"ran in no captured pass (stochastic depth, LayerDrop?): its time is "
-                       f"unknown; capture more iterations, or keep it on while capturing")
+                       f"ran in no captured pass (stochastic depth, LayerDrop?), or only "
+                       f"inside another timed module's forward: its time is unknown; capture "
+                       f"more iterations, keep it on while capturing, or call it outside the "
+                       f"other module")
     manifest = dict(
         format="gcsim-trace", format_version=FORMAT_VERSION,
         model=args.model, dataset=args.dataset, input_shape=[channels, side, side],

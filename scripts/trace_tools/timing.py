@@ -19,7 +19,10 @@ module's output gradient being ready), and the last interval ends when
 loss.backward() returns. On a CPU autograd runs one node
 at a time, so these intervals partition the backward pass: each holds the
 module's input-gradient and weight-gradient kernels (and the few unhooked
-operations between modules, such as residual additions).
+operations between modules, such as residual additions); where a split
+module's parameter gradient is computed inside a module's backward (a
+scale passed into that module's forward), the rest of that backward falls
+in the split module's interval.
 
 On a GPU the same marks are CUDA events recorded on the current stream
 (CudaClock): kernels run in stream order, so the time between two events is
@@ -82,8 +85,9 @@ class Layout:
     whose forward time is the module's less its timed calls and whose
     backward starts when the first of its parameters' gradients is
     computed. `ran` holds the names of the modules a forward pass called
-    (modules_run); without it every such module is timed whole, as before
-    a pass can tell (time_models_cuda.py's shipped models hold none)."""
+    (modules_run); without it every such module but the model is timed
+    whole, as before a pass can tell (time_models_cuda.py's shipped models
+    hold none)."""
 
     def __init__(self, model, ran=None):
         modules = dict(model.named_modules())
@@ -99,9 +103,10 @@ class Layout:
 
         every_name = dict(model.named_modules(remove_duplicate=False))  # a shared one's too
         ran_ids = {id(every_name[name]) for name in (ran or ()) if name in every_name}
+        # The model itself is never timed whole: its own parameters are
+        # split, beside children or not (a model of no modules is one layer).
         holders = [name for name, module in modules.items()
-                   if owns_parameters(module) and _has_children(module)]
-        # The model itself is never timed whole: its own parameters are split.
+                   if owns_parameters(module) and (_has_children(module) or not name)]
         split = [name for name in holders
                  if not name or all(accounted(child) for child in modules[name].children())]
         whole = [name for name in holders if name not in split]
@@ -204,6 +209,7 @@ class LayerTimer:
         self._split_calls = []
         self._grad_events = []
         self._own_fired = set()
+        self._framed = set()  # split modules with a call of their own this pass
         # A split module's own layer goes, in the forward order, after the
         # timed module whose backward follows its parameters' gradients
         # (None: first): [(layer, that module)] in backward order.
@@ -225,9 +231,13 @@ class LayerTimer:
         def hook(module, inputs):
             if not self._active:
                 return
+            # Inside a split module, the call's extent from here to the end
+            # of its forward hook, the hooks' own cost with it, is not the
+            # split module's time.
+            entry = self.clock.mark() if self._frames and not self._open else None
             self._open.append(name)
             if len(self._open) == 1:
-                self._calls.append([name, self.clock.mark(), None])
+                self._calls.append([name, self.clock.mark(), None, entry])
         return hook
 
     def _post(self, name):
@@ -241,19 +251,21 @@ class LayerTimer:
             call = self._calls[-1]
             assert call[0] == name, "an outermost timed call ends where it began"
             call[2] = now
-            if self._frames:  # not the split module's own time
-                self._frames[-1][3].append((call[1], now))
             # The first of its outputs' gradients to be complete starts the
             # module's backward, whichever the model used.
             hook = self._grad(name)
             for tensor in gradient_outputs(output, inputs):
                 tensor.register_hook(hook)
+            if call[3] is not None:  # not the split module's own time
+                self._frames[-1][3].append((call[3], self.clock.mark()))
         return hook
 
     def _enter(self, name):
         def hook(module, inputs):
             if self._active and not self._open:
-                self._frames.append([name, self.clock.mark(), None, []])
+                entry = self.clock.mark() if self._frames else None
+                self._frames.append([name, self.clock.mark(), None, [], entry])
+                self._framed.add(name)
         return hook
 
     def _leave(self, name):
@@ -264,8 +276,8 @@ class LayerTimer:
             assert frame[0] == name, "a split module's call ends where it began"
             frame[2] = self.clock.mark()
             self._split_calls.append(frame)
-            if self._frames:
-                self._frames[-1][3].append((frame[1], frame[2]))
+            if frame[4] is not None:
+                self._frames[-1][3].append((frame[4], self.clock.mark()))
         return hook
 
     def _grad(self, name):
@@ -281,8 +293,10 @@ class LayerTimer:
 
     def _own_grad(self, name):
         def hook(grad):
-            # The first of the module's own parameters' gradients this pass.
-            if self._backward_active and name not in self._own_fired:
+            # The first of the module's own parameters' gradients this pass;
+            # not of a module that ran only inside a timed one (its time is
+            # that one's, and its parameters' would take that one's backward).
+            if self._backward_active and name in self._framed and name not in self._own_fired:
                 self._own_fired.add(name)
                 self._grad_events.append((self.clock.mark(), name))
         return hook
@@ -291,7 +305,7 @@ class LayerTimer:
         """One forward and backward pass, timed; returns the loss tensor.
         The forward pass runs inside forward_context() (torch.autocast, say)."""
         self._active, self._calls, self._open, self._grad_events = True, [], [], []
-        self._frames, self._split_calls, self._own_fired = [], [], set()
+        self._frames, self._split_calls, self._own_fired, self._framed = [], [], set(), set()
         start = self.clock.mark()
         with forward_context():
             loss = loss_fn(model(x), y)
@@ -306,7 +320,7 @@ class LayerTimer:
         self.clock.wait()
         seconds = self.clock.seconds
 
-        for name, begin, end in self._calls:
+        for name, begin, end, _ in self._calls:
             if name not in self.forward_s:
                 self.order.append(name)
                 self.forward_s[name] = 0.0
@@ -320,7 +334,7 @@ class LayerTimer:
                 self._anchors.append((name, following[0] if following else None))
                 self.forward_s[name] = 0.0
                 self.backward_s[name] = 0.0
-        for name, begin, end, inner in self._split_calls:
+        for name, begin, end, inner, _ in self._split_calls:
             if name in self.forward_s:
                 self.forward_s[name] += seconds(begin, end) - sum(seconds(b, e) for b, e in inner)
         for i, (mark, name) in enumerate(events):

@@ -336,6 +336,60 @@ def in_process_checks():
                    "block.scale", "b.weight", "b.bias"] \
             or layers != ["Tempered", "a", "a", "block.inner", "block.inner", "block", "b", "b"]:
         failures.append(f"parameters in run order, beside children: {ordered} in {layers}")
+    # A model of no modules, its weight its own: one layer, named after its
+    # class (the capture failed with a KeyError).
+    class Bare(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(1, 2))
+
+        def forward(self, x):
+            return x @ self.w.t()
+
+    model = Bare()
+    layout = timing.Layout(model, timing.modules_run(model, x))
+    timer = LayerTimer(model, Ticks(), layout)
+    timer.run(model, lambda out, y: ((out - y) ** 2).mean(), x, y)
+    if layout.layer_of("w") != "Bare" or timer.averages() != [("Bare", 1, 1)]:
+        failures.append(f"a model of no modules: its weight in {layout.layer_of('w')}, "
+                        f"timed {timer.averages()}; expected one layer Bare, 1/1")
+    # A split module run only inside a module timed whole (called from its
+    # forward): its time is that module's; its parameters' gradient took
+    # part of that one's backward, and its layer stood before it.
+    class Called(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin, self.g = torch.nn.Linear(2, 2), torch.nn.Parameter(torch.ones(2))
+
+        def forward(self, x):
+            return self.lin(x) * self.g
+
+    class Caller(torch.nn.Module):
+        def __init__(self, called):
+            super().__init__()
+            self.p, self.spare, self.called = (torch.nn.Parameter(torch.ones(2)),
+                                               torch.nn.Linear(2, 2), [called])
+
+        def forward(self, x):  # spare is used, not called: timed whole
+            return self.called[0](x) * self.p + x @ self.spare.weight.t()
+
+    class Nested(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.s = Called()
+            self.w, self.head = Caller(self.s), torch.nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.head(self.w(x))
+
+    model = Nested()
+    layout = timing.Layout(model, timing.modules_run(model, x))
+    timer = LayerTimer(model, Ticks(), layout)
+    timer.run(model, lambda out, y: ((out - y) ** 2).mean(), x, y)
+    if [name for name, *_ in timer.averages()] != ["w", "head"] \
+            or timer.averages()[0][2] != 1:
+        failures.append(f"a split module run inside one timed whole: {timer.averages()}, "
+                        f"expected w (its backward 1 tick) and head alone")
     # A module that holds parameters beside a child it does not call
     # (MultiheadAttention's out_proj) is timed whole, its child's its own.
     whole = timing.Layout(torch.nn.Sequential(torch.nn.MultiheadAttention(4, 2)),
