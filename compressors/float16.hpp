@@ -2,12 +2,10 @@
 // value sent or stored in half precision becomes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace gcsim::compress {
-
-/// The largest finite float16, 65504: past it (from 65520 on) a value rounds to infinity.
-constexpr float kLargestFloat16 = 65504.0F;
 
 /// float32 to binary16, rounded to nearest even, with subnormals,
 /// infinities and NaN (NaN keeps a payload bit).
@@ -32,5 +30,14 @@ float bfloat16_to_float(std::uint16_t value);
 inline float round_to_bfloat16(float value) {
   return bfloat16_to_float(float_to_bfloat16(value));
 }
+
+/// out[i] = round_to_half(x[i]) for i < n (out may be x), 8 at a time with
+/// F16C where the CPU has it; the portable loop's results, bit for bit.
+void round_to_half(const float* x, std::size_t n, float* out);
+/// The same, one at a time, without F16C.
+void round_to_half_portable(const float* x, std::size_t n, float* out);
+
+/// out[i] = round_to_bfloat16(x[i]) for i < n (out may be x).
+void round_to_bfloat16(const float* x, std::size_t n, float* out);
 
 } // namespace gcsim::compress

@@ -15,15 +15,21 @@
 namespace gcsim::compress::detail {
 namespace {
 
+using RoundAll = void (*)(const float* x, std::size_t n, float* out);
+
 struct Format {
   const char* compressor; // its name in a scenario
   const char* type;       // the 16-bit type, as torch names it
   const char* largest;    // its largest finite value, as text
-  float (*round)(float);  // a float32 rounded to the nearest value of the type
+  RoundAll round;         // float32s rounded to the nearest values of the type
 };
 
-constexpr Format kFloat16{"fp16", "float16", "65504", round_to_half};
-constexpr Format kBfloat16{"bf16", "bfloat16", "3.39e38", round_to_bfloat16};
+constexpr Format kFloat16{"fp16", "float16", "65504", static_cast<RoundAll>(round_to_half)};
+constexpr Format kBfloat16{"bf16", "bfloat16", "3.39e38", static_cast<RoundAll>(round_to_bfloat16)};
+
+// Elements a pass over the workers takes at a time: its buffers stay in
+// the cache between the roundings.
+constexpr std::size_t kBlock = 4096;
 
 // The name of the layer of `layout` that holds element `j`.
 const std::string& layer_holding(const LayerLayout& layout, std::size_t j) {
@@ -72,22 +78,36 @@ private:
     work.add_kernel_all(KernelKind::fp16_cast, work.d, 0, 0, 0, "cast back to float32");
 
     const float p = static_cast<float>(work.P);
-    const auto round = format_.round;
+    const RoundAll round = format_.round;
     std::vector<float>& sum = work.result.update;
     std::uint64_t flushed = 0;
+    std::vector<float> share(kBlock);
     for (std::size_t w = 0; w < work.acc.size(); ++w) {
       float* acc = work.acc[w];
-      for (std::size_t j = 0; j < work.d; ++j) {
-        const float cast = round(acc[j]);
-        if (std::isinf(cast))
-          refuse_overflow(format_, work, w, j, acc[j]);
-        const float share = round(cast / p);
-        if (share == 0.0F && acc[j] != 0.0F)
-          ++flushed;
+      for (std::size_t begin = 0; begin < work.d; begin += kBlock) {
+        const std::size_t n = std::min(kBlock, work.d - begin);
+        float* x = acc + begin;
+        float* s = share.data();
+        round(x, n, s);
+        for (std::size_t i = 0; i < n; ++i)
+          if (std::isinf(s[i]))
+            refuse_overflow(format_, work, w, begin + i, x[i]);
+        for (std::size_t i = 0; i < n; ++i)
+          s[i] /= p;
+        round(s, n, s);
+        for (std::size_t i = 0; i < n; ++i)
+          flushed += (s[i] == 0.0F) & (x[i] != 0.0F);
         // A 16-bit reduction rounds every partial sum (here in rank order;
         // a ring adds in another order, within a rounding of each sum).
-        sum[j] = w == 0 ? share : round(sum[j] + share);
-        acc[j] = 0.0F; // no memory: what the rounding lost is gone
+        float* total = sum.data() + begin;
+        if (w == 0) {
+          std::copy(s, s + n, total);
+        } else {
+          for (std::size_t i = 0; i < n; ++i)
+            total[i] += s[i];
+          round(total, n, total);
+        }
+        std::fill(x, x + n, 0.0F); // no memory: what the rounding lost is gone
       }
     }
     for (std::size_t j = 0; j < work.d; ++j)

@@ -309,9 +309,10 @@ void BM_Iteration(benchmark::State& state, const std::string& name, nlohmann::js
 
 void register_iterations() {
   const nlohmann::json sparse = {{"density", 0.001}};
-  for (const std::string name : {"dense", "topk", "gtopk", "dgc", "randomk", "cltk", "sketched_sgd",
-                                 "gs_sgd", "deft", "iwp"}) {
-    const nlohmann::json params = name == "dense" ? nlohmann::json::object() : sparse;
+  for (const std::string name : {"dense", "fp16", "bf16", "topk", "gtopk", "dgc", "randomk", "cltk",
+                                 "sketched_sgd", "gs_sgd", "deft", "iwp"}) {
+    const bool dense = name == "dense" || name == "fp16" || name == "bf16";
+    const nlohmann::json params = dense ? nlohmann::json::object() : sparse;
     benchmark::RegisterBenchmark(
         ("BM_Iteration/" + name + "/P8/density0.001").c_str(),
         [name, params](benchmark::State& s) { BM_Iteration(s, name, params); })
