@@ -179,45 +179,6 @@ def save(path, array):
         raise WriteError(path, error) from error
 
 
-def parameters_in_run_order(model, example, layout=None):
-    """[(name, parameter)] of the model, each parameter once, in the order
-    of the forward pass's layers (timing.Layout; LayerTimer.layer_order:
-    the timed modules as the pass first runs them, a split module's own
-    parameters where their gradient falls in the backward; layers that
-    never run last), a layer's tensors together: gcsim reads a trace's
-    tensors in that order. A weight tied between modules goes by the name
-    of the one that runs first (its gradient is complete only after that
-    module's backward), whichever was defined first. Found by a forward
-    and backward pass on a copy of the model, torch's random state kept,
-    so the training the capture records is untouched. `layout` is the
-    model's (by default found by a pass: timing.modules_run)."""
-    import copy
-    import torch
-
-    from trace_tools.timing import LayerTimer, Layout, modules_run, parameter_aliases
-
-    ran = layout.ran if layout else modules_run(model, example)
-    layout = Layout(model, ran)
-    probe = copy.deepcopy(model).train()
-    timer = LayerTimer(probe, layout=Layout(probe, ran))
-    state = torch.get_rng_state()
-    try:
-        timer.run(probe, lambda output, _: output.float().sum(), example, None)
-    finally:
-        torch.set_rng_state(state)
-    order = {name: position for position, name in enumerate(timer.layer_order())}
-    never = len(order)
-
-    def run_at(name):
-        return order.get(layout.layer_of(name), never)
-
-    aliases = parameter_aliases(model)
-    # min() and sorted() are stable: ties keep named_parameters() order.
-    named = [(min(aliases[id(parameter)], key=run_at), parameter)
-             for _, parameter in model.named_parameters()]
-    return sorted(named, key=lambda item: run_at(item[0]))
-
-
 def float16_loss(g32):
     """How much storing one gradient as float16 loses."""
     g16 = g32.astype(np.float16).astype(np.float32)
@@ -236,7 +197,7 @@ def capture(args, staging):
     import torch.nn.functional as F
 
     from trace_tools import data, models
-    from trace_tools.timing import LayerTimer, Layout, modules_run
+    from trace_tools.timing import LayerTimer, Layout, modules_run, parameters_in_run_order
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -372,7 +333,7 @@ def capture(args, staging):
     module_entries = []
     for name, forward_s, backward_s in timer.averages():
         # The trace's tensors of the module: a weight tied to another
-        # module's is the one's that runs first (parameters_in_run_order).
+        # module's is the one's that runs first (timing.parameters_in_run_order).
         own = sum(layer["params"] for layer in layers if layer["module"] == name)
         module_entries.append(dict(name=name, type=type(layout.modules[name]).__name__,
                                    params=own, forward_s=forward_s, backward_s=backward_s))

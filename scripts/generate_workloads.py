@@ -22,6 +22,7 @@ import torchvision
 # is the one the trace capture trains too: one definition for both.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from trace_tools.models import CifarResNet18, SmallCNN, owns_parameters  # noqa: E402
+from trace_tools.timing import Layout, modules_run, parameters_in_run_order  # noqa: E402
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
 from script_input import Parser, run_script  # noqa: E402
 
@@ -198,6 +199,7 @@ def describe(name, build, shape, dataset, sample_unit):
 
     names = {module: module_name for module_name, module in model.named_modules()}
     layers = []
+    firsts = []  # each layer's first parameter, by its name in the model
     for module, flops in records:
         if module in seen:
             continue
@@ -218,6 +220,8 @@ def describe(name, build, shape, dataset, sample_unit):
         layers.append({"name": names[module] or type(module).__name__, "kind": kind,
                        "parameters": params, "forward_flops": flops,
                        "backward_flops": backward})
+        own = next(parameter_name for parameter_name, _ in module.named_parameters(recurse=False))
+        firsts.append(f"{names[module]}.{own}" if names[module] else own)
     total = sum(p.numel() for p in model.parameters())
     counted = sum(layer["parameters"] for layer in layers)
     if counted != total:
@@ -229,6 +233,21 @@ def describe(name, build, shape, dataset, sample_unit):
                          f"{total} parameters; never called: {', '.join(missed[:5])}"
                          f"{' ...' if len(missed) > 5 else ''} (write those layers by hand, "
                          f"workloads/README.md)")
+    # In the order a trace of the model lays its layers out: a module holding
+    # parameters beside children (the model's class token, a block's layer
+    # scale) has its own layer where their gradient falls in the backward
+    # pass, not after its children, where its forward hook ends.
+    if any(owns_parameters(module) and (module is model or any(True for _ in module.children()))
+           for module in model.modules()):
+        example = torch.zeros(shape, dtype=torch.long) if sample_unit == "sequence" \
+            else torch.zeros(shape)
+        layout = Layout(model, modules_run(model, example))
+        position = {}
+        for parameter_name, _ in parameters_in_run_order(model, example, layout):
+            position.setdefault(layout.layer_of(parameter_name), len(position))
+        order = sorted(range(len(layers)),
+                       key=lambda i: position.get(layout.layer_of(firsts[i]), len(position)))
+        layers = [layers[i] for i in order]
     return {
         "name": name,
         "description": f"{type(model).__name__} layer spec generated from the PyTorch architecture",

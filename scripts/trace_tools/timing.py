@@ -31,6 +31,7 @@ launch time.
 """
 
 import contextlib
+import copy
 import dataclasses
 import time
 
@@ -137,8 +138,6 @@ class Layout:
 def modules_run(model, example):
     """The names of the modules a forward pass of `model` on `example`
     calls (for Layout), found on a copy, torch's random state kept."""
-    import copy
-
     probe = copy.deepcopy(model).train()
     called = set()
     handles = [module.register_forward_pre_hook(
@@ -190,6 +189,40 @@ def gradient_outputs(output, inputs=()):
     given = {id(tensor) for tensor in tensors_in(inputs)}
     return [tensor for tensor in tensors_in(output)
             if tensor.requires_grad and id(tensor) not in given]
+
+
+def parameters_in_run_order(model, example, layout=None):
+    """[(name, parameter)] of the model, each parameter once, in the order
+    of the forward pass's layers (Layout; LayerTimer.layer_order:
+    the timed modules as the pass first runs them, a split module's own
+    parameters where their gradient falls in the backward; layers that
+    never run last), a layer's tensors together: gcsim reads a trace's
+    tensors in that order. A weight tied between modules goes by the name
+    of the one that runs first (its gradient is complete only after that
+    module's backward), whichever was defined first. Found by a forward
+    and backward pass on a copy of the model, torch's random state kept,
+    so the training the capture records is untouched. `layout` is the
+    model's (by default found by a pass: modules_run)."""
+    ran = layout.ran if layout else modules_run(model, example)
+    layout = Layout(model, ran)
+    probe = copy.deepcopy(model).train()
+    timer = LayerTimer(probe, layout=Layout(probe, ran))
+    state = torch.get_rng_state()
+    try:
+        timer.run(probe, lambda output, _: output.float().sum(), example, None)
+    finally:
+        torch.set_rng_state(state)
+    order = {name: position for position, name in enumerate(timer.layer_order())}
+    never = len(order)
+
+    def run_at(name):
+        return order.get(layout.layer_of(name), never)
+
+    aliases = parameter_aliases(model)
+    # min() and sorted() are stable: ties keep named_parameters() order.
+    named = [(min(aliases[id(parameter)], key=run_at), parameter)
+             for _, parameter in model.named_parameters()]
+    return sorted(named, key=lambda item: run_at(item[0]))
 
 
 class LayerTimer:

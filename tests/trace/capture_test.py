@@ -211,7 +211,7 @@ def in_process_checks():
 
     model = HeadFirst()
     state = torch.get_rng_state()  # the dry run's dropout draws from it
-    ordered = [name for name, _ in capture_traces.parameters_in_run_order(model,
+    ordered = [name for name, _ in timing.parameters_in_run_order(model,
                                                                            torch.ones(2, 3))]
     if ordered != ["body.0.weight", "body.0.bias", "head.weight", "head.bias"]:
         failures.append(f"parameters in run order: {ordered}")
@@ -330,12 +330,21 @@ def in_process_checks():
     if timer.averages() != expected:
         failures.append(f"LayerTimer on parameters beside children: {timer.averages()}, "
                         f"expected {expected}")
-    ordered = [name for name, _ in capture_traces.parameters_in_run_order(model, x)]
+    ordered = [name for name, _ in timing.parameters_in_run_order(model, x)]
     layers = [layout.layer_of(name) for name in ordered]
     if ordered != ["temperature", "a.weight", "a.bias", "block.inner.weight", "block.inner.bias",
                    "block.scale", "b.weight", "b.bias"] \
             or layers != ["Tempered", "a", "a", "block.inner", "block.inner", "block", "b", "b"]:
         failures.append(f"parameters in run order, beside children: {ordered} in {layers}")
+    # A layer spec made by describe() lists them in the trace's order (it
+    # listed a module after its children, as their forward hooks end, and
+    # gcsim refused it as the trace's compute_spec).
+    import generate_workloads
+    spec = generate_workloads.describe("tempered", Tempered, (2, 2), "none", "image")
+    if [layer["name"] for layer in spec["layers"]] != ["Tempered", "a", "block.inner", "block",
+                                                       "b"]:
+        failures.append(f"describe() of parameters beside children: "
+                        f"{[layer['name'] for layer in spec['layers']]}")
     # A model of no modules, its weight its own: one layer, named after its
     # class (the capture failed with a KeyError).
     class Bare(torch.nn.Module):
