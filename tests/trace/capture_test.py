@@ -316,11 +316,18 @@ def in_process_checks():
         def forward(self, x):
             return self.b(self.block(self.a(x * self.temperature)))
 
-    model = Tempered()
     x, y = torch.ones(3, 2), torch.zeros(3, 1)
-    layout = timing.Layout(model, timing.modules_run(model, x))
-    timer = LayerTimer(model, Ticks(), layout)
-    timer.run(model, lambda out, y: ((out - y) ** 2).mean(), x, y)
+
+    def ticked(model):
+        """(layout, timer) of one pass of `model` on x, y, its layout found
+        by a pass as the capture finds it, on the clock of one tick a mark."""
+        layout = timing.Layout(model, timing.modules_run(model, x))
+        timer = LayerTimer(model, Ticks(), layout)
+        timer.run(model, lambda out, y: ((out - y) ** 2).mean(), x, y)
+        return layout, timer
+
+    model = Tempered()
+    layout, timer = ticked(model)
     # Forward: the model's 9 ticks less a's, the block's (3) and b's; the
     # block's 3 less its inner's. Backward: one tick from each event, the
     # scale's gradient before the inner layer's backward, the temperature's
@@ -356,9 +363,7 @@ def in_process_checks():
             return x @ self.w.t()
 
     model = Bare()
-    layout = timing.Layout(model, timing.modules_run(model, x))
-    timer = LayerTimer(model, Ticks(), layout)
-    timer.run(model, lambda out, y: ((out - y) ** 2).mean(), x, y)
+    layout, timer = ticked(model)
     if layout.layer_of("w") != "Bare" or timer.averages() != [("Bare", 1, 1)]:
         failures.append(f"a model of no modules: its weight in {layout.layer_of('w')}, "
                         f"timed {timer.averages()}; expected one layer Bare, 1/1")
@@ -392,9 +397,7 @@ def in_process_checks():
             return self.head(self.w(x))
 
     model = Nested()
-    layout = timing.Layout(model, timing.modules_run(model, x))
-    timer = LayerTimer(model, Ticks(), layout)
-    timer.run(model, lambda out, y: ((out - y) ** 2).mean(), x, y)
+    layout, timer = ticked(model)
     if [name for name, *_ in timer.averages()] != ["w", "head"] \
             or timer.averages()[0][2] != 1:
         failures.append(f"a split module run inside one timed whole: {timer.averages()}, "
