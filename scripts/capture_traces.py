@@ -197,7 +197,8 @@ def capture(args, staging):
     import torch.nn.functional as F
 
     from trace_tools import data, models
-    from trace_tools.timing import LayerTimer, Layout, modules_run, parameters_in_run_order
+    from trace_tools.timing import (LayerTimer, Layout, layer_order, modules_run,
+                                    parameters_in_run_order)
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -233,9 +234,18 @@ def capture(args, staging):
     example = x_train[:args.micro_batch]
     layout = Layout(model, running("its forward pass on the data set failed",
                                    lambda: modules_run(model, example)))
-    named = [(name, p) for name, p in running(
-        "its forward and backward pass on the data set failed",
-        lambda: parameters_in_run_order(model, example, layout)) if p.requires_grad]
+    order, inside = running("its forward and backward pass on the data set failed",
+                            lambda: layer_order(model, example, layout))
+    named = [(name, p) for name, p in parameters_in_run_order(model, layout, order)
+             if p.requires_grad]
+    # Known before any training: a split module that runs only inside
+    # another timed module's forward takes no time of its own in any pass.
+    untimed = sorted({layout.layer_of(name) for name, _ in named} & inside)
+    if untimed:
+        raise BadInput(f"--model-file {args.model_file}: module {untimed[0]} holds parameters "
+                       f"but runs only inside another timed module's forward (called from it, "
+                       f"not its child), whose time it is: its own is unknown; call it outside "
+                       f"the other module")
     params = [p for _, p in named]
     # A tensor's module is the layer timed for it: its own, the module
     # holding parameters beside children that it lies in (MultiheadAttention),

@@ -22,7 +22,7 @@ import torchvision
 # is the one the trace capture trains too: one definition for both.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from trace_tools.models import CifarResNet18, SmallCNN, owns_parameters  # noqa: E402
-from trace_tools.timing import Layout, modules_run, parameters_in_run_order  # noqa: E402
+from trace_tools.timing import Layout, layer_order, may_split, modules_run  # noqa: E402
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
 from script_input import Parser, run_script  # noqa: E402
 
@@ -237,17 +237,17 @@ def describe(name, build, shape, dataset, sample_unit):
     # parameters beside children (the model's class token, a block's layer
     # scale) has its own layer where their gradient falls in the backward
     # pass, not after its children, where its forward hook ends.
-    if any(owns_parameters(module) and (module is model or any(True for _ in module.children()))
-           for module in model.modules()):
-        example = torch.zeros(shape, dtype=torch.long) if sample_unit == "sequence" \
-            else torch.zeros(shape)
+    if may_split(model):
+        # Two samples: a batch norm in training mode needs more than one value.
+        batch = (max(2, shape[0]),) + tuple(shape[1:])
+        example = torch.zeros(batch, dtype=torch.long) if sample_unit == "sequence" \
+            else torch.zeros(batch)
         layout = Layout(model, modules_run(model, example))
-        position = {}
-        for parameter_name, _ in parameters_in_run_order(model, example, layout):
-            position.setdefault(layout.layer_of(parameter_name), len(position))
-        order = sorted(range(len(layers)),
-                       key=lambda i: position.get(layout.layer_of(firsts[i]), len(position)))
-        layers = [layers[i] for i in order]
+        order, _ = layer_order(model, example, layout)
+        position = {layer: at for at, layer in enumerate(order)}
+        layers = [layer for _, layer in sorted(
+            enumerate(layers),
+            key=lambda item: position.get(layout.layer_of(firsts[item[0]]), len(position)))]
     return {
         "name": name,
         "description": f"{type(model).__name__} layer spec generated from the PyTorch architecture",

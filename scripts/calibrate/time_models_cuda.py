@@ -138,7 +138,8 @@ def time_model(build, shape, args, device, clock):
         timer.run(model, loss_fn, x, y, context)
         forward.append(timer.forward_total_s - before_f)
         backward.append(timer.backward_total_s - before_b)
-    layers = [{"name": layer, "module": kinds[layer], "forward_s": f, "backward_s": b}
+    # (A layer of the model's own parameters is named after its class.)
+    layers = [{"name": layer, "module": kinds.get(layer, layer), "forward_s": f, "backward_s": b}
               for layer, f, b in timer.averages()]
     return {"batch": args.batch, "iterations": args.iterations, "warmup": args.warmup,
             "plain_forward_median_s": statistics.median(plain_forward),

@@ -72,23 +72,36 @@ def _has_children(module):
     return any(True for _ in module.children())
 
 
+def _holds_beside(module, is_model):
+    # Parameters of its own beside children (the model's own, beside
+    # children or not): a module Layout may split.
+    return owns_parameters(module) and (is_model or _has_children(module))
+
+
+def may_split(model):
+    """Whether Layout may split a module of `model`: whether its layers
+    depend on which modules a pass calls (modules_run)."""
+    return any(_holds_beside(module, module is model) for module in model.modules())
+
+
 class Layout:
     """Which modules a capture times, and the layer each parameter's time
     and gradient go to. Timed by their forward calls (`timed`): the modules
     without children, and a module holding parameters of its own beside
-    children that a pass does not all call, timed whole, its children's
-    parameters its own (MultiheadAttention: its input projection, and an
-    out_proj it uses without calling). A module holding parameters beside
-    children that a pass does call (torchvision's ViT encoder and its
-    pos_embedding, ConvNeXt's layer-scaled blocks, a model's class token)
-    is split (`split`): its children timed as theirs, its own parameters a
-    layer of their own, named after it (the model itself after its class),
-    whose forward time is the module's less its timed calls and whose
-    backward starts when the first of its parameters' gradients is
-    computed. `ran` holds the names of the modules a forward pass called
-    (modules_run); without it every such module but the model is timed
-    whole, as before a pass can tell (time_models_cuda.py's shipped models
-    hold none)."""
+    children, timed whole, its children's parameters its own, when a
+    module holding parameters below it did not run in the pass
+    (MultiheadAttention: its input projection, and an out_proj it uses
+    without calling). A module holding parameters beside children whose
+    parameter-holding modules all ran (torchvision's ViT encoder and its
+    pos_embedding, ConvNeXt's layer-scaled blocks, a model's class token,
+    a gate beside a ReLU) is split (`split`): its children timed as theirs,
+    its own parameters a layer of their own, named after it (the model
+    itself after its class), whose forward time is the module's less its
+    timed calls and whose backward starts when the first of its
+    parameters' gradients is computed. `ran` holds the names of the modules
+    a forward pass called (modules_run); without it, no module having run,
+    such a module is timed whole where a module below it holds parameters
+    (time_models_cuda.py's shipped models hold none)."""
 
     def __init__(self, model, ran=None):
         modules = dict(model.named_modules())
@@ -99,15 +112,14 @@ class Layout:
             # Its parameters have a timed call: its own module ran, or it
             # holds none of its own and its children are accounted for.
             if owns_parameters(module):
-                return ran is not None and id(module) in ran_ids
+                return id(module) in ran_ids
             return all(accounted(child) for child in module.children())
 
         every_name = dict(model.named_modules(remove_duplicate=False))  # a shared one's too
         ran_ids = {id(every_name[name]) for name in (ran or ()) if name in every_name}
         # The model itself is never timed whole: its own parameters are
         # split, beside children or not (a model of no modules is one layer).
-        holders = [name for name, module in modules.items()
-                   if owns_parameters(module) and (_has_children(module) or not name)]
+        holders = [name for name, module in modules.items() if _holds_beside(module, not name)]
         split = [name for name in holders
                  if not name or all(accounted(child) for child in modules[name].children())]
         whole = [name for name in holders if name not in split]
@@ -121,7 +133,6 @@ class Layout:
                       if name and not any(inside(name, outer) for outer in whole)
                       and (name in whole or not _has_children(module))]
         self.split = [(name or self.root_name, modules[name]) for name in split]
-        self.names = [name for name, _ in self.timed] + [name for name, _ in self.split]
         self.modules = dict(self.timed + self.split)
 
     def layer_of(self, parameter_name):
@@ -191,38 +202,56 @@ def gradient_outputs(output, inputs=()):
             if tensor.requires_grad and id(tensor) not in given]
 
 
-def parameters_in_run_order(model, example, layout=None):
-    """[(name, parameter)] of the model, each parameter once, in the order
-    of the forward pass's layers (Layout; LayerTimer.layer_order:
-    the timed modules as the pass first runs them, a split module's own
-    parameters where their gradient falls in the backward; layers that
-    never run last), a layer's tensors together: gcsim reads a trace's
-    tensors in that order. A weight tied between modules goes by the name
-    of the one that runs first (its gradient is complete only after that
-    module's backward), whichever was defined first. Found by a forward
-    and backward pass on a copy of the model, torch's random state kept,
-    so the training the capture records is untouched. `layout` is the
-    model's (by default found by a pass: modules_run)."""
-    ran = layout.ran if layout else modules_run(model, example)
-    layout = Layout(model, ran)
+def layer_order(model, example, layout):
+    """(order, inside): the layers of `model` under `layout` in the order of
+    the forward pass (LayerTimer.layer_order: the timed modules as the pass
+    first runs them, a split module's own parameters where their gradient
+    falls in the backward), and the split modules that ran only inside
+    another timed module's forward (LayerTimer.inside: no time of their
+    own, not in the order), from a forward and backward pass on a copy,
+    torch's random state kept, so the training a capture records is
+    untouched."""
     probe = copy.deepcopy(model).train()
-    timer = LayerTimer(probe, layout=Layout(probe, ran))
+    timer = LayerTimer(probe, layout=Layout(probe, layout.ran))
     state = torch.get_rng_state()
     try:
         timer.run(probe, lambda output, _: output.float().sum(), example, None)
     finally:
         torch.set_rng_state(state)
-    order = {name: position for position, name in enumerate(timer.layer_order())}
-    never = len(order)
+    return timer.layer_order(), timer.inside
+
+
+def parameters_in_run_order(model, layout, order):
+    """[(name, parameter)] of the model, each parameter once, in the order
+    of its layers (`order`, layer_order's; layers not in it last), a
+    layer's tensors together: gcsim reads a trace's tensors in that order.
+    A weight tied between modules goes by the name of the one that runs
+    first (its gradient is complete only after that module's backward),
+    whichever was defined first."""
+    position = {name: at for at, name in enumerate(order)}
 
     def run_at(name):
-        return order.get(layout.layer_of(name), never)
+        return position.get(layout.layer_of(name), len(position))
 
     aliases = parameter_aliases(model)
     # min() and sorted() are stable: ties keep named_parameters() order.
     named = [(min(aliases[id(parameter)], key=run_at), parameter)
              for _, parameter in model.named_parameters()]
     return sorted(named, key=lambda item: run_at(item[0]))
+
+
+@dataclasses.dataclass
+class _Call:
+    """One outermost call of a timed module, or a call of a split module, in
+    clock marks: `begin` to `end` its time; `entry` to `leave` the same with
+    the hooks' own cost (None outside a split module: nobody's to subtract);
+    a split module's `inner` the (entry, leave) of the calls it made."""
+    name: str
+    begin: object
+    end: object = None
+    entry: object = None
+    leave: object = None
+    inner: list = dataclasses.field(default_factory=list)
 
 
 class LayerTimer:
@@ -236,13 +265,17 @@ class LayerTimer:
         self.backward_total_s = 0.0
         self._active = False
         self._backward_active = False
-        self._calls = []
+        self._calls = []  # outermost timed calls (_Call)
         self._open = []  # timed calls under way: a shared module run inside another counts there
-        self._frames = []  # split modules' calls under way: [name, begin, end, [timed spans]]
+        self._frames = []  # split modules' calls under way (_Call)
         self._split_calls = []
         self._grad_events = []
         self._own_fired = set()
         self._framed = set()  # split modules with a call of their own this pass
+        self._nested = set()  # split modules run inside a timed call this pass
+        # The split modules that ran only inside another timed module's
+        # forward in the last pass: that module's time, none of their own.
+        self.inside = set()
         # A split module's own layer goes, in the forward order, after the
         # timed module whose backward follows its parameters' gradients
         # (None: first): [(layer, that module)] in backward order.
@@ -270,7 +303,7 @@ class LayerTimer:
             entry = self.clock.mark() if self._frames and not self._open else None
             self._open.append(name)
             if len(self._open) == 1:
-                self._calls.append([name, self.clock.mark(), None, entry])
+                self._calls.append(_Call(name, self.clock.mark(), entry=entry))
         return hook
 
     def _post(self, name):
@@ -280,24 +313,26 @@ class LayerTimer:
             self._open.pop()
             if self._open:  # run inside another timed module (a shared activation): its time
                 return
-            now = self.clock.mark()
             call = self._calls[-1]
-            assert call[0] == name, "an outermost timed call ends where it began"
-            call[2] = now
+            assert call.name == name, "an outermost timed call ends where it began"
+            call.end = self.clock.mark()
             # The first of its outputs' gradients to be complete starts the
             # module's backward, whichever the model used.
             hook = self._grad(name)
             for tensor in gradient_outputs(output, inputs):
                 tensor.register_hook(hook)
-            if call[3] is not None:  # not the split module's own time
-                self._frames[-1][3].append((call[3], self.clock.mark()))
+            if call.entry is not None:  # not the split module's own time
+                call.leave = self.clock.mark()
+                self._frames[-1].inner.append((call.entry, call.leave))
         return hook
 
     def _enter(self, name):
         def hook(module, inputs):
-            if self._active and not self._open:
+            if self._active and self._open:
+                self._nested.add(name)
+            elif self._active:
                 entry = self.clock.mark() if self._frames else None
-                self._frames.append([name, self.clock.mark(), None, [], entry])
+                self._frames.append(_Call(name, self.clock.mark(), entry=entry))
                 self._framed.add(name)
         return hook
 
@@ -306,11 +341,12 @@ class LayerTimer:
             if not self._active or self._open:
                 return
             frame = self._frames.pop()
-            assert frame[0] == name, "a split module's call ends where it began"
-            frame[2] = self.clock.mark()
+            assert frame.name == name, "a split module's call ends where it began"
+            frame.end = self.clock.mark()
             self._split_calls.append(frame)
-            if frame[4] is not None:
-                self._frames[-1][3].append((frame[4], self.clock.mark()))
+            if frame.entry is not None:  # inside another split module
+                frame.leave = self.clock.mark()
+                self._frames[-1].inner.append((frame.entry, frame.leave))
         return hook
 
     def _grad(self, name):
@@ -338,7 +374,8 @@ class LayerTimer:
         """One forward and backward pass, timed; returns the loss tensor.
         The forward pass runs inside forward_context() (torch.autocast, say)."""
         self._active, self._calls, self._open, self._grad_events = True, [], [], []
-        self._frames, self._split_calls, self._own_fired, self._framed = [], [], set(), set()
+        self._frames, self._split_calls, self._own_fired = [], [], set()
+        self._framed, self._nested = set(), set()
         start = self.clock.mark()
         with forward_context():
             loss = loss_fn(model(x), y)
@@ -350,15 +387,16 @@ class LayerTimer:
         finally:
             self._backward_active = False
         backward_end = self.clock.mark()
+        self.inside = self._nested - self._framed
         self.clock.wait()
         seconds = self.clock.seconds
 
-        for name, begin, end, _ in self._calls:
-            if name not in self.forward_s:
-                self.order.append(name)
-                self.forward_s[name] = 0.0
-                self.backward_s[name] = 0.0
-            self.forward_s[name] += seconds(begin, end)
+        for call in self._calls:
+            if call.name not in self.forward_s:
+                self.order.append(call.name)
+                self.forward_s[call.name] = 0.0
+                self.backward_s[call.name] = 0.0
+            self.forward_s[call.name] += seconds(call.begin, call.end)
         events = self._grad_events
         placed = {layer for layer, _ in self._anchors}
         for i, (_, name) in enumerate(events):
@@ -367,9 +405,10 @@ class LayerTimer:
                 self._anchors.append((name, following[0] if following else None))
                 self.forward_s[name] = 0.0
                 self.backward_s[name] = 0.0
-        for name, begin, end, inner, _ in self._split_calls:
-            if name in self.forward_s:
-                self.forward_s[name] += seconds(begin, end) - sum(seconds(b, e) for b, e in inner)
+        for call in self._split_calls:
+            if call.name in self.forward_s:
+                self.forward_s[call.name] += seconds(call.begin, call.end) - sum(
+                    seconds(entry, leave) for entry, leave in call.inner)
         for i, (mark, name) in enumerate(events):
             following = events[i + 1][0] if i + 1 < len(events) else backward_end
             self.backward_s[name] += seconds(mark, following)

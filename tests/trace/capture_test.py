@@ -209,14 +209,19 @@ def in_process_checks():
         def forward(self, x):
             return self.head(self.body(x))
 
+    def run_order(model, example):
+        """The model's parameter names in the order a capture lays them out."""
+        layout = timing.Layout(model, timing.modules_run(model, example))
+        order, _ = timing.layer_order(model, example, layout)
+        return [name for name, _ in timing.parameters_in_run_order(model, layout, order)]
+
     model = HeadFirst()
-    state = torch.get_rng_state()  # the dry run's dropout draws from it
-    ordered = [name for name, _ in timing.parameters_in_run_order(model,
-                                                                           torch.ones(2, 3))]
+    state = torch.get_rng_state()  # the dry runs' dropout draws from it
+    ordered = run_order(model, torch.ones(2, 3))
     if ordered != ["body.0.weight", "body.0.bias", "head.weight", "head.bias"]:
         failures.append(f"parameters in run order: {ordered}")
     if not torch.equal(state, torch.get_rng_state()):
-        failures.append("parameters_in_run_order changed torch's random state")
+        failures.append("the passes that find the run order changed torch's random state")
 
     class Ticks:
         now = 0
@@ -320,24 +325,40 @@ def in_process_checks():
 
     def ticked(model):
         """(layout, timer) of one pass of `model` on x, y, its layout found
-        by a pass as the capture finds it, on the clock of one tick a mark."""
+        by a pass as the capture finds it, on the clock of one tick a mark,
+        where a timed call's forward hook also takes 50 ticks after its
+        last mark of the module's time (the hooks' own cost: not a split
+        module's time)."""
         layout = timing.Layout(model, timing.modules_run(model, x))
-        timer = LayerTimer(model, Ticks(), layout)
-        timer.run(model, lambda out, y: ((out - y) ** 2).mean(), x, y)
+        clock = Ticks()
+        timer = LayerTimer(model, clock, layout)
+        plain = timing.gradient_outputs
+
+        def costly(*arguments):
+            clock.now += 50
+            return plain(*arguments)
+
+        timing.gradient_outputs = costly
+        try:
+            timer.run(model, lambda out, y: ((out - y) ** 2).mean(), x, y)
+        finally:
+            timing.gradient_outputs = plain
         return layout, timer
 
     model = Tempered()
     layout, timer = ticked(model)
-    # Forward: the model's 9 ticks less a's, the block's (3) and b's; the
-    # block's 3 less its inner's. Backward: one tick from each event, the
-    # scale's gradient before the inner layer's backward, the temperature's
-    # last of all (so first in the forward order).
+    # Forward: the model's 167 ticks less its 3 calls' extents, entry to
+    # leave, hooks included (53, 57 and 53); the block's 55 less its
+    # inner's 53 (their begin-to-end spans alone, 1, 55 and 1, left the
+    # hooks' 150 ticks to the model). Backward: one tick from each event,
+    # the scale's gradient before the inner layer's backward, the
+    # temperature's last of all (so first in the forward order).
     expected = [("Tempered", 4, 1), ("a", 1, 1), ("block.inner", 1, 1), ("block", 2, 1),
                 ("b", 1, 1)]
     if timer.averages() != expected:
         failures.append(f"LayerTimer on parameters beside children: {timer.averages()}, "
                         f"expected {expected}")
-    ordered = [name for name, _ in timing.parameters_in_run_order(model, x)]
+    ordered = run_order(model, x)
     layers = [layout.layer_of(name) for name in ordered]
     if ordered != ["temperature", "a.weight", "a.bias", "block.inner.weight", "block.inner.bias",
                    "block.scale", "b.weight", "b.bias"] \
@@ -399,9 +420,10 @@ def in_process_checks():
     model = Nested()
     layout, timer = ticked(model)
     if [name for name, *_ in timer.averages()] != ["w", "head"] \
-            or timer.averages()[0][2] != 1:
+            or timer.averages()[0][2] != 1 or timer.inside != {"s"}:
         failures.append(f"a split module run inside one timed whole: {timer.averages()}, "
-                        f"expected w (its backward 1 tick) and head alone")
+                        f"{timer.inside} inside; expected w (its backward 1 tick) and head "
+                        f"alone, s inside")
     # A module that holds parameters beside a child it does not call
     # (MultiheadAttention's out_proj) is timed whole, its child's its own.
     whole = timing.Layout(torch.nn.Sequential(torch.nn.MultiheadAttention(4, 2)),
@@ -577,6 +599,26 @@ BAD_MODELS = [
                      "        return self.out(checkpoint(self.mid, self.first(x.flatten(1))))\n"
                      "def build(n):\n    return M(n)\n",
      ["the output of module mid takes no gradient", "gradient checkpointing"]),
+    # A module holding a scale beside its layer, called from the forward of
+    # a module timed whole (its out_proj is used, not called): refused
+    # before training, where it was refused after it.
+    ("run-inside", "import torch\nfrom torch import nn\nINPUT = (1, 8)\n"
+                   "class Scaled(nn.Module):\n    def __init__(self):\n"
+                   "        super().__init__()\n        self.lin = nn.Linear(64, 64)\n"
+                   "        self.g = nn.Parameter(torch.ones(64))\n"
+                   "    def forward(self, x):\n        return self.lin(x) * self.g\n"
+                   "class Caller(nn.Module):\n    def __init__(self, scaled):\n"
+                   "        super().__init__()\n        self.p = nn.Parameter(torch.ones(64))\n"
+                   "        self.out_proj = nn.Linear(64, 64)\n        self.scaled = [scaled]\n"
+                   "    def forward(self, x):\n"
+                   "        return (self.scaled[0](x) * self.p + x @ self.out_proj.weight.t()\n"
+                   "                + self.out_proj.bias)\n"
+                   "class M(nn.Module):\n    def __init__(self, n):\n"
+                   "        super().__init__()\n        self.s = Scaled()\n"
+                   "        self.w = Caller(self.s)\n        self.head = nn.Linear(64, n)\n"
+                   "    def forward(self, x):\n        return self.head(self.w(x.flatten(1)))\n"
+                   "def build(n):\n    return M(n)\n",
+     ["module s holds parameters but runs only inside another timed module's forward"]),
     # Its branch runs in the checks' first two passes, then never: a trace with
     # no time for it, which gcsim refused.
     ("branch-stops", "from torch import nn\nINPUT = (1, 8)\nRUNS = [0]\n"
