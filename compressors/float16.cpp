@@ -2,7 +2,8 @@
 
 #include <cstring>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// __builtin_cpu_supports("f16c") is GCC's from 11 on (Debian 12 has 12).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
 #define GCSIM_F16C 1
 #include <immintrin.h>
 #endif

@@ -32,7 +32,8 @@ inline float round_to_bfloat16(float value) {
 }
 
 /// out[i] = round_to_half(x[i]) for i < n (out may be x), 8 at a time with
-/// F16C where the CPU has it; the portable loop's results, bit for bit.
+/// F16C where the CPU has it; the portable loop's results, bit for bit
+/// (NaN payloads aside: no gradient gcsim reads holds a NaN).
 void round_to_half(const float* x, std::size_t n, float* out);
 /// The same, one at a time, without F16C.
 void round_to_half_portable(const float* x, std::size_t n, float* out);

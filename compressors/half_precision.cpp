@@ -27,8 +27,8 @@ struct Format {
 constexpr Format kFloat16{"fp16", "float16", "65504", static_cast<RoundAll>(round_to_half)};
 constexpr Format kBfloat16{"bf16", "bfloat16", "3.39e38", static_cast<RoundAll>(round_to_bfloat16)};
 
-// Elements a pass over the workers takes at a time: its buffers stay in
-// the cache between the roundings.
+// Elements taken at a time, every worker's in turn: the shares and their
+// sum stay in the cache between the roundings.
 constexpr std::size_t kBlock = 4096;
 
 // The name of the layer of `layout` that holds element `j`.
@@ -82,11 +82,11 @@ private:
     std::vector<float>& sum = work.result.update;
     std::uint64_t flushed = 0;
     std::vector<float> share(kBlock);
-    for (std::size_t w = 0; w < work.acc.size(); ++w) {
-      float* acc = work.acc[w];
-      for (std::size_t begin = 0; begin < work.d; begin += kBlock) {
-        const std::size_t n = std::min(kBlock, work.d - begin);
-        float* x = acc + begin;
+    for (std::size_t begin = 0; begin < work.d; begin += kBlock) {
+      const std::size_t n = std::min(kBlock, work.d - begin);
+      float* total = sum.data() + begin;
+      for (std::size_t w = 0; w < work.acc.size(); ++w) {
+        float* x = work.acc[w] + begin;
         float* s = share.data();
         round(x, n, s);
         for (std::size_t i = 0; i < n; ++i)
@@ -97,9 +97,9 @@ private:
         round(s, n, s);
         for (std::size_t i = 0; i < n; ++i)
           flushed += (s[i] == 0.0F) & (x[i] != 0.0F);
-        // A 16-bit reduction rounds every partial sum (here in rank order;
-        // a ring adds in another order, within a rounding of each sum).
-        float* total = sum.data() + begin;
+        // A 16-bit reduction rounds every partial sum, here in rank order
+        // (a ring adds each chunk's shares in a rotated order, a rounding
+        // a hop as here; a tree adds partial sums, fewer roundings deep).
         if (w == 0) {
           std::copy(s, s + n, total);
         } else {

@@ -3,7 +3,6 @@
 // per kernel above 2^16 elements (issue 5), on the reduced `--quick` grid.
 
 #include "sim/cost/calibration.hpp"
-#include "sim/cost/cpu_kernels.hpp"
 
 #include <array>
 #include <cmath>

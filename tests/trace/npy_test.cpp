@@ -1,6 +1,5 @@
 #include "sim/trace/npy.hpp"
 
-#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
