@@ -248,18 +248,17 @@ def from_file(path, num_classes, batch):
     num_classes), trainable parameters it never uses, and parameters whose
     time the capture cannot measure: used outside the forward of the
     module that is timed for them (timing.Layout: a module without
-    children, or one holding parameters beside children the pass does not
-    all call, as MultiheadAttention does, timed whole; parameters of a
-    module beside children it calls, as the model's own, a layer of their
-    own), or whose module's output takes no gradient in the forward
-    (gradient checkpointing); a module named as the model's class, the
-    name of the model's own parameters' layer; and a TorchScript module,
-    which takes no hooks. Lazy
-    layers get their shapes from a first pass, in eval mode. Made ready to
-    time as the shipped models are: activations and dropouts
-    out of place (no_inplace), and a module without parameters that a pass
-    runs more than once (a ReLU shared within a block) a copy per run
-    (PerCall)."""
+    children; one holding parameters beside children, a module below it
+    holding parameters not called in the pass, as MultiheadAttention's
+    out_proj, timed whole; otherwise, as the model's own, its parameters a
+    layer of their own), or whose module's output takes no gradient in
+    the forward (gradient checkpointing); a module named as the model's
+    class, the name of the model's own parameters' layer; and a
+    TorchScript module, which takes no hooks. Lazy layers get their shapes
+    from a first pass, in eval mode. Made ready to time as the shipped
+    models are: activations and dropouts out of place (no_inplace), and a
+    module without parameters that a pass runs more than once (a ReLU
+    shared within a block) a copy per run (PerCall)."""
     import importlib.machinery
     import importlib.util
     import sys

@@ -1,13 +1,14 @@
 """Per-layer forward and backward time, measured with module hooks.
 
 Forward: a forward pre-hook and a forward hook on every leaf module (and
-on a module holding parameters beside children it does not all call, such
-as MultiheadAttention, timed whole: Layout) read time.perf_counter() just
-before and just after the module runs; the difference is the module's
-forward time (summed over calls if a module runs more than once). A module
-holding parameters beside children it calls (a model's class token, a
-block's layer scale) is split: its own parameters are a layer whose forward
-time is the module's less its timed calls.
+on a module holding parameters beside children where a module below it
+holding parameters is not called, such as MultiheadAttention, timed whole:
+Layout) read time.perf_counter() just before and just after the module
+runs; the difference is the module's forward time (summed over calls if a
+module runs more than once). A module holding parameters beside children
+whose parameter-holding modules all run (a model's class token, a block's
+layer scale) is split: its own parameters are a layer whose forward time is
+the module's less its timed calls.
 
 Backward: the forward hook registers a gradient hook on the module's output.
 It fires when the gradient with respect to that output is complete, which is
