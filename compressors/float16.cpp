@@ -63,15 +63,24 @@ float half_to_float(std::uint16_t half) {
   return value;
 }
 
+namespace {
+
+// The float32 bits of `bits` rounded to bfloat16 (its low 16 bits 0),
+// without a branch, so that a loop of it takes 8 at a time.
+inline std::uint32_t bfloat16_rounded(std::uint32_t bits) {
+  // Adding 0x7FFF, plus the lowest kept bit, carries into the kept bits
+  // exactly when the dropped half is above the midpoint, or at it and odd.
+  const std::uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+  const bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u; // a quiet NaN, its sign kept
+  return nan ? ((bits | 0x00400000u) & 0xFFFF0000u) : rounded;
+}
+
+} // namespace
+
 std::uint16_t float_to_bfloat16(float value) {
   std::uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) // NaN: a quiet one, its sign kept
-    return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
-  // Adding 0x7FFF, plus the lowest kept bit, carries into the kept bits
-  // exactly when the dropped half is above the midpoint, or at it and odd.
-  const std::uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<std::uint16_t>((bits + rounding) >> 16);
+  return static_cast<std::uint16_t>(bfloat16_rounded(bits) >> 16);
 }
 
 float bfloat16_to_float(std::uint16_t value) {
@@ -121,15 +130,11 @@ void round_to_half(const float* x, std::size_t n, float* out) {
 }
 
 void round_to_bfloat16(const float* x, std::size_t n, float* out) {
-  // float_to_bfloat16 then back, written without a branch so that the
-  // compiler can take 8 at a time.
   for (std::size_t i = 0; i < n; ++i) {
     std::uint32_t bits;
     std::memcpy(&bits, x + i, sizeof bits);
-    const bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
-    const std::uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
-    const std::uint32_t result = nan ? ((bits | 0x00400000u) & 0xFFFF0000u) : rounded;
-    std::memcpy(out + i, &result, sizeof result);
+    bits = bfloat16_rounded(bits);
+    std::memcpy(out + i, &bits, sizeof bits);
   }
 }
 

@@ -109,15 +109,15 @@ private:
         }
         std::fill(x, x + n, 0.0F); // no memory: what the rounding lost is gone
       }
+      for (std::size_t i = 0; i < n; ++i)
+        if (std::isinf(total[i]))
+          throw std::invalid_argument(
+              std::string(format_.compressor) + ": the " + type +
+              " sum of the workers' shares in layer " + layer_holding(*work.layout, begin + i) +
+              " at simulated iteration " + std::to_string(work.ctx.iteration) + " rounds past " +
+              type + "'s largest value " + format_.largest +
+              " (each share within it): the allreduce would carry infinity");
     }
-    for (std::size_t j = 0; j < work.d; ++j)
-      if (std::isinf(sum[j]))
-        throw std::invalid_argument(std::string(format_.compressor) + ": the " + type +
-                                    " sum of the workers' shares in layer " +
-                                    layer_holding(*work.layout, j) + " at simulated iteration " +
-                                    std::to_string(work.ctx.iteration) + " rounds past " + type +
-                                    "'s largest value " + format_.largest +
-                                    " (every share below it): the allreduce would carry infinity");
     work.result.support.resize(work.d);
     std::iota(work.result.support.begin(), work.result.support.end(), Index{0});
     // Nonzero elements whose share (g / P in the type) underflowed to 0,

@@ -311,8 +311,11 @@ void register_iterations() {
   const nlohmann::json sparse = {{"density", 0.001}};
   for (const std::string name : {"dense", "fp16", "bf16", "topk", "gtopk", "dgc", "randomk", "cltk",
                                  "sketched_sgd", "gs_sgd", "deft", "iwp"}) {
-    const bool dense = name == "dense" || name == "fp16" || name == "bf16";
-    const nlohmann::json params = dense ? nlohmann::json::object() : sparse;
+    const auto& specs = gc::compressor_info(name).params;
+    const bool sparsifies = std::any_of(specs.begin(), specs.end(), [](const gc::ParamSpec& spec) {
+      return spec.name == "density";
+    });
+    const nlohmann::json params = sparsifies ? sparse : nlohmann::json::object();
     benchmark::RegisterBenchmark(
         ("BM_Iteration/" + name + "/P8/density0.001").c_str(),
         [name, params](benchmark::State& s) { BM_Iteration(s, name, params); })

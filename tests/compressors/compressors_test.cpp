@@ -1333,35 +1333,39 @@ TEST_CASE("fp16 sends the gradient in float16, divided by P, summed in float16")
   constexpr std::size_t P = 3;
   // 0.7 is not a float16 (0.7001953125), nor is its third; 6e-8 rounds to
   // the smallest subnormal but its third to 0 (flushed); 3 + 2^-10 loses
-  // its last bit in the cast.
-  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({2, 3});
-  const std::vector<std::vector<float>> grads{{0.7F, 6e-8F, 3.0F + std::ldexp(1.0F, -10), 0, -2},
-                                              {0.7F, 6e-8F, 0, 0, 4},
-                                              {0.7F, 6e-8F, 0, 0, 1}};
+  // its last bit in the cast. The last column's shares, 1 and twice 2^-11,
+  // sum to 1 + 2^-10 (a float16), but each partial sum is rounded: 1 + 2^-11
+  // is a tie that goes to 1, and so does the next (summed, then rounded
+  // once, the update would be 1.0009765625).
+  const float tiny = 3 * std::ldexp(1.0F, -11);
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({2, 4});
+  const std::vector<std::vector<float>> grads{{0.7F, 6e-8F, 3.0F + std::ldexp(1.0F, -10), 0, -2, 3},
+                                              {0.7F, 6e-8F, 0, 0, 4, tiny},
+                                              {0.7F, 6e-8F, 0, 0, 1, tiny}};
   std::vector<gc::GradientView> views;
   for (const auto& g : grads)
     views.push_back({g.data(), &layout});
   Run run("fp16", nlohmann::json::object(), P);
   const gc::IterationResult r = run.step(views, 0);
-  std::vector<float> expected(5);
-  for (std::size_t j = 0; j < 5; ++j)
+  std::vector<float> expected(6);
+  for (std::size_t j = 0; j < 6; ++j)
     for (std::size_t w = 0; w < P; ++w) {
       const float share = gc::round_to_half(gc::round_to_half(grads[w][j]) / 3.0F);
       expected[j] = w == 0 ? share : gc::round_to_half(expected[j] + share);
     }
   CHECK(r.update == expected);
   // As numpy's float16 gives them.
-  CHECK(r.update == std::vector<float>{0.7001953125F, 0, 1, 0, 1});
+  CHECK(r.update == std::vector<float>{0.7001953125F, 0, 1, 0, 1, 1});
   CHECK(r.info.at("flushed_to_zero") == 3);
-  CHECK(r.support.size() == 5);
+  CHECK(r.support.size() == 6);
   // Half the bytes of dense, over the scenario's allreduce; the casts and
   // the division priced by the bytes they move.
   REQUIRE(r.steps.size() == 1);
   CHECK(r.steps[0].kind == gc::CommKind::allreduce);
-  CHECK(r.steps[0].bytes == std::vector<std::uint64_t>(P, 10));
+  CHECK(r.steps[0].bytes == std::vector<std::uint64_t>(P, 12));
   REQUIRE(r.kernels[0].size() == 3);
   CHECK(r.kernels[0][0].kind == gc::KernelKind::fp16_cast);
-  CHECK(r.kernels[0][0].n == 5);
+  CHECK(r.kernels[0][0].n == 6);
   CHECK(r.kernels[0][1].kind == gc::KernelKind::dense_scale);
   CHECK(r.kernels[0][1].n == 3);
   CHECK(r.kernels[0][2].kind == gc::KernelKind::fp16_cast);
@@ -1375,20 +1379,23 @@ TEST_CASE("fp16 sends the gradient in float16, divided by P, summed in float16")
 TEST_CASE("bf16 sends the gradient in bfloat16, divided by P, summed in bfloat16") {
   // As torch's bfloat16 tensors give them: 0.7 is 0.69921875, and so are
   // three rounded thirds of it summed; 1e-40 / 3 is below bfloat16's
-  // smallest subnormal (flushed); 3 + 2^-7 is cast to 3.
+  // smallest subnormal (flushed); 3 + 2^-7 is cast to 3; shares of 1 and
+  // twice 2^-8 sum to 1, each partial sum rounded (the swamping that grows
+  // bf16's error with P).
   constexpr std::size_t P = 3;
-  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({5});
-  const std::vector<float> g0{0.7F, 1e-40F, 3.0F + std::ldexp(1.0F, -7), 0, -2};
-  const std::vector<float> g1{0.7F, 1e-40F, 0, 0, 4};
-  const std::vector<float> g2{0.7F, 1e-40F, 0, 0, 1};
+  const float tiny = 3 * std::ldexp(1.0F, -8);
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({6});
+  const std::vector<float> g0{0.7F, 1e-40F, 3.0F + std::ldexp(1.0F, -7), 0, -2, 3};
+  const std::vector<float> g1{0.7F, 1e-40F, 0, 0, 4, tiny};
+  const std::vector<float> g2{0.7F, 1e-40F, 0, 0, 1, tiny};
   Run run("bf16", nlohmann::json::object(), P);
   const gc::IterationResult r =
       run.step({{g0.data(), &layout}, {g1.data(), &layout}, {g2.data(), &layout}}, 0);
-  CHECK(r.update == std::vector<float>{0.69921875F, 0, 1, 0, 1});
+  CHECK(r.update == std::vector<float>{0.69921875F, 0, 1, 0, 1, 1});
   CHECK(r.info.at("flushed_to_zero") == 3);
   REQUIRE(r.steps.size() == 1);
   CHECK(r.steps[0].label == "allreduce bfloat16 gradient");
-  CHECK(r.steps[0].bytes == std::vector<std::uint64_t>(P, 10));
+  CHECK(r.steps[0].bytes == std::vector<std::uint64_t>(P, 12));
 }
 
 TEST_CASE("fp16 refuses a gradient past float16's range rather than send infinity") {
