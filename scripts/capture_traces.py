@@ -234,9 +234,9 @@ def capture(args, staging):
     example = x_train[:args.micro_batch]
     layout = Layout(model, running("its forward pass on the data set failed",
                                    lambda: modules_run(model, example)))
-    order, inside = running("its forward and backward pass on the data set failed",
-                            lambda: layer_order(model, example, layout))
-    named = [(name, p) for name, p in parameters_in_run_order(model, layout, order)
+    layers_in_order, inside = running("its forward and backward pass on the data set failed",
+                                      lambda: layer_order(model, example, layout))
+    named = [(name, p) for name, p in parameters_in_run_order(model, layout, layers_in_order)
              if p.requires_grad]
     # Known before any training: a split module that runs only inside
     # another timed module's forward takes no time of its own in any pass.

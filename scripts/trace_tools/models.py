@@ -389,9 +389,10 @@ def from_file(path, num_classes, batch):
         refuse(f"the output of module {untimed[0]} takes no gradient in the forward pass "
                f"(gradient checkpointing, or no_grad in a forward): its backward, recomputed "
                f"later, cannot be timed; capture without checkpointing")
-    # A module timed whole (its own parameters beside children, not all of
-    # which the pass called) over children that hold parameters and run:
-    # one layer where a reader may expect several. Said, not refused.
+    # A module timed whole (its own parameters beside children, a module
+    # below it holding parameters not called) over children that hold
+    # parameters and run: one layer where a reader may expect several.
+    # Said, not refused.
     for module_name, child in timed.items():
         inner = [inner_name for inner_name, inner in child.named_modules()
                  if inner_name and calls.get(inner) and any(True for _ in inner.parameters())]

@@ -109,15 +109,15 @@ class Layout:
         self.ran = ran
         self.root_name = type(model).__name__  # a name for the model's own parameters
 
+        every_name = dict(model.named_modules(remove_duplicate=False))  # a shared one's too
+        ran_ids = {id(every_name[name]) for name in (ran or ()) if name in every_name}
+
         def accounted(module):
             # Its parameters have a timed call: its own module ran, or it
             # holds none of its own and its children are accounted for.
             if owns_parameters(module):
                 return id(module) in ran_ids
             return all(accounted(child) for child in module.children())
-
-        every_name = dict(model.named_modules(remove_duplicate=False))  # a shared one's too
-        ran_ids = {id(every_name[name]) for name in (ran or ()) if name in every_name}
         # The model itself is never timed whole: its own parameters are
         # split, beside children or not (a model of no modules is one layer).
         holders = [name for name, module in modules.items() if _holds_beside(module, not name)]
@@ -244,14 +244,14 @@ def parameters_in_run_order(model, layout, order):
 @dataclasses.dataclass
 class _Call:
     """One outermost call of a timed module, or a call of a split module, in
-    clock marks: `begin` to `end` its time; `entry` to `leave` the same with
-    the hooks' own cost (None outside a split module: nobody's to subtract);
-    a split module's `inner` the (entry, leave) of the calls it made."""
+    clock marks: `begin` to `end` its time; from `entry` to the end of its
+    forward hook the same with the hooks' own cost (None outside a split
+    module: nobody's to subtract); a split module's `inner` those extents
+    of the calls it made."""
     name: str
     begin: object
     end: object = None
     entry: object = None
-    leave: object = None
     inner: list = dataclasses.field(default_factory=list)
 
 
@@ -323,8 +323,7 @@ class LayerTimer:
             for tensor in gradient_outputs(output, inputs):
                 tensor.register_hook(hook)
             if call.entry is not None:  # not the split module's own time
-                call.leave = self.clock.mark()
-                self._frames[-1].inner.append((call.entry, call.leave))
+                self._frames[-1].inner.append((call.entry, self.clock.mark()))
         return hook
 
     def _enter(self, name):
@@ -346,8 +345,7 @@ class LayerTimer:
             frame.end = self.clock.mark()
             self._split_calls.append(frame)
             if frame.entry is not None:  # inside another split module
-                frame.leave = self.clock.mark()
-                self._frames[-1].inner.append((frame.entry, frame.leave))
+                self._frames[-1].inner.append((frame.entry, self.clock.mark()))
         return hook
 
     def _grad(self, name):
