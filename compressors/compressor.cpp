@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace gcsim::compress {
 
@@ -149,6 +150,8 @@ void Compressor::begin_iteration(const WeightsView* weights, const IterationCont
                                 " workers");
   }
   check_workers(static_cast<int>(ctx.workers));
+  if (summation_)
+    summation_->check(static_cast<int>(ctx.workers));
   pending_ = std::make_unique<Pending>();
   pending_->memories = &memories;
   IterationWork& work = pending_->work;
@@ -156,6 +159,11 @@ void Compressor::begin_iteration(const WeightsView* weights, const IterationCont
   work.ctx = ctx;
   work.P = static_cast<int>(ctx.workers);
   work.result.kernels.resize(ctx.workers);
+  work.summation = summation_.get();
+}
+
+void Compressor::sum_as(SummationOrder order) {
+  summation_ = std::make_unique<SummationOrder>(std::move(order));
 }
 
 void Compressor::add_gradient(const GradientView& g) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "compressors/error_feedback.hpp"
+#include "compressors/summation_order.hpp"
 #include "compressors/tensor.hpp"
 #include "compressors/topk.hpp"
 
@@ -124,6 +125,9 @@ struct IterationWork {
   int P = 0;
   std::vector<float*> acc;
   IterationResult result;
+  // How the cluster's allreduce adds the workers' values (see
+  // Compressor::sum_as); null: in rank order.
+  const SummationOrder* summation = nullptr;
 
   std::vector<int> all_ranks() const;
   CommStep& add_step(CommKind kind, std::string label, std::vector<int> participants,
@@ -173,6 +177,11 @@ public:
   // memory: slower, same results. Call before the first iteration. Throws
   // std::runtime_error if no file can be created there.
   virtual void spill_worker_state(const std::string& /*dir*/) {}
+  // How the cluster's allreduce adds the workers' values (the algorithm
+  // behind CommKind::allreduce): compressors whose sums round (fp16, bf16)
+  // round them in that order; in rank order unless set. Call before the
+  // first iteration; begin_iteration checks it against P.
+  void sum_as(SummationOrder order);
 
   // One iteration over all P workers. grads[w] is worker w's raw gradient; all
   // share one layout. weights may be null except for compressors that need them
@@ -217,6 +226,7 @@ private:
     std::size_t added = 0;
   };
   std::unique_ptr<Pending> pending_;
+  std::unique_ptr<SummationOrder> summation_;
 };
 
 const char* to_string(CommKind kind);

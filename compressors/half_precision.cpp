@@ -3,6 +3,7 @@
 // compressor): 2 bytes an element.
 #include "compressors/detail/base.hpp"
 #include "compressors/float16.hpp"
+#include "compressors/summation_order.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace gcsim::compress::detail {
 namespace {
@@ -54,6 +56,50 @@ const std::string& layer_holding(const LayerLayout& layout, std::size_t j) {
       "): cast before the division by P, as DDP's hook does, it would be sent as infinity");
 }
 
+// The 16-bit sum of the workers' shares of a block of elements, in the
+// order a Sum gives, every partial sum rounded.
+struct RoundedSum {
+  const Format& format;
+  IterationWork& work;
+  std::vector<std::vector<float>> slots; // a block each, per level of nesting
+  // Nonzero elements whose share (g / P in the type) underflowed to 0,
+  // counted over the workers.
+  std::uint64_t flushed = 0;
+
+  // Writes the sum of the shares of elements [begin, begin + n) to `out`;
+  // slots[level] and deeper are free.
+  void add(const Sum& sum, std::size_t begin, std::size_t n, float* out, std::size_t level) {
+    if (sum.rank >= 0) {
+      share(sum.rank, begin, n, out);
+      return;
+    }
+    add(sum.terms.front(), begin, n, out, level);
+    float* term = slots[level].data();
+    for (auto next = sum.terms.begin() + 1; next != sum.terms.end(); ++next) {
+      add(*next, begin, n, term, level + 1);
+      for (std::size_t i = 0; i < n; ++i)
+        out[i] += term[i];
+      format.round(out, n, out);
+    }
+  }
+
+  // Worker `w`'s shares: its gradient cast to the type, divided by P in it.
+  void share(int w, std::size_t begin, std::size_t n, float* out) {
+    float* x = work.acc[static_cast<std::size_t>(w)] + begin;
+    format.round(x, n, out);
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::isinf(out[i]))
+        refuse_overflow(format, work, static_cast<std::size_t>(w), begin + i, x[i]);
+    const auto p = static_cast<float>(work.P);
+    for (std::size_t i = 0; i < n; ++i)
+      out[i] /= p;
+    format.round(out, n, out);
+    for (std::size_t i = 0; i < n; ++i)
+      flushed += (out[i] == 0.0F) & (x[i] != 0.0F);
+    std::fill(x, x + n, 0.0F); // no memory: what the rounding lost is gone
+  }
+};
+
 class HalfPrecision final : public CompressorBase {
 public:
   HalfPrecision(const Format& format, nlohmann::json params)
@@ -77,52 +123,35 @@ private:
     work.add_collective(CommKind::allreduce, "allreduce " + type + " gradient", work.d * 2);
     work.add_kernel_all(KernelKind::fp16_cast, work.d, 0, 0, 0, "cast back to float32");
 
-    const float p = static_cast<float>(work.P);
-    const RoundAll round = format_.round;
-    std::vector<float>& sum = work.result.update;
-    std::uint64_t flushed = 0;
-    std::vector<float> share(kBlock);
-    for (std::size_t begin = 0; begin < work.d; begin += kBlock) {
-      const std::size_t n = std::min(kBlock, work.d - begin);
-      float* total = sum.data() + begin;
-      for (std::size_t w = 0; w < work.acc.size(); ++w) {
-        float* x = work.acc[w] + begin;
-        float* s = share.data();
-        round(x, n, s);
+    // The allreduce's parts, each by its sum; the cast shares of a block of
+    // elements are made as its sum reaches each worker, so every worker's
+    // gradient is read once.
+    const SummationOrder rank_order =
+        work.summation ? SummationOrder{} : SummationOrder::in_rank_order(work.P);
+    const SummationOrder& order = work.summation ? *work.summation : rank_order;
+    RoundedSum rounded{format_, work, {}, 0};
+    const std::size_t parts = order.parts.size();
+    for (std::size_t part = 0; part < parts; ++part) {
+      const Sum& sum = order.parts[part];
+      rounded.slots.resize(static_cast<std::size_t>(sum.depth()), std::vector<float>(kBlock));
+      const std::size_t last = work.d * (part + 1) / parts;
+      for (std::size_t begin = work.d * part / parts; begin < last; begin += kBlock) {
+        const std::size_t n = std::min(kBlock, last - begin);
+        float* total = work.result.update.data() + begin;
+        rounded.add(sum, begin, n, total, 0);
         for (std::size_t i = 0; i < n; ++i)
-          if (std::isinf(s[i]))
-            refuse_overflow(format_, work, w, begin + i, x[i]);
-        for (std::size_t i = 0; i < n; ++i)
-          s[i] /= p;
-        round(s, n, s);
-        for (std::size_t i = 0; i < n; ++i)
-          flushed += (s[i] == 0.0F) & (x[i] != 0.0F);
-        // A 16-bit reduction rounds every partial sum, here in rank order
-        // (a ring adds each chunk's shares in a rotated order, a rounding
-        // a hop as here; a tree adds partial sums, fewer roundings deep).
-        if (w == 0) {
-          std::copy(s, s + n, total);
-        } else {
-          for (std::size_t i = 0; i < n; ++i)
-            total[i] += s[i];
-          round(total, n, total);
-        }
-        std::fill(x, x + n, 0.0F); // no memory: what the rounding lost is gone
+          if (std::isinf(total[i]))
+            throw std::invalid_argument(
+                std::string(format_.compressor) + ": the " + type +
+                " sum of the workers' shares in layer " + layer_holding(*work.layout, begin + i) +
+                " at simulated iteration " + std::to_string(work.ctx.iteration) + " rounds past " +
+                type + "'s largest value " + format_.largest +
+                " (each share within it): the allreduce would carry infinity");
       }
-      for (std::size_t i = 0; i < n; ++i)
-        if (std::isinf(total[i]))
-          throw std::invalid_argument(
-              std::string(format_.compressor) + ": the " + type +
-              " sum of the workers' shares in layer " + layer_holding(*work.layout, begin + i) +
-              " at simulated iteration " + std::to_string(work.ctx.iteration) + " rounds past " +
-              type + "'s largest value " + format_.largest +
-              " (each share within it): the allreduce would carry infinity");
     }
     work.result.support.resize(work.d);
     std::iota(work.result.support.begin(), work.result.support.end(), Index{0});
-    // Nonzero elements whose share (g / P in the type) underflowed to 0,
-    // summed over the workers.
-    work.result.info["flushed_to_zero"] = flushed;
+    work.result.info["flushed_to_zero"] = rounded.flushed;
   }
 
   const Format& format_;

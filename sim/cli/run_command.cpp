@@ -226,11 +226,15 @@ public:
         if (spilled_ && !per_bucket) // per bucket, each bucket's compressor spills (below)
           compressor->spill_worker_state(spill_.dir);
       }
+      // fp16's and bf16's 16-bit sums round in the order the run's allreduce adds.
+      const compress::SummationOrder summation = training::compressor_summation(
+          plans.front().algorithm, workers, plans.front().ranks_per_node);
       try {
         if (per_bucket) {
           const training::IterationPlan& dense_plan = plans.front();
-          auto make = [this, &scenario] {
+          auto make = [this, &scenario, &summation] {
             std::unique_ptr<compress::Compressor> made = scenario.make_compressor();
+            made->sum_as(summation);
             if (spilled_)
               made->spill_worker_state(spill_.dir);
             return made;
@@ -239,6 +243,7 @@ public:
               make, *feed, training::plan_buckets(dense_plan), dense_plan.layer_bytes, workers,
               scenario.training.iterations, scenario.seed, profile, residual_dir);
         } else {
+          compressor->sum_as(summation);
           compressed =
               training::run_compressor(*compressor, *feed, workers, scenario.training.iterations,
                                        scenario.seed, profile, residual_dir);

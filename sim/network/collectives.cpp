@@ -16,23 +16,6 @@ namespace {
 // SimGrid needs a non-null payload pointer; the bytes are what matter.
 int payload_token = 0;
 
-// Recursive doubling's ranks in a group of `size`: the `power` ranks that
-// exchange are the odd ones among the first 2 * extra and every one after.
-struct DoublingRanks {
-  explicit DoublingRanks(int size) : power(1 << floor_log2(size)), extra(size - power) {}
-  // The exchanging rank of real rank `rank`; -1 for a rank that sits out.
-  int virtual_rank(int rank) const {
-    if (rank >= 2 * extra)
-      return rank - extra;
-    return rank % 2 == 0 ? -1 : rank / 2;
-  }
-  int real_rank(int virtual_peer) const {
-    return virtual_peer < extra ? 2 * virtual_peer + 1 : virtual_peer + extra;
-  }
-  int power;
-  int extra;
-};
-
 } // namespace
 
 Group::Group(std::string tag, std::vector<sg4::Host*> hosts)

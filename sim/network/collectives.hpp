@@ -8,6 +8,8 @@
 // whole bytes (SimGrid truncates fractions); where an algorithm splits a
 // buffer into P chunks, the first (bytes mod P) chunks are one byte longer.
 
+#include "sim/network/log2.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -147,6 +149,22 @@ constexpr uint64_t kNcclChunkBytes = 512 * 1024;
 void pipelined_ring_broadcast(Group& group, int rank, int root, uint64_t bytes, uint64_t chunk);
 /// Binomial-tree reduce of `bytes` to `root`.
 void binomial_reduce(Group& group, int rank, int root, uint64_t bytes);
+/// Recursive doubling's ranks in a group of `size`: the `power` ranks that
+/// exchange are the odd ones among the first 2 * extra and every one after.
+struct DoublingRanks {
+  explicit DoublingRanks(int size) : power(1 << floor_log2(size)), extra(size - power) {}
+  /// The exchanging rank of real rank `rank`; -1 for a rank that sits out.
+  int virtual_rank(int rank) const {
+    if (rank >= 2 * extra)
+      return rank - extra;
+    return rank % 2 == 0 ? -1 : rank / 2;
+  }
+  int real_rank(int virtual_peer) const {
+    return virtual_peer < extra ? 2 * virtual_peer + 1 : virtual_peer + extra;
+  }
+  int power;
+  int extra;
+};
 /// Recursive-doubling allreduce of `bytes`; non-powers of two fold the
 /// extra ranks in first and out last (Thakur, Rabenseifner, Gropp 2005).
 void recursive_doubling_allreduce(Group& group, int rank, uint64_t bytes);

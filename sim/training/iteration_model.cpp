@@ -3,6 +3,7 @@
 #include "compressors/rng.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/network/collectives.hpp"
+#include "sim/network/summation_orders.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -560,14 +561,10 @@ private:
       net::double_binary_tree_allreduce(group, local_rank, my_bytes, ranks_per_node_of(step));
       break;
     case StepPlan::Kind::allreduce: {
-      // The run's algorithm, as the dense buckets run it; the hierarchical
-      // one needs whole machines, and parameter servers take no part in a
-      // compressor's steps: a ring then.
-      AllreduceAlgorithm algorithm = plan_.algorithm;
-      if (algorithm == AllreduceAlgorithm::parameter_server ||
-          (algorithm == AllreduceAlgorithm::hierarchical && ranks_per_node_of(step) == 1))
-        algorithm = AllreduceAlgorithm::ring;
-      allreduce(algorithm, group, local_rank, my_bytes, ranks_per_node_of(step));
+      // The run's algorithm, as the dense buckets run it (or a ring).
+      const int ranks_per_node = ranks_per_node_of(step);
+      allreduce(compressor_allreduce(plan_.algorithm, ranks_per_node), group, local_rank, my_bytes,
+                ranks_per_node);
       break;
     }
     case StepPlan::Kind::allgather:
@@ -705,6 +702,29 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
   if (open)
     buckets.push_back(current);
   return buckets;
+}
+
+AllreduceAlgorithm compressor_allreduce(AllreduceAlgorithm algorithm, int ranks_per_node) {
+  if (algorithm == AllreduceAlgorithm::parameter_server ||
+      (algorithm == AllreduceAlgorithm::hierarchical && ranks_per_node == 1))
+    return AllreduceAlgorithm::ring;
+  return algorithm;
+}
+
+compress::SummationOrder compressor_summation(AllreduceAlgorithm algorithm, int workers,
+                                              int ranks_per_node) {
+  switch (compressor_allreduce(algorithm, ranks_per_node)) {
+  case AllreduceAlgorithm::recursive_doubling:
+    return net::recursive_doubling_summation(workers);
+  case AllreduceAlgorithm::double_binary_tree:
+    return net::double_binary_tree_summation(workers, ranks_per_node);
+  case AllreduceAlgorithm::hierarchical:
+    return net::hierarchical_summation(workers, ranks_per_node);
+  case AllreduceAlgorithm::ring:
+  case AllreduceAlgorithm::parameter_server:
+    break;
+  }
+  return compress::SummationOrder::in_rank_order(workers);
 }
 
 std::vector<Bucket> plan_buckets(const IterationPlan& plan) {

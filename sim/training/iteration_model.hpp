@@ -19,6 +19,7 @@
 // collectives in order, so concurrent traffic shares the network as SimGrid
 // says it does.
 
+#include "compressors/summation_order.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/network/platform.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -153,6 +154,16 @@ std::vector<Bucket> make_buckets(const std::vector<uint64_t>& layer_bytes, uint6
 /// The plan's buckets: what its dense allreduces and a per-bucket
 /// compressor's parts both use, so that they agree.
 std::vector<Bucket> plan_buckets(const IterationPlan& plan);
+
+/// The allreduce a compressor's `allreduce` step over every worker runs:
+/// the plan's algorithm, but a ring where that is the parameter servers'
+/// push and pull (they take no part in a compressor's steps) or the
+/// hierarchical one without whole machines (`ranks_per_node` 1).
+AllreduceAlgorithm compressor_allreduce(AllreduceAlgorithm algorithm, int ranks_per_node);
+/// How that allreduce adds the `workers`' values, for the compressors whose
+/// sums round (Compressor::sum_as).
+compress::SummationOrder compressor_summation(AllreduceAlgorithm algorithm, int workers,
+                                              int ranks_per_node);
 
 struct IterationRecord {
   double iteration_s = 0;                         // from the previous iteration's end to this one's

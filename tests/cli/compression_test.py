@@ -247,6 +247,18 @@ with tempfile.TemporaryDirectory() as work:
                       out="cltk-replay")
     check(replayed["summary"]["communication_total_s"] == ring_summary["communication_total_s"],
           "the tree run's schedule replayed on the ring cluster takes the ring run's time")
+    # BF16's sums round in the order the run's allreduce adds: a ring adds
+    # each share to a sum of up to 15 others, a tree or recursive doubling
+    # adds partial sums of comparable size, four or five roundings deep.
+    errors = {}
+    for algorithm in ("ring", "tree", "recursive_doubling"):
+        bf16, _ = run(work, {"name": "bf16"}, 16, out="bf16-" + algorithm,
+                      extra={"training": {"iterations": 2, "batch_per_worker": 64,
+                                          "allreduce": algorithm}})
+        errors[algorithm] = bf16["summary"]["fidelity"]["rel_l2"]
+    check(errors["tree"] < 0.85 * errors["ring"] and
+          errors["recursive_doubling"] < 0.85 * errors["ring"],
+          f"bf16 rounds its sums in the allreduce's order (relative L2 errors {errors})")
     # The scenario's own compressor is ignored by a replay: result.json's
     # scenario names the schedule's (it named the scenario file's).
     other, _ = run(work, {"name": "topk", "density": 0.05}, 16, "--replay",

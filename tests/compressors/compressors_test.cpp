@@ -1398,6 +1398,39 @@ TEST_CASE("bf16 sends the gradient in bfloat16, divided by P, summed in bfloat16
   CHECK(r.steps[0].bytes == std::vector<std::uint64_t>(P, 12));
 }
 
+TEST_CASE("fp16 and bf16 round their sums in the order the cluster's allreduce adds") {
+  // Shares of 1 and thrice 2^-8 (half a bfloat16 ulp of 1). Added one after
+  // the other, each 1 + 2^-8 is a tie that rounds to 1; added in pairs,
+  // (1 + 2^-8) + (2^-8 + 2^-8) = 1 + 2^-7 (a recursive doubling's or a
+  // tree's order). The order's two parts split the three elements [0, 1)
+  // and [1, 3).
+  constexpr std::size_t P = 4;
+  const float eps = std::ldexp(1.0F, -8);
+  const gc::LayerLayout layout = gc::LayerLayout::from_sizes({3});
+  const std::vector<float> g0(3, 4.0F);
+  const std::vector<float> rest(3, 4 * eps);
+  const std::vector<gc::GradientView> views{
+      {g0.data(), &layout}, {rest.data(), &layout}, {rest.data(), &layout}, {rest.data(), &layout}};
+  gc::Sum pairs;
+  pairs.terms = {gc::Sum::of(0), gc::Sum::of(1), gc::Sum::chain({2, 3})};
+  gc::SummationOrder order;
+  order.parts = {gc::SummationOrder::in_rank_order(P).parts.front(), pairs};
+  Run bf16("bf16", nlohmann::json::object(), P);
+  bf16.compressor->sum_as(order);
+  CHECK(bf16.step(views, 0).update == std::vector<float>{1.0F, 1.0078125F, 1.0078125F});
+  Run in_rank_order("bf16", nlohmann::json::object(), P);
+  CHECK(in_rank_order.step(views, 0).update == std::vector<float>(3, 1.0F));
+  // An order for another number of workers is refused, before any gradient.
+  Run three("bf16", nlohmann::json::object(), P);
+  three.compressor->sum_as(gc::SummationOrder::in_rank_order(3));
+  CHECK_THROWS_WITH_AS(three.step(views, 0), "summation order: part 0 adds worker 3 0 times",
+                       std::invalid_argument);
+  gc::SummationOrder twice;
+  twice.parts = {gc::Sum::chain({0, 1, 1, 2, 3})};
+  CHECK_THROWS_WITH_AS(twice.check(4), "summation order: part 0 adds worker 1 2 times",
+                       std::invalid_argument);
+}
+
 TEST_CASE("fp16 refuses a gradient past float16's range rather than send infinity") {
   // 65519 rounds to 65504 and is sent; 70000 rounds to infinity. Shares
   // each within range may still sum past it: 3 x 65504 / 3 rounds up.
