@@ -110,9 +110,31 @@ __attribute__((target("avx,f16c"))) void round_to_half_f16c(const float* x, std:
   }
   round_to_half_portable(x + i, n - i, out + i);
 }
+
+__attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* x, std::size_t n,
+                                                            std::uint16_t* out) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i half = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), half);
+  }
+  for (; i < n; ++i)
+    out[i] = float_to_half(x[i]);
+}
 #endif
 
 } // namespace
+
+void float_to_half(const float* x, std::size_t n, std::uint16_t* out) {
+#ifdef GCSIM_F16C
+  if (cpu_has_f16c()) {
+    float_to_half_f16c(x, n, out);
+    return;
+  }
+#endif
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = float_to_half(x[i]);
+}
 
 void round_to_half_portable(const float* x, std::size_t n, float* out) {
   for (std::size_t i = 0; i < n; ++i)

@@ -38,6 +38,11 @@ void round_to_half(const float* x, std::size_t n, float* out);
 /// The same, one at a time, without F16C.
 void round_to_half_portable(const float* x, std::size_t n, float* out);
 
+/// out[i] = float_to_half(x[i]) for i < n: a tensor cast to float16 (what
+/// the cost model's fp16_cast kernel is calibrated on), 8 at a time with
+/// F16C where the CPU has it, bit for bit as one at a time.
+void float_to_half(const float* x, std::size_t n, std::uint16_t* out);
+
 /// out[i] = round_to_bfloat16(x[i]) for i < n (out may be x).
 void round_to_bfloat16(const float* x, std::size_t n, float* out);
 

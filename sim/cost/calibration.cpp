@@ -1,6 +1,7 @@
 #include "sim/cost/calibration.hpp"
 
 #include "compressors/count_sketch.hpp"
+#include "compressors/float16.hpp"
 #include "compressors/threshold_estimator.hpp"
 #include "compressors/topk.hpp"
 #include "sim/cost/cpu_kernels.hpp"
@@ -197,6 +198,9 @@ std::string kernel_setup(Kernel kernel, double sparse_span) {
   case Kernel::sparse_pack:
   case Kernel::sparse_unpack:
     return sparse;
+  case Kernel::fp16_cast:
+    return "compressors::float_to_half over n floats into float16 bits (F16C, 8 at a time, where "
+           "the CPU has it, as torch's vectorized cast)";
   default:
     return loop;
   }
@@ -382,7 +386,7 @@ CalibrationPoints measure_cpu_kernels(const CalibrationOptions& options) {
       record(Kernel::dense_scale, {dn, 0, 0, 0},
              time_kernel([&] { cpu::dense_scale(0.99999994f, n, y.data()); }, options));
       record(Kernel::fp16_cast, {dn, 0, 0, 0},
-             time_kernel([&] { cpu::fp16_cast(data, n, half.data()); }, options));
+             time_kernel([&] { compress::float_to_half(data, n, half.data()); }, options));
       record(Kernel::sgd_momentum, {dn, 0, 0, 0},
              time_kernel([&] { cpu::sgd_momentum(data, n, 1e-6f, 0.9f, y.data(), m.data()); },
                          options));

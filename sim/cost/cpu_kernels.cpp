@@ -1,7 +1,5 @@
 #include "sim/cost/cpu_kernels.hpp"
 
-#include "compressors/float16.hpp"
-
 namespace gcsim::cost::cpu {
 
 double sum_of_squares(const float* x, std::size_t n) {
@@ -51,11 +49,6 @@ void dense_add(const float* x, std::size_t n, float* y) {
 void dense_scale(float a, std::size_t n, float* y) {
   for (std::size_t i = 0; i < n; ++i)
     y[i] *= a;
-}
-
-void fp16_cast(const float* x, std::size_t n, std::uint16_t* out) {
-  for (std::size_t i = 0; i < n; ++i)
-    out[i] = compress::float_to_half(x[i]);
 }
 
 void sgd_momentum(const float* g, std::size_t n, float lr, float mu, float* w, float* m) {

@@ -17,9 +17,6 @@ void sparse_pack(const float* x, const std::uint32_t* index, std::size_t n,
 void sparse_unpack(const std::uint32_t* index, const float* values, std::size_t n, float* y);
 void dense_add(const float* x, std::size_t n, float* y);
 void dense_scale(float a, std::size_t n, float* y);
-/// IEEE binary16, round to nearest even, with subnormals, infinities and NaN
-/// (compress::float_to_half).
-void fp16_cast(const float* x, std::size_t n, std::uint16_t* out);
 /// m = mu m + g; w -= lr m.
 void sgd_momentum(const float* g, std::size_t n, float lr, float mu, float* w, float* m);
 

@@ -131,6 +131,13 @@ TEST_CASE("rounding many at a time gives the one-at-a-time results, bit for bit"
   for (std::size_t i = 0; i < x.size(); ++i)
     one[i] = round_to_bfloat16(x[i]);
   CHECK(std::memcmp(bulk.data(), one.data(), x.size() * sizeof(float)) == 0);
+  // A cast to float16 bits, as the calibration times it.
+  std::vector<std::uint16_t> cast(x.size());
+  gcsim::compress::float_to_half(x.data(), x.size(), cast.data());
+  std::size_t cast_mismatches = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    cast_mismatches += cast[i] != float_to_half(x[i]);
+  CHECK(cast_mismatches == 0);
   // In place, as the compressors call it; and NaN stays NaN.
   std::vector<float> in_place = x;
   gcsim::compress::round_to_half(in_place.data(), in_place.size(), in_place.data());
