@@ -290,6 +290,8 @@ const char* to_string(KernelKind kind) {
     return "dense_scale";
   case KernelKind::fp16_cast:
     return "fp16_cast";
+  case KernelKind::low_rank_product:
+    return "low_rank_product";
   }
   return "unknown";
 }

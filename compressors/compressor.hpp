@@ -74,6 +74,7 @@ enum class KernelKind {
   dense_add,        // n
   dense_scale,      // n
   fp16_cast,        // n
+  low_rank_product, // n = elements of the matrix, k = columns of the thin factor (the rank)
 };
 
 struct KernelRun {

@@ -24,6 +24,7 @@ const std::map<std::string, Entry>& table() {
       {"gs_sgd", {detail::gs_sgd_info, detail::make_gs_sgd}},
       {"gtopk", {detail::gtopk_info, detail::make_gtopk}},
       {"iwp", {detail::iwp_info, detail::make_iwp}},
+      {"powersgd", {detail::powersgd_info, detail::make_powersgd}},
       {"randomk", {detail::randomk_info, detail::make_randomk}},
       {"sketched_sgd", {detail::sketched_sgd_info, detail::make_sketched_sgd}},
       {"topk", {detail::topk_info, detail::make_topk}},

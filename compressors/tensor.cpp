@@ -12,6 +12,15 @@ LayerLayout::LayerLayout(std::vector<Layer> layers) : layers_(std::move(layers))
     if (layer.size == 0) {
       throw std::invalid_argument("layer layout: layer '" + layer.name + "' has no elements");
     }
+    if (!layer.shape.empty()) {
+      std::size_t elements = 1;
+      for (const std::size_t extent : layer.shape)
+        elements *= extent;
+      if (elements != layer.size)
+        throw std::invalid_argument("layer layout: layer '" + layer.name + "' has " +
+                                    std::to_string(layer.size) + " elements, but its shape holds " +
+                                    std::to_string(elements));
+    }
     if (layer.offset != total_) {
       throw std::invalid_argument("layer layout: layer '" + layer.name +
                                   "' does not start where the previous one ends");
@@ -24,7 +33,7 @@ LayerLayout LayerLayout::from_sizes(const std::vector<std::size_t>& sizes) {
   std::vector<Layer> layers;
   std::size_t offset = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    layers.push_back(Layer{"layer" + std::to_string(i), offset, sizes[i]});
+    layers.push_back(Layer{"layer" + std::to_string(i), offset, sizes[i], {}});
     offset += sizes[i];
   }
   return LayerLayout(std::move(layers));
@@ -35,7 +44,8 @@ bool LayerLayout::operator==(const LayerLayout& other) const {
     return false;
   }
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    if (layers_[i].offset != other.layers_[i].offset || layers_[i].size != other.layers_[i].size) {
+    if (layers_[i].offset != other.layers_[i].offset || layers_[i].size != other.layers_[i].size ||
+        layers_[i].shape != other.layers_[i].shape) {
       return false;
     }
   }

@@ -13,6 +13,9 @@ struct Layer {
   std::string name;
   std::size_t offset = 0;
   std::size_t size = 0;
+  // The tensor's shape where the gradient's source knows it (a trace); empty
+  // where it does not (and for a scalar). Low-rank compressors need it.
+  std::vector<std::size_t> shape;
 };
 
 // The layers of a model in order, contiguous and covering [0, total()).

@@ -74,8 +74,8 @@ from script_input import (BadInput, Parser, is_json_number, json_kind, read_json
                           run_script)
 
 # One colour and marker per compressor, in every figure. The first eight
-# colours are Okabe & Ito's colour-blind-safe set; deft, iwp, fp16 and bf16
-# take four of Paul Tol's muted colours that stay apart from them.
+# colours are Okabe & Ito's colour-blind-safe set; deft, iwp, fp16, bf16 and
+# powersgd take five of Paul Tol's muted colours that stay apart from them.
 STYLE = {
     "dense": ("#000000", "o"),
     "topk": ("#E69F00", "s"),
@@ -89,6 +89,7 @@ STYLE = {
     "iwp": ("#999933", "h"),
     "fp16": ("#332288", "*"),
     "bf16": ("#AA4499", "p"),
+    "powersgd": ("#44AA99", "d"),
 }
 FALLBACK = [("#555555", "*"), ("#888888", "p"), ("#BBBBBB", "d"), ("#333333", "8")]
 # Yellow needs a dark outline to be seen on white.
@@ -96,8 +97,9 @@ OUTLINED = {"#F0E442"}
 LINESTYLES = ["-", "--", ":", "-."]
 # Time-breakdown components: greys for compute and communication, and a
 # colour of its own for each of the fourteen compression kernels
-# (sim/cost/kernels.cpp), the same in every figure: Tol's light palette, then
-# five of his muted colours and his bright blue. Eight colours taken in turn
+# (sim/cost/kernels.cpp) and the derived low_rank_product, the same in every
+# figure: Tol's light palette, then six of his muted colours and his bright
+# blue. Eight colours taken in turn
 # gave two kernels of one figure one colour.
 COMPUTE_COLOUR = "#BBBBBB"
 COMMUNICATION_COLOUR = "#444444"
@@ -106,7 +108,7 @@ KERNEL_COLOUR = {
     "sample_threshold": "#99DDFF", "sketch_insert": "#44BB99", "sketch_query": "#BBCC33",
     "gather": "#FFAABB", "scatter_add": "#AAAA00", "sparse_pack": "#CC6677",
     "sparse_unpack": "#332288", "dense_add": "#117733", "dense_scale": "#882255",
-    "fp16_cast": "#AA4499", "sgd_momentum": "#4477AA"}
+    "fp16_cast": "#AA4499", "sgd_momentum": "#4477AA", "low_rank_product": "#88CCEE"}
 KERNEL_COLOURS = list(KERNEL_COLOUR.values())
 # Grid parameters that set the worker count are the x axis, not panels.
 WORKER_KEYS = ("nodes", "gpus_per_node", "workers")

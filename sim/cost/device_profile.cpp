@@ -510,11 +510,20 @@ double DeviceProfile::optimizer_seconds(double parameters) const {
 
 double DeviceProfile::kernel_seconds(std::string_view kernel, const KernelShape& shape) const {
   const std::optional<Kernel> found = kernel_from_name(kernel);
+  if (kernel == kLowRankProduct) {
+    const double streaming = kernel_seconds(Kernel::l2_norm, KernelShape{shape.n, 0, 0, 0});
+    if (!(shape.k >= 0) || !std::isfinite(shape.k))
+      throw std::invalid_argument("kernel low_rank_product: shape fields must be finite and "
+                                  "non-negative");
+    return std::max(streaming, pass_seconds("low-rank product", compute_.forward_flops_per_s,
+                                            "linear", 2 * shape.n * shape.k));
+  }
   if (!found) {
     std::string known;
     for (Kernel candidate : all_kernels())
       known += " " + std::string(kernel_name(candidate));
-    throw std::invalid_argument("unknown kernel \"" + std::string(kernel) + "\"; known:" + known);
+    throw std::invalid_argument("unknown kernel \"" + std::string(kernel) + "\"; known:" + known +
+                                " " + std::string(kLowRankProduct));
   }
   return kernel_seconds(*found, shape);
 }

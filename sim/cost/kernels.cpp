@@ -137,6 +137,12 @@ std::optional<Kernel> kernel_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<Kernel> fitted_kernel_of(std::string_view name) {
+  if (name == kLowRankProduct)
+    return Kernel::l2_norm;
+  return kernel_from_name(name);
+}
+
 const Family& kernel_family(Kernel kernel) {
   return *entry(kernel).family;
 }

@@ -65,6 +65,17 @@ struct Family {
 
 std::string_view kernel_name(Kernel kernel);
 std::optional<Kernel> kernel_from_name(std::string_view name);
+
+/// A kernel a profile does not fit but derives from what it has: the
+/// product of a matrix of n elements with a thin one of k columns
+/// (PowerSGD's M Q, M^T P and P Q^T; k the rank). Memory-bound for a small
+/// k, compute-bound for a large one: it takes the longer of a streaming pass
+/// over the matrix (the l2_norm curve at n) and its 2 n k FLOPs at the
+/// device's rate for linear layers (DeviceProfile::kernel_seconds).
+inline constexpr std::string_view kLowRankProduct = "low_rank_product";
+/// The fitted kernel whose curve prices kernel `name` (itself, or l2_norm
+/// for low_rank_product); none for an unknown name.
+std::optional<Kernel> fitted_kernel_of(std::string_view name);
 const Family& kernel_family(Kernel kernel);
 /// Every kernel, in enum order.
 const std::array<Kernel, kKernelCount>& all_kernels();

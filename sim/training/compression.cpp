@@ -41,36 +41,40 @@ StepPlan::Kind step_kind(compress::CommKind kind) {
   throw std::logic_error("unhandled communication kind");
 }
 
-// The cost model's kernel for a compressor's: a switch, so that a kernel one
-// library adds and the other lacks fails to compile (-Wswitch), not mid-run.
-cost::Kernel cost_kernel(compress::KernelKind kind) {
+// The cost model's kernel for a compressor's, by the name a profile prices
+// it under: a switch, so that a kernel one library adds and the other lacks
+// fails to compile (-Wswitch), not mid-run.
+std::string_view cost_kernel(compress::KernelKind kind) {
+  using cost::Kernel;
   switch (kind) {
   case compress::KernelKind::topk_select:
-    return cost::Kernel::topk_select;
+    return cost::kernel_name(Kernel::topk_select);
   case compress::KernelKind::threshold_select:
-    return cost::Kernel::threshold_select;
+    return cost::kernel_name(Kernel::threshold_select);
   case compress::KernelKind::l2_norm:
-    return cost::Kernel::l2_norm;
+    return cost::kernel_name(Kernel::l2_norm);
   case compress::KernelKind::sample_threshold:
-    return cost::Kernel::sample_threshold;
+    return cost::kernel_name(Kernel::sample_threshold);
   case compress::KernelKind::sketch_insert:
-    return cost::Kernel::sketch_insert;
+    return cost::kernel_name(Kernel::sketch_insert);
   case compress::KernelKind::sketch_query:
-    return cost::Kernel::sketch_query;
+    return cost::kernel_name(Kernel::sketch_query);
   case compress::KernelKind::gather:
-    return cost::Kernel::gather;
+    return cost::kernel_name(Kernel::gather);
   case compress::KernelKind::scatter_add:
-    return cost::Kernel::scatter_add;
+    return cost::kernel_name(Kernel::scatter_add);
   case compress::KernelKind::sparse_pack:
-    return cost::Kernel::sparse_pack;
+    return cost::kernel_name(Kernel::sparse_pack);
   case compress::KernelKind::sparse_unpack:
-    return cost::Kernel::sparse_unpack;
+    return cost::kernel_name(Kernel::sparse_unpack);
   case compress::KernelKind::dense_add:
-    return cost::Kernel::dense_add;
+    return cost::kernel_name(Kernel::dense_add);
   case compress::KernelKind::dense_scale:
-    return cost::Kernel::dense_scale;
+    return cost::kernel_name(Kernel::dense_scale);
   case compress::KernelKind::fp16_cast:
-    return cost::Kernel::fp16_cast;
+    return cost::kernel_name(Kernel::fp16_cast);
+  case compress::KernelKind::low_rank_product:
+    return cost::kLowRankProduct;
   }
   throw std::logic_error("unhandled kernel kind");
 }
@@ -96,10 +100,10 @@ CompressionPart schedule_of(const compress::IterationResult& result, int workers
     for (const compress::KernelRun& run : result.kernels[static_cast<size_t>(w)]) {
       cost::KernelShape shape{static_cast<double>(run.n), static_cast<double>(run.k),
                               static_cast<double>(run.rows), static_cast<double>(run.cols)};
-      const cost::Kernel kernel = cost_kernel(run.kind);
+      const std::string_view kernel = cost_kernel(run.kind);
       part.kernels[static_cast<size_t>(w)].push_back(
-          {std::string(cost::kernel_name(kernel)), profile.kernel_seconds(kernel, shape),
-           run.before_step, shape.n, shape.k, shape.rows, shape.cols});
+          {std::string(kernel), profile.kernel_seconds(kernel, shape), run.before_step, shape.n,
+           shape.k, shape.rows, shape.cols});
     }
   }
   return part;

@@ -16,8 +16,9 @@ public:
       : source_(std::move(opened), workers, seed, synthesis) {
     std::vector<compress::Layer> layers;
     for (const auto& layer : source_.trace().manifest().layers)
-      layers.push_back(
-          {layer.name, static_cast<size_t>(layer.offset), static_cast<size_t>(layer.params)});
+      layers.push_back({layer.name, static_cast<size_t>(layer.offset),
+                        static_cast<size_t>(layer.params),
+                        std::vector<size_t>(layer.shape.begin(), layer.shape.end())});
     layout_ = compress::LayerLayout(std::move(layers));
   }
   const compress::LayerLayout& layout() const override { return layout_; }
@@ -48,7 +49,7 @@ public:
     for (const Layer& layer : workload.layers) {
       if (layer.parameters == 0)
         continue;
-      layers.push_back({layer.name, offset, static_cast<size_t>(layer.parameters)});
+      layers.push_back({layer.name, offset, static_cast<size_t>(layer.parameters), {}});
       offset += static_cast<size_t>(layer.parameters);
     }
     layout_ = compress::LayerLayout(std::move(layers));

@@ -118,7 +118,7 @@ std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, doubl
         }
   std::vector<Extrapolation> past;
   for (const auto& [name, sizes] : priced) {
-    const std::optional<cost::Kernel> kernel = cost::kernel_from_name(name);
+    const std::optional<cost::Kernel> kernel = cost::fitted_kernel_of(name);
     assert(kernel && "a planned kernel is one the profile priced");
     const cost::Curve& curve = profile.kernel(*kernel).curve;
     const cost::ShapeRange& fitted = curve.range();

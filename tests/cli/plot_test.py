@@ -361,18 +361,21 @@ import plot as plot_module  # noqa: E402
 
 
 colours = [plot_module.style_of(name)[0] for name in plot_module.STYLE]
-check(len(set(colours)) == len(plot_module.STYLE) and set(COMPRESSORS + ["fp16", "bf16"])
-      <= set(plot_module.STYLE), "each of the twelve compressors has its own colour")
+check(len(set(colours)) == len(plot_module.STYLE)
+      and set(COMPRESSORS + ["fp16", "bf16", "powersgd"]) <= set(plot_module.STYLE),
+      "each of the thirteen compressors has its own colour")
 check(plot_module.style_of("topk") == ("#E69F00", "s"), "topk keeps Okabe-Ito orange")
 
-# Each of the fourteen kernels has its own colour in a time breakdown, not
-# one of eight taken in turn; one of another name takes a colour no kernel of
-# its figure has, and none is a grey of compute, communication or "other".
+# Each of the fourteen fitted kernels and the derived low_rank_product has
+# its own colour in a time breakdown, not one of eight taken in turn; one of
+# another name takes a colour no kernel of its figure has, and none is a
+# grey of compute, communication or "other".
 with open(os.path.join(ROOT, "sim", "cost", "kernels.cpp")) as handle:
     KERNELS = [line.split('"')[1] for line in handle if line.strip().startswith("{Kernel::")]
+KERNELS.append("low_rank_product")
 columns = [f"compression_exposed_kernels_s.{k}" for k in KERNELS]
 given = plot_module.kernel_colours(columns)
-check(len(KERNELS) == 14 and len(set(given.values())) == len(columns),
+check(len(KERNELS) == 15 and len(set(given.values())) == len(columns),
       f"{len(columns)} kernel columns have {len(set(given.values()))} colours")
 newcomer = plot_module.kernel_colours(columns[:13] + ["compression.new_kernel_s"])
 check(len(set(newcomer.values())) == 14, "a kernel of another name takes a colour of its own")

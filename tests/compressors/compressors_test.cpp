@@ -61,6 +61,8 @@ std::vector<MassCase> mass_cases() {
       {"gs_sgd one round", "gs_sgd", {{"density", 0.01}, {"second_round", false}}},
       {"deft", "deft", {{"density", 0.01}}},
       {"iwp", "iwp", {{"density", 0.01}, {"warmup_iterations", 1}}},
+      {"powersgd", "powersgd", {{"rank", 2}}},
+      {"powersgd after plain allreduce", "powersgd", {{"start_iteration", 2}}},
   };
 }
 
@@ -170,9 +172,15 @@ TEST_CASE("error feedback off: residuals are cleared every iteration") {
   CHECK(r0.update == r1.update);
 }
 
-// Density 0.02 (dense: none), IWP with a one-iteration warm-up.
+static bool takes_density(const std::string& name) {
+  const std::vector<gc::ParamSpec> specs = gc::compressor_info(name).params;
+  return std::any_of(specs.begin(), specs.end(),
+                     [](const gc::ParamSpec& spec) { return spec.name == "density"; });
+}
+
+// Density 0.02 for the compressors that take one, IWP with a one-iteration warm-up.
 static nlohmann::json small_params(const std::string& name) {
-  if (name == "dense" || name == "fp16" || name == "bf16") {
+  if (!takes_density(name)) {
     return nlohmann::json::object();
   }
   nlohmann::json params = {{"density", 0.02}};
@@ -776,9 +784,13 @@ TEST_CASE("inconsistent inputs are rejected") {
   data.grads[1][50] = std::nanf("");
   CHECK_THROWS_AS(run.step(views, 0), std::invalid_argument);
   // A layout whose layers leave a gap or overlap, or hold nothing.
-  CHECK_THROWS_AS(gc::LayerLayout({{"a", 0, 4}, {"b", 5, 4}}), std::invalid_argument);
-  CHECK_THROWS_AS(gc::LayerLayout({{"a", 0, 4}, {"b", 3, 4}}), std::invalid_argument);
-  CHECK_THROWS_AS(gc::LayerLayout({{"a", 0, 4}, {"b", 4, 0}}), std::invalid_argument);
+  CHECK_THROWS_AS(gc::LayerLayout({{"a", 0, 4, {}}, {"b", 5, 4, {}}}), std::invalid_argument);
+  CHECK_THROWS_AS(gc::LayerLayout({{"a", 0, 4, {}}, {"b", 3, 4, {}}}), std::invalid_argument);
+  CHECK_THROWS_AS(gc::LayerLayout({{"a", 0, 4, {}}, {"b", 4, 0, {}}}), std::invalid_argument);
+  // A shape that does not hold the layer's elements.
+  CHECK_THROWS_WITH_AS(gc::LayerLayout({{"a", 0, 4, {2, 3}}}),
+                       "layer layout: layer 'a' has 4 elements, but its shape holds 6",
+                       std::invalid_argument);
   Run iwp("iwp", nullptr, 2);
   data.grads[1][50] = 0.0f;
   CHECK_THROWS_WITH_AS(iwp.step(views, 0), doctest::Contains("weights"), std::invalid_argument);
@@ -1298,14 +1310,15 @@ TEST_CASE("at density 1 every compressor sends the whole gradient") {
   // sampled level kept only what lay above the sample's smallest, and the
   // error feedback carried the rest: 0.1% of the elements unsent, 1-2% L2
   // error. The one-round sketches are left out: their values are the
-  // sketch's estimates by design.
+  // sketch's estimates by design. Compressors without a density (dense,
+  // powersgd's ranks) have no such setting.
   constexpr std::size_t P = 3;
   gc::test::SyntheticWorkers data({500, 300, 2000}, P, 9);
   const auto views = data.views();
   const auto weights = weights_for(data.layout);
   const gc::WeightsView wv{weights.data(), &data.layout};
   for (auto c : mass_cases()) {
-    if (c.name == "dense" || c.params.value("second_round", true) == false)
+    if (!takes_density(c.name) || c.params.value("second_round", true) == false)
       continue;
     CAPTURE(c.label);
     c.params["density"] = 1.0;
@@ -1327,6 +1340,135 @@ TEST_CASE("at density 1 every compressor sends the whole gradient") {
       }
     }
   }
+}
+
+namespace {
+
+// Layers of the given shapes, packed in order.
+gc::LayerLayout shaped(const std::vector<std::vector<std::size_t>>& shapes) {
+  std::vector<gc::Layer> layers;
+  std::size_t offset = 0;
+  for (const auto& shape : shapes) {
+    std::size_t size = 1;
+    for (const std::size_t extent : shape)
+      size *= extent;
+    layers.push_back({"t" + std::to_string(layers.size()), offset, size, shape});
+    offset += size;
+  }
+  return gc::LayerLayout(std::move(layers));
+}
+
+double distance(const std::vector<float>& a, const std::vector<float>& b) {
+  double squares = 0;
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    const double gap = static_cast<double>(a[j]) - static_cast<double>(b[j]);
+    squares += gap * gap;
+  }
+  return std::sqrt(squares);
+}
+
+} // namespace
+
+TEST_CASE("powersgd sends a matrix as its rank-r factors and a vector whole") {
+  // An 8 x 16 weight whose mean over the workers is rank 1 (a b^T, the
+  // workers' rows scaled alike) comes back exactly; the 8-element bias is
+  // allreduced whole ((8 + 1) x 2 is not under 8).
+  constexpr std::size_t P = 2;
+  const gc::LayerLayout layout = shaped({{8, 16}, {8}});
+  std::vector<std::vector<float>> grads(P, std::vector<float>(136));
+  for (std::size_t w = 0; w < P; ++w) {
+    for (std::size_t i = 0; i < 8; ++i)
+      for (std::size_t j = 0; j < 16; ++j)
+        grads[w][i * 16 + j] = static_cast<float>((w + 1) * (i + 1)) * (0.5f - 0.1f * j);
+    for (std::size_t i = 0; i < 8; ++i)
+      grads[w][128 + i] = w == 0 ? 1.0f : 3.0f;
+  }
+  std::vector<float> mean(136);
+  for (std::size_t j = 0; j < 136; ++j)
+    mean[j] = (grads[0][j] + grads[1][j]) / 2;
+  Run run("powersgd", nlohmann::json::object(), P);
+  const gc::IterationResult r =
+      run.step({{grads[0].data(), &layout}, {grads[1].data(), &layout}}, 0);
+  CHECK(distance(r.update, mean) < 1e-5 * distance(mean, std::vector<float>(136)));
+  CHECK(r.update[128] == 2.0f);
+  REQUIRE(r.steps.size() == 3);
+  CHECK(r.steps[0].label == "allreduce uncompressed tensors");
+  CHECK(r.steps[0].bytes == std::vector<std::uint64_t>(P, 8 * 4));
+  CHECK(r.steps[1].label == "allreduce P factors");
+  CHECK(r.steps[1].bytes == std::vector<std::uint64_t>(P, 8 * 4));
+  CHECK(r.steps[2].label == "allreduce Q factors");
+  CHECK(r.steps[2].bytes == std::vector<std::uint64_t>(P, 16 * 4));
+  for (const gc::CommStep& step : r.steps)
+    CHECK(step.kind == gc::CommKind::allreduce);
+  // P = M Q before the first step, Q = M^T P between the factors' steps,
+  // M = P Q^T after the last; each over the 128 elements of M at rank 1.
+  std::vector<std::size_t> products;
+  for (const gc::KernelRun& kernel : r.kernels[0])
+    if (kernel.kind == gc::KernelKind::low_rank_product) {
+      CHECK(kernel.n == 128);
+      CHECK(kernel.k == 1);
+      products.push_back(kernel.before_step);
+    }
+  CHECK(products == std::vector<std::size_t>{0, 2, 3});
+  CHECK(r.info.at("compressed_layers") == 1);
+  CHECK(r.info.at("uncompressed_elements") == 8);
+  // Error feedback: each worker keeps its own gradient less the update
+  // every worker applies (the bias: 1 - 2 and 3 - 2).
+  CHECK(run.memories[0].residual()[128] == -1.0f);
+  CHECK(run.memories[1].residual()[128] == 1.0f);
+}
+
+TEST_CASE("powersgd's warm start converges to the best rank-r approximation") {
+  // M = 3 e0 f0^T + e1 f1^T: the best rank-1 approximation is 3 e0 f0^T.
+  // Each iteration is a step of power iteration from the last Q, which
+  // gains a factor (1/3)^2 a step; started afresh every time, the random Q
+  // makes a worse approximation every time.
+  const gc::LayerLayout layout = shaped({{8, 16}});
+  std::vector<float> g(128, 0.0f);
+  g[0] = 3;
+  g[16 + 1] = 1;
+  std::vector<float> best(128, 0.0f);
+  best[0] = 3;
+  const nlohmann::json cold = {{"error_feedback", false}, {"warm_start", false}};
+  const nlohmann::json warm = {{"error_feedback", false}};
+  Run warmed("powersgd", warm, 1);
+  Run started_afresh("powersgd", cold, 1);
+  double warm_error = 0, cold_error = 0;
+  for (std::uint64_t t = 0; t < 12; ++t) {
+    warm_error = distance(warmed.step({{g.data(), &layout}}, t).update, best);
+    cold_error = distance(started_afresh.step({{g.data(), &layout}}, t).update, best);
+  }
+  CHECK(warm_error < 1e-6);
+  CHECK(cold_error > 1e-3);
+  // Orthogonalizing the kept Q is charged from the second iteration on.
+  Run twice("powersgd", warm, 1);
+  CHECK(find_kernel(twice.step({{g.data(), &layout}}, 0).kernels[0], "orthogonalize Q") == nullptr);
+  CHECK(find_kernel(twice.step({{g.data(), &layout}}, 1).kernels[0], "orthogonalize Q") != nullptr);
+}
+
+TEST_CASE("powersgd allreduces plainly before start_iteration, and needs tensor shapes") {
+  const gc::LayerLayout layout = shaped({{8, 16}, {8}});
+  gc::test::SyntheticWorkers data({136}, 2, 3);
+  const std::vector<gc::GradientView> views{{data.grads[0].data(), &layout},
+                                            {data.grads[1].data(), &layout}};
+  Run run("powersgd", {{"start_iteration", 1}}, 2);
+  const gc::IterationResult plain = run.step(views, 0);
+  REQUIRE(plain.steps.size() == 1);
+  CHECK(plain.steps[0].bytes == std::vector<std::uint64_t>(2, 136 * 4));
+  REQUIRE(plain.kernels[0].size() == 1); // no error compensation: DDP's hook adds none yet
+  CHECK(plain.kernels[0][0].label == "average");
+  for (std::size_t j = 0; j < 136; ++j)
+    CHECK(plain.update[j] == (data.grads[0][j] + data.grads[1][j]) * 0.5f);
+  for (const gc::ErrorFeedback& memory : run.memories)
+    for (const float residual : memory.residual())
+      CHECK(residual == 0.0f);
+  CHECK(run.step(views, 1).steps.size() == 3);
+  // A layer of more than one element and no shape cannot be viewed as a matrix.
+  const gc::LayerLayout shapeless = gc::LayerLayout::from_sizes({136});
+  Run refused("powersgd", nlohmann::json::object(), 1);
+  CHECK_THROWS_WITH_AS(refused.step({{data.grads[0].data(), &shapeless}}, 0),
+                       doctest::Contains("powersgd: layer layer0 has no shape"),
+                       std::invalid_argument);
 }
 
 TEST_CASE("fp16 sends the gradient in float16, divided by P, summed in float16") {

@@ -20,7 +20,8 @@ TEST_CASE("registry knows the twelve compressors and builds each with defaults")
     }
   }
   CHECK(names == std::set<std::string>{"bf16", "cltk", "deft", "dense", "dgc", "fp16", "gs_sgd",
-                                       "gtopk", "iwp", "randomk", "sketched_sgd", "topk"});
+                                       "gtopk", "iwp", "powersgd", "randomk", "sketched_sgd",
+                                       "topk"});
 }
 
 TEST_CASE("registry rejects unknown names and bad parameters with a message naming them") {

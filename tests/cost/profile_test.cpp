@@ -121,6 +121,22 @@ TEST_CASE("V100 reproduces the kljp figures it was derived from") {
   CHECK(lstm == doctest::Approx(340e-3).epsilon(0.15).scale(0));
 }
 
+TEST_CASE("a low-rank product is a streaming pass over its matrix or its FLOPs, the longer") {
+  const DeviceProfile v100 = DeviceProfile::load(kDevices + "v100.json");
+  const double n = 25e6; // a ResNet-50's gradient
+  const double pass = v100.kernel_seconds("l2_norm", KernelShape{n, 0, 0, 0});
+  // At rank 1, 2 FLOPs an element at 9.8 TFLOP/s are 5 us, the pass ~100 us.
+  CHECK(v100.kernel_seconds(gcsim::cost::kLowRankProduct, KernelShape{n, 1, 0, 0}) == pass);
+  // At rank 1000 the FLOPs, 5 ms, take longer: the linear layers' rate.
+  CHECK(v100.kernel_seconds(gcsim::cost::kLowRankProduct, KernelShape{n, 1000, 0, 0}) ==
+        doctest::Approx(2 * n * 1000 / 9.806e12).epsilon(1e-12).scale(0));
+  CHECK(v100.kernel_seconds(gcsim::cost::kLowRankProduct, KernelShape{n, 1000, 0, 0}) > pass);
+  // Priced by l2_norm's curve, which says how far it was fitted.
+  CHECK(gcsim::cost::fitted_kernel_of("low_rank_product") == gcsim::cost::Kernel::l2_norm);
+  CHECK(gcsim::cost::fitted_kernel_of("dense_add") == gcsim::cost::Kernel::dense_add);
+  CHECK_FALSE(gcsim::cost::fitted_kernel_of("matmul").has_value());
+}
+
 TEST_CASE("A100 and H100 model a memory-bound radix select, orders of magnitude faster") {
   const DeviceProfile v100 = DeviceProfile::load(kDevices + "v100.json");
   const DeviceProfile a100 = DeviceProfile::load(kDevices + "a100.json");
