@@ -199,11 +199,29 @@ struct Workers {
   std::vector<float> weights;
 };
 
+// ResNet-50's tensors with their shapes as PowerSGD views them: a weight
+// is followed by its batch norm's (or the classifier's bias), whose size is
+// its output channels, shape[0]; the rest are vectors.
+gc::LayerLayout resnet50_layout() {
+  const std::vector<std::size_t>& sizes = resnet50_sizes();
+  std::vector<gc::Layer> layers;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::size_t next = i + 1 < sizes.size() ? sizes[i + 1] : 0;
+    const bool weight = next > 0 && sizes[i] > next && sizes[i] % next == 0;
+    layers.push_back({"tensor" + std::to_string(i), offset, sizes[i],
+                      weight ? std::vector<std::size_t>{next, sizes[i] / next}
+                             : std::vector<std::size_t>{sizes[i]}});
+    offset += sizes[i];
+  }
+  return gc::LayerLayout(std::move(layers));
+}
+
 // P synthetic heavy-tailed worker gradients shaped like ResNet-50.
 const Workers& resnet50_workers(std::size_t P) {
   static Workers w = [P] {
     Workers out;
-    out.layout = gc::LayerLayout::from_sizes(resnet50_sizes());
+    out.layout = resnet50_layout();
     for (std::size_t r = 0; r < P; ++r) {
       out.grads.push_back(heavy_tailed(out.layout.total(), 100 + r));
     }
@@ -309,8 +327,8 @@ void BM_Iteration(benchmark::State& state, const std::string& name, nlohmann::js
 
 void register_iterations() {
   const nlohmann::json sparse = {{"density", 0.001}};
-  for (const std::string name : {"dense", "fp16", "bf16", "topk", "gtopk", "dgc", "randomk", "cltk",
-                                 "sketched_sgd", "gs_sgd", "deft", "iwp"}) {
+  for (const std::string name : {"dense", "fp16", "bf16", "powersgd", "topk", "gtopk", "dgc",
+                                 "randomk", "cltk", "sketched_sgd", "gs_sgd", "deft", "iwp"}) {
     const auto& specs = gc::compressor_info(name).params;
     const bool sparsifies = std::any_of(specs.begin(), specs.end(), [](const gc::ParamSpec& spec) {
       return spec.name == "density";
