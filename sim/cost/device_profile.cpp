@@ -509,7 +509,6 @@ double DeviceProfile::optimizer_seconds(double parameters) const {
 }
 
 double DeviceProfile::kernel_seconds(std::string_view kernel, const KernelShape& shape) const {
-  const std::optional<Kernel> found = kernel_from_name(kernel);
   if (kernel == kLowRankProduct) {
     const double streaming = kernel_seconds(Kernel::l2_norm, KernelShape{shape.n, 0, 0, 0});
     if (!(shape.k >= 0) || !std::isfinite(shape.k))
@@ -518,6 +517,7 @@ double DeviceProfile::kernel_seconds(std::string_view kernel, const KernelShape&
     return std::max(streaming, pass_seconds("low-rank product", compute_.forward_flops_per_s,
                                             "linear", 2 * shape.n * shape.k));
   }
+  const std::optional<Kernel> found = kernel_from_name(kernel);
   if (!found) {
     std::string known;
     for (Kernel candidate : all_kernels())
