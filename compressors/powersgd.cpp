@@ -25,27 +25,41 @@ struct Matrix {
   std::size_t rank = 0;
 };
 
-// Gram-Schmidt on the `rank` columns of the row-major rows x rank `x`, as the
-// hook's _orthogonalize (a QR above rank 2 there: the same span, the same
-// product P P^T M). A column that is all zeros stays so: the hook would
-// divide by its zero norm (NaN) without an orthogonalization_epsilon.
+// The hook orthogonalizes a factor by Gram-Schmidt up to rank 2 and by QR
+// above; Gram-Schmidt run twice gives QR's orthonormal columns where the
+// factor is numerically rank-deficient (once, a column of rounding noise is
+// normalized but not orthogonal to the others, and P P^T M misses M).
+std::size_t gram_schmidt_runs(std::size_t rank) {
+  return rank <= 2 ? 1 : 2;
+}
+
+// Elements a factor's orthogonalization passes over, per row: r (r + 1) / 2
+// passes a run (a norm and the projections of each column).
+std::size_t gram_schmidt_passes(std::size_t rank) {
+  return gram_schmidt_runs(rank) * rank * (rank + 1) / 2;
+}
+
+// Orthonormalizes the `rank` columns of the row-major rows x rank `x`, as
+// the hook's _orthogonalize. A column that is all zeros stays so: the hook
+// would divide by its zero norm (NaN) without an orthogonalization_epsilon.
 void orthogonalize(std::vector<float>& x, std::size_t rows, std::size_t rank) {
-  for (std::size_t c = 0; c < rank; ++c) {
-    double norm = 0;
-    for (std::size_t i = 0; i < rows; ++i)
-      norm += static_cast<double>(x[i * rank + c]) * static_cast<double>(x[i * rank + c]);
-    norm = std::sqrt(norm);
-    if (norm > 0)
+  for (std::size_t run = 0; run < gram_schmidt_runs(rank); ++run)
+    for (std::size_t c = 0; c < rank; ++c) {
+      double norm = 0;
       for (std::size_t i = 0; i < rows; ++i)
-        x[i * rank + c] = static_cast<float>(static_cast<double>(x[i * rank + c]) / norm);
-    for (std::size_t later = c + 1; later < rank; ++later) {
-      double dot = 0;
-      for (std::size_t i = 0; i < rows; ++i)
-        dot += static_cast<double>(x[i * rank + c]) * static_cast<double>(x[i * rank + later]);
-      for (std::size_t i = 0; i < rows; ++i)
-        x[i * rank + later] -= static_cast<float>(dot * static_cast<double>(x[i * rank + c]));
+        norm += static_cast<double>(x[i * rank + c]) * static_cast<double>(x[i * rank + c]);
+      norm = std::sqrt(norm);
+      if (norm > 0)
+        for (std::size_t i = 0; i < rows; ++i)
+          x[i * rank + c] = static_cast<float>(static_cast<double>(x[i * rank + c]) / norm);
+      for (std::size_t later = c + 1; later < rank; ++later) {
+        double dot = 0;
+        for (std::size_t i = 0; i < rows; ++i)
+          dot += static_cast<double>(x[i * rank + c]) * static_cast<double>(x[i * rank + later]);
+        for (std::size_t i = 0; i < rows; ++i)
+          x[i * rank + later] -= static_cast<float>(dot * static_cast<double>(x[i * rank + c]));
+      }
     }
-  }
 }
 
 // Standard normal draws (Box-Muller on xoshiro256**), the hook's torch.randn.
@@ -92,9 +106,9 @@ private:
       // is added, so the compensation the base class charged is not run.
       for (std::vector<KernelRun>& kernels : work.result.kernels)
         kernels.clear();
+      work.add_kernel_all(KernelKind::dense_scale, work.d, 0, 0, 0, "average");
       work.add_collective(CommKind::allreduce, "allreduce gradient (before start_iteration)",
                           work.d * 4);
-      work.add_kernel_all(KernelKind::dense_scale, work.d, 0, 0, 0, "average");
       for (float* acc : work.acc)
         std::fill(acc, acc + work.d, 0.0f);
       work.result.info["compressed_layers"] = 0;
@@ -102,40 +116,51 @@ private:
     }
 
     const std::vector<Matrix> matrices = view_matrices(*work.layout);
-    std::size_t compressed = 0, p_floats = 0, q_floats = 0, gram_p = 0, gram_q = 0;
+    std::vector<const Matrix*> low_rank;
+    std::size_t compressed = 0, q_floats = 0, p_floats = 0;
     for (const Matrix& m : matrices) {
       if (m.rank == 0)
         continue;
+      low_rank.push_back(&m);
       compressed += m.rows * m.cols;
       p_floats += m.rows * m.rank;
       q_floats += m.cols * m.rank;
-      gram_p += m.rows * m.rank * (m.rank + 1) / 2;
-      gram_q += m.cols * m.rank * (m.rank + 1) / 2;
     }
     const std::size_t uncompressed = work.d - compressed;
     const bool keep = error_feedback();
     const bool warm = warm_start_ && !q_.empty();
 
-    // Priced by what they move: a copy for the error, the two products
-    // that read M and the one that writes it, Gram-Schmidt as passes over
-    // the factor (r (r + 1) / 2 of them).
+    // The hook's kernels, each tensor's on its own as the hook runs them (a
+    // product a tensor, an orthogonalization a factor): a copy for the
+    // error, the products as low_rank_product at the tensor's rank,
+    // Gram-Schmidt as passes over the factor.
+    const auto each_matrix = [&work, &low_rank](KernelKind kind, std::size_t (*size)(const Matrix&),
+                                                const char* label) {
+      for (const Matrix* m : low_rank)
+        work.add_kernel_all(kind, size(*m), kind == KernelKind::low_rank_product ? m->rank : 0, 0,
+                            0, label);
+    };
+    const auto elements = [](const Matrix& m) { return m.rows * m.cols; };
+    const auto q_passes = [](const Matrix& m) { return m.cols * gram_schmidt_passes(m.rank); };
+    const auto p_passes = [](const Matrix& m) { return m.rows * gram_schmidt_passes(m.rank); };
     if (keep)
       work.add_kernel_all(KernelKind::dense_scale, work.d, 0, 0, 0, "keep a copy for the error");
-    if (warm)
-      work.add_kernel_all(KernelKind::l2_norm, gram_q, 0, 0, 0, "orthogonalize Q");
-    if (compressed > 0)
-      work.add_kernel_all(KernelKind::low_rank_product, compressed, rank_, 0, 0, "P = M Q");
-    if (uncompressed > 0)
+    each_matrix(KernelKind::l2_norm, q_passes,
+                warm ? "orthogonalize Q" : "orthogonalize a random Q");
+    each_matrix(KernelKind::low_rank_product, elements, "P = M Q");
+    if (uncompressed > 0) {
       work.add_collective(CommKind::allreduce, "allreduce uncompressed tensors", uncompressed * 4);
-    if (compressed > 0) {
-      work.add_collective(CommKind::allreduce, "allreduce P factors", p_floats * 4);
-      work.add_kernel_all(KernelKind::l2_norm, gram_p, 0, 0, 0, "orthogonalize P");
-      work.add_kernel_all(KernelKind::low_rank_product, compressed, rank_, 0, 0, "Q = M^T P");
-      work.add_collective(CommKind::allreduce, "allreduce Q factors", q_floats * 4);
-      work.add_kernel_all(KernelKind::low_rank_product, compressed, rank_, 0, 0,
-                          "decompress M = P Q^T");
+      work.add_kernel_all(KernelKind::dense_scale, uncompressed, 0, 0, 0,
+                          "average the uncompressed tensors");
     }
-    work.add_kernel_all(KernelKind::dense_scale, uncompressed + q_floats, 0, 0, 0, "average");
+    if (!low_rank.empty()) {
+      work.add_collective(CommKind::allreduce, "allreduce P factors", p_floats * 4);
+      each_matrix(KernelKind::l2_norm, p_passes, "orthogonalize P");
+      each_matrix(KernelKind::low_rank_product, elements, "Q = M^T P");
+      work.add_collective(CommKind::allreduce, "allreduce Q factors", q_floats * 4);
+      work.add_kernel_all(KernelKind::dense_scale, q_floats, 0, 0, 0, "average Q");
+      each_matrix(KernelKind::low_rank_product, elements, "decompress M = P Q^T");
+    }
     if (keep)
       work.add_kernel_all(KernelKind::dense_add, work.d, 0, 0, 0, "error = copy - decompressed");
 

@@ -514,8 +514,14 @@ double DeviceProfile::kernel_seconds(std::string_view kernel, const KernelShape&
     if (!(shape.k >= 0) || !std::isfinite(shape.k))
       throw std::invalid_argument("kernel low_rank_product: shape fields must be finite and "
                                   "non-negative");
-    return std::max(streaming, pass_seconds("low-rank product", compute_.forward_flops_per_s,
-                                            "linear", 2 * shape.n * shape.k));
+    // The FLOPs without the profile's per-layer latency, a whole pass's
+    // overhead: the streaming curve carries one kernel's.
+    const double flops = 2 * shape.n * shape.k;
+    const double computing =
+        flops / (compute_.forward_flops_per_s * compute_.efficiency[layer_kind_index("linear")]);
+    if (!runnable(computing))
+      fail_unrunnable("/compute", "a low-rank product", flops, "FLOPs", computing);
+    return std::max(streaming, computing);
   }
   const std::optional<Kernel> found = kernel_from_name(kernel);
   if (!found) {

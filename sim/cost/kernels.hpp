@@ -70,8 +70,11 @@ std::optional<Kernel> kernel_from_name(std::string_view name);
 /// product of a matrix of n elements with a thin one of k columns
 /// (PowerSGD's M Q, M^T P and P Q^T; k the rank). Memory-bound for a small
 /// k, compute-bound for a large one: it takes the longer of a streaming pass
-/// over the matrix (the l2_norm curve at n) and its 2 n k FLOPs at the
-/// device's rate for linear layers (DeviceProfile::kernel_seconds).
+/// over the matrix (the l2_norm curve at n, with its launch latency) and its
+/// 2 n k FLOPs at the device's forward rate for linear layers, without the
+/// per-layer latency (DeviceProfile::kernel_seconds). A roofline of an
+/// efficient kernel: torch's bmm of a large matrix with one column runs
+/// several times slower than a streaming pass on a CPU.
 inline constexpr std::string_view kLowRankProduct = "low_rank_product";
 /// The fitted kernel whose curve prices kernel `name` (itself, or l2_norm
 /// for low_rank_product); none for an unknown name.
