@@ -204,7 +204,7 @@ void Compressor::add_gradient(const GradientView& g) {
   memory.ensure_size(work.d);
   memory.accumulate(g.data, keep);
   work.acc.push_back(memory.data());
-  if (keep) {
+  if (keep && compensates(work.ctx.iteration)) {
     // Error compensation g + r is a dense add on the device.
     work.result.kernels[w].push_back(KernelRun{KernelKind::dense_add, work.d, 0, 0, 0, 0,
                                                "error feedback: gradient + residual"});

@@ -217,6 +217,11 @@ protected:
   }
   // Whether memories carry residuals to the next iteration (the error_feedback parameter).
   virtual bool error_feedback() const = 0;
+  // Whether iteration `iteration` adds each worker's residual to its
+  // gradient on the device (a dense add, charged): with error feedback,
+  // unless the algorithm's iterations before it compresses add none
+  // (PowerSGD's plain allreduces).
+  virtual bool compensates(std::uint64_t /*iteration*/) const { return error_feedback(); }
 
 private:
   // The iteration between begin_iteration and finish_iteration.

@@ -87,6 +87,10 @@ public:
   bool can_run_per_bucket() const override { return true; }
 
 private:
+  bool compensates(std::uint64_t iteration) const override {
+    return error_feedback() && iteration >= start_iteration_;
+  }
+
   void iterate(IterationWork& work) override {
     // The workers' mean: what the allreduces of the factors and of the
     // uncompressed tensors compute (the products are linear in M, so the
@@ -102,10 +106,8 @@ private:
     std::iota(work.result.support.begin(), work.result.support.end(), Index{0});
 
     if (work.ctx.iteration < start_iteration_) {
-      // The hook's vanilla allreduce before start_powerSGD_iter: no error
-      // is added, so the compensation the base class charged is not run.
-      for (std::vector<KernelRun>& kernels : work.result.kernels)
-        kernels.clear();
+      // The hook's vanilla allreduce before start_powerSGD_iter (no error
+      // added: compensates()).
       work.add_kernel_all(KernelKind::dense_scale, work.d, 0, 0, 0, "average");
       work.add_collective(CommKind::allreduce, "allreduce gradient (before start_iteration)",
                           work.d * 4);
@@ -175,8 +177,7 @@ private:
     for (float* acc : work.acc)
       for (std::size_t j = 0; j < work.d; ++j)
         acc[j] = keep ? acc[j] - update[j] : 0.0f;
-    work.result.info["compressed_layers"] = static_cast<std::uint64_t>(std::count_if(
-        matrices.begin(), matrices.end(), [](const Matrix& m) { return m.rank > 0; }));
+    work.result.info["compressed_layers"] = static_cast<std::uint64_t>(low_rank.size());
     work.result.info["uncompressed_elements"] = static_cast<std::uint64_t>(uncompressed);
   }
 

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace gcsim::compress {
 namespace {
@@ -34,13 +35,19 @@ Sum Sum::of(int rank) {
   return leaf;
 }
 
-Sum Sum::chain(const std::vector<int>& ranks) {
-  if (ranks.size() == 1)
-    return of(ranks.front());
+Sum Sum::added(std::vector<Sum> terms) {
+  if (terms.size() == 1)
+    return std::move(terms.front());
   Sum sum;
-  for (int rank : ranks)
-    sum.terms.push_back(of(rank));
+  sum.terms = std::move(terms);
   return sum;
+}
+
+Sum Sum::chain(const std::vector<int>& ranks) {
+  std::vector<Sum> terms;
+  for (int rank : ranks)
+    terms.push_back(of(rank));
+  return added(std::move(terms));
 }
 
 int Sum::depth() const {

@@ -16,6 +16,8 @@ struct Sum {
   std::vector<Sum> terms; // otherwise: two or more, added in this order
 
   static Sum of(int rank);
+  // `terms` added one after the other; the term itself where it is alone.
+  static Sum added(std::vector<Sum> terms);
   // Ranks added one after the other, the first two first.
   static Sum chain(const std::vector<int>& ranks);
   // Nesting: 0 for a worker's value, 1 for a sum of values...

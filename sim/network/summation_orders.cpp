@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 namespace gcsim::net {
@@ -11,21 +12,12 @@ namespace {
 
 using compress::Sum;
 
-// A sum of `terms`, or the term itself when it is the only one.
-Sum sum_of(std::vector<Sum> terms) {
-  if (terms.size() == 1)
-    return std::move(terms.front());
-  Sum sum;
-  sum.terms = std::move(terms);
-  return sum;
-}
-
 // The partial sum `rank` sends up `tree`: its value, then its children's.
 Sum subtree_sum(const std::vector<TreeLinks>& tree, int rank) {
   std::vector<Sum> terms{Sum::of(rank)};
   for (int child : tree[static_cast<size_t>(rank)].children)
     terms.push_back(subtree_sum(tree, child));
-  return sum_of(std::move(terms));
+  return Sum::added(std::move(terms));
 }
 
 // The partial sum virtual rank `v` holds once it has exchanged with every
@@ -37,7 +29,7 @@ Sum doubling_sum(const DoublingRanks& ranks, int v, int reach) {
     terms.push_back(Sum::of(rank - 1)); // folded in before the exchanges
   for (int mask = 1; mask < reach; mask <<= 1)
     terms.push_back(doubling_sum(ranks, v + mask, mask));
-  return sum_of(std::move(terms));
+  return Sum::added(std::move(terms));
 }
 
 } // namespace
@@ -73,7 +65,7 @@ compress::SummationOrder hierarchical_summation(int size, int ranks_per_node) {
     std::iota(ranks.begin(), ranks.end(), first);
     machines.push_back(Sum::chain(ranks));
   }
-  return {{sum_of(std::move(machines))}};
+  return {{Sum::added(std::move(machines))}};
 }
 
 } // namespace gcsim::net
