@@ -53,6 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from script_input import (BadInput, Parser, latency_ok, parse_duration,  # noqa: E402
                           read_json_object, run_script)
 
+COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
 LARGE = 4 << 20
 SMALL = 1 << 20  # gcsim's kLatencyPointBytes: latency from the ring points below it
 
@@ -284,9 +285,10 @@ def _check_run(run, models):
         compressor = _get(training, "compressor", at, dict, {})
         if "compressor" in training or models:
             name = _get(compressor, "name", f"{at}/compressor", str)
-            if name not in ("dense", "topk", "cltk", "deft"):
-                raise BadRun(f"{at}/compressor/name: {_show(name)} is not dense, topk, cltk or deft")
-            if name != "dense":
+            if name not in COMPRESSORS:
+                raise BadRun(f"{at}/compressor/name: {_show(name)} is not "
+                             f"{', '.join(COMPRESSORS[:-1])} or {COMPRESSORS[-1]}")
+            if name in ("topk", "cltk", "deft"):
                 density = _get(compressor, "density", f"{at}/compressor", float)
                 if not 0 < density <= 1:
                     raise BadRun(f"{at}/compressor/density: {_show(density)} is not in (0, 1]")
@@ -430,12 +432,29 @@ def interpolate(points, collective, ranks, size, mean=False):
 
 def training_calls(t, P):
     """The collectives worker.py makes per step of training run `t` (its
-    docstrings), in nccl-tests' byte convention (allgather: the whole output)."""
+    docstrings), in nccl-tests' byte convention (allgather: the whole output);
+    PowerSGD's once past its start_iteration."""
     d = sum(layer["bytes"] for layer in t["workload"]["layers"]) // 4
     name = t["compressor"]["name"]
     k = max(1, int(t["compressor"].get("density", 1) * d))  # worker.py's floor(density d)
     if name == "dense":
         return [("allreduce", 4 * d)]
+    if name == "fp16":
+        return [("allreduce", 2 * d)]
+    if name == "powersgd":  # the uncompressed tensors, then P, then Q (the hook's rule)
+        rank = t["compressor"].get("rank", 1)
+        whole = left = right = 0
+        for layer in t["workload"]["layers"]:
+            if "shape" not in layer:
+                raise BadRun(f"{t['name']}: powersgd's collectives need the layers' shapes")
+            n = layer["bytes"] // 4
+            rows = layer["shape"][0] if layer["shape"] else 1
+            r = min(rows, n // rows, rank)
+            if (rows + n // rows) * r * 2 < n:
+                left, right = left + rows * r, right + n // rows * r
+            else:
+                whole += n
+        return [("allreduce", 4 * whole), ("allreduce", 4 * left), ("allreduce", 4 * right)]
     if name == "topk":
         return [("allgather", 8 * k * P)]
     if name == "cltk":  # the leader's int32 indices, then the values

@@ -5,7 +5,8 @@ Creates P network namespaces on a rate-limited star (netns.py), runs one
 torch.distributed (gloo) process per namespace, and writes one JSON file
 (format: results/validation/README.md) with
   - the collective benchmark: allreduce / allgather / broadcast per size, and
-  - training runs of the small CNN on Fashion-MNIST: dense, topk, cltk, deft.
+  - training runs of the small CNN on Fashion-MNIST: dense, topk, cltk, deft,
+    and DDP's compression hooks fp16 and powersgd.
 Everything is torn down on exit, on error and on SIGINT/SIGTERM.
 
   sudo scripts/minicluster/run.py --nodes 4 --rate 100 --out results/validation/p4-100mbit.json
@@ -70,8 +71,8 @@ def check_args(args):
     within("reps", args.reps, 1, 1000, "is not 1..1000")
     runs = [r for r in args.train.split(",") if r]
     for r in runs:
-        if r not in ("dense", "topk", "cltk", "deft"):
-            raise BadInput(f"--train: unknown training run {r!r} (dense, topk, cltk, deft)")
+        if r not in TRAINING_RUNS:
+            raise BadInput(f"--train: unknown training run {r!r} ({', '.join(TRAINING_RUNS)})")
     within("iterations", args.iterations, 1, 100000, "is not 1..100000")
     within("warmup", args.warmup, 0, args.iterations - 1,
            f"is not 0..{args.iterations - 1}: the iterations left out must leave one of "
@@ -79,6 +80,7 @@ def check_args(args):
     within("batch", args.batch, 1, 4096, "is not 1..4096 samples")
     if not 0 < args.density <= 1:
         raise BadInput(f"--density: {args.density} is not in (0, 1]")
+    within("matrix-rank", args.matrix_rank, 1, 1024, "is not 1..1024")
     if args.node_queue not in QUEUES:
         raise BadInput(f"--node-queue: {args.node_queue!r} is not {' or '.join(QUEUES)}")
     if not 0 < args.timeout <= 1e6:
@@ -91,6 +93,7 @@ def check_args(args):
     return sizes, runs
 
 
+TRAINING_RUNS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
 QUEUES = {"fair": "a node's side shared equally among its destinations",
           "fifo": "one FIFO class on each"}
 
@@ -103,11 +106,14 @@ def parse_args(argv):
     p.add_argument("--reps", type=int, default=3,
                    help="timed repetitions per size (after one warm-up; at least 15 below 1 MiB)")
     p.add_argument("--train", default="dense,topk,cltk,deft",
-                   help="training runs: dense, topk, cltk, deft (comma list, or empty)")
+                   help="training runs: dense, topk, cltk, deft, fp16, powersgd (comma list, "
+                        "or empty; fp16 and powersgd as DDP's hooks)")
     p.add_argument("--iterations", type=int, default=40)
     p.add_argument("--warmup", type=int, default=5, help="leading iterations left out of the comparison")
     p.add_argument("--batch", type=int, default=32, help="samples per worker per iteration")
-    p.add_argument("--density", type=float, default=0.01)
+    p.add_argument("--density", type=float, default=0.01, help="topk, cltk and deft's density")
+    p.add_argument("--matrix-rank", type=int, default=1,
+                   help="powersgd's rank (DDP's matrix_approximation_rank)")
     p.add_argument("--barrier", action="store_true",
                    help="diagnostic: a barrier before each training step's communication, its wait "
                         "recorded as wait_s, so communication_s times the collectives alone")
@@ -186,10 +192,7 @@ def training_entry(name, raw, args):
             spread += apart
         iterations[-1]["arrival_spread_s"] = spread
         iterations[-1]["collectives_after_last_arrival_s"] = after_last
-    compressor = {"name": name}
-    if name != "dense":
-        compressor["density"] = args.density
-    entry = dict(name=name, compressor=compressor, ranks=args.nodes,
+    entry = dict(name=name, compressor=raw["compressor"], ranks=args.nodes,
                  workload=dict(model="small-cnn", dataset="fashion-mnist",
                                batch_per_worker=args.batch, layers=raw["layers"]),
                  overlap=False, warmup_iterations=args.warmup, iterations=iterations)
@@ -273,8 +276,9 @@ def main(argv):
         training = []
         for name in runs:
             out = os.path.join(tmp, f"train-{name}.json")
-            run_job(cluster, lambda r: [args.python, worker, "train", str(r), str(args.nodes), master, out,
-                                        name, str(args.iterations), str(args.batch), str(args.density)]
+            run_job(cluster, lambda r: [args.python, worker, "train", str(r), str(args.nodes),
+                                        master, out, name, str(args.iterations), str(args.batch),
+                                        str(args.density), str(args.matrix_rank)]
                                        + (["barrier"] if args.barrier else []),
                     args.timeout)
             with open(out) as f:

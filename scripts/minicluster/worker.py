@@ -1,9 +1,10 @@
 """One rank of the mini-cluster, run inside its namespace by run.py.
 
   worker.py bench RANK P MASTER OUT.json SIZES REPS
-  worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY [barrier]
+  worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY MATRIX_RANK [barrier]
 
-Rank 0 writes OUT.json. Each process uses one thread (torch.set_num_threads(1)).
+COMPRESSOR is dense, topk, cltk, deft (at DENSITY), fp16 or powersgd (at
+rank MATRIX_RANK); rank 0 writes OUT.json. Each process uses one thread (torch.set_num_threads(1)).
 The collectives are torch.distributed's gloo ones: allreduce is gloo's ring,
 allgather its ring, broadcast its binomial tree (gloo/allreduce.cc,
 allgather.cc, broadcast.cc).
@@ -221,9 +222,13 @@ class Sparse:
         self.name, self.n, self.world, self.rank = name, numel, world, rank
         self.comm = comm or Collectives()
         self.k = max(1, int(density * numel))
+        self.description = dict(name=name, density=density)
         self.residual = torch.zeros(numel)
         self.partitions = deft_partitions(layer_sizes, world)
         self.bytes_sent = 0
+
+    def clear_residual(self):
+        self.residual = torch.zeros(self.n)
 
     def step(self, grad, iteration):
         """(update, compression_s, communication_s); self.groups gets the
@@ -345,6 +350,164 @@ class Sparse:
         return total / self.world, compression, comm
 
 
+def orthogonalize(matrix):
+    """Orthonormal columns in place, as the hook's _orthogonalize: Gram-Schmidt
+    up to 2 columns, a QR factorization above."""
+    columns = matrix.shape[1]
+    if columns > 2:
+        matrix.copy_(torch.linalg.qr(matrix).Q)
+        return
+    for i in range(columns):
+        column = matrix[:, i:i + 1]
+        column /= torch.norm(column)
+        if i + 1 < columns:
+            rest = matrix[:, i + 1:]
+            rest -= torch.sum(column * rest, dim=0, keepdim=True) * column
+
+
+# torch's PowerSGDState refuses fewer with error feedback or warm start (DDP
+# rebuilds its buckets after the first iterations).
+POWERSGD_START = 2
+
+
+class PowerSGD:
+    """PyTorch DDP's powerSGD_hook (torch 1.13), with one bucket holding every
+    gradient in the parameters' order: plain allreduces (each worker's
+    gradient divided by P first) before `start_iteration`; then error
+    feedback over the whole bucket, each tensor viewed as shape[0] rows and
+    compressed at rank r = min(rows, cols, matrix_rank) where (rows + cols) r
+    times 2 is under rows x cols; the other tensors allreduced in one buffer
+    and divided by P; P = M Q allreduced (one buffer) and orthogonalized,
+    Q = M^T P allreduced and divided by P, M = P Q^T; Q kept for the next
+    step (warm start), the first one drawn as the hook draws it.
+
+    Independent of compressors/powersgd.cpp; tests/validation/worker_hooks_test.py
+    checks it against the hook itself. Values travel as float32."""
+
+    def __init__(self, shapes, world, matrix_rank, start_iteration=POWERSGD_START, comm=None,
+                 seed=0):
+        self.world, self.start = world, start_iteration
+        self.comm = comm or Collectives()
+        self.matrices, self.plain = [], []  # (offset, rows, cols, r); (offset, numel)
+        offset = 0
+        for shape in shapes:
+            numel = math.prod(shape)
+            rows = shape[0] if len(shape) else 1
+            cols = numel // rows
+            r = min(rows, cols, matrix_rank)
+            if (rows + cols) * r * 2 < rows * cols:
+                self.matrices.append((offset, rows, cols, r))
+            else:
+                self.plain.append((offset, numel))
+            offset += numel
+        self.n = offset
+        self.description = dict(name="powersgd", rank=matrix_rank,
+                                start_iteration=start_iteration)
+        self.residual = torch.zeros(offset)
+        self.q_memory = None
+        self.rng = np.random.RandomState(seed)
+        self.bytes_sent = 0
+
+    def clear_residual(self):
+        self.residual = torch.zeros(self.n)
+
+    def _allreduce(self, tensor):
+        """Seconds in the collective; its (start, end) joins self.groups."""
+        c0 = time.perf_counter()
+        self.comm.all_reduce(tensor)
+        c1 = time.perf_counter()
+        self.groups.append((c0, c1))
+        self.bytes_sent += 4 * tensor.numel()
+        return c1 - c0
+
+    def step(self, grad, iteration):
+        """(update, compression_s, communication_s), as Sparse.step."""
+        self.groups = []
+        t0 = time.perf_counter()
+        if iteration < self.start:
+            update = grad / self.world
+            compression = time.perf_counter() - t0
+            return update, compression, self._allreduce(update)
+        acc = grad + self.residual
+        kept = acc.clone()
+        matrices = [acc[o:o + rows * cols].view(rows, cols) for o, rows, cols, _ in self.matrices]
+        plain = torch.cat([acc[o:o + n] for o, n in self.plain]) if self.plain else torch.zeros(0)
+        p_memory = torch.empty(sum(rows * r for _, rows, _, r in self.matrices))
+        ps = self._views(p_memory, [(rows, r) for _, rows, _, r in self.matrices])
+        if self.q_memory is None:
+            self.q_memory = torch.empty(sum(cols * r for _, _, cols, r in self.matrices))
+            qs = self._views(self.q_memory, [(cols, r) for _, _, cols, r in self.matrices])
+            # The hook's draw: one seed a step from its RandomState, every Q in turn.
+            generator = torch.Generator().manual_seed(int(self.rng.randint(1_000_000_000)))
+            for q in qs:
+                q.copy_(torch.randn(q.shape, generator=generator))
+        else:
+            qs = self._views(self.q_memory, [(cols, r) for _, _, cols, r in self.matrices])
+        for q in qs:
+            orthogonalize(q)
+        for m, q, p in zip(matrices, qs, ps):
+            torch.matmul(m, q, out=p)
+        compression = time.perf_counter() - t0
+        communication = self._allreduce(plain)
+        t1 = time.perf_counter()
+        plain.div_(self.world)
+        compression += time.perf_counter() - t1
+        communication += self._allreduce(p_memory)
+        t2 = time.perf_counter()
+        for m, p, q in zip(matrices, ps, qs):
+            orthogonalize(p)
+            torch.matmul(m.t(), p, out=q)
+        compression += time.perf_counter() - t2
+        communication += self._allreduce(self.q_memory)
+        t3 = time.perf_counter()
+        self.q_memory.div_(self.world)
+        for m, p, q in zip(matrices, ps, qs):
+            torch.matmul(p, q.t(), out=m)
+        start = 0
+        for o, n in self.plain:
+            acc[o:o + n] = plain[start:start + n]
+            start += n
+        self.residual = kept - acc
+        compression += time.perf_counter() - t3
+        return acc, compression, communication
+
+    @staticmethod
+    def _views(memory, shapes):
+        views, start = [], 0
+        for rows, cols in shapes:
+            views.append(memory[start:start + rows * cols].view(rows, cols))
+            start += rows * cols
+        return views
+
+
+class HalfPrecision:
+    """PyTorch DDP's fp16_compress_hook: each worker's gradient cast to
+    float16 and divided by P, allreduced (gloo sums the 2-byte values), cast
+    back. No memory."""
+
+    def __init__(self, world, comm=None):
+        self.world = world
+        self.comm = comm or Collectives()
+        self.description = dict(name="fp16")
+        self.bytes_sent = 0
+
+    def clear_residual(self):
+        pass
+
+    def step(self, grad, iteration):
+        """(update, compression_s, communication_s), as Sparse.step."""
+        t0 = time.perf_counter()
+        half = grad.to(torch.float16).div_(self.world)
+        compression = time.perf_counter() - t0
+        c0 = time.perf_counter()
+        self.comm.all_reduce(half)
+        c1 = time.perf_counter()
+        self.groups = [(c0, c1)]
+        self.bytes_sent += 2 * half.numel()
+        update = half.to(torch.float32)
+        return update, compression + time.perf_counter() - c1, c1 - c0
+
+
 def backward(loss, params):
     for p in params:
         p.grad = None
@@ -390,7 +553,7 @@ def compute_alone(model, xb, yb, lr, rounds=12):
     return [statistics.median(s[i] for s in warm) for i in range(3)]
 
 
-def compression_alone(make_sparse, grad, world, rank, barrier):
+def compression_alone(make_compressor, grad, world, rank, barrier):
     """Mean compression time per step of this rank's compressor while every
     other rank waits in `barrier` (see compute_alone), the collectives made by
     StandIns. Over 3 P steps after P warm-ups, so that the rank leads (cltk,
@@ -401,17 +564,19 @@ def compression_alone(make_sparse, grad, world, rank, barrier):
     for turn in range(world):
         barrier()
         if turn == rank:
-            sparse = make_sparse(StandIns(rank))
+            compressor = make_compressor(StandIns(rank))
             for it in range(4 * world):
-                sparse.residual = torch.zeros_like(grad)
-                compression = sparse.step(grad, it)[1]
+                compressor.clear_residual()
+                compression = compressor.step(grad, it)[1]
                 if it >= world:
                     samples.append(compression)
         barrier()
     return statistics.mean(samples)
 
 
-def train(rank, world, out, compressor, iterations, batch, density, barrier=False):
+def train(rank, world, out, name, iterations, batch, density, matrix_rank, barrier=False):
+    """Trains the small CNN with compressor `name` (dense, topk, cltk, deft at
+    `density`, fp16, powersgd at `matrix_rank`); rank 0 writes `out`."""
     torch.manual_seed(1)
     model = SmallCNN()
     params = list(model.parameters())
@@ -419,17 +584,21 @@ def train(rank, world, out, compressor, iterations, batch, density, barrier=Fals
     numel = sum(sizes)
     x, y = load_fashion(world * batch * iterations)
 
-    def make_sparse(comm=None):
-        return Sparse(compressor, numel, density, sizes, world, rank, comm)
+    def make_compressor(comm=None):
+        if name == "fp16":
+            return HalfPrecision(world, comm)
+        if name == "powersgd":
+            return PowerSGD([p.shape for p in params], world, matrix_rank, comm=comm)
+        return Sparse(name, numel, density, sizes, world, rank, comm)
 
-    sparse = None if compressor == "dense" else make_sparse()
+    compressor = None if name == "dense" else make_compressor()
     lr = 0.05
     alone = compute_alone(model, x[:batch], y[:batch], lr)
-    if sparse is not None:
+    if compressor is not None:
         # One batch's gradient, on a copy of the model as compute_alone's.
         copied = copy.deepcopy(model)
         backward(F.cross_entropy(copied(x[:batch]), y[:batch]), list(copied.parameters()))
-        alone.append(compression_alone(make_sparse, flat_gradient(list(copied.parameters())),
+        alone.append(compression_alone(make_compressor, flat_gradient(list(copied.parameters())),
                                        world, rank, dist.barrier))
     records = []
     dist.barrier()
@@ -450,15 +619,15 @@ def train(rank, world, out, compressor, iterations, batch, density, barrier=Fals
             b0 = time.perf_counter()
             dist.barrier()
             wait = time.perf_counter() - b0
-        if sparse is None:
+        if compressor is None:
             c0 = time.perf_counter()
             dist.all_reduce(grad)
             comm = time.perf_counter() - c0
             update, compression = grad / world, 0.0
             groups = [(c0, c0 + comm)]
         else:
-            update, compression, comm = sparse.step(grad, it)
-            groups = sparse.groups
+            update, compression, comm = compressor.step(grad, it)
+            groups = compressor.groups
         t_comm = time.perf_counter()
         apply_update(params, update, lr)
         end = time.perf_counter()
@@ -477,16 +646,22 @@ def train(rank, world, out, compressor, iterations, batch, density, barrier=Fals
     alone_gathered = [None] * world
     dist.all_gather_object(alone_gathered, alone)
     if rank == 0:
-        layers = [dict(name=n, bytes=4 * p.numel()) for n, p in model.named_parameters()]
+        layers = [dict(name=n, bytes=4 * p.numel(), shape=list(p.shape))
+                  for n, p in model.named_parameters()]
+        # The compressor as the measured-run format names it, with what it ran at.
+        described = compressor.description if compressor else dict(name="dense")
         with open(out, "w") as f:
-            json.dump(dict(layers=layers, per_rank=gathered, alone_per_rank=alone_gathered, k=None if sparse is None else sparse.k,
-                           bytes_sent_rank0=None if sparse is None else sparse.bytes_sent / iterations),
+            json.dump(dict(compressor=described, layers=layers, per_rank=gathered,
+                           alone_per_rank=alone_gathered,
+                           k=getattr(compressor, "k", None),
+                           bytes_sent_rank0=None if compressor is None
+                           else compressor.bytes_sent / iterations),
                       f)
 
 
 USAGE = ("worker.py: usage (internal, started by run.py): worker.py bench RANK P MASTER OUT.json "
          "SIZES REPS | worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY "
-         "[barrier]")
+         "MATRIX_RANK [barrier]")
 
 
 def parse_command(argv):
@@ -500,9 +675,10 @@ def parse_command(argv):
         if mode == "bench" and len(argv) == 8:
             return mode, rank, world, master, out, ([int(s) for s in argv[6].split(",")],
                                                     int(argv[7]))
-        if mode == "train" and len(argv) in (10, 11) and argv[10:] in ([], ["barrier"]):
+        if mode == "train" and len(argv) in (11, 12) and argv[11:] in ([], ["barrier"]):
             return mode, rank, world, master, out, (argv[6], int(argv[7]), int(argv[8]),
-                                                    float(argv[9]), len(argv) == 11)
+                                                    float(argv[9]), int(argv[10]),
+                                                    len(argv) == 12)
     except (IndexError, ValueError):
         pass
     return None

@@ -357,6 +357,23 @@ int64_t ObjectReader::integer_or(std::string_view key, int64_t min, int64_t max,
   return has(key) ? integer(key, min, max) : (known_.emplace(key), fallback);
 }
 
+std::vector<int64_t> ObjectReader::integers(std::string_view key, int64_t min, int64_t max) {
+  const nlohmann::json& array = require(key);
+  if (!array.is_array())
+    fail(key, "expected an array of integers, got " + describe_json(array));
+  std::vector<int64_t> values;
+  values.reserve(array.size());
+  for (size_t i = 0; i < array.size(); ++i) {
+    // Each element read as a one-key object, so that a bad one is
+    // refused as integer() refuses it, at KEY/i.
+    const std::string index = std::to_string(i);
+    const nlohmann::json item{{index, array[i]}};
+    ObjectReader element(item, file_, path_of(key));
+    values.push_back(element.integer(index, min, max));
+  }
+  return values;
+}
+
 bool ObjectReader::boolean_or(std::string_view key, bool fallback) {
   const nlohmann::json* value = find(key);
   if (value == nullptr)

@@ -97,6 +97,8 @@ public:
   double positive_number(std::string_view key);
   int64_t integer(std::string_view key, int64_t min, int64_t max);
   int64_t integer_or(std::string_view key, int64_t min, int64_t max, int64_t fallback);
+  /// An array of integers in [min, max]; a bad one is named by its index.
+  std::vector<int64_t> integers(std::string_view key, int64_t min, int64_t max);
   bool boolean_or(std::string_view key, bool fallback);
   /// A measured time as a plain number of seconds, in [0, kLongestSeconds].
   double seconds(std::string_view key);

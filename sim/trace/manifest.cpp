@@ -26,20 +26,6 @@ const nlohmann::json& array_field(ObjectReader& reader, std::string_view key) {
   return value;
 }
 
-std::vector<int64_t> integer_array(ObjectReader& reader, std::string_view key, int64_t min) {
-  std::vector<int64_t> values;
-  const nlohmann::json& array = array_field(reader, key);
-  for (size_t i = 0; i < array.size(); ++i) {
-    const nlohmann::json& item = array[i];
-    if (!item.is_number_integer() || item.get<int64_t>() < min || item.get<int64_t>() > kMaxCount)
-      throw InputError(reader.file(), index_path(reader.path_of(key), i),
-                       "expected an integer >= " + std::to_string(min) + ", got " +
-                           describe_json(item));
-    values.push_back(item.get<int64_t>());
-  }
-  return values;
-}
-
 std::optional<double> seconds_or_none(ObjectReader& reader, std::string_view key) {
   if (!reader.has(key)) {
     reader.allow(key);
@@ -60,7 +46,7 @@ TraceLayer read_layer(const nlohmann::json& value, const std::string& file,
   if (layer.name.empty())
     reader.fail("name", "must not be empty");
   layer.module = reader.string("module");
-  layer.shape = integer_array(reader, "shape", 0);
+  layer.shape = reader.integers("shape", 0, kMaxCount);
   layer.params = reader.integer("params", 1, kMaxCount);
   layer.offset = reader.integer("offset", 0, kMaxCount);
   reader.finish();
@@ -228,7 +214,7 @@ Manifest load_manifest(const std::filesystem::path& path) {
   manifest.model = reader.string("model");
   manifest.dataset = reader.string("dataset");
   if (reader.has("input_shape"))
-    manifest.input_shape = integer_array(reader, "input_shape", 1);
+    manifest.input_shape = reader.integers("input_shape", 1, kMaxCount);
   reader.allow("num_classes");
   manifest.workers = reader.integer("workers", 1, 1 << 20);
   manifest.micro_batch = reader.integer("micro_batch", 1, kMaxCount);
@@ -236,7 +222,7 @@ Manifest load_manifest(const std::filesystem::path& path) {
   manifest.learning_rate = reader.positive_number("learning_rate");
   manifest.seed = reader.integer("seed", std::numeric_limits<int64_t>::min(),
                                  std::numeric_limits<int64_t>::max());
-  manifest.iterations = integer_array(reader, "iterations", 0);
+  manifest.iterations = reader.integers("iterations", 0, kMaxCount);
   for (size_t i = 1; i < manifest.iterations.size(); ++i)
     if (manifest.iterations[i] <= manifest.iterations[i - 1])
       throw InputError(manifest.file, index_path("/iterations", i),

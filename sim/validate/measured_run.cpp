@@ -1,5 +1,6 @@
 #include "sim/validate/measured_run.hpp"
 
+#include "compressors/registry.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
@@ -97,6 +98,23 @@ IterationTimes read_iteration(const nlohmann::json& json, const std::string& fil
 
 // A run described by a gcsim scenario: the scenario says what the file
 // would otherwise (compressor, workload, overlap), so the file must not.
+/// A layer's tensor shape, whose elements at 4 bytes each are `bytes`.
+std::vector<int64_t> read_shape(ObjectReader& layer, uint64_t bytes) {
+  constexpr int64_t kMost = int64_t{1} << 50;
+  const std::vector<int64_t> shape = layer.integers("shape", 1, kMost);
+  int64_t elements = 1;
+  for (int64_t dim : shape) {
+    if (elements > kMost / dim)
+      layer.fail("shape", "is implausibly large");
+    elements *= dim;
+  }
+  if (static_cast<uint64_t>(elements) * 4 != bytes)
+    layer.fail("shape", "holds " + std::to_string(elements) + " elements, " +
+                            std::to_string(elements * 4) + " bytes as float32, not the layer's " +
+                            std::to_string(bytes));
+  return shape;
+}
+
 void read_scenario(ObjectReader& reader, TrainingRun& run, const std::string& file) {
   const std::string written = reader.string("scenario");
   run.scenario = find_input_path(written, file, file, reader.path_of("scenario"));
@@ -118,10 +136,23 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
   ObjectReader compressor = reader.object("compressor");
   run.compressor = compressor.choice("name", known_compressors());
   run.compressor_params = reader.require("compressor");
-  if (run.compressor != "dense") {
+  if (selects_by_density(run.compressor)) {
     double density = compressor.positive_number("density");
     if (density > 1)
       compressor.fail("density", "expected a density in (0, 1], got " + std::to_string(density));
+  } else if (run.compressor != "dense") {
+    // DDP's hooks: the parameters gcsim's compressor of that name takes, as a
+    // scenario gives them (the hook's settings the run used).
+    for (const compress::ParamSpec& param : compress::compressor_info(run.compressor).params)
+      compressor.allow(param.name);
+    compressor.finish(); // an unknown key named by its path first
+    nlohmann::json params = run.compressor_params;
+    params.erase("name");
+    try {
+      compress::make_compressor(run.compressor, params);
+    } catch (const compress::ParameterError& error) {
+      throw InputError(file, reader.path_of("compressor"), error.what());
+    }
   }
   compressor.finish();
   run.overlap = reader.boolean_or("overlap", false);
@@ -156,11 +187,17 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
   // backward_s: every layer or none (a layer without it would have to be
   // guessed).
   const bool timed = layers[0].is_object() && layers[0].contains("backward_s");
+  const bool shaped = layers[0].is_object() && layers[0].contains("shape");
   double backward_total = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     ObjectReader layer(layers[i], file, workload.path_of("layers") + "/" + std::to_string(i));
     layer.allow("name");
     run.layer_bytes.push_back(static_cast<uint64_t>(layer.integer("bytes", 1, int64_t{1} << 50)));
+    if (shaped != layer.has("shape"))
+      layer.fail("shape", std::string(shaped ? "missing here but given" : "given here but not") +
+                              " in layer 0: give it for every layer or none");
+    if (shaped)
+      run.layer_shapes.push_back(read_shape(layer, run.layer_bytes.back()));
     if (timed != layer.has("backward_s"))
       layer.fail("backward_s",
                  std::string(timed ? "missing here but given" : "given here but not") +
@@ -248,8 +285,12 @@ std::string point_label(const CollectivePoint& point) {
 }
 
 const std::vector<std::string>& known_compressors() {
-  static const std::vector<std::string> names{"dense", "topk", "cltk", "deft"};
+  static const std::vector<std::string> names{"dense", "topk", "cltk", "deft", "fp16", "powersgd"};
   return names;
+}
+
+bool selects_by_density(const std::string& compressor) {
+  return compressor == "topk" || compressor == "cltk" || compressor == "deft";
 }
 
 IterationTimes TrainingRun::steady_mean() const {

@@ -75,10 +75,14 @@ struct TrainingRun {
   /// compressor and compressor_params then come from the scenario, and the
   /// workload's fields stay empty.
   std::filesystem::path scenario;
-  std::string compressor; // dense | topk | cltk | deft, or any of a scenario's
+  std::string compressor; // known_compressors(), or any of a scenario's
   nlohmann::json compressor_params;
   int ranks = 0;
   std::vector<uint64_t> layer_bytes; // forward order
+  /// Optional, for every layer or none: each layer's tensor shape (its
+  /// elements times 4 bytes are its bytes); compared with the trace's where
+  /// the compressors run on one.
+  std::vector<std::vector<int64_t>> layer_shapes;
   /// Optional, for every layer or none: the backward pass's time in each
   /// (for DDP's buckets, from the previous bucket's data ready to this
   /// one's); the simulation then reduces each layer's gradient on its own as
@@ -107,8 +111,12 @@ struct MeasuredRun {
   std::vector<TrainingRun> training;
 };
 
-/// The compressors a measured training run may name.
+/// The compressors a measured training run may name: the mini-cluster's
+/// (dense, topk, cltk, deft, with a density) and DDP's hooks fp16 and
+/// powersgd (with gcsim's parameters of that name).
 const std::vector<std::string>& known_compressors();
+/// topk, cltk and deft: those a measured run gives a density.
+bool selects_by_density(const std::string& compressor);
 
 /// Reads and validates; every problem is an InputError naming the file and
 /// the JSON path.

@@ -124,6 +124,17 @@ std::vector<training::CompressedIteration> compressed_schedule(const TrainingRun
             std::to_string(layout.size()) + ", " + std::to_string(layout.total() * sizeof(float)) +
             " bytes) differ from the run's (" + std::to_string(run.layer_bytes.size()) + ", " +
             std::to_string(run.gradient_bytes()) + " bytes)");
+  // PowerSGD compresses each tensor by its shape: where the run gives
+  // shapes, they are the trace's.
+  for (size_t l = 0; l < run.layer_shapes.size(); ++l) {
+    const nlohmann::json given = run.layer_shapes[l];
+    const nlohmann::json traced = layout[l].shape;
+    if (given != traced)
+      throw InputError(
+          inputs.measured_file, at + "/workload/layers/" + std::to_string(l) + "/shape",
+          given.dump() + " is not the shape of " + layout[l].name + " in " + inputs.trace.string() +
+              ", " + traced.dump() + ", on whose gradients the compressors run");
+  }
   try {
     std::unique_ptr<compress::Compressor> compressor =
         compress::make_compressor(run.compressor, simulated_compressor_params(run));
@@ -208,6 +219,14 @@ std::vector<double> simulate_collectives(const net::PlatformSpec& platform,
 }
 
 nlohmann::json simulated_compressor_params(const TrainingRun& run) {
+  if (!selects_by_density(run.compressor)) {
+    // DDP's hooks: gcsim's compressor of that name does what the hook does,
+    // with the parameters the run gives.
+    nlohmann::json params =
+        run.compressor_params.is_object() ? run.compressor_params : nlohmann::json::object();
+    params.erase("name");
+    return params;
+  }
   nlohmann::json params = {{"density", run.compressor_params.value("density", 1.0)}};
   // worker.py's top-k allgathers k (value, index) pairs of 4 + 4 bytes.
   if (run.compressor == "topk")

@@ -90,6 +90,21 @@ topk_run = {"workload": {"layers": [{"bytes": 4000}]}, "compressor": {"name": "t
 if collective_models.training_calls(topk_run, 4) != [("allgather", 8 * 10 * 4)]:
     failures.append(f"collective_models.training_calls(topk, P = 4, k = 10): "
                     f"{collective_models.training_calls(topk_run, 4)}, want an allgather of 320 bytes")
+# PowerSGD at rank 2: a 16 x 25 matrix compressed (2 (16 + 25) 2 < 400:
+# factors of 32 and 50 elements), a 4 x 6 one kept whole (2 (4 + 6) 2 >= 24)
+# with the bias of 16.
+hook_run = {"name": "powersgd", "compressor": {"name": "powersgd", "rank": 2},
+            "workload": {"layers": [{"bytes": 1600, "shape": [16, 1, 5, 5]},
+                                    {"bytes": 96, "shape": [4, 6]},
+                                    {"bytes": 64, "shape": [16]}]}}
+want = [("allreduce", 4 * (24 + 16)), ("allreduce", 4 * 32), ("allreduce", 4 * 50)]
+if collective_models.training_calls(hook_run, 4) != want:
+    failures.append(f"collective_models.training_calls(powersgd, rank 2): "
+                    f"{collective_models.training_calls(hook_run, 4)}, want {want}")
+fp16_run = {"workload": {"layers": [{"bytes": 4000}]}, "compressor": {"name": "fp16"}}
+if collective_models.training_calls(fp16_run, 4) != [("allreduce", 2000)]:
+    failures.append(f"collective_models.training_calls(fp16): "
+                    f"{collective_models.training_calls(fp16_run, 4)}, want an allreduce of 2000 B")
 after_warmup = {"warmup_iterations": 1, "iterations": [{"iteration_s": s} for s in (1.0, 2.0, 3.0)]}
 if (collective_models.mean_iteration(after_warmup) != {"iteration_s": 2.5}
         or repeatability.steady_mean(after_warmup) != 2.5):

@@ -20,13 +20,19 @@ that their simulated times respond to what they should:
     it, and the iteration grows; with a processor per rank the in-run
     compression mean does, and each compressor's simulated compression is
     exactly the measured one;
-and that a compressed run whose layers are not the trace's is bad input
-(exit status 2, one line naming the file and /training/i/workload/layers).
+DDP's hooks, as worker.py's fp16 and powersgd runs write them (the layers
+with their shapes): fp16 sends half of dense's bytes; PowerSGD at rank 1,
+after its start_iteration, sends what the hook allreduces (the biases
+whole, rows + cols a matrix: 4596 of the CNN's 119,976 bytes) and more at
+rank 2. And that a compressed run whose layers, or layer shapes, are not the
+trace's is bad input (exit status 2, one line naming the file and
+/training/i/workload/layers, or .../layers/l/shape).
 
 Usage: compressed_training_test.py PATH/TO/gcsim
 """
 import copy
 import json
+import math
 import os
 import subprocess
 import sys
@@ -37,7 +43,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SHIPPED = os.path.join(ROOT, "results", "validation", "minicluster-p4-100mbit.json")
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "minicluster"))
 from checks import Checks  # noqa: E402
+from worker import SmallCNN  # noqa: E402
 
 check = Checks()
 
@@ -175,6 +183,45 @@ with tempfile.TemporaryDirectory() as tmp:
               and abs(slow_s["compute_s"] - fast_s["compute_s"]) <= 1e-9 * fast_s["compute_s"],
               f"{name}: 10 Mbit/s communicates longer ({slow_s['communication_s'] * 1e3:.2f} ms "
               f"vs {fast_s['communication_s'] * 1e3:.2f} ms), same compute")
+
+    # DDP's hooks: the dense run's times under fp16 and powersgd, the layers
+    # with the shapes worker.py writes.
+    shapes = [list(p.shape) for p in SmallCNN().parameters()]
+    hooks = copy.deepcopy(base)
+    dense_run = next(t for t in hooks["training"] if t["name"] == "dense")
+    for layer, shape in zip(dense_run["workload"]["layers"], shapes):
+        layer["shape"] = shape
+    hooks["training"] = []
+    for name, compressor in (("dense", {"name": "dense"}), ("fp16", {"name": "fp16"}),
+                             ("powersgd", {"name": "powersgd", "rank": 1, "start_iteration": 2}),
+                             ("powersgd-r2", {"name": "powersgd", "rank": 2,
+                                              "start_iteration": 2})):
+        hooks["training"].append(dict(copy.deepcopy(dense_run), name=name, compressor=compressor))
+    hooked, _ = validate(tmp, hooks, "hooks")
+    sent = {name: t["simulated"]["bytes_sent_per_worker"] for name, t in hooked.items()}
+    check(sent["fp16"] == sent["dense"] / 2,
+          f"fp16 sends half of dense's bytes: {sent['fp16']:.0f} of {sent['dense']:.0f}")
+    low_rank = sum(4 * ((s[0] + math.prod(s[1:])) if len(s) > 1 else s[0]) for s in shapes)
+    dense_bytes = sum(4 * math.prod(s) for s in shapes)
+    check(low_rank == 4596
+          and abs(sent["powersgd"] / sent["dense"] - low_rank / dense_bytes) < 1e-9,
+          f"powersgd at rank 1 sends {low_rank} of {dense_bytes} bytes a step, as the hook: "
+          f"{sent['powersgd']:.0f} of dense's {sent['dense']:.0f} B")
+    check(sent["powersgd"] < sent["powersgd-r2"] < sent["dense"],
+          f"powersgd at rank 2 sends more than at rank 1, less than dense: "
+          f"{sent['powersgd-r2']:.0f}")
+    check(all(hooked[name]["simulated"]["compression_s"] > 0 for name in ("fp16", "powersgd")),
+          "fp16 and powersgd have kernels")
+    transposed = copy.deepcopy(hooks)
+    transposed["training"][2]["workload"]["layers"][6]["shape"] = [32, 10]
+    path = os.path.join(tmp, "wrong_shapes.json")
+    with open(path, "w") as f:
+        json.dump(transposed, f)
+    done = subprocess.run([GCSIM, "validate", path, "--quiet"], capture_output=True, text=True)
+    lines = done.stderr.strip().splitlines()
+    check(done.returncode == 2 and len(lines) == 1
+          and "/training/2/workload/layers/6/shape: [32,10] is not the shape of" in lines[0],
+          f"layer shapes unlike the trace's: status {done.returncode}, {lines}")
 
     wrong = copy.deepcopy(base)
     wrong["training"][2]["workload"]["layers"] = [{"name": "w", "bytes": 4000}]

@@ -439,6 +439,13 @@ TEST_CASE("the simulated compressors send what worker.py sends") {
         nlohmann::json{{"density", 0.01}, {"variant", "allgather_pairs"}});
   run.compressor = "cltk";
   CHECK(simulated_compressor_params(run) == nlohmann::json{{"density", 0.01}});
+  // DDP's hooks: the hook's settings as the run gives them, and no density.
+  run.compressor = "powersgd";
+  run.compressor_params = {{"name", "powersgd"}, {"rank", 2}, {"start_iteration", 2}};
+  CHECK(simulated_compressor_params(run) == nlohmann::json{{"rank", 2}, {"start_iteration", 2}});
+  run.compressor = "fp16";
+  run.compressor_params = {{"name", "fp16"}};
+  CHECK(simulated_compressor_params(run) == nlohmann::json::object());
 }
 
 namespace {

@@ -41,7 +41,8 @@ def rank_row(forward, backward, groups):
                 collective_groups=groups)
 
 
-raw = dict(per_rank=[[rank_row(0.010, 0.020, [(0.0, 0.5), (1.0, 1.2)])],
+raw = dict(compressor={"name": "topk", "density": 0.01},
+           per_rank=[[rank_row(0.010, 0.020, [(0.0, 0.5), (1.0, 1.2)])],
                      [rank_row(0.012, 0.024, [(0.1, 0.6), (1.1, 1.3)])]],
            layers=[{"name": "conv1", "bytes": 4000}],
            alone_per_rank=[(0.01, 0.02, 0.001, 0.0005), (0.01, 0.02, 0.001, 0.0007)],

@@ -36,7 +36,8 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--train", "dense,bogus"], "--train"), (["--iterations", "0"], "--iterations"),
         (["--warmup", "-1"], "--warmup"), (["--iterations", "5", "--warmup", "5"], "--warmup"),
         (["--batch", "0"], "--batch"), (["--density", "0"], "--density"),
-        (["--density", "1.5"], "--density"), (["--timeout", "0"], "--timeout"),
+        (["--density", "1.5"], "--density"), (["--matrix-rank", "0"], "--matrix-rank"),
+        (["--timeout", "0"], "--timeout"),
         (["--node-queue", "lifo"], "--node-queue"),
         (["--python", os.path.join(tmp, "no-python")], "--python"),
     ]

@@ -77,7 +77,9 @@ def fake_run_job(action=None):
         if action:
             action()
         mode, out = argvs[0][2], argvs[0][6]
+        name = argvs[0][7]
         raw = BENCH if mode == "bench" else dict(
+            compressor=dict(name=name) if name == "dense" else dict(name=name, density=0.05),
             layers=[dict(name="conv1.weight", bytes=1600)],
             per_rank=[rank_records(r) for r in range(cluster.nodes)],
             alone_per_rank=[[0.01, 0.02, 0.001, 0.002] for _ in range(cluster.nodes)],
@@ -153,9 +155,9 @@ with tempfile.TemporaryDirectory() as tmp:
           and bench[2] == 77,
           f"bench: each rank its rank, P, rank 0's address, the sizes and --reps, --timeout: {bench[1][1]}")
     check(all(a[2:6] == ["train", str(r), "3", "10.77.0.1"]
-              and a[7:] == ["topk", str(ITERATIONS), "16", "0.05"] for r, a in enumerate(topk[1]))
+              and a[7:] == ["topk", str(ITERATIONS), "16", "0.05", "1"] for r, a in enumerate(topk[1]))
           and dense[1][0][7] == "dense",
-          f"train: the compressor, --iterations, --batch, --density: {topk[1][2]}")
+          f"train: the compressor, --iterations, --batch, --density, --matrix-rank: {topk[1][2]}")
     training = measured["training"]
     check([t["name"] for t in training] == ["topk", "dense"]
           and all(t["warmup_iterations"] == 2 and len(t["iterations"]) == ITERATIONS
@@ -174,7 +176,7 @@ with tempfile.TemporaryDirectory() as tmp:
     raised, seen, _ = main(argv[:-1] + [os.path.join(tmp, "barrier.json"), "--barrier", "--sizes", ""],
                            fake_run_job())
     jobs = [e for e in seen if e[0] == "job"]
-    check(raised is None and len(jobs) == 2 and all(a[-1] == "barrier" and len(a) == 12
+    check(raised is None and len(jobs) == 2 and all(a[-1] == "barrier" and len(a) == 13
                                                     for _, argvs, _ in jobs for a in argvs),
           f"--barrier: no bench, every train rank's command ends in barrier ({raised!r})")
 

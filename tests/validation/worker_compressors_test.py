@@ -90,6 +90,9 @@ class Recording:
         self.residual = torch.ones(numel)
         self.seen = []
 
+    def clear_residual(self):
+        self.residual = torch.zeros(numel)
+
     def step(self, gradient, iteration):
         self.seen.append((iteration, float(self.residual.abs().sum())))
         return None, float(iteration), 0.0

@@ -11,9 +11,10 @@ phase is a whole number of readings (no namespace, no process group):
   the previous one, and no phase is counted twice or left out;
 - the compressor's compression and communication times land in their own
   fields, dense has no compression; the barrier's wait is its own phase;
-- bytes_sent_rank0 is per iteration (top-k: 8 k), k and the layers' bytes
-  are the model's; compute alone holds forward, backward, optimizer (and
-  the compression, for a compressor);
+- bytes_sent_rank0 is per iteration (top-k: 8 k; fp16: 2 d; PowerSGD: 4 d
+  before start_iteration, then the low-rank buffers), k and the layers'
+  bytes and shapes are the model's; compute alone holds forward, backward,
+  optimizer (and the compression, for a compressor);
 - ping_pong is half the round trip.
 
 The live run cannot see these: its training errors are printed, not
@@ -35,7 +36,7 @@ import worker  # noqa: E402
 from checks import Checks  # noqa: E402
 
 check = Checks()
-WORLD, RANK, ITERATIONS, BATCH, DENSITY = 2, 0, 5, 8, 0.01
+WORLD, RANK, ITERATIONS, BATCH, DENSITY, MATRIX_RANK = 2, 0, 5, 8, 0.01, 1
 
 
 class Ticking:
@@ -104,7 +105,7 @@ def trained(compressor, barrier=False, sparse_class=None):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "train.json")
             stood_in(lambda: worker.train(RANK, WORLD, out, compressor, ITERATIONS, BATCH, DENSITY,
-                                          barrier=barrier))
+                                          MATRIX_RANK, barrier=barrier))
             with open(out) as f:
                 return json.load(f)
     finally:
@@ -115,7 +116,8 @@ PHASES = ("forward_s", "backward_s", "compression_s", "communication_s", "optimi
 model = worker.SmallCNN()
 numel = sum(p.numel() for p in model.parameters())
 k = int(DENSITY * numel)
-for compressor, barrier in (("dense", False), ("topk", False), ("cltk", True), ("deft", False)):
+for compressor, barrier in (("dense", False), ("topk", False), ("cltk", True), ("deft", False),
+                            ("fp16", False), ("powersgd", True)):
     raw = trained(compressor, barrier)
     label = compressor + (" with barrier" if barrier else "")
     records = raw["per_rank"][RANK]
@@ -140,7 +142,19 @@ for compressor, barrier in (("dense", False), ("topk", False), ("cltk", True), (
         check(raw["k"] == k and raw["bytes_sent_rank0"] == 8 * k,
               f"{label}: k = {raw['k']} (want {k}), {raw['bytes_sent_rank0']} bytes an iteration "
               f"(want 8 k = {8 * k})")
-check(raw["layers"] == [dict(name=n, bytes=4 * p.numel()) for n, p in model.named_parameters()],
+    if compressor == "fp16":
+        check(raw["k"] is None and raw["bytes_sent_rank0"] == 2 * numel,
+              f"fp16: {raw['bytes_sent_rank0']} bytes an iteration (want 2 d = {2 * numel})")
+    if compressor == "powersgd":
+        # Two plain steps (start_iteration), then the biases whole and
+        # rows + cols a matrix (rank 1; every weight of the CNN is compressed).
+        shapes = [p.shape for p in model.parameters()]
+        low_rank = sum(s[0] + s.numel() // s[0] if len(s) > 1 else s[0] for s in shapes)
+        want = (2 * 4 * numel + (ITERATIONS - 2) * 4 * low_rank) / ITERATIONS
+        check(raw["k"] is None and raw["bytes_sent_rank0"] == want,
+              f"powersgd: {raw['bytes_sent_rank0']} bytes an iteration (want {want})")
+check(raw["layers"] == [dict(name=n, bytes=4 * p.numel(), shape=list(p.shape))
+                        for n, p in model.named_parameters()],
       f"the layers' names and bytes: {raw['layers'][:2]} ...")
 
 
