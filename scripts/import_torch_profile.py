@@ -63,8 +63,12 @@ platform it validates, for the traces' iterations and --warmup.
 
 --layers (without --scenario): the gradient's layers, a JSON list (or an object with "layers")
 of {"name", "bytes"}, or of {"name", "parameters"} as in workloads/models/
-(4 bytes each); e.g. from the model itself:
-  json.dump([{"name": n, "bytes": 4 * p.numel()} for n, p in model.named_parameters()], f)
+(4 bytes each), each with its tensor's "shape" or none (powersgd needs them);
+e.g. from the model itself:
+  json.dump([{"name": n, "bytes": 4 * p.numel(), "shape": list(p.shape)}
+             for n, p in model.named_parameters()], f)
+--compressor: dense, topk, cltk, deft (with --density), or DDP's hooks fp16
+and powersgd (--matrix-rank, --start-iteration: the hook's settings).
 A dense run's GPU trace whose NCCL kernels record their messages (as
 recent PyTorch does: "In msg nelems", "dtype") needs no --layers: the gradient is
 then the allreduces of the first compared iteration of the first trace, a
@@ -96,7 +100,9 @@ from import_benchmarks import (MAX_BYTES, MAX_RANKS, add_cluster_options,  # noq
 from script_input import (BadInput, Parser, integer_in, json_kind, read_json_object,  # noqa: E402
                           refuse_output_over_inputs, run_script)
 
-COMPRESSORS = ("dense", "topk", "cltk", "deft")  # what gcsim validate simulates
+# What gcsim validate simulates: the mini-cluster's, and DDP's hooks.
+COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
+BY_DENSITY = ("topk", "cltk", "deft")
 PHASES = ("forward", "backward", "optimizer", "compression")
 REQUIRED_PHASES = ("forward", "backward")
 NCCL_KERNELS = ("ncclKernel", "ncclDevKernel")
@@ -505,8 +511,25 @@ def read_layers(path):
         if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= MAX_BYTES:
             raise BadInput(f"{path}: layer {i}: expected \"bytes\" (or \"parameters\") as a "
                            f"positive integer, got {json.dumps(layer)[:80]}")
-        out.append({"name": str(layer.get("name", f"layer{i}")), "bytes": size})
+        entry = {"name": str(layer.get("name", f"layer{i}")), "bytes": size}
+        if "shape" in layer:
+            entry["shape"] = read_shape(path, i, layer["shape"], size)
+        out.append(entry)
+    if len({"shape" in layer for layer in out}) > 1:
+        raise BadInput(f"{path}: \"shape\" in some layers only: give it for every layer or none")
     return out
+
+
+def read_shape(path, i, shape, size):
+    """A layer's tensor shape, whose elements at 4 bytes each are its bytes."""
+    if not isinstance(shape, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and 0 < d <= MAX_BYTES for d in shape):
+        raise BadInput(f"{path}: layer {i}: \"shape\" is not a list of positive integers: "
+                       f"{json.dumps(shape)[:80]}")
+    if 4 * math.prod(shape) != size:
+        raise BadInput(f"{path}: layer {i}: \"shape\" {shape} holds {math.prod(shape)} "
+                       f"elements, {4 * math.prod(shape)} bytes as float32, not its {size}")
+    return shape
 
 
 def ranks_of(args, placed):
@@ -602,19 +625,33 @@ def training_entry(args):
     else:
         raise BadInput("--layers describes the gradient (or --scenario the whole run; a dense "
                        "run whose trace records its NCCL allreduces' sizes needs neither)")
+    return dict(training_run(args, layers, ranks), overlap=overlapped,
+                warmup_iterations=args.warmup, iterations=iterations), reading
+
+
+def training_run(args, layers, ranks):
+    """The run's name, compressor, ranks and workload from the options."""
     compressor = {"name": args.compressor}
-    if args.compressor == "dense" and args.density is not None:
-        raise BadInput("--density is a compressor's: dense sends every element (give "
-                       "--compressor too)")
-    if args.compressor != "dense":
+    if args.compressor not in BY_DENSITY and args.density is not None:
+        raise BadInput(f"--density is top-k's, CLT-k's and DEFT's: {args.compressor} has none")
+    if args.compressor != "powersgd" and (args.matrix_rank, args.start_iteration) != (None, None):
+        raise BadInput(f"--matrix-rank and --start-iteration are powersgd's, not "
+                       f"{args.compressor}'s")
+    if args.compressor in BY_DENSITY:
         if args.density is None or not 0 < args.density <= 1:
             raise BadInput(f"--compressor {args.compressor} needs --density in (0, 1]")
         compressor["density"] = args.density
+    if args.compressor == "powersgd":
+        if "shape" not in layers[0]:
+            raise BadInput(f"--layers {args.layers}: powersgd compresses each tensor by its "
+                           "shape: give every layer its \"shape\"")
+        # DDP's PowerSGDState defaults where the run took them.
+        compressor["rank"] = 1 if args.matrix_rank is None else args.matrix_rank
+        compressor["start_iteration"] = (1000 if args.start_iteration is None
+                                         else args.start_iteration)
     return {"name": args.name or args.compressor, "compressor": compressor, "ranks": ranks,
             "workload": {"model": args.model, "batch_per_worker": args.batch,
-                         "layers": layers},
-            "overlap": overlapped, "warmup_iterations": args.warmup,
-            "iterations": iterations}, reading
+                         "layers": layers}}
 
 
 def measured_run(args, entry, reading):
@@ -662,7 +699,11 @@ def main(argv):
     parser.add_argument("--scenario", help="the gcsim scenario of this run: validate then "
                                            "simulates its model, loop and compressor")
     parser.add_argument("--compressor", choices=COMPRESSORS, default="dense")
-    parser.add_argument("--density", type=float, help="the compressor's density")
+    parser.add_argument("--density", type=float, help="topk's, cltk's and deft's density")
+    parser.add_argument("--matrix-rank", type=integer_in(1, 1024),
+                        help="powersgd: the hook's matrix_approximation_rank (default 1, DDP's)")
+    parser.add_argument("--start-iteration", type=integer_in(0, MAX_COUNT),
+                        help="powersgd: the hook's start_powerSGD_iter (default 1000, DDP's)")
     parser.add_argument("--batch", type=integer_in(1, MAX_COUNT), default=1,
                         help="samples per rank and iteration")
     parser.add_argument("--model", default="model", help="the model's name, for the record")

@@ -229,6 +229,25 @@ def kineto(tmp):
     check([layer["bytes"] for layer in entry["workload"]["layers"]] == [4000, 40],
           "layers from parameters (4 bytes each) and from bytes")
 
+    # DDP's PowerSGD hook: its settings, the layers' shapes carried, gcsim reads it.
+    shaped = os.path.join(tmp, "shaped-layers.json")
+    json.dump([{"name": "w", "parameters": 1000, "shape": [10, 100]},
+               {"name": "b", "bytes": 40, "shape": [10]}], open(shaped, "w"))
+    hooked = os.path.join(tmp, "powersgd.json")
+    result = run_import(*files, "--layers", shaped, "--warmup", "0", "--compressor", "powersgd",
+                        "--matrix-rank", "2", "--nodes", "2", "--bandwidth", "1Gbps",
+                        "--latency", "5us", "--out", hooked)
+    entry = json.load(open(hooked))["training"][0] if result.returncode == 0 else {}
+    check(entry.get("compressor") == {"name": "powersgd", "rank": 2, "start_iteration": 1000}
+          and [layer.get("shape") for layer in entry["workload"]["layers"]] == [[10, 100], [10]],
+          f"powersgd: rank 2, DDP's start_powerSGD_iter by default, the shapes kept "
+          f"({result.stderr.strip() or entry.get('compressor')})")
+    refused = subprocess.run([GCSIM, "validate", hooked, "--quiet"], capture_output=True,
+                             text=True)
+    check(refused.returncode == 2 and "/training/0/workload/layers" in refused.stderr,
+          f"gcsim reads the powersgd run and compares its layers with the trace's: "
+          f"{refused.stderr.strip()}")
+
     # Backward until 800 in step 3 on rank 0: 100 of its 250 us of collectives.
     json.dump(kineto_rank(200, [(700, 900), (800, 950)], backward_end_3=800), open(files[0], "w"))
     result = run_import(*files, "--layers", layers, "--out", out, "--bandwidth", "1Gbps",
@@ -799,6 +818,17 @@ def refusals(tmp):
          ["no.json"]),
         ("topk without a density", [files[0], "--compressor", "topk", "--layers", layers],
          ["--density"]),
+        ("a density for fp16", [files[0], "--compressor", "fp16", "--density", "0.01",
+                                "--layers", layers], ["--density", "fp16"]),
+        ("a matrix rank for topk", [files[0], "--compressor", "topk", "--density", "0.01",
+                                    "--matrix-rank", "2", "--layers", layers],
+         ["--matrix-rank", "topk"]),
+        ("powersgd without shapes", [files[0], "--compressor", "powersgd", "--layers", layers],
+         ["layers.json", "shape"]),
+        ("a shape that is not the layer's bytes",
+         [files[0], "--layers", write("badshape.json", [{"name": "w", "bytes": 40,
+                                                         "shape": [3, 3]}])],
+         ["badshape.json", "layer 0", "9 elements"]),
         ("a density for dense (it was dropped without a word)",
          [files[0], "--density", "0.01", "--layers", layers], ["--density", "dense"]),
         ("a layer of true parameters (it was 1 parameter)",
