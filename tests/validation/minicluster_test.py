@@ -1,13 +1,16 @@
 #!/usr/bin/python3
 """The short real mini-cluster run: 4 network namespaces at 100 Mbit/s, a few
-collective sizes and a few dense and top-k training iterations (whose
-collectives, lined up across ranks, must be consistent), simulated by
+collective sizes and a few dense, top-k and PowerSGD training iterations
+(whose collectives, lined up across ranks, must be consistent), simulated by
 `gcsim validate` on the measured cluster description (rated bandwidth,
 measured latency; no fit, so nothing is tuned to what is checked). Asserts a
 geometric-mean error of at most 10% for the collectives of 4 MiB and more.
 The training errors are printed, not asserted, and top-k must have its
 simulated side and its selection timed alone (see
-results/validation/README.md for why it is larger on a shared 2-core machine).
+results/validation/README.md for why it is larger on a shared 2-core machine);
+PowerSGD (DDP's hook, from the run's third iteration) must be simulated with
+the settings the run wrote and the layers' shapes, checked against the
+trace's, and send less than dense.
 
 Also: a job past --timeout ends run.py with one line and exit 1, leaving no
 namespace and no file; SIGTERM while the ranks run ends it with one line
@@ -50,7 +53,7 @@ with tempfile.TemporaryDirectory() as tmp:
     report = os.path.join(tmp, "report.json")
     subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "minicluster", "run.py"),
                     "--nodes", "4", "--rate", "100", "--sizes", "64K,1M,4M,16M", "--reps", "2",
-                    "--train", "dense,topk", "--iterations", "12", "--warmup", "2", "--timeout", "240",
+                    "--train", "dense,topk,powersgd", "--iterations", "12", "--warmup", "2", "--timeout", "240",
                     "--out", measured], check=True)
     subprocess.run([GCSIM, "validate", measured, "--json", report], check=True)
     with open(report) as f:
@@ -90,6 +93,17 @@ alone = {t["name"]: t["compute_alone"] for t in measured_run["training"]}
 if not (alone["topk"].get("compression_s", 0) > 0 and "compression_s" not in alone["dense"]):
     sys.exit(f"FAIL: top-k's selection timed alone, dense's not: {alone}")
 print(f"topk training iteration: error {100 * topk['relative_error']['iteration_s']:+.1f}% "
+      f"(reported, not asserted)")
+powersgd = runs.get("powersgd", {})
+written = next(t for t in measured_run["training"] if t["name"] == "powersgd")
+if not (written["compressor"] == {"name": "powersgd", "rank": 1, "start_iteration": 2}
+        and all(len(layer.get("shape", [])) > 0 for layer in written["workload"]["layers"])
+        and powersgd.get("simulated_compressor") == {"rank": 1, "start_iteration": 2}
+        and 0 < powersgd["simulated"]["bytes_sent_per_worker"]
+        < runs["dense"]["simulated"]["bytes_sent_per_worker"]):
+    sys.exit(f"FAIL: PowerSGD's run as written and simulated: {written['compressor']}, "
+             f"{powersgd.get('simulated_compressor')}, {powersgd.get('simulated')}")
+print(f"powersgd training iteration: error {100 * powersgd['relative_error']['iteration_s']:+.1f}% "
       f"(reported, not asserted)")
 if large["points"] < 6:
     sys.exit("FAIL: too few collective points of 4 MiB and more")
