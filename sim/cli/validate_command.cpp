@@ -56,7 +56,8 @@ public:
     app.add_option("--json", json_file_, "Write the comparison as JSON here")->check(nonempty_path);
     app.add_option("--trace", trace_,
                    "Compressed runs without a scenario: the gradient trace the compressors run "
-                   "on (its layers must be the measured model's)")
+                   "on (its layers, and their shapes where the run gives them, must be the "
+                   "measured model's)")
         ->check(nonempty_path)
         ->capture_default_str();
     app.add_option("--device", device_,
