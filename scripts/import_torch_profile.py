@@ -58,8 +58,9 @@ ProfilerActivity.CUDA, and cpu otherwise):
        kernels' launches unless the loop synchronizes at its end.
 
 --scenario: the run names that scenario instead of a workload and a
-compressor; `gcsim validate` simulates it as `gcsim run` does, on the
-platform it validates, for the traces' iterations and --warmup.
+compressor (--compressor and its settings are refused beside it); `gcsim
+validate` simulates it as `gcsim run` does, on the platform it validates,
+for the traces' iterations and --warmup.
 
 --layers (without --scenario): the gradient's layers, a JSON list (or an object with "layers")
 of {"name", "bytes"}, or of {"name", "parameters"} as in workloads/models/
@@ -602,6 +603,13 @@ def training_entry(args):
                                            for k, v in seconds.items()})
     reading = Reading(clock, found, sum(busy) / len(busy) if busy else None, 0, by_kind)
     if args.scenario:
+        given = [option for option, value in (("--compressor", args.compressor != "dense"),
+                                              ("--density", args.density is not None),
+                                              ("--matrix-rank", args.matrix_rank is not None),
+                                              ("--start-iteration",
+                                               args.start_iteration is not None)) if value]
+        if given:
+            raise BadInput(f"{given[0]}: the --scenario says the compressor and its settings")
         # The scenario says the workload, compressor and overlap; validate
         # resolves the path from the measured file's folder.
         if not os.path.isfile(args.scenario):
@@ -702,7 +710,7 @@ def main(argv):
     parser.add_argument("--density", type=float, help="topk's, cltk's and deft's density")
     parser.add_argument("--matrix-rank", type=integer_in(1, 1024),
                         help="powersgd: the hook's matrix_approximation_rank (default 1, DDP's)")
-    parser.add_argument("--start-iteration", type=integer_in(0, MAX_COUNT),
+    parser.add_argument("--start-iteration", type=integer_in(0, 10 ** 9),  # gcsim's bound
                         help="powersgd: the hook's start_powerSGD_iter (default 1000, DDP's)")
     parser.add_argument("--batch", type=integer_in(1, MAX_COUNT), default=1,
                         help="samples per rank and iteration")

@@ -237,6 +237,35 @@ def _within(value, low, high, at, what):
     return value
 
 
+def _check_powersgd(training, compressor, at):
+    """What training_calls reads of a PowerSGD run: gcsim's limits of the
+    hook's settings, each layer's shape, and compared iterations that are
+    all compressed (the plain allreduces before start_iteration are not
+    priced)."""
+    _within(_get(compressor, "rank", f"{at}/compressor", int, 1), 1, 1024,
+            f"{at}/compressor/rank", "1..1024")
+    rate = _get(compressor, "min_compression_rate", f"{at}/compressor", float, 2)
+    if not 0 <= rate <= 1e9:
+        raise BadRun(f"{at}/compressor/min_compression_rate: {_show(rate)} is not in [0, 1e9]")
+    start = _within(_get(compressor, "start_iteration", f"{at}/compressor", int, 0), 0, 10 ** 9,
+                    f"{at}/compressor/start_iteration", "0..1e9")
+    if _get(training, "warmup_iterations", at, int, 0) < start:
+        raise BadRun(f"{at}/warmup_iterations: below start_iteration {start}: the compared "
+                     "iterations hold plain allreduces, and collective_models.py prices "
+                     "PowerSGD's compressed steps")
+    layers = _get(_get(training, "workload", at, dict), "layers", f"{at}/workload", list)
+    for j, layer in enumerate(layers):
+        where = f"{at}/workload/layers/{j}"
+        shape = _get(layer, "shape", where, list)
+        if not shape or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0
+                                for d in shape):
+            raise BadRun(f"{where}/shape: {_show(shape)} is not a list of positive integers "
+                         "(PowerSGD compresses each tensor by its shape)")
+        if 4 * math.prod(shape) != layer["bytes"]:
+            raise BadRun(f"{where}/shape: {_show(shape)} is not {layer['bytes']} bytes of "
+                         "float32")
+
+
 def _check_run(run, models):
     """Raises BadRun for what the scripts would read and cannot: the fields of
     the measured-run format (results/validation/README.md) they use, with
@@ -307,6 +336,8 @@ def _check_run(run, models):
                     raise BadRun(f"{at}/workload/layers/{j}: expected an object, got {_show(layer)}")
                 _within(_get(layer, "bytes", f"{at}/workload/layers/{j}", int), 1, 1 << 50,
                         f"{at}/workload/layers/{j}/bytes", "1..2^50")
+            if compressor["name"] == "powersgd":
+                _check_powersgd(training, compressor, at)
         iterations = _get(training, "iterations", at, list)
         if not iterations:
             raise BadRun(f"{at}/iterations: expected a non-empty array, got []")
@@ -443,14 +474,13 @@ def training_calls(t, P):
         return [("allreduce", 2 * d)]
     if name == "powersgd":  # the uncompressed tensors, then P, then Q (the hook's rule)
         rank = t["compressor"].get("rank", 1)
+        rate = t["compressor"].get("min_compression_rate", 2)
         whole = left = right = 0
-        for layer in t["workload"]["layers"]:
-            if "shape" not in layer:
-                raise BadRun(f"{t['name']}: powersgd's collectives need the layers' shapes")
+        for layer in t["workload"]["layers"]:  # shapes checked by _check_powersgd
             n = layer["bytes"] // 4
-            rows = layer["shape"][0] if layer["shape"] else 1
+            rows = layer["shape"][0]
             r = min(rows, n // rows, rank)
-            if (rows + n // rows) * r * 2 < n:
+            if (rows + n // rows) * r * rate < n:
                 left, right = left + rows * r, right + n // rows * r
             else:
                 whole += n

@@ -400,6 +400,12 @@ class PowerSGD:
             else:
                 self.plain.append((offset, numel))
             offset += numel
+        # The hook lays P and Q out, and draws the first Q, matrix shape by
+        # matrix shape in the order each shape first appears.
+        first = {}
+        for _, rows, cols, _ in self.matrices:
+            first.setdefault((rows, cols), len(first))
+        self.matrices.sort(key=lambda matrix: first[matrix[1:3]])
         self.n = offset
         self.description = dict(name="powersgd", rank=matrix_rank,
                                 start_iteration=start_iteration)

@@ -96,8 +96,6 @@ IterationTimes read_iteration(const nlohmann::json& json, const std::string& fil
   return times;
 }
 
-// A run described by a gcsim scenario: the scenario says what the file
-// would otherwise (compressor, workload, overlap), so the file must not.
 /// A layer's tensor shape, whose elements at 4 bytes each are `bytes`.
 std::vector<int64_t> read_shape(ObjectReader& layer, uint64_t bytes) {
   constexpr int64_t kMost = int64_t{1} << 50;
@@ -115,6 +113,8 @@ std::vector<int64_t> read_shape(ObjectReader& layer, uint64_t bytes) {
   return shape;
 }
 
+// A run described by a gcsim scenario: the scenario says what the file
+// would otherwise (compressor, workload, overlap), so the file must not.
 void read_scenario(ObjectReader& reader, TrainingRun& run, const std::string& file) {
   const std::string written = reader.string("scenario");
   run.scenario = find_input_path(written, file, file, reader.path_of("scenario"));

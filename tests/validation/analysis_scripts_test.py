@@ -15,7 +15,8 @@ every training step. errors_over_runs.py: per cluster, the median and range of
 each run's own `gcsim validate --fit` errors (three runs of one cluster, so
 that the median is not the mean), within issue 7's 5% and 10%.
 
-And their bad input: a missing, empty, malformed or wrong-shaped file, a
+And their bad input (a PowerSGD run with a zero in a layer's shape, or compared
+before its start_iteration, too): a missing, empty, malformed or wrong-shaped file, a
 folder, no file, an unknown option is exit 2 with one line naming the file
 or option, nothing on stdout, never a traceback (errors_over_runs.py passes
 gcsim validate's refusal on with its exit 2).
@@ -281,6 +282,19 @@ with tempfile.TemporaryDirectory() as tmp:
     # below 1 MiB): refused, where it was a numpy traceback.
     refused("collective_models.py", [os.path.join(RESULTS, "minicluster-p4-100mbit-short.json")],
             ["minicluster-p4-100mbit-short.json: /collectives:"])
+    # A PowerSGD run collective_models.py cannot price: a layer of no shape
+    # (it was a ZeroDivisionError), and iterations compared before
+    # start_iteration (priced as compressed steps before).
+    with open(os.path.join(RESULTS, "hooks", "minicluster-p4-100mbit-hooks.json")) as f:
+        hooks = json.load(f)
+    powersgd = next(t for t in hooks["training"] if t["compressor"]["name"] == "powersgd")
+    powersgd["workload"]["layers"][0]["shape"] = [0, 25]
+    refused("collective_models.py", [bad_file("zero.json", json.dumps(hooks))],
+            ["zero.json: /training/2/workload/layers/0/shape: [0, 25]"])
+    powersgd["workload"]["layers"][0]["shape"] = [16, 1, 5, 5]
+    powersgd["warmup_iterations"] = 1
+    refused("collective_models.py", [bad_file("early.json", json.dumps(hooks))],
+            ["early.json: /training/2/warmup_iterations", "start_iteration 2"])
     for path, _, gcsim_words in bad_inputs:  # gcsim's own refusal, with its exit 2
         if gcsim_words:
             refused("errors_over_runs.py", ["--gcsim", GCSIM, good, path], [path, gcsim_words])

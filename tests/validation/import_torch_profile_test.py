@@ -244,7 +244,8 @@ def kineto(tmp):
           f"({result.stderr.strip() or entry.get('compressor')})")
     refused = subprocess.run([GCSIM, "validate", hooked, "--quiet"], capture_output=True,
                              text=True)
-    check(refused.returncode == 2 and "/training/0/workload/layers" in refused.stderr,
+    check(refused.returncode == 2 and "/training/0/workload/layers: the compressors run on"
+          in refused.stderr,
           f"gcsim reads the powersgd run and compares its layers with the trace's: "
           f"{refused.stderr.strip()}")
 
@@ -825,6 +826,10 @@ def refusals(tmp):
          ["--matrix-rank", "topk"]),
         ("powersgd without shapes", [files[0], "--compressor", "powersgd", "--layers", layers],
          ["layers.json", "shape"]),
+        ("a matrix rank beside a scenario (it was dropped without a word)",
+         [files[0], "--matrix-rank", "2", "--scenario",
+          os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")],
+         ["--matrix-rank", "--scenario"]),
         ("a shape that is not the layer's bytes",
          [files[0], "--layers", write("badshape.json", [{"name": "w", "bytes": 40,
                                                          "shape": [3, 3]}])],

@@ -9,7 +9,9 @@ store, no namespace):
     bucket of every gradient in the parameters' order): the updates agree to
     float rounding at ranks 1 and 4 (4: the hook's QR, one of the small
     CNN's matrices kept whole), before start_iteration (plain mean) and
-    after (the first random Q, then warm starts and error feedback);
+    after (the first random Q, then warm starts and error feedback); and on
+    a layout whose matrices repeat a shape apart, which the hook groups by
+    shape (its P, Q and first random draw in that order);
   - the update is not the plain mean once compressed (the test could not
     tell a PowerSGD that sent the whole gradient);
   - PowerSGD's bytes a compressed step are the buffers the hook allreduces:
@@ -34,6 +36,7 @@ import worker  # noqa: E402
 from checks import Checks  # noqa: E402
 
 WORLD, STEPS, START = 2, 6, 2
+CNN = [p.shape for p in worker.SmallCNN().parameters()]
 
 
 class Bucket:
@@ -67,14 +70,18 @@ def gradients(shapes, rank):
     return [torch.randn(numel, generator=generator) for _ in range(STEPS)]
 
 
+# Two matrices of one shape with another between them, and vectors.
+REPEATED = [torch.Size(s) for s in ((16, 25), (16,), (30, 40), (16, 25), (10,))]
+
+
 def compare(rank, store, results):
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=WORLD)
-    shapes = [p.shape for p in worker.SmallCNN().parameters()]
-    grads = gradients(shapes, rank)
     found = {}
-    for matrix_rank in (1, 4):
+    for layout, shapes, matrix_rank in (("cnn", CNN, 1), ("cnn", CNN, 4),
+                                        ("repeated", REPEATED, 1)):
+        grads = gradients(shapes, rank)
         mine = worker.PowerSGD(shapes, WORLD, matrix_rank, start_iteration=START)
         state = powerSGD_hook.PowerSGDState(process_group=None,
                                             matrix_approximation_rank=matrix_rank,
@@ -91,9 +98,10 @@ def compare(rank, store, results):
             mean /= WORLD
             if step >= START:
                 moved = max(moved, float((update - mean).norm() / mean.norm()))
-        found[matrix_rank] = (worst, moved, sent)
-    half = worker.HalfPrecision(WORLD).step(grads[0].clone(), 0)[0]
-    hooked = default_hooks.fp16_compress_hook(None, Bucket(grads[0].clone(), shapes)).wait()
+        found[layout, matrix_rank] = (worst, moved, sent)
+    grad = gradients(CNN, rank)[0]
+    half = worker.HalfPrecision(WORLD).step(grad.clone(), 0)[0]
+    hooked = default_hooks.fp16_compress_hook(None, Bucket(grad.clone(), CNN)).wait()
     found["fp16"] = bool(torch.equal(half, hooked))
     dist.destroy_process_group()
     results[rank] = found
@@ -105,8 +113,8 @@ def main():
         results = mp.Manager().dict()
         mp.spawn(compare, args=(os.path.join(tmp, "store"), results), nprocs=WORLD)
         results = dict(results)
-    shapes = [p.shape for p in worker.SmallCNN().parameters()]
-    for matrix_rank in (1, 4):
+    for layout, shapes, matrix_rank in (("cnn", CNN, 1), ("cnn", CNN, 4),
+                                        ("repeated", REPEATED, 1)):
         # The hook's own rule (torch's _should_compress), written out here.
         want = 0
         for shape in shapes:
@@ -116,15 +124,14 @@ def main():
             want += 4 * ((rows + cols) * r if (rows + cols) * r * 2 < rows * cols else rows * cols)
         dense = 4 * sum(int(torch.Size(s).numel()) for s in shapes)
         for rank in range(WORLD):
-            worst, moved, sent = results[rank][matrix_rank]
-            check(worst < 1e-4, f"rank {rank}, r = {matrix_rank}: worker's PowerSGD against "
-                  f"powerSGD_hook over {STEPS} steps: largest difference {worst:.2e} of the "
-                  "largest value")
-            check(moved > 0.1, f"rank {rank}, r = {matrix_rank}: compressed updates are "
-                  f"{moved:.3f} off the plain mean (relative L2), not the mean")
+            worst, moved, sent = results[rank][layout, matrix_rank]
+            label = f"{layout}, rank {rank}, r = {matrix_rank}"
+            check(worst < 1e-4, f"{label}: worker's PowerSGD against powerSGD_hook over {STEPS} "
+                  f"steps: largest difference {worst:.2e} of the largest value")
+            check(moved > 0.1, f"{label}: compressed updates are {moved:.3f} off the plain mean "
+                  "(relative L2), not the mean")
             check(sent == [dense] * START + [want] * (STEPS - START),
-                  f"rank {rank}, r = {matrix_rank}: bytes a step {sent}, want {dense} "
-                  f"before step {START}, then {want}")
+                  f"{label}: bytes a step {sent}, want {dense} before step {START}, then {want}")
     for rank in range(WORLD):
         check(results[rank]["fp16"], f"rank {rank}: HalfPrecision equals fp16_compress_hook")
     check.finish()
