@@ -62,16 +62,14 @@ void orthogonalize(std::vector<float>& x, std::size_t rows, std::size_t rank) {
     }
 }
 
-// Standard normal draws (Box-Muller on xoshiro256**), the hook's torch.randn.
+// Standard normal draws, the hook's torch.randn.
 void fill_normal(std::vector<float>& x, std::uint64_t seed) {
   Xoshiro256 rng(seed);
-  constexpr double kTwoPi = 6.283185307179586;
   for (std::size_t i = 0; i < x.size(); i += 2) {
-    const double radius = std::sqrt(-2.0 * std::log(1.0 - rng.uniform()));
-    const double angle = kTwoPi * rng.uniform();
-    x[i] = static_cast<float>(radius * std::cos(angle));
+    const auto [first, second] = rng.normal_pair();
+    x[i] = static_cast<float>(first);
     if (i + 1 < x.size())
-      x[i + 1] = static_cast<float>(radius * std::sin(angle));
+      x[i + 1] = static_cast<float>(second);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 namespace gcsim::compress {
 
@@ -48,6 +49,15 @@ inline float exponential_float(std::uint64_t bits) {
   return -std::log(1.0f - u);
 }
 
+// Box-Muller: two independent standard normals, r cos t and r sin t with
+// r = sqrt(-2 ln u) and t = 2 pi v, from u in (0, 1] and v in [0, 1).
+inline std::pair<double, double> box_muller(double u, double v) {
+  constexpr double kTwoPi = 6.283185307179586;
+  const double radius = std::sqrt(-2.0 * std::log(u));
+  const double angle = kTwoPi * v;
+  return {radius * std::cos(angle), radius * std::sin(angle)};
+}
+
 // xoshiro256** 1.0 (Blackman, Vigna 2018), state filled by splitmix64.
 class Xoshiro256 {
 public:
@@ -77,6 +87,11 @@ public:
   }
   // Uniform double in [0, 1).
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  // Two standard normals (box_muller) from two draws, the radius's first.
+  std::pair<double, double> normal_pair() {
+    const double u = 1.0 - uniform(); // (0, 1]: the logarithm stays finite
+    return box_muller(u, uniform());
+  }
 
 private:
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

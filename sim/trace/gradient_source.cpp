@@ -345,15 +345,14 @@ void GradientSource::add_normal(size_t iteration_index, int64_t worker, std::vec
       ++layer;
     return spread_[j] * static_cast<float>(layer_scales[layer]);
   };
-  // Box-Muller: one hashed pair of uniforms gives the normals of two elements.
-  const double two_pi = 6.283185307179586476925;
+  // One hashed pair of uniforms gives the normals of two elements (so that
+  // an element's draw does not depend on the others').
   for (size_t j = 0; j < total; j += 2) {
-    uint64_t bits = mix64(key ^ static_cast<uint64_t>(j));
-    double radius = std::sqrt(-2.0 * std::log(unit_open(bits)));
-    double angle = two_pi * unit_open(mix64(bits));
-    out[j] += spread(j) * static_cast<float>(radius * std::cos(angle));
+    const uint64_t bits = mix64(key ^ static_cast<uint64_t>(j));
+    const auto [first, second] = compress::box_muller(unit_open(bits), unit_open(mix64(bits)));
+    out[j] += spread(j) * static_cast<float>(first);
     if (j + 1 < total)
-      out[j + 1] += spread(j + 1) * static_cast<float>(radius * std::sin(angle));
+      out[j + 1] += spread(j + 1) * static_cast<float>(second);
   }
 }
 

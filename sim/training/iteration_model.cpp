@@ -271,20 +271,16 @@ private:
 
   // The factor of its compute that worker `worker` takes in `iteration`: a
   // lognormal of mean 1 and coefficient of variation c (sigma^2 = ln(1 +
-  // c^2)), by Box-Muller from two uniforms derived from the seed, the
-  // iteration and the worker, so that it does not depend on the plan or on
-  // the order in which actors run.
+  // c^2)), a normal drawn from the seed, the iteration and the worker, so
+  // that it does not depend on the plan or on the order in which actors run.
   double compute_scale(int worker, int iteration) const {
     if (plan_.compute_variation <= 0)
       return 1.0;
     constexpr uint64_t kPurposeStraggler = 0x5354524147;
-    constexpr double kTwoPi = 6.283185307179586;
     compress::Xoshiro256 rng(compress::derive_seed(plan_.seed, static_cast<uint64_t>(iteration),
                                                    static_cast<uint64_t>(worker),
                                                    kPurposeStraggler));
-    const double u1 = 1.0 - rng.uniform(); // (0, 1]: the logarithm stays finite
-    const double u2 = rng.uniform();
-    const double normal = std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+    const double normal = rng.normal_pair().first;
     const double sigma2 = std::log1p(plan_.compute_variation * plan_.compute_variation);
     return std::exp(std::sqrt(sigma2) * normal - sigma2 / 2);
   }
