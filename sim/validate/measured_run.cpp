@@ -184,24 +184,27 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
   if (!layers.is_array() || layers.empty())
     workload.fail("layers", "expected a non-empty array of {\"name\", \"bytes\"}, got " +
                                 describe_json(layers));
-  // backward_s: every layer or none (a layer without it would have to be
-  // guessed).
-  const bool timed = layers[0].is_object() && layers[0].contains("backward_s");
-  const bool shaped = layers[0].is_object() && layers[0].contains("shape");
+  // backward_s and shape: every layer or none (a layer without one would
+  // have to be guessed).
+  const auto in_first = [&layers](const char* key) {
+    return layers[0].is_object() && layers[0].contains(key);
+  };
+  const auto as_in_first = [](ObjectReader& layer, const char* key, bool given) {
+    if (given != layer.has(key))
+      layer.fail(key, std::string(given ? "missing here but given" : "given here but not") +
+                          " in layer 0: give it for every layer or none");
+  };
+  const bool timed = in_first("backward_s");
+  const bool shaped = in_first("shape");
   double backward_total = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     ObjectReader layer(layers[i], file, workload.path_of("layers") + "/" + std::to_string(i));
     layer.allow("name");
     run.layer_bytes.push_back(static_cast<uint64_t>(layer.integer("bytes", 1, int64_t{1} << 50)));
-    if (shaped != layer.has("shape"))
-      layer.fail("shape", std::string(shaped ? "missing here but given" : "given here but not") +
-                              " in layer 0: give it for every layer or none");
+    as_in_first(layer, "shape", shaped);
     if (shaped)
       run.layer_shapes.push_back(read_shape(layer, run.layer_bytes.back()));
-    if (timed != layer.has("backward_s"))
-      layer.fail("backward_s",
-                 std::string(timed ? "missing here but given" : "given here but not") +
-                     " in layer 0: give it for every layer or none");
+    as_in_first(layer, "backward_s", timed);
     if (timed) {
       run.layer_backward_s.push_back(layer.seconds("backward_s"));
       backward_total += run.layer_backward_s.back();
