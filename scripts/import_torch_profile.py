@@ -99,7 +99,7 @@ from atomic_write import write_json_atomically  # noqa: E402
 from import_benchmarks import (MAX_BYTES, MAX_RANKS, add_cluster_options,  # noqa: E402
                                check_cluster, cluster_of, placed_cluster, workers_of)
 from script_input import (BadInput, Parser, integer_in, json_kind, read_json_object,  # noqa: E402
-                          refuse_output_over_inputs, run_script)
+                          refuse_output_over_inputs, run_script, tensor_shape_problem)
 
 # What gcsim validate simulates: the mini-cluster's, and DDP's hooks.
 COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
@@ -523,13 +523,9 @@ def read_layers(path):
 
 def read_shape(path, i, shape, size):
     """A layer's tensor shape, whose elements at 4 bytes each are its bytes."""
-    if not isinstance(shape, list) or not all(
-            isinstance(d, int) and not isinstance(d, bool) and 0 < d <= MAX_BYTES for d in shape):
-        raise BadInput(f"{path}: layer {i}: \"shape\" is not a list of positive integers: "
-                       f"{json.dumps(shape)[:80]}")
-    if 4 * math.prod(shape) != size:
-        raise BadInput(f"{path}: layer {i}: \"shape\" {shape} holds {math.prod(shape)} "
-                       f"elements, {4 * math.prod(shape)} bytes as float32, not its {size}")
+    problem = tensor_shape_problem(shape, size)
+    if problem:
+        raise BadInput(f"{path}: layer {i}: \"shape\" {problem}")
     return shape
 
 

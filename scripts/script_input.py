@@ -93,6 +93,19 @@ def is_json_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def tensor_shape_problem(shape, size):
+    """Why `shape` (a layer's "shape" in a measured run) is not that of a
+    float32 tensor of `size` bytes, or "" where it is ([] is a scalar's)."""
+    if not isinstance(shape, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and 0 < d <= 1 << 50 for d in shape):
+        return f"{json.dumps(shape)[:80]} is not a list of positive integers"
+    elements = math.prod(shape)
+    if 4 * elements != size:
+        return (f"{json.dumps(shape)} holds {elements} elements, {4 * elements} bytes as float32, "
+                f"not the layer's {size}")
+    return ""
+
+
 def json_kind(value):
     """A JSON value's type as a message names it."""
     if value is None:

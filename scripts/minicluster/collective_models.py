@@ -51,7 +51,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from script_input import (BadInput, Parser, latency_ok, parse_duration,  # noqa: E402
-                          read_json_object, run_script)
+                          read_json_object, run_script, tensor_shape_problem)
 
 COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
 LARGE = 4 << 20
@@ -256,14 +256,10 @@ def _check_powersgd(training, compressor, at):
     layers = _get(_get(training, "workload", at, dict), "layers", f"{at}/workload", list)
     for j, layer in enumerate(layers):
         where = f"{at}/workload/layers/{j}"
-        shape = _get(layer, "shape", where, list)
-        if not shape or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0
-                                for d in shape):
-            raise BadRun(f"{where}/shape: {_show(shape)} is not a list of positive integers "
-                         "(PowerSGD compresses each tensor by its shape)")
-        if 4 * math.prod(shape) != layer["bytes"]:
-            raise BadRun(f"{where}/shape: {_show(shape)} is not {layer['bytes']} bytes of "
-                         "float32")
+        # PowerSGD compresses each tensor by its shape.
+        problem = tensor_shape_problem(_get(layer, "shape", where, list), layer["bytes"])
+        if problem:
+            raise BadRun(f"{where}/shape: {problem}")
 
 
 def _check_run(run, models):
@@ -478,7 +474,7 @@ def training_calls(t, P):
         whole = left = right = 0
         for layer in t["workload"]["layers"]:  # shapes checked by _check_powersgd
             n = layer["bytes"] // 4
-            rows = layer["shape"][0]
+            rows = layer["shape"][0] if layer["shape"] else 1  # [] a scalar's
             r = min(rows, n // rows, rank)
             if (rows + n // rows) * r * rate < n:
                 left, right = left + rows * r, right + n // rows * r

@@ -246,4 +246,13 @@ with tempfile.TemporaryDirectory() as work:
         check(done.returncode == status and done.stderr == stderr and not done.stdout,
               f"run_script, main {how}: exit {done.returncode} (expected {status}), "
               f"stderr {done.stderr!r}")
+
+# A layer's shape in a measured run: [] a scalar's (4 bytes), the elements at
+# 4 bytes each its bytes, every extent a positive integer.
+for shape, size, words in (([], 4, ""), ([2, 3], 24, ""), ([2, 3], 20, "6 elements"),
+                           ([2, 0], 0, "positive integers"), ([2, True], 8, "positive integers"),
+                           ("2x3", 24, "positive integers")):
+    problem = script_input.tensor_shape_problem(shape, size)
+    check(problem == "" if not words else words in problem,
+          f"tensor_shape_problem({shape!r}, {size}): {problem!r}")
 check.finish()
