@@ -410,7 +410,13 @@ class PowerSGD:
         self.description = dict(name="powersgd", rank=matrix_rank,
                                 start_iteration=start_iteration)
         self.residual = torch.zeros(offset)
-        self.q_memory = None
+        # The factors' buffers (one P, one Q for every matrix) and each
+        # matrix's views of them, kept from step to step as the hook keeps them.
+        self.p_memory = torch.empty(sum(rows * r for _, rows, _, r in self.matrices))
+        self.q_memory = torch.empty(sum(cols * r for _, _, cols, r in self.matrices))
+        self.ps = self._views(self.p_memory, [(rows, r) for _, rows, _, r in self.matrices])
+        self.qs = self._views(self.q_memory, [(cols, r) for _, _, cols, r in self.matrices])
+        self.drawn = False  # the first Q: drawn at the first compressed step
         self.rng = np.random.RandomState(seed)
         self.bytes_sent = 0
 
@@ -438,17 +444,13 @@ class PowerSGD:
         kept = acc.clone()
         matrices = [acc[o:o + rows * cols].view(rows, cols) for o, rows, cols, _ in self.matrices]
         plain = torch.cat([acc[o:o + n] for o, n in self.plain]) if self.plain else torch.zeros(0)
-        p_memory = torch.empty(sum(rows * r for _, rows, _, r in self.matrices))
-        ps = self._views(p_memory, [(rows, r) for _, rows, _, r in self.matrices])
-        if self.q_memory is None:
-            self.q_memory = torch.empty(sum(cols * r for _, _, cols, r in self.matrices))
-            qs = self._views(self.q_memory, [(cols, r) for _, _, cols, r in self.matrices])
+        ps, qs = self.ps, self.qs
+        if not self.drawn:
             # The hook's draw: one seed a step from its RandomState, every Q in turn.
             generator = torch.Generator().manual_seed(int(self.rng.randint(1_000_000_000)))
             for q in qs:
                 q.copy_(torch.randn(q.shape, generator=generator))
-        else:
-            qs = self._views(self.q_memory, [(cols, r) for _, _, cols, r in self.matrices])
+            self.drawn = True
         for q in qs:
             orthogonalize(q)
         for m, q, p in zip(matrices, qs, ps):
@@ -458,7 +460,7 @@ class PowerSGD:
         t1 = time.perf_counter()
         plain.div_(self.world)
         compression += time.perf_counter() - t1
-        communication += self._allreduce(p_memory)
+        communication += self._allreduce(self.p_memory)
         t2 = time.perf_counter()
         for m, p, q in zip(matrices, ps, qs):
             orthogonalize(p)
