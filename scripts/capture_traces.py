@@ -56,6 +56,12 @@ PRESETS = {
                                micro_batch=16, iterations=11, capture_start=0,
                                capture_stride=10, lr=0.02, seed=1, dtype="float16",
                                out=os.path.join(CACHE, "fmnist-resnet50-4w")),
+    # The mini-cluster's wide CNN, for its validation only (not in --preset
+    # cache: results/validation/README.md).
+    "fmnist-wide-cnn-8w": dict(model="wide-cnn", dataset="fashion-mnist", workers=8,
+                               micro_batch=32, iterations=21, capture_start=0,
+                               capture_stride=10, lr=0.05, seed=1, dtype="float32",
+                               out=os.path.join(CACHE, "fmnist-wide-cnn-8w")),
     "fmnist-alexnet-4w": dict(model="alexnet", dataset="fashion-mnist", workers=4,
                               micro_batch=32, iterations=11, capture_start=0,
                               capture_stride=10, lr=0.01, seed=1, dtype="float16",
@@ -64,7 +70,7 @@ PRESETS = {
 CACHE_PRESETS = ["fmnist-resnet18-8w", "fmnist-resnet50-4w", "fmnist-alexnet-4w"]
 # trace_tools.models.MODELS's names, here so that --help needs no torch
 # (capture_test checks that the two agree).
-MODEL_NAMES = ["cnn", "resnet18", "resnet50", "alexnet", "vgg16"]
+MODEL_NAMES = ["cnn", "wide-cnn", "resnet18", "resnet50", "alexnet", "vgg16"]
 
 
 DEFAULTS = dict(model="cnn", dataset="fashion-mnist", workers=4, micro_batch=32, iterations=3,

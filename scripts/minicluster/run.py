@@ -5,7 +5,8 @@ Creates P network namespaces on a rate-limited star (netns.py), runs one
 torch.distributed (gloo) process per namespace, and writes one JSON file
 (format: results/validation/README.md) with
   - the collective benchmark: allreduce / allgather / broadcast per size, and
-  - training runs of the small CNN on Fashion-MNIST: dense, topk, cltk, deft,
+  - training runs of the small CNN on Fashion-MNIST (or its wide version,
+    --model wide-cnn): dense, topk, cltk, deft,
     and DDP's compression hooks fp16 and powersgd.
 Everything is torn down on exit, on error and on SIGINT/SIGTERM.
 
@@ -80,6 +81,8 @@ def check_args(args):
     within("batch", args.batch, 1, 4096, "is not 1..4096 samples")
     if not 0 < args.density <= 1:
         raise BadInput(f"--density: {args.density} is not in (0, 1]")
+    if args.model not in MODELS:
+        raise BadInput(f"--model: {args.model!r} is not {' or '.join(MODELS)}")
     within("matrix-rank", args.matrix_rank, 1, 1024, "is not 1..1024")
     if args.node_queue not in QUEUES:
         raise BadInput(f"--node-queue: {args.node_queue!r} is not {' or '.join(QUEUES)}")
@@ -94,6 +97,9 @@ def check_args(args):
 
 
 TRAINING_RUNS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
+# worker.py's models (scripts/trace_tools/models.py) and the names the
+# measured run gives them.
+MODELS = {"cnn": "small-cnn", "wide-cnn": "wide-cnn"}
 QUEUES = {"fair": "a node's side shared equally among its destinations",
           "fifo": "one FIFO class on each"}
 
@@ -111,6 +117,9 @@ def parse_args(argv):
     p.add_argument("--iterations", type=int, default=40)
     p.add_argument("--warmup", type=int, default=5, help="leading iterations left out of the comparison")
     p.add_argument("--batch", type=int, default=32, help="samples per worker per iteration")
+    p.add_argument("--model", default="cnn",
+                   help="the model trained: cnn (the small CNN, 29,994 parameters) or wide-cnn "
+                        "(its fc1 2048 units wide, 1,084,362: a gradient of 4.3 MB)")
     p.add_argument("--density", type=float, default=0.01, help="topk, cltk and deft's density")
     p.add_argument("--matrix-rank", type=int, default=1,
                    help="powersgd's rank (DDP's matrix_approximation_rank)")
@@ -193,7 +202,7 @@ def training_entry(name, raw, args):
         iterations[-1]["arrival_spread_s"] = spread
         iterations[-1]["collectives_after_last_arrival_s"] = after_last
     entry = dict(name=name, compressor=raw["compressor"], ranks=args.nodes,
-                 workload=dict(model="small-cnn", dataset="fashion-mnist",
+                 workload=dict(model=MODELS[args.model], dataset="fashion-mnist",
                                batch_per_worker=args.batch, layers=raw["layers"]),
                  overlap=False, warmup_iterations=args.warmup, iterations=iterations)
     alone = raw["alone_per_rank"]
@@ -278,7 +287,7 @@ def main(argv):
             out = os.path.join(tmp, f"train-{name}.json")
             run_job(cluster, lambda r: [args.python, worker, "train", str(r), str(args.nodes),
                                         master, out, name, str(args.iterations), str(args.batch),
-                                        str(args.density), str(args.matrix_rank)]
+                                        str(args.density), str(args.matrix_rank), args.model]
                                        + (["barrier"] if args.barrier else []),
                     args.timeout)
             with open(out) as f:

@@ -1,10 +1,11 @@
 """One rank of the mini-cluster, run inside its namespace by run.py.
 
   worker.py bench RANK P MASTER OUT.json SIZES REPS
-  worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY MATRIX_RANK [barrier]
+  worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY MATRIX_RANK MODEL [barrier]
 
 COMPRESSOR is dense, topk, cltk, deft (at DENSITY), fp16 or powersgd (at
-rank MATRIX_RANK); rank 0 writes OUT.json. Each process uses one thread (torch.set_num_threads(1)).
+rank MATRIX_RANK); MODEL is cnn or wide-cnn (scripts/trace_tools/models.py,
+the models the traces are captured from); rank 0 writes OUT.json. Each process uses one thread (torch.set_num_threads(1)).
 The collectives are torch.distributed's gloo ones: allreduce is gloo's ring,
 allgather its ring, broadcast its binomial tree (gloo/allreduce.cc,
 allgather.cc, broadcast.cc).
@@ -22,10 +23,14 @@ import time
 import numpy as np
 import torch
 import torch.distributed as dist
-import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from trace_tools import models  # noqa: E402
+
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+# The models a rank trains: those whose traces the compressors run on in gcsim.
+TRAINED_MODELS = ("cnn", "wide-cnn")
 
 
 def init(rank, world, master):
@@ -103,22 +108,6 @@ def bench(rank, world, out, sizes, reps):
 
 
 # ---------------------------------------------------------------- training
-
-class SmallCNN(nn.Module):
-    """The small Fashion-MNIST CNN of scripts/trace_tools/models.py."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 16, 5)
-        self.conv2 = nn.Conv2d(16, 32, 5)
-        self.fc1 = nn.Linear(32 * 4 * 4, 32)
-        self.fc2 = nn.Linear(32, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
-
 
 def load_fashion(limit):
     def idx(name):
@@ -582,11 +571,13 @@ def compression_alone(make_compressor, grad, world, rank, barrier):
     return statistics.mean(samples)
 
 
-def train(rank, world, out, name, iterations, batch, density, matrix_rank, barrier=False):
-    """Trains the small CNN with compressor `name` (dense, topk, cltk, deft at
-    `density`, fp16, powersgd at `matrix_rank`); rank 0 writes `out`."""
+def train(rank, world, out, name, iterations, batch, density, matrix_rank, model_name="cnn",
+          barrier=False):
+    """Trains `model_name` (the small CNN or its wide version) with compressor
+    `name` (dense, topk, cltk, deft at `density`, fp16, powersgd at
+    `matrix_rank`); rank 0 writes `out`."""
     torch.manual_seed(1)
-    model = SmallCNN()
+    model = models.build(model_name, 10)[0]
     params = list(model.parameters())
     sizes = [p.numel() for p in params]
     numel = sum(sizes)
@@ -669,7 +660,7 @@ def train(rank, world, out, name, iterations, batch, density, matrix_rank, barri
 
 USAGE = ("worker.py: usage (internal, started by run.py): worker.py bench RANK P MASTER OUT.json "
          "SIZES REPS | worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY "
-         "MATRIX_RANK [barrier]")
+         "MATRIX_RANK MODEL [barrier]")
 
 
 def parse_command(argv):
@@ -683,10 +674,11 @@ def parse_command(argv):
         if mode == "bench" and len(argv) == 8:
             return mode, rank, world, master, out, ([int(s) for s in argv[6].split(",")],
                                                     int(argv[7]))
-        if mode == "train" and len(argv) in (11, 12) and argv[11:] in ([], ["barrier"]):
+        if (mode == "train" and len(argv) in (12, 13) and argv[11] in TRAINED_MODELS
+                and argv[12:] in ([], ["barrier"])):
             return mode, rank, world, master, out, (argv[6], int(argv[7]), int(argv[8]),
-                                                    float(argv[9]), int(argv[10]),
-                                                    len(argv) == 12)
+                                                    float(argv[9]), int(argv[10]), argv[11],
+                                                    len(argv) == 13)
     except (IndexError, ValueError):
         pass
     return None

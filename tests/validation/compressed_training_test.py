@@ -45,7 +45,7 @@ SHIPPED = os.path.join(ROOT, "results", "validation", "minicluster-p4-100mbit.js
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "minicluster"))
 from checks import Checks  # noqa: E402
-from worker import SmallCNN  # noqa: E402
+from worker import models  # noqa: E402
 
 check = Checks()
 
@@ -186,7 +186,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # DDP's hooks: the dense run's times under fp16 and powersgd, the layers
     # with the shapes worker.py writes.
-    shapes = [list(p.shape) for p in SmallCNN().parameters()]
+    shapes = [list(p.shape) for p in models.SmallCNN().parameters()]
     hooks = copy.deepcopy(base)
     dense_run = next(t for t in hooks["training"] if t["name"] == "dense")
     for layer, shape in zip(dense_run["workload"]["layers"], shapes):

@@ -128,9 +128,10 @@ for args in (["--help"], [], ["bench", "0"], ["bench", "0", "two", "10.77.0.1", 
 # The rest of its checks without starting it (a rank that got past them would connect).
 sys.path.insert(0, SCRIPTS)
 import worker  # noqa: E402
-start = ["worker.py", "train", "0", "2", "10.77.0.1", "o.json", "dense", "10", "32", "0.01", "1"]
+start = ["worker.py", "train", "0", "2", "10.77.0.1", "o.json", "dense", "10", "32", "0.01", "1", "cnn"]
 for argv, good in [(start, True), (start + ["barrier"], True), (start + ["extra"], False),
                    (start[:2] + ["2"] + start[3:], False), (start[:-1] + ["x"], False),
+                   (start[:-2] + ["x", "cnn"], False), (start[:-1] + ["wide-cnn"], True),
                    (["worker.py", "bench", "1", "2", "m", "o.json", "4096,65536", "3"], True),
                    (["worker.py", "bench", "1", "2", "m", "o.json", "4K", "3"], False),
                    (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "4"], False)]:

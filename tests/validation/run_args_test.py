@@ -37,6 +37,7 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--warmup", "-1"], "--warmup"), (["--iterations", "5", "--warmup", "5"], "--warmup"),
         (["--batch", "0"], "--batch"), (["--density", "0"], "--density"),
         (["--density", "1.5"], "--density"), (["--matrix-rank", "0"], "--matrix-rank"),
+        (["--model", "resnet18"], "--model"),
         (["--timeout", "0"], "--timeout"),
         (["--node-queue", "lifo"], "--node-queue"),
         (["--python", os.path.join(tmp, "no-python")], "--python"),

@@ -9,7 +9,7 @@ ranks stood in for (no namespace, no root, no torch):
   the cluster is torn down;
 - what the ranks are started with: each its own rank, P, rank 0's address,
   the sizes and --reps (bench), the compressor, --iterations, --batch,
-  --density and the barrier (train);
+  --density, --matrix-rank, --model and the barrier (train);
 - SIGTERM (and SIGINT) during a job become a KeyboardInterrupt that tears
   the cluster down and writes nothing; so does a failed job; no
   namespaces (can_create_namespaces says why) is one line and exit before
@@ -120,7 +120,7 @@ with tempfile.TemporaryDirectory() as tmp:
     argv = ["--nodes", "3", "--rate", "12.5", "--sizes", "64K,1M", "--reps", "4",
             "--train", "topk,dense", "--iterations", str(ITERATIONS), "--warmup", "2",
             "--batch", "16", "--density", "0.05", "--timeout", "77", "--node-queue", "fifo",
-            "--out", out]
+            "--model", "wide-cnn", "--out", out]
     wrote = {}
 
     def written_after_down():
@@ -155,13 +155,15 @@ with tempfile.TemporaryDirectory() as tmp:
           and bench[2] == 77,
           f"bench: each rank its rank, P, rank 0's address, the sizes and --reps, --timeout: {bench[1][1]}")
     check(all(a[2:6] == ["train", str(r), "3", "10.77.0.1"]
-              and a[7:] == ["topk", str(ITERATIONS), "16", "0.05", "1"] for r, a in enumerate(topk[1]))
+              and a[7:] == ["topk", str(ITERATIONS), "16", "0.05", "1", "wide-cnn"] for r, a in enumerate(topk[1]))
           and dense[1][0][7] == "dense",
-          f"train: the compressor, --iterations, --batch, --density, --matrix-rank: {topk[1][2]}")
+          f"train: the compressor, --iterations, --batch, --density, --matrix-rank, --model: "
+          f"{topk[1][2]}")
     training = measured["training"]
     check([t["name"] for t in training] == ["topk", "dense"]
           and all(t["warmup_iterations"] == 2 and len(t["iterations"]) == ITERATIONS
-                  and t["ranks"] == 3 and t["workload"]["batch_per_worker"] == 16 for t in training),
+                  and t["ranks"] == 3 and t["workload"]["batch_per_worker"] == 16
+                  and t["workload"]["model"] == "wide-cnn" for t in training),
           f"training: topk then dense, --warmup 2, {ITERATIONS} iterations, 3 ranks, 16 a batch: "
           f"{[(t['name'], t['warmup_iterations'], len(t['iterations'])) for t in training]}")
     check(training[0]["bytes_sent_per_worker"] == 32.0 and "bytes_sent_per_worker" not in training[1]
@@ -176,7 +178,7 @@ with tempfile.TemporaryDirectory() as tmp:
     raised, seen, _ = main(argv[:-1] + [os.path.join(tmp, "barrier.json"), "--barrier", "--sizes", ""],
                            fake_run_job())
     jobs = [e for e in seen if e[0] == "job"]
-    check(raised is None and len(jobs) == 2 and all(a[-1] == "barrier" and len(a) == 13
+    check(raised is None and len(jobs) == 2 and all(a[-1] == "barrier" and len(a) == 14
                                                     for _, argvs, _ in jobs for a in argvs),
           f"--barrier: no bench, every train rank's command ends in barrier ({raised!r})")
 

@@ -47,7 +47,7 @@ WORLD = 4
 DENSITY = 0.01
 
 torch.manual_seed(3)
-sizes = [p.numel() for p in worker.SmallCNN().parameters()]
+sizes = [p.numel() for p in worker.models.SmallCNN().parameters()]
 numel = sum(sizes)
 # Gaussian rather than a real gradient, whose dead units give exact zeros
 # that a selection may pick and an update then cannot show.

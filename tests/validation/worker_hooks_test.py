@@ -36,7 +36,7 @@ import worker  # noqa: E402
 from checks import Checks  # noqa: E402
 
 WORLD, STEPS, START = 2, 6, 2
-CNN = [p.shape for p in worker.SmallCNN().parameters()]
+CNN = [p.shape for p in worker.models.SmallCNN().parameters()]
 
 
 class Bucket:

@@ -13,7 +13,8 @@ phase is a whole number of readings (no namespace, no process group):
   fields, dense has no compression; the barrier's wait is its own phase;
 - bytes_sent_rank0 is per iteration (top-k: 8 k; fp16: 2 d; PowerSGD: 4 d
   before start_iteration, then the low-rank buffers), k and the layers'
-  bytes and shapes are the model's; compute alone holds forward, backward,
+  bytes and shapes are the model's (the small CNN's, or the wide one's with
+  --model wide-cnn); compute alone holds forward, backward,
   optimizer (and the compression, for a compressor);
 - ping_pong is half the round trip.
 
@@ -96,7 +97,7 @@ def stood_in(action):
         worker.time, worker.dist = real
 
 
-def trained(compressor, barrier=False, sparse_class=None):
+def trained(compressor, barrier=False, sparse_class=None, model_name="cnn"):
     """The file rank 0 writes for `compressor`."""
     real_sparse = worker.Sparse
     if sparse_class:
@@ -105,7 +106,7 @@ def trained(compressor, barrier=False, sparse_class=None):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "train.json")
             stood_in(lambda: worker.train(RANK, WORLD, out, compressor, ITERATIONS, BATCH, DENSITY,
-                                          MATRIX_RANK, barrier=barrier))
+                                          MATRIX_RANK, model_name, barrier=barrier))
             with open(out) as f:
                 return json.load(f)
     finally:
@@ -113,7 +114,7 @@ def trained(compressor, barrier=False, sparse_class=None):
 
 
 PHASES = ("forward_s", "backward_s", "compression_s", "communication_s", "optimizer_s", "wait_s")
-model = worker.SmallCNN()
+model = worker.models.SmallCNN()
 numel = sum(p.numel() for p in model.parameters())
 k = int(DENSITY * numel)
 for compressor, barrier in (("dense", False), ("topk", False), ("cltk", True), ("deft", False),
@@ -156,6 +157,15 @@ for compressor, barrier in (("dense", False), ("topk", False), ("cltk", True), (
 check(raw["layers"] == [dict(name=n, bytes=4 * p.numel(), shape=list(p.shape))
                         for n, p in model.named_parameters()],
       f"the layers' names and bytes: {raw['layers'][:2]} ...")
+
+# run.py --model wide-cnn: the same CNN with fc1 2048 units wide, the
+# model of the fmnist-wide-cnn-8w trace.
+raw = trained("topk", model_name="wide-cnn")
+layers = {layer["name"]: layer for layer in raw["layers"]}
+check(sum(layer["bytes"] for layer in raw["layers"]) == 4 * 1084362
+      and layers["fc1.weight"]["shape"] == [2048, 512] and raw["k"] == int(DENSITY * 1084362),
+      f"wide-cnn: 1,084,362 parameters, fc1 2048 x 512, k of them: "
+      f"{layers['fc1.weight']}, k {raw['k']}")
 
 
 class Fixed(worker.Sparse):
