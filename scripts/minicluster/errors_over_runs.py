@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """gcsim's error on many mini-cluster runs at once, each validated on its own fit.
 
-  /usr/bin/python3 scripts/minicluster/errors_over_runs.py [--gcsim build/gcsim] RUN.json...
+  /usr/bin/python3 scripts/minicluster/errors_over_runs.py [--gcsim G] [--trace T] RUN.json...
 
 One run's training error moves by tens of points from one run to the next on
 a shared machine (experiments.md, "Run-to-run repeatability"), so a single
@@ -10,7 +10,9 @@ today's gcsim, and prints per cluster (nodes, link rate): how many runs, and
 for the collectives of 4 MiB and more and each training run, the median
 error, its range, and how many runs are within issue 7's limits (5% for the
 collectives, 10% for the training iterations). Runs without training (or
-without collectives) count only where they have them.
+without collectives) count only where they have them. --trace is gcsim
+validate's: the gradient trace the compressed runs' compressors run on
+(the wide CNN's runs need its own, `--model wide-cnn` in run.py).
 """
 import json
 import os
@@ -32,6 +34,8 @@ COLLECTIVES_LIMIT, TRAINING_LIMIT = 0.05, 0.10
 def parse_args(argv):
     parser = Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gcsim", default=os.path.join(ROOT, "build", "gcsim"))
+    parser.add_argument("--trace", help="gcsim validate's --trace for every run (default: "
+                        "gcsim's, the small CNN's)")
     parser.add_argument("runs", nargs="+", metavar="RUN.json")
     args = parser.parse_args(argv)
     if os.path.isdir(args.gcsim):
@@ -66,13 +70,14 @@ def rate_name(bits):
     return f"{bits / 1e9:g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:g} Mbit/s"
 
 
-def errors_of(gcsim, path, tmp):
+def errors_of(gcsim, path, tmp, trace=None):
     """{quantity: signed error} of one run on its own fit, and its cluster."""
     report = os.path.join(tmp, "report.json")
     if os.path.exists(report):  # the previous run's: never read as this one's
         os.remove(report)
     try:
-        done = subprocess.run([gcsim, "validate", path, "--fit", "--json", report, "--quiet"],
+        done = subprocess.run([gcsim, "validate", path, "--fit", "--json", report, "--quiet"]
+                              + (["--trace", trace] if trace else []),
                               capture_output=True, text=True, errors="replace")
     except OSError as error:  # not a program this machine runs
         refuse(f"--gcsim: cannot run {gcsim}: {error.strerror}")
@@ -111,7 +116,7 @@ def main(argv):
     clusters = {}
     with tempfile.TemporaryDirectory() as tmp:
         for path in args.runs:
-            key, errors = errors_of(args.gcsim, path, tmp)
+            key, errors = errors_of(args.gcsim, path, tmp, args.trace)
             clusters.setdefault(key, []).append(errors)
     for (nodes, rate), runs in sorted(clusters.items()):
         print(f"{nodes} nodes, {rate_name(rate)}: {len(runs)} run{'s' if len(runs) > 1 else ''}")

@@ -223,6 +223,14 @@ for name, limit in (("collectives >= 4 MiB", 0.05), ("dense iteration", 0.10),
               and int(line.group(4)) == sum(abs(v) <= limit for v in values)):
         failures.append(f"errors_over_runs.py: {name} {line.groups()} against each run's own "
                         f"validate {expected}")
+# --trace reaches gcsim validate: a trace that is not there is gcsim's refusal of
+# the run's compressed training (the default trace gives the summary above).
+no_trace = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "errors_over_runs.py"),
+                           "--gcsim", GCSIM, "--trace", "no-such-trace", over_runs[0]],
+                          capture_output=True, text=True)
+if no_trace.returncode != 2 or "no-such-trace" not in no_trace.stderr:
+    failures.append(f"errors_over_runs.py --trace no-such-trace: status {no_trace.returncode}, "
+                    f"{no_trace.stderr.strip()}")
 missing = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "errors_over_runs.py"),
                           "--gcsim", GCSIM, "no-such-run.json"], capture_output=True, text=True)
 if missing.returncode != 2 or "no-such-run.json" not in missing.stderr:
