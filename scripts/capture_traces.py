@@ -80,7 +80,7 @@ DEFAULTS = dict(model="cnn", dataset="fashion-mnist", workers=4, micro_batch=32,
 def parse_args(argv):
     parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", choices=sorted(PRESETS) + ["cache"],
-                        help="a named recipe; 'cache' makes every large trace into "
+                        help="a named recipe; 'cache' makes the studies' large traces into "
                              "workloads/traces/cache/. Explicit flags override a recipe.")
     # Without a preset or a flag, DEFAULTS; --help shows them.
     def default(key):
