@@ -47,7 +47,7 @@ raw = dict(compressor={"name": "topk", "density": 0.01},
            layers=[{"name": "conv1", "bytes": 4000}],
            alone_per_rank=[(0.01, 0.02, 0.001, 0.0005), (0.01, 0.02, 0.001, 0.0007)],
            bytes_sent_rank0=1234)
-args = argparse.Namespace(nodes=2, barrier=False, density=0.01, batch=32, warmup=0)
+args = argparse.Namespace(nodes=2, barrier=False, density=0.01, batch=32, warmup=0, model="wide-cnn")
 entry = run.training_entry("topk", raw, args)
 iteration = entry["iterations"][0]
 check(close(iteration["forward_s"], 0.011) and close(iteration["backward_s"], 0.022)
