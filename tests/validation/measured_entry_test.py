@@ -47,7 +47,8 @@ raw = dict(compressor={"name": "topk", "density": 0.01},
            layers=[{"name": "conv1", "bytes": 4000}],
            alone_per_rank=[(0.01, 0.02, 0.001, 0.0005), (0.01, 0.02, 0.001, 0.0007)],
            bytes_sent_rank0=1234)
-args = argparse.Namespace(nodes=2, barrier=False, density=0.01, batch=32, warmup=0, model="wide-cnn")
+args = argparse.Namespace(nodes=2, barrier=False, density=0.01, batch=32, warmup=0,
+                          model="wide-cnn")
 entry = run.training_entry("topk", raw, args)
 iteration = entry["iterations"][0]
 check(close(iteration["forward_s"], 0.011) and close(iteration["backward_s"], 0.022)
@@ -66,8 +67,10 @@ check(close(iteration["iteration_s"], 0.037) and close(iteration["iteration_long
       f"{iteration.get('iteration_longest_rank_s')} s (want 0.040)")
 check(entry["compressor"] == {"name": "topk", "density": 0.01} and entry["ranks"] == 2
       and entry["bytes_sent_per_worker"] == 1234
-      and close(entry["compute_alone"]["compression_s"], 0.0006),
-      f"the entry's compressor, ranks, bytes and compression alone: {entry['compressor']}, "
-      f"{entry['ranks']}, {entry.get('bytes_sent_per_worker')}, {entry['compute_alone']}")
+      and close(entry["compute_alone"]["compression_s"], 0.0006)
+      and entry["workload"]["model"] == "wide-cnn",
+      f"the entry's compressor, ranks, bytes, compression alone and model: {entry['compressor']}, "
+      f"{entry['ranks']}, {entry.get('bytes_sent_per_worker')}, {entry['compute_alone']}, "
+      f"{entry['workload']['model']}")
 
 check.finish()
