@@ -97,6 +97,33 @@ std::string scenario_difference(const nlohmann::json& result, const nlohmann::js
   return "its scenario differs at " + (where.empty() ? std::string("the top") : where);
 }
 
+// Whether a point's result.json counts as done and, when something else is
+// there, why it runs again. A name that cannot even be looked at (a link
+// loop, a folder gcsim may not search) is refused before any point runs.
+struct PointState {
+  bool finished = false;
+  std::string why_again; // empty unless something that is not its result is there
+};
+
+PointState point_state(const fs::path& result_file, const nlohmann::json& scenario) {
+  std::error_code error;
+  const fs::file_status status = fs::status(result_file, error);
+  if (error && status.type() != fs::file_type::not_found)
+    throw InputError(result_file.string(), "",
+                     "cannot be read (" + error.message() +
+                         "): remove it or fix its folder before the sweep resumes");
+  // Left by something else than this point's run (a folder, a file of
+  // another kind, a result of another scenario): run again, and say why.
+  PointState state;
+  const nlohmann::json result = result_or_null(result_file);
+  if (!result.is_null())
+    state.why_again = scenario_difference(result, scenario);
+  else if (fs::exists(status))
+    state.why_again = "it is not a result of gcsim run";
+  state.finished = !result.is_null() && state.why_again.empty();
+  return state;
+}
+
 nlohmann::json read_result(const fs::path& file) {
   nlohmann::json result = result_or_null(file);
   if (result.is_null())
@@ -176,26 +203,23 @@ public:
       lock.emplace(out);
     }
 
+    // Every point's state before any line is printed: a refused folder
+    // prints nothing.
+    std::vector<PointState> states;
+    for (size_t i = 0; i < points.size(); ++i)
+      states.push_back(
+          point_state(out / "points" / points[i].id / "result.json", checked[i].scenario.resolved));
     std::vector<size_t> pending;
     for (size_t i = 0; i < points.size(); ++i) {
-      const fs::path result_file = out / "points" / points[i].id / "result.json";
-      const nlohmann::json result = result_or_null(result_file);
-      // Left by something else than this point's run (a folder, a file of
-      // another kind, a result of another scenario): run again, and say why.
-      std::string why_again;
-      if (!result.is_null())
-        why_again = scenario_difference(result, checked[i].scenario.resolved);
-      else if (fs::exists(result_file))
-        why_again = "it is not a result of gcsim run";
-      const bool finished = !result.is_null() && why_again.empty();
-      if (!finished)
+      const PointState& state = states[i];
+      if (!state.finished)
         pending.push_back(i);
-      if (finished || !why_again.empty() || dry_run_) {
-        const std::string state = finished ? "done"
-                                  : why_again.empty()
+      if (state.finished || !state.why_again.empty() || dry_run_) {
+        const std::string shown = state.finished ? "done"
+                                  : state.why_again.empty()
                                       ? "to run"
-                                      : "to run again (its result.json: " + why_again + ")";
-        std::printf("  %s  %s\n    %s\n", points[i].id.c_str(), state.c_str(), commands[i].c_str());
+                                      : "to run again (its result.json: " + state.why_again + ")";
+        std::printf("  %s  %s\n    %s\n", points[i].id.c_str(), shown.c_str(), commands[i].c_str());
       }
     }
     const int parallel = jobs_ > 0 ? jobs_ : sweep::available_cores();

@@ -194,6 +194,21 @@ with tempfile.TemporaryDirectory() as work:
               and read(csv_path) == original,
               f"a result.json holding {junk!r} is run again, the table as before")
 
+    # A result.json that cannot even be looked at (a link to itself) was an
+    # internal error, exit 1, after half the listing had been printed.
+    looped = os.path.join(out, "points", IDS[2], "result.json")
+    os.remove(looped)
+    os.symlink(looped, looped)
+    for extra in (["--dry-run"], []):
+        refused = sweep(work, sweep_file, *extra)
+        check(refused.returncode == 2 and refused.stdout == ""
+              and refused.stderr.count("\n") == 1
+              and f"{IDS[2]}/result.json: cannot be read (" in refused.stderr
+              and read(csv_path) == original,
+              f"a looping result.json{' (dry run)' if extra else ''}: exit 2, one line, nothing "
+              f"listed or written: {refused.returncode} {refused.stderr!r}")
+    os.remove(looped)
+
     shutil.rmtree(os.path.join(out, "points"))
     fresh = sweep(work, sweep_file, "--jobs", "3")
     check(fresh.returncode == 0 and read(csv_path) == original,
