@@ -1,5 +1,6 @@
 #include "sim/training/schedule_file.hpp"
 
+#include "compressors/registry.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/json_reader.hpp"
 
@@ -318,6 +319,20 @@ CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
     reader.fail("compressor", "expected the compressor that made the schedule, an object with a "
                               "\"name\", got " +
                                   describe_json(compressor));
+  // What result.json will say ran: a name and parameters a scenario could
+  // give, with their defaults, as the registry checks them.
+  try {
+    nlohmann::json params = compressor;
+    params.erase("name");
+    const std::unique_ptr<compress::Compressor> made =
+        compress::make_compressor(compressor["name"].get<std::string>(), params);
+    compressor = made->params();
+    compressor["name"] = made->name();
+  } catch (const compress::ParameterError& error) {
+    throw InputError(name,
+                     "/compressor/" + (error.parameter().empty() ? "name" : error.parameter()),
+                     error.what());
+  }
   gradient_source = reader.require("gradients");
   const nlohmann::json& iterations = reader.require("iterations");
   if (!iterations.is_array() || iterations.empty())

@@ -534,6 +534,15 @@ with tempfile.TemporaryDirectory() as work:
     check(refused.returncode == 2 and ": /compressor: expected the compressor" in refused.stderr
           and len(refused.stderr.strip().splitlines()) == 1,
           f"a schedule whose compressor has no name is refused: {refused.stderr.strip()}")
+    # The schedule's compressor goes into result.json as what ran: an unknown
+    # name or a density of -1 went there unchecked, exit 0.
+    for bad, field in (({"name": "topkk", "density": 0.01}, "/compressor/name: "),
+                       ({"name": "topk", "density": -1}, "/compressor/density: ")):
+        refused = replay_of(dict(recorded, compressor=bad), "b8")
+        check(refused.returncode == 2 and field in refused.stderr
+              and len(refused.stderr.strip().splitlines()) == 1
+              and not os.path.exists(os.path.join(work, "b8", "result.json")),
+              f"a schedule's compressor {bad} is refused, {field}: {refused.stderr.strip()}")
     # Kernels beside the backward pass: free by default, sharing the device
     # when asked, which costs time and shows in result.json.
     shared, _ = run(work, {"name": "topk", "density": 0.01}, 8,
