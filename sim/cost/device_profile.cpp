@@ -152,11 +152,8 @@ KernelModel read_kernel(ObjectReader& reader, Kernel kernel, bool need_points,
       sample.shape.k = size("k", family.uses_k, sample.shape.n, "n = ");
       sample.shape.rows = size("rows", family.uses_rows, kLargestBytes, "");
       sample.shape.cols = size("cols", family.uses_cols, kLargestBytes, "");
-      sample.seconds = point.seconds("seconds");
-      // Down to 1e-300 s the fit found no curve (exit 1, no field named).
-      if (sample.seconds < 1e-12)
-        point.fail("seconds", "expected a measured time of at least 1e-12 s (1 ps), got " +
-                                  describe_json(points->at(p)["seconds"]));
+      // Not 0: down to 1e-300 s the fit found no curve (exit 1, no field named).
+      sample.seconds = point.positive_seconds("seconds");
       model.repetitions.push_back(static_cast<double>(point.integer_or("reps", 0, 1 << 30, 0)));
       point.finish();
       model.points.push_back(sample);
@@ -249,9 +246,9 @@ ModelTimes read_model_times(ObjectReader& reader) {
       layer.fail(key, "expected one time per batch (" + std::to_string(times.batches.size()) +
                           "), got " + describe_json(values));
     for (const nlohmann::json& value : values) {
-      if (!value.is_number() || !(value.get<double>() >= 0) ||
-          !(value.get<double>() <= kLongestSeconds))
-        layer.fail(key, "expected seconds in [0, 1e9], got " + value.dump());
+      const double time = value.is_number() ? value.get<double>() : -1;
+      if (!(time == 0 || (time >= kShortestSeconds && time <= kLongestSeconds)))
+        layer.fail(key, "expected seconds, 0 or in [1e-12, 1e9], got " + value.dump());
       seconds.push_back(value.get<double>());
     }
     return seconds;

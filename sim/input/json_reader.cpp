@@ -305,15 +305,16 @@ double ObjectReader::positive_number(std::string_view key) {
 
 double ObjectReader::seconds(std::string_view key) {
   const double value = number(key);
-  if (!(value >= 0 && value <= kLongestSeconds))
-    fail(key, "expected a time in seconds in [0, 1e9], got " + describe_json(require(key)));
+  if (!(value == 0 || (value >= kShortestSeconds && value <= kLongestSeconds)))
+    fail(key,
+         "expected a time in seconds, 0 or in [1e-12, 1e9], got " + describe_json(require(key)));
   return value;
 }
 
 double ObjectReader::positive_seconds(std::string_view key) {
   const double value = number(key);
-  if (!(value > 0 && value <= kLongestSeconds))
-    fail(key, "expected a time in seconds in (0, 1e9], got " + describe_json(require(key)));
+  if (!(value >= kShortestSeconds && value <= kLongestSeconds))
+    fail(key, "expected a time in seconds in [1e-12, 1e9], got " + describe_json(require(key)));
   return value;
 }
 
@@ -392,10 +393,6 @@ namespace {
 // SimGrid's solver loses the flow (a deadlock); an infinite one aborts it.
 constexpr double kSlowestBandwidth = 1e3 / 8;
 constexpr double kFastestBandwidth = 1e15 / 8;
-
-// The shortest nonzero time: "ps" is the smallest unit, and a subnormal
-// latency (1e-310s) makes SimGrid's solver abort.
-constexpr double kShortestSeconds = 1e-12;
 
 // What a unit field accepts: zero when `zero`, else [lowest, highest];
 // `wanted` says so in messages.

@@ -52,6 +52,11 @@ std::string describe_json(const nlohmann::json& value);
 /// iteration (IterationTooLong: `gcsim run` and `gcsim validate` exit 2).
 constexpr double kLongestSeconds = 1e9;
 
+/// The shortest nonzero time an input may give: "ps" is the smallest unit,
+/// a subnormal latency (1e-310 s) makes SimGrid's solver abort, and a
+/// measured time of 1e-320 s made relative errors infinite.
+constexpr double kShortestSeconds = 1e-12;
+
 /// The largest size an input may give: 2^53 bytes (8 PiB), far past any
 /// model's gradients or TCP window, and every whole byte count up to it is
 /// exact in a double and converts to uint64_t without overflow.
@@ -100,10 +105,11 @@ public:
   /// An array of integers in [min, max]; a bad one is named by its index.
   std::vector<int64_t> integers(std::string_view key, int64_t min, int64_t max);
   bool boolean_or(std::string_view key, bool fallback);
-  /// A measured time as a plain number of seconds, in [0, kLongestSeconds].
+  /// A measured time as a plain number of seconds: 0 or in
+  /// [kShortestSeconds, kLongestSeconds].
   double seconds(std::string_view key);
   /// The same, for a time that cannot be 0 (a measured collective or
-  /// iteration): in (0, kLongestSeconds].
+  /// iteration): in [kShortestSeconds, kLongestSeconds].
   double positive_seconds(std::string_view key);
   double seconds_or(std::string_view key, double fallback);
 

@@ -58,10 +58,10 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
                   "expected an array of each repetition's seconds, got " + describe_json(*samples));
     for (size_t i = 0; i < samples->size(); ++i) {
       const nlohmann::json& sample = (*samples)[i];
-      if (!sample.is_number() || !(sample.get<double>() >= 0) ||
-          !(sample.get<double>() <= kLongestSeconds))
+      const double seconds = sample.is_number() ? sample.get<double>() : -1;
+      if (!(seconds == 0 || (seconds >= kShortestSeconds && seconds <= kLongestSeconds)))
         throw InputError(file, reader.path_of("samples_s") + "/" + std::to_string(i),
-                         "expected seconds in [0, 1e9], got " + describe_json(sample));
+                         "expected seconds, 0 or in [1e-12, 1e9], got " + describe_json(sample));
     }
     if (samples->size() != static_cast<size_t>(point.repetitions))
       reader.fail("samples_s", std::to_string(samples->size()) + " samples for " +

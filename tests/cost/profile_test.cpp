@@ -371,7 +371,7 @@ TEST_CASE("measured model times: exact at a measured batch, linear between, affi
     profile["model_times"]["net"]["layers"]["conv1"]["backward_s"] = {1.0, -1.0};
     CHECK_THROWS_WITH_AS(DeviceProfile::from_json(profile, "p.json"),
                          doctest::Contains("/model_times/net/layers/conv1/backward_s: expected "
-                                           "seconds in [0, 1e9], got -1"),
+                                           "seconds, 0 or in [1e-12, 1e9], got -1"),
                          gcsim::InputError);
   }
 }

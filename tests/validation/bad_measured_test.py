@@ -177,13 +177,20 @@ CASES = [
     ("training on part of the cluster", lambda d: d["training"][0].update(ranks=1),
      "/training/0/ranks", "expected 2 ranks"),
     ("a collective of no time", lambda d: d["collectives"][0].update(seconds=0),
-     "/collectives/0/seconds", "expected a time in seconds in (0, 1e9], got number 0"),
+     "/collectives/0/seconds", "expected a time in seconds in [1e-12, 1e9], got number 0"),
     ("an iteration of no time", lambda d: d["training"][0]["iterations"][0].update(iteration_s=0),
      "/training/0/iterations/0/iteration_s",
-     "expected a time in seconds in (0, 1e9], got number 0"),
+     "expected a time in seconds in [1e-12, 1e9], got number 0"),
     # A negative one said "[0, 1e9]", though 0 is refused too.
     ("a collective of negative time", lambda d: d["collectives"][0].update(seconds=-1),
-     "/collectives/0/seconds", "expected a time in seconds in (0, 1e9], got number -1"),
+     "/collectives/0/seconds", "expected a time in seconds in [1e-12, 1e9], got number -1"),
+    # A subnormal one made every relative error infinite (printed +inf%).
+    ("a collective of 1e-320 s", lambda d: d["collectives"][0].update(seconds=1e-320),
+     "/collectives/0/seconds", "expected a time in seconds in [1e-12, 1e9], got number 1e-320"),
+    ("an iteration's phase of 1e-320 s",
+     lambda d: d["training"][0]["iterations"][0].update(communication_s=1e-320),
+     "/training/0/iterations/0/communication_s",
+     "expected a time in seconds, 0 or in [1e-12, 1e9], got number 1e-320"),
 ]
 
 failures = []
