@@ -245,7 +245,7 @@ private:
     for (size_t j = 0; j < jobs.size(); ++j) {
       const std::string at = "/training/" + std::to_string(indices[j]) + "/scenario";
       if (statuses[j].code == 2 && statuses[j].signal == 0)
-        throw InputError(measured_file_, at, sweep::last_line(jobs[j].log));
+        throw refused_run(jobs[j], indices[j], sweep::last_line(jobs[j].log));
       if (!statuses[j].ok())
         throw std::runtime_error("gcsim run " + run.training[indices[j]].scenario.string() + " " +
                                  statuses[j].describe() + ": " + sweep::last_line(jobs[j].log));
@@ -260,6 +260,35 @@ private:
       s.communication_s = std::max(0.0, s.iteration_s - s.compute_s - s.compression_s);
       s.bytes_sent_per_worker = summary.at("bytes_sent_per_worker").get<double>();
     }
+  }
+
+  // A scenario run's refusal, said of the measured file. One that blames a
+  // --set validate gave it (the measured iteration count, the platform)
+  // names what it stands for: the user gave no --set.
+  InputError refused_run(const sweep::Job& job, size_t index, const std::string& line) const {
+    const std::string at = "/training/" + std::to_string(index);
+    const std::string& scenario = job.argv[2];
+    const std::vector<std::pair<std::string, std::string>> givens{
+        {"training.iterations=", at + "/iterations"},
+        {"training.warmup_iterations=", at + "/warmup_iterations"},
+        {"platform=", at + "/scenario"}};
+    for (size_t a = 3; a + 1 < job.argv.size(); ++a) {
+      const std::string prefix = "--set " + job.argv[a + 1] + ": ";
+      if (job.argv[a] != "--set" || line.compare(0, prefix.size(), prefix) != 0)
+        continue;
+      // What follows is the field validate set and why it was refused.
+      std::string why = line.substr(prefix.size());
+      if (!why.empty() && why.front() == '/' && why.find(": ") != std::string::npos)
+        why = why.substr(why.find(": ") + 2);
+      for (const auto& [setting, path] : givens)
+        if (job.argv[a + 1].compare(0, setting.size(), setting) == 0)
+          return InputError(measured_file_, path,
+                            "simulating " + scenario +
+                                (setting == "platform=" ? " on the validated platform: "
+                                                        : " for these iterations: ") +
+                                why);
+    }
+    return InputError(measured_file_, at + "/scenario", line);
   }
 
   // A folder of its own under the temporary directory, removed with all it

@@ -133,6 +133,8 @@ def refusals(tmp):
     server = dict(scenario, compressor={"name": "sketched_sgd", "server_rank": 5})
     server_file = os.path.join(tmp, "server-rank.json")
     json.dump(server, open(server_file, "w"))
+    iwp_file = os.path.join(tmp, "iwp.json")
+    json.dump(dict(scenario, compressor={"name": "iwp"}), open(iwp_file, "w"))
     with_compressor = dict(entry(QUICKSTART, "x"), compressor={"name": "dense"})
     cases = [
         ("a scenario run that names a compressor too", [with_compressor],
@@ -143,12 +145,19 @@ def refusals(tmp):
          ["/training/0/scenario", "bad-scenario.json", "density"]),
         ("a scenario that fails on the validated 4-node platform", [entry(server_file, "x")],
          ["measured.json: /training/0/scenario", "server_rank"]),
+        # The measured run's 3 iterations reach the scenario as validate's own
+        # --set, which the message blamed as if the user had given it.
+        ("a scenario whose warm-up outlasts the measured iterations", [entry(iwp_file, "x")],
+         ["measured.json: /training/0/iterations: simulating ", "iwp.json for these "
+          "iterations: 5 dense warm-up iterations (the default) and the run has 3"]),
     ]
     for what, training, needles in cases:
         measured = measured_run(tmp, training)
         report_file = os.path.join(tmp, "refused.json")
-        problems = refusal_problems(gcsim("validate", measured, "--json", report_file), needles,
-                                    result_file=report_file)
+        done = gcsim("validate", measured, "--json", report_file)
+        problems = refusal_problems(done, needles, result_file=report_file)
+        if "--set" in done.stderr:
+            problems.append(f"blames a --set the user did not give: {done.stderr.strip()!r}")
         check(not problems, f"{what}: exit 2, one line{'; ' + '; '.join(problems) if problems else ''}")
 
 
