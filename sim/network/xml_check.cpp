@@ -446,9 +446,11 @@ void check_xml_platform(const PlatformSpec& spec,
     how = child.signal != 0 ? std::string("killed by signal ") + strsignal(child.signal)
                             : "exit status " + std::to_string(child.exit_code);
   if (report->route[0] != '\0')
-    throw InputError(spec.source_file, spec.source_path + "/xml",
-                     spec.xml_file + ": SimGrid fails looking up the route " + report->route +
-                         ": " + how);
+    throw InputError(
+        spec.source_file, spec.source_path + "/xml",
+        spec.xml_file + ": SimGrid fails looking up the route " + report->route + ": " + how +
+            // A Full zone without a single <route> crashes so.
+            (child.signal == SIGSEGV ? " (does the file route between these hosts?)" : ""));
   throw InputError(spec.source_file, spec.source_path + "/xml",
                    "SimGrid cannot load " + spec.xml_file + ": " + how);
 }

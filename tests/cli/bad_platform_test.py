@@ -253,6 +253,11 @@ def xml_platforms_simgrid_aborted_on(workdir):
         ("workers without a route (Floyd)", platform_file(
             "no-route-floyd.xml", "w", hosts + link.format("1GBps") + route, routing="Floyd"), 3,
          "/xml", "no route from host 'a' to host 'c'"),
+        # With no <route> at all SimGrid's Full routing crashes (SIGSEGV):
+        # the child's crash, said with a hint.
+        ("workers without any route (Full)", platform_file("no-routes.xml", "w", hosts), 3,
+         "/xml", "SimGrid fails looking up the route from host 'a' to host 'b' (workers 0 and "
+         "1): Segmentation fault. (does the file route between these hosts?)"),
         ("a Dijkstra zone SimGrid crashes in", platform_file(
             "dijkstra.xml", "w", hosts + link.format("1GBps") + route, routing="Dijkstra"), 3,
          "/xml", "SimGrid fails looking up the route from host 'a' to host 'b'"),
