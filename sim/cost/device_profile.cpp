@@ -333,14 +333,14 @@ DeviceProfile DeviceProfile::from_json(const nlohmann::json& json, const std::st
                                        bool check_monotone) {
   DeviceProfile profile;
   ObjectReader root(json, file, "");
-  root.allow("comment");
+  root.informational("comment", nlohmann::json::value_t::string);
   root.format(kFormat, "a device profile");
   profile.name_ = root.string("name");
 
   ObjectReader device = root.object("device");
   profile.device_kind_ = device.choice("kind", {"gpu", "cpu"});
   profile.device_model_ = device.string("model");
-  device.allow("details");
+  device.informational("details", nlohmann::json::value_t::object);
   device.finish();
   profile.device_ = root.require("device");
 

@@ -85,7 +85,9 @@ CaptureTiming read_timing(ObjectReader reader) {
   timing.forward_total_s = seconds_or_none(reader, "forward_total_s").value_or(0);
   timing.backward_total_s = seconds_or_none(reader, "backward_total_s").value_or(0);
   timing.method = reader.string_or("method", "");
-  reader.allow("load_average"); // informational: how busy the capture machine was
+  reader.informational(
+      "load_average",
+      nlohmann::json::value_t::array); // informational: how busy the capture machine was
   reader.finish();
   return timing;
 }
@@ -215,7 +217,7 @@ Manifest load_manifest(const std::filesystem::path& path) {
   manifest.dataset = reader.string("dataset");
   if (reader.has("input_shape"))
     manifest.input_shape = reader.integers("input_shape", 1, kMaxCount);
-  reader.allow("num_classes");
+  reader.informational("num_classes", nlohmann::json::value_t::number_float);
   manifest.workers = reader.integer("workers", 1, 1 << 20);
   manifest.micro_batch = reader.integer("micro_batch", 1, kMaxCount);
   manifest.optimizer = reader.string_or("optimizer", "sgd");
@@ -257,7 +259,7 @@ Manifest load_manifest(const std::filesystem::path& path) {
       manifest.provenance["capture"].contains("command") &&
       manifest.provenance["capture"]["command"].is_string())
     manifest.capture_command = manifest.provenance["capture"]["command"].get<std::string>();
-  reader.allow("comment");
+  reader.informational("comment", nlohmann::json::value_t::string);
   reader.finish();
   check_layout(manifest);
   return manifest;

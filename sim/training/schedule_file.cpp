@@ -292,7 +292,7 @@ CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
   const std::string name = file.string();
   nlohmann::json document = load_json_file(file);
   ObjectReader reader(document, name, "");
-  reader.allow("kernel_fields");
+  reader.informational("kernel_fields", nlohmann::json::value_t::array);
   reader.format("gcsim-schedule/1", "a schedule.json that gcsim run wrote");
   int64_t recorded = reader.integer("workers", 1, 1 << 16);
   if (recorded != workers)

@@ -20,7 +20,7 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
                            const std::string& path) {
   ObjectReader reader(json, file, path);
   reader.allow("samples_s");
-  reader.allow("comment");
+  reader.informational("comment", nlohmann::json::value_t::string);
   CollectivePoint point;
   point.collective = reader.named(
       "collective", {Collective::allreduce, Collective::allgather, Collective::broadcast},
@@ -74,13 +74,15 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
 IterationTimes read_iteration(const nlohmann::json& json, const std::string& file,
                               const std::string& path) {
   ObjectReader reader(json, file, path);
-  reader.allow("loss");
-  reader.allow("comment");
-  reader.allow("wait_s"); // run.py --barrier's diagnostic wait: informative only
+  reader.informational("loss", nlohmann::json::value_t::number_float);
+  reader.informational("comment", nlohmann::json::value_t::string);
+  reader.informational("wait_s",
+                       nlohmann::json::value_t::number_float); // run.py --barrier's diagnostic
+                                                               // wait: informative only
   // run.py's line-up of the ranks' collectives: informative only.
-  reader.allow("arrival_spread_s");
-  reader.allow("collectives_after_last_arrival_s");
-  reader.allow("iteration_longest_rank_s");
+  reader.informational("arrival_spread_s", nlohmann::json::value_t::number_float);
+  reader.informational("collectives_after_last_arrival_s", nlohmann::json::value_t::number_float);
+  reader.informational("iteration_longest_rank_s", nlohmann::json::value_t::number_float);
   IterationTimes times;
   times.iteration_s = reader.positive_seconds("iteration_s");
   times.forward_s = reader.seconds_or("forward_s", 0);
@@ -159,7 +161,7 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
 
   if (reader.has("compute_alone")) {
     ObjectReader alone = reader.object("compute_alone");
-    alone.allow("comment");
+    alone.informational("comment", nlohmann::json::value_t::string);
     ComputeAlone times;
     times.forward_s = alone.seconds("forward_s");
     times.backward_s = alone.seconds("backward_s");
@@ -176,9 +178,9 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
   }
 
   ObjectReader workload = reader.object("workload");
-  workload.allow("model");
-  workload.allow("dataset");
-  workload.allow("comment");
+  workload.informational("model", nlohmann::json::value_t::string);
+  workload.informational("dataset", nlohmann::json::value_t::string);
+  workload.informational("comment", nlohmann::json::value_t::string);
   run.batch_per_worker = static_cast<int>(workload.integer_or("batch_per_worker", 1, 1 << 30, 1));
   const nlohmann::json& layers = workload.require("layers");
   if (!layers.is_array() || layers.empty())
@@ -199,7 +201,7 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
   double backward_total = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     ObjectReader layer(layers[i], file, workload.path_of("layers") + "/" + std::to_string(i));
-    layer.allow("name");
+    layer.informational("name", nlohmann::json::value_t::string);
     run.layer_bytes.push_back(static_cast<uint64_t>(layer.integer("bytes", 1, int64_t{1} << 50)));
     as_in_first(layer, "shape", shaped);
     if (shaped)
@@ -219,7 +221,7 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
 TrainingRun read_training(const nlohmann::json& json, const std::string& file,
                           const std::string& path) {
   ObjectReader reader(json, file, path);
-  reader.allow("comment");
+  reader.informational("comment", nlohmann::json::value_t::string);
   TrainingRun run;
   if (reader.has("scenario"))
     read_scenario(reader, run, file);
@@ -335,8 +337,10 @@ MeasuredRun read_measured_run(const std::filesystem::path& path) {
     throw;
   }
   ObjectReader reader(json, file, "");
-  for (const char* key : {"source", "date", "machine", "wall_s", "comment", "description"})
-    reader.allow(key);
+  for (const char* key : {"source", "date", "comment", "description"})
+    reader.informational(key, nlohmann::json::value_t::string);
+  reader.informational("machine", nlohmann::json::value_t::object);
+  reader.informational("wall_s", nlohmann::json::value_t::number_float);
   reader.format("gcsim-measured-run/1", "a measured run");
   MeasuredRun run;
   run.file = path;

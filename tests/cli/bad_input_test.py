@@ -463,6 +463,11 @@ CASES = [
     # Ignored without a word: a layer spec has no captured workers.
     ("gradients.synthesis with a layer spec", scenario(gradients={"synthesis": "mean_scaling"}),
      {}, [], ["scenario.json: /gradients: only with a trace workload"]),
+    # A comment took any value (it is not simulated, but it is read).
+    ("a comment that is a number", scenario(comment=5), {}, [],
+     ["scenario.json: /comment: expected a string, got number 5"]),
+    ("a platform description that is a list", with_platform(description=["x"]), {}, [],
+     ["scenario.json: /platform/description: expected a string, got"]),
     # An empty --replay ran the compressors as if it were not given.
     ("empty --replay", scenario(), {}, ["--replay", ""], ["--replay: empty"]),
     # Outputs onto inputs or onto each other were written over without a word.

@@ -153,6 +153,12 @@ CASES = [
                                        compute_alone={"forward_s": 1e-3, "backward_s": 1e-3,
                                                       "optimizer_s": 0, "compression_s": -1e-4}),
      "/training/0/compute_alone/compression_s"),
+    # Fields gcsim does not use took any value.
+    ("a wall time that is text", lambda d: d.update(wall_s="x"), "/wall_s",
+     'expected a number, got string "x"'),
+    ("a workload model that is a number", lambda d: d["training"][0].update(
+        workload={**d["training"][0].get("workload", {}), "model": 5}),
+     "/training/0/workload/model", "expected a string, got number 5"),
     ("zero shared cores", lambda d: d["cluster"].update(shared_cores=0), "/cluster/shared_cores"),
     ("shared cores on a ring",
      lambda d: d["cluster"].update(topology="ring", shared_cores=2), "/cluster/shared_cores"),
