@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <system_error>
 
 namespace gcsim::trace {
 
@@ -13,6 +14,16 @@ Trace Trace::open(const std::filesystem::path& folder) {
     return trace;
   for (size_t i = 0; i < manifest.iterations.size(); ++i) {
     std::filesystem::path weights = manifest.weights_file(i);
+    // A missing iteration is the manifest's word against the folder's, not
+    // a missing weights.npy.
+    std::error_code error;
+    if (!std::filesystem::is_directory(weights.parent_path(), error))
+      throw InputError(manifest.file, "/iterations/" + std::to_string(i),
+                       "lists iteration " + std::to_string(manifest.iterations[i]) + ", but " +
+                           weights.parent_path().string() + " is not a folder" +
+                           (error && error != std::errc::no_such_file_or_directory
+                                ? " (" + error.message() + ")"
+                                : ""));
     trace.check_header(read_npy_header(weights), weights.string(), manifest.weights_dtype);
     for (int64_t w = 0; w < manifest.workers; ++w) {
       std::filesystem::path gradient = manifest.gradient_file(i, w);

@@ -49,6 +49,10 @@ def set_element(path, index, value):
 CASES = {
     "truncated file": (lambda f: truncate(worker_file(f)), worker_file, "truncated"),
     "missing layer file": (lambda f: os.remove(worker_file(f)), worker_file, "file not found"),
+    # It said "weights.npy: file not found", as if the folder were there.
+    "missing iteration folder": (
+        lambda f: shutil.rmtree(os.path.dirname(worker_file(f))), "manifest.json",
+        "/iterations/1: lists iteration 1, but "),
     "missing layer in manifest": (
         lambda f: edit_manifest(f, lambda m: m["layers"].pop(1)), "manifest.json",
         "/layers/1/offset"),
