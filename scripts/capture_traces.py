@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import (WriteError, atomic_folder, nearest_existing,  # noqa: E402
                           write_atomically)
 from cpu_info import cpu_identity  # noqa: E402
-from script_input import BadInput, Parser, run_script  # noqa: E402
+from script_input import BadInput, Parser, open_input, run_script  # noqa: E402
 
 FORMAT_VERSION = 1
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -387,7 +387,7 @@ def capture(args, staging):
     if args.model_file:
         # Which version of the user's file made the trace: the command
         # names its path, which may hold another model by now.
-        with open(args.model_file, "rb") as source:
+        with open_input(args.model_file, "rb") as source:
             manifest["capture"]["model_file_sha256"] = hashlib.sha256(source.read()).hexdigest()
     if f16:
         manifest["float16_loss"] = dict(

@@ -87,6 +87,7 @@ import argparse
 import bisect
 import collections
 import gzip
+import io
 import json
 import math
 import os
@@ -98,8 +99,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
 from import_benchmarks import (MAX_BYTES, MAX_RANKS, add_cluster_options,  # noqa: E402
                                check_cluster, cluster_of, placed_cluster, workers_of)
-from script_input import (BadInput, Parser, integer_in, json_kind, read_json_object,  # noqa: E402
-                          refuse_output_over_inputs, run_script, tensor_shape_problem)
+from script_input import (BadInput, Parser, integer_in, json_kind, open_input,  # noqa: E402
+                          read_json_object, refuse_output_over_inputs, run_script,
+                          tensor_shape_problem)
 
 # What gcsim validate simulates: the mini-cluster's, and DDP's hooks.
 COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
@@ -154,11 +156,12 @@ def read_json(path):
     """A JSON file, or a gzipped one (`*.pt.trace.json.gz`, as PyTorch's
     tensorboard_trace_handler writes them with use_gzip=True)."""
     try:
-        with open(path, "rb") as f:
-            packed = f.read(2) == b"\x1f\x8b"
-        with (gzip.open(path, "rt", encoding="utf-8") if packed
-              else open(path, encoding="utf-8")) as f:
-            return json.load(f)
+        with open_input(path, "rb") as raw:
+            packed = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            stream = gzip.GzipFile(fileobj=raw, mode="rb") if packed else raw
+            with io.TextIOWrapper(stream, encoding="utf-8") as f:
+                return json.load(f)
     except gzip.BadGzipFile as error:
         raise BadInput(f"{path}: not gzip: {error}")
     except (EOFError, zlib.error) as error:

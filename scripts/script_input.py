@@ -1,5 +1,7 @@
 """What the scripts share about their input: a one-line command-line error, the
-bad-input exception, and gcsim's unit strings; and how they end (run_script).
+bad-input exception, how an input file is opened (open_input: a regular file
+only, as gcsim reads them) and a JSON one read (read_json_object), and gcsim's
+unit strings; and how they end (run_script).
 
 Command lines: Parser is argparse's, except that a bad command line is one line
 and exit 2 (`script.py: message`, or `script.py: subcommand: message`), not
@@ -22,10 +24,13 @@ None. The checked_* functions also apply the ranges gcsim's JSON inputs accept
     from script_input import BadInput, Parser, checked_bandwidth, parse_duration
 """
 import argparse
+import contextlib
+import fcntl
 import json
 import math
 import os
 import re
+import stat
 import sys
 import tempfile
 
@@ -188,17 +193,44 @@ def _key_twice(value):
     return None
 
 
-def read_json_object(path, what="a JSON object"):
-    """The JSON object in the file `path`; BadInput naming the file for anything
-    else (unreadable, not UTF-8, empty, not JSON, NaN, nested too deep, not an
-    object: `what` says what was expected, a key twice in one object)."""
+def open_input(path, mode="r", **text_options):
+    """The input file `path` open to read: mode "r" (text, UTF-8 unless
+    text_options say otherwise; they are open()'s) or "rb". BadInput naming it
+    when it is missing, unreadable, a folder, or anything else that is not a
+    regular file (`PATH: not a regular file`, as gcsim says): a FIFO blocked
+    the read forever and /dev/zero never ended it. Opened without blocking,
+    so that a FIFO with no writer opens at once to be refused, then blocking
+    again for the read."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file")
-    except IsADirectoryError:
-        raise BadInput(f"{path}: is a folder, not a file")
+    except OSError as error:
+        raise BadInput(f"{path}: cannot read: {error.strerror or error}")
+    try:
+        kind = os.fstat(handle).st_mode
+        if stat.S_ISDIR(kind):
+            raise BadInput(f"{path}: is a folder, not a file")
+        if not stat.S_ISREG(kind):
+            raise BadInput(f"{path}: not a regular file")
+        fcntl.fcntl(handle, fcntl.F_SETFL, fcntl.fcntl(handle, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        if "b" in mode:
+            return os.fdopen(handle, "rb")
+        return os.fdopen(handle, "r", **{"encoding": "utf-8", **text_options})
+    except BaseException:
+        with contextlib.suppress(OSError):  # fdopen may have closed it already
+            os.close(handle)
+        raise
+
+
+def read_json_object(path, what="a JSON object"):
+    """The JSON object in the file `path`; BadInput naming the file for anything
+    else (missing, unreadable, not a regular file, not UTF-8, empty, not JSON,
+    NaN, nested too deep, not an object: `what` says what was expected, a key
+    twice in one object)."""
+    try:
+        with open_input(path) as handle:
+            text = handle.read()
     except OSError as error:
         raise BadInput(f"{path}: cannot read: {error.strerror or error}")
     except UnicodeDecodeError:

@@ -53,7 +53,6 @@ kind's forward and backward rates in the measured layer times
 """
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -149,8 +148,10 @@ def spec_layers(path, name):
         # A name is a file of workloads/models/ ("../scenarios/x" named another folder's).
         if "/" in name or name.startswith(".") or not os.path.isfile(spec_path):
             fail(path, f"/models/{name}: no workloads/models/{name}.json")
-        with open(spec_path) as spec_file:
-            SPECS[name] = json.load(spec_file)["layers"]
+        layers = script_input.read_json_object(spec_path, "a model spec").get("layers")
+        if not isinstance(layers, list):
+            fail(spec_path, "/layers: expected the model's list of layers")
+        SPECS[name] = layers
     return SPECS[name]
 
 

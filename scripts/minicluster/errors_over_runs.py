@@ -22,7 +22,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import Parser, parse_bandwidth, run_script  # noqa: E402
+from script_input import (Parser, open_input, parse_bandwidth, read_json_object,  # noqa: E402
+                          run_script)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 COLLECTIVES = "collectives >= 4 MiB"
@@ -43,11 +44,8 @@ def parse_args(argv):
     if not (os.path.isfile(args.gcsim) and os.access(args.gcsim, os.X_OK)):
         refuse(f"--gcsim: {args.gcsim} is not an executable file")
     args.gcsim = os.path.abspath(args.gcsim)  # that file, never one found on PATH
-    for path in args.runs:
-        if os.path.isdir(path):
-            refuse(f"{path}: is a folder, not a measured run")
-        if not os.path.isfile(path):
-            refuse(f"{path}: no such file")
+    for path in args.runs:  # a folder, a FIFO, a device: refused before any gcsim runs
+        open_input(path).close()
     return args
 
 
@@ -93,10 +91,10 @@ def errors_of(gcsim, path, tmp, trace=None):
             raise ValueError("no summary")
     except (OSError, ValueError, AttributeError):
         refuse(f"--gcsim: {gcsim} wrote no comparison of {path} (is it gcsim?)")
-    with open(path) as f:
-        cluster = json.load(f)["cluster"]
+    cluster = read_json_object(path, "an object (a measured run)").get("cluster")
     # Grouped by nodes and link rate: a platform without them (an XML one) has no group.
-    if not isinstance(cluster.get("nodes"), int) or not isinstance(cluster.get("link"), dict):
+    if (not isinstance(cluster, dict) or not isinstance(cluster.get("nodes"), int)
+            or not isinstance(cluster.get("link"), dict)):
         refuse(f"{path}: /cluster: no nodes and link to group the run by (a star's)")
     try:
         rate = bits_per_second(cluster["link"]["bandwidth"])

@@ -5,12 +5,15 @@ malformed), its bandwidth_ok/latency_ok verdict must be gcsim's own, found by
 running a one-iteration, two-node star scenario with that link. gcsim refuses a
 value by exit 2 and one line naming /platform/link/bandwidth (or latency); any
 other outcome is acceptance. Also: a few values in base units, the size and
-FLOP-rate tables, the one-line Parser, and run_script (how every script ends).
+FLOP-rate tables, open_input (a FIFO, a device, a folder refused in one
+line, as gcsim does), the one-line Parser, and run_script (how every script
+ends).
 
 Usage: script_input_test.py PATH/TO/gcsim
 """
 import argparse
 import contextlib
+import fcntl
 import io
 import json
 import os
@@ -178,6 +181,40 @@ with tempfile.TemporaryDirectory() as workdir:
     check(said is not None and said.startswith(f"{twice}: not JSON: the integer 100000000000")
           and "(401 digits) is too large" in said,
           f"read_json_object refuses an integer too large for a float: {said!r}")
+
+# open_input, every script's reader of an input file: a FIFO blocked the
+# read for ever and /dev/zero never ended it; gcsim refuses both in the
+# same words. A regular file reads as open() reads it, blocking again.
+with tempfile.TemporaryDirectory() as workdir:
+    fifo = os.path.join(workdir, "fifo.json")
+    os.mkfifo(fifo)
+    plain = os.path.join(workdir, "plain.json")
+    with open(plain, "w") as handle:
+        handle.write('{"a": "\u00e9"}')
+    missing = os.path.join(workdir, "missing.json")
+    wanted = {fifo: f"{fifo}: not a regular file", "/dev/zero": "/dev/zero: not a regular file",
+              workdir: f"{workdir}: is a folder, not a file", missing: f"{missing}: no such file"}
+    said = {}
+    for path in wanted:
+        for reader in (script_input.open_input, script_input.read_json_object):
+            try:
+                opened = reader(path)
+                if reader is script_input.open_input:
+                    opened.close()
+                said[path, reader.__name__] = None
+            except script_input.BadInput as error:
+                said[path, reader.__name__] = str(error)
+    check(all(said[path, name] == wanted[path] for path, name in said),
+          f"open_input and read_json_object refuse a FIFO, a device, a folder, a missing file "
+          f"in one line: {said}")
+    done = subprocess.run([GCSIM, "run", fifo, "--quiet", "--out", os.path.join(workdir, "o")],
+                          capture_output=True, text=True, timeout=60)
+    check(done.returncode == 2 and done.stderr.strip() == wanted[fifo],
+          f"gcsim refuses the FIFO in the same words: {done.stderr.strip()!r}")
+    with script_input.open_input(plain) as text, script_input.open_input(plain, "rb") as raw:
+        blocking = not fcntl.fcntl(text.fileno(), fcntl.F_GETFL) & os.O_NONBLOCK
+        check(text.read() == '{"a": "\u00e9"}' and raw.read() == '{"a": "\u00e9"}'.encode()
+              and blocking, "open_input reads a regular file as UTF-8 text or bytes, blocking")
 
 # The Parser: one line, exit 2, the subcommand named.
 parser = script_input.Parser(prog="tool.py")

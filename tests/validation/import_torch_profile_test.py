@@ -22,8 +22,9 @@
   bucket taking what backward did after it.
 - Bad input: exit 2, one line naming the file or option, nothing written;
   never a traceback (a corrupt gzip stream, JSON nested too deeply, bytes
-  that are not UTF-8) nor a measured run gcsim validate would refuse (a
-  bandwidth, latency, --batch, --ranks or cluster out of its range).
+  that are not UTF-8), a hang (a FIFO), nor a measured run gcsim validate
+  would refuse (a bandwidth, latency, --batch, --ranks or cluster out of
+  its range).
 
 Usage: import_torch_profile_test.py PATH/TO/gcsim
 """
@@ -794,6 +795,8 @@ def refusals(tmp):
     instant["traceEvents"][1]["dur"] = 0  # ProfilerStep#3
     negative = kineto_rank(200, [(700, 900)])
     negative["traceEvents"].append(event("gloo:all_reduce", 10, 5))
+    fifo = os.path.join(tmp, "fifo.json")
+    os.mkfifo(fifo)
     cases = [
         ("not JSON", [write("bad.json", "{ nope"), files[1], "--layers", layers], ["bad.json"]),
         ("a gzip stream cut short", [write("cut.json.gz", gzip.compress(b'{"traceEvents": []}')[:12]),
@@ -869,6 +872,8 @@ def refusals(tmp):
          ["deep-layers.json", "nested"]),
         ("a trace that is not UTF-8", [write("binary.json", b"\xff\xfe{}"), "--layers", layers],
          ["binary.json", "UTF-8"]),
+        # A FIFO blocked the import for ever, and /dev/zero filled the memory.
+        ("a trace that is a FIFO", [fifo, "--layers", layers], [f"{fifo}: not a regular file"]),
         # Figures gcsim validate would refuse: refused here, nothing written.
         ("--bandwidth garbage", [files[0], "--layers", layers, "--bandwidth", "garbage",
                                  "--latency", "5us"], ["--bandwidth", "garbage"]),
