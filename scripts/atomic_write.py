@@ -201,6 +201,21 @@ def nearest_existing(path):
     return existing
 
 
+def longest_name(folder, extension):
+    """The most bytes a file name ending in `extension` (".pdf") may have for
+    write_atomically to write it in `folder` (or where its missing folders
+    would be made): the file system's limit on a name (NAME_MAX, 255 bytes
+    where it does not say) less what the temporary's name adds, "." before
+    and mkstemp's ".XXXXXXXX" and the extension after."""
+    try:
+        limit = os.pathconf(nearest_existing(os.path.join(folder, "x")), "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    if limit < 0:  # no limit said
+        limit = 255
+    return limit - len(".") - len(".XXXXXXXX") - len(os.fsencode(extension))
+
+
 def replace_folder(staging, out):
     """Renames the complete folder `staging` to `out`, whole or not at all: an
     old `out` is moved aside first and removed after (put back if the rename

@@ -45,13 +45,17 @@ folder without its sweep.csv (an unfinished sweep) gives the results of the
 points its points.txt lists.
 
 Every input is read and checked before anything is drawn or a folder made:
-bad input (a missing, empty, malformed or non-UTF-8 file, a field of the wrong
-type, a negative time) is exit 2 with one line naming the file; an output
-folder or file that cannot be written is exit 1 with one line.
+bad input (a missing, empty, malformed or non-UTF-8 file, one that is not a
+regular file, a field of the wrong type, a negative time, a row without its
+worker count, a --stem too long for a file name) is exit 2 with one line
+naming the file; an output folder or file that cannot be written is exit 1
+with one line. A folder made for the figures is removed again when none was
+written.
 
 Runs on Debian's python3-matplotlib and python3-numpy; no pandas needed.
 """
 import argparse
+import contextlib
 import csv
 import glob
 import hashlib
@@ -69,9 +73,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atomic_write import write_figure_atomically  # noqa: E402
-from script_input import (BadInput, Parser, is_json_number, json_kind, read_json_object,  # noqa: E402
-                          run_script)
+from atomic_write import longest_name, write_figure_atomically  # noqa: E402
+from script_input import (BadInput, Parser, is_json_number, json_kind, open_input,  # noqa: E402
+                          read_json_object, run_script)
 
 # One colour and marker per compressor, in every figure. The first eight
 # colours are Okabe & Ito's colour-blind-safe set; deft, iwp, fp16, bf16 and
@@ -206,7 +210,7 @@ def read_csv(path):
     try:
         # utf-8-sig: a table saved again by a spreadsheet ("CSV UTF-8") opens
         # with a byte-order mark, which made its first column unknown.
-        with open(path, newline="", encoding="utf-8-sig") as handle:
+        with open_input(path, newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)
             header = reader.fieldnames or []
             for row in reader:
@@ -245,6 +249,11 @@ def read_csv(path):
         for key in list(row):
             if key in params or key in ("point", "command", "compressor_name", "gradients"):
                 continue
+            if key == "workers" and not row[key]:
+                # Every result has its worker count, and a row without one
+                # was drawn into three figures before a traceback.
+                raise BadInput(f"{path}: line {line}: workers: empty: every point has its "
+                               "worker count")
             if least_value(key) is not None:
                 row[key] = checked_value(f"{path}: line {line}", key, row[key])
             else:
@@ -308,7 +317,7 @@ def unfinished_sweep_results(folder):
     if not os.path.isfile(listed):
         return sorted(glob.glob(os.path.join(folder, "points", "*", "result.json")))
     try:
-        with open(listed) as handle:
+        with open_input(listed) as handle:
             ids = handle.read().split()
     except (OSError, UnicodeDecodeError) as error:
         raise BadInput(f"{listed}: cannot be read: {error}")
@@ -338,9 +347,9 @@ def add_settings(rows, base):
         if not point or os.sep in str(point) or not os.path.isfile(path):
             continue
         try:
-            with open(path) as handle:
+            with open_input(path) as handle:
                 row["_setting"] = setting_of(json.load(handle).get("model"))
-        except (OSError, ValueError, AttributeError):
+        except (BadInput, OSError, ValueError, AttributeError):
             continue  # the figures say less; the table's own checks stand
 
 
@@ -369,17 +378,32 @@ def load(inputs):
     return read_results(files) + (base,)
 
 
-def make_folder(out):
-    """Creates the figures' folder, once the inputs are known good; exit 1
-    with one line when it cannot be."""
+@contextlib.contextmanager
+def figures_folder(out, written):
+    """Creates the figures' folder, once the inputs are known good (exit 1
+    with one line when it cannot be), for the block to draw into; the
+    folders made here are removed again when the block wrote nothing (a
+    figure it could not write, every figure skipped)."""
     if os.path.exists(out) and not os.path.isdir(out):
         print(f"plot.py: cannot create folder {out}: a file of that name exists", file=sys.stderr)
         sys.exit(1)
+    made = []
+    missing = os.path.abspath(out)
+    while not os.path.lexists(missing):
+        made.append(missing)
+        missing = os.path.dirname(missing)
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as error:
         print(f"plot.py: cannot create folder {out}: {error.strerror}", file=sys.stderr)
         sys.exit(1)
+    try:
+        yield
+    finally:
+        if not written:
+            for folder in made:  # the deepest first; one not empty stays
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
 
 
 # ---------------------------------------------------------------- grouping
@@ -619,7 +643,7 @@ class Written(list):
 
 def sweep_source(csv_path):
     """A sweep figure's `source`: the sweep.csv's SHA-256."""
-    with open(csv_path, "rb") as handle:
+    with open_input(csv_path, "rb") as handle:
         return "sweep.csv sha256 " + hashlib.sha256(handle.read()).hexdigest()
 
 
@@ -1273,12 +1297,11 @@ def validation_main(inputs, out, stem):
         report = read_json_object(path)
         check_report(path, report)
         reports.append(report)
-    out = out or os.path.dirname(os.path.abspath(inputs[0]))
-    make_folder(out)
     setup_matplotlib()
     written = Written()
-    validation_figure(reports, out, stem, written)
-    skipped = validation_phases_figure(reports, out, stem + "-phases", written)
+    with figures_folder(out, written):
+        validation_figure(reports, out, stem, written)
+        skipped = validation_phases_figure(reports, out, stem + "-phases", written)
     if skipped:
         print(f"skipped {stem}-phases: {skipped}")
     for path in written:
@@ -1305,24 +1328,31 @@ def main(argv):
     if not args.stem or "/" in args.stem or args.stem in (".", ".."):
         parser.error(f"--stem {args.stem!r}: expected a file name without a folder")
     if args.validation:
-        return validation_main(args.inputs, args.out, args.stem)
+        out = args.out or os.path.dirname(os.path.abspath(args.inputs[0]))
+        # Refused now, not as the first figure is written: the phases
+        # figure's name (and its temporary's) is the longest.
+        most = longest_name(out, ".pdf") - len("-phases.pdf")
+        if len(os.fsencode(args.stem)) > most:
+            parser.error(f"--stem: {len(os.fsencode(args.stem))} bytes: too long for a file name "
+                         f"in {out}, where a stem may have {max(most, 0)} at most")
+        return validation_main(args.inputs, out, args.stem)
 
     rows, params, base = load(args.inputs)
     rows, params = mean_over_seeds(rows, params)
     annotate(rows, params)
     out = args.out or os.path.join(base, "figures")
-    make_folder(out)
     setup_matplotlib()
     csv_path = sweep_csv(args.inputs)
     written = Written(sweep_source(csv_path) if csv_path else None)
-    for name, draw in FIGURES:
-        try:
-            reason = draw(rows, out, written)
-        except TooManyPanels as error:
-            plt.close("all")
-            reason = str(error)
-        if reason:
-            print(f"skipped {name}: {reason}")
+    with figures_folder(out, written):
+        for name, draw in FIGURES:
+            try:
+                reason = draw(rows, out, written)
+            except TooManyPanels as error:
+                plt.close("all")
+                reason = str(error)
+            if reason:
+                print(f"skipped {name}: {reason}")
     for path in written:
         print(f"wrote {path}")
     return 0

@@ -212,13 +212,13 @@ with tempfile.TemporaryDirectory() as work:
     check(result.returncode == 0 and os.path.isfile(os.path.join(out, "time_breakdown.png")),
           "a parameter that sets the worker count makes no panels or extra files")
 
-    # Failed points leave empty cells: a panel of them is left out, not a crash.
+    # Cells a point lacks are empty: a panel of them is left out, not a
+    # crash. (Its worker count every point has: refused below.)
     rows = synthetic_rows(full=False)
     for row in rows:
         if row["platform.link.bandwidth"] == "10Gbps":
             row["compute_s"] = ""
     rows[0]["communication_s"] = ""
-    rows[1]["workers"] = ""
     holes = os.path.join(work, "holes.csv")
     write_csv(holes, rows)
     out = os.path.join(work, "figures-holes")
@@ -227,7 +227,7 @@ with tempfile.TemporaryDirectory() as work:
     left_out = os.path.join(out, "time_breakdown_bandwidth-10Gbps.png")
     check(result.returncode == 0 and os.path.isfile(drawn) and not os.path.exists(left_out)
           and not result.stderr,
-          f"empty cells of failed points are drawn around, their panel left out "
+          f"empty cells a point lacks are drawn around, their panel left out "
           f"({result.stderr.strip()[-300:]})")
 
     # Bad input: exit 2, one line naming the file, and no figures folder.
@@ -247,6 +247,14 @@ with tempfile.TemporaryDirectory() as work:
     row[header.index("compute_s")] = "-0.05"
     empty_folder = os.path.join(work, "bad", "empty-folder")
     os.makedirs(empty_folder)
+    # A row without its worker count: three figures were written, then a
+    # traceback (the fidelity figure sorted None against a number).
+    no_workers = synthetic_rows(full=True)
+    no_workers[1]["workers"] = ""
+    write_csv(bad_file("no-workers.csv", b""), no_workers)
+    # A FIFO blocked the script for ever.
+    fifo = os.path.join(work, "bad", "fifo.csv")
+    os.mkfifo(fifo)
     cases = [
         ("a missing file", os.path.join(work, "nowhere.json"), ["nowhere.json"]),
         ("a folder with no results", empty_folder, ["empty-folder", "no sweep.csv or result.json"]),
@@ -274,6 +282,9 @@ with tempfile.TemporaryDirectory() as work:
         ("a row cut short",
          bad_file("short.csv", good_table + good_table.splitlines()[1][:60] + b"\n"),
          ["short.csv", "fewer fields than the header"]),
+        ("an empty workers cell", os.path.join(work, "bad", "no-workers.csv"),
+         ["no-workers.csv: line 3: workers: empty"]),
+        ("a FIFO as the sweep.csv", fifo, ["fifo.csv: not a regular file"]),
         ("a point twice (a row pasted again)",
          bad_file("twice.csv", good_table + good_table.splitlines()[1] + b"\n"),
          ["twice.csv", "again (first on line 2)"]),
@@ -365,6 +376,21 @@ check(len(set(colours)) == len(plot_module.STYLE)
       and set(COMPRESSORS + ["fp16", "bf16", "powersgd"]) <= set(plot_module.STYLE),
       "each of the thirteen compressors has its own colour")
 check(plot_module.style_of("topk") == ("#E69F00", "s"), "topk keeps Okabe-Ito orange")
+
+# A figure that could not be written left the folders made for it behind,
+# empty; one written keeps them.
+with tempfile.TemporaryDirectory() as work:
+    made = os.path.join(work, "a", "b")
+    try:
+        with plot_module.figures_folder(made, plot_module.Written()):
+            raise OSError("the first figure cannot be written")
+    except OSError:
+        pass
+    written = plot_module.Written()
+    with plot_module.figures_folder(os.path.join(work, "c", "d"), written):
+        written.append("x.pdf")
+    check(os.listdir(work) == ["c"] and os.path.isdir(os.path.join(work, "c", "d")),
+          f"the folders made for figures go when none was written: {os.listdir(work)}")
 
 # Each of the fourteen fitted kernels and the derived low_rank_product has
 # its own colour in a time breakdown, not one of eight taken in turn; one of

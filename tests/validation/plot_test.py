@@ -6,8 +6,9 @@ simulated on y, the y = x line through the panel, and each side's phases
 stacked to its whole iteration in ms; skips the phase figure
 for comparisons without training, saying so; and refuses a file that is not
 a comparison, or a bad one (missing, empty, malformed, non-UTF-8, wrong
-fields), with exit 2, one line and no figures folder, checking every input
-before it draws anything; an output folder it cannot make is exit 1, one line.
+fields, a --stem too long for a file name), with exit 2, one line and no
+figures folder, checking every input before it draws anything; an output
+folder it cannot make is exit 1, one line.
 
 A sweep's compression ratio, where its results lack one, is the dense
 row's bytes over the compressed row's.
@@ -131,6 +132,13 @@ with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", reports[0], "--out", out],
                               capture_output=True, text=True)
         refusal(done, what, ["cannot create folder"], status=1)
+    # A stem too long for a file name: "cannot write" once drawn, exit 1,
+    # and the folder made for the figures left behind, empty.
+    out = os.path.join(tmp, "long-stem")
+    done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", reports[0], "--out", out,
+                           "--stem", "x" * 300], capture_output=True, text=True)
+    refusal(done, "--stem of 300 bytes", ["--stem: 300 bytes: too long for a file name"],
+            absent=[out])
 
 # What the figures show, drawn in this process: one comparison with a
 # collective (measured 1 s, simulated 2 s) and a training run (30 ms
