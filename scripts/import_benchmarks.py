@@ -44,7 +44,8 @@ simulates and are refused.
 The cluster is a platform description, from a file (`--cluster`, any
 topology of platforms/README.md) or a star of --nodes machines (default:
 the ranks) with --bandwidth and --latency per link. Bad input (a log without
-result rows or not UTF-8 text, an unknown collective or algorithm, logs of
+result rows or not UTF-8 text, a result row whose size, count or time is no
+number or a time below 1 ps, an unknown collective or algorithm, logs of
 different rank counts, a size, count, bandwidth or latency gcsim would
 refuse, a cluster without a field its topology needs or with fewer workers
 than the logs' ranks, a star's options beside --cluster, an --out that names
@@ -83,9 +84,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
-from script_input import (BadInput, Parser, bandwidth_ok, checked_size, integer_in,  # noqa: E402
-                          is_json_number, json_kind, latency_ok, read_json_object,
-                          refuse_output_over_inputs, run_script)
+from script_input import (SHORTEST_SECONDS, BadInput, Parser, bandwidth_ok,  # noqa: E402
+                          checked_size, integer_in, is_json_number, json_kind, latency_ok,
+                          open_input, read_json_object, refuse_output_over_inputs, run_script)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
@@ -121,7 +122,7 @@ def text_option(accepts, wanted):
 
 def read_text(path):
     try:
-        with open(path, encoding="utf-8") as f:
+        with open_input(path) as f:
             return f.read()
     except OSError as error:
         raise BadInput(f"{path}: cannot read: {error.strerror or error}")
@@ -146,13 +147,19 @@ def repetitions(path, text):
     return int(text)
 
 
-def positive_seconds(path, size, value, scale):
-    # gcsim reads measured times up to 1e9 s (json_reader.hpp's kLongestSeconds);
-    # an infinite one would also be written as JSON's invalid "Infinity".
+def positive_seconds(path, size, value, scale, where=None):
+    """value * scale seconds, a time gcsim reads: in [1 ps, 1e9 s]
+    (json_reader.hpp's kLongestSeconds; an infinite one would also be written
+    as JSON's invalid "Infinity", and one below 1 ps as 0, which gcsim
+    refuses). `where` ("line 24") goes before the size in the message."""
+    at = f"{path}: {where + ': ' if where else ''}size {size}"
     if not value > 0:
-        raise BadInput(f"{path}: size {size}: time {value} is not positive")
+        raise BadInput(f"{at}: time {value} is not positive")
     if not value * scale <= 1e9:
-        raise BadInput(f"{path}: size {size}: time {value} is not a finite time under 1e9 s")
+        raise BadInput(f"{at}: time {value} is not a finite time under 1e9 s")
+    if value * scale < SHORTEST_SECONDS:
+        unit = {1e-6: " us", 1e-9: " ns"}.get(scale, "")
+        raise BadInput(f"{at}: time {value}{unit} is below 1 ps, the shortest time gcsim reads")
     return value * scale
 
 
@@ -393,10 +400,10 @@ def parse_nccl_tests_text(path, lines, in_place, kind):
             continue
         if not words or columns is None:
             continue
-        try:
-            size, micros = int(words[columns["size"]]), float(words[columns["time"]])
-        except (ValueError, IndexError):
-            continue  # a row the test marked N/A, or a line that is not a result
+        row = nccl_row(path, number, words, columns)
+        if row is None:
+            continue  # a line that is not a result (NCCL's INFO lines)
+        size, micros = row
         if columns.get("wrong") is not None and columns["wrong"] < len(words):
             wrong = words[columns["wrong"]]
             if wrong.isdigit() and int(wrong) > 0:
@@ -407,7 +414,8 @@ def parse_nccl_tests_text(path, lines, in_place, kind):
         check_row_is(path, f"line {number}", kind, size, said)
         last_row = number
         if size != 0:  # nccl-tests prints 0-byte rows for sizes below one element
-            rows.append(Row(positive_bytes(path, size), positive_seconds(path, size, micros, 1e-6),
+            rows.append(Row(positive_bytes(path, size),
+                            positive_seconds(path, size, micros, 1e-6, f"line {number}"),
                             iterations and iterations * launches, None,
                             tuple(said[key] for key in ("type", "redop", "root"))))
     if not rows:
@@ -420,6 +428,37 @@ def parse_nccl_tests_text(path, lines, in_place, kind):
                        f"finish or the log was cut (its last row, line {last_row}, may be cut "
                        f"too); import a finished run's whole output")
     return len(numbers), rows
+
+
+def nccl_row(path, number, words, columns):
+    """(size, microseconds) of the nccl-tests text line `number` (its words)
+    when it is a result row: as many words as the header has names, or a
+    whole number first, in the size column. None for other lines (NCCL's
+    INFO lines among the rows). BadInput naming the line and the column for
+    a row with a size or count that is not a whole number of at least 0, or
+    a time, algbw or busbw that is no number: such a row was left out of
+    the import without a word."""
+    names, at_size = columns["names"], columns["size"]
+    if len(words) != len(names) and not (
+            at_size < len(words) and re.fullmatch(r"[-+]?[0-9]+", words[at_size])):
+        return None
+    for at, name in enumerate(names):
+        text = words[at] if at < len(words) else None
+        if name in ("size", "count"):
+            if text is None or not re.fullmatch(r"[0-9]+", text):
+                raise BadInput(f"{path}: line {number}: {name}: "
+                               + ("missing (a row cut short?)" if text is None else
+                                  f"{text[:20]!r} is not a whole number of "
+                                  f"{'bytes' if name == 'size' else 'elements'}"))
+        elif name in ("time", "algbw", "busbw") and (at == columns["time"] or text is not None):
+            try:
+                float(text)
+            except (TypeError, ValueError):
+                raise BadInput(f"{path}: line {number}: {name}"
+                               + (f" (column {at + 1})" if names.count(name) > 1 else "") + ": "
+                               + ("missing (a row cut short?)" if text is None else
+                                  f"{text[:20]!r} is not a number"))
+    return int(words[at_size]), float(words[columns["time"]])
 
 
 def parse_nccl_tests_json(path, text, in_place, kind):
@@ -517,6 +556,9 @@ def parse_nccl_tests_json(path, text, in_place, kind):
         if not isinstance(result, dict):
             fail(at, f"expected a result object, got {json_kind(result)}")
         size = count_at(result, "size", at, 0, MAX_BYTES)
+        count = result.get("count")
+        if is_json_number(count) and not (is_count(count) and count >= 0):
+            fail(f"{at}/count", f"{count} is not a whole number of elements")
         said = {key: str(result[key]).strip() if isinstance(result.get(key), (str, int))
                 and not isinstance(result.get(key), bool) else None
                 for key in NCCL_ROW_COLUMNS}
@@ -581,7 +623,8 @@ def nccl_columns(path, words, label, in_place):
     else:
         chosen = 0
     columns = {"size": words.index("size"), "time": times[chosen],
-               "wrong": wrongs[chosen] if chosen < len(wrongs) else None}
+               "wrong": wrongs[chosen] if chosen < len(wrongs) else None,
+               "names": words}
     for key in ("redop", "root", "type", "count"):
         if key in words:
             columns[key] = words.index(key)
@@ -643,15 +686,28 @@ def parse_gloo(path):
             continue
         if unit is None or len(words) != (7 if old_table else 8):
             continue
-        try:
-            if old_table:
-                elements, p50, least, most = int(words[0]), float(words[2]), float(words[1]), \
-                    float(words[4])
-                rate = float(words[5])
-            else:
-                size, p50 = int(words[0]), float(words[3])
-        except ValueError:
-            continue
+        if not re.match(r"[-+]?([0-9]|\.[0-9]|nan|inf)", words[0], re.IGNORECASE):
+            continue  # not a result row (a message after the table)
+        # A result row with a number that is none was left out without a word.
+        names = (["elements", "min", "p50", "p99", "max", "avg"] if old_table else
+                 ["size", "elements", "min", "p50", "p99", "max", "bandwidth"])
+        for at, name in enumerate(names):
+            whole = name in ("size", "elements")
+            try:
+                # A negative one is positive_bytes' to refuse, saying the range.
+                good = bool(re.fullmatch(r"-?[0-9]+", words[at])) if whole else \
+                    float(words[at]) is not None
+            except ValueError:
+                good = False
+            if not good:
+                raise BadInput(f"{path}: line {number}: {name}: {words[at][:20]!r} is not a "
+                               f"{'whole ' if whole else ''}number")
+        if old_table:
+            elements, p50, least, most = int(words[0]), float(words[2]), float(words[1]), \
+                float(words[4])
+            rate = float(words[5])
+        else:
+            size, p50 = int(words[0]), float(words[3])
         if old_table:
             size = 4 * elements
             # The mean rate is the floats' bytes over the mean time, which
@@ -667,7 +723,8 @@ def parse_gloo(path):
                                    f"{'ns' if unit == 1e-9 else 'us'} as 4-byte floats, outside "
                                    f"its min {least:g} and max {most:g}: not a table of float "
                                    f"elements")
-        rows.append((positive_bytes(path, size), positive_seconds(path, size, p50, unit),
+        rows.append((positive_bytes(path, size),
+                     positive_seconds(path, size, p50, unit, f"line {number}"),
                      repetitions(path, words[6 if old_table else 7])))
     if benchmark is None:
         raise BadInput(f"{path}: no benchmark title (is this the output of gloo's benchmark "

@@ -11,9 +11,10 @@ unit, size convention or broadcast model shows as an error of percents.
 Also: the in-place column, the iteration counts, and bad input (exit 2, one
 line naming the file), including 90 seeded mutations of a log (never a
 traceback or a file gcsim cannot read), times that are nan, infinite,
-negative or 0, logs that are not UTF-8, bad processes=, sizes and counts,
-bad options (numbers, bandwidths, latencies, unknown ones) and clusters
-without their required fields. nccl-tests' -J JSON of a run imports as its
+negative, 0 or below 1 ps, a result row's size, count or time that is no
+number (or a negative count), logs that are not UTF-8, bad processes=,
+sizes and counts, bad options (numbers, bandwidths, latencies, unknown
+ones) and clusters without their required fields. nccl-tests' -J JSON of a run imports as its
 log does; its per-iteration times become samples; -N's cycles one point, -G's
 launches repetitions; grouped (-m) and cputime (-C) runs are refused, and 80
 seeded damages of a JSON file never end in a traceback.
@@ -610,9 +611,9 @@ with tempfile.TemporaryDirectory() as tmp:
     # Mutated logs (lines deleted, duplicated or cut short; a number made
     # nan, 1e309, -1, 0 or a word), seeded: every import exits 0 with a
     # measured run gcsim validate reads (exit 0 or 2, never a crash), or 2
-    # with one line and nothing written; never a traceback. (A row that does
-    # not parse is skipped, as nccl-tests' N/A rows are; one that parses to a
-    # time that is not positive and finite is refused.)
+    # with one line and nothing written; never a traceback. (A result row
+    # with a number that does not parse, or a time that is not positive and
+    # finite, is refused; a line that is no result row is skipped.)
     rng = random.Random(7)
     sources = [("nccl-tests", "allreduce", log_text("allreduce")),
                ("gloo", None, gloo_log_text("allgather_ring", "allgather"))]
@@ -672,6 +673,58 @@ with tempfile.TemporaryDirectory() as tmp:
         check(done.returncode == 2 and len(said) == 1 and named in said[0]
               and not os.path.exists(out),
               f"a time of {value}: exit 2 with one line naming it (got {done.returncode}: {said})")
+    # A result row with a number that is not one: left out without a word
+    # (a size or time of x, nan or inf; a count of x or -1), or a time below
+    # 1 ps written as 0. Refused, naming the line and the column.
+    line = rows[1] + 1
+    for column, value, options, named in (
+            (0, "x", [], f"line {line}: size: 'x' is not a whole number of bytes"),
+            (0, "nan", [], f"line {line}: size: 'nan'"),
+            (1, "-1", [], f"line {line}: count: '-1' is not a whole number of elements"),
+            (1, "x", [], f"line {line}: count: 'x'"),
+            (5, "x", [], f"line {line}: time (column 6): 'x' is not a number"),
+            (5, "x", ["--in-place"], f"line {line}: time (column 6): 'x'"),
+            (5, "1e-320", [], f"line {line}: size {SIZES[0]}: time 1e-320 us is below 1 ps")):
+        lines = log_text("allreduce").splitlines()
+        words = lines[rows[1]].split()
+        words[column] = value
+        lines[rows[1]] = "  ".join(words)
+        mutated = write_lines(os.path.join(tmp, f"row-{column}-{value}.log"), lines)
+        out = os.path.join(tmp, f"row-{column}-{value}.json")
+        done = run_import(tmp, "nccl-tests", f"allreduce={mutated}", "--bandwidth", "10Gbps",
+                          "--latency", "15us", "--out", out, *options)
+        said = done.stderr.strip().splitlines()
+        check(done.returncode == 2 and len(said) == 1 and named in said[0]
+              and not os.path.exists(out),
+              f"column {column + 1} of a row {value} {' '.join(options)}: exit 2 with one line "
+              f"naming it (got {done.returncode}: {said})")
+
+    # The same in gloo's table: a p50 or p99 of x in one of its rows.
+    for column, name in ((3, "p50"), (4, "p99")):
+        lines = gloo_log_text("allgather_ring", "allgather").splitlines()
+        at = next(i for i, line in enumerate(lines) if line.split()[:1] == [str(SIZES[1] // 4)])
+        words = lines[at].split()
+        words[column] = "x"
+        lines[at] = "  ".join(words)
+        mutated = write_lines(os.path.join(tmp, f"gloo-{name}-x.log"), lines)
+        out = os.path.join(tmp, f"gloo-{name}-x.json")
+        done = run_import(tmp, "gloo", mutated, "--bandwidth", "10Gbps", "--latency", "15us",
+                          "--out", out)
+        said = done.stderr.strip().splitlines()
+        check(done.returncode == 2 and said == [f"import_benchmarks.py: {mutated}: line {at + 1}: "
+                                                f"{name}: 'x' is not a number"]
+              and not os.path.exists(out),
+              f"gloo: a {name} of x in a row: exit 2, one line naming it ({said})")
+
+    # A log that is a FIFO blocked the import for ever.
+    fifo = os.path.join(tmp, "fifo.log")
+    os.mkfifo(fifo)
+    done = subprocess.run(["/usr/bin/python3", IMPORT, "nccl-tests", f"allreduce={fifo}",
+                           "--bandwidth", "10Gbps", "--latency", "15us", "--out",
+                           os.path.join(tmp, "fifo.json")], capture_output=True, text=True,
+                          cwd=tmp, timeout=60)
+    check(done.returncode == 2 and done.stderr == f"import_benchmarks.py: {fifo}: not a regular "
+          f"file\n", f"a FIFO as a log: exit 2, one line ({done.stderr.strip()!r})")
 
     # Logs as they come from real clusters (tests/validation/data/README.md)
     # and from the launchers and builds nccl-tests' README suggests.
