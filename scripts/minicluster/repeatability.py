@@ -7,10 +7,12 @@
 Groups the measured runs by cluster (nodes and link rate) and prints, for
 every group of two runs or more: the run-to-run difference of the
 collectives of 4 MiB and more (geometric mean of |ln(a / b)| over every pair
-of runs and every point, as exp(.) - 1, the measure gcsim validate gives
-its errors in), the point that differs most, and each training run's mean
-iteration after the warm-up in every run. A model cannot be judged below
-the difference between two measurements of the same thing.
+of runs and every point both measured, the same collective, algorithm,
+ranks and size, as exp(.) - 1, the measure gcsim validate gives its errors
+in; or that there is none to compare), the point that differs most, and
+each training run's mean iteration after the warm-up in every run. A model
+cannot be judged below the difference between two measurements of the same
+thing.
 """
 import itertools
 import math
@@ -44,15 +46,22 @@ def main(argv):
     for (nodes, rate), runs in sorted(groups.items()):
         if len(runs) < 2:
             continue
-        points = [{(p["collective"], p["bytes"]): p["seconds"] for p in run["collectives"]
-                   if p["bytes"] >= LARGE} for _, run in runs]
+        # A point is the same in two runs only with the same algorithm and
+        # ranks; collectives are optional (a run of training alone).
+        points = [{(p["collective"], p.get("algorithm"), p["ranks"], p["bytes"]): p["seconds"]
+                   for p in run.get("collectives", []) if p["bytes"] >= LARGE}
+                  for _, run in runs]
         pairs = [(a[k], b[k]) for a, b in itertools.combinations(points, 2) for k in a if k in b]
         worst = max(((abs(math.log(a[k] / b[k])), k) for a, b in itertools.combinations(points, 2)
                      for k in a if k in b), default=(0.0, None))
         print(f"{nodes} nodes, {rate}: {len(runs)} runs ({', '.join(run.get('date', '?')[11:16] for _, run in runs)} UTC)")
         if pairs:
+            most = 100 * (math.exp(worst[0]) - 1)
             print(f"  collectives >= 4 MiB, run to run: {100 * geomean(pairs):.1f}% "
-                  f"(most: {worst[1][0]} {worst[1][1] >> 20} MiB, {100 * (math.exp(worst[0]) - 1):.0f}%)")
+                  f"(most: {worst[1][0]} {worst[1][3] >> 20} MiB, {most:.0f}%)")
+        else:
+            print("  collectives >= 4 MiB: no point (collective, algorithm, ranks and size) "
+                  "measured in two of these runs: nothing to compare")
         names = [t["name"] for t in runs[0][1].get("training", [])]
         for name in names:
             means = [steady_mean(t) for _, run in runs for t in run.get("training", [])

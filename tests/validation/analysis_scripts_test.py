@@ -7,7 +7,8 @@ collective_models.py's model comparison (alpha-beta by message size further
 off held out than one alpha-beta line) and oracle (on the 2-node run, the
 oracle from the benchmark's means within 10% of every training iteration,
 from its medians over 10% short of one at least), repeatability.py's
-run-to-run differences (0.2% for the two 4-node 100 Mbit/s runs). On the
+run-to-run differences (0.2% for the two 4-node 100 Mbit/s runs; a run
+without collectives has none to compare, and says so). On the
 fair-queue runs (results/validation/), experiments.md's verdict on the
 overlap model: every ring size closer than alpha-beta at 100 Mbit/s, the
 broadcasts further off than the split fit at 1 Gbit/s; and both priced into
@@ -280,6 +281,19 @@ with tempfile.TemporaryDirectory() as tmp:
             failures.append(f"{script} --help: status {helped.returncode}, {helped.stdout[:100]!r}")
         for path, needle, _ in bad_inputs:  # after a good file: nothing printed for it either
             refused(script, [good, path], [f"{script}: {path}: ", needle])
+    # A run of training alone (no collectives, which gcsim validate reads)
+    # beside one of the same cluster with them: a KeyError traceback before.
+    with open(good) as f:
+        training_only = json.load(f)
+    del training_only["collectives"]
+    alone = bad_file("training-only.json", json.dumps(training_only))
+    done = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "repeatability.py"), good,
+                           alone], capture_output=True, text=True, timeout=60)
+    if (done.returncode != 0 or done.stderr
+            or "collectives >= 4 MiB: no point" not in done.stdout
+            or not re.search(r"dense\s+iteration: [\d.]+ / [\d.]+ ms", done.stdout)):
+        failures.append(f"repeatability.py, a run without collectives: status {done.returncode}, "
+                        f"{done.stdout[-300:]!r} {done.stderr.strip()[-300:]!r}")
     # A latency gcsim would not read (the check gcsim's units make, up to 1e9 s).
     far = json.loads(json.dumps(negative))
     far["collectives"][0]["seconds"] = 0.001
