@@ -8,8 +8,8 @@ e.g.   ... build/gcsim workloads/traces/cache/fmnist-resnet18-8w workloads/trace
 
 The two files appear together or not at all: they are written into a new
 folder beside OUT_DIR, which then replaces it. An OUT_DIR that holds anything
-else, or is SOURCE_TRACE, is refused (exit 2), as is a trace gcsim inspect
-refuses; nothing is written then.
+else, is SOURCE_TRACE or is inside it, is refused (exit 2), as is a trace
+gcsim inspect refuses; nothing is written then.
 """
 import argparse
 import json
@@ -40,12 +40,19 @@ def parse_args(argv):
             raise BadInput(f"{name}: expected a path, got ''")
     if not os.path.isdir(args.source):
         raise BadInput(f"SOURCE_TRACE {args.source}: not a trace folder")
+    # Links followed, as the writes would follow them; a folder inside the
+    # trace was written into it (and gcsim then read the statistics as
+    # part of the trace's folder).
+    source, out = os.path.realpath(args.source), os.path.realpath(args.out)
+    if out == source:
+        raise BadInput(f"OUT_DIR {args.out} is SOURCE_TRACE; the source trace's manifest "
+                       "would be rewritten")
+    if os.path.commonpath([source, out]) == source:
+        raise BadInput(f"OUT_DIR {args.out} is inside SOURCE_TRACE {args.source}; write the "
+                       "statistics-only trace outside the trace it is made from")
     if os.path.exists(args.out):
         if not os.path.isdir(args.out):
             raise BadInput(f"OUT_DIR {args.out}: not a folder")
-        if os.path.samefile(args.out, args.source):
-            raise BadInput(f"OUT_DIR {args.out} is SOURCE_TRACE; the source trace's manifest "
-                           "would be rewritten")
         others = sorted(set(os.listdir(args.out)) - set(OUTPUTS))
         if others:
             raise BadInput(f"OUT_DIR {args.out}: holds {', '.join(others[:3])}, not only "
@@ -82,7 +89,7 @@ def inspect(gcsim, source, iteration, report):
     except OSError as error:
         raise BadInput(f"GCSIM: cannot run {gcsim}: {error.strerror}") from error
     if done.returncode != 0:
-        said = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        said = (done.stderr.strip().splitlines() or ["no message (is GCSIM gcsim?)"])[-1]
         line = f"gcsim inspect {source} --iteration {iteration}: status {done.returncode}: {said}"
         if done.returncode == 2:
             raise BadInput(line)

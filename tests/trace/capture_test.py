@@ -16,8 +16,8 @@ fails): exit status 2 (1 for an output that cannot be written) and one line on
 stderr, no traceback, nothing written, and an earlier trace or statistics
 folder left as it was: a capture whose training fails (--lr 1e38) does not
 replace the old trace, --force does not replace a folder that is no trace,
-and make_stats_trace.py never rewrites its source nor an OUT_DIR holding
-another file; its statistics.json holds gcsim inspect's report of each
+and make_stats_trace.py never rewrites its source, writes inside it, nor
+an OUT_DIR holding another file; its statistics.json holds gcsim inspect's report of each
 iteration, every field.
 Usage: capture_test.py OUTDIR"""
 import filecmp
@@ -789,6 +789,9 @@ def stats_refusals(trace, scratch):
     os.makedirs(cluttered)
     with open(os.path.join(cluttered, "notes.txt"), "w") as stream:
         stream.write("mine\n")
+    # The source by another name: an OUT_DIR inside it was written there.
+    linked = os.path.join(scratch, "linked")
+    os.symlink(source, linked)
     for args, needles, status, what in [
             ([fake, source], ["OUT_DIR"], 2, "two arguments"),
             ([fake, os.path.join(scratch, "no-such-trace"), stats], ["no-such-trace"], 2,
@@ -801,6 +804,10 @@ def stats_refusals(trace, scratch):
             ([fake, source, "/proc/no-such-folder/out"], ["/proc/no-such-folder/out"], 1,
              "an OUT_DIR that cannot be made"),
             ([fake, source, source], ["SOURCE_TRACE"], 2, "OUT_DIR == SOURCE_TRACE"),
+            ([fake, source, os.path.join(source, "stats")], ["inside SOURCE_TRACE"], 2,
+             "an OUT_DIR inside SOURCE_TRACE"),
+            ([fake, source, os.path.join(linked, "deeper", "stats")], ["inside SOURCE_TRACE"], 2,
+             "an OUT_DIR inside SOURCE_TRACE through a link"),
             # Replaced whole, so a folder of anything else is not an OUT_DIR.
             ([fake, source, cluttered], ["cluttered", "notes.txt", "not replaced"], 2,
              "an OUT_DIR holding another file")]:
@@ -813,7 +820,7 @@ def stats_refusals(trace, scratch):
         failures.append("make_stats_trace.py: a refused OUT_DIR's own file was changed")
     leftovers = sorted(set(os.listdir(scratch)) - {"old", "a-file", "not-a-trace", "gcsim",
                                                    "gcsim-failing", "source", "stats", "empty",
-                                                   "cluttered"})
+                                                   "cluttered", "linked"})
     if leftovers:
         failures.append(f"make_stats_trace.py left {leftovers} behind")
     result = make("--help")
