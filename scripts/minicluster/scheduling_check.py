@@ -46,6 +46,17 @@
       transfer's time, and the rate they got together. Sharing the node's
       link fairly finishes both at about twice the lone time.
 
+  scheduling_check.py float16 [--nodes 4] [--rate 1000]   (root)
+      gloo's ring allreduce of the same bytes (1, 4 and 16 MiB) in float32
+      and in float16, as DDP's fp16 hook sends them, on the namespaced star:
+      the median of 7 (the slowest rank's time after a barrier) and their
+      ratio. gloo sums float16 element by element through software
+      conversions; where the sum outlasts a reduce-scatter step's transfer,
+      float16 is slower than float32 of the same bytes, and the float16
+      step gives the sum's time per element (reduce-scatter steps taking
+      the longer of transfer and sum, allgather steps the transfer), on a
+      core of its own (the ranks share the cores).
+
 Diagnostics behind results/validation/experiments.md; they write nothing.
 """
 
@@ -320,6 +331,74 @@ def check_collectives(nodes, rate, limit, gap_ms, python):
         print(f"  {collective:9s} {size:6d} B: " + ", ".join(cells))
 
 
+FLOAT16_SIZES = (1 << 20, 4 << 20, 16 << 20)
+
+
+def _float16_rank(rank, world, master, out):
+    import torch
+    import torch.distributed as dist
+    import worker
+    worker.init(rank, world, master)
+    rows = []
+    for size in FLOAT16_SIZES:
+        row = [size]
+        for dtype, width in ((torch.float32, 4), (torch.float16, 2)):
+            data = torch.ones(size // width, dtype=dtype)
+            times = []
+            for rep in range(8):
+                dist.barrier()
+                t0 = time.perf_counter()
+                dist.all_reduce(data)
+                elapsed = worker.all_max(time.perf_counter() - t0)
+                if rep > 0:  # the first warms up connections and buffers
+                    times.append(elapsed)
+            row.append(statistics.median(times))
+        rows.append(row)
+    if rank == 0:
+        write_json_atomically(out, rows, indent=None, newline=False)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def float16_sum_per_element(nodes, cores, size, float32_s, float16_s):
+    """The float16 sum's seconds per element on a core of its own, from a
+    ring allreduce of `size` bytes in both types. A float32 step is the
+    transfer of size/P bytes: float32_s / (2 (P-1)); a float16
+    reduce-scatter step the longer of that and the sum of size/(2P)
+    elements, shared with the other ranks on the cores. None where float16
+    is less than 5% slower: the sum hid under the transfer, and the few
+    percent two runs differ by would pass for it."""
+    if float16_s < 1.05 * float32_s:
+        return None
+    transfer = float32_s / (2 * (nodes - 1))
+    step = float16_s / (nodes - 1) - transfer
+    return step / (size / 2 / nodes) / max(1.0, nodes / cores)
+
+
+def check_float16(nodes, rate, python):
+    import netns
+    import run
+    ok, why = netns.can_create_namespaces()
+    if not ok:
+        sys.exit(f"scheduling_check.py: cannot create network namespaces: {why}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "rows.json")
+        with netns.Cluster(nodes, rate) as cluster:
+            run.run_job(cluster, lambda r: [python, os.path.abspath(__file__), "_float16_rank",
+                                            str(r), str(nodes), cluster.addresses[0], out], 900)
+        with open(out) as f:
+            rows = json.load(f)
+    cores = os.cpu_count()
+    print(f"{nodes} ranks, {rate:g} Mbit/s, {cores} cores: ring allreduce of the same bytes, "
+          f"median of 7 (ms)")
+    for size, float32_s, float16_s in rows:
+        alone = float16_sum_per_element(nodes, cores, size, float32_s, float16_s)
+        said = ("the sum hidden under the transfer" if alone is None else
+                f"float16 sum {alone * 1e9:.1f} ns per element on a core of its own")
+        print(f"  {size >> 20:2d} MiB: float32 {float32_s * 1e3:7.1f}, float16 "
+              f"{float16_s * 1e3:7.1f} ({float16_s / float32_s:.2f}x): {said}")
+
+
 FLOW_PORT = 29600
 
 
@@ -399,7 +478,7 @@ def check_flows(rate, megabytes, repeats):
 def main(argv):
     # The ranks' and flows' own entries, started by the checks below (internal).
     internal = {"_rank": ("RANK P MASTER OUT GAP_S", 6), "_flow_receive": ("", 1),
-                "_flow_send": ("ADDRESS BYTES", 3)}
+                "_flow_send": ("ADDRESS BYTES", 3), "_float16_rank": ("RANK P MASTER OUT", 5)}
     if argv and argv[0] in internal:
         words, count = internal[argv[0]]
         try:
@@ -407,6 +486,8 @@ def main(argv):
                 raise ValueError
             if argv[0] == "_rank":
                 rank, world, gap = int(argv[1]), int(argv[2]), float(argv[5])
+            elif argv[0] == "_float16_rank":
+                rank, world = int(argv[1]), int(argv[2])
             elif argv[0] == "_flow_send":
                 nbytes = int(argv[2])
         except ValueError:
@@ -415,6 +496,8 @@ def main(argv):
             sys.exit(2)
         if argv[0] == "_rank":
             _collectives_rank(rank, world, argv[3], argv[4], gap)
+        elif argv[0] == "_float16_rank":
+            _float16_rank(rank, world, argv[3], argv[4])
         elif argv[0] == "_flow_send":
             _flow_send(argv[1], nbytes)
         else:
@@ -433,6 +516,11 @@ def main(argv):
     collectives.add_argument("--python", default=PYTHON,
                              help="interpreter with torch that runs the ranks (default: Debian's)")
     sub.add_parser("memory")
+    float16 = sub.add_parser("float16")
+    float16.add_argument("--nodes", type=int, default=4)
+    float16.add_argument("--rate", type=int, default=1000, help="Mbit/s")
+    float16.add_argument("--python", default=PYTHON,
+                         help="interpreter with torch that runs the ranks (default: Debian's)")
     flows = sub.add_parser("flows")
     flows.add_argument("--rate", type=float, default=1000, help="Mbit/s")
     flows.add_argument("--megabytes", type=float, default=64)
@@ -450,6 +538,14 @@ def main(argv):
         check_flows(args.rate, args.megabytes, args.repeats)
     elif args.check == "memory":
         check_memory()
+    elif args.check == "float16":
+        if not 2 <= args.nodes <= 16:
+            float16.error(f"--nodes: {args.nodes} is not 2..16")
+        if not 0 < args.rate <= 1000:
+            float16.error(f"--rate: {args.rate} is not in (0, 1000] Mbit/s")
+        if not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
+            float16.error(f"--python: {args.python} is not an executable file")
+        check_float16(args.nodes, args.rate, args.python)
     elif args.check == "compute":
         check_compute(parse_ranks(args.ranks, compute))
     else:

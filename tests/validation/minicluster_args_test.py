@@ -117,9 +117,14 @@ for args, option in [(["collectives", "--nodes", "1"], "--nodes"),
                      (["compute", "--ranks", "0"], "--ranks"),
                      (["compute", "--ranks=-2"], "--ranks"),
                      (["compute", "--ranks", "2,,4"], "--ranks"),
-                     (["flows", "--rate", "0"], "--rate")]:
+                     (["flows", "--rate", "0"], "--rate"),
+                     (["float16", "--nodes", "1"], "--nodes"),
+                     (["float16", "--rate", "2000"], "--rate"),
+                     (["float16", "--python", "/nonexistent"], "--python")]:
     refused("scheduling_check.py", args, [f"scheduling_check.py: {args[0]}: {option}: "])
 refused("scheduling_check.py", ["_rank", "0"], ["scheduling_check.py: usage (internal)"])
+refused("scheduling_check.py", ["_float16_rank", "x", "4", "10.77.0.1", "out.json"],
+        ["scheduling_check.py: usage (internal)"])
 
 # worker.py: internal, but never a traceback. (Only command lines that no
 # version of it could start a rank's connection with.)
