@@ -381,6 +381,9 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     index.rethrow(error, "");
   }
   scenario.resolved = document;
+  // The name the run goes by (its default folder's) is what result.json and
+  // the printed title say, given or not.
+  scenario.resolved["name"] = scenario.name;
   return scenario;
 }
 

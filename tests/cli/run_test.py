@@ -195,6 +195,21 @@ with tempfile.TemporaryDirectory() as work:
     check(default.returncode == 0 and default.stdout == "", "--quiet prints nothing")
     check(os.path.exists(os.path.join(work, "results", "quickstart", "result.json")),
           "the default output folder is results/<scenario name>/")
+    # Without a name the run goes by its file's: the title line and
+    # result.json said none.
+    with open(QUICKSTART) as handle:
+        nameless = json.load(handle)
+    del nameless["name"]
+    for key in ("platform", "workload", "device"):
+        nameless[key] = os.path.join(ROOT, nameless[key])
+    with open(os.path.join(work, "nameless.json"), "w") as handle:
+        json.dump(nameless, handle)
+    titled = gcsim("run", "nameless.json", "--set", "training.iterations=1", cwd=work)
+    with open(os.path.join(work, "results", "nameless", "result.json")) as handle:
+        named = json.load(handle)["scenario"].get("name")
+    check(titled.returncode == 0 and titled.stdout.startswith("gcsim: nameless | ")
+          and named == "nameless",
+          f"a scenario without a name goes by its file's: {titled.stdout[:40]!r}, {named!r}")
 
     # A --set inside an object another --set replaces applies in either
     # order: the platform file given second silently undid platform.nodes.
