@@ -20,13 +20,32 @@ port's side, the switch, stays one FIFO.
 Nothing here touches the host's interfaces, routes or addresses: links are
 created inside the bridge namespace and their peers moved straight into the
 node namespaces. Cluster is a context manager that always tears down (and
-run.py turns SIGINT/SIGTERM into an exception so that it does).
+run.py turns SIGINT/SIGTERM into an exception so that it does); a command
+that fails while it builds comes out as a ClusterError, one line naming it.
 """
 
 import os
 import subprocess
 
 SUBNET = "10.77.0"
+
+
+class ClusterError(RuntimeError):
+    """A command that builds the cluster failed: one line saying which and
+    why (its __cause__ is the CalledProcessError). run.py and
+    scheduling_check.py print it, exit 1."""
+
+
+def _failure(error):
+    """The ClusterError of a failed command, a hint where a namespace of
+    that name is already there (a run killed by SIGKILL cannot delete its
+    own, and a later process of the same id then cannot build)."""
+    said = (error.stderr or b"").decode(errors="replace").strip().splitlines()
+    line = f"`{' '.join(error.cmd)}` failed: {said[-1] if said else f'status {error.returncode}'}"
+    if error.cmd[:3] == ["ip", "netns", "add"] and "exists" in line:
+        line += (f" (left by a run that was killed? if none is running, `ip netns del "
+                 f"{error.cmd[3]}`)")
+    return ClusterError(line)
 
 
 def _ip(*args):
@@ -89,6 +108,9 @@ class Cluster:
     def __enter__(self):
         try:
             self._up()
+        except subprocess.CalledProcessError as error:
+            self.down()
+            raise _failure(error) from error
         except BaseException:
             self.down()
             raise

@@ -306,6 +306,7 @@ def main(argv):
 
 if __name__ == "__main__":
     try:
-        run_script(main, sys.argv[1:], failures=(JobFailed,))  # the namespaces are gone by then
+        # The namespaces are gone by then.
+        run_script(main, sys.argv[1:], failures=(JobFailed, netns.ClusterError))
     except KeyboardInterrupt as why:
         sys.exit(f"run.py: stopped ({why or 'interrupted'}); nothing written")

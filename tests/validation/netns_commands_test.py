@@ -193,12 +193,26 @@ for error in (subprocess.CalledProcessError(1, ["ip"], b"", b"RTNETLINK answers:
             raised = raised_by(lambda: netns.Cluster(3, RATE, prefix="gct").__enter__(), recorder)
             made, gone = added(recorder.calls), deleted(recorder.calls)
             own = {"gct-br", "gct-n0", "gct-n1", "gct-n2"}
-            check(raised is error and set(made) <= set(gone) <= own
+            # A failed command comes as one line naming it (ClusterError).
+            passed_on = raised is error or (isinstance(raised, netns.ClusterError)
+                                            and raised.__cause__ is error)
+            check(passed_on and set(made) <= set(gone) <= own
                   and (not refused or set(gone) == set(made)),
                   f"{type(error).__name__} at command {fail_at} of building "
                   f"({'after' if kind is InterruptedAfter else 'before'} it ran): passed on "
                   f"({raised!r}), the {len(made)} namespaces made so far deleted ({gone})")
 
+
+# A namespace of the same name left by a run that was killed (SIGKILL: no
+# teardown) stopped the next run of that process id with a traceback.
+exists = subprocess.CalledProcessError(
+    1, ["ip", "netns", "add", "gct-br"], b"",
+    b'Cannot create namespace file "/run/netns/gct-br": File exists\n')
+raised = raised_by(lambda: netns.Cluster(3, RATE, prefix="gct").__enter__(), Recorder(1, exists))
+check(isinstance(raised, netns.ClusterError) and str(raised) == (
+    '`ip netns add gct-br` failed: Cannot create namespace file "/run/netns/gct-br": File exists '
+    "(left by a run that was killed? if none is running, `ip netns del gct-br`)"),
+      f"a namespace already there: one line naming it and how to delete it ({raised})")
 
 # A second signal during the teardown (run.py makes SIGTERM a
 # KeyboardInterrupt): it is raised once every namespace is deleted.
