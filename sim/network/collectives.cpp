@@ -139,8 +139,11 @@ struct Ring {
 // `block_bytes(b)` weighs block b. In a reduce-scatter the blocks are the
 // chunks being summed (member i ends with chunk (i + 1) mod M); in an
 // allgather they are the members' contributions.
+// With a `sum` that costs, each step also sums the block it receives, (i - s
+// - 1) mod M, on the rank's compute host while the transfer runs.
 template <typename BlockBytes>
-void ring_pass(Group& group, Ring ring, int position, const BlockBytes& block_bytes) {
+void ring_pass(Group& group, Ring ring, int position, const BlockBytes& block_bytes,
+               const SumCost& sum = {}) {
   const int size = ring.size;
   if (size < 2)
     return;
@@ -149,7 +152,18 @@ void ring_pass(Group& group, Ring ring, int position, const BlockBytes& block_by
   sg4::Mailbox* from_left = group.mailbox(ring.rank((position + size - 1) % size), rank);
   for (int step = 0; step < size - 1; ++step) {
     int block = ((position - step) % size + size) % size;
+    if (sum.seconds_per_byte <= 0) {
+      exchange(group, rank, to_right, block_bytes(block), from_left);
+      continue;
+    }
+    assert(sum.cpu != nullptr && "a costed sum runs on a host");
+    const double summed = static_cast<double>(block_bytes((block + size - 1) % size));
+    sg4::ExecPtr work =
+        sg4::this_actor::exec_init(summed * sum.seconds_per_byte * sum.cpu->get_speed())
+            ->set_host(sum.cpu);
+    work->start();
     exchange(group, rank, to_right, block_bytes(block), from_left);
+    work->wait();
   }
 }
 
@@ -164,8 +178,9 @@ auto held_chunk(uint64_t bytes, int parts) {
   return [bytes, parts](int block) { return chunk_bytes(bytes, parts, (block + 1) % parts); };
 }
 
-void allreduce_over(Group& group, Ring ring, int position, uint64_t bytes) {
-  ring_pass(group, ring, position, summed_chunk(bytes, ring.size));
+void allreduce_over(Group& group, Ring ring, int position, uint64_t bytes,
+                    const SumCost& sum = {}) {
+  ring_pass(group, ring, position, summed_chunk(bytes, ring.size), sum);
   ring_pass(group, ring, position, held_chunk(bytes, ring.size));
 }
 
@@ -183,8 +198,8 @@ void ring_allgather(Group& group, int rank, uint64_t bytes_per_rank) {
   ring_pass(group, whole(group), rank, [bytes_per_rank](int) { return bytes_per_rank; });
 }
 
-void ring_allreduce(Group& group, int rank, uint64_t bytes) {
-  allreduce_over(group, whole(group), rank, bytes);
+void ring_allreduce(Group& group, int rank, uint64_t bytes, const SumCost& sum) {
+  allreduce_over(group, whole(group), rank, bytes, sum);
 }
 
 void ring_allgatherv(Group& group, int rank, const std::vector<uint64_t>& bytes_per_rank) {

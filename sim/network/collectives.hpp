@@ -66,9 +66,20 @@ void receive(const Group& group, int rank, int from);
 /// Sends to `to` while receiving from `from`; returns when both are done.
 void send_receive(Group& group, int rank, int to, uint64_t send_bytes, int from);
 
+/// The arithmetic of a reduction where it is not free: gloo sums float16 on
+/// the CPU element by element, slower than a link of 1 Gbit/s carries them.
+/// Each chunk a rank receives is summed on `cpu` (the rank's compute host,
+/// shared as its compute is) at `seconds_per_byte` of one core, beside the
+/// transfer, as gloo pipelines them: a reduce-scatter step takes the longer
+/// of the two. Zero: the sum is free (NCCL on GPUs, float32 on CPUs).
+struct SumCost {
+  simgrid::s4u::Host* cpu = nullptr;
+  double seconds_per_byte = 0;
+};
+
 /// Ring allreduce of `bytes` (reduce-scatter then allgather): 2(P-1) steps
-/// of bytes/P.
-void ring_allreduce(Group& group, int rank, uint64_t bytes);
+/// of bytes/P; the reduce-scatter's sums cost `sum`.
+void ring_allreduce(Group& group, int rank, uint64_t bytes, const SumCost& sum = {});
 /// Ring reduce-scatter of `bytes` in total: P-1 steps of bytes/P.
 void ring_reduce_scatter(Group& group, int rank, uint64_t bytes);
 /// Ring allgather where every rank contributes `bytes_per_rank`.

@@ -79,6 +79,11 @@ struct PlatformSpec {
   // cores, so their compute shares them (0: every worker has a processor of
   // its own). A mini-cluster of network namespaces is such a machine.
   int shared_cores = 0;
+  // star only: seconds one core takes to sum a float16 element into another
+  // in a ring allreduce's reduce-scatter (gloo sums float16 on CPUs through
+  // software conversions, 12-25 ns; 0: free, as NCCL's on GPUs). Only the
+  // fp16 compressor's allreduce pays it.
+  double float16_sum_s = 0;
   // simgrid_xml
   std::string xml_file;
   NetworkModelSpec network;

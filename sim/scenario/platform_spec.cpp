@@ -131,10 +131,15 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
   // A field of another topology ("--set platform.servers=2" on a star) was
   // "unknown field", which sends one looking for a typo.
   static const std::pair<const char*, Topology> kOwnFields[] = {
-      {"shared_cores", Topology::star},        {"backbone", Topology::star},
-      {"servers", Topology::parameter_server}, {"server_link", Topology::parameter_server},
-      {"fat_tree", Topology::fat_tree},        {"gpus_per_node", Topology::multi_gpu},
-      {"gpu_link", Topology::multi_gpu},       {"xml", Topology::simgrid_xml}};
+      {"shared_cores", Topology::star},
+      {"backbone", Topology::star},
+      {"float16_sum", Topology::star},
+      {"servers", Topology::parameter_server},
+      {"server_link", Topology::parameter_server},
+      {"fat_tree", Topology::fat_tree},
+      {"gpus_per_node", Topology::multi_gpu},
+      {"gpu_link", Topology::multi_gpu},
+      {"xml", Topology::simgrid_xml}};
   for (const auto& [field, owner] : kOwnFields)
     if (spec.topology != owner && reader.has(field))
       reader.fail(field, "is a field of a " + std::string(net::topology_name(owner)) +
@@ -208,6 +213,7 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
     else
       reader.allow("backbone");
     spec.shared_cores = static_cast<int>(reader.integer_or("shared_cores", 1, 4096, 0));
+    spec.float16_sum_s = reader.duration_or("float16_sum", 0);
   } else if (spec.topology == Topology::parameter_server) {
     spec.servers = static_cast<int>(reader.integer("servers", 1, kMaxWorkers));
     spec.server_link = reader.has("server_link") ? read_link(reader, "server_link") : spec.link;

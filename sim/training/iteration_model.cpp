@@ -29,11 +29,12 @@ namespace {
 // the dense buckets' and a compressor's steps that leave the algorithm to
 // the run. `ranks_per_node`: consecutive ranks on one machine, which the
 // trees and the hierarchical rings follow.
+// `sum`: what the ring's sums cost (the other algorithms' are free).
 void allreduce(AllreduceAlgorithm algorithm, net::Group& group, int rank, uint64_t bytes,
-               int ranks_per_node) {
+               int ranks_per_node, const net::SumCost& sum = {}) {
   switch (algorithm) {
   case AllreduceAlgorithm::ring:
-    net::ring_allreduce(group, rank, bytes);
+    net::ring_allreduce(group, rank, bytes, sum);
     return;
   case AllreduceAlgorithm::recursive_doubling:
     net::recursive_doubling_allreduce(group, rank, bytes);
@@ -298,6 +299,16 @@ private:
   }
   bool compute_is_shared() const { return compute_host(0) != nullptr; }
 
+  // What a compressed step's ring sums cost worker `worker`: on the host it
+  // computes on (its own where nothing shares it).
+  net::SumCost sum_cost(int worker) const {
+    if (plan_.allreduce_sum_s_per_byte <= 0)
+      return {};
+    sg4::Host* host = compute_host(worker);
+    return {host != nullptr ? host : platform_.workers[static_cast<size_t>(worker)],
+            plan_.allreduce_sum_s_per_byte};
+  }
+
   // `seconds` of one core's compute on worker `worker`: a sleep, or an
   // execution on its compute host, where it takes longer while other
   // executions share that host (more workers than cores, or a kernel beside
@@ -548,7 +559,7 @@ private:
     const uint64_t my_bytes = step.bytes.empty() ? 0 : step.bytes[static_cast<size_t>(local_rank)];
     switch (step.kind) {
     case StepPlan::Kind::allreduce_ring:
-      net::ring_allreduce(group, local_rank, my_bytes);
+      net::ring_allreduce(group, local_rank, my_bytes, sum_cost(worker));
       break;
     case StepPlan::Kind::allreduce_recursive_doubling:
       net::recursive_doubling_allreduce(group, local_rank, my_bytes);
@@ -560,7 +571,7 @@ private:
       // The run's algorithm, as the dense buckets run it (or a ring).
       const int ranks_per_node = ranks_per_node_of(step);
       allreduce(compressor_allreduce(plan_.algorithm, ranks_per_node), group, local_rank, my_bytes,
-                ranks_per_node);
+                ranks_per_node, sum_cost(worker));
       break;
     }
     case StepPlan::Kind::allgather:

@@ -116,6 +116,9 @@ struct IterationPlan {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;
   /// A compressed run's `broadcast` steps'.
   BroadcastAlgorithm broadcast = BroadcastAlgorithm::binomial;
+  /// What summing a byte of a compressed run's ring `allreduce` steps costs
+  /// one core (net::SumCost): fp16 on a platform with a float16_sum.
+  double allreduce_sum_s_per_byte = 0;
   /// Consecutive ranks that share a machine (multi_gpu's GPUs per node):
   /// the hierarchical allreduce's inner rings, the tree's chains.
   int ranks_per_node = 1;

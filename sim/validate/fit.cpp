@@ -119,6 +119,8 @@ net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformS
   spec.link = {fit.bandwidth_Bps(), fit.alpha_s / 2};
   // The machine the ranks ran on is a fact of the run, not something fitted.
   spec.shared_cores = measured.topology == net::Topology::star ? measured.shared_cores : 0;
+  // So is its float16 sum (measured apart: scheduling_check.py float16).
+  spec.float16_sum_s = measured.topology == net::Topology::star ? measured.float16_sum_s : 0;
   // CM02 without factors: the fitted numbers are the effective ones already.
   spec.network = net::NetworkModelSpec{};
   return spec;
@@ -149,6 +151,11 @@ nlohmann::json platform_json(const net::PlatformSpec& spec, const FitResult& fit
                              {"network", {{"model", "CM02"}}}};
   if (spec.shared_cores > 0)
     platform["shared_cores"] = spec.shared_cores;
+  if (spec.float16_sum_s > 0) {
+    char sum[64];
+    std::snprintf(sum, sizeof sum, "%.6gns", spec.float16_sum_s * 1e9);
+    platform["float16_sum"] = sum;
+  }
   return platform;
 }
 

@@ -463,6 +463,10 @@ CASES = [
     # Ignored without a word: a layer spec has no captured workers.
     ("gradients.synthesis with a layer spec", scenario(gradients={"synthesis": "mean_scaling"}),
      {}, [], ["scenario.json: /gradients: only with a trace workload"]),
+    ("a negative float16 sum", with_platform(float16_sum="-1ns"), {}, [],
+     ["scenario.json: /platform/float16_sum:"]),
+    ("a float16 sum on a ring", with_platform(topology="ring", float16_sum="10ns"), {}, [],
+     ["scenario.json: /platform/float16_sum: is a field of a star platform"]),
     # A comment took any value (it is not simulated, but it is read).
     ("a comment that is a number", scenario(comment=5), {}, [],
      ["scenario.json: /comment: expected a string, got number 5"]),

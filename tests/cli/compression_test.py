@@ -407,6 +407,29 @@ with tempfile.TemporaryDirectory() as work:
                                               "micro_batch": 32, "scaled_to_batch": 64},
           f"result.json says the compute is the trace's capture times: {first['model'].get('compute_times')}")
 
+    # A platform's float16_sum (gloo's float16 sum on CPUs) slows fp16's
+    # allreduce, shared like compute on a machine's cores; dense and fp32
+    # compressors do not sum float16 and keep their times.
+    def on_cpus(sum_time):
+        platform = {"name": "cpus", "topology": "star", "nodes": 4, "shared_cores": 2,
+                    "link": {"bandwidth": "1Gbps", "latency": "50us"}}
+        if sum_time:
+            platform["float16_sum"] = sum_time
+        return {"platform": platform}
+    fp16_free, _ = run(work, {"name": "fp16"}, 4, extra=on_cpus(None), out="f16a")
+    fp16_summed, _ = run(work, {"name": "fp16"}, 4, extra=on_cpus("20ns"), out="f16b")
+    topk_summed, _ = run(work, {"name": "topk", "density": 0.01}, 4, extra=on_cpus("20ns"),
+                         out="f16c")
+    topk_free, _ = run(work, {"name": "topk", "density": 0.01}, 4, extra=on_cpus(None),
+                       out="f16d")
+    free, summed = fp16_free["summary"], fp16_summed["summary"]
+    check(summed["iteration_time_s"] > free["iteration_time_s"]
+          and summed["bytes_sent_per_worker"] == free["bytes_sent_per_worker"]
+          and summed["dense_iteration_time_s"] == free["dense_iteration_time_s"]
+          and topk_summed["summary"] == topk_free["summary"],
+          f"float16_sum slows fp16 alone: {free['iteration_time_s']} -> "
+          f"{summed['iteration_time_s']} s, dense and top-k as they were")
+
     # Timing-only replay: the schedule a compressed run writes, simulated
     # again without tensors, gives the same times on the same platform and
     # follows the network elsewhere; a worker-count mismatch is bad input.

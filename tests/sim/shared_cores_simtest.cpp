@@ -4,9 +4,13 @@
 // iteration's compute takes twice its one-core cost; when the workers take
 // turns (a compressed part's kernels on one worker only) nothing slows down.
 
+#include "sim/input/atomic_write.hpp"
 #include "sim/network/alpha_beta.hpp"
+#include "sim/network/forked.hpp"
 #include "sim/training/iteration_model.hpp"
 #include "tests/sim/test_platforms.hpp"
+
+#include <cstring>
 
 #include <doctest/doctest.h>
 
@@ -58,6 +62,67 @@ IterationPlan leader_plan(double kernel_s) {
 }
 
 } // namespace
+
+// gloo sums float16 on the CPU: each reduce-scatter step of fp16's ring
+// allreduce takes the longer of its transfer and its sum, the sum shared
+// like compute. A chunk of 300 kB at 100 ns a byte is 30 ms of one core,
+// its transfer 24 ms; the allgather's steps carry no sum.
+TEST_CASE("a costed sum bounds the ring's reduce-scatter steps") {
+  constexpr uint64_t kBytes = 1200000;
+  constexpr double kPerByte = 100e-9;
+  auto summed_plan = [&](double per_byte) {
+    IterationPlan plan = dense_plan();
+    plan.allreduce_sum_s_per_byte = per_byte;
+    for (int i = 0; i < plan.iterations; ++i) {
+      StepPlan step;
+      step.kind = StepPlan::Kind::allreduce;
+      step.label = "allreduce float16 gradient";
+      step.participants = {0, 1, 2, 3};
+      step.bytes = std::vector<uint64_t>(kWorkers, kBytes);
+      CompressionPart part;
+      part.ready_layer = 0;
+      part.kernels.resize(kWorkers);
+      part.steps.push_back(step);
+      plan.compressed.push_back({{part}});
+    }
+    return plan;
+  };
+  const net::alpha_beta::Cost cost{2 * kLatency, 1 / kBandwidth};
+  const double transfer = net::alpha_beta::ring_allgather(cost, kWorkers, kBytes / kWorkers) / 3;
+  const double one_core = kForward + kBackward + kOptimizer;
+  const double sum_alone = kBytes / kWorkers * kPerByte;
+  REQUIRE(sum_alone > transfer);
+  for (int cores : {0, 2}) {
+    CAPTURE(cores);
+    net::PlatformSpec platform =
+        testing::star_platform("one-machine", kWorkers, kBandwidth, kLatency);
+    platform.shared_cores = cores;
+    // Four workers on two cores: the sums, like the compute, at half a core.
+    const double share = cores == 0 ? 1.0 : 2.0;
+    // One SimGrid engine per process: each platform's runs in a child (this
+    // test comes first, while the process has none to hand down).
+    const net::ForkedResult child = net::run_forked(
+        [&](int fd) {
+          std::vector<double> times;
+          for (const RunResult& result :
+               simulate(platform, {summed_plan(0), summed_plan(kPerByte), summed_plan(1e-9)}))
+            for (const IterationRecord& record : result.iterations)
+              times.push_back(record.iteration_s);
+          return write_all(fd, times.data(), times.size() * sizeof(double)) ? 0 : 1;
+        },
+        net::ChildPipe::argument, 1 << 16);
+    REQUIRE_MESSAGE(child.exited(0), child.output);
+    std::vector<double> times(child.output.size() / sizeof(double));
+    std::memcpy(times.data(), child.output.data(), times.size() * sizeof(double));
+    REQUIRE(times.size() == 9);
+    const double compute = share * one_core;
+    const double plain = compute + 6 * transfer;
+    const double summed = compute + 3 * share * sum_alone + 3 * transfer;
+    // A sum shorter than the transfer (the third run) hides under it.
+    for (size_t i = 0; i < 9; ++i)
+      CHECK(times[i] == doctest::Approx(i / 3 == 1 ? summed : plain).epsilon(1e-6).scale(0));
+  }
+}
 
 TEST_CASE("workers sharing a machine's cores share its compute") {
   net::PlatformSpec platform =

@@ -391,15 +391,19 @@ TEST_CASE("a latency clamped to 0 leaves the bandwidth to the large points") {
   CHECK(std::fabs((b_all / bb_all) / (b / bb) - 1) > 0.1);
 }
 
-TEST_CASE("the calibrated platform: half the fitted latency per link, the run's shared cores") {
+TEST_CASE("the calibrated platform: half the fitted latency per link, the run's shared cores "
+          "and float16 sum") {
   const FitResult fit = fit_alpha_beta(synthetic(350e-6, 1 / 11.9e6, 0), "synthetic.json");
   gcsim::net::PlatformSpec measured;
   measured.topology = gcsim::net::Topology::star;
   measured.nodes = 4;
   measured.shared_cores = 2;
+  measured.float16_sum_s = 13e-9;
   const gcsim::net::PlatformSpec spec = calibrated_platform(fit, measured, "fitted");
   CHECK(spec.nodes == 4);
   CHECK(spec.shared_cores == 2);
+  // Measured apart from the collectives, and kept as the cores are.
+  CHECK(spec.float16_sum_s == 13e-9);
   CHECK(spec.link.latency_s == doctest::Approx(175e-6).epsilon(1e-9).scale(0));
   CHECK(spec.link.bandwidth_Bps == doctest::Approx(11.9e6).epsilon(1e-9).scale(0));
   // The platform file --out writes: what `gcsim run` reads back is the same.
@@ -408,6 +412,7 @@ TEST_CASE("the calibrated platform: half the fitted latency per link, the run's 
   CHECK(json["link"]["bandwidth"] == "1.19e+07Bps");
   CHECK(json["nodes"] == 4);
   CHECK(json["shared_cores"] == 2);
+  CHECK(json["float16_sum"] == "13ns");
 }
 
 TEST_CASE("an allgather of a size the ranks do not divide is simulated as the fit prices it") {
