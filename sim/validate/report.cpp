@@ -76,6 +76,9 @@ nlohmann::json make_report(const ValidationInput& input) {
                         {"bandwidth_Bps", input.platform.link.bandwidth_Bps},
                         {"link_latency_s", input.platform.link.latency_s},
                         {"network_model", input.platform.network.model}};
+  // What the fp16 trainings' allreduce paid beside the links, where it did.
+  if (input.platform.float16_sum_s > 0)
+    report["platform"]["float16_sum_s"] = input.platform.float16_sum_s;
   // A multi-GPU cluster's second tier: the machines' GPUs behind one NIC.
   if (input.platform.topology == net::Topology::multi_gpu)
     report["platform"].update({{"machines", input.platform.nodes},
@@ -236,6 +239,9 @@ std::string format_report(const nlohmann::json& report) {
                   platform["gpu_link_bandwidth_Bps"].get<double>() * 8 / 1e6,
                   platform["gpu_link_latency_s"].get<double>() * 1e6);
   }
+  if (platform.contains("float16_sum_s"))
+    append_format(text, ", a float16 sum of %.1f ns per element",
+                  platform["float16_sum_s"].get<double>() * 1e9);
   text += '\n';
   if (report.contains("fit")) {
     const nlohmann::json& fit = report["fit"];

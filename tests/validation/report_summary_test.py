@@ -119,6 +119,22 @@ with tempfile.TemporaryDirectory() as tmp:
             and "between 2 machines; inside each, 8 GPUs on 1920000.00 Mbit/s" in done.stdout):
         failures.append(f"a multi-GPU cluster's title and platform block: {done.stdout[:300]!r} "
                         f"{block} {done.stderr.strip()}")
+# A star whose float16 sum the fp16 trainings paid says so, in both.
+with tempfile.TemporaryDirectory() as tmp:
+    measured, out = os.path.join(tmp, "summed.json"), os.path.join(tmp, "report.json")
+    with open(measured, "w") as f:
+        json.dump({"format": "gcsim-measured-run/1",
+                   "cluster": {"topology": "star", "nodes": 4, "float16_sum": "13ns",
+                               "link": {"bandwidth": "1Gbps", "latency": "50us"}},
+                   "collectives": [{"collective": "allreduce", "ranks": 4, "bytes": 1 << 22,
+                                    "seconds": 0.05}]}, f)
+    done = subprocess.run([GCSIM, "validate", measured, "--json", out], capture_output=True,
+                          text=True)
+    block = json.load(open(out))["platform"] if done.returncode == 0 else {}
+    if not (abs(block.get("float16_sum_s", 0) - 13e-9) < 1e-18
+            and ", a float16 sum of 13.0 ns per element" in done.stdout.splitlines()[0]):
+        failures.append(f"a float16 sum in the title and platform block: {done.stdout[:200]!r} "
+                        f"{block} {done.stderr.strip()}")
 if failures:
     sys.exit("FAIL:\n  " + "\n  ".join(failures))
 print("ok")
