@@ -8,7 +8,8 @@ put in the wrong group. Each point's and each phase's error is simulated
 over measured, minus 1, the measured compute holding the optimizer (the
 simulation's compute does) and the rest of the iteration what compute,
 optimizer and compression leave; a compressed run's measured rest leaves
-out its compression.
+out its compression. A multi-GPU cluster and a star's float16 sum are named
+in the title and the report's platform block.
 
 Usage: report_summary_test.py PATH/TO/gcsim
 """
