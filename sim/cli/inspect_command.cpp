@@ -52,8 +52,9 @@ stored_statistics(const trace::Manifest& manifest, std::optional<int64_t> wanted
     return std::nullopt;
   const nlohmann::json document = load_json_file(file);
   ObjectReader reader(document, file.string(), "");
-  reader.informational("source", nlohmann::json::value_t::string);
-  reader.informational("definitions", nlohmann::json::value_t::object);
+  reader.string_or("source", "");
+  if (reader.has("definitions"))
+    reader.object("definitions");
   if (reader.number("top_fraction") != kTopFraction)
     reader.fail("top_fraction", "expected 0.01, the top fraction gcsim inspect shows");
   const nlohmann::json& iterations = reader.require("iterations");

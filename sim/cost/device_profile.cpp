@@ -333,14 +333,15 @@ DeviceProfile DeviceProfile::from_json(const nlohmann::json& json, const std::st
                                        bool check_monotone) {
   DeviceProfile profile;
   ObjectReader root(json, file, "");
-  root.informational("comment", nlohmann::json::value_t::string);
+  root.string_or("comment", "");
   root.format(kFormat, "a device profile");
   profile.name_ = root.string("name");
 
   ObjectReader device = root.object("device");
   profile.device_kind_ = device.choice("kind", {"gpu", "cpu"});
   profile.device_model_ = device.string("model");
-  device.informational("details", nlohmann::json::value_t::object);
+  if (device.has("details"))
+    device.object("details");
   device.finish();
   profile.device_ = root.require("device");
 

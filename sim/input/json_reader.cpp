@@ -461,21 +461,6 @@ void ObjectReader::allow(std::string_view key) {
   known_.emplace(key);
 }
 
-void ObjectReader::informational(std::string_view key, nlohmann::json::value_t type) {
-  using Type = nlohmann::json::value_t;
-  const nlohmann::json* value = find(key);
-  if (value == nullptr)
-    return;
-  if (type == Type::number_float ? value->is_number() : value->type() == type)
-    return;
-  const char* expected = type == Type::number_float ? "a number"
-                         : type == Type::string     ? "a string"
-                         : type == Type::object     ? "an object"
-                         : type == Type::array      ? "an array"
-                                                    : "another type";
-  fail(key, std::string("expected ") + expected + ", got " + describe_json(*value));
-}
-
 void ObjectReader::fail(std::string_view key, const std::string& what) const {
   throw InputError(file_, path_of(key), what);
 }

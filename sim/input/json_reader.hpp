@@ -125,13 +125,9 @@ public:
 
   ObjectReader object(std::string_view key);
   /// Ignores a key deliberately (one read elsewhere, a compressor's
-  /// parameter a registry checks).
+  /// parameter a registry checks). A field only people read (a comment)
+  /// is read for its type instead: string_or(key, "").
   void allow(std::string_view key);
-  /// A field gcsim does not use but a person reading the file does (a
-  /// comment, the machine a run was measured on): absent, or of `type`
-  /// (number_float stands for any number), else refused as any field of
-  /// the wrong type is.
-  void informational(std::string_view key, nlohmann::json::value_t type);
 
   [[noreturn]] void fail(std::string_view key, const std::string& what) const;
   [[noreturn]] void fail_here(const std::string& what) const;

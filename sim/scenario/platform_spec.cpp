@@ -15,7 +15,7 @@ constexpr double kMaxTreeLinks = 1e6;
 
 net::LinkSpec read_link(ObjectReader& parent, std::string_view key) {
   ObjectReader reader = parent.object(key);
-  reader.informational("comment", nlohmann::json::value_t::string);
+  reader.string_or("comment", "");
   net::LinkSpec link;
   link.bandwidth_Bps = reader.bandwidth("bandwidth");
   link.latency_s = reader.duration("latency");
@@ -81,7 +81,7 @@ net::NetworkModelSpec read_network(ObjectReader& parent) {
     return network;
   }
   ObjectReader reader = parent.object("network");
-  reader.informational("comment", nlohmann::json::value_t::string);
+  reader.string_or("comment", "");
   network.model = reader.choice_or("model", {"CM02", "LV08", "SMPI"}, "CM02");
   network.crosstraffic = reader.boolean_or("crosstraffic", false);
   if (network.model == "LV08") {
@@ -115,9 +115,9 @@ net::NetworkModelSpec read_network(ObjectReader& parent) {
 net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::string& file,
                                      const std::string& path) {
   ObjectReader reader(json, file, path);
-  reader.informational("comment", nlohmann::json::value_t::string);
-  reader.informational("description", nlohmann::json::value_t::string);
-  reader.informational("source", nlohmann::json::value_t::string);
+  reader.string_or("comment", "");
+  reader.string_or("description", "");
+  reader.string_or("source", "");
   net::PlatformSpec spec;
   spec.source_file = file;
   spec.source_path = path;
@@ -170,7 +170,7 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
 
   if (spec.topology == Topology::fat_tree) {
     ObjectReader tree = reader.object("fat_tree");
-    tree.informational("comment", nlohmann::json::value_t::string);
+    tree.string_or("comment", "");
     spec.fat_tree.down = read_levels(tree, "down");
     spec.fat_tree.up = read_levels(tree, "up");
     if (tree.has("links")) {

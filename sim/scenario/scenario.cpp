@@ -75,7 +75,7 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
     return training;
   }
   ObjectReader reader = parent.object("training");
-  reader.informational("comment", nlohmann::json::value_t::string);
+  reader.string_or("comment", "");
   training.iterations = static_cast<int>(reader.integer_or("iterations", 1, 100000, 3));
   training.warmup_iterations =
       static_cast<int>(reader.integer_or("warmup_iterations", 0, 100000, 0));
@@ -285,8 +285,8 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
 
   try {
     ObjectReader reader(document, file_name, "");
-    reader.informational("comment", nlohmann::json::value_t::string);
-    reader.informational("description", nlohmann::json::value_t::string);
+    reader.string_or("comment", "");
+    reader.string_or("description", "");
     scenario.name = reader.string_or("name", file.stem().string());
     if (!is_folder_name(scenario.name))
       reader.fail("name", folder_name_refusal("the result folder", !reader.has("name")));
@@ -357,7 +357,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
         reader.fail("gradients", "only with a trace workload, whose captured workers it "
                                  "synthesizes more from; a layer spec's gradients are synthetic");
       ObjectReader gradients = reader.object("gradients");
-      gradients.informational("comment", nlohmann::json::value_t::string);
+      gradients.string_or("comment", "");
       scenario.synthesis = gradients.choice_or(
           "synthesis", trace::GradientSource::synthesis_methods(), scenario.synthesis);
       gradients.finish();

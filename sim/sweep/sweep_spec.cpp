@@ -138,8 +138,8 @@ std::string value_text(const nlohmann::json& value) {
 SweepSpec load_sweep(const std::filesystem::path& file) {
   const nlohmann::json document = load_json_file(file);
   ObjectReader root(document, file.string(), "");
-  root.informational("description", nlohmann::json::value_t::string);
-  root.informational("comment", nlohmann::json::value_t::string);
+  root.string_or("description", "");
+  root.string_or("comment", "");
 
   // A scenario given to `gcsim sweep` would be refused for its missing
   // base scenario, which says nothing of what the file is.

@@ -85,9 +85,8 @@ CaptureTiming read_timing(ObjectReader reader) {
   timing.forward_total_s = seconds_or_none(reader, "forward_total_s").value_or(0);
   timing.backward_total_s = seconds_or_none(reader, "backward_total_s").value_or(0);
   timing.method = reader.string_or("method", "");
-  reader.informational(
-      "load_average",
-      nlohmann::json::value_t::array); // informational: how busy the capture machine was
+  if (reader.has("load_average")) // informational: how busy the capture machine was
+    array_field(reader, "load_average");
   reader.finish();
   return timing;
 }
@@ -217,7 +216,7 @@ Manifest load_manifest(const std::filesystem::path& path) {
   manifest.dataset = reader.string("dataset");
   if (reader.has("input_shape"))
     manifest.input_shape = reader.integers("input_shape", 1, kMaxCount);
-  reader.informational("num_classes", nlohmann::json::value_t::number_float);
+  reader.number_or("num_classes", 0);
   manifest.workers = reader.integer("workers", 1, 1 << 20);
   manifest.micro_batch = reader.integer("micro_batch", 1, kMaxCount);
   manifest.optimizer = reader.string_or("optimizer", "sgd");
@@ -259,7 +258,7 @@ Manifest load_manifest(const std::filesystem::path& path) {
       manifest.provenance["capture"].contains("command") &&
       manifest.provenance["capture"]["command"].is_string())
     manifest.capture_command = manifest.provenance["capture"]["command"].get<std::string>();
-  reader.informational("comment", nlohmann::json::value_t::string);
+  reader.string_or("comment", "");
   reader.finish();
   check_layout(manifest);
   return manifest;

@@ -20,7 +20,7 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
                            const std::string& path) {
   ObjectReader reader(json, file, path);
   reader.allow("samples_s");
-  reader.informational("comment", nlohmann::json::value_t::string);
+  reader.string_or("comment", "");
   CollectivePoint point;
   point.collective = reader.named(
       "collective", {Collective::allreduce, Collective::allgather, Collective::broadcast},
@@ -74,15 +74,14 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
 IterationTimes read_iteration(const nlohmann::json& json, const std::string& file,
                               const std::string& path) {
   ObjectReader reader(json, file, path);
-  reader.informational("loss", nlohmann::json::value_t::number_float);
-  reader.informational("comment", nlohmann::json::value_t::string);
-  reader.informational("wait_s",
-                       nlohmann::json::value_t::number_float); // run.py --barrier's diagnostic
-                                                               // wait: informative only
-  // run.py's line-up of the ranks' collectives: informative only.
-  reader.informational("arrival_spread_s", nlohmann::json::value_t::number_float);
-  reader.informational("collectives_after_last_arrival_s", nlohmann::json::value_t::number_float);
-  reader.informational("iteration_longest_rank_s", nlohmann::json::value_t::number_float);
+  // Informative only, read for their type: the loss, run.py --barrier's
+  // diagnostic wait, and its line-up of the ranks' collectives.
+  reader.number_or("loss", 0);
+  reader.string_or("comment", "");
+  reader.number_or("wait_s", 0);
+  reader.number_or("arrival_spread_s", 0);
+  reader.number_or("collectives_after_last_arrival_s", 0);
+  reader.number_or("iteration_longest_rank_s", 0);
   IterationTimes times;
   times.iteration_s = reader.positive_seconds("iteration_s");
   times.forward_s = reader.seconds_or("forward_s", 0);
@@ -161,7 +160,7 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
 
   if (reader.has("compute_alone")) {
     ObjectReader alone = reader.object("compute_alone");
-    alone.informational("comment", nlohmann::json::value_t::string);
+    alone.string_or("comment", "");
     ComputeAlone times;
     times.forward_s = alone.seconds("forward_s");
     times.backward_s = alone.seconds("backward_s");
@@ -178,9 +177,9 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
   }
 
   ObjectReader workload = reader.object("workload");
-  workload.informational("model", nlohmann::json::value_t::string);
-  workload.informational("dataset", nlohmann::json::value_t::string);
-  workload.informational("comment", nlohmann::json::value_t::string);
+  workload.string_or("model", "");
+  workload.string_or("dataset", "");
+  workload.string_or("comment", "");
   run.batch_per_worker = static_cast<int>(workload.integer_or("batch_per_worker", 1, 1 << 30, 1));
   const nlohmann::json& layers = workload.require("layers");
   if (!layers.is_array() || layers.empty())
@@ -201,7 +200,7 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
   double backward_total = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     ObjectReader layer(layers[i], file, workload.path_of("layers") + "/" + std::to_string(i));
-    layer.informational("name", nlohmann::json::value_t::string);
+    layer.string_or("name", "");
     run.layer_bytes.push_back(static_cast<uint64_t>(layer.integer("bytes", 1, int64_t{1} << 50)));
     as_in_first(layer, "shape", shaped);
     if (shaped)
@@ -221,7 +220,7 @@ void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& fi
 TrainingRun read_training(const nlohmann::json& json, const std::string& file,
                           const std::string& path) {
   ObjectReader reader(json, file, path);
-  reader.informational("comment", nlohmann::json::value_t::string);
+  reader.string_or("comment", "");
   TrainingRun run;
   if (reader.has("scenario"))
     read_scenario(reader, run, file);
@@ -337,10 +336,12 @@ MeasuredRun read_measured_run(const std::filesystem::path& path) {
     throw;
   }
   ObjectReader reader(json, file, "");
+  // Where the run came from, for people: read for their type only.
   for (const char* key : {"source", "date", "comment", "description"})
-    reader.informational(key, nlohmann::json::value_t::string);
-  reader.informational("machine", nlohmann::json::value_t::object);
-  reader.informational("wall_s", nlohmann::json::value_t::number_float);
+    reader.string_or(key, "");
+  if (reader.has("machine"))
+    reader.object("machine");
+  reader.number_or("wall_s", 0);
   reader.format("gcsim-measured-run/1", "a measured run");
   MeasuredRun run;
   run.file = path;
