@@ -246,8 +246,7 @@ ModelTimes read_model_times(ObjectReader& reader) {
       layer.fail(key, "expected one time per batch (" + std::to_string(times.batches.size()) +
                           "), got " + describe_json(values));
     for (const nlohmann::json& value : values) {
-      const double time = value.is_number() ? value.get<double>() : -1;
-      if (!(time == 0 || (time >= kShortestSeconds && time <= kLongestSeconds)))
+      if (!value.is_number() || !is_measured_seconds(value.get<double>()))
         layer.fail(key, "expected seconds, 0 or in [1e-12, 1e9], got " + value.dump());
       seconds.push_back(value.get<double>());
     }

@@ -305,7 +305,7 @@ double ObjectReader::positive_number(std::string_view key) {
 
 double ObjectReader::seconds(std::string_view key) {
   const double value = number(key);
-  if (!(value == 0 || (value >= kShortestSeconds && value <= kLongestSeconds)))
+  if (!is_measured_seconds(value))
     fail(key,
          "expected a time in seconds, 0 or in [1e-12, 1e9], got " + describe_json(require(key)));
   return value;

@@ -57,6 +57,12 @@ constexpr double kLongestSeconds = 1e9;
 /// measured time of 1e-320 s made relative errors infinite.
 constexpr double kShortestSeconds = 1e-12;
 
+/// Whether `seconds` is a measured time an input may give: 0, or in
+/// [kShortestSeconds, kLongestSeconds] (NaN is not).
+inline bool is_measured_seconds(double seconds) {
+  return seconds == 0 || (seconds >= kShortestSeconds && seconds <= kLongestSeconds);
+}
+
 /// The largest size an input may give: 2^53 bytes (8 PiB), far past any
 /// model's gradients or TCP window, and every whole byte count up to it is
 /// exact in a double and converts to uint64_t without overflow.

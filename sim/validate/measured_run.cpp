@@ -58,8 +58,7 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
                   "expected an array of each repetition's seconds, got " + describe_json(*samples));
     for (size_t i = 0; i < samples->size(); ++i) {
       const nlohmann::json& sample = (*samples)[i];
-      const double seconds = sample.is_number() ? sample.get<double>() : -1;
-      if (!(seconds == 0 || (seconds >= kShortestSeconds && seconds <= kLongestSeconds)))
+      if (!sample.is_number() || !is_measured_seconds(sample.get<double>()))
         throw InputError(file, reader.path_of("samples_s") + "/" + std::to_string(i),
                          "expected seconds, 0 or in [1e-12, 1e9], got " + describe_json(sample));
     }
