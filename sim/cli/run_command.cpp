@@ -260,10 +260,9 @@ public:
       plans.push_back(std::move(plan));
     }
     training::IterationPlan& plan = plans.back();
-    // The platform's float16 sum (gloo's, on CPUs) in fp16's allreduce, per
-    // byte of its 2-byte elements.
-    if (plans.size() > 1 && compressor_json.value("name", "") == "fp16")
-      plan.allreduce_sum_s_per_byte = scenario.platform.float16_sum_s / 2;
+    if (plans.size() > 1)
+      plan.allreduce_sum_s_per_byte =
+          training::compressor_sum_s_per_byte(compressor_json.value("name", ""), scenario.platform);
     const auto wall_start = std::chrono::steady_clock::now();
     const bool show_progress = isatty(STDERR_FILENO) != 0 && !quiet_;
     const int iterations = plan.iterations;

@@ -718,6 +718,10 @@ AllreduceAlgorithm compressor_allreduce(AllreduceAlgorithm algorithm, int ranks_
   return algorithm;
 }
 
+double compressor_sum_s_per_byte(const std::string& name, const net::PlatformSpec& platform) {
+  return name == "fp16" ? platform.float16_sum_s / 2 : 0;
+}
+
 compress::SummationOrder compressor_summation(AllreduceAlgorithm algorithm, int workers,
                                               int ranks_per_node) {
   switch (compressor_allreduce(algorithm, ranks_per_node)) {

@@ -167,6 +167,10 @@ AllreduceAlgorithm compressor_allreduce(AllreduceAlgorithm algorithm, int ranks_
 /// sums round (Compressor::sum_as).
 compress::SummationOrder compressor_summation(AllreduceAlgorithm algorithm, int workers,
                                               int ranks_per_node);
+/// What summing a byte of compressor `name`'s ring allreduce costs one core
+/// on `platform` (IterationPlan::allreduce_sum_s_per_byte): fp16's 2-byte
+/// elements at the platform's float16_sum (gloo's, on CPUs); 0 for the rest.
+double compressor_sum_s_per_byte(const std::string& name, const net::PlatformSpec& platform);
 
 struct IterationRecord {
   double iteration_s = 0;                         // from the previous iteration's end to this one's

@@ -308,10 +308,8 @@ std::vector<SimulatedIteration> simulate_training(const net::PlatformSpec& platf
         }
       }
       plan.compressed = compressed_schedule(run, r, inputs, *profile);
-      // DDP's fp16 hook sums float16 in gloo's ring (the platform's
-      // float16_sum, per byte of its 2-byte elements).
-      if (run.compressor == "fp16")
-        plan.allreduce_sum_s_per_byte = platform.float16_sum_s / 2;
+      // DDP's fp16 hook sums float16 in gloo's ring.
+      plan.allreduce_sum_s_per_byte = training::compressor_sum_s_per_byte(run.compressor, platform);
       const bool scaled = compression.seconds &&
                           scale_kernels(plan.compressed, static_cast<size_t>(run.warmup_iterations),
                                         run.ranks, *compression.seconds);
