@@ -50,8 +50,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import (BadInput, Parser, latency_ok, parse_duration,  # noqa: E402
-                          read_json_object, run_script, tensor_shape_problem)
+from script_input import (LONGEST_SECONDS, SHORTEST_SECONDS, BadInput, Parser,  # noqa: E402
+                          latency_ok, parse_duration, read_json_object, run_script,
+                          tensor_shape_problem)
 
 COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
 LARGE = 4 << 20
@@ -294,11 +295,11 @@ def _check_run(run, models):
         _within(_get(point, "bytes", at, int), 1, 1 << 50, f"{at}/bytes", "1..2^50")
         _within(_get(point, "chunk_bytes", at, int, 1), 1, 1 << 50, f"{at}/chunk_bytes", "1..2^50")
         seconds = _get(point, "seconds", at, float)
-        if not 1e-12 <= seconds <= 1e9:
+        if not SHORTEST_SECONDS <= seconds <= LONGEST_SECONDS:
             raise BadRun(f"{at}/seconds: {_show(seconds)} is not in [1e-12, 1e9]")
         for j, sample in enumerate(_get(point, "samples_s", at, list, [])):
             sample = _get({j: sample}, j, f"{at}/samples_s", float)
-            if not (sample == 0 or 1e-12 <= sample <= 1e9):
+            if not (sample == 0 or SHORTEST_SECONDS <= sample <= LONGEST_SECONDS):
                 raise BadRun(f"{at}/samples_s/{j}: {_show(sample)} is not 0 or in [1e-12, 1e9]")
     trainings = _get(run, "training", "", list, [])
     for i, training in enumerate(trainings):
@@ -344,8 +345,9 @@ def _check_run(run, models):
             for key in iteration:  # every phase (and the loss) is a number
                 if key != "comment":
                     _get(iteration, key, f"{at}/iterations/{j}", float)
-            if not 1e-12 <= _get(iteration, "iteration_s", f"{at}/iterations/{j}", float) <= 1e9:
-                raise BadRun(f"{at}/iterations/{j}/iteration_s: {_show(iteration['iteration_s'])} "
+            iteration_s = _get(iteration, "iteration_s", f"{at}/iterations/{j}", float)
+            if not SHORTEST_SECONDS <= iteration_s <= LONGEST_SECONDS:
+                raise BadRun(f"{at}/iterations/{j}/iteration_s: {_show(iteration_s)} "
                              "is not in [1e-12, 1e9]")
         _within(_get(training, "warmup_iterations", at, int, 0), 0, len(iterations) - 1,
                 f"{at}/warmup_iterations", f"0..{len(iterations) - 1} (leaves no iteration)")
