@@ -100,42 +100,40 @@ if "broadcast_4MiB_and_more" not in done.stdout:
 print(f"ring {100 * ring['geomean_error']:.1f}% ({ring['points']}), broadcast "
       f"{100 * broadcast['geomean_error']:.1f}% ({broadcast['points']}), all "
       f"{100 * large['geomean_error']:.1f}% ({large['points']})")
+
+
+def platform_block(cluster, ranks, seconds):
+    """`gcsim validate` of one allreduce point on `cluster`: the finished
+    call and its report's platform block ({} when it failed)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        measured, out = os.path.join(tmp, "measured.json"), os.path.join(tmp, "report.json")
+        with open(measured, "w") as f:
+            json.dump({"format": "gcsim-measured-run/1", "cluster": cluster,
+                       "collectives": [{"collective": "allreduce", "ranks": ranks,
+                                        "bytes": 1 << 22, "seconds": seconds}]}, f)
+        done = subprocess.run([GCSIM, "validate", measured, "--json", out], capture_output=True,
+                              text=True)
+        return done, json.load(open(out))["platform"] if done.returncode == 0 else {}
+
+
 # A multi-GPU cluster is named as one: its title and platform block said
 # "16 nodes, 100000 Mbit/s", as a star of 16 would, which simulates otherwise.
-with tempfile.TemporaryDirectory() as tmp:
-    measured, out = os.path.join(tmp, "two-machines.json"), os.path.join(tmp, "report.json")
-    with open(measured, "w") as f:
-        json.dump({"format": "gcsim-measured-run/1",
-                   "cluster": {"topology": "multi_gpu", "nodes": 2, "gpus_per_node": 8,
-                               "link": {"bandwidth": "100Gbps", "latency": "2us"},
-                               "gpu_link": {"bandwidth": "240GBps", "latency": "1us"}},
-                   "collectives": [{"collective": "allreduce", "ranks": 16, "bytes": 1 << 26,
-                                    "seconds": 0.01}]}, f)
-    done = subprocess.run([GCSIM, "validate", measured, "--json", out], capture_output=True,
-                          text=True)
-    block = json.load(open(out))["platform"] if done.returncode == 0 else {}
-    if not (block.get("topology") == "multi_gpu" and block.get("machines") == 2
-            and block.get("gpus_per_node") == 8 and block.get("nodes") == 16
-            and "16 workers (multi_gpu)" in done.stdout
-            and "between 2 machines; inside each, 8 GPUs on 1920000.00 Mbit/s" in done.stdout):
-        failures.append(f"a multi-GPU cluster's title and platform block: {done.stdout[:300]!r} "
-                        f"{block} {done.stderr.strip()}")
+done, block = platform_block({"topology": "multi_gpu", "nodes": 2, "gpus_per_node": 8,
+                              "link": {"bandwidth": "100Gbps", "latency": "2us"},
+                              "gpu_link": {"bandwidth": "240GBps", "latency": "1us"}}, 16, 0.01)
+if not (block.get("topology") == "multi_gpu" and block.get("machines") == 2
+        and block.get("gpus_per_node") == 8 and block.get("nodes") == 16
+        and "16 workers (multi_gpu)" in done.stdout
+        and "between 2 machines; inside each, 8 GPUs on 1920000.00 Mbit/s" in done.stdout):
+    failures.append(f"a multi-GPU cluster's title and platform block: {done.stdout[:300]!r} "
+                    f"{block} {done.stderr.strip()}")
 # A star whose float16 sum the fp16 trainings paid says so, in both.
-with tempfile.TemporaryDirectory() as tmp:
-    measured, out = os.path.join(tmp, "summed.json"), os.path.join(tmp, "report.json")
-    with open(measured, "w") as f:
-        json.dump({"format": "gcsim-measured-run/1",
-                   "cluster": {"topology": "star", "nodes": 4, "float16_sum": "13ns",
-                               "link": {"bandwidth": "1Gbps", "latency": "50us"}},
-                   "collectives": [{"collective": "allreduce", "ranks": 4, "bytes": 1 << 22,
-                                    "seconds": 0.05}]}, f)
-    done = subprocess.run([GCSIM, "validate", measured, "--json", out], capture_output=True,
-                          text=True)
-    block = json.load(open(out))["platform"] if done.returncode == 0 else {}
-    if not (abs(block.get("float16_sum_s", 0) - 13e-9) < 1e-18
-            and ", a float16 sum of 13.0 ns per element" in done.stdout.splitlines()[0]):
-        failures.append(f"a float16 sum in the title and platform block: {done.stdout[:200]!r} "
-                        f"{block} {done.stderr.strip()}")
+done, block = platform_block({"topology": "star", "nodes": 4, "float16_sum": "13ns",
+                              "link": {"bandwidth": "1Gbps", "latency": "50us"}}, 4, 0.05)
+if not (abs(block.get("float16_sum_s", 0) - 13e-9) < 1e-18
+        and ", a float16 sum of 13.0 ns per element" in done.stdout.partition("\n")[0]):
+    failures.append(f"a float16 sum in the title and platform block: {done.stdout[:200]!r} "
+                    f"{block} {done.stderr.strip()}")
 if failures:
     sys.exit("FAIL:\n  " + "\n  ".join(failures))
 print("ok")
