@@ -81,7 +81,7 @@ struct PlatformSpec {
   int shared_cores = 0;
   // star only: seconds one core takes to sum a float16 element into another
   // in a ring allreduce's reduce-scatter (gloo sums float16 on CPUs through
-  // software conversions, 12-25 ns; 0: free, as NCCL's on GPUs). Only the
+  // software conversions, 12-19 ns on a Zen 4; 0: free, as NCCL's on GPUs). Only the
   // fp16 compressor's allreduce pays it.
   double float16_sum_s = 0;
   // simgrid_xml
