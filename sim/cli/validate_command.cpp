@@ -118,6 +118,7 @@ public:
     nlohmann::json description = run.cluster_description;
     if (fit_) {
       validate::FitResult fit = validate::fit_alpha_beta(run.collectives, measured_file_);
+      fit.float16 = validate::fit_float16_sum(run.collectives, fit, run.cluster);
       input.platform = validate::calibrated_platform(fit, run.cluster, run.name + "-calibrated");
       input.platform_source = "the fit";
       platform_path = "/collectives"; // the points it was fitted to

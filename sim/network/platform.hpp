@@ -84,6 +84,8 @@ struct PlatformSpec {
   // software conversions, 12-19 ns on a Zen 4; 0: free, as NCCL's on GPUs). Only the
   // fp16 compressor's allreduce pays it.
   double float16_sum_s = 0;
+  /// float16_sum_s over a float16 element's 2 bytes (net::SumCost's unit).
+  double float16_sum_s_per_byte() const { return float16_sum_s / 2; }
   // simgrid_xml
   std::string xml_file;
   NetworkModelSpec network;

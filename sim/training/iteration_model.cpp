@@ -719,7 +719,7 @@ AllreduceAlgorithm compressor_allreduce(AllreduceAlgorithm algorithm, int ranks_
 }
 
 double compressor_sum_s_per_byte(const std::string& name, const net::PlatformSpec& platform) {
-  return name == "fp16" ? platform.float16_sum_s / 2 : 0;
+  return name == "fp16" ? platform.float16_sum_s_per_byte() : 0;
 }
 
 compress::SummationOrder compressor_summation(AllreduceAlgorithm algorithm, int workers,

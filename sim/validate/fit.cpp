@@ -3,6 +3,8 @@
 #include "sim/input/input_error.hpp"
 #include "sim/network/alpha_beta.hpp"
 
+#include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 
@@ -53,7 +55,7 @@ FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::
   NormalSums all, small, large;
   for (const CollectivePoint& point : points) {
     PathCost cost;
-    if (!ring_path_cost(point, cost))
+    if (point.dtype != DataType::float32 || !ring_path_cost(point, cost))
       continue;
     all.add(cost, point.seconds);
     if (point.bytes < kLatencyPointBytes)
@@ -91,13 +93,46 @@ FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::
   double squares = 0;
   for (const CollectivePoint& point : points) {
     PathCost cost;
-    if (!ring_path_cost(point, cost))
+    if (point.dtype != DataType::float32 || !ring_path_cost(point, cost))
       continue;
     double predicted = cost.messages * fit.alpha_s + cost.bytes * fit.beta_s_per_byte;
     squares += std::pow((predicted - point.seconds) / point.seconds, 2);
   }
   fit.rms_relative_error = std::sqrt(squares / all.points);
   return fit;
+}
+
+Float16SumFit fit_float16_sum(const std::vector<CollectivePoint>& points, const FitResult& fit,
+                              const net::PlatformSpec& measured) {
+  const int cores = measured.topology == net::Topology::star ? measured.shared_cores : 0;
+  Float16SumFit result;
+  std::vector<double> per_element;
+  for (const CollectivePoint& point : points) {
+    if (point.dtype != DataType::float16 || point.bytes < kBandwidthPointBytes)
+      continue;
+    assert(point.collective == Collective::allreduce && point.algorithm == Algorithm::ring &&
+           "read_measured_run admits float16 for the ring allreduce only");
+    ++result.points;
+    const double steps = point.ranks - 1;
+    const auto chunk =
+        static_cast<double>(net::alpha_beta::largest_chunk(point.bytes, point.ranks));
+    const double transfer = fit.alpha_s + chunk * fit.beta_s_per_byte;
+    if (point.seconds < 1.05 * 2 * steps * transfer)
+      continue;
+    ++result.shown;
+    const double sum_step = point.seconds / steps - transfer;
+    // Every rank sums at once: on C shared cores each gets C/P of one.
+    const double slowdown = cores > 0 ? std::max(1.0, point.ranks / static_cast<double>(cores)) : 1;
+    per_element.push_back(sum_step / (chunk / 2) / slowdown);
+  }
+  if (per_element.empty())
+    return result;
+  std::sort(per_element.begin(), per_element.end());
+  const size_t middle = per_element.size() / 2;
+  result.seconds_per_element = per_element.size() % 2 == 1
+                                   ? per_element[middle]
+                                   : (per_element[middle - 1] + per_element[middle]) / 2;
+  return result;
 }
 
 std::string fit_basis(int latency_points, int bandwidth_points) {
@@ -110,6 +145,19 @@ std::string fit_basis(int latency_points, int bandwidth_points) {
          ", bandwidth from the " + std::to_string(bandwidth_points) + " of " + from;
 }
 
+std::string float16_basis(const Float16SumFit& fit) {
+  const std::string points = std::to_string(fit.points) + " float16 allreduce point" +
+                             (fit.points == 1 ? "" : "s") + " of " +
+                             std::to_string(kBandwidthPointBytes >> 20) + " MiB and more";
+  if (fit.shown == 0)
+    return "the float16 sum hides under the transfers at the " + points + ": not fitted";
+  char figure[64];
+  std::snprintf(figure, sizeof figure, "%.3g ns", fit.seconds_per_element * 1e9);
+  return std::string("float16 sum ") + figure +
+         " per element on a core of its own, the median of " + std::to_string(fit.shown) +
+         " of the " + points + " (the others hide it)";
+}
+
 net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformSpec& measured,
                                       const std::string& name) {
   net::PlatformSpec spec;
@@ -119,8 +167,12 @@ net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformS
   spec.link = {fit.bandwidth_Bps(), fit.alpha_s / 2};
   // The machine the ranks ran on is a fact of the run, not something fitted.
   spec.shared_cores = measured.topology == net::Topology::star ? measured.shared_cores : 0;
-  // So is its float16 sum (measured apart: scheduling_check.py float16).
-  spec.float16_sum_s = measured.topology == net::Topology::star ? measured.float16_sum_s : 0;
+  // Its float16 sum, where the points showed it; else the description's
+  // (measured apart, as scheduling_check.py float16 does).
+  if (fit.float16.shown > 0)
+    spec.float16_sum_s = fit.float16.seconds_per_element;
+  else if (measured.topology == net::Topology::star)
+    spec.float16_sum_s = measured.float16_sum_s;
   // CM02 without factors: the fitted numbers are the effective ones already.
   spec.network = net::NetworkModelSpec{};
   return spec;
@@ -134,10 +186,11 @@ nlohmann::json platform_json(const net::PlatformSpec& spec, const FitResult& fit
                 "bandwidth %.2f Mbit/s; ",
                 fit.points, 100 * fit.rms_relative_error, fit.alpha_s * 1e6,
                 fit.bandwidth_Bps() * 8 / 1e6);
-  const std::string description = "calibrated by `gcsim validate --fit` from the ring "
-                                  "collectives of " +
-                                  source + figures +
-                                  fit_basis(fit.latency_points, fit.bandwidth_points);
+  std::string description = "calibrated by `gcsim validate --fit` from the ring "
+                            "collectives of " +
+                            source + figures + fit_basis(fit.latency_points, fit.bandwidth_points);
+  if (fit.float16.shown > 0)
+    description += "; " + float16_basis(fit.float16);
   char bandwidth[64];
   char latency[64];
   std::snprintf(bandwidth, sizeof bandwidth, "%.6gBps", spec.link.bandwidth_Bps);

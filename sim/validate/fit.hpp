@@ -31,6 +31,15 @@ struct PathCost {
 /// closed form would only approximate.
 bool ring_path_cost(const CollectivePoint& point, PathCost& cost);
 
+/// The float16 sum per element that makes the float16 ring allreduce points
+/// of kBandwidthPointBytes and more take what they measured, given the
+/// fitted alpha and beta (fit_float16_sum).
+struct Float16SumFit {
+  int points = 0;                 // those float16 points
+  int shown = 0;                  // of them, those 5% or more slower than their transfers
+  double seconds_per_element = 0; // the median over `shown`; 0 when none
+};
+
 struct FitResult {
   double alpha_s = 0; // per message, end to end (a route's latency)
   double beta_s_per_byte = 0;
@@ -44,6 +53,7 @@ struct FitResult {
   // few or too alike to tell it): it was set to 0 and the bandwidth fitted
   // alone, which the report says.
   bool alpha_clamped = false;
+  Float16SumFit float16;
 
   double bandwidth_Bps() const { return 1.0 / beta_s_per_byte; }
 };
@@ -57,15 +67,35 @@ constexpr uint64_t kBandwidthPointBytes = 4u << 20;
 /// Fits alpha >= 0 and beta > 0, from the two groups of ring points where the
 /// run has both, else one least-squares line over every ring point; throws
 /// InputError (naming `file`) when that has fewer than two ring points of
-/// different shapes.
+/// different shapes. float16 points are left to fit_float16_sum: their
+/// sums, not the network, can set their pace.
 FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::string& file);
+
+/// A float16 ring allreduce takes P-1 reduce-scatter steps of the longer of
+/// the transfer T = alpha + chunk beta and the sum of the chunk's elements
+/// (ranks/shared_cores times longer where `measured` gives P ranks fewer
+/// cores), then P-1 allgather steps of T, as net::ring_allreduce with a
+/// SumCost simulates it. Each point where the sum shows (the point 5% or
+/// more slower than 2(P-1) T; below that two runs' noise would pass for it)
+/// gives the sum its time leaves; the fit is their median.
+Float16SumFit fit_float16_sum(const std::vector<CollectivePoint>& points, const FitResult& fit,
+                              const net::PlatformSpec& measured);
 
 /// What alpha and beta were fitted to, in words, e.g. "alpha from the 6 ring
 /// points below 1 MiB, bandwidth from the 6 of 4 MiB and more".
 std::string fit_basis(int latency_points, int bandwidth_points);
 
+/// What the float16 sum was fitted to, in words, e.g. "float16 sum 14.2 ns
+/// per element on a core of its own, the median of 3 of the 3 float16
+/// allreduce points of 4 MiB and more"; for points with none shown, that it
+/// hides under the transfers. Only for a fit with float16 points.
+std::string float16_basis(const Float16SumFit& fit);
+
 /// A star platform of `nodes` workers whose links give the fitted alpha and
 /// beta: each route crosses two links, so each link has half the latency.
+/// Its float16 sum is the fitted one where a point showed it, else the
+/// measured cluster's (a sum hidden under every transfer could be anything
+/// up to it).
 net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformSpec& measured,
                                       const std::string& name);
 

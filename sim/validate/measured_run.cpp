@@ -41,8 +41,20 @@ CollectivePoint read_point(const nlohmann::json& json, const std::string& file,
                                       algorithm_name, fallback);
     break;
   }
+  point.dtype = reader.named_or("dtype", {DataType::float32, DataType::float16}, data_type_name,
+                                DataType::float32);
+  // Only the ring allreduce's sums are modelled by type; an allgather or a
+  // broadcast moves the same bytes whatever the type, so a point of another
+  // type would only look like something it is not.
+  if (point.dtype == DataType::float16 &&
+      !(point.collective == Collective::allreduce && point.algorithm == Algorithm::ring))
+    reader.fail("dtype", "\"float16\" is modelled for the ring allreduce only (its sums); give "
+                         "this point as float32, which moves the same bytes");
   point.ranks = static_cast<int>(reader.integer("ranks", 2, kMaxWorkers));
   point.bytes = static_cast<uint64_t>(reader.integer("bytes", 1, int64_t{1} << 50));
+  if (point.dtype == DataType::float16 && point.bytes % 2 != 0)
+    reader.fail("bytes",
+                std::to_string(point.bytes) + " is not a whole number of 2-byte float16 elements");
   if (point.collective == Collective::broadcast && point.algorithm == Algorithm::ring) {
     point.chunk_bytes = static_cast<uint64_t>(reader.integer_or(
         "chunk_bytes", 1, int64_t{1} << 50, static_cast<int64_t>(net::kNcclChunkBytes)));
@@ -276,6 +288,16 @@ const char* algorithm_name(Algorithm algorithm) {
   return "?";
 }
 
+const char* data_type_name(DataType type) {
+  switch (type) {
+  case DataType::float32:
+    return "float32";
+  case DataType::float16:
+    return "float16";
+  }
+  return "?";
+}
+
 Algorithm default_algorithm(Collective collective) {
   return collective == Collective::broadcast ? Algorithm::binomial_tree : Algorithm::ring;
 }
@@ -284,6 +306,8 @@ std::string point_label(const CollectivePoint& point) {
   std::string label = collective_name(point.collective);
   if (point.algorithm != default_algorithm(point.collective))
     label += std::string("/") + algorithm_name(point.algorithm);
+  if (point.dtype != DataType::float32)
+    label += std::string("/") + data_type_name(point.dtype);
   return label;
 }
 

@@ -24,9 +24,15 @@ enum class Collective { allreduce, allgather, broadcast };
 /// senders post all their sends at once (gloo/broadcast.cc), NCCL's a ring
 /// (a chain from the root) pipelined in chunks.
 enum class Algorithm { ring, binomial_tree, tree };
+/// The elements' type, as torch names it. A float16 ring allreduce moves the
+/// bytes a float32 one of that size does; where the library sums float16 in
+/// software on the CPU (gloo), its sums can outlast the transfers: the
+/// platform's float16_sum (validate --fit derives it from these points).
+enum class DataType { float32, float16 };
 
 const char* collective_name(Collective collective);
 const char* algorithm_name(Algorithm algorithm);
+const char* data_type_name(DataType type);
 /// What a point of `collective` runs when it names no algorithm: gloo's.
 Algorithm default_algorithm(Collective collective);
 
@@ -35,14 +41,16 @@ Algorithm default_algorithm(Collective collective);
 struct CollectivePoint {
   Collective collective = Collective::allreduce;
   Algorithm algorithm = Algorithm::ring;
+  DataType dtype = DataType::float32; // float16: ring allreduce only
   int ranks = 0;
   uint64_t bytes = 0;
   uint64_t chunk_bytes = net::kNcclChunkBytes; // a ring broadcast's pipeline piece
   double seconds = 0;                          // the median over the repetitions
   int repetitions = 0;
 };
-/// "allreduce", or "allreduce/tree" where the algorithm is not the default:
-/// how the comparison and its plot name a point's kind.
+/// "allreduce", or "allreduce/tree" where the algorithm is not the default,
+/// "allreduce/float16" for float16 elements: how the comparison and its plot
+/// name a point's kind.
 std::string point_label(const CollectivePoint& point);
 
 struct IterationTimes {

@@ -33,13 +33,16 @@ int ranks_per_node(const net::PlatformSpec& spec, int ranks) {
   return ranks % per_node == 0 ? per_node : 1;
 }
 
-void run_point(net::Group& group, int rank, const CollectivePoint& point, int ranks_per_node) {
+// `float16_sum`: what a float16 ring allreduce's sums cost this rank.
+void run_point(net::Group& group, int rank, const CollectivePoint& point, int ranks_per_node,
+               const net::SumCost& float16_sum) {
   switch (point.collective) {
   case Collective::allreduce:
     if (point.algorithm == Algorithm::tree)
       net::double_binary_tree_allreduce(group, rank, point.bytes, ranks_per_node);
     else
-      net::ring_allreduce(group, rank, point.bytes);
+      net::ring_allreduce(group, rank, point.bytes,
+                          point.dtype == DataType::float16 ? float16_sum : net::SumCost{});
     return;
   case Collective::allgather:
     // Each rank's block, rounded up as the fit and the allreduce's chunks
@@ -78,20 +81,27 @@ std::vector<double> collectives_in_engine(const net::PlatformSpec& spec,
   // One actor per worker runs every point in turn; barriers keep points apart.
   sg4::BarrierPtr barrier = sg4::Barrier::create(static_cast<unsigned>(workers));
   for (int w = 0; w < workers; ++w) {
-    sg4::Actor::create(
-        "rank-" + std::to_string(w), platform.workers[static_cast<size_t>(w)], [&, w] {
-          for (size_t p = 0; p < points.size(); ++p) {
-            barrier->wait();
-            double start = sg4::Engine::get_clock();
-            if (w < points[p].ranks)
-              run_point(*groups[p], w, points[p], ranks_per_node(spec, points[p].ranks));
-            barrier->wait();
-            if (w == 0) {
-              seconds[p] = sg4::Engine::get_clock() - start;
-              ++timed;
-            }
-          }
-        });
+    // On the cores the ranks share where they do (one sum per rank at once),
+    // else on the rank's own host.
+    const net::SumCost float16_sum{platform.shared_cpu != nullptr
+                                       ? platform.shared_cpu
+                                       : platform.workers[static_cast<size_t>(w)],
+                                   spec.float16_sum_s_per_byte()};
+    sg4::Actor::create("rank-" + std::to_string(w), platform.workers[static_cast<size_t>(w)],
+                       [&, w, float16_sum] {
+                         for (size_t p = 0; p < points.size(); ++p) {
+                           barrier->wait();
+                           double start = sg4::Engine::get_clock();
+                           if (w < points[p].ranks)
+                             run_point(*groups[p], w, points[p],
+                                       ranks_per_node(spec, points[p].ranks), float16_sum);
+                           barrier->wait();
+                           if (w == 0) {
+                             seconds[p] = sg4::Engine::get_clock() - start;
+                             ++timed;
+                           }
+                         }
+                       });
   }
   simulation.run();
   // A deadlock ends SimGrid's run early; untimed points would read 0 s.

@@ -174,6 +174,17 @@ CASES = [
      "/collectives/1/chunk_bytes"),
     ("a chunk for a tree broadcast", lambda d: d["collectives"][1].update(chunk_bytes=4096),
      "/collectives/1/chunk_bytes"),
+    # Types: float32 (the default) and float16, whose sums are modelled for
+    # the ring allreduce only.
+    ("an unknown dtype", lambda d: d["collectives"][0].update(dtype="float64"),
+     "/collectives/0/dtype", "float64"),
+    ("a float16 broadcast", lambda d: d["collectives"][1].update(dtype="float16"),
+     "/collectives/1/dtype", "ring allreduce only"),
+    ("a float16 tree allreduce",
+     lambda d: d["collectives"][0].update(dtype="float16", algorithm="tree"),
+     "/collectives/0/dtype", "ring allreduce only"),
+    ("float16 of an odd size", lambda d: d["collectives"][0].update(dtype="float16", bytes=1001),
+     "/collectives/0/bytes", "2-byte float16"),
     ("density above one",
      lambda d: d["training"][0].update(compressor={"name": "topk", "density": 1.5}),
      "/training/0/compressor/density"),

@@ -9,6 +9,7 @@
 #include "sim/validate/report.hpp"
 #include "sim/validate/simulate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -677,4 +678,116 @@ TEST_CASE("a dense run's per-layer backward times and overlap reach the simulati
     CHECK(s.compute_s == doctest::Approx(1.25).epsilon(1e-9).scale(0));
   CHECK(simulated[0].iteration_s < simulated[1].iteration_s - 0.1);
   CHECK(simulated[2].iteration_s < simulated[0].iteration_s - 0.05);
+}
+
+namespace {
+
+// A float16 ring allreduce as gloo runs it on `cores` shared cores: P-1
+// reduce-scatter steps of the longer of the transfer and the chunk's sum
+// (every rank summing at once), then P-1 allgather steps of the transfer.
+CollectivePoint float16_point(int ranks, uint64_t bytes, double alpha, double beta,
+                              double sum_per_element, int cores) {
+  CollectivePoint point;
+  point.dtype = DataType::float16;
+  point.ranks = ranks;
+  point.bytes = bytes;
+  const double chunk = static_cast<double>((bytes + ranks - 1) / ranks);
+  const double transfer = alpha + chunk * beta;
+  const double sum = chunk / 2 * sum_per_element * std::max(1.0, ranks / double(cores));
+  point.seconds = (ranks - 1) * (std::max(transfer, sum) + transfer);
+  return point;
+}
+
+} // namespace
+
+TEST_CASE("the float16 sum is fitted from the float16 allreduces, which the calibrated platform "
+          "then simulates as measured") {
+  const double alpha = 200e-6;
+  const double beta = 1 / 1.1e8;
+  const double sum_per_element = 15e-9;
+  std::vector<CollectivePoint> points = synthetic(alpha, beta, 0);
+  const FitResult float32_only = fit_alpha_beta(points, "synthetic.json");
+  std::vector<CollectivePoint> float16;
+  for (int ranks : {4, 8})
+    for (uint64_t bytes : {4ull << 20, 16ull << 20, 64ull << 20})
+      float16.push_back(float16_point(ranks, bytes, alpha, beta, sum_per_element, 2));
+  // Ignored: below 4 MiB, however far off.
+  CollectivePoint small = float16_point(4, 1 << 20, alpha, beta, sum_per_element, 2);
+  small.seconds *= 3;
+  // Counted, not shown: as fast as float32 (its sum hid under the transfers).
+  CollectivePoint hidden = float16_point(4, 8 << 20, alpha, beta, 0, 2);
+  points.insert(points.end(), float16.begin(), float16.end());
+  points.push_back(small);
+  points.push_back(hidden);
+
+  FitResult fit = fit_alpha_beta(points, "synthetic.json");
+  // The network's figures come from the float32 points alone.
+  CHECK(fit.points == float32_only.points);
+  CHECK(fit.alpha_s == float32_only.alpha_s);
+  CHECK(fit.beta_s_per_byte == float32_only.beta_s_per_byte);
+  gcsim::net::PlatformSpec measured;
+  measured.topology = gcsim::net::Topology::star;
+  measured.nodes = 8;
+  measured.link = {1.25e8, 1e-4};
+  measured.shared_cores = 2;
+  measured.float16_sum_s = 40e-9; // the description's, which the points overrule
+  fit.float16 = fit_float16_sum(points, fit, measured);
+  CHECK(fit.float16.points == 7);
+  CHECK(fit.float16.shown == 6);
+  CHECK(fit.float16.seconds_per_element == doctest::Approx(sum_per_element).epsilon(1e-9).scale(0));
+  CHECK(float16_basis(fit.float16) == "float16 sum 15 ns per element on a core of its own, the "
+                                      "median of 6 of the 7 float16 allreduce points of 4 MiB "
+                                      "and more (the others hide it)");
+
+  const gcsim::net::PlatformSpec platform = calibrated_platform(fit, measured, "calibrated");
+  CHECK(platform.float16_sum_s == fit.float16.seconds_per_element);
+  CHECK(platform_json(platform, fit, "synthetic.json")["float16_sum"] == "15ns");
+  // SimGrid's ring, its sums on the two shared cores, gives the points back;
+  // the same bytes in float32 take the transfers alone.
+  std::vector<CollectivePoint> simulated_points = float16;
+  for (const CollectivePoint& point : float16) {
+    CollectivePoint as_float32 = point;
+    as_float32.dtype = DataType::float32;
+    simulated_points.push_back(as_float32);
+  }
+  const std::vector<double> simulated = simulate_collectives(platform, simulated_points);
+  for (size_t i = 0; i < float16.size(); ++i) {
+    INFO("float16 point " << i);
+    CHECK(simulated[i] == doctest::Approx(float16[i].seconds).epsilon(1e-6).scale(0));
+    PathCost cost;
+    REQUIRE(ring_path_cost(simulated_points[float16.size() + i], cost));
+    CHECK(simulated[float16.size() + i] ==
+          doctest::Approx(cost.messages * alpha + cost.bytes * beta).epsilon(1e-6).scale(0));
+  }
+
+  // The report names the fit, and keeps the float16 points out of issue 7's
+  // collectives (the network's).
+  MeasuredRun run;
+  run.name = "float16";
+  run.cluster = measured;
+  run.collectives = points;
+  ValidationInput input;
+  input.run = &run;
+  input.platform = platform;
+  input.platform_source = "the fit";
+  input.fit = fit;
+  input.collective_seconds.assign(points.size(), 1.0);
+  const nlohmann::json report = make_report(input);
+  CHECK(report["summary"]["float16_allreduce_4MiB_and_more"]["points"] == 7);
+  CHECK(report["summary"]["collectives_4MiB_and_more"]["points"] == 8);
+  CHECK(report["summary"]["collectives_all"]["points"] == points.size());
+  CHECK(report["collectives"][20]["label"] == "allreduce/float16");
+  const std::string text = format_report(report);
+  CHECK(text.find("  fit: float16 sum 15 ns per element") != std::string::npos);
+
+  // Where no point shows the sum, the description's stays.
+  std::vector<CollectivePoint> all_hidden = synthetic(alpha, beta, 0);
+  all_hidden.push_back(hidden);
+  FitResult hides = fit_alpha_beta(all_hidden, "hidden.json");
+  hides.float16 = fit_float16_sum(all_hidden, hides, measured);
+  CHECK(hides.float16.points == 1);
+  CHECK(hides.float16.shown == 0);
+  CHECK(calibrated_platform(hides, measured, "calibrated").float16_sum_s == 40e-9);
+  CHECK(float16_basis(hides.float16) == "the float16 sum hides under the transfers at the 1 "
+                                        "float16 allreduce point of 4 MiB and more: not fitted");
 }
