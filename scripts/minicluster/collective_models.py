@@ -294,6 +294,8 @@ def _check_run(run, models):
         _within(_get(point, "ranks", at, int), 2, 65536, f"{at}/ranks", "2..65536")
         _within(_get(point, "bytes", at, int), 1, 1 << 50, f"{at}/bytes", "1..2^50")
         _within(_get(point, "chunk_bytes", at, int, 1), 1, 1 << 50, f"{at}/chunk_bytes", "1..2^50")
+        if _get(point, "dtype", at, str, "float32") not in ("float32", "float16"):
+            raise BadRun(f"{at}/dtype: {_show(point['dtype'])} is not float32 or float16")
         seconds = _get(point, "seconds", at, float)
         if not SHORTEST_SECONDS <= seconds <= LONGEST_SECONDS:
             raise BadRun(f"{at}/seconds: {_show(seconds)} is not in [1e-12, 1e9]")
@@ -301,6 +303,10 @@ def _check_run(run, models):
             sample = _get({j: sample}, j, f"{at}/samples_s", float)
             if not (sample == 0 or SHORTEST_SECONDS <= sample <= LONGEST_SECONDS):
                 raise BadRun(f"{at}/samples_s/{j}: {_show(sample)} is not 0 or in [1e-12, 1e9]")
+    # The models and the run-to-run comparison are the network's: a float16
+    # allreduce's pace can be gloo's float16 sums (gcsim validate --fit
+    # fits those).
+    points = run["collectives"] = [p for p in points if p.get("dtype", "float32") == "float32"]
     trainings = _get(run, "training", "", list, [])
     for i, training in enumerate(trainings):
         at = f"/training/{i}"

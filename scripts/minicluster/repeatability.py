@@ -6,7 +6,7 @@
 
 Groups the measured runs by cluster (nodes and link rate) and prints, for
 every group of two runs or more: the run-to-run difference of the
-collectives of 4 MiB and more (geometric mean of |ln(a / b)| over every pair
+(float32) collectives of 4 MiB and more (geometric mean of |ln(a / b)| over every pair
 of runs and every point both measured, the same collective, algorithm,
 ranks and size, as exp(.) - 1, the measure gcsim validate gives its errors
 in; or that there is none to compare), the point that differs most, and

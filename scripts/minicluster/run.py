@@ -4,7 +4,9 @@
 Creates P network namespaces on a rate-limited star (netns.py), runs one
 torch.distributed (gloo) process per namespace, and writes one JSON file
 (format: results/validation/README.md) with
-  - the collective benchmark: allreduce / allgather / broadcast per size, and
+  - the collective benchmark: allreduce / allgather / broadcast per size,
+    and float16 allreduces of the sizes from 4 MiB (gloo's software float16
+    sum, which `gcsim validate --fit` fits), and
   - training runs of the small CNN on Fashion-MNIST (or its wide version,
     --model wide-cnn): dense, topk, cltk, deft,
     and DDP's compression hooks fp16 and powersgd.
@@ -108,7 +110,8 @@ def parse_args(argv):
     p = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nodes", type=int, default=4)
     p.add_argument("--rate", type=float, default=100, help="link rate in Mbit/s (at most 1000)")
-    p.add_argument("--sizes", default="4K,64K,1M,4M,16M,64M", help="collective sizes in bytes")
+    p.add_argument("--sizes", default="4K,64K,1M,4M,16M,64M",
+                   help="collective sizes in bytes (those from 4 MiB also as float16 allreduces)")
     p.add_argument("--reps", type=int, default=3,
                    help="timed repetitions per size (after one warm-up; at least 15 below 1 MiB)")
     p.add_argument("--train", default="dense,topk,cltk,deft",

@@ -346,6 +346,7 @@ def _float16_rank(rank, world, master, out):
             data = torch.ones(size // width, dtype=dtype)
             times = []
             for rep in range(8):
+                data.fill_(1)  # each sum multiplies by P: float16 would reach inf
                 dist.barrier()
                 t0 = time.perf_counter()
                 dist.all_reduce(data)

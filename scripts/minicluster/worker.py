@@ -73,35 +73,55 @@ def run_collective(collective, data, outputs):
         dist.broadcast(data, 0)
 
 
+# The float16 allreduces the benchmark adds: sizes from 4 MiB (gcsim
+# validate --fit derives the float16 sum from those; gloo sums float16 on
+# the CPU through conversions, which can outlast the transfers).
+FLOAT16_FROM_BYTES = 4 << 20
+
+
+def bench_cases(sizes):
+    """(collective, dtype, size) in the order timed: every collective at
+    every size in float32, then float16 allreduces of 4 MiB and more."""
+    cases = [(collective, torch.float32, size)
+             for collective in ("allreduce", "allgather", "broadcast") for size in sizes]
+    return cases + [("allreduce", torch.float16, size) for size in sizes
+                    if size >= FLOAT16_FROM_BYTES]
+
+
 def bench(rank, world, out, sizes, reps):
     dist.barrier()
     one_way = all_max(ping_pong() if rank < 2 else 0.0)
     points = []
-    for collective in ("allreduce", "allgather", "broadcast"):
-        for size in sizes:
-            # Sizes follow nccl-tests: the whole buffer (allgather: the output).
-            elements = size // 4
-            if collective == "allgather":
-                elements //= world
-            data = torch.ones(elements)
-            outputs = [torch.empty(elements) for _ in range(world)]
-            times = []
-            # Below 1 MiB one collective takes milliseconds and process
-            # scheduling scatters it by several times: more repetitions give
-            # a median that holds still.
-            count = reps if size >= (1 << 20) else max(reps, 15)
-            for rep in range(count + 1):
-                dist.barrier()
-                start = time.perf_counter()
-                run_collective(collective, data, outputs)
-                elapsed = all_max(time.perf_counter() - start)
-                if rep > 0:  # the first one warms up connections and buffers
-                    times.append(elapsed)
-            algorithm = {"allreduce": "ring", "allgather": "ring", "broadcast": "binomial_tree"}
-            points.append(dict(collective=collective, algorithm=algorithm[collective],
-                               ranks=world, bytes=elements * 4 * (world if collective == "allgather" else 1),
-                               seconds=statistics.median(times), repetitions=count,
-                               samples_s=times))
+    for collective, dtype, size in bench_cases(sizes):
+        # Sizes follow nccl-tests: the whole buffer (allgather: the output).
+        width = 2 if dtype == torch.float16 else 4
+        elements = size // width
+        if collective == "allgather":
+            elements //= world
+        data = torch.ones(elements, dtype=dtype)
+        outputs = [torch.empty(elements, dtype=dtype) for _ in range(world)]
+        times = []
+        # Below 1 MiB one collective takes milliseconds and process
+        # scheduling scatters it by several times: more repetitions give
+        # a median that holds still.
+        count = reps if size >= (1 << 20) else max(reps, 15)
+        for rep in range(count + 1):
+            # The sums multiply the values by P each time: float16 would
+            # reach inf in a few repetitions.
+            data.fill_(1)
+            dist.barrier()
+            start = time.perf_counter()
+            run_collective(collective, data, outputs)
+            elapsed = all_max(time.perf_counter() - start)
+            if rep > 0:  # the first one warms up connections and buffers
+                times.append(elapsed)
+        algorithm = {"allreduce": "ring", "allgather": "ring", "broadcast": "binomial_tree"}
+        point = dict(collective=collective, algorithm=algorithm[collective], ranks=world,
+                     bytes=elements * width * (world if collective == "allgather" else 1),
+                     seconds=statistics.median(times), repetitions=count, samples_s=times)
+        if dtype == torch.float16:
+            point["dtype"] = "float16"
+        points.append(point)
     if rank == 0:
         with open(out, "w") as f:
             json.dump(dict(one_way_latency_s=one_way, collectives=points), f)

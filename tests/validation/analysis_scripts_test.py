@@ -305,6 +305,29 @@ with tempfile.TemporaryDirectory() as tmp:
             or not re.search(r"dense\s+iteration: [\d.]+ / [\d.]+ ms", done.stdout)):
         failures.append(f"repeatability.py, a run without collectives: status {done.returncode}, "
                         f"{done.stdout[-300:]!r} {done.stderr.strip()[-300:]!r}")
+    # float16 allreduces are gcsim validate's (their pace can be gloo's sums):
+    # the network's models and run-to-run figures leave them out, two runs
+    # the same but for a float16 point 3x slower repeat exactly; a type
+    # neither float32 nor float16 is refused.
+    with open(good) as f:
+        with_float16 = json.load(f)
+    point = next(p for p in with_float16["collectives"]
+                 if p["collective"] == "allreduce" and p["bytes"] >= 4 << 20)
+    with_float16["collectives"].append(dict(point, dtype="float16"))
+    first = bad_file("float16-a.json", json.dumps(with_float16))
+    with_float16["collectives"][-1]["seconds"] *= 3
+    second = bad_file("float16-b.json", json.dumps(with_float16))
+    if len(collective_models.load_run(first, models=False)["collectives"]) != len(
+            collective_models.load_run(good, models=False)["collectives"]):
+        failures.append("collective_models.load_run kept a float16 point")
+    done = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "repeatability.py"), first,
+                           second], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 or "run to run: 0.0%" not in done.stdout:
+        failures.append(f"repeatability.py, runs apart only on a float16 point: status "
+                        f"{done.returncode}, {done.stdout[-300:]!r} {done.stderr.strip()[-300:]!r}")
+    with_float16["collectives"][-1]["dtype"] = "bfloat16"
+    refused("repeatability.py", [bad_file("bfloat16.json", json.dumps(with_float16))],
+            ["bfloat16.json: /collectives/", "/dtype: \"bfloat16\" is not float32 or float16"])
     # A latency gcsim would not read (the check gcsim's units make, up to 1e9 s).
     far = json.loads(json.dumps(negative))
     far["collectives"][0]["seconds"] = 0.001
