@@ -153,9 +153,11 @@ std::string float16_basis(const Float16SumFit& fit) {
     return "the float16 sum hides under the transfers at the " + points + ": not fitted";
   char figure[64];
   std::snprintf(figure, sizeof figure, "%.3g ns", fit.seconds_per_element * 1e9);
+  const std::string of = fit.shown == fit.points ? "the " + points
+                                                 : std::to_string(fit.shown) + " of the " + points +
+                                                       " (the others hide it)";
   return std::string("float16 sum ") + figure +
-         " per element on a core of its own, the median of " + std::to_string(fit.shown) +
-         " of the " + points + " (the others hide it)";
+         " per element on a core of its own, the median of " + of;
 }
 
 net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformSpec& measured,

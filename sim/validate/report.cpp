@@ -287,9 +287,10 @@ std::string format_report(const nlohmann::json& report) {
               "the points cannot tell a latency (give sizes from 8 bytes)\n";
   }
   if (!report["collectives"].empty())
-    text += "  collective       ranks      bytes    measured_s  simulated_s   error  path_Mbit/s\n";
+    text +=
+        "  collective          ranks      bytes    measured_s  simulated_s   error  path_Mbit/s\n";
   for (const nlohmann::json& c : report["collectives"]) {
-    append_format(text, "  %-14s %5d %10s %13.6f %12.6f %+7.1f%%",
+    append_format(text, "  %-17s %5d %10s %13.6f %12.6f %+7.1f%%",
                   c["label"].get<std::string>().c_str(), c["ranks"].get<int>(),
                   bytes_label(c["bytes"].get<uint64_t>()).c_str(), c["measured_s"].get<double>(),
                   c["simulated_s"].get<double>(), 100 * c["relative_error"].get<double>());

@@ -780,6 +780,12 @@ TEST_CASE("the float16 sum is fitted from the float16 allreduces, which the cali
   const std::string text = format_report(report);
   CHECK(text.find("  fit: float16 sum 15 ns per element") != std::string::npos);
 
+  Float16SumFit every_one_shown = fit.float16;
+  every_one_shown.points = every_one_shown.shown;
+  CHECK(float16_basis(every_one_shown) == "float16 sum 15 ns per element on a core of its own, "
+                                          "the median of the 6 float16 allreduce points of 4 "
+                                          "MiB and more");
+
   // Where no point shows the sum, the description's stays.
   std::vector<CollectivePoint> all_hidden = synthetic(alpha, beta, 0);
   all_hidden.push_back(hidden);
