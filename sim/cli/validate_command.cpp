@@ -49,8 +49,9 @@ public:
         ->check(nonempty_path);
     app.add_flag(
         "--fit", fit_,
-        "Calibrate the platform from the run's ring collectives (latency from those below 1 MiB, "
-        "bandwidth from those of 4 MiB and more) and simulate on it");
+        "Calibrate the platform from the run's float32 ring collectives (latency from those below "
+        "1 MiB, bandwidth from those of 4 MiB and more) and its float16 sum from the float16 "
+        "allreduces of 4 MiB and more, and simulate on it");
     app.add_option("--out", out_file_, "With --fit: write the calibrated platform file here")
         ->check(nonempty_path);
     app.add_option("--json", json_file_, "Write the comparison as JSON here")->check(nonempty_path);

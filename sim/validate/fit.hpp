@@ -7,6 +7,9 @@
 // within each group). One least-squares line over every size let the noise
 // of a few small points move the bandwidth, and with it every large
 // collective, by 6-8% (results/validation/README.md).
+// A float16 ring allreduce's sums can outlast its transfers (gloo sums
+// float16 in software on CPUs): the platform's float16_sum is fitted from
+// the float16 points, given alpha and beta (fit_float16_sum).
 
 #include "sim/validate/measured_run.hpp"
 
