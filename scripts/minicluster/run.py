@@ -5,8 +5,10 @@ Creates P network namespaces on a rate-limited star (netns.py), runs one
 torch.distributed (gloo) process per namespace, and writes one JSON file
 (format: results/validation/README.md) with
   - the collective benchmark: allreduce / allgather / broadcast per size,
-    and float16 allreduces of the sizes from 4 MiB (gloo's software float16
-    sum, which `gcsim validate --fit` fits), and
+    and float16 allreduces of the sizes from 4 MiB of the trained model's
+    gradient over P, as DDP's fp16 hook sends it (gloo's software float16
+    sum, which `gcsim validate --fit` fits, costs more on those values than
+    on ones), and
   - training runs of the small CNN on Fashion-MNIST (or its wide version,
     --model wide-cnn): dense, topk, cltk, deft,
     and DDP's compression hooks fp16 and powersgd.
@@ -266,7 +268,8 @@ def main(argv):
         latency = None
         if sizes:
             run_job(cluster, lambda r: [args.python, worker, "bench", str(r), str(args.nodes), master,
-                                        bench_out, ",".join(map(str, sizes)), str(args.reps)],
+                                        bench_out, ",".join(map(str, sizes)), str(args.reps),
+                                        args.model, str(args.batch)],
                     args.timeout)
             with open(bench_out) as f:
                 bench = json.load(f)

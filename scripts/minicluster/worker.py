@@ -1,11 +1,12 @@
 """One rank of the mini-cluster, run inside its namespace by run.py.
 
-  worker.py bench RANK P MASTER OUT.json SIZES REPS
+  worker.py bench RANK P MASTER OUT.json SIZES REPS MODEL BATCH
   worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY MATRIX_RANK MODEL [barrier]
 
 COMPRESSOR is dense, topk, cltk, deft (at DENSITY), fp16 or powersgd (at
 rank MATRIX_RANK); MODEL is cnn or wide-cnn (scripts/trace_tools/models.py,
-the models the traces are captured from); rank 0 writes OUT.json. Each process uses one thread (torch.set_num_threads(1)).
+the models the traces are captured from; the bench's float16 allreduces sum
+its gradient over BATCH samples, as DDP's fp16 hook sends it); rank 0 writes OUT.json. Each process uses one thread (torch.set_num_threads(1)).
 The collectives are torch.distributed's gloo ones: allreduce is gloo's ring,
 allgather its ring, broadcast its binomial tree (gloo/allreduce.cc,
 allgather.cc, broadcast.cc).
@@ -79,6 +80,27 @@ def run_collective(collective, data, outputs):
 FLOAT16_FROM_BYTES = 4 << 20
 
 
+def hook_values(rank, world, model_name, batch):
+    """What DDP's fp16 hook sends in training: the model's gradient, from
+    this rank's first batch at the starting weights, cast to float16 and
+    divided by P. gloo's float16 sum costs more on these than on ones, which
+    take its conversions' quickest path (2.1-2.5x as long on 2 ranks over
+    loopback, experiments.md "gloo's float16 sum"): many are float16
+    subnormals, which its conversion normalizes bit by bit."""
+    torch.manual_seed(1)
+    model = models.build(model_name, 10)[0]
+    params = list(model.parameters())
+    x, y = load_fashion(world * batch)
+    lo = rank * batch
+    backward(F.cross_entropy(model(x[lo:lo + batch]), y[lo:lo + batch]), params)
+    return flat_gradient(params).to(torch.float16).div_(world)
+
+
+def tiled(values, elements):
+    """`values` repeated to `elements` elements."""
+    return values.repeat(elements // values.numel() + 1)[:elements].clone()
+
+
 def bench_cases(sizes):
     """(collective, dtype, size) in the order timed: every collective at
     every size in float32, then float16 allreduces of 4 MiB and more."""
@@ -88,7 +110,8 @@ def bench_cases(sizes):
                     if size >= FLOAT16_FROM_BYTES]
 
 
-def bench(rank, world, out, sizes, reps):
+def bench(rank, world, out, sizes, reps, model_name, batch):
+    gradient = hook_values(rank, world, model_name, batch)
     dist.barrier()
     one_way = all_max(ping_pong() if rank < 2 else 0.0)
     points = []
@@ -98,7 +121,9 @@ def bench(rank, world, out, sizes, reps):
         elements = size // width
         if collective == "allgather":
             elements //= world
-        data = torch.ones(elements, dtype=dtype)
+        start_values = (tiled(gradient, elements) if dtype == torch.float16
+                        else torch.ones(elements, dtype=dtype))
+        data = start_values.clone()
         outputs = [torch.empty(elements, dtype=dtype) for _ in range(world)]
         times = []
         # Below 1 MiB one collective takes milliseconds and process
@@ -106,9 +131,8 @@ def bench(rank, world, out, sizes, reps):
         # a median that holds still.
         count = reps if size >= (1 << 20) else max(reps, 15)
         for rep in range(count + 1):
-            # The sums multiply the values by P each time: float16 would
-            # reach inf in a few repetitions.
-            data.fill_(1)
+            # Each sum changes them: every repetition sums the same values.
+            data.copy_(start_values)
             dist.barrier()
             start = time.perf_counter()
             run_collective(collective, data, outputs)
@@ -679,7 +703,7 @@ def train(rank, world, out, name, iterations, batch, density, matrix_rank, model
 
 
 USAGE = ("worker.py: usage (internal, started by run.py): worker.py bench RANK P MASTER OUT.json "
-         "SIZES REPS | worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY "
+         "SIZES REPS MODEL BATCH | worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY "
          "MATRIX_RANK MODEL [barrier]")
 
 
@@ -691,9 +715,9 @@ def parse_command(argv):
         rank, world, master, out = int(argv[2]), int(argv[3]), argv[4], argv[5]
         if not 0 <= rank < world:
             return None
-        if mode == "bench" and len(argv) == 8:
+        if mode == "bench" and len(argv) == 10 and argv[8] in TRAINED_MODELS:
             return mode, rank, world, master, out, ([int(s) for s in argv[6].split(",")],
-                                                    int(argv[7]))
+                                                    int(argv[7]), argv[8], int(argv[9]))
         if (mode == "train" and len(argv) in (12, 13) and argv[11] in TRAINED_MODELS
                 and argv[12:] in ([], ["barrier"])):
             return mode, rank, world, master, out, (argv[6], int(argv[7]), int(argv[8]),

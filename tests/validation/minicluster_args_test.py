@@ -137,9 +137,17 @@ start = ["worker.py", "train", "0", "2", "10.77.0.1", "o.json", "dense", "10", "
 for argv, good in [(start, True), (start + ["barrier"], True), (start + ["extra"], False),
                    (start[:2] + ["2"] + start[3:], False), (start[:-1] + ["x"], False),
                    (start[:-2] + ["x", "cnn"], False), (start[:-1] + ["wide-cnn"], True),
-                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096,65536", "3"], True),
-                   (["worker.py", "bench", "1", "2", "m", "o.json", "4K", "3"], False),
-                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "4"], False)]:
+                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096,65536", "3", "cnn", "32"],
+                    True),
+                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "wide-cnn", "8"],
+                    True),
+                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096,65536", "3"], False),
+                   (["worker.py", "bench", "1", "2", "m", "o.json", "4K", "3", "cnn", "32"], False),
+                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "resnet", "32"],
+                    False),
+                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "cnn", "x"], False),
+                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "cnn", "32", "4"],
+                    False)]:
     parsed = worker.parse_command(argv)
     check((parsed is not None) == good,
           f"worker.py {' '.join(argv[1:])}: {'taken' if good else 'refused'} ({parsed})")

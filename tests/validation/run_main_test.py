@@ -151,9 +151,11 @@ with tempfile.TemporaryDirectory() as tmp:
     bench, topk, dense = [e for e in seen if e[0] == "job"]
     worker = os.path.join(ROOT, "scripts", "minicluster", "worker.py")
     want = [["/usr/bin/python3", worker, "bench", str(r), "3", "10.77.0.1"] for r in range(3)]
-    check([a[:6] for a in bench[1]] == want and all(a[7:] == ["65536,1048576", "4"] for a in bench[1])
+    check([a[:6] for a in bench[1]] == want
+          and all(a[7:] == ["65536,1048576", "4", "wide-cnn", "16"] for a in bench[1])
           and bench[2] == 77,
-          f"bench: each rank its rank, P, rank 0's address, the sizes and --reps, --timeout: {bench[1][1]}")
+          f"bench: each rank its rank, P, rank 0's address, the sizes, --reps, --model and "
+          f"--batch, --timeout: {bench[1][1]}")
     check(all(a[2:6] == ["train", str(r), "3", "10.77.0.1"]
               and a[7:] == ["topk", str(ITERATIONS), "16", "0.05", "1", "wide-cnn"] for r, a in enumerate(topk[1]))
           and dense[1][0][7] == "dense",
