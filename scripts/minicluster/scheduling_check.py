@@ -46,11 +46,12 @@
       transfer's time, and the rate they got together. Sharing the node's
       link fairly finishes both at about twice the lone time.
 
-  scheduling_check.py float16 [--nodes 4] [--rate 1000]   (root)
+  scheduling_check.py float16 [--nodes 4] [--rate 1000] [--model wide-cnn]   (root)
       gloo's ring allreduce of the same bytes (1, 4 and 16 MiB) in float32
       and in float16, as DDP's fp16 hook sends them, on the namespaced star:
       the median of 7 (the slowest rank's time after a barrier) and their
-      ratio. gloo sums float16 element by element through software
+      ratio; float16 twice, summing ones and summing --model's gradient
+      over P (worker.py's hook_values, as run.py's benchmark does). gloo sums float16 element by element through software
       conversions; where the sum outlasts a reduce-scatter step's transfer,
       float16 is slower than float32 of the same bytes, and the float16
       step gives the sum's time per element (reduce-scatter steps taking
@@ -74,6 +75,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 from atomic_write import write_json_atomically  # noqa: E402
 from script_input import Parser, run_script  # noqa: E402
+from run import MODELS  # noqa: E402  (the models worker.py trains)
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch: the ranks' default, as in run.py
 
@@ -334,19 +336,21 @@ def check_collectives(nodes, rate, limit, gap_ms, python):
 FLOAT16_SIZES = (1 << 20, 4 << 20, 16 << 20)
 
 
-def _float16_rank(rank, world, master, out):
+def _float16_rank(rank, world, master, out, model):
     import torch
     import torch.distributed as dist
     import worker
     worker.init(rank, world, master)
+    gradient = worker.hook_values(rank, world, model, 32)
     rows = []
     for size in FLOAT16_SIZES:
         row = [size]
-        for dtype, width in ((torch.float32, 4), (torch.float16, 2)):
-            data = torch.ones(size // width, dtype=dtype)
+        for start in (torch.ones(size // 4), torch.ones(size // 2, dtype=torch.float16),
+                      worker.tiled(gradient, size // 2)):
+            data = start.clone()
             times = []
             for rep in range(8):
-                data.fill_(1)  # each sum multiplies by P: float16 would reach inf
+                data.copy_(start)  # each sum changes them: every repetition sums the same
                 dist.barrier()
                 t0 = time.perf_counter()
                 dist.all_reduce(data)
@@ -376,7 +380,7 @@ def float16_sum_per_element(nodes, cores, size, float32_s, float16_s):
     return step / (size / 2 / nodes) / max(1.0, nodes / cores)
 
 
-def check_float16(nodes, rate, python):
+def check_float16(nodes, rate, model, python):
     import netns
     import run
     ok, why = netns.can_create_namespaces()
@@ -386,18 +390,20 @@ def check_float16(nodes, rate, python):
         out = os.path.join(tmp, "rows.json")
         with netns.Cluster(nodes, rate) as cluster:
             run.run_job(cluster, lambda r: [python, os.path.abspath(__file__), "_float16_rank",
-                                            str(r), str(nodes), cluster.addresses[0], out], 900)
+                                            str(r), str(nodes), cluster.addresses[0], out, model],
+                        900)
         with open(out) as f:
             rows = json.load(f)
     cores = os.cpu_count()
     print(f"{nodes} ranks, {rate:g} Mbit/s, {cores} cores: ring allreduce of the same bytes, "
-          f"median of 7 (ms)")
-    for size, float32_s, float16_s in rows:
-        alone = float16_sum_per_element(nodes, cores, size, float32_s, float16_s)
-        said = ("the sum hidden under the transfer" if alone is None else
-                f"float16 sum {alone * 1e9:.1f} ns per element on a core of its own")
-        print(f"  {size >> 20:2d} MiB: float32 {float32_s * 1e3:7.1f}, float16 "
-              f"{float16_s * 1e3:7.1f} ({float16_s / float32_s:.2f}x): {said}")
+          f"median of 7 (ms); float16 of ones and of {model}'s gradient over P")
+    for size, float32_s, *float16 in rows:
+        cells = []
+        for values, float16_s in zip(("ones", "gradient"), float16):
+            alone = float16_sum_per_element(nodes, cores, size, float32_s, float16_s)
+            said = ("sum hidden" if alone is None else f"sum {alone * 1e9:.1f} ns/element alone")
+            cells.append(f"{values} {float16_s * 1e3:7.1f} ({float16_s / float32_s:.2f}x, {said})")
+        print(f"  {size >> 20:2d} MiB: float32 {float32_s * 1e3:7.1f}, float16 " + "; ".join(cells))
 
 
 FLOW_PORT = 29600
@@ -479,7 +485,7 @@ def check_flows(rate, megabytes, repeats):
 def main(argv):
     # The ranks' and flows' own entries, started by the checks below (internal).
     internal = {"_rank": ("RANK P MASTER OUT GAP_S", 6), "_flow_receive": ("", 1),
-                "_flow_send": ("ADDRESS BYTES", 3), "_float16_rank": ("RANK P MASTER OUT", 5)}
+                "_flow_send": ("ADDRESS BYTES", 3), "_float16_rank": ("RANK P MASTER OUT MODEL", 6)}
     if argv and argv[0] in internal:
         words, count = internal[argv[0]]
         try:
@@ -489,6 +495,8 @@ def main(argv):
                 rank, world, gap = int(argv[1]), int(argv[2]), float(argv[5])
             elif argv[0] == "_float16_rank":
                 rank, world = int(argv[1]), int(argv[2])
+                if argv[5] not in MODELS:
+                    raise ValueError
             elif argv[0] == "_flow_send":
                 nbytes = int(argv[2])
         except ValueError:
@@ -498,7 +506,7 @@ def main(argv):
         if argv[0] == "_rank":
             _collectives_rank(rank, world, argv[3], argv[4], gap)
         elif argv[0] == "_float16_rank":
-            _float16_rank(rank, world, argv[3], argv[4])
+            _float16_rank(rank, world, argv[3], argv[4], argv[5])
         elif argv[0] == "_flow_send":
             _flow_send(argv[1], nbytes)
         else:
@@ -520,6 +528,9 @@ def main(argv):
     float16 = sub.add_parser("float16")
     float16.add_argument("--nodes", type=int, default=4)
     float16.add_argument("--rate", type=int, default=1000, help="Mbit/s")
+    float16.add_argument("--model", default="wide-cnn",
+                         help="whose gradient over P the second float16 allreduce sums: cnn or "
+                              "wide-cnn (DDP's fp16 hook's values; the first sums ones)")
     float16.add_argument("--python", default=PYTHON,
                          help="interpreter with torch that runs the ranks (default: Debian's)")
     flows = sub.add_parser("flows")
@@ -546,7 +557,9 @@ def main(argv):
             float16.error(f"--rate: {args.rate} is not in (0, 1000] Mbit/s")
         if not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
             float16.error(f"--python: {args.python} is not an executable file")
-        check_float16(args.nodes, args.rate, args.python)
+        if args.model not in MODELS:
+            float16.error(f"--model: {args.model!r} is not {' or '.join(MODELS)}")
+        check_float16(args.nodes, args.rate, args.model, args.python)
     elif args.check == "compute":
         check_compute(parse_ranks(args.ranks, compute))
     else:

@@ -123,8 +123,11 @@ for args, option in [(["collectives", "--nodes", "1"], "--nodes"),
                      (["float16", "--python", "/nonexistent"], "--python")]:
     refused("scheduling_check.py", args, [f"scheduling_check.py: {args[0]}: {option}: "])
 refused("scheduling_check.py", ["_rank", "0"], ["scheduling_check.py: usage (internal)"])
-refused("scheduling_check.py", ["_float16_rank", "x", "4", "10.77.0.1", "out.json"],
+refused("scheduling_check.py", ["_float16_rank", "x", "4", "10.77.0.1", "out.json", "cnn"],
         ["scheduling_check.py: usage (internal)"])
+refused("scheduling_check.py", ["_float16_rank", "0", "4", "10.77.0.1", "out.json", "resnet"],
+        ["scheduling_check.py: usage (internal)"])
+refused("scheduling_check.py", ["float16", "--model", "resnet"], ["--model: 'resnet'"])
 
 # worker.py: internal, but never a traceback. (Only command lines that no
 # version of it could start a rank's connection with.)
