@@ -1100,6 +1100,7 @@ FIGURES = [("throughput", throughput_figure), ("time_breakdown", time_breakdown_
 COLLECTIVE_STYLE = {
     "allreduce": ("#332288", "o"),
     "allreduce/tree": ("#88CCEE", "s"),
+    "allreduce/float16": ("#999933", "p"),
     "allgather": ("#117733", "^"),
     "broadcast": ("#AA4499", "v"),
     "broadcast/ring": ("#CC6677", "D"),
@@ -1178,11 +1179,13 @@ def validation_figure(reports, out, stem, written):
     if any(report.get("platform", {}).get("source") == "the fit" for report in reports):
         # A reader must know which comparisons are in-sample (the rule is
         # sim/validate/fit.cpp's, as `gcsim validate --fit` reports it).
+        float16 = any("float16_points" in report.get("fit", {}) for report in reports)
         put_caption(figure, [
             "On a fitted platform the ring allreduce and allgather points are the fit's own "
-            "(alpha from those under 1 MiB, bandwidth from those of 4 MiB and more): in "
-            "sample. The broadcasts, the 1-4 MiB points and the training iterations are "
-            "predictions."])
+            "(alpha from those under 1 MiB, bandwidth from those of 4 MiB and more)"
+            + (", and the float16 allreduces the float16 sum's" if float16 else "")
+            + ": in sample. The broadcasts, the 1-4 MiB points and the training iterations "
+            "are predictions."])
     save(figure, out, stem, written)
 
 

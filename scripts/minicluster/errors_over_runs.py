@@ -7,8 +7,9 @@ One run's training error moves by tens of points from one run to the next on
 a shared machine (experiments.md, "Run-to-run repeatability"), so a single
 run says little. This runs `gcsim validate RUN --fit` on every file, with
 today's gcsim, and prints per cluster (nodes, link rate): how many runs, and
-for the collectives of 4 MiB and more and each training run, the median
-error, its range, and how many runs are within issue 7's limits (5% for the
+for the collectives of 4 MiB and more, the float16 allreduces of 4 MiB and
+more where the runs have them, and each training run, the median error, its
+range, and how many runs are within issue 7's limits (5% for the
 collectives, 10% for the training iterations). Runs without training (or
 without collectives) count only where they have them. --trace is gcsim
 validate's: the gradient trace the compressed runs' compressors run on
@@ -27,6 +28,11 @@ from script_input import (Parser, open_input, parse_bandwidth, read_json_object,
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 COLLECTIVES = "collectives >= 4 MiB"
+# The float16 allreduces of 4 MiB and more (run.py's, which --fit fits the
+# float16 sum to), apart from the network's collectives as gcsim keeps them.
+FLOAT16 = "float16 allreduce >= 4 MiB"
+# Geometric-mean errors, which have no sign, and the summary entry of each.
+GEOMEANS = {COLLECTIVES: "collectives_4MiB_and_more", FLOAT16: "float16_allreduce_4MiB_and_more"}
 # Issue 7's limits: on the collectives' geometric-mean error, and on each
 # training iteration's error.
 COLLECTIVES_LIMIT, TRAINING_LIMIT = 0.05, 0.10
@@ -101,9 +107,10 @@ def errors_of(gcsim, path, tmp, trace=None):
     except ValueError as error:
         refuse(f"{path}: /cluster/link/bandwidth: {error}")
     errors = {}
-    large = comparison["summary"].get("collectives_4MiB_and_more", {})
-    if large.get("points", 0) > 0:
-        errors[COLLECTIVES] = large["geomean_error"]
+    for quantity, key in GEOMEANS.items():
+        entry = comparison["summary"].get(key, {})
+        if entry.get("points", 0) > 0:
+            errors[quantity] = entry["geomean_error"]
     for training in comparison.get("training", []):
         errors[training["name"] + " iteration"] = training["relative_error"]["iteration_s"]
     return (cluster["nodes"], rate), errors
@@ -123,12 +130,12 @@ def main(argv):
             quantities += [q for q in errors if q not in quantities]
         for quantity in quantities:
             values = [errors[quantity] for errors in runs if quantity in errors]
-            limit = COLLECTIVES_LIMIT if quantity == COLLECTIVES else TRAINING_LIMIT
+            limit = COLLECTIVES_LIMIT if quantity in GEOMEANS else TRAINING_LIMIT
             within = sum(abs(v) <= limit for v in values)
             # The collectives' geometric-mean error has no sign; an
             # iteration's error does (simulated short is negative).
-            sign = " " if quantity == COLLECTIVES else "+"
-            print(f"  {quantity:22s} median {100 * statistics.median(values):{sign}6.1f}%  "
+            sign = " " if quantity in GEOMEANS else "+"
+            print(f"  {quantity:26s} median {100 * statistics.median(values):{sign}6.1f}%  "
                   f"range {100 * min(values):{sign}6.1f}% .. {100 * max(values):{sign}6.1f}%  "
                   f"within {100 * limit:.0f}%: {within} of {len(values)}")
 

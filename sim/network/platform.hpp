@@ -81,8 +81,9 @@ struct PlatformSpec {
   int shared_cores = 0;
   // star only: seconds one core takes to sum a float16 element into another
   // in a ring allreduce's reduce-scatter (gloo sums float16 on CPUs through
-  // software conversions, 12-19 ns on a Zen 4; 0: free, as NCCL's on GPUs). Only the
-  // fp16 compressor's allreduce pays it.
+  // software conversions: 34-51 ns on a Zen 4 for a gradient's values, about
+  // half that for ones; 0: free, as NCCL's on GPUs). Only the fp16
+  // compressor's allreduce and float16 collective points pay it.
   double float16_sum_s = 0;
   /// float16_sum_s over a float16 element's 2 bytes (net::SumCost's unit).
   double float16_sum_s_per_byte() const { return float16_sum_s / 2; }

@@ -226,35 +226,59 @@ class NoNetwork:
 
 
 calls = []
+# The fp16 hook's values, as the bench's float16 allreduces must sum them
+# (a stand-in for the model's gradient over P).
+HOOK = torch.tensor([0.5, -0.25, 0.0], dtype=torch.float16)
 real_dist, real_all_max, real_ping_pong = worker.dist, worker.all_max, worker.ping_pong
-real_run_collective = worker.run_collective
+real_run_collective, real_hook_values = worker.run_collective, worker.hook_values
 worker.dist, worker.all_max, worker.ping_pong = NoNetwork(), (lambda v: v), (lambda: 1e-4)
-worker.run_collective = lambda collective, data, outputs: calls.append(
-    (collective, data.numel(), len(outputs)))
+worker.hook_values = lambda rank, world, model, batch: (
+    HOOK if (rank, world, model, batch) == (0, WORLD, "wide-cnn", 8) else None)
+
+
+def record(collective, data, outputs):
+    calls.append((collective, data.numel(), len(outputs), str(data.dtype),
+                  data[:4].tolist() if data.dtype == torch.float16 else None))
+    data.mul_(WORLD)  # as a sum would: the next repetition must start again
+
+
+worker.run_collective = record
 try:
     with tempfile.TemporaryDirectory() as scratch:
         out = os.path.join(scratch, "bench.json")
-        worker.bench(0, WORLD, out, [1 << 20], 3)
+        worker.bench(0, WORLD, out, [1 << 20, 4 << 20], 3, "wide-cnn", 8)
         with open(out) as f:
             points = json.load(f)["collectives"]
 finally:
     worker.dist, worker.all_max, worker.ping_pong = real_dist, real_all_max, real_ping_pong
-    worker.run_collective = real_run_collective
-check(len(calls) == 3 * 4 and all(len(p["samples_s"]) == p["repetitions"] == 3 for p in points),
-      f"bench: {len(calls)} collectives for 3 kinds of 3 repetitions and a warm-up each, "
-      f"{[len(p['samples_s']) for p in points]} samples kept")
+    worker.run_collective, worker.hook_values = real_run_collective, real_hook_values
+check(len(calls) == 7 * 4 and all(len(p["samples_s"]) == p["repetitions"] == 3 for p in points),
+      f"bench: {len(calls)} collectives for 3 kinds at 2 sizes and a float16 allreduce, 3 "
+      f"repetitions and a warm-up each, {[len(p['samples_s']) for p in points]} samples kept")
 # nccl-tests' sizes: the whole buffer, an allgather's output (each rank's
 # input a P-th of it); each point's time the median of its samples.
+float32 = [c[:3] for c in calls if c[3] == "torch.float32"]
 check([c for c in calls if c[2] != WORLD] == []
-      and sorted(set(calls)) == [("allgather", (1 << 18) // WORLD, WORLD),
-                                 ("allreduce", 1 << 18, WORLD), ("broadcast", 1 << 18, WORLD)]
-      and [(p["collective"], p["algorithm"], p["ranks"], p["bytes"]) for p in points]
-      == [("allreduce", "ring", WORLD, 1 << 20), ("allgather", "ring", WORLD, 1 << 20),
-          ("broadcast", "binomial_tree", WORLD, 1 << 20)]
+      and sorted(set(float32)) == [("allgather", (1 << 18) // WORLD, WORLD),
+                                   ("allgather", (1 << 20) // WORLD, WORLD),
+                                   ("allreduce", 1 << 18, WORLD), ("allreduce", 1 << 20, WORLD),
+                                   ("broadcast", 1 << 18, WORLD), ("broadcast", 1 << 20, WORLD)]
+      and [(p["collective"], p["algorithm"], p["ranks"], p["bytes"]) for p in points][:6]
+      == [(c, a, WORLD, n) for c, a in (("allreduce", "ring"), ("allgather", "ring"),
+                                        ("broadcast", "binomial_tree"))
+          for n in (1 << 20, 4 << 20)]
       and all(p["seconds"] == sorted(p["samples_s"])[1] for p in points),
-      f"bench: 1 MiB allreduce and broadcast of 2^18 floats, allgather of 2^18 / P each, "
-      f"every point 1 MiB, the median time: {sorted(set(calls))}, "
+      f"bench: allreduce and broadcast of 2^18 and 2^20 floats, allgather of a P-th of that "
+      f"each, every point 1 or 4 MiB, the median time: {sorted(set(float32))}, "
       f"{[(p['collective'], p['algorithm'], p['bytes']) for p in points]}")
+# Float16 allreduces from 4 MiB only, each repetition summing the hook's
+# values tiled, written as float16 points.
+float16 = [c for c in calls if c[3] == "torch.float16"]
+check(float16 == [("allreduce", 2 << 20, WORLD, "torch.float16", [0.5, -0.25, 0.0, 0.5])] * 4
+      and points[6] == dict(points[6], collective="allreduce", algorithm="ring",
+                            dtype="float16", bytes=4 << 20) and len(points) == 7,
+      f"bench: one float16 allreduce of 4 MiB of the hook's values, every repetition: "
+      f"{float16[:2]}, {points[6:]}")
 
 # DEFT's bytes, worked by hand. Layers of 6 and 2 on 2 ranks, k = 4: the
 # first cut in two (6 > 8 / 2), so partitions [0, 3), [3, 6), [6, 8) with
