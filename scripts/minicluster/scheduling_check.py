@@ -51,8 +51,8 @@
       and in float16, as DDP's fp16 hook sends them, on the namespaced star:
       the median of 7 (the slowest rank's time after a barrier) and their
       ratio; float16 twice, summing ones and summing --model's gradient
-      over P (worker.py's hook_values, as run.py's benchmark does). gloo sums float16 element by element through software
-      conversions; where the sum outlasts a reduce-scatter step's transfer,
+      over P (worker.py's hook_values, as run.py's benchmark does). gloo
+      sums float16 element by element through software conversions; where the sum outlasts a reduce-scatter step's transfer,
       float16 is slower than float32 of the same bytes, and the float16
       step gives the sum's time per element (reduce-scatter steps taking
       the longer of transfer and sum, allgather steps the transfer), on a

@@ -6,7 +6,8 @@
 COMPRESSOR is dense, topk, cltk, deft (at DENSITY), fp16 or powersgd (at
 rank MATRIX_RANK); MODEL is cnn or wide-cnn (scripts/trace_tools/models.py,
 the models the traces are captured from; the bench's float16 allreduces sum
-its gradient over BATCH samples, as DDP's fp16 hook sends it); rank 0 writes OUT.json. Each process uses one thread (torch.set_num_threads(1)).
+its gradient over BATCH samples, as DDP's fp16 hook sends it); rank 0
+writes OUT.json. Each process uses one thread (torch.set_num_threads(1)).
 The collectives are torch.distributed's gloo ones: allreduce is gloo's ring,
 allgather its ring, broadcast its binomial tree (gloo/allreduce.cc,
 allgather.cc, broadcast.cc).
@@ -83,9 +84,9 @@ FLOAT16_FROM_BYTES = 4 << 20
 def hook_values(rank, world, model_name, batch):
     """What DDP's fp16 hook sends in training: the model's gradient, from
     this rank's first batch at the starting weights, cast to float16 and
-    divided by P. gloo's float16 sum costs more on these than on ones, which
-    take its conversions' quickest path (2.1-2.5x as long on 2 ranks over
-    loopback, experiments.md "gloo's float16 sum"): many are float16
+    divided by P. gloo's float16 sum takes about twice as long on these as on
+    ones, which take its conversions' quickest path (experiments.md, "gloo's
+    float16 sum depends on the values summed"): many are float16
     subnormals, which its conversion normalizes bit by bit."""
     torch.manual_seed(1)
     model = models.build(model_name, 10)[0]
@@ -703,8 +704,8 @@ def train(rank, world, out, name, iterations, batch, density, matrix_rank, model
 
 
 USAGE = ("worker.py: usage (internal, started by run.py): worker.py bench RANK P MASTER OUT.json "
-         "SIZES REPS MODEL BATCH | worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS BATCH DENSITY "
-         "MATRIX_RANK MODEL [barrier]")
+         "SIZES REPS MODEL BATCH | worker.py train RANK P MASTER OUT.json COMPRESSOR ITERATIONS "
+         "BATCH DENSITY MATRIX_RANK MODEL [barrier]")
 
 
 def parse_command(argv):

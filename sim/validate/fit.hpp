@@ -88,17 +88,17 @@ Float16SumFit fit_float16_sum(const std::vector<CollectivePoint>& points, const 
 /// points below 1 MiB, bandwidth from the 6 of 4 MiB and more".
 std::string fit_basis(int latency_points, int bandwidth_points);
 
-/// What the float16 sum was fitted to, in words, e.g. "float16 sum 14.2 ns
-/// per element on a core of its own, the median of 3 of the 3 float16
-/// allreduce points of 4 MiB and more"; for points with none shown, that it
-/// hides under the transfers. Only for a fit with float16 points.
+/// What the float16 sum was fitted to, in words, e.g. "float16 sum 38.9 ns
+/// per element on a core of its own, the median of the 3 float16 allreduce
+/// points of 4 MiB and more"; where none showed it, that it hides under the
+/// transfers. Only for a fit with float16 points.
 std::string float16_basis(const Float16SumFit& fit);
 
 /// A star platform of `nodes` workers whose links give the fitted alpha and
 /// beta: each route crosses two links, so each link has half the latency.
 /// Its float16 sum is the fitted one where a point showed it, else the
-/// measured cluster's (a sum hidden under every transfer could be anything
-/// up to it).
+/// measured cluster's (a sum that hid under every transfer cannot be told
+/// from the points).
 net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformSpec& measured,
                                       const std::string& name);
 

@@ -148,7 +148,8 @@ for argv, good in [(start, True), (start + ["barrier"], True), (start + ["extra"
                    (["worker.py", "bench", "1", "2", "m", "o.json", "4K", "3", "cnn", "32"], False),
                    (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "resnet", "32"],
                     False),
-                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "cnn", "x"], False),
+                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "cnn", "x"],
+                    False),
                    (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "cnn", "32", "4"],
                     False)]:
     parsed = worker.parse_command(argv)
