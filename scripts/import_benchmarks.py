@@ -702,6 +702,13 @@ def parse_gloo(path):
             if not good:
                 raise BadInput(f"{path}: line {number}: {name}: {words[at][:20]!r} is not a "
                                f"{'whole ' if whole else ''}number")
+        # The row's own order: a negative time, or a p50 past its p99, is a
+        # table that is not what its columns say (a min below 0 went through).
+        times = [float(words[names.index(name)]) for name in ("min", "p50", "p99", "max")]
+        if not 0 <= times[0] <= times[1] <= times[2] <= times[3]:
+            raise BadInput(f"{path}: line {number}: min, p50, p99, max "
+                           f"{', '.join(f'{t:g}' for t in times)}: expected "
+                           f"0 <= min <= p50 <= p99 <= max")
         if old_table:
             elements, p50, least, most = int(words[0]), float(words[2]), float(words[1]), \
                 float(words[4])

@@ -716,6 +716,26 @@ with tempfile.TemporaryDirectory() as tmp:
               and not os.path.exists(out),
               f"gloo: a {name} of x in a row: exit 2, one line naming it ({said})")
 
+    # A row out of its own order: a negative min, a p99 below its p50 (both
+    # went through, the p50 taken as the time).
+    for column, value, name in ((2, "-5", "negative-min"), (4, "1", "p99-below-p50")):
+        lines = gloo_log_text("allreduce_ring", "allreduce").splitlines()
+        at = next(i for i, line in enumerate(lines) if line.split()[:1] == [str(SIZES[1])])
+        words = lines[at].split()
+        words[column] = value
+        lines[at] = "  ".join(words)
+        mutated = write_lines(os.path.join(tmp, f"gloo-{name}.log"), lines)
+        out = os.path.join(tmp, f"gloo-{name}.json")
+        done = run_import(tmp, "gloo", mutated, "--bandwidth", "10Gbps", "--latency", "15us",
+                          "--out", out)
+        said = done.stderr.strip().splitlines()
+        check(done.returncode == 2 and len(said) == 1
+              and said[0].startswith(f"import_benchmarks.py: {mutated}: line {at + 1}: min, p50, "
+                                     f"p99, max ")
+              and said[0].endswith("expected 0 <= min <= p50 <= p99 <= max")
+              and not os.path.exists(out),
+              f"gloo: a row with {name}: exit 2, one line naming it ({said})")
+
     # A log that is a FIFO blocked the import for ever.
     fifo = os.path.join(tmp, "fifo.log")
     os.mkfifo(fifo)
