@@ -328,6 +328,29 @@ std::string format_report(const nlohmann::json& report) {
                       row.simulated);
     }
   }
+  // float16 allreduces measured slower than float32 ones of the same size,
+  // on a platform without a float16 sum: what --fit would derive from them.
+  if (!report.contains("fit") && !platform.contains("float16_sum_s")) {
+    int slower = 0;
+    for (const nlohmann::json& c : report["collectives"]) {
+      if (c["label"] != "allreduce/float16")
+        continue;
+      for (const nlohmann::json& same : report["collectives"])
+        if (same["label"] == "allreduce" && same["ranks"] == c["ranks"] &&
+            same["bytes"] == c["bytes"] &&
+            c["measured_s"].get<double>() > 1.05 * same["measured_s"].get<double>()) {
+          ++slower;
+          break;
+        }
+    }
+    if (slower > 0)
+      append_format(text,
+                    "  %d float16 allreduce%s measured more than 5%% slower than the float32 one "
+                    "of the same bytes, on a platform without a float16 sum: gloo's float16 sums "
+                    "outlast the transfers (--fit derives the platform's float16_sum from these "
+                    "points)\n",
+                    slower, slower == 1 ? " is" : "s are");
+  }
   const nlohmann::json& summary = report["summary"];
   // The points' errors above have a sign; these have none.
   text += "  geometric-mean error, either way (exp(mean |ln(simulated / measured)|) - 1):\n";
