@@ -1179,11 +1179,13 @@ def validation_figure(reports, out, stem, written):
     if any(report.get("platform", {}).get("source") == "the fit" for report in reports):
         # A reader must know which comparisons are in-sample (the rule is
         # sim/validate/fit.cpp's, as `gcsim validate --fit` reports it).
-        float16 = any("float16_points" in report.get("fit", {}) for report in reports)
+        float16 = any(report.get("fit", {}).get("float16_points_shown", 0) > 0
+                      for report in reports)
         put_caption(figure, [
             "On a fitted platform the ring allreduce and allgather points are the fit's own "
             "(alpha from those under 1 MiB, bandwidth from those of 4 MiB and more)"
-            + (", and the float16 allreduces the float16 sum's" if float16 else "")
+            + (", and the float16 allreduces the float16 sum's where it was fitted to them"
+               if float16 else "")
             + ": in sample. The broadcasts, the 1-4 MiB points and the training iterations "
             "are predictions."])
     save(figure, out, stem, written)
@@ -1284,6 +1286,10 @@ def check_report(path, report):
             seconds(f"{where}/{side}/iteration_s", phases.get("iteration_s"))
             for key, _, _ in PHASES:
                 seconds(f"{where}/{side}/{key}", phases.get(key), optional=True)
+    fit = an_object("/fit", report.get("fit", {}))
+    shown = fit.get("float16_points_shown", 0)
+    if isinstance(shown, bool) or not isinstance(shown, int) or shown < 0:
+        bad("/fit/float16_points_shown", f"expected a count, got {json_kind(shown)}")
     platform = an_object("/platform", report.get("platform", {}))
     if not isinstance(platform.get("source", ""), str):
         bad("/platform/source", f"expected a string, got {json_kind(platform['source'])}")

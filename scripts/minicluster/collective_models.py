@@ -294,8 +294,16 @@ def _check_run(run, models):
         _within(_get(point, "ranks", at, int), 2, 65536, f"{at}/ranks", "2..65536")
         _within(_get(point, "bytes", at, int), 1, 1 << 50, f"{at}/bytes", "1..2^50")
         _within(_get(point, "chunk_bytes", at, int, 1), 1, 1 << 50, f"{at}/chunk_bytes", "1..2^50")
-        if _get(point, "dtype", at, str, "float32") not in ("float32", "float16"):
+        dtype = _get(point, "dtype", at, str, "float32")
+        if dtype not in ("float32", "float16"):
             raise BadRun(f"{at}/dtype: {_show(point['dtype'])} is not float32 or float16")
+        # gcsim's rule: float16 for ring allreduces of whole 2-byte elements.
+        if dtype == "float16" and (point["collective"] != "allreduce"
+                                   or point.get("algorithm", "ring") != "ring"):
+            raise BadRun(f"{at}/dtype: \"float16\" is for the ring allreduce only")
+        if dtype == "float16" and point["bytes"] % 2:
+            raise BadRun(f"{at}/bytes: {point['bytes']} is not a whole number of 2-byte float16 "
+                         "elements")
         seconds = _get(point, "seconds", at, float)
         if not SHORTEST_SECONDS <= seconds <= LONGEST_SECONDS:
             raise BadRun(f"{at}/seconds: {_show(seconds)} is not in [1e-12, 1e9]")

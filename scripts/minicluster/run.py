@@ -83,6 +83,15 @@ def check_args(args):
            f"is not 0..{args.iterations - 1}: the iterations left out must leave one of "
            f"--iterations {args.iterations} to compare")
     within("batch", args.batch, 1, 4096, "is not 1..4096 samples")
+    # Each rank trains on batches of its own, one after another, and the
+    # benchmark's float16 allreduces sum one batch's gradient per rank: past
+    # the training set's end the batches would be empty (a zero gradient).
+    images = args.nodes * args.batch * (args.iterations if runs else 1)
+    if images > FASHION_MNIST_IMAGES:
+        raise BadInput(f"--batch: {args.batch} samples on each of {args.nodes} nodes"
+                       + (f" for {args.iterations} iterations" if runs else "")
+                       + f" need {images} Fashion-MNIST images; its training set has "
+                       f"{FASHION_MNIST_IMAGES}")
     if not 0 < args.density <= 1:
         raise BadInput(f"--density: {args.density} is not in (0, 1]")
     if args.model not in MODELS:
@@ -101,6 +110,7 @@ def check_args(args):
 
 
 TRAINING_RUNS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
+FASHION_MNIST_IMAGES = 60000  # its training set, which worker.py reads
 # worker.py's models (scripts/trace_tools/models.py) and the names the
 # measured run gives them.
 MODELS = {"cnn": "small-cnn", "wide-cnn": "wide-cnn"}

@@ -115,14 +115,18 @@ public:
     // and field the platform came from.
     std::string platform_file = measured_file_;
     std::string platform_path = "/cluster";
+    // Where the platform's float16 sum came from, for a float16 point it
+    // makes too long: the field that gave it, or the points it was fitted to.
+    std::string sum_path;
     // The platform as a description, for the training runs `gcsim run` simulates.
     nlohmann::json description = run.cluster_description;
     if (fit_) {
       validate::FitResult fit = validate::fit_alpha_beta(run.collectives, measured_file_);
-      fit.float16 = validate::fit_float16_sum(run.collectives, fit, run.cluster);
+      fit.float16 = validate::fit_float16_sum(run.collectives, fit, run.cluster, measured_file_);
       input.platform = validate::calibrated_platform(fit, run.cluster, run.name + "-calibrated");
       input.platform_source = "the fit";
       platform_path = "/collectives"; // the points it was fitted to
+      sum_path = fit.float16.shown > 0 ? "/collectives" : "/cluster/float16_sum";
       input.fit = fit;
       description = validate::platform_json(input.platform, fit, measured_file_);
     } else if (!platform_file_.empty()) {
@@ -156,7 +160,10 @@ public:
     input.device_profile = recorded_path(training.device);
     try {
       input.collective_seconds = validate::simulate_collectives(input.platform, run.collectives);
-      refuse_endless_points(run, input.collective_seconds, platform_file, platform_path);
+      if (sum_path.empty())
+        sum_path = platform_path + "/float16_sum";
+      refuse_endless_points(run, input.collective_seconds, {platform_file, platform_path},
+                            {platform_file, sum_path}, input.platform.float16_sum_s > 0);
       input.training = validate::simulate_training(input.platform, run.training, training);
       simulate_scenario_runs(run, description, input.training);
     } catch (const training::IterationTooLong& error) {
@@ -186,20 +193,27 @@ public:
 private:
   // The same backstop as a training iteration's (training::IterationTooLong):
   // every figure within its bounds can still make a point no one means.
+  struct Field {
+    std::string file;
+    std::string path;
+  };
+  // A float16 point is made that long by the platform's float16 sum where
+  // it has one (`summed`), any other by the links.
   static void refuse_endless_points(const validate::MeasuredRun& run,
-                                    const std::vector<double>& seconds, const std::string& file,
-                                    const std::string& path) {
+                                    const std::vector<double>& seconds, const Field& links,
+                                    const Field& float16_sum, bool summed) {
     for (size_t p = 0; p < seconds.size(); ++p) {
       if (seconds[p] <= kLongestSeconds)
         continue;
       const validate::CollectivePoint& point = run.collectives[p];
-      throw InputError(file, path,
-                       training::too_long_message("collective point " + std::to_string(p) + " (" +
-                                                      validate::collective_name(point.collective) +
-                                                      " of " + std::to_string(point.bytes) +
-                                                      " bytes on " + std::to_string(point.ranks) +
-                                                      " ranks)",
-                                                  seconds[p]));
+      const std::string what = "collective point " + std::to_string(p) + " (" +
+                               validate::point_label(point) + " of " + std::to_string(point.bytes) +
+                               " bytes on " + std::to_string(point.ranks) + " ranks)";
+      if (summed && point.dtype == validate::DataType::float16)
+        throw InputError(float16_sum.file, float16_sum.path,
+                         training::too_long_message(
+                             what, seconds[p], "check the float16 sum its ring pays per element"));
+      throw InputError(links.file, links.path, training::too_long_message(what, seconds[p]));
     }
   }
 

@@ -1,6 +1,7 @@
 #include "sim/validate/fit.hpp"
 
 #include "sim/input/input_error.hpp"
+#include "sim/input/json_reader.hpp"
 #include "sim/network/alpha_beta.hpp"
 
 #include <algorithm>
@@ -103,13 +104,17 @@ FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::
 }
 
 Float16SumFit fit_float16_sum(const std::vector<CollectivePoint>& points, const FitResult& fit,
-                              const net::PlatformSpec& measured) {
+                              const net::PlatformSpec& measured, const std::string& file) {
   const int cores = measured.topology == net::Topology::star ? measured.shared_cores : 0;
   Float16SumFit result;
   std::vector<double> per_element;
   for (const CollectivePoint& point : points) {
-    if (point.dtype != DataType::float16 || point.bytes < kBandwidthPointBytes)
+    if (point.dtype != DataType::float16)
       continue;
+    if (point.bytes < kBandwidthPointBytes) {
+      ++result.smaller;
+      continue;
+    }
     assert(point.collective == Collective::allreduce && point.algorithm == Algorithm::ring &&
            "read_measured_run admits float16 for the ring allreduce only");
     ++result.points;
@@ -132,6 +137,16 @@ Float16SumFit fit_float16_sum(const std::vector<CollectivePoint>& points, const 
   result.seconds_per_element = per_element.size() % 2 == 1
                                    ? per_element[middle]
                                    : (per_element[middle - 1] + per_element[middle]) / 2;
+  // What a platform file may hold (a duration of 0 or 1 ps to 1e9 s): the
+  // calibrated platform is written to be read back.
+  if (!is_measured_seconds(result.seconds_per_element)) {
+    char figure[64];
+    std::snprintf(figure, sizeof figure, "%.3g s", result.seconds_per_element);
+    throw InputError(file, "/collectives",
+                     std::string("the float16 allreduces give a float16 sum of ") + figure +
+                         " per element, outside [1 ps, 1e9 s]: are their times plausible beside "
+                         "the float32 ones'?");
+  }
   return result;
 }
 
@@ -146,18 +161,23 @@ std::string fit_basis(int latency_points, int bandwidth_points) {
 }
 
 std::string float16_basis(const Float16SumFit& fit) {
+  const std::string from = std::to_string(kBandwidthPointBytes >> 20) + " MiB and more";
+  if (fit.points == 0)
+    return "no float16 allreduce of " + from + " (" + std::to_string(fit.smaller) +
+           " smaller): the float16 sum not fitted";
   const std::string points = std::to_string(fit.points) + " float16 allreduce point" +
-                             (fit.points == 1 ? "" : "s") + " of " +
-                             std::to_string(kBandwidthPointBytes >> 20) + " MiB and more";
+                             (fit.points == 1 ? "" : "s") + " of " + from;
   if (fit.shown == 0)
     return "the float16 sum hides under the transfers at the " + points + ": not fitted";
   char figure[64];
   std::snprintf(figure, sizeof figure, "%.3g ns", fit.seconds_per_element * 1e9);
-  const std::string of = fit.shown == fit.points ? "the " + points
-                                                 : std::to_string(fit.shown) + " of the " + points +
-                                                       " (the others hide it)";
-  return std::string("float16 sum ") + figure +
-         " per element on a core of its own, the median of " + of;
+  std::string basis = std::string("float16 sum ") + figure + " per element on a core of its own, ";
+  if (fit.shown == 1 && fit.points == 1)
+    return basis + "from the one float16 allreduce point of " + from;
+  if (fit.shown == fit.points)
+    return basis + "the median of the " + points;
+  return basis + "the median of " + std::to_string(fit.shown) + " of the " + points +
+         " (the others hide it)";
 }
 
 net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformSpec& measured,

@@ -41,6 +41,7 @@ struct Float16SumFit {
   int points = 0;                 // those float16 points
   int shown = 0;                  // of them, those 5% or more slower than their transfers
   double seconds_per_element = 0; // the median over `shown`; 0 when none
+  int smaller = 0;                // float16 points below kBandwidthPointBytes, not fitted to
 };
 
 struct FitResult {
@@ -80,9 +81,11 @@ FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::
 /// cores), then P-1 allgather steps of T, as net::ring_allreduce with a
 /// SumCost simulates it. Each point where the sum shows (the point 5% or
 /// more slower than 2(P-1) T; below that two runs' noise would pass for it)
-/// gives the sum its time leaves; the fit is their median.
+/// gives the sum its time leaves; the fit is their median. Throws
+/// InputError (naming `file`) when that is outside what a platform file
+/// holds (1 ps to 1e9 s).
 Float16SumFit fit_float16_sum(const std::vector<CollectivePoint>& points, const FitResult& fit,
-                              const net::PlatformSpec& measured);
+                              const net::PlatformSpec& measured, const std::string& file);
 
 /// What alpha and beta were fitted to, in words, e.g. "alpha from the 6 ring
 /// points below 1 MiB, bandwidth from the 6 of 4 MiB and more".
@@ -91,7 +94,8 @@ std::string fit_basis(int latency_points, int bandwidth_points);
 /// What the float16 sum was fitted to, in words, e.g. "float16 sum 38.9 ns
 /// per element on a core of its own, the median of the 3 float16 allreduce
 /// points of 4 MiB and more"; where none showed it, that it hides under the
-/// transfers. Only for a fit with float16 points.
+/// transfers; where none is that large, that nothing was fitted. Only for a
+/// fit with float16 points.
 std::string float16_basis(const Float16SumFit& fit);
 
 /// A star platform of `nodes` workers whose links give the fitted alpha and

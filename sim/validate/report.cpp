@@ -100,10 +100,16 @@ nlohmann::json make_report(const ValidationInput& input) {
         {"latency_points", input.fit->latency_points},
         {"bandwidth_points", input.fit->bandwidth_points},
         {"rms_relative_error", input.fit->rms_relative_error}};
-  if (input.fit && input.fit->float16.points > 0)
-    report["fit"].update({{"float16_points", input.fit->float16.points},
-                          {"float16_points_shown", input.fit->float16.shown},
-                          {"float16_sum_s", input.fit->float16.seconds_per_element}});
+  // The float16 sum's fit, where the run has float16 points: its figure
+  // only where the points showed it.
+  if (input.fit && input.fit->float16.points + input.fit->float16.smaller > 0) {
+    const Float16SumFit& float16 = input.fit->float16;
+    report["fit"].update({{"float16_points", float16.points},
+                          {"float16_points_shown", float16.shown},
+                          {"float16_points_smaller", float16.smaller}});
+    if (float16.shown > 0)
+      report["fit"]["float16_sum_s"] = float16.seconds_per_element;
+  }
   report["error_measure"] = "relative_error = simulated / measured - 1; geomean_error = "
                             "exp(mean |ln(simulated / measured)|) - 1";
 
@@ -255,7 +261,7 @@ std::string format_report(const nlohmann::json& report) {
                   platform["gpu_link_latency_s"].get<double>() * 1e6);
   }
   if (platform.contains("float16_sum_s"))
-    append_format(text, ", a float16 sum of %.1f ns per element",
+    append_format(text, ", a float16 sum of %.3g ns per element",
                   platform["float16_sum_s"].get<double>() * 1e9);
   text += '\n';
   if (report.contains("fit")) {
@@ -279,7 +285,8 @@ std::string format_report(const nlohmann::json& report) {
       Float16SumFit float16;
       float16.points = fit["float16_points"].get<int>();
       float16.shown = fit["float16_points_shown"].get<int>();
-      float16.seconds_per_element = fit["float16_sum_s"].get<double>();
+      float16.smaller = fit.value("float16_points_smaller", 0);
+      float16.seconds_per_element = fit.value("float16_sum_s", 0.0);
       text += "  fit: " + float16_basis(float16) + "\n";
     }
     if (fit.value("alpha_clamped", false))
@@ -329,11 +336,12 @@ std::string format_report(const nlohmann::json& report) {
     }
   }
   // float16 allreduces measured slower than float32 ones of the same size,
-  // on a platform without a float16 sum: what --fit would derive from them.
+  // on a platform without a float16 sum: what --fit would derive from them
+  // (from those of 4 MiB and more).
   if (!report.contains("fit") && !platform.contains("float16_sum_s")) {
     int slower = 0;
     for (const nlohmann::json& c : report["collectives"]) {
-      if (c["label"] != "allreduce/float16")
+      if (c["label"] != "allreduce/float16" || c["bytes"].get<uint64_t>() < kBandwidthPointBytes)
         continue;
       for (const nlohmann::json& same : report["collectives"])
         if (same["label"] == "allreduce" && same["ranks"] == c["ranks"] &&

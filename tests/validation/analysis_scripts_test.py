@@ -357,6 +357,15 @@ with tempfile.TemporaryDirectory() as tmp:
     with_float16["collectives"][-1]["dtype"] = "bfloat16"
     refused("repeatability.py", [bad_file("bfloat16.json", json.dumps(with_float16))],
             ["bfloat16.json: /collectives/", "/dtype: \"bfloat16\" is not float32 or float16"])
+    # As gcsim reads them: float16 for ring allreduces of an even size only.
+    with_float16["collectives"][-1].update(dtype="float16", collective="broadcast",
+                                           algorithm="binomial_tree")
+    refused("collective_models.py", [bad_file("broadcast16.json", json.dumps(with_float16))],
+            ["broadcast16.json: /collectives/", "/dtype: \"float16\" is for the ring allreduce"])
+    with_float16["collectives"][-1].update(collective="allreduce", algorithm="ring",
+                                           bytes=(4 << 20) + 1)
+    refused("repeatability.py", [bad_file("odd16.json", json.dumps(with_float16))],
+            ["odd16.json: /collectives/", "/bytes: 4194305 is not a whole number"])
     # A latency gcsim would not read (the check gcsim's units make, up to 1e9 s).
     far = json.loads(json.dumps(negative))
     far["collectives"][0]["seconds"] = 0.001

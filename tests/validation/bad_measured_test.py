@@ -185,6 +185,13 @@ CASES = [
      "/collectives/0/dtype", "ring allreduce only"),
     ("float16 of an odd size", lambda d: d["collectives"][0].update(dtype="float16", bytes=1001),
      "/collectives/0/bytes", "2-byte float16"),
+    # A float16 sum that makes a float16 point endless names the sum, not
+    # the links (it named /cluster and said to check the links).
+    ("a float16 sum of 1e9 s",
+     lambda d: (d["cluster"].update(float16_sum="1e9s"),
+                d["collectives"].append(dict(d["collectives"][0], dtype="float16"))),
+     "/cluster/float16_sum", "collective point 2 (allreduce/float16 of 1048576 bytes",
+     "check the float16 sum"),
     ("density above one",
      lambda d: d["training"][0].update(compressor={"name": "topk", "density": 1.5}),
      "/training/0/compressor/density"),

@@ -731,7 +731,7 @@ TEST_CASE("the float16 sum is fitted from the float16 allreduces, which the cali
   measured.link = {1.25e8, 1e-4};
   measured.shared_cores = 2;
   measured.float16_sum_s = 40e-9; // the description's, which the points overrule
-  fit.float16 = fit_float16_sum(points, fit, measured);
+  fit.float16 = fit_float16_sum(points, fit, measured, "synthetic.json");
   CHECK(fit.float16.points == 7);
   CHECK(fit.float16.shown == 6);
   CHECK(fit.float16.seconds_per_element == doctest::Approx(sum_per_element).epsilon(1e-9).scale(0));
@@ -790,7 +790,7 @@ TEST_CASE("the float16 sum is fitted from the float16 allreduces, which the cali
   std::vector<CollectivePoint> all_hidden = synthetic(alpha, beta, 0);
   all_hidden.push_back(hidden);
   FitResult hides = fit_alpha_beta(all_hidden, "hidden.json");
-  hides.float16 = fit_float16_sum(all_hidden, hides, measured);
+  hides.float16 = fit_float16_sum(all_hidden, hides, measured, "hidden.json");
   CHECK(hides.float16.points == 1);
   CHECK(hides.float16.shown == 0);
   CHECK(calibrated_platform(hides, measured, "calibrated").float16_sum_s == 40e-9);
@@ -824,7 +824,68 @@ TEST_CASE("without a fit or a float16 sum, float16 allreduces measured slower th
   float16.seconds = 0.09;
   run.collectives = {float32, float16};
   CHECK(format_report(make_report(input)).find(hint) != std::string::npos);
+  // Below 4 MiB, --fit would not fit them: not counted.
+  CollectivePoint small32 = float32;
+  small32.bytes = 1 << 20;
+  CollectivePoint small16 = float16;
+  small16.bytes = 1 << 20;
+  run.collectives = {float32, float16, small32, small16};
+  input.collective_seconds = {0.06, 0.06, 0.06, 0.06};
+  CHECK(format_report(make_report(input)).find(hint) != std::string::npos);
   // A platform that prices the sum already, or a fit: the comparison says the rest.
   input.platform.float16_sum_s = 40e-9;
   CHECK(format_report(make_report(input)).find(hint) == std::string::npos);
+}
+
+TEST_CASE("the float16 fit says what it could not fit, and refuses a sum no platform file holds") {
+  const double alpha = 200e-6;
+  const double beta = 1 / 1.1e8;
+  gcsim::net::PlatformSpec measured;
+  measured.topology = gcsim::net::Topology::star;
+  measured.nodes = 8;
+  measured.shared_cores = 2;
+  std::vector<CollectivePoint> points = synthetic(alpha, beta, 0);
+  const FitResult fit = fit_alpha_beta(points, "synthetic.json");
+
+  // Below 4 MiB only: nothing fitted, and the report says so (no figure).
+  std::vector<CollectivePoint> small = points;
+  small.push_back(float16_point(4, 1 << 20, alpha, beta, 15e-9, 2));
+  FitResult small_fit = fit;
+  small_fit.float16 = fit_float16_sum(small, fit, measured, "small.json");
+  CHECK(small_fit.float16.points == 0);
+  CHECK(small_fit.float16.smaller == 1);
+  CHECK(float16_basis(small_fit.float16) ==
+        "no float16 allreduce of 4 MiB and more (1 smaller): the float16 sum not fitted");
+  MeasuredRun run;
+  run.name = "small";
+  run.cluster = measured;
+  run.collectives = small;
+  ValidationInput input;
+  input.run = &run;
+  input.platform = calibrated_platform(small_fit, measured, "calibrated");
+  input.platform_source = "the fit";
+  input.fit = small_fit;
+  input.collective_seconds.assign(small.size(), 1.0);
+  const nlohmann::json report = make_report(input);
+  CHECK(report["fit"]["float16_points_smaller"] == 1);
+  CHECK_FALSE(report["fit"].contains("float16_sum_s"));
+  CHECK(format_report(report).find("  fit: no float16 allreduce of 4 MiB and more") !=
+        std::string::npos);
+
+  // One point: said as one.
+  std::vector<CollectivePoint> one = points;
+  one.push_back(float16_point(8, 16 << 20, alpha, beta, 15e-9, 2));
+  const Float16SumFit from_one = fit_float16_sum(one, fit, measured, "one.json");
+  CHECK(float16_basis(from_one) == "float16 sum 15 ns per element on a core of its own, from the "
+                                   "one float16 allreduce point of 4 MiB and more");
+
+  // Links so fast that a float16 point 10% slower gives a sum below 1 ps:
+  // the platform written would not be read back.
+  std::vector<CollectivePoint> fast = synthetic(1e-6, 1e-14, 0);
+  const FitResult fast_fit = fit_alpha_beta(fast, "fast.json");
+  CollectivePoint slower = float16_point(8, 64ull << 20, 1e-6, 1e-14, 0, 2);
+  slower.seconds *= 1.1;
+  fast.push_back(slower);
+  CHECK_THROWS_WITH_AS(fit_float16_sum(fast, fast_fit, measured, "fast.json"),
+                       doctest::Contains("outside [1 ps, 1e9 s]"), gcsim::InputError);
 }

@@ -85,6 +85,14 @@ with tempfile.TemporaryDirectory() as tmp:
         refused("run.py", ["--out", value], ["run.py: --out:", why])
     refused("run.py", ["--sizes", "", "--train", "", "--out", out], ["run.py: --sizes:"],
             result_file=out)
+    # Past Fashion-MNIST's 60,000 training images a rank's batch is empty
+    # (its gradient zero, in training and in the float16 benchmark).
+    refused("run.py", ["--nodes", "16", "--batch", "4096", "--train", "", "--out", out],
+            ["run.py: --batch: 4096 samples on each of 16 nodes need 65536 Fashion-MNIST images"],
+            result_file=out)
+    refused("run.py", ["--nodes", "8", "--batch", "256", "--iterations", "40", "--out", out],
+            ["run.py: --batch: 256 samples on each of 8 nodes for 40 iterations need 81920"],
+            result_file=out)
     # argparse's own refusals (not a number) are one line too, not its usage.
     refused("run.py", ["--nodes", "four", "--out", out], ["run.py: argument --nodes: ", "'four'"],
             result_file=out)

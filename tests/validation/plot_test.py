@@ -114,7 +114,12 @@ with tempfile.TemporaryDirectory() as tmp:
               ["/collectives"]),
              ("no-name.json", json.dumps(no_name).encode(), ["no-name.json", "/training/0/name"]),
              ("negative.json", json.dumps(negative).encode(),
-              ["negative.json", "/collectives/0/measured_s", "out of range"])]
+              ["negative.json", "/collectives/0/measured_s", "out of range"]),
+             # The caption reads the fit's float16 count (a traceback before).
+             ("fit5.json", json.dumps(dict(good, fit=5)).encode(),
+              ["fit5.json", "/fit: expected an object"]),
+             ("shown.json", json.dumps(dict(good, fit={"float16_points_shown": "3"})).encode(),
+              ["shown.json", "/fit/float16_points_shown: expected a count"])]
     for name, content, needles in cases:
         path = os.path.join(tmp, "bad", name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
