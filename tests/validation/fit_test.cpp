@@ -682,6 +682,19 @@ TEST_CASE("a dense run's per-layer backward times and overlap reach the simulati
 
 namespace {
 
+// What make_report gets for `run` on a platform fitted to it, each point
+// simulated in 1 s (the tests read the report's fields, not its errors).
+ValidationInput fitted_input(const MeasuredRun& run, const gcsim::net::PlatformSpec& platform,
+                             const FitResult& fit) {
+  ValidationInput input;
+  input.run = &run;
+  input.platform = platform;
+  input.platform_source = "the fit";
+  input.fit = fit;
+  input.collective_seconds.assign(run.collectives.size(), 1.0);
+  return input;
+}
+
 // A float16 ring allreduce as gloo runs it on `cores` shared cores: P-1
 // reduce-scatter steps of the longer of the transfer and the chunk's sum
 // (every rank summing at once), then P-1 allgather steps of the transfer.
@@ -766,13 +779,7 @@ TEST_CASE("the float16 sum is fitted from the float16 allreduces, which the cali
   run.name = "float16";
   run.cluster = measured;
   run.collectives = points;
-  ValidationInput input;
-  input.run = &run;
-  input.platform = platform;
-  input.platform_source = "the fit";
-  input.fit = fit;
-  input.collective_seconds.assign(points.size(), 1.0);
-  const nlohmann::json report = make_report(input);
+  const nlohmann::json report = make_report(fitted_input(run, platform, fit));
   CHECK(report["summary"]["float16_allreduce_4MiB_and_more"]["points"] == 7);
   CHECK(report["summary"]["collectives_4MiB_and_more"]["points"] == 8);
   CHECK(report["summary"]["collectives_all"]["points"] == points.size());
@@ -860,13 +867,8 @@ TEST_CASE("the float16 fit says what it could not fit, and refuses a sum no plat
   run.name = "small";
   run.cluster = measured;
   run.collectives = small;
-  ValidationInput input;
-  input.run = &run;
-  input.platform = calibrated_platform(small_fit, measured, "calibrated");
-  input.platform_source = "the fit";
-  input.fit = small_fit;
-  input.collective_seconds.assign(small.size(), 1.0);
-  const nlohmann::json report = make_report(input);
+  const nlohmann::json report = make_report(
+      fitted_input(run, calibrated_platform(small_fit, measured, "calibrated"), small_fit));
   CHECK(report["fit"]["float16_points_smaller"] == 1);
   CHECK_FALSE(report["fit"].contains("float16_sum_s"));
   CHECK(format_report(report).find("  fit: no float16 allreduce of 4 MiB and more") !=

@@ -699,19 +699,25 @@ with tempfile.TemporaryDirectory() as tmp:
               f"column {column + 1} of a row {value} {' '.join(options)}: exit 2 with one line "
               f"naming it (got {done.returncode}: {said})")
 
+    def gloo_row_changed(benchmark, kind, first, column, value, name):
+        """Imports gloo's log of `benchmark` with column `column` of the row
+        starting `first` set to `value`: (done, the log, its line, --out)."""
+        lines = gloo_log_text(benchmark, kind).splitlines()
+        at = next(i for i, line in enumerate(lines) if line.split()[:1] == [first])
+        words = lines[at].split()
+        words[column] = value
+        lines[at] = "  ".join(words)
+        mutated = write_lines(os.path.join(tmp, f"gloo-{name}.log"), lines)
+        out = os.path.join(tmp, f"gloo-{name}.json")
+        return run_import(tmp, "gloo", mutated, "--bandwidth", "10Gbps", "--latency", "15us",
+                          "--out", out), mutated, at + 1, out
+
     # The same in gloo's table: a p50 or p99 of x in one of its rows.
     for column, name in ((3, "p50"), (4, "p99")):
-        lines = gloo_log_text("allgather_ring", "allgather").splitlines()
-        at = next(i for i, line in enumerate(lines) if line.split()[:1] == [str(SIZES[1] // 4)])
-        words = lines[at].split()
-        words[column] = "x"
-        lines[at] = "  ".join(words)
-        mutated = write_lines(os.path.join(tmp, f"gloo-{name}-x.log"), lines)
-        out = os.path.join(tmp, f"gloo-{name}-x.json")
-        done = run_import(tmp, "gloo", mutated, "--bandwidth", "10Gbps", "--latency", "15us",
-                          "--out", out)
+        done, mutated, line, out = gloo_row_changed("allgather_ring", "allgather",
+                                                    str(SIZES[1] // 4), column, "x", f"{name}-x")
         said = done.stderr.strip().splitlines()
-        check(done.returncode == 2 and said == [f"import_benchmarks.py: {mutated}: line {at + 1}: "
+        check(done.returncode == 2 and said == [f"import_benchmarks.py: {mutated}: line {line}: "
                                                 f"{name}: 'x' is not a number"]
               and not os.path.exists(out),
               f"gloo: a {name} of x in a row: exit 2, one line naming it ({said})")
@@ -719,18 +725,11 @@ with tempfile.TemporaryDirectory() as tmp:
     # A row out of its own order: a negative min, a p99 below its p50 (both
     # went through, the p50 taken as the time).
     for column, value, name in ((2, "-5", "negative-min"), (4, "1", "p99-below-p50")):
-        lines = gloo_log_text("allreduce_ring", "allreduce").splitlines()
-        at = next(i for i, line in enumerate(lines) if line.split()[:1] == [str(SIZES[1])])
-        words = lines[at].split()
-        words[column] = value
-        lines[at] = "  ".join(words)
-        mutated = write_lines(os.path.join(tmp, f"gloo-{name}.log"), lines)
-        out = os.path.join(tmp, f"gloo-{name}.json")
-        done = run_import(tmp, "gloo", mutated, "--bandwidth", "10Gbps", "--latency", "15us",
-                          "--out", out)
+        done, mutated, line, out = gloo_row_changed("allreduce_ring", "allreduce", str(SIZES[1]),
+                                                    column, value, name)
         said = done.stderr.strip().splitlines()
         check(done.returncode == 2 and len(said) == 1
-              and said[0].startswith(f"import_benchmarks.py: {mutated}: line {at + 1}: min, p50, "
+              and said[0].startswith(f"import_benchmarks.py: {mutated}: line {line}: min, p50, "
                                      f"p99, max ")
               and said[0].endswith("expected 0 <= min <= p50 <= p99 <= max")
               and not os.path.exists(out),
