@@ -260,9 +260,9 @@ public:
       plans.push_back(std::move(plan));
     }
     training::IterationPlan& plan = plans.back();
-    if (plans.size() > 1)
-      plan.allreduce_sum_s_per_byte =
-          training::compressor_sum_s_per_byte(compressor_json.value("name", ""), scenario.platform);
+    // Only a compressed run's allreduce steps pay it (dense's is 0 anyway).
+    plan.allreduce_sum_s_per_byte =
+        training::compressor_sum_s_per_byte(compressor_json.value("name", ""), scenario.platform);
     const auto wall_start = std::chrono::steady_clock::now();
     const bool show_progress = isatty(STDERR_FILENO) != 0 && !quiet_;
     const int iterations = plan.iterations;

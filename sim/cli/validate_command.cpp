@@ -115,9 +115,6 @@ public:
     // and field the platform came from.
     std::string platform_file = measured_file_;
     std::string platform_path = "/cluster";
-    // Where the platform's float16 sum came from, for a float16 point it
-    // makes too long: the field that gave it, or the points it was fitted to.
-    std::string sum_path;
     // The platform as a description, for the training runs `gcsim run` simulates.
     nlohmann::json description = run.cluster_description;
     if (fit_) {
@@ -126,7 +123,6 @@ public:
       input.platform = validate::calibrated_platform(fit, run.cluster, run.name + "-calibrated");
       input.platform_source = "the fit";
       platform_path = "/collectives"; // the points it was fitted to
-      sum_path = fit.float16.shown > 0 ? "/collectives" : "/cluster/float16_sum";
       input.fit = fit;
       description = validate::platform_json(input.platform, fit, measured_file_);
     } else if (!platform_file_.empty()) {
@@ -156,12 +152,16 @@ public:
     if (input.platform.topology == net::Topology::simgrid_xml)
       description["xml"] = input.platform.xml_file;
 
+    // Where the platform's float16 sum came from, for a float16 point it
+    // makes too long: the points it was fitted to, else the field that gave it.
+    std::string sum_path = platform_path + "/float16_sum";
+    if (fit_)
+      sum_path = input.fit->float16.shown > 0 ? "/collectives" : "/cluster/float16_sum";
+
     input.gradient_trace = recorded_path(training.trace);
     input.device_profile = recorded_path(training.device);
     try {
       input.collective_seconds = validate::simulate_collectives(input.platform, run.collectives);
-      if (sum_path.empty())
-        sum_path = platform_path + "/float16_sum";
       refuse_endless_points(run, input.collective_seconds, {platform_file, platform_path},
                             {platform_file, sum_path}, input.platform.float16_sum_s > 0);
       input.training = validate::simulate_training(input.platform, run.training, training);

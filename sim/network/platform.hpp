@@ -130,6 +130,12 @@ struct Platform {
   /// The machine whose cores the workers' compute shares (shared_cores), or
   /// null when every worker computes on its own processor.
   simgrid::s4u::Host* shared_cpu = nullptr;
+
+  /// Where worker `worker`'s processor work runs (a SumCost's sums): the
+  /// shared machine where there is one, else the worker's own host.
+  simgrid::s4u::Host* processor_of(size_t worker) const {
+    return shared_cpu != nullptr ? shared_cpu : workers[worker];
+  }
 };
 
 /// A SimGrid engine, quiet and configured with the platform's network

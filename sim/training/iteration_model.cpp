@@ -291,11 +291,9 @@ private:
   // device when kernels share it with the backward pass; null when every
   // compute phase simply takes its seconds.
   sg4::Host* compute_host(int worker) const {
-    if (platform_.shared_cpu != nullptr)
-      return platform_.shared_cpu;
-    if (plan_.kernels_share_device)
-      return platform_.workers[static_cast<size_t>(worker)];
-    return nullptr;
+    if (platform_.shared_cpu == nullptr && !plan_.kernels_share_device)
+      return nullptr;
+    return platform_.processor_of(static_cast<size_t>(worker));
   }
   bool compute_is_shared() const { return compute_host(0) != nullptr; }
 
@@ -304,9 +302,7 @@ private:
   net::SumCost sum_cost(int worker) const {
     if (plan_.allreduce_sum_s_per_byte <= 0)
       return {};
-    sg4::Host* host = compute_host(worker);
-    return {host != nullptr ? host : platform_.workers[static_cast<size_t>(worker)],
-            plan_.allreduce_sum_s_per_byte};
+    return {platform_.processor_of(static_cast<size_t>(worker)), plan_.allreduce_sum_s_per_byte};
   }
 
   // `seconds` of one core's compute on worker `worker`: a sleep, or an

@@ -50,6 +50,11 @@ struct NormalSums {
   }
 };
 
+// The cores the measured cluster's ranks shared (a star's only).
+int shared_cores_of(const net::PlatformSpec& measured) {
+  return measured.topology == net::Topology::star ? measured.shared_cores : 0;
+}
+
 } // namespace
 
 FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::string& file) {
@@ -105,7 +110,7 @@ FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::
 
 Float16SumFit fit_float16_sum(const std::vector<CollectivePoint>& points, const FitResult& fit,
                               const net::PlatformSpec& measured, const std::string& file) {
-  const int cores = measured.topology == net::Topology::star ? measured.shared_cores : 0;
+  const int cores = shared_cores_of(measured);
   Float16SumFit result;
   std::vector<double> per_element;
   for (const CollectivePoint& point : points) {
@@ -122,7 +127,7 @@ Float16SumFit fit_float16_sum(const std::vector<CollectivePoint>& points, const 
     const auto chunk =
         static_cast<double>(net::alpha_beta::largest_chunk(point.bytes, point.ranks));
     const double transfer = fit.alpha_s + chunk * fit.beta_s_per_byte;
-    if (point.seconds < 1.05 * 2 * steps * transfer)
+    if (point.seconds < kFloat16SumShows * 2 * steps * transfer)
       continue;
     ++result.shown;
     const double sum_step = point.seconds / steps - transfer;
@@ -188,7 +193,7 @@ net::PlatformSpec calibrated_platform(const FitResult& fit, const net::PlatformS
   spec.nodes = measured.worker_count();
   spec.link = {fit.bandwidth_Bps(), fit.alpha_s / 2};
   // The machine the ranks ran on is a fact of the run, not something fitted.
-  spec.shared_cores = measured.topology == net::Topology::star ? measured.shared_cores : 0;
+  spec.shared_cores = shared_cores_of(measured);
   // Its float16 sum, where the points showed it; else the description's
   // (measured apart, as scheduling_check.py float16 does).
   if (fit.float16.shown > 0)

@@ -67,6 +67,10 @@ struct FitResult {
 /// MiB: fit_basis names them so.
 constexpr uint64_t kLatencyPointBytes = 1u << 20;
 constexpr uint64_t kBandwidthPointBytes = 4u << 20;
+/// A float16 allreduce this much slower than its transfers (or than the
+/// float32 one of its size) shows its sum: below that, two runs' noise would
+/// pass for one.
+constexpr double kFloat16SumShows = 1.05;
 
 /// Fits alpha >= 0 and beta > 0, from the two groups of ring points where the
 /// run has both, else one least-squares line over every ring point; throws
@@ -79,11 +83,10 @@ FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::
 /// the transfer T = alpha + chunk beta and the sum of the chunk's elements
 /// (ranks/shared_cores times longer where `measured` gives P ranks fewer
 /// cores), then P-1 allgather steps of T, as net::ring_allreduce with a
-/// SumCost simulates it. Each point where the sum shows (the point 5% or
-/// more slower than 2(P-1) T; below that two runs' noise would pass for it)
-/// gives the sum its time leaves; the fit is their median. Throws
-/// InputError (naming `file`) when that is outside what a platform file
-/// holds (1 ps to 1e9 s).
+/// SumCost simulates it. Each point where the sum shows (the point
+/// kFloat16SumShows times 2(P-1) T or slower) gives the sum its time leaves; the fit is their
+/// median. Throws InputError (naming `file`) when that is outside what a platform file holds (1 ps
+/// to 1e9 s).
 Float16SumFit fit_float16_sum(const std::vector<CollectivePoint>& points, const FitResult& fit,
                               const net::PlatformSpec& measured, const std::string& file);
 

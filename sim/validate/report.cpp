@@ -346,7 +346,7 @@ std::string format_report(const nlohmann::json& report) {
       for (const nlohmann::json& same : report["collectives"])
         if (same["label"] == "allreduce" && same["ranks"] == c["ranks"] &&
             same["bytes"] == c["bytes"] &&
-            c["measured_s"].get<double>() > 1.05 * same["measured_s"].get<double>()) {
+            c["measured_s"].get<double>() > kFloat16SumShows * same["measured_s"].get<double>()) {
           ++slower;
           break;
         }

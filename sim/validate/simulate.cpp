@@ -81,11 +81,8 @@ std::vector<double> collectives_in_engine(const net::PlatformSpec& spec,
   // One actor per worker runs every point in turn; barriers keep points apart.
   sg4::BarrierPtr barrier = sg4::Barrier::create(static_cast<unsigned>(workers));
   for (int w = 0; w < workers; ++w) {
-    // On the cores the ranks share where they do (one sum per rank at once),
-    // else on the rank's own host.
-    const net::SumCost float16_sum{platform.shared_cpu != nullptr
-                                       ? platform.shared_cpu
-                                       : platform.workers[static_cast<size_t>(w)],
+    // One sum per rank at once, on the cores the ranks share where they do.
+    const net::SumCost float16_sum{platform.processor_of(static_cast<size_t>(w)),
                                    spec.float16_sum_s_per_byte()};
     sg4::Actor::create("rank-" + std::to_string(w), platform.workers[static_cast<size_t>(w)],
                        [&, w, float16_sum] {
