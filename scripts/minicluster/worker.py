@@ -89,12 +89,10 @@ def hook_values(rank, world, model_name, batch):
     float16 sum depends on the values summed"): many are float16
     subnormals, which its conversion normalizes bit by bit."""
     torch.manual_seed(1)
-    model = models.build(model_name, 10)[0]
-    params = list(model.parameters())
     x, y = load_fashion(world * batch)
     lo = rank * batch
-    backward(F.cross_entropy(model(x[lo:lo + batch]), y[lo:lo + batch]), params)
-    return flat_gradient(params).to(torch.float16).div_(world)
+    gradient = batch_gradient(models.build(model_name, 10)[0], x[lo:lo + batch], y[lo:lo + batch])
+    return HalfPrecision.sent(gradient, world)
 
 
 def tiled(values, elements):
@@ -536,10 +534,15 @@ class HalfPrecision:
     def clear_residual(self):
         pass
 
+    @staticmethod
+    def sent(grad, world):
+        """What the hook allreduces: the gradient cast to float16, over P."""
+        return grad.to(torch.float16).div_(world)
+
     def step(self, grad, iteration):
         """(update, compression_s, communication_s), as Sparse.step."""
         t0 = time.perf_counter()
-        half = grad.to(torch.float16).div_(self.world)
+        half = self.sent(grad, self.world)
         compression = time.perf_counter() - t0
         c0 = time.perf_counter()
         self.comm.all_reduce(half)
@@ -558,6 +561,13 @@ def backward(loss, params):
 
 def flat_gradient(params):
     return torch.cat([p.grad.reshape(-1) for p in params])
+
+
+def batch_gradient(model, xb, yb):
+    """The flat gradient of one batch's loss on `model`'s parameters."""
+    params = list(model.parameters())
+    backward(F.cross_entropy(model(xb), yb), params)
+    return flat_gradient(params)
 
 
 def apply_update(params, update, lr):
@@ -640,10 +650,8 @@ def train(rank, world, out, name, iterations, batch, density, matrix_rank, model
     alone = compute_alone(model, x[:batch], y[:batch], lr)
     if compressor is not None:
         # One batch's gradient, on a copy of the model as compute_alone's.
-        copied = copy.deepcopy(model)
-        backward(F.cross_entropy(copied(x[:batch]), y[:batch]), list(copied.parameters()))
-        alone.append(compression_alone(make_compressor, flat_gradient(list(copied.parameters())),
-                                       world, rank, dist.barrier))
+        gradient = batch_gradient(copy.deepcopy(model), x[:batch], y[:batch])
+        alone.append(compression_alone(make_compressor, gradient, world, rank, dist.barrier))
     records = []
     dist.barrier()
     previous_end = time.perf_counter()

@@ -280,6 +280,26 @@ check(float16 == [("allreduce", 2 << 20, WORLD, "torch.float16", [0.5, -0.25, 0.
       f"bench: one float16 allreduce of 4 MiB of the hook's values, every repetition: "
       f"{float16[:2]}, {points[6:]}")
 
+# The hook's values themselves: each rank's own batch's gradient at the
+# starting weights, over P, in float16, worked out here from the model and
+# Fashion-MNIST without worker's helpers; many of them float16 subnormals,
+# the values gloo's float16 sum is slow on (ones never are).
+torch.manual_seed(1)
+model = worker.models.build("cnn", 10)[0]
+images, labels = worker.load_fashion(2 * 8)
+for rank in (0, 1):
+    model.zero_grad()
+    torch.nn.functional.cross_entropy(model(images[rank * 8:rank * 8 + 8]),
+                                      labels[rank * 8:rank * 8 + 8]).backward()
+    want = torch.cat([p.grad.reshape(-1) for p in model.parameters()]) / 4
+    got = worker.hook_values(rank, 4, "cnn", 8)
+    magnitude = got.float().abs()
+    subnormal = ((magnitude > 0) & (magnitude < 2.0 ** -14)).float().mean().item()
+    check(got.dtype == torch.float16 and got.numel() == sum(sizes)
+          and torch.allclose(got.float(), want, rtol=2e-3, atol=1e-7) and subnormal > 0.05,
+          f"hook_values, rank {rank} of 4: its batch's gradient over 4 in float16 "
+          f"({got.dtype}, {got.numel()} values, {subnormal:.0%} subnormal)")
+
 # DEFT's bytes, worked by hand. Layers of 6 and 2 on 2 ranks, k = 4: the
 # first cut in two (6 > 8 / 2), so partitions [0, 3), [3, 6), [6, 8) with
 # norms sqrt(14), sqrt(0.5), sqrt(200). By descending norm: the last gets
