@@ -118,8 +118,9 @@ QUEUES = {"fair": "a node's side shared equally among its destinations",
           "fifo": "one FIFO class on each"}
 
 
-def parse_args(argv):
-    p = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_args(argv, prog=None):
+    """prog: who refuses a bad option (campaign.py checks its runs' options)."""
+    p = Parser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nodes", type=int, default=4)
     p.add_argument("--rate", type=float, default=100, help="link rate in Mbit/s (at most 1000)")
     p.add_argument("--sizes", default="4K,64K,1M,4M,16M,64M",

@@ -33,6 +33,7 @@ from trace_tools import models  # noqa: E402
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
 # The models a rank trains: those whose traces the compressors run on in gcsim.
 TRAINED_MODELS = ("cnn", "wide-cnn")
+TRAINED_COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
 
 
 def init(rank, world, master):
@@ -724,14 +725,19 @@ def parse_command(argv):
         rank, world, master, out = int(argv[2]), int(argv[3]), argv[4], argv[5]
         if not 0 <= rank < world:
             return None
+        # run.py checks every value it passes; these are the ones past which
+        # a rank would fail only after connecting, or measure nothing.
         if mode == "bench" and len(argv) == 10 and argv[8] in TRAINED_MODELS:
-            return mode, rank, world, master, out, ([int(s) for s in argv[6].split(",")],
-                                                    int(argv[7]), argv[8], int(argv[9]))
-        if (mode == "train" and len(argv) in (12, 13) and argv[11] in TRAINED_MODELS
-                and argv[12:] in ([], ["barrier"])):
-            return mode, rank, world, master, out, (argv[6], int(argv[7]), int(argv[8]),
-                                                    float(argv[9]), int(argv[10]), argv[11],
-                                                    len(argv) == 13)
+            sizes, reps, batch = [int(s) for s in argv[6].split(",")], int(argv[7]), int(argv[9])
+            if min(sizes) > 0 and reps > 0 and batch > 0:
+                return mode, rank, world, master, out, (sizes, reps, argv[8], batch)
+        if (mode == "train" and len(argv) in (12, 13) and argv[6] in TRAINED_COMPRESSORS
+                and argv[11] in TRAINED_MODELS and argv[12:] in ([], ["barrier"])):
+            iterations, batch, density, matrix_rank = (int(argv[7]), int(argv[8]), float(argv[9]),
+                                                       int(argv[10]))
+            if iterations > 0 and batch > 0 and 0 < density <= 1 and matrix_rank > 0:
+                return mode, rank, world, master, out, (argv[6], iterations, batch, density,
+                                                        matrix_rank, argv[11], len(argv) == 13)
     except (IndexError, ValueError):
         pass
     return None

@@ -159,7 +159,15 @@ for argv, good in [(start, True), (start + ["barrier"], True), (start + ["extra"
                    (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "cnn", "x"],
                     False),
                    (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "cnn", "32", "4"],
-                    False)]:
+                    False),
+                   # Values run.py never passes: no repetition, no batch, no size.
+                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "0", "cnn", "32"], False),
+                   (["worker.py", "bench", "1", "2", "m", "o.json", "4096", "3", "cnn", "-1"], False),
+                   (["worker.py", "bench", "1", "2", "m", "o.json", "0,4096", "3", "cnn", "32"], False),
+                   (start[:6] + ["sketch"] + start[7:], False), (start[:7] + ["0"] + start[8:], False),
+                   (start[:8] + ["-32"] + start[9:], False), (start[:9] + ["1.5"] + start[10:], False),
+                   (start[:9] + ["nan"] + start[10:], False), (start[:10] + ["0"] + start[11:], False),
+                   (start[:6] + ["powersgd"] + start[7:], True)]:
     parsed = worker.parse_command(argv)
     check((parsed is not None) == good,
           f"worker.py {' '.join(argv[1:])}: {'taken' if good else 'refused'} ({parsed})")

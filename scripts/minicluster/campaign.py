@@ -1,0 +1,279 @@
+#!/usr/bin/python3
+"""The mini-cluster validation in one command: measure, compare, tabulate.
+
+  sudo /usr/bin/python3 scripts/minicluster/campaign.py --out DIR
+      [--clusters 4x100,8x100,4x1000,8x1000] [--python PY] [--measure-only]
+      [--scheduling] [--dry-run] [--gcsim G] [--trace T] [-- RUN.PY OPTIONS]
+
+For each cluster (NODESxRATE, the link rate in Mbit/s; by default the four
+of results/validation/) run.py measures a run into
+DIR/minicluster-pNODES-RATE.json (RATE as 100mbit, 1gbit). Then gcsim
+compares every run with its simulation on its own fit (`gcsim validate
+--fit`: DIR/...-calibrated-platform.json and DIR/...-fit.json) and on its
+description, nothing fitted (DIR/...-nofit.json), gcsim's printed tables
+beside them (-fit.txt, -nofit.txt); plot.py draws the fitted
+comparisons (DIR/validation.png, DIR/validation-phases.png); and
+errors_over_runs.py tabulates the errors per cluster and how many runs meet
+issue 7's limits, printed and written to DIR/errors.txt.
+
+It resumes: a run already in DIR is kept, not measured again, so a campaign
+stopped (or cut into pieces on a machine lent for minutes) goes on where it
+was. The comparisons are made again from the runs every time (seconds).
+--measure-only measures and stops there, for a machine without a gcsim
+build: bring DIR back and run the same command without it.
+--scheduling also runs `scheduling_check.py collectives` on each cluster
+(small collectives timed as training issues them, the measurement a machine
+with a core per rank is still to make), its output in
+DIR/scheduling-pNODES-RATE.txt, kept like the runs. Options after -- go to
+every run.py (--train, --iterations, --model, ...); runs of --model
+wide-cnn need their trace for gcsim (--trace, results/validation/README.md).
+
+Measuring needs root (run.py's network namespaces); comparing does not.
+"""
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import run as run_py  # noqa: E402
+from atomic_write import write_atomically  # noqa: E402
+from script_input import BadInput, Parser, read_json_object, run_script  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+CLUSTERS = "4x100,8x100,4x1000,8x1000"
+MEASURED_FORMAT = "gcsim-measured-run/1"
+# run.py's options the campaign gives each run itself.
+CAMPAIGN_SETS = ("--nodes", "--rate", "--python", "--out")
+
+
+class StepFailed(Exception):
+    """A measurement or comparison that failed: exit 1, one line (its own
+    output above it says why); the runs measured before it stay in DIR."""
+
+
+def parse_args(argv):
+    passed = []
+    if "--" in argv:
+        argv, passed = argv[:argv.index("--")], argv[argv.index("--") + 1:]
+    p = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True, help="folder of the runs, comparisons and table")
+    p.add_argument("--clusters", default=CLUSTERS,
+                   help=f"NODESxRATE (Mbit/s), comma list (default {CLUSTERS})")
+    p.add_argument("--python", default=run_py.PYTHON,
+                   help="interpreter with torch that runs the ranks (run.py's --python)")
+    p.add_argument("--gcsim", default=os.path.join(ROOT, "build", "gcsim"))
+    p.add_argument("--trace", help="gcsim validate's --trace (the wide CNN's runs need theirs)")
+    p.add_argument("--measure-only", action="store_true",
+                   help="measure the runs missing in --out, compare nothing (no gcsim needed)")
+    p.add_argument("--scheduling", action="store_true",
+                   help="also scheduling_check.py collectives on each cluster")
+    p.add_argument("--dry-run", action="store_true",
+                   help="say what would be measured and compared; run nothing")
+    args = p.parse_args(argv)
+    for option in passed:
+        if option.split("=", 1)[0] in CAMPAIGN_SETS:
+            raise BadInput(f"{option} after --: the campaign gives each run its --nodes and "
+                           "--rate (--clusters), --python and --out")
+    args.run_options = passed
+    return args
+
+
+def rate_label(rate):
+    """A rate in Mbit/s as the committed runs name it: 100mbit, 1gbit."""
+    if rate >= 1000 and rate % 1000 == 0:
+        return f"{rate / 1000:g}gbit"
+    return f"{rate:g}mbit"
+
+
+def parse_clusters(text):
+    clusters = []
+    for word in (w.strip() for w in text.split(",")):
+        nodes, x, rate = word.partition("x")
+        try:
+            cluster = (int(nodes), float(rate))
+        except ValueError:
+            cluster = None
+        if not x or cluster is None or cluster[1] != cluster[1]:  # nan
+            raise BadInput(f"--clusters: {word!r} is not NODESxRATE (4x100: 4 nodes at 100 Mbit/s)")
+        if cluster in clusters:
+            raise BadInput(f"--clusters: {word!r} twice")
+        clusters.append(cluster)
+    return clusters
+
+
+class Cluster:
+    """One cluster's run.py command and the files named after it."""
+
+    def __init__(self, nodes, rate, out, args):
+        self.nodes, self.rate = nodes, rate
+        self.name = f"{nodes} nodes at " + (f"{rate / 1000:g} Gbit/s" if rate >= 1000 else
+                                             f"{rate:g} Mbit/s")
+        self.stem = os.path.join(out, f"minicluster-p{nodes}-{rate_label(rate)}")
+        self.run = self.stem + ".json"
+        self.scheduling = os.path.join(out, f"scheduling-p{nodes}-{rate_label(rate)}.txt")
+        self.run_argv = [*args.run_options, "--nodes", str(nodes), "--rate", f"{rate:g}",
+                         "--python", args.python, "--out", self.run]
+        # run.py's own checks, the options after -- included, before anything
+        # runs: a bad value would otherwise stop the campaign clusters later.
+        try:
+            run_py.check_args(run_py.parse_args(self.run_argv, prog="campaign.py run.py"))
+        except BadInput as why:
+            raise BadInput(f"{self.name}: run.py {why}") from why
+
+    def measured(self):
+        """The run already in DIR (None when there is none); refuses a file
+        there that is not a run of this cluster (it would be compared as one)."""
+        if not os.path.lexists(self.run):
+            return None
+        run = read_json_object(self.run, "a measured run")
+        cluster = run.get("cluster") if isinstance(run.get("cluster"), dict) else {}
+        link = cluster.get("link") if isinstance(cluster.get("link"), dict) else {}
+        if (run.get("format") != MEASURED_FORMAT or cluster.get("nodes") != self.nodes
+                or link.get("bandwidth") != f"{self.rate:g}Mbps"):
+            raise BadInput(f"{self.run}: not a run of {self.name} ({MEASURED_FORMAT}); "
+                           "remove it to measure the cluster, or choose another --out")
+        return run
+
+
+def shown(argv):
+    return " ".join(argv)
+
+
+class Child:
+    """Runs one command to its end. A SIGINT or SIGTERM to the campaign is
+    passed on as SIGTERM and the command waited for, so that run.py removes
+    its namespaces before the campaign exits."""
+
+    def __init__(self):
+        self.stopped = None  # the signal that stopped the campaign
+        self.process = None
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+
+    def _stop(self, signum, _frame):
+        self.stopped = signum
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+
+    def run(self, argv, what, stdout=None):
+        print(f"campaign.py: {what}\n  {shown(argv)}", flush=True)
+        if self.stopped is not None:
+            raise KeyboardInterrupt(f"signal {self.stopped}")
+        started = time.time()
+        self.process = subprocess.Popen(argv, stdout=stdout)
+        if self.stopped is not None:  # a signal came while it started: passed on now
+            self.process.send_signal(signal.SIGTERM)
+        # In slices: a signal that lands just before a blocking wait would
+        # have its handler run only once the command ended by itself.
+        while True:
+            try:
+                status = self.process.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        self.process = None
+        if self.stopped is not None:
+            raise KeyboardInterrupt(f"signal {self.stopped}")
+        if status != 0:
+            raise StepFailed(f"{what}: exit status {status}")
+        print(f"campaign.py: {what}: done in {time.time() - started:.1f} s", flush=True)
+
+
+def measure(clusters, args, child):
+    script = os.path.join(HERE, "run.py")
+    for cluster in clusters:
+        if cluster.measured() is None:
+            child.run([sys.executable, script, *cluster.run_argv], f"measure {cluster.name}")
+        if args.scheduling and not os.path.exists(cluster.scheduling):
+            # Written whole once the check ends: a stopped one is made again.
+            printed_to(cluster.scheduling, child,
+                       [sys.executable, os.path.join(HERE, "scheduling_check.py"), "collectives",
+                        "--nodes", str(cluster.nodes), "--rate", f"{cluster.rate:g}",
+                        "--python", args.python],
+                       f"scheduling_check.py collectives on {cluster.name}")
+
+
+def printed_to(path, child, argv, what):
+    """Runs argv with its output written to `path` whole, once it has ended
+    well; returns that output."""
+    partial = path + ".partial"
+    try:
+        with open(partial, "w") as out:
+            child.run(argv, what, stdout=out)
+        with open(partial) as made:
+            text = made.read()
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+    write_atomically(path, text)
+    return text
+
+
+def compare(clusters, args, child):
+    trace = ["--trace", args.trace] if args.trace else []
+    for cluster in clusters:
+        # gcsim's printed tables beside its JSON: the figures a reader looks up first.
+        printed_to(cluster.stem + "-fit.txt", child,
+                   [args.gcsim, "validate", cluster.run, "--fit", *trace,
+                    "--out", cluster.stem + "-calibrated-platform.json",
+                    "--json", cluster.stem + "-fit.json"], f"compare {cluster.name} on its fit")
+        printed_to(cluster.stem + "-nofit.txt", child,
+                   [args.gcsim, "validate", cluster.run, *trace, "--json", cluster.stem + "-nofit.json"],
+                   f"compare {cluster.name} on its description")
+    child.run([sys.executable, os.path.join(ROOT, "scripts", "plot.py"), "--validation",
+               *[c.stem + "-fit.json" for c in clusters], "--out", args.out], "draw the comparisons")
+    print(printed_to(os.path.join(args.out, "errors.txt"), child,
+                     [sys.executable, os.path.join(HERE, "errors_over_runs.py"), "--gcsim", args.gcsim,
+                      *trace, *[c.run for c in clusters]], "tabulate the errors"), end="")
+
+
+def main(argv):
+    args = parse_args(argv)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise BadInput(f"--out: {args.out} is not a folder")
+    clusters = [Cluster(nodes, rate, args.out, args) for nodes, rate in parse_clusters(args.clusters)]
+    if not args.measure_only and not (os.path.isfile(args.gcsim) and os.access(args.gcsim, os.X_OK)):
+        raise BadInput(f"--gcsim: {args.gcsim} is not an executable file (build it, or --measure-only)")
+    args.gcsim = os.path.abspath(args.gcsim)
+    if args.trace and not os.path.isdir(args.trace):
+        raise BadInput(f"--trace: {args.trace} is not a folder")
+    to_measure = []
+    for cluster in clusters:
+        run = cluster.measured()
+        if run is None:
+            to_measure.append(cluster)
+        # A kept run says what it was measured with: other options after --
+        # than this campaign's are kept too.
+        print(f"  {cluster.name}: {cluster.run}  " + (
+            "to measure" if run is None else
+            f"measured {run.get('date', '')} (kept): {run.get('source', '?')}"))
+        if args.scheduling:
+            print(f"    {cluster.scheduling}  "
+                  + ("kept" if os.path.exists(cluster.scheduling) else "to measure"))
+    if not args.measure_only:
+        print(f"  then each compared on its fit and its description, drawn, and the errors "
+              f"tabulated in {os.path.join(args.out, 'errors.txt')}")
+    if args.dry_run:
+        return 0
+    if to_measure and os.geteuid() != 0:
+        sys.exit(f"campaign.py: measuring {len(to_measure)} cluster(s) needs root (run.py's "
+                 "network namespaces); the runs already in --out can be compared without")
+    os.makedirs(args.out, exist_ok=True)
+    child = Child()
+    measure(clusters, args, child)
+    if not args.measure_only:
+        compare(clusters, args, child)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        run_script(main, sys.argv[1:], failures=(StepFailed,))
+    except KeyboardInterrupt as why:
+        sys.exit(f"campaign.py: stopped ({why}); the runs measured before it are kept")
