@@ -29,6 +29,9 @@ every run.py (--train, --iterations, --model, ...); runs of --model
 wide-cnn need their trace for gcsim (--trace, results/validation/README.md).
 
 Measuring needs root (run.py's network namespaces); comparing does not.
+A bad option, or a file in DIR that is not its cluster's run, is exit 2
+before anything runs; a run gcsim refuses is exit 2 after gcsim's line; a
+step that fails is exit 1, the runs measured before it kept.
 """
 
 import argparse
@@ -180,6 +183,8 @@ class Child:
         self.process = None
         if self.stopped is not None:
             raise KeyboardInterrupt(f"signal {self.stopped}")
+        if status == 2:  # the command refused its input (a run in DIR): its line says why
+            raise BadInput(f"{what}: refused, as the line above says")
         if status != 0:
             raise StepFailed(f"{what}: exit status {status}")
         print(f"campaign.py: {what}: done in {time.time() - started:.1f} s", flush=True)

@@ -10,7 +10,8 @@
 - a file in its folder that is not the cluster's run, and every bad
   option (a cluster spec, run.py's own options after --, the options the
   campaign sets, --out a file, no gcsim) are exit 2 with one line, before
-  anything is written or measured; a dry run says what it would measure and
+  anything is written or measured; a run gcsim refuses is exit 2, gcsim's
+  line and the campaign's; a dry run says what it would measure and
   writes nothing;
 - a SIGTERM to the campaign reaches the command it runs (run.py, which then
   removes its namespaces) and the campaign waits for it to end before it
@@ -119,6 +120,22 @@ with tempfile.TemporaryDirectory() as tmp:
                                 ["minicluster-p8-100mbit.json: not a run of 8 nodes at 100 Mbit/s"])
     failures += [f"wrong run: {p}" for p in problems]
     check(os.listdir(wrong) == ["minicluster-p8-100mbit.json"], "the wrong run's folder got files")
+
+    # A run gcsim refuses (a negative time): exit 2 as gcsim's, its line first.
+    with open(os.path.join(RESULTS, RUNS["minicluster-p4-100mbit.json"])) as f:
+        bad_run = json.load(f)
+    bad_run["training"][0]["iterations"][3]["iteration_s"] = -1.0
+    refused_run = os.path.join(tmp, "refused")
+    os.makedirs(refused_run)
+    with open(os.path.join(refused_run, "minicluster-p4-100mbit.json"), "w") as f:
+        json.dump(bad_run, f)
+    done = campaign("--out", refused_run, "--clusters", "4x100", "--python", "/bin/false")
+    lines = done.stderr.strip().splitlines()
+    check(done.returncode == 2 and len(lines) == 2 and "/training/0/iterations/3/iteration_s" in lines[0]
+          and lines[1] == "campaign.py: compare 4 nodes at 100 Mbit/s on its fit: refused, as the "
+          "line above says", f"a run gcsim refuses: status {done.returncode}, {lines!r}")
+    check(sorted(os.listdir(refused_run)) == ["minicluster-p4-100mbit.json"],
+          f"a refused run's folder got files: {os.listdir(refused_run)}")
 
     # A dry run of a folder that is not there: what it would measure, nothing made.
     fresh = os.path.join(tmp, "fresh")
