@@ -266,9 +266,12 @@ def main(argv):
               f"tabulated in {os.path.join(args.out, 'errors.txt')}")
     if args.dry_run:
         return 0
+    if args.scheduling:  # the check makes namespaces too
+        to_measure += [c for c in clusters if not os.path.exists(c.scheduling) and c not in to_measure]
     if to_measure and os.geteuid() != 0:
-        sys.exit(f"campaign.py: measuring {len(to_measure)} cluster(s) needs root (run.py's "
-                 "network namespaces); the runs already in --out can be compared without")
+        sys.exit(f"campaign.py: measuring {len(to_measure)} cluster(s) needs root (run.py's and "
+                 "scheduling_check.py's network namespaces); the runs already in --out can be "
+                 "compared without")
     os.makedirs(args.out, exist_ok=True)
     child = Child()
     measure(clusters, args, child)
