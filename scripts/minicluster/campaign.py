@@ -35,8 +35,11 @@ step that fails is exit 1, the runs measured before it kept.
 """
 
 import argparse
+import datetime
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -45,8 +48,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import run as run_py  # noqa: E402
-from atomic_write import write_atomically  # noqa: E402
-from script_input import BadInput, Parser, read_json_object, run_script  # noqa: E402
+from atomic_write import atomic_output  # noqa: E402
+from cpu_info import cpu_identity  # noqa: E402
+from script_input import (BadInput, Parser, check_output_file, read_json_object,  # noqa: E402
+                          run_script)
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 CLUSTERS = "4x100,8x100,4x1000,8x1000"
@@ -70,7 +75,8 @@ def parse_args(argv):
                    help=f"NODESxRATE (Mbit/s), comma list (default {CLUSTERS})")
     p.add_argument("--python", default=run_py.PYTHON,
                    help="interpreter with torch that runs the ranks (run.py's --python)")
-    p.add_argument("--gcsim", default=os.path.join(ROOT, "build", "gcsim"))
+    p.add_argument("--gcsim", default=os.path.join(ROOT, "build", "gcsim"),
+                   help="the gcsim that compares (default: the tree's build/gcsim)")
     p.add_argument("--trace", help="gcsim validate's --trace (the wide CNN's runs need theirs)")
     p.add_argument("--measure-only", action="store_true",
                    help="measure the runs missing in --out, compare nothing (no gcsim needed)")
@@ -79,8 +85,14 @@ def parse_args(argv):
     p.add_argument("--dry-run", action="store_true",
                    help="say what would be measured and compared; run nothing")
     args = p.parse_args(argv)
+    if not args.out:
+        raise BadInput("--out: empty: give the folder of the runs")
     for option in passed:
-        if option.split("=", 1)[0] in CAMPAIGN_SETS:
+        name = option.split("=", 1)[0]
+        if name in ("--", "-h", "--help"):
+            raise BadInput(f"{option} after --: run.py's options only (its help: run.py --help)")
+        # An abbreviation too: run.py would take it, and the campaign's own value after it.
+        if name.startswith("--") and len(name) > 2 and any(s.startswith(name) for s in CAMPAIGN_SETS):
             raise BadInput(f"{option} after --: the campaign gives each run its --nodes and "
                            "--rate (--clusters), --python and --out")
     args.run_options = passed
@@ -94,19 +106,22 @@ def rate_label(rate):
     return f"{rate:g}mbit"
 
 
-def parse_clusters(text):
-    clusters = []
+def parse_clusters(text, whole_rates):
+    """[(nodes, rate)]; whole_rates: scheduling_check.py takes whole Mbit/s only."""
+    clusters, names = [], set()
     for word in (w.strip() for w in text.split(",")):
-        nodes, x, rate = word.partition("x")
-        try:
-            cluster = (int(nodes), float(rate))
-        except ValueError:
-            cluster = None
-        if not x or cluster is None or cluster[1] != cluster[1]:  # nan
+        match = re.fullmatch(r"(\d+)x(\d+(?:\.\d+)?)", word)
+        if not match:
             raise BadInput(f"--clusters: {word!r} is not NODESxRATE (4x100: 4 nodes at 100 Mbit/s)")
-        if cluster in clusters:
+        nodes, rate = int(match.group(1)), float(match.group(2))
+        if whole_rates and rate != int(rate):
+            raise BadInput(f"--clusters: {word!r}: --scheduling takes whole Mbit/s")
+        # Two spellings of one rate would name one file.
+        name = f"p{nodes}-{rate_label(rate)}"
+        if name in names:
             raise BadInput(f"--clusters: {word!r} twice")
-        clusters.append(cluster)
+        names.add(name)
+        clusters.append((nodes, rate))
     return clusters
 
 
@@ -122,10 +137,17 @@ class Cluster:
         self.scheduling = os.path.join(out, f"scheduling-p{nodes}-{rate_label(rate)}.txt")
         self.run_argv = [*args.run_options, "--nodes", str(nodes), "--rate", f"{rate:g}",
                          "--python", args.python, "--out", self.run]
-        # run.py's own checks, the options after -- included, before anything
-        # runs: a bad value would otherwise stop the campaign clusters later.
         try:
-            run_py.check_args(run_py.parse_args(self.run_argv, prog="campaign.py run.py"))
+            self.run_args = run_py.parse_args(self.run_argv, prog="campaign.py run.py")
+        except BadInput as why:
+            raise BadInput(f"{self.name}: run.py {why}") from why
+
+    def check(self):
+        """run.py's own checks of a run to measure, the options after --
+        included, before anything runs: a bad value would otherwise stop the
+        campaign clusters later."""
+        try:
+            run_py.check_args(self.run_args)
         except BadInput as why:
             raise BadInput(f"{self.name}: run.py {why}") from why
 
@@ -149,15 +171,15 @@ def shown(argv):
 
 
 class Child:
-    """Runs one command to its end. A SIGINT or SIGTERM to the campaign is
-    passed on as SIGTERM and the command waited for, so that run.py removes
+    """Runs one command to its end. A SIGINT, SIGTERM or SIGHUP to the
+    campaign is passed on as SIGTERM and the command waited for, so that run.py removes
     its namespaces before the campaign exits."""
 
     def __init__(self):
         self.stopped = None  # the signal that stopped the campaign
         self.process = None
-        signal.signal(signal.SIGTERM, self._stop)
-        signal.signal(signal.SIGINT, self._stop)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, self._stop)
 
     def _stop(self, signum, _frame):
         self.stopped = signum
@@ -197,27 +219,28 @@ def measure(clusters, args, child):
             child.run([sys.executable, script, *cluster.run_argv], f"measure {cluster.name}")
         if args.scheduling and not os.path.exists(cluster.scheduling):
             # Written whole once the check ends: a stopped one is made again.
-            printed_to(cluster.scheduling, child,
-                       [sys.executable, os.path.join(HERE, "scheduling_check.py"), "collectives",
-                        "--nodes", str(cluster.nodes), "--rate", f"{cluster.rate:g}",
-                        "--python", args.python],
-                       f"scheduling_check.py collectives on {cluster.name}")
+            # Its output names neither when nor where: a first line does.
+            machine = ", ".join(f"{k} {v}" for k, v in cpu_identity().items())
+            started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            argv = ["scripts/minicluster/scheduling_check.py", "collectives", "--nodes",
+                    str(cluster.nodes), "--rate", f"{cluster.rate:g}", "--python", args.python]
+            printed_to(cluster.scheduling, child, [sys.executable, os.path.join(ROOT, *argv[0].split("/")),
+                                                   *argv[1:]],
+                       f"scheduling_check.py collectives on {cluster.name}",
+                       header=f"# {' '.join(argv)}: {started} on {socket.gethostname()} "
+                              f"({os.cpu_count()} cpus; {machine})\n")
 
 
-def printed_to(path, child, argv, what):
-    """Runs argv with its output written to `path` whole, once it has ended
-    well; returns that output."""
-    partial = path + ".partial"
-    try:
-        with open(partial, "w") as out:
+def printed_to(path, child, argv, what, header=""):
+    """Runs argv with its output (after `header`) written to `path` whole,
+    once it has ended well; returns that output."""
+    with atomic_output(path) as temporary:
+        with open(temporary, "w") as out:
+            out.write(header)
+            out.flush()
             child.run(argv, what, stdout=out)
-        with open(partial) as made:
-            text = made.read()
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
-    write_atomically(path, text)
-    return text
+        with open(temporary) as made:
+            return made.read()
 
 
 def compare(clusters, args, child):
@@ -240,9 +263,10 @@ def compare(clusters, args, child):
 
 def main(argv):
     args = parse_args(argv)
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
+    if os.path.lexists(args.out) and not os.path.isdir(args.out):
         raise BadInput(f"--out: {args.out} is not a folder")
-    clusters = [Cluster(nodes, rate, args.out, args) for nodes, rate in parse_clusters(args.clusters)]
+    clusters = [Cluster(nodes, rate, args.out, args)
+                for nodes, rate in parse_clusters(args.clusters, args.scheduling)]
     if not args.measure_only and not (os.path.isfile(args.gcsim) and os.access(args.gcsim, os.X_OK)):
         raise BadInput(f"--gcsim: {args.gcsim} is not an executable file (build it, or --measure-only)")
     args.gcsim = os.path.abspath(args.gcsim)
@@ -252,6 +276,7 @@ def main(argv):
     for cluster in clusters:
         run = cluster.measured()
         if run is None:
+            cluster.check()
             to_measure.append(cluster)
         # A kept run says what it was measured with: other options after --
         # than this campaign's are kept too.
@@ -266,6 +291,8 @@ def main(argv):
               f"tabulated in {os.path.join(args.out, 'errors.txt')}")
     if args.dry_run:
         return 0
+    # Every step writes in it: a folder it cannot write is said now.
+    check_output_file(os.path.join(args.out, "errors.txt"))
     if args.scheduling:  # the check makes namespaces too
         to_measure += [c for c in clusters if not os.path.exists(c.scheduling) and c not in to_measure]
     if to_measure and os.geteuid() != 0:

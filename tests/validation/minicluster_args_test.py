@@ -143,7 +143,12 @@ for args in (["--help"], [], ["bench", "0"], ["bench", "0", "two", "10.77.0.1", 
     refused("worker.py", args, ["worker.py: usage"])
 # The rest of its checks without starting it (a rank that got past them would connect).
 sys.path.insert(0, SCRIPTS)
+import run  # noqa: E402
 import worker  # noqa: E402
+# run.py does not import worker.py (torch): their lists of what is trained must agree.
+check(worker.TRAINED_COMPRESSORS == run.TRAINING_RUNS and worker.TRAINED_MODELS == tuple(run.MODELS),
+      f"worker.py trains {worker.TRAINED_COMPRESSORS} {worker.TRAINED_MODELS}, run.py asks for "
+      f"{run.TRAINING_RUNS} {tuple(run.MODELS)}")
 start = ["worker.py", "train", "0", "2", "10.77.0.1", "o.json", "dense", "10", "32", "0.01", "1", "cnn"]
 for argv, good in [(start, True), (start + ["barrier"], True), (start + ["extra"], False),
                    (start[:2] + ["2"] + start[3:], False), (start[:-1] + ["x"], False),
