@@ -39,7 +39,6 @@ import datetime
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -49,7 +48,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import run as run_py  # noqa: E402
 from atomic_write import atomic_output  # noqa: E402
-from cpu_info import cpu_identity  # noqa: E402
+from cpu_info import machine_identity  # noqa: E402
+from errors_over_runs import bits_per_second, rate_name  # noqa: E402
 from script_input import (BadInput, Parser, check_output_file, read_json_object,  # noqa: E402
                           run_script)
 
@@ -99,11 +99,12 @@ def parse_args(argv):
     return args
 
 
-def rate_label(rate):
-    """A rate in Mbit/s as the committed runs name it: 100mbit, 1gbit."""
+def cluster_label(nodes, rate):
+    """A cluster (its rate in Mbit/s) as the committed runs' files name it:
+    p4-100mbit, p8-1gbit."""
     if rate >= 1000 and rate % 1000 == 0:
-        return f"{rate / 1000:g}gbit"
-    return f"{rate:g}mbit"
+        return f"p{nodes}-{rate / 1000:g}gbit"
+    return f"p{nodes}-{rate:g}mbit"
 
 
 def parse_clusters(text, whole_rates):
@@ -117,7 +118,7 @@ def parse_clusters(text, whole_rates):
         if whole_rates and rate != int(rate):
             raise BadInput(f"--clusters: {word!r}: --scheduling takes whole Mbit/s")
         # Two spellings of one rate would name one file.
-        name = f"p{nodes}-{rate_label(rate)}"
+        name = cluster_label(nodes, rate)
         if name in names:
             raise BadInput(f"--clusters: {word!r} twice")
         names.add(name)
@@ -130,11 +131,10 @@ class Cluster:
 
     def __init__(self, nodes, rate, out, args):
         self.nodes, self.rate = nodes, rate
-        self.name = f"{nodes} nodes at " + (f"{rate / 1000:g} Gbit/s" if rate >= 1000 else
-                                             f"{rate:g} Mbit/s")
-        self.stem = os.path.join(out, f"minicluster-p{nodes}-{rate_label(rate)}")
+        self.name = f"{nodes} nodes at {rate_name(rate * 1e6)}"
+        self.stem = os.path.join(out, f"minicluster-{cluster_label(nodes, rate)}")
         self.run = self.stem + ".json"
-        self.scheduling = os.path.join(out, f"scheduling-p{nodes}-{rate_label(rate)}.txt")
+        self.scheduling = os.path.join(out, f"scheduling-{cluster_label(nodes, rate)}.txt")
         self.run_argv = [*args.run_options, "--nodes", str(nodes), "--rate", f"{rate:g}",
                          "--python", args.python, "--out", self.run]
         try:
@@ -159,15 +159,15 @@ class Cluster:
         run = read_json_object(self.run, "a measured run")
         cluster = run.get("cluster") if isinstance(run.get("cluster"), dict) else {}
         link = cluster.get("link") if isinstance(cluster.get("link"), dict) else {}
+        try:  # the rate as gcsim reads it: "1Gbps" is 1000 Mbit/s
+            rate = bits_per_second(str(link.get("bandwidth")))
+        except ValueError:
+            rate = None
         if (run.get("format") != MEASURED_FORMAT or cluster.get("nodes") != self.nodes
-                or link.get("bandwidth") != f"{self.rate:g}Mbps"):
+                or rate != self.rate * 1e6):
             raise BadInput(f"{self.run}: not a run of {self.name} ({MEASURED_FORMAT}); "
                            "remove it to measure the cluster, or choose another --out")
         return run
-
-
-def shown(argv):
-    return " ".join(argv)
 
 
 class Child:
@@ -183,11 +183,11 @@ class Child:
 
     def _stop(self, signum, _frame):
         self.stopped = signum
-        if self.process is not None and self.process.poll() is None:
+        if self.process is not None:  # send_signal skips a command already ended
             self.process.send_signal(signal.SIGTERM)
 
     def run(self, argv, what, stdout=None):
-        print(f"campaign.py: {what}\n  {shown(argv)}", flush=True)
+        print(f"campaign.py: {what}\n  {' '.join(argv)}", flush=True)
         if self.stopped is not None:
             raise KeyboardInterrupt(f"signal {self.stopped}")
         started = time.time()
@@ -212,23 +212,22 @@ class Child:
         print(f"campaign.py: {what}: done in {time.time() - started:.1f} s", flush=True)
 
 
-def measure(clusters, args, child):
+def measure(clusters, to_measure, args, child):
     script = os.path.join(HERE, "run.py")
     for cluster in clusters:
-        if cluster.measured() is None:
+        if cluster in to_measure:
             child.run([sys.executable, script, *cluster.run_argv], f"measure {cluster.name}")
         if args.scheduling and not os.path.exists(cluster.scheduling):
             # Written whole once the check ends: a stopped one is made again.
             # Its output names neither when nor where: a first line does.
-            machine = ", ".join(f"{k} {v}" for k, v in cpu_identity().items())
+            machine = ", ".join(f"{k} {v}" for k, v in machine_identity().items())
             started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
             argv = ["scripts/minicluster/scheduling_check.py", "collectives", "--nodes",
                     str(cluster.nodes), "--rate", f"{cluster.rate:g}", "--python", args.python]
             printed_to(cluster.scheduling, child, [sys.executable, os.path.join(ROOT, *argv[0].split("/")),
                                                    *argv[1:]],
                        f"scheduling_check.py collectives on {cluster.name}",
-                       header=f"# {' '.join(argv)}: {started} on {socket.gethostname()} "
-                              f"({os.cpu_count()} cpus; {machine})\n")
+                       header=f"# {' '.join(argv)}: {started} on {machine}\n")
 
 
 def printed_to(path, child, argv, what, header=""):
@@ -293,15 +292,16 @@ def main(argv):
         return 0
     # Every step writes in it: a folder it cannot write is said now.
     check_output_file(os.path.join(args.out, "errors.txt"))
-    if args.scheduling:  # the check makes namespaces too
-        to_measure += [c for c in clusters if not os.path.exists(c.scheduling) and c not in to_measure]
-    if to_measure and os.geteuid() != 0:
-        sys.exit(f"campaign.py: measuring {len(to_measure)} cluster(s) needs root (run.py's and "
-                 "scheduling_check.py's network namespaces); the runs already in --out can be "
-                 "compared without")
+    # The scheduling check makes namespaces too.
+    measured_here = [c for c in clusters if c in to_measure
+                     or (args.scheduling and not os.path.exists(c.scheduling))]
+    if measured_here and os.geteuid() != 0:
+        sys.exit(f"campaign.py: measuring {len(measured_here)} cluster(s) needs root (run.py's "
+                 "and scheduling_check.py's network namespaces); the runs already in --out can "
+                 "be compared without")
     os.makedirs(args.out, exist_ok=True)
     child = Child()
-    measure(clusters, args, child)
+    measure(clusters, to_measure, args, child)
     if not args.measure_only:
         compare(clusters, args, child)
     return 0

@@ -24,7 +24,6 @@ import datetime
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import netns  # noqa: E402
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
-from cpu_info import cpu_identity  # noqa: E402
+from cpu_info import machine_identity  # noqa: E402
 from script_input import BadInput, Parser, check_output_file, run_script  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch; never the one on PATH by default
@@ -271,7 +270,7 @@ def main(argv):
                     name=os.path.splitext(os.path.basename(args.out))[0],
                     source="scripts/minicluster/run.py " + " ".join(argv),
                     date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                    machine=dict(host=socket.gethostname(), cpus=os.cpu_count(), **cpu_identity()))
+                    machine=machine_identity())
     with tempfile.TemporaryDirectory() as tmp, netns.Cluster(args.nodes, args.rate, node_queue=args.node_queue) as cluster:
         master = cluster.addresses[0]
         bench_out = os.path.join(tmp, "bench.json")

@@ -111,11 +111,14 @@ def bench_cases(sizes):
 
 
 def bench(rank, world, out, sizes, reps, model_name, batch):
-    gradient = hook_values(rank, world, model_name, batch)
+    cases = bench_cases(sizes)
+    # The float16 allreduces' values: a batch's gradient, only where there are any.
+    gradient = (hook_values(rank, world, model_name, batch)
+                if any(dtype == torch.float16 for _, dtype, _ in cases) else None)
     dist.barrier()
     one_way = all_max(ping_pong() if rank < 2 else 0.0)
     points = []
-    for collective, dtype, size in bench_cases(sizes):
+    for collective, dtype, size in cases:
         # Sizes follow nccl-tests: the whole buffer (allgather: the output).
         width = 2 if dtype == torch.float16 else 4
         elements = size // width

@@ -280,6 +280,20 @@ check(float16 == [("allreduce", 2 << 20, WORLD, "torch.float16", [0.5, -0.25, 0.
       f"bench: one float16 allreduce of 4 MiB of the hook's values, every repetition: "
       f"{float16[:2]}, {points[6:]}")
 
+# Without a size of 4 MiB or more there is no float16 allreduce, and no
+# gradient is worked out for one.
+hook_calls = []
+worker.dist, worker.all_max, worker.ping_pong = NoNetwork(), (lambda v: v), (lambda: 1e-4)
+worker.run_collective = record
+worker.hook_values = lambda *args: hook_calls.append(args)
+try:
+    with tempfile.TemporaryDirectory() as scratch:
+        worker.bench(0, WORLD, os.path.join(scratch, "bench.json"), [1 << 20], 1, "wide-cnn", 8)
+finally:
+    worker.dist, worker.all_max, worker.ping_pong = real_dist, real_all_max, real_ping_pong
+    worker.run_collective, worker.hook_values = real_run_collective, real_hook_values
+check(hook_calls == [], f"bench below 4 MiB: the hook's values worked out {len(hook_calls)} times")
+
 # The hook's values themselves: each rank's own batch's gradient at the
 # starting weights, over P, in float16, worked out here from the model and
 # Fashion-MNIST without worker's helpers; many of them float16 subnormals,
