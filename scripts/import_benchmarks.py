@@ -84,9 +84,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
-from script_input import (SHORTEST_SECONDS, BadInput, Parser, bandwidth_ok,  # noqa: E402
-                          checked_size, integer_in, is_json_number, json_kind, latency_ok,
-                          open_input, read_json_object, refuse_output_over_inputs, run_script)
+from script_input import (MEASURED_RUN_FORMAT, SHORTEST_SECONDS, BadInput, Parser,  # noqa: E402
+                          bandwidth_ok, checked_size, integer_in, is_json_number, json_kind,
+                          latency_ok, open_input, read_json_object, refuse_output_over_inputs,
+                          run_script)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
@@ -1014,7 +1015,7 @@ def main(argv):
     if len(ranks_seen) > 1:
         raise BadInput(f"the logs ran on different numbers of ranks: {sorted(ranks_seen)}")
     ranks = ranks_seen.pop()
-    run = {"format": "gcsim-measured-run/1",
+    run = {"format": MEASURED_RUN_FORMAT,
            "name": args.name or os.path.splitext(os.path.basename(args.out))[0],
            "source": f"scripts/import_benchmarks.py {args.source} from " + ", ".join(sources),
            "cluster": cluster_of(args, ranks),

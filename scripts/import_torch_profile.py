@@ -99,9 +99,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
 from import_benchmarks import (MAX_BYTES, MAX_RANKS, add_cluster_options,  # noqa: E402
                                check_cluster, cluster_of, placed_cluster, workers_of)
-from script_input import (BadInput, Parser, integer_in, json_kind, open_input,  # noqa: E402
-                          read_json_object, refuse_output_over_inputs, run_script,
-                          tensor_shape_problem)
+from script_input import (MEASURED_RUN_FORMAT, BadInput, Parser, integer_in, json_kind,  # noqa: E402
+                          open_input, read_json_object, refuse_output_over_inputs,
+                          run_script, tensor_shape_problem)
 
 # What gcsim validate simulates: the mini-cluster's, and DDP's hooks.
 COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
@@ -672,9 +672,9 @@ def measured_run(args, entry, reading):
         # As gcsim reads it: NaN, a key twice or a number past a float refused
         # here, not written through into a file gcsim validate refuses.
         run = read_json_object(args.into, "a measured run (a JSON object)")
-        if run.get("format") != "gcsim-measured-run/1":
+        if run.get("format") != MEASURED_RUN_FORMAT:
             raise BadInput(f"{args.into}: not a measured run (\"format\": "
-                           f"\"gcsim-measured-run/1\")")
+                           f"\"{MEASURED_RUN_FORMAT}\")")
         if not isinstance(run.get("training", []), list):
             raise BadInput(f"{args.into}: /training is not a list")
         for i, earlier in enumerate(run.get("training", [])):
@@ -687,7 +687,7 @@ def measured_run(args, entry, reading):
                         f"({sources})".lstrip("; ")
         run["training"] = run.get("training", []) + [entry]
     else:
-        run = {"format": "gcsim-measured-run/1",
+        run = {"format": MEASURED_RUN_FORMAT,
                "name": os.path.splitext(os.path.basename(args.out))[0],
                "source": f"scripts/import_torch_profile.py from {sources}",
                "cluster": cluster_of(args, entry["ranks"]), "training": [entry]}

@@ -293,6 +293,9 @@ FLOP_RATE_UNITS = {"flops": 1.0, "Flops": 1.0, "Gflops": 1e9, "GFlops": 1e9, "Tf
 # sim/input/json_reader.cpp's ranges (json_reader.hpp's kLongestSeconds, kLargestBytes).
 SLOWEST_BANDWIDTH = 1e3 / 8      # 1kbps, in bytes/s
 FASTEST_BANDWIDTH = 1e15 / 8     # 1000Tbps
+# The measured-run format's name (README, results/validation/README.md), as
+# gcsim validate reads it and the scripts write it.
+MEASURED_RUN_FORMAT = "gcsim-measured-run/1"
 SHORTEST_SECONDS = 1e-12         # the shortest nonzero duration: 1ps
 LONGEST_SECONDS = 1e9
 LARGEST_BYTES = 9007199254740992.0  # 2^53

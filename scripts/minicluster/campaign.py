@@ -50,12 +50,11 @@ import run as run_py  # noqa: E402
 from atomic_write import atomic_output  # noqa: E402
 from cpu_info import machine_identity  # noqa: E402
 from errors_over_runs import bits_per_second, rate_name  # noqa: E402
-from script_input import (BadInput, Parser, check_output_file, read_json_object,  # noqa: E402
-                          run_script)
+from script_input import (MEASURED_RUN_FORMAT, BadInput, Parser, check_output_file,  # noqa: E402
+                          read_json_object, run_script)
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 CLUSTERS = "4x100,8x100,4x1000,8x1000"
-MEASURED_FORMAT = "gcsim-measured-run/1"
 # run.py's options the campaign gives each run itself.
 CAMPAIGN_SETS = ("--nodes", "--rate", "--python", "--out")
 
@@ -163,9 +162,9 @@ class Cluster:
             rate = bits_per_second(str(link.get("bandwidth")))
         except ValueError:
             rate = None
-        if (run.get("format") != MEASURED_FORMAT or cluster.get("nodes") != self.nodes
+        if (run.get("format") != MEASURED_RUN_FORMAT or cluster.get("nodes") != self.nodes
                 or rate != self.rate * 1e6):
-            raise BadInput(f"{self.run}: not a run of {self.name} ({MEASURED_FORMAT}); "
+            raise BadInput(f"{self.run}: not a run of {self.name} ({MEASURED_RUN_FORMAT}); "
                            "remove it to measure the cluster, or choose another --out")
         return run
 

@@ -50,9 +50,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from script_input import (LONGEST_SECONDS, SHORTEST_SECONDS, BadInput, Parser,  # noqa: E402
-                          latency_ok, parse_duration, read_json_object, run_script,
-                          tensor_shape_problem)
+from script_input import (LONGEST_SECONDS, MEASURED_RUN_FORMAT, SHORTEST_SECONDS,  # noqa: E402
+                          BadInput, Parser, latency_ok, parse_duration, read_json_object,
+                          run_script, tensor_shape_problem)
 
 COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
 LARGE = 4 << 20
@@ -269,8 +269,8 @@ def _check_run(run, models):
     gcsim's limits; `models` adds what collective_models.py needs besides
     repeatability.py (the link's latency, each training run's compressor and
     layers, and ring collectives to fit)."""
-    if _get(run, "format", "", str) != "gcsim-measured-run/1":
-        raise BadRun(f"/format: expected \"gcsim-measured-run/1\", got {_show(run['format'])}")
+    if _get(run, "format", "", str) != MEASURED_RUN_FORMAT:
+        raise BadRun(f"/format: expected \"{MEASURED_RUN_FORMAT}\", got {_show(run['format'])}")
     _get(run, "name", "", str, None)
     _get(run, "date", "", str, None)
     cluster = _get(run, "cluster", "", dict)

@@ -35,7 +35,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 import netns  # noqa: E402
 from atomic_write import WriteError, write_json_atomically  # noqa: E402
 from cpu_info import machine_identity  # noqa: E402
-from script_input import BadInput, Parser, check_output_file, run_script  # noqa: E402
+from script_input import (MEASURED_RUN_FORMAT, BadInput, Parser, check_output_file,  # noqa: E402
+                          run_script)
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch; never the one on PATH by default
 
@@ -266,7 +267,7 @@ def main(argv):
 
     worker = os.path.join(HERE, "worker.py")
     started = time.time()
-    measured = dict(format="gcsim-measured-run/1",
+    measured = dict(format=MEASURED_RUN_FORMAT,
                     name=os.path.splitext(os.path.basename(args.out))[0],
                     source="scripts/minicluster/run.py " + " ".join(argv),
                     date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
