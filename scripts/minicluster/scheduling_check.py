@@ -11,7 +11,8 @@
   scheduling_check.py collectives [--nodes 4] [--rate 100] [--no-limit] [--gap MS]   (root)
       Small gloo collectives (4 and 64 KiB) on the namespaced star, timed back
       to back (100 in a row, with the processor time all the ranks' threads
-      took per call and the share of the cores that is) and as run.py's
+      took per call, its system part, the share of the cores that is, and
+      the threads' context switches per call) and as run.py's
       benchmark times them (a barrier before each, the slowest rank's
       time). --no-limit leaves out the htb qdiscs, to see whether the
       per-message cost is the rate limiter's.
@@ -65,6 +66,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -252,14 +254,21 @@ def _collectives_rank(rank, world, master, out, gap):
             for _ in range(5):
                 once()
             dist.barrier()
-            t0, cpu0 = time.perf_counter(), time.process_time()
+            t0, usage0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
             for _ in range(100):
                 once()
             in_a_row = (time.perf_counter() - t0) / 100
-            # The processor time all the ranks' threads took per call (the
-            # kernel's network work done in their context included).
-            cpu = torch.tensor([(time.process_time() - cpu0) / 100], dtype=torch.float64)
-            dist.all_reduce(cpu)
+            # Per call, summed over the ranks: the processor time all their
+            # threads took (the kernel's network work done in their context
+            # included), the system part of it, and the times a thread gave
+            # up its core or was made to (each message passes between gloo's
+            # event loop and the threads waiting for it).
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            used = [usage.ru_utime - usage0.ru_utime + usage.ru_stime - usage0.ru_stime,
+                    usage.ru_stime - usage0.ru_stime,
+                    usage.ru_nvcsw - usage0.ru_nvcsw + usage.ru_nivcsw - usage0.ru_nivcsw]
+            used = torch.tensor(used, dtype=torch.float64) / 100
+            dist.all_reduce(used)
             after_barrier = []
             for _ in range(30):
                 dist.barrier()
@@ -284,7 +293,7 @@ def _collectives_rank(rank, world, master, out, gap):
                                 ("idle", lambda: _idle_spin(gap)),
                                 ("staggered", lambda: time.sleep(stagger))):
                 after_gap[mode] = _pipelined(world, once, pause)[5:]
-            rows.append((collective, size, in_a_row, float(cpu[0]), statistics.median(after_barrier),
+            rows.append((collective, size, in_a_row, used.tolist(), statistics.median(after_barrier),
                          after_gap))
     if rank == 0:
         write_json_atomically(out, rows, indent=None, newline=False)
@@ -311,13 +320,15 @@ def check_collectives(nodes, rate, limit, gap_ms, python):
     cores = os.cpu_count()
     print(f"{nodes} ranks, {'htb ' + str(rate) + ' Mbit/s' if limit else 'no rate limit'}; "
           f"per step: a ring's 2(P-1) or P-1 steps, the tree's log2 P levels; processor: the "
-          f"ranks' processor time per call, all threads of all ranks, and that over the call's "
-          f"time on the machine's {cores} cores")
-    for collective, size, in_a_row, cpu, after_barrier, _ in rows:
+          f"ranks' processor time per call, all threads of all ranks, its system part, and that "
+          f"over the call's time on the machine's {cores} cores; switches: the times the ranks' "
+          f"threads left a core per call (context switches), and per rank-step")
+    for collective, size, in_a_row, (cpu, system, switches), after_barrier, _ in rows:
         print(f"  {collective:9s} {size:6d} B: back to back {in_a_row * 1e3:6.2f} ms "
               f"({in_a_row * 1e3 / steps[collective]:.2f} per step; processor {cpu * 1e3:6.2f} ms, "
-              f"{cpu / (in_a_row * cores):4.0%} of the cores), after a barrier "
-              f"{after_barrier * 1e3:6.2f} ms")
+              f"{system / cpu:4.0%} system, {cpu / (in_a_row * cores):4.0%} of the cores; "
+              f"switches {switches:5.1f}, {switches / (nodes * steps[collective]):4.1f} a rank-step), "
+              f"after a barrier {after_barrier * 1e3:6.2f} ms")
     print(f"lined up: from the last rank's arrival to the last finish, mean / median over 35 "
           f"calls (ms), and the ranks' mean arrival spread; first a barrier, then after each rank "
           f"computed or slept {gap_ms:g} ms; pipelined: compute {gap_ms:g} ms, then the "
