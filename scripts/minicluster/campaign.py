@@ -35,7 +35,6 @@ step that fails is exit 1, the runs measured before it kept.
 """
 
 import argparse
-import datetime
 import os
 import re
 import signal
@@ -48,7 +47,6 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import run as run_py  # noqa: E402
 from atomic_write import atomic_output  # noqa: E402
-from cpu_info import machine_identity  # noqa: E402
 from errors_over_runs import bits_per_second, rate_name  # noqa: E402
 from script_input import (MEASURED_RUN_FORMAT, BadInput, Parser, check_output_file,  # noqa: E402
                           read_json_object, run_script)
@@ -218,24 +216,19 @@ def measure(clusters, to_measure, args, child):
             child.run([sys.executable, script, *cluster.run_argv], f"measure {cluster.name}")
         if args.scheduling and not os.path.exists(cluster.scheduling):
             # Written whole once the check ends: a stopped one is made again.
-            # Its output names neither when nor where: a first line does.
-            machine = ", ".join(f"{k} {v}" for k, v in machine_identity().items())
-            started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-            argv = ["scripts/minicluster/scheduling_check.py", "collectives", "--nodes",
-                    str(cluster.nodes), "--rate", f"{cluster.rate:g}", "--python", args.python]
-            printed_to(cluster.scheduling, child, [sys.executable, os.path.join(ROOT, *argv[0].split("/")),
-                                                   *argv[1:]],
-                       f"scheduling_check.py collectives on {cluster.name}",
-                       header=f"# {' '.join(argv)}: {started} on {machine}\n")
+            # Its first line says when and on what machine.
+            printed_to(cluster.scheduling, child,
+                       [sys.executable, os.path.join(HERE, "scheduling_check.py"), "collectives",
+                        "--nodes", str(cluster.nodes), "--rate", f"{cluster.rate:g}",
+                        "--python", args.python],
+                       f"scheduling_check.py collectives on {cluster.name}")
 
 
-def printed_to(path, child, argv, what, header=""):
-    """Runs argv with its output (after `header`) written to `path` whole,
-    once it has ended well; returns that output."""
+def printed_to(path, child, argv, what):
+    """Runs argv with its output written to `path` whole, once it has ended
+    well; returns that output."""
     with atomic_output(path) as temporary:
         with open(temporary, "w") as out:
-            out.write(header)
-            out.flush()
             child.run(argv, what, stdout=out)
         with open(temporary) as made:
             return made.read()

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Checks of what the mini-cluster's machine does to its ranks.
+"""Checks of what the mini-cluster's machine does to its ranks. Each prints
+first a line with its command, the time it started and the machine.
 
   scheduling_check.py compute [--ranks 2,4,8]
       P processes run the small CNN's training step (forward, backward,
@@ -63,6 +64,8 @@ Diagnostics behind results/validation/experiments.md; they write nothing.
 """
 
 import argparse
+import datetime
+import functools
 import json
 import multiprocessing
 import os
@@ -76,6 +79,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 from atomic_write import write_json_atomically  # noqa: E402
+from cpu_info import machine_identity  # noqa: E402
 from script_input import Parser, run_script  # noqa: E402
 from run import MODELS  # noqa: E402  (the models worker.py trains)
 
@@ -322,12 +326,15 @@ def check_collectives(nodes, rate, limit, gap_ms, python):
           f"per step: a ring's 2(P-1) or P-1 steps, the tree's log2 P levels; processor: the "
           f"ranks' processor time per call, all threads of all ranks, its system part, and that "
           f"over the call's time on the machine's {cores} cores; switches: the times the ranks' "
-          f"threads left a core per call (context switches), and per rank-step")
+          f"threads left a core per call (context switches), and per ring rank-step")
     for collective, size, in_a_row, (cpu, system, switches), after_barrier, _ in rows:
+        # A ring's every rank sends and receives at each step; a tree's do not.
+        per_rank_step = ("" if collective == "broadcast"
+                         else f", {switches / (nodes * steps[collective]):4.1f} a rank-step")
         print(f"  {collective:9s} {size:6d} B: back to back {in_a_row * 1e3:6.2f} ms "
               f"({in_a_row * 1e3 / steps[collective]:.2f} per step; processor {cpu * 1e3:6.2f} ms, "
               f"{system / cpu:4.0%} system, {cpu / (in_a_row * cores):4.0%} of the cores; "
-              f"switches {switches:5.1f}, {switches / (nodes * steps[collective]):4.1f} a rank-step), "
+              f"switches {switches:5.1f}{per_rank_step}), "
               f"after a barrier {after_barrier * 1e3:6.2f} ms")
     print(f"lined up: from the last rank's arrival to the last finish, mean / median over 35 "
           f"calls (ms), and the ranks' mean arrival spread; first a barrier, then after each rank "
@@ -558,9 +565,9 @@ def main(argv):
             flows.error(f"--megabytes: {args.megabytes} is not in (0, 1000]")
         if not 1 <= args.repeats <= 100:
             flows.error(f"--repeats: {args.repeats} is not 1..100")
-        check_flows(args.rate, args.megabytes, args.repeats)
+        check = functools.partial(check_flows, args.rate, args.megabytes, args.repeats)
     elif args.check == "memory":
-        check_memory()
+        check = check_memory
     elif args.check == "float16":
         if not 2 <= args.nodes <= 16:
             float16.error(f"--nodes: {args.nodes} is not 2..16")
@@ -570,9 +577,9 @@ def main(argv):
             float16.error(f"--python: {args.python} is not an executable file")
         if args.model not in MODELS:
             float16.error(f"--model: {args.model!r} is not {' or '.join(MODELS)}")
-        check_float16(args.nodes, args.rate, args.model, args.python)
+        check = functools.partial(check_float16, args.nodes, args.rate, args.model, args.python)
     elif args.check == "compute":
-        check_compute(parse_ranks(args.ranks, compute))
+        check = functools.partial(check_compute, parse_ranks(args.ranks, compute))
     else:
         # netns.Cluster's own limits, checked here before its probe namespace.
         if not 2 <= args.nodes <= 16:
@@ -583,7 +590,14 @@ def main(argv):
             collectives.error(f"--gap: {args.gap} is not 0..1000 ms")
         if not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
             collectives.error(f"--python: {args.python} is not an executable file")
-        check_collectives(args.nodes, args.rate, not args.no_limit, args.gap, args.python)
+        check = functools.partial(check_collectives, args.nodes, args.rate, not args.no_limit,
+                                  args.gap, args.python)
+    # The checks' output names neither when nor where it was measured: a first line does.
+    machine = ", ".join(f"{k} {v}" for k, v in machine_identity().items())
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    print(f"# scripts/minicluster/scheduling_check.py {' '.join(argv)}: {started} on {machine}",
+          flush=True)
+    check()
 
 
 def parse_ranks(text, parser):
