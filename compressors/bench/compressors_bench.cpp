@@ -81,6 +81,17 @@ void BM_StreamRead(benchmark::State& state) {
   set_bytes(state, x.size());
 }
 
+// The NaN check every compressor makes of each worker's gradient: a read of
+// the vector, to set beside BM_StreamRead.
+void BM_CheckNoNan(benchmark::State& state) {
+  const auto& x = input(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    gc::check_no_nan(x.data(), x.size());
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, x.size());
+}
+
 using Select = void (*)(const float*, std::size_t, std::size_t, std::vector<gc::Index>&);
 
 // One top-k variant on the benchmark's input size and density.
@@ -345,6 +356,7 @@ void register_iterations() {
 } // namespace
 
 BENCHMARK(BM_StreamRead)->Arg(1'000'000)->Arg(25'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CheckNoNan)->Arg(1'000'000)->Arg(25'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TopK)->Apply(topk_args);
 BENCHMARK(BM_TopKPortable)->Apply(topk_args);
 BENCHMARK(BM_TopKRadix)->Apply(topk_args);

@@ -122,3 +122,23 @@ TEST_CASE("top-k rejects NaN and k > n") {
   CHECK_THROWS_WITH_AS(gc::topk_indices(small.data(), small.size(), 1),
                        doctest::Contains("1 is NaN"), std::invalid_argument);
 }
+
+TEST_CASE("the NaN check names the first NaN, in any block and in the tail") {
+  // check_no_nan tests blocks of 4096 at once: a NaN at a block's first or
+  // last element, or in the partial block at the end, must still be found,
+  // and infinities are not NaN.
+  std::vector<float> x(3 * 4096 + 100, 1.0f);
+  x[0] = std::numeric_limits<float>::infinity();
+  x[5000] = -std::numeric_limits<float>::infinity();
+  CHECK_NOTHROW(gc::check_no_nan(x.data(), x.size()));
+  for (const std::size_t at : {0UL, 4095UL, 4096UL, 8191UL, 12288UL, 12387UL}) {
+    CAPTURE(at);
+    std::vector<float> y = x;
+    y[at] = (at % 2 == 0 ? 1.0f : -1.0f) * std::numeric_limits<float>::quiet_NaN();
+    if (at + 7 < y.size())
+      y[at + 7] = std::numeric_limits<float>::quiet_NaN(); // a later one is not named
+    CHECK_THROWS_WITH_AS(gc::check_no_nan(y.data(), y.size()),
+                         doctest::Contains(("element " + std::to_string(at) + " is NaN").c_str()),
+                         std::invalid_argument);
+  }
+}
