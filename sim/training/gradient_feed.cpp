@@ -5,7 +5,7 @@
 #include "sim/training/workload.hpp"
 
 #include <cmath>
-#include <random>
+#include <cstring>
 
 namespace gcsim::training {
 namespace {
@@ -114,14 +114,21 @@ public:
 private:
   // Cubed Laplace: most entries tiny, a few large, as in real gradients.
   // mt19937_64's stream is fixed by the standard; the exponential is ours.
+  // Two draws an element: the magnitude's, then the sign's (odd: positive),
+  // set by flipping the sign bit, not by a branch on a random bit.
   void make_signal(int iteration) {
     signal_.assign(layout_.total(), 0.0f);
-    std::mt19937_64 shared(seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(iteration));
+    compress::Mt19937_64 shared(seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(iteration));
     for (size_t l = 0; l < layout_.size(); ++l) {
       const compress::Layer& layer = layout_[l];
       const float scale = 1.0f / std::sqrt(static_cast<float>(layer.size));
       for (size_t i = 0; i < layer.size; ++i) {
-        float value = compress::exponential_float(shared()) * ((shared() & 1) ? 1.0f : -1.0f);
+        float value = compress::exponential_float(shared());
+        const auto negative = static_cast<uint32_t>(~shared() & 1) << 31;
+        uint32_t bits = 0;
+        std::memcpy(&bits, &value, sizeof bits);
+        bits ^= negative;
+        std::memcpy(&value, &bits, sizeof value);
         signal_[layer.offset + i] = scale * value * value * value;
       }
     }
