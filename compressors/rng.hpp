@@ -48,8 +48,8 @@ inline float uint64_to_float(std::uint64_t x) {
 
 // The stream of std::mt19937_64 (Matsumoto, Nishimura; the standard fixes
 // it), 312 words made at a time without a branch on each word's low bit:
-// libstdc++'s loop takes one, mispredicted half the time, and is about 3.5
-// times slower here (1.9-2.1 against 6.8-7.5 ns a draw on a 2-core Xeon).
+// libstdc++'s loop takes one, mispredicted half the time, and is about 3.3
+// times slower (BM_Mt19937_64: 6.7 against 2.0 ns a draw, 2-core Xeon).
 class Mt19937_64 {
 public:
   explicit Mt19937_64(std::uint64_t seed) {

@@ -13,9 +13,11 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -79,6 +81,19 @@ void BM_StreamRead(benchmark::State& state) {
     benchmark::DoNotOptimize(s0 + s1 + s2 + s3);
   }
   set_bytes(state, x.size());
+}
+
+// Draws of mt19937_64's stream, 1,024 a time: the library's engine, and
+// compress::Mt19937_64, which the synthetic feed uses instead.
+template <typename Engine> void BM_Mt19937_64(benchmark::State& state) {
+  Engine engine(20261207);
+  std::uint64_t sum = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < 1024; ++i)
+      sum += engine();
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 1024);
 }
 
 // The NaN check every compressor makes of each worker's gradient: a read of
@@ -357,6 +372,8 @@ void register_iterations() {
 
 BENCHMARK(BM_StreamRead)->Arg(1'000'000)->Arg(25'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CheckNoNan)->Arg(1'000'000)->Arg(25'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_Mt19937_64, std::mt19937_64);
+BENCHMARK_TEMPLATE(BM_Mt19937_64, gc::Mt19937_64);
 BENCHMARK(BM_TopK)->Apply(topk_args);
 BENCHMARK(BM_TopKPortable)->Apply(topk_args);
 BENCHMARK(BM_TopKRadix)->Apply(topk_args);
