@@ -24,6 +24,10 @@ alone would (the single FIFO class it replaces let the first take about
 link; a measurement that misses is taken once more (a busy moment on two
 cores), an unfair queue misses both.
 
+And campaign.py's --scheduling step on a cluster whose run it already has:
+scheduling_check.py's output written whole, the run kept, no namespace
+left.
+
 Needs root and network namespaces: without them it says so and FAILS.
 Usage: minicluster_test.py PATH/TO/gcsim
 """
@@ -197,4 +201,35 @@ if not fair:
 # must not each get a link of their own.
 if together > 1000:
     sys.exit("FAIL: node 0's two connections together ran past its 1 Gbit/s link")
+# The campaign's --scheduling step, as a machine with a core per rank is to
+# run it (campaign_test.py covers it only as a dry run): with the cluster's
+# run already in its folder, --measure-only runs scheduling_check.py alone,
+# keeps the run, writes the check's output whole and leaves no namespace.
+with tempfile.TemporaryDirectory() as tmp:
+    run_file = os.path.join(tmp, "minicluster-p4-100mbit.json")
+    committed = os.path.join(ROOT, "results", "validation", "minicluster-p4-100mbit-short.json")
+    with open(committed, "rb") as f:
+        run_bytes = f.read()
+    with open(run_file, "wb") as f:
+        f.write(run_bytes)
+    before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    done = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "minicluster", "campaign.py"),
+                           "--out", tmp, "--clusters", "4x100", "--measure-only", "--scheduling"],
+                          capture_output=True, text=True, timeout=300)
+    after = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    check_file = os.path.join(tmp, "scheduling-p4-100mbit.txt")
+    lines = open(check_file).read().splitlines() if os.path.isfile(check_file) else []
+    with open(run_file, "rb") as f:
+        kept = f.read() == run_bytes
+    timed = [line.split()[:2] for line in lines if "back to back" in line]
+    expected = [[kind, size] for kind in ("allreduce", "allgather", "broadcast")
+                for size in ("4096", "65536")]
+    if not (done.returncode == 0 and kept and after == before and lines
+            and lines[0].startswith("# scripts/minicluster/scheduling_check.py collectives "
+                                    "--nodes 4 --rate 100")
+            and timed == expected and any(line.startswith("lined up:") for line in lines)):
+        sys.exit(f"FAIL: campaign.py --scheduling: exit {done.returncode} "
+                 f"({done.stderr.strip()[-300:]}), run kept: {kept}, namespaces left: "
+                 f"{after != before}, output's first line {lines[:1]}, timed {timed}")
+    print(f"campaign.py --scheduling: {check_file} written ({len(lines)} lines), the run kept")
 print("ok")
