@@ -134,9 +134,10 @@ TEST_CASE("the NaN check names the first NaN, in any block and in the tail") {
   for (const std::size_t at : {0UL, 4095UL, 4096UL, 8191UL, 12288UL, 12387UL}) {
     CAPTURE(at);
     std::vector<float> y = x;
-    y[at] = (at % 2 == 0 ? 1.0f : -1.0f) * std::numeric_limits<float>::quiet_NaN();
+    const float not_a_number = std::numeric_limits<float>::quiet_NaN();
+    y[at] = at % 2 == 0 ? not_a_number : -not_a_number; // either sign
     if (at + 7 < y.size())
-      y[at + 7] = std::numeric_limits<float>::quiet_NaN(); // a later one is not named
+      y[at + 7] = not_a_number; // a later one is not named
     CHECK_THROWS_WITH_AS(gc::check_no_nan(y.data(), y.size()),
                          doctest::Contains(("element " + std::to_string(at) + " is NaN").c_str()),
                          std::invalid_argument);
