@@ -218,7 +218,10 @@ with tempfile.TemporaryDirectory() as tmp:
                           capture_output=True, text=True, timeout=300)
     after = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     check_file = os.path.join(tmp, "scheduling-p4-100mbit.txt")
-    lines = open(check_file).read().splitlines() if os.path.isfile(check_file) else []
+    lines = []
+    if os.path.isfile(check_file):
+        with open(check_file) as f:
+            lines = f.read().splitlines()
     with open(run_file, "rb") as f:
         kept = f.read() == run_bytes
     timed = [line.split()[:2] for line in lines if "back to back" in line]
