@@ -1,6 +1,7 @@
 // gcsim: a discrete-event cluster simulator for gradient compression.
 
 #include "compressors/scratch_file.hpp"
+#include "gcsim_commit.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
                " - discrete-event cluster simulator for gradient compression in data-parallel "
                "training (SimGrid network model, real compressors on real gradient traces)",
                "gcsim"};
-  app.set_version_flag("--version", "gcsim " GCSIM_VERSION);
+  app.set_version_flag("--version", "gcsim " GCSIM_VERSION " (commit " GCSIM_COMMIT ")");
   app.require_subcommand(1);
   // Bad input is one line (CLI11's own adds "Run with --help..." as a
   // second); subcommands made after this inherit it.

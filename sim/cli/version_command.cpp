@@ -1,5 +1,7 @@
-// `gcsim version`: the versions of gcsim and of the SimGrid it links.
+// `gcsim version`: the versions of gcsim (and the commit it was built from)
+// and of the SimGrid it links.
 
+#include "gcsim_commit.hpp"
 #include "sim/cli/command.hpp"
 
 #include <cstdio>
@@ -15,7 +17,8 @@ class VersionCommand final : public Command {
 public:
   std::string name() const override { return "version"; }
   std::string description() const override {
-    return "Print the versions of gcsim and of the SimGrid library it uses";
+    return "Print the versions of gcsim (and the commit it was built from) and of the SimGrid "
+           "library it uses";
   }
   void configure(CLI::App&) override {}
   int run() override {
@@ -23,7 +26,8 @@ public:
     // headers gcsim was built with: said when it has.
     int major = 0, minor = 0, patch = 0;
     sg_version_get(&major, &minor, &patch);
-    std::printf("gcsim %s\nSimGrid %d.%d.%d", GCSIM_VERSION, major, minor, patch);
+    std::printf("gcsim %s (commit %s)\nSimGrid %d.%d.%d", GCSIM_VERSION, GCSIM_COMMIT, major, minor,
+                patch);
     if (major != SIMGRID_VERSION_MAJOR || minor != SIMGRID_VERSION_MINOR ||
         patch != SIMGRID_VERSION_PATCH)
       std::printf(" (built against %d.%d.%d)", SIMGRID_VERSION_MAJOR, SIMGRID_VERSION_MINOR,

@@ -1,5 +1,6 @@
 #include "sim/output/result.hpp"
 
+#include "gcsim_commit.hpp"
 #include "sim/input/atomic_write.hpp"
 #include "sim/input/file_digest.hpp"
 #include "sim/input/natural_order.hpp"
@@ -154,6 +155,7 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
 
   nlohmann::json result = {
       {"gcsim_version", GCSIM_VERSION},
+      {"gcsim_commit", GCSIM_COMMIT},
       {"scenario", scenario.resolved},
       {"model",
        {{"workload", scenario.workload.name},

@@ -47,11 +47,14 @@ with tempfile.TemporaryDirectory() as work:
     check(len(result["iterations"]) == 5, "one record per simulated iteration")
     # README, "What result.json holds": the version that wrote it and the
     # unit of each kind of figure.
-    check(result.get("gcsim_version") == gcsim("--version").stdout.split()[1]
+    # --version: "gcsim VERSION (commit COMMIT)".
+    said = gcsim("--version").stdout.split()
+    commit = said[3].rstrip(")") if len(said) == 4 and said[2] == "(commit" else None
+    check(result.get("gcsim_version") == said[1] and commit and result.get("gcsim_commit") == commit
           and result.get("units") == {"time": "seconds", "data": "bytes",
                                       "throughput": "samples per second"},
-          f"result.json names its gcsim version and units: {result.get('gcsim_version')!r}, "
-          f"{result.get('units')}")
+          f"result.json names its gcsim version, commit and units as --version does ({said}): "
+          f"{result.get('gcsim_version')!r}, {result.get('gcsim_commit')!r}, {result.get('units')}")
     summary = result["summary"]
     check(summary["workers"] == 8, "the quickstart platform has 8 workers")
     # Every dense iteration sends the same bytes: the mean is that number
@@ -557,6 +560,14 @@ run_help = gcsim("run", "--help")
 check(run_help.returncode == 0 and "--set" in run_help.stdout, "gcsim run --help documents --set")
 version = gcsim("--version")
 check(version.returncode == 0 and version.stdout.startswith("gcsim "), "gcsim --version")
+# The commit it names is one of this checkout's (the build's; HEAD may have
+# moved since), less a "-dirty" the tree may have had at build time.
+named = version.stdout.split()[-1].rstrip(")").removesuffix("-dirty")
+if subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True).returncode == 0:
+    known = subprocess.run(["git", "-C", ROOT, "cat-file", "-e", named + "^{commit}"],
+                           capture_output=True)
+    check(len(named) >= 12 and known.returncode == 0,
+          f"gcsim --version names a commit of this checkout: {version.stdout!r}")
 
 # A scenario names its device profile and layer spec by path, and a file of
 # that path in the working directory comes before the source tree's
