@@ -20,14 +20,27 @@ port's side, the switch, stays one FIFO.
 Nothing here touches the host's interfaces, routes or addresses: links are
 created inside the bridge namespace and their peers moved straight into the
 node namespaces. Cluster is a context manager that always tears down (and
-run.py turns SIGINT/SIGTERM into an exception so that it does); a command
-that fails while it builds comes out as a ClusterError, one line naming it.
+stop_signals_raise() turns SIGINT/SIGTERM into an exception so that it
+does); a command that fails while it builds comes out as a ClusterError, one
+line naming it.
 """
 
 import os
+import signal
 import subprocess
 
 SUBNET = "10.77.0"
+
+
+def stop_signals_raise():
+    """SIGINT and SIGTERM raise KeyboardInterrupt("signal N") from here on, so
+    that a Cluster's `with` tears it down: SIGTERM's default action ends the
+    process at once and leaves the namespaces (the caller catches the
+    exception and says it was stopped)."""
+    def stop(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
 
 
 class ClusterError(RuntimeError):
@@ -155,7 +168,7 @@ class Cluster:
             _in_ns(ns, "sh", "-c", "echo reno > /proc/sys/net/ipv4/tcp_congestion_control")
 
     def down(self):
-        # A second Ctrl-C or SIGTERM (run.py makes each a KeyboardInterrupt)
+        # A second Ctrl-C or SIGTERM (stop_signals_raise makes each a KeyboardInterrupt)
         # does not cut the teardown short: it is raised once every namespace
         # is gone. (Blocking the signals instead can itself raise a pending
         # one, with the mask left blocked.)

@@ -23,7 +23,6 @@ import argparse
 import datetime
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -260,10 +259,7 @@ def main(argv):
     if why:
         sys.exit(f"run.py: --python {args.python}: {why}")
 
-    def stop(signum, _frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    netns.stop_signals_raise()
 
     worker = os.path.join(HERE, "worker.py")
     started = time.time()

@@ -61,6 +61,8 @@ first a line with its command, the time it started and the machine.
       core of its own (the ranks share the cores).
 
 Diagnostics behind results/validation/experiments.md; they write nothing.
+SIGINT or SIGTERM ends a check with one line and exit 1, its ranks killed
+and its namespaces deleted (as run.py).
 """
 
 import argparse
@@ -592,6 +594,9 @@ def main(argv):
             collectives.error(f"--python: {args.python} is not an executable file")
         check = functools.partial(check_collectives, args.nodes, args.rate, not args.no_limit,
                                   args.gap, args.python)
+    # A SIGTERM (campaign.py passes its own on) must not skip a Cluster's teardown.
+    import netns
+    netns.stop_signals_raise()
     # The checks' output names neither when nor where it was measured: a first line does.
     machine = ", ".join(f"{k} {v}" for k, v in machine_identity().items())
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -614,4 +619,8 @@ def parse_ranks(text, parser):
     return ranks
 
 if __name__ == "__main__":
-    run_script(main, sys.argv[1:], failures=(RuntimeError,))
+    try:
+        # The namespaces are gone by then.
+        run_script(main, sys.argv[1:], failures=(RuntimeError,))
+    except KeyboardInterrupt as why:
+        sys.exit(f"scheduling_check.py: stopped ({why or 'interrupted'})")

@@ -24,9 +24,10 @@ alone would (the single FIFO class it replaces let the first take about
 link; a measurement that misses is taken once more (a busy moment on two
 cores), an unfair queue misses both.
 
-And campaign.py's --scheduling step on a cluster whose run it already has:
-scheduling_check.py's output written whole, the run kept, no namespace
-left.
+And scheduling_check.py stopped by SIGTERM while its ranks run: one line,
+exit 1, no namespace and no rank left; campaign.py's --scheduling step on
+a cluster whose run it already has: scheduling_check.py's output written
+whole, the run kept, no namespace left.
 
 Needs root and network namespaces: without them it says so and FAILS.
 Usage: minicluster_test.py PATH/TO/gcsim
@@ -177,6 +178,36 @@ with tempfile.TemporaryDirectory() as tmp:
                  f"last line {last}, namespaces left: {after != before}, ranks left: {left}, "
                  f"files: {os.listdir(tmp)}")
 print("SIGTERM during a job: torn down, nothing left")
+# The same for scheduling_check.py (campaign.py --scheduling passes a SIGTERM
+# on to it), whose SIGTERM ended it at once and left its namespaces.
+before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+proc = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "scripts", "minicluster",
+                                                          "scheduling_check.py"),
+                         "collectives", "--nodes", "4", "--rate", "100"],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+ranks = []
+for _ in range(600):  # up to 60 s for the four ranks to be running
+    listed = [subprocess.run(["ip", "netns", "pids", f"gcv{proc.pid}-n{i}"], capture_output=True,
+                             text=True).stdout.split() for i in range(4)]
+    if all(listed) or proc.poll() is not None:
+        ranks = [int(pid) for pids in listed for pid in pids]
+        break
+    time.sleep(0.1)
+proc.send_signal(signal.SIGTERM)
+try:
+    _, stderr = proc.communicate(timeout=60)
+except subprocess.TimeoutExpired:
+    proc.kill()
+    _, stderr = proc.communicate()
+after = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+left = [pid for pid in ranks if os.path.exists(f"/proc/{pid}")]
+if not (len(ranks) == 4 and proc.returncode == 1
+        and stderr.strip() == "scheduling_check.py: stopped (signal 15)"
+        and after == before and not left):
+    sys.exit(f"FAIL: SIGTERM during scheduling_check.py: {len(ranks)} ranks seen, exit "
+             f"{proc.returncode}, stderr {stderr.strip()[-300:]!r}, namespaces left: "
+             f"{after != before}, ranks left: {left}")
+print("SIGTERM during scheduling_check.py: torn down, nothing left")
 # The fair node queue: node 0's two connections at once share its link.
 # At 1 Gbit/s the two cores carry the transfers too, so a busy moment can
 # slow one sender: a measurement that misses is taken once more, and the
@@ -213,9 +244,16 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(run_file, "wb") as f:
         f.write(run_bytes)
     before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    done = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "minicluster", "campaign.py"),
-                           "--out", tmp, "--clusters", "4x100", "--measure-only", "--scheduling"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "scripts", "minicluster", "campaign.py"),
+                             "--out", tmp, "--clusters", "4x100", "--measure-only", "--scheduling"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, stderr = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        # SIGTERM, which the campaign passes on, so the check deletes its
+        # namespaces; a SIGKILL here would leave them.
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=120)
     after = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     check_file = os.path.join(tmp, "scheduling-p4-100mbit.txt")
     lines = []
@@ -227,12 +265,12 @@ with tempfile.TemporaryDirectory() as tmp:
     timed = [line.split()[:2] for line in lines if "back to back" in line]
     expected = [[kind, size] for kind in ("allreduce", "allgather", "broadcast")
                 for size in ("4096", "65536")]
-    if not (done.returncode == 0 and kept and after == before and lines
+    if not (proc.returncode == 0 and kept and after == before and lines
             and lines[0].startswith("# scripts/minicluster/scheduling_check.py collectives "
                                     "--nodes 4 --rate 100")
             and timed == expected and any(line.startswith("lined up:") for line in lines)):
-        sys.exit(f"FAIL: campaign.py --scheduling: exit {done.returncode} "
-                 f"({done.stderr.strip()[-300:]}), run kept: {kept}, namespaces left: "
+        sys.exit(f"FAIL: campaign.py --scheduling: exit {proc.returncode} "
+                 f"({stderr.strip()[-300:]}), run kept: {kept}, namespaces left: "
                  f"{after != before}, output's first line {lines[:1]}, timed {timed}")
     print(f"campaign.py --scheduling: {check_file} written ({len(lines)} lines), the run kept")
 print("ok")
