@@ -148,11 +148,12 @@ with tempfile.TemporaryDirectory() as tmp:
 # SIGTERM while the ranks run: one line, exit 1, no namespace, no rank and
 # no file left (run_main_test.py checks the same with stand-ins; this is the
 # real teardown: the ranks killed, then their namespaces deleted).
-with tempfile.TemporaryDirectory() as tmp:
-    out = os.path.join(tmp, "stopped.json")
+def stopped_while_ranks_run(argv):
+    """Starts argv (a script that builds a 4-node cluster named after its
+    pid), sends SIGTERM once its four ranks run, and returns (ranks seen, exit
+    status, stderr, namespaces changed, ranks still alive)."""
     before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    proc = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "scripts", "minicluster", "run.py"),
-                             "--sizes", "64M", "--train", "", "--timeout", "200", "--out", out],
+    proc = subprocess.Popen(["/usr/bin/python3", *argv], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     ranks = []
     for _ in range(600):  # up to 60 s for the four ranks to be running
@@ -170,43 +171,31 @@ with tempfile.TemporaryDirectory() as tmp:
         _, stderr = proc.communicate()
     after = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     left = [pid for pid in ranks if os.path.exists(f"/proc/{pid}")]
+    return ranks, proc.returncode, stderr, after != before, left
+
+
+MINICLUSTER = os.path.join(ROOT, "scripts", "minicluster")
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "stopped.json")
+    ranks, status, stderr, changed, left = stopped_while_ranks_run(
+        [os.path.join(MINICLUSTER, "run.py"), "--sizes", "64M", "--train", "", "--timeout", "200",
+         "--out", out])
     last = stderr.strip().splitlines()[-1:]
-    if not (len(ranks) == 4 and proc.returncode == 1 and last
+    if not (len(ranks) == 4 and status == 1 and last
             and last[0].startswith("run.py: stopped (signal 15)") and "Traceback" not in stderr
-            and after == before and not left and not os.listdir(tmp)):
-        sys.exit(f"FAIL: SIGTERM during a job: {len(ranks)} ranks seen, exit {proc.returncode}, "
-                 f"last line {last}, namespaces left: {after != before}, ranks left: {left}, "
+            and not changed and not left and not os.listdir(tmp)):
+        sys.exit(f"FAIL: SIGTERM during a job: {len(ranks)} ranks seen, exit {status}, "
+                 f"last line {last}, namespaces left: {changed}, ranks left: {left}, "
                  f"files: {os.listdir(tmp)}")
 print("SIGTERM during a job: torn down, nothing left")
 # The same for scheduling_check.py (campaign.py --scheduling passes a SIGTERM
 # on to it), whose SIGTERM ended it at once and left its namespaces.
-before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-proc = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "scripts", "minicluster",
-                                                          "scheduling_check.py"),
-                         "collectives", "--nodes", "4", "--rate", "100"],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-ranks = []
-for _ in range(600):  # up to 60 s for the four ranks to be running
-    listed = [subprocess.run(["ip", "netns", "pids", f"gcv{proc.pid}-n{i}"], capture_output=True,
-                             text=True).stdout.split() for i in range(4)]
-    if all(listed) or proc.poll() is not None:
-        ranks = [int(pid) for pids in listed for pid in pids]
-        break
-    time.sleep(0.1)
-proc.send_signal(signal.SIGTERM)
-try:
-    _, stderr = proc.communicate(timeout=60)
-except subprocess.TimeoutExpired:
-    proc.kill()
-    _, stderr = proc.communicate()
-after = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-left = [pid for pid in ranks if os.path.exists(f"/proc/{pid}")]
-if not (len(ranks) == 4 and proc.returncode == 1
-        and stderr.strip() == "scheduling_check.py: stopped (signal 15)"
-        and after == before and not left):
-    sys.exit(f"FAIL: SIGTERM during scheduling_check.py: {len(ranks)} ranks seen, exit "
-             f"{proc.returncode}, stderr {stderr.strip()[-300:]!r}, namespaces left: "
-             f"{after != before}, ranks left: {left}")
+ranks, status, stderr, changed, left = stopped_while_ranks_run(
+    [os.path.join(MINICLUSTER, "scheduling_check.py"), "collectives", "--nodes", "4", "--rate", "100"])
+if not (len(ranks) == 4 and status == 1 and stderr.strip() == "scheduling_check.py: stopped (signal 15)"
+        and not changed and not left):
+    sys.exit(f"FAIL: SIGTERM during scheduling_check.py: {len(ranks)} ranks seen, exit {status}, "
+             f"stderr {stderr.strip()[-300:]!r}, namespaces left: {changed}, ranks left: {left}")
 print("SIGTERM during scheduling_check.py: torn down, nothing left")
 # The fair node queue: node 0's two connections at once share its link.
 # At 1 Gbit/s the two cores carry the transfers too, so a busy moment can
@@ -244,7 +233,7 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(run_file, "wb") as f:
         f.write(run_bytes)
     before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    proc = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "scripts", "minicluster", "campaign.py"),
+    proc = subprocess.Popen(["/usr/bin/python3", os.path.join(MINICLUSTER, "campaign.py"),
                              "--out", tmp, "--clusters", "4x100", "--measure-only", "--scheduling"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
