@@ -83,6 +83,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 from atomic_write import write_json_atomically  # noqa: E402
 from cpu_info import machine_identity  # noqa: E402
 from script_input import Parser, run_script  # noqa: E402
+import netns  # noqa: E402
+import run  # noqa: E402
 from run import MODELS  # noqa: E402  (the models worker.py trains)
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch: the ranks' default, as in run.py
@@ -215,7 +217,6 @@ def _pipelined(world, once, pause, calls=40):
     barrier between; the readings are exchanged after the last call."""
     import torch
     import torch.distributed as dist
-    import run
     readings = []
     dist.barrier()
     for _ in range(calls):
@@ -235,7 +236,6 @@ def _lined_up(world, start, end):
     readings: one clock on one machine."""
     import torch
     import torch.distributed as dist
-    import run
     mine = torch.tensor([start, end], dtype=torch.float64)
     every = [torch.empty(2, dtype=torch.float64) for _ in range(world)]
     dist.all_gather(every, mine)
@@ -308,8 +308,6 @@ def _collectives_rank(rank, world, master, out, gap):
 
 
 def check_collectives(nodes, rate, limit, gap_ms, python):
-    import netns
-    import run
     ok, why = netns.can_create_namespaces()
     if not ok:
         sys.exit(f"scheduling_check.py: cannot create network namespaces: {why}")
@@ -401,8 +399,6 @@ def float16_sum_per_element(nodes, cores, size, float32_s, float16_s):
 
 
 def check_float16(nodes, rate, model, python):
-    import netns
-    import run
     ok, why = netns.can_create_namespaces()
     if not ok:
         sys.exit(f"scheduling_check.py: cannot create network namespaces: {why}")
@@ -484,7 +480,6 @@ def transfer_times(cluster, destinations, nbytes, timeout=120):
 
 
 def check_flows(rate, megabytes, repeats):
-    import netns
     ok, why = netns.can_create_namespaces()
     if not ok:
         sys.exit(f"scheduling_check.py: cannot create network namespaces: {why}")
@@ -595,7 +590,6 @@ def main(argv):
         check = functools.partial(check_collectives, args.nodes, args.rate, not args.no_limit,
                                   args.gap, args.python)
     # A SIGTERM (campaign.py passes its own on) must not skip a Cluster's teardown.
-    import netns
     netns.stop_signals_raise()
     # The checks' output names neither when nor where it was measured: a first line does.
     machine = ", ".join(f"{k} {v}" for k, v in machine_identity().items())
