@@ -247,7 +247,8 @@ def read_csv(path):
         params = header[header.index("point") + 1:header.index("command")]
     for line, row in rows:
         for key in list(row):
-            if key in params or key in ("point", "command", "compressor_name", "gradients"):
+            if key in params or key in ("point", "command", "compressor_name", "gradients",
+                                        "gcsim_commit"):
                 continue
             if key == "workers" and not row[key]:
                 # Every result has its worker count, and a row without one

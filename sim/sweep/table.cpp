@@ -47,6 +47,14 @@ std::string gradient_source(const nlohmann::json& result) {
   return kind == "trace" ? gradients.value("method", "") : kind;
 }
 
+// The build that made the point (`git describe` of its checkout), so that a
+// sweep resumed with a newer build says which rows which build made; "" for
+// results of builds before the field.
+std::string source_commit(const nlohmann::json& result) {
+  auto it = result.find("gcsim_commit");
+  return it != result.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 } // namespace
 
 std::map<std::string, nlohmann::json> numeric_fields(const nlohmann::json& object) {
@@ -71,6 +79,7 @@ std::string make_csv(const std::vector<std::string>& grid_keys, const std::vecto
   header.push_back("command");
   header.push_back("compressor_name");
   header.push_back("gradients");
+  header.push_back("gcsim_commit");
   const std::set<std::string> taken(header.begin(), header.end());
 
   std::vector<std::map<std::string, nlohmann::json>> metrics;
@@ -97,6 +106,7 @@ std::string make_csv(const std::vector<std::string>& grid_keys, const std::vecto
     fields.push_back(row.command);
     fields.push_back(compressor_name(row.result));
     fields.push_back(gradient_source(row.result));
+    fields.push_back(source_commit(row.result));
     for (const std::string& metric : metric_names) {
       auto it = metrics[r].find(metric);
       fields.push_back(it == metrics[r].end() ? "" : it->second.dump());

@@ -58,6 +58,7 @@ def synthetic_rows(full):
                     "platform.nodes": workers,
                     "command": f"build/gcsim run x.json --set platform.nodes={workers}",
                     "compressor_name": compressor,
+                    "gcsim_commit": "0123456789ab-dirty",
                     "workers": workers,
                     "iteration_time_s": iteration,
                     "throughput_samples_per_s": workers * 128 / iteration,
@@ -655,6 +656,9 @@ with tempfile.TemporaryDirectory() as work:
     table = synthetic_rows(full=True)
     write_csv(os.path.join(work, "sweep.csv"), table[::-1])
     rows, params, _ = plot_module.load([os.path.join(work, "sweep.csv")])
+    check({row.get("gcsim_commit") for row in rows} == {"0123456789ab-dirty"},
+          f"sweep.csv's gcsim_commit stays text, as command does: "
+          f"{ {row.get('gcsim_commit') for row in rows} }")
     plot_module.annotate(rows, params)
     drawn = {}
     real_save = plot_module.save

@@ -106,11 +106,11 @@ with tempfile.TemporaryDirectory() as work:
           "one row per point, in grid order (last parameter fastest), readable ids")
     check(read(os.path.join(out, "points.txt")) == "".join(i + "\n" for i in IDS).encode(),
           "points.txt lists the grid's points, in grid order (plot.py's list before sweep.csv)")
-    check(header[:6] == ["point", "platform.nodes", "platform.link.bandwidth", "command",
-                         "compressor_name", "gradients"],
-          f"point, the grid parameters, command, compressor_name, gradients lead the header: "
-          f"{header[:6]}")
-    metrics = header[6:]
+    check(header[:7] == ["point", "platform.nodes", "platform.link.bandwidth", "command",
+                         "compressor_name", "gradients", "gcsim_commit"],
+          f"point, the grid parameters, command, compressor_name, gradients, gcsim_commit lead "
+          f"the header: {header[:7]}")
+    metrics = header[7:]
     check(metrics == sorted(metrics), "metric columns are sorted by name")
     for field in ["iteration_time_s", "throughput_samples_per_s", "compute_s", "compression_s",
                   "communication_s", "bytes_sent_per_worker", "workers"]:
@@ -120,6 +120,12 @@ with tempfile.TemporaryDirectory() as work:
           "parameter cells hold the grid values")
     check([row["compressor_name"] for row in rows] == ["dense"] * 4, "compressor_name column")
     check([row["gradients"] for row in rows] == [""] * 4, "dense points name no gradients")
+    # Each row names the build that made its point, as --version names it.
+    built_from = subprocess.run([GCSIM, "--version"], capture_output=True,
+                                text=True).stdout.split()[-1].rstrip(")")
+    check([row["gcsim_commit"] for row in rows] == [built_from] * 4 and built_from != "",
+          f"gcsim_commit column is the build's commit ({built_from!r}): "
+          f"{[row['gcsim_commit'] for row in rows]}")
 
     matches = True
     for row in rows:

@@ -25,14 +25,16 @@ TEST_CASE("sweep.csv: fixed columns first, a summary number of the same name bes
   row.point = "p000";
   row.values = {4};
   row.command = "gcsim run s.json --set 'compressor={\"name\":\"topk\"}'";
-  row.result = {{"summary", {{"iteration_time_s", 0.5}, {"gradients", 2}, {"point", 7}}}};
+  row.result = {
+      {"summary", {{"iteration_time_s", 0.5}, {"gradients", 2}, {"gcsim_commit", 3}, {"point", 7}}},
+      {"gcsim_commit", "0123456789ab-dirty"}};
   const std::string csv = make_csv({"platform.nodes"}, {row});
   const std::string header = csv.substr(0, csv.find('\n'));
-  CHECK(header == "point,platform.nodes,command,compressor_name,gradients,iteration_time_s,"
-                  "summary.gradients,summary.point");
+  CHECK(header == "point,platform.nodes,command,compressor_name,gradients,gcsim_commit,"
+                  "iteration_time_s,summary.gcsim_commit,summary.gradients,summary.point");
   const std::string line = csv.substr(csv.find('\n') + 1);
-  CHECK(line == "p000,4,\"gcsim run s.json --set 'compressor={\"\"name\"\":\"\"topk\"\"}'\",,,0.5,"
-                "2,7\n");
+  CHECK(line == "p000,4,\"gcsim run s.json --set 'compressor={\"\"name\"\":\"\"topk\"\"}'\",,,"
+                "0123456789ab-dirty,0.5,3,2,7\n");
 }
 
 TEST_CASE("a CSV field with a carriage return is quoted too") {
@@ -58,8 +60,8 @@ TEST_CASE(
   second.point = "p001";
   second.result = {{"summary", {{"stride 2", 3}}}};
   CHECK(make_csv({}, {first, second}) ==
-        "point,command,compressor_name,gradients,fidelity.cosine,fidelity.rel_l2,stride 2,"
-        "stride 16\n"
-        "p000,gcsim run s.json,,,0.5,0.25,2,16\n"
-        "p001,gcsim run s.json,,,,,3,\n");
+        "point,command,compressor_name,gradients,gcsim_commit,fidelity.cosine,fidelity.rel_l2,"
+        "stride 2,stride 16\n"
+        "p000,gcsim run s.json,,,,0.5,0.25,2,16\n"
+        "p001,gcsim run s.json,,,,,,3,\n");
 }
