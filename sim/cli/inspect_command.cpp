@@ -171,7 +171,7 @@ public:
     if (workload.has_times && manifest.timing) {
       const trace::CaptureTiming& timing = *manifest.timing;
       text += fmt::sprintf(
-          "timing    %s (%s, %lld %s), seconds per micro-batch of %lld", timing.device.c_str(),
+          "timing    %s (%s, %lld %s), times per micro-batch of %lld", timing.device.c_str(),
           timing.cpu.c_str(), static_cast<long long>(timing.threads),
           timing.threads == 1 ? "thread" : "threads", static_cast<long long>(timing.micro_batch));
       if (timing.samples > 0)

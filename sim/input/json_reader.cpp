@@ -418,6 +418,12 @@ double parse_unit_field(ObjectReader& reader, std::string_view key, units::Quant
   std::string hint;
   for (size_t i = 0; i < meant.size(); ++i)
     hint += (i == 0 ? " (units are case-sensitive: did you mean \"" : "\" or \"") + meant[i];
+  const std::vector<std::string> rates =
+      meant.empty() && value.is_string() && quantity == units::Quantity::bandwidth
+          ? units::rate_spellings(value.get<std::string>())
+          : std::vector<std::string>{};
+  for (size_t i = 0; i < rates.size(); ++i)
+    hint += (i == 0 ? " (did you mean \"" : "\" or \"") + rates[i];
   if (!hint.empty())
     hint += "\"?)";
   reader.fail(key, std::string("expected ") + accepted.wanted + " (e.g. \"" + example +
@@ -476,8 +482,16 @@ void ObjectReader::finish() const {
       continue;
     std::string message = "unknown field";
     std::string suggestion = compress::did_you_mean(it.key(), known);
-    if (!suggestion.empty())
+    if (!suggestion.empty()) {
       message += " (did you mean \"" + suggestion + "\"?)";
+    } else if (!known.empty()) {
+      // No near name ("batch_size" for "batch_per_worker"): the names this
+      // object takes, so that one line still says what to write.
+      message += " (this object's fields: ";
+      for (size_t i = 0; i < known.size(); ++i)
+        message += (i == 0 ? "" : ", ") + known[i];
+      message += ")";
+    }
     throw InputError(file_, path_of(it.key()), message);
   }
 }

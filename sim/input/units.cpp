@@ -243,6 +243,49 @@ std::vector<std::string> spellings_ignoring_case(std::string_view text, Quantity
   return {};
 }
 
+std::vector<std::string> rate_spellings(std::string_view text) {
+  const auto split = split_number(text);
+  if (!split || parse_bandwidth(text))
+    return {};
+  const std::string unit(split->second);
+  auto ends_with = [&unit](std::string_view tail) {
+    return unit.size() >= tail.size() &&
+           unit.compare(unit.size() - tail.size(), tail.size(), tail.data(), tail.size()) == 0;
+  };
+  auto without = [&unit](size_t tail) { return unit.substr(0, unit.size() - tail); };
+  // The unit as a rate in the table's ways: "Gb" and "Gb/s" are "Gbps",
+  // "Gbits/s" and "Gbit" are "Gbit/s", a bare "G" is bits or bytes.
+  std::vector<std::string> forms;
+  if (ends_with("bits/s"))
+    forms.push_back(without(6) + "bit/s");
+  else if (ends_with("bits"))
+    forms.push_back(without(4) + "bit/s");
+  else if (ends_with("bit"))
+    forms.push_back(without(3) + "bit/s");
+  else if (ends_with("/s"))
+    forms.push_back(without(2) + "ps");
+  else if (ends_with("b") || ends_with("B"))
+    forms.push_back(unit + "ps");
+  else if (unit.size() == 1 && std::string_view("kKMGT").find(unit[0]) != std::string_view::npos)
+    forms = {unit + "bps", unit + "Bps"};
+  std::string_view number = text.substr(0, text.rfind(split->second));
+  while (!number.empty() && number.front() == ' ')
+    number.remove_prefix(1);
+  while (!number.empty() && number.back() == ' ')
+    number.remove_suffix(1);
+  std::vector<std::string> spellings;
+  for (const std::string& form : forms) {
+    const std::string spelled = std::string(number) + form;
+    if (parse_bandwidth(spelled)) {
+      spellings.push_back(spelled);
+      continue;
+    }
+    for (std::string& cased : case_insensitive(spelled, kBandwidthUnits, true))
+      spellings.push_back(std::move(cased));
+  }
+  return spellings;
+}
+
 std::string format_bytes(double bytes) {
   static const char* const prefixes[] = {"", "k", "M", "G", "T", "P"};
   return format_scaled(bytes, prefixes, 6, 1000.0, false, "B");

@@ -28,6 +28,10 @@ std::optional<double> parse(std::string_view text, Quantity quantity);
 /// "10GBps"; "1MBPS" -> {"1MBps"}), for a did-you-mean; empty where the
 /// unit is known as written or matches none.
 std::vector<std::string> spellings_ignoring_case(std::string_view text, Quantity quantity);
+/// What a bandwidth written as a rate another common way may have meant:
+/// "10Gb" and "10Gb/s" -> {"10Gbps"}, "10Gbits/s" -> {"10Gbit/s"}, "10G"
+/// -> {"10Gbps", "10GBps"}; empty where it parses or none fits.
+std::vector<std::string> rate_spellings(std::string_view text);
 
 /// Human-readable rendering for summaries: 1.5e9 -> "1.50 GB".
 std::string format_bytes(double bytes);

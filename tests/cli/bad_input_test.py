@@ -293,6 +293,10 @@ CASES = [
      ["--set platform.link.bandwidth=fast", "/platform/link/bandwidth"]),
     ("--set of an unknown field", scenario(), {}, ["--set", "training.bucket=1MiB"],
      ["/training/bucket", "did you mean \"bucket_size\""]),
+    # No name near it: the fields the object takes, the one meant among them.
+    ("--set of an unknown field with no near name", scenario(), {},
+     ["--set", "training.batch_size=64"],
+     ["/training/batch_size", "unknown field (this object's fields: allreduce, batch_per_worker,"]),
     ("--set without =", scenario(), {}, ["--set", "platform.nodes"], ["--set platform.nodes"]),
     # Both were blamed on the scenario file, which has neither field.
     ("--set through a field it makes", scenario(), {}, ["--set", "training.foo.bar=1"],
@@ -433,6 +437,10 @@ CASES = [
      with_platform(link={"bandwidth": "100MBPS", "latency": "10us"}), {}, [],
      ["/platform/link/bandwidth", 'got "100MBPS" (units are case-sensitive: did you mean '
       '"100MBps"?)']),
+    # A rate written as people write it: "10Gb" is no unit of gcsim's.
+    ("a bandwidth without its per second",
+     with_platform(link={"bandwidth": "10Gb", "latency": "10us"}), {}, [],
+     ["/platform/link/bandwidth", 'got "10Gb" (did you mean "10Gbps"?)']),
     ("a size unit in the wrong case", with_training(bucket_size="25 mib"), {}, [],
      ["/training/bucket_size", 'did you mean "25MiB"?']),
     # A --set value that opens JSON and breaks it was taken as a string and

@@ -81,3 +81,24 @@ TEST_CASE("a unit wrong only in case: the spellings closest in case") {
   CHECK(spellings_ignoring_case("10furlongs", Quantity::bandwidth).empty());
   CHECK(spellings_ignoring_case("fast", Quantity::bandwidth).empty());
 }
+
+TEST_CASE("a bandwidth written as a rate another common way: the table's spelling of it") {
+  using V = std::vector<std::string>;
+  CHECK(rate_spellings("10Gb") == V{"10Gbps"});
+  CHECK(rate_spellings("10GB") == V{"10GBps"});
+  CHECK(rate_spellings("10GiB") == V{"10GiBps"});
+  CHECK(rate_spellings("10 Gb/s") == V{"10Gbps"});
+  CHECK(rate_spellings("10GB/s") == V{"10GBps"});
+  CHECK(rate_spellings("100Mbits/s") == V{"100Mbit/s"});
+  CHECK(rate_spellings("100Mbit") == V{"100Mbit/s"});
+  CHECK(rate_spellings("100mbit") == V{"100Mbit/s"}); // and the case, as for the others
+  CHECK(rate_spellings("10G") == V{"10Gbps", "10GBps"});
+  CHECK(rate_spellings("1e3b") == V{"1e3bps"});
+  // Nothing where the text parses or no rate fits.
+  CHECK(rate_spellings("10Gbps").empty());
+  CHECK(rate_spellings("10Gbit/s").empty());
+  CHECK(rate_spellings("10Q").empty());
+  CHECK(rate_spellings("10furlongs/s").empty());
+  CHECK(rate_spellings("fast").empty());
+  CHECK(rate_spellings("10Gib").empty()); // "Gibps" is no unit: GiBps is eight times the rate
+}
