@@ -331,6 +331,12 @@ std::string format_summary(const nlohmann::json& result) {
     }
     if (!parts.empty())
       text += "  gradients: " + parts + "\n";
+  } else if (gradients.value("kind", "") == "replay") {
+    // Otherwise a replay's summary reads like a run of its own: the
+    // density and fidelity below are the recorded run's.
+    text += "  replay of " + gradients["schedule"].get<std::string>() +
+            ": the selection sizes, density and fidelity its run recorded, timed again on this "
+            "platform and device without tensors\n";
   } else if (gradients.value("kind", "") == "synthetic" && summary.contains("fidelity")) {
     // The fidelity and density lines below read like a model's; they are
     // the synthesizer's, as its own note in result.json says.
@@ -372,6 +378,32 @@ std::string format_summary(const nlohmann::json& result) {
     }
     text += "  note: priced past the sizes the device profile was fitted on, so extrapolated: " +
             kernels + "\n";
+  }
+  // A compressor that sends more than dense (a count sketch at the
+  // default 10 k columns past a density of about 2%) is seldom meant.
+  if (summary.contains("compression_ratio") && summary["compression_ratio"].is_number() &&
+      summary["compression_ratio"].get<double>() < 1) {
+    std::string why;
+    if (params.contains("rows") && params.contains("columns")) {
+      // The sketch's size as the first iteration made it (per bucket, the
+      // first bucket's), columns 0 being 10 k.
+      nlohmann::json info =
+          result["iterations"].empty()
+              ? nlohmann::json()
+              : result["iterations"][0].value("compressor_info", nlohmann::json());
+      if (info.contains("buckets") && info["buckets"].is_array() && !info["buckets"].empty())
+        info = info["buckets"][0];
+      const std::string size =
+          info.contains("sketch_columns")
+              ? fmt::format(", {} x {} floats a worker,", params["rows"].get<int64_t>(),
+                            info["sketch_columns"].get<int64_t>())
+              : "";
+      why = ": its count sketch" + size +
+            " outweighs the gradient (columns default to 10 k); fewer columns or a lower density "
+            "send less";
+    }
+    text += fmt::format("  note: sends more bytes than dense (compression ratio {:.2f}){}\n",
+                        summary["compression_ratio"].get<double>(), why);
   }
   auto row = [&text](const char* label, const std::string& value) {
     text += fmt::format("  {:<48} {:>16}\n", label, value);

@@ -156,7 +156,16 @@ std::unique_ptr<compress::Compressor> Scenario::make_compressor() const {
   } catch (const compress::ParameterError& error) {
     const std::string path =
         error.parameter().empty() ? "/compressor/name" : "/compressor/" + error.parameter();
-    throw InputError(source_of(path), path, error.what());
+    // `--set compressor.name=dense` on a top-k scenario keeps the file's
+    // density, which dense refuses: the file is to blame, the --set the cause.
+    const bool name_set_alone = overridden("/compressor/name") && !overridden("/compressor");
+    const std::string hint =
+        name_set_alone && !error.parameter().empty() && !overridden(path)
+            ? " (--set compressor.name keeps the file's other compressor fields; to replace "
+              "them all: --set 'compressor={\"name\": \"" +
+                  compressor_name + "\"}')"
+            : "";
+    throw InputError(source_of(path), path, error.what() + hint);
   }
   // A compressor's own dense warm-up (IWP's, 5 by default) as long as the
   // run: every iteration dense, reported as the compressor's.
@@ -244,6 +253,25 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
       scenario.overrides.begin(), scenario.overrides.end(),
       [](const Override& a, const Override& b) { return a.path.size() < b.path.size(); });
   OverrideIndex index{scenario.overrides, {}};
+  for (const Override& item : scenario.overrides) {
+    const std::string pointer = item.pointer();
+    // Two values for one field, one of them silently dropped: refused.
+    if (seed && pointer == "/seed")
+      throw InputError("--set " + item.text, pointer,
+                       "--seed " + std::to_string(*seed) + " sets the seed too: give one of them");
+    // A replay runs what its schedule recorded: a compressor or scope set
+    // beside it would not run, and the figures would be labelled with it.
+    const bool compressor_set = pointer == "/compressor" || pointer.rfind("/compressor/", 0) == 0;
+    const bool scope_set = pointer == "/training/compression_scope" ||
+                           (pointer == "/training" && item.value.is_object() &&
+                            item.value.contains("compression_scope"));
+    if (schedule_replayed && (compressor_set || scope_set))
+      throw InputError("--set " + item.text, pointer,
+                       std::string("a replay runs the ") +
+                           (compressor_set ? "compressor" : "compression scope") +
+                           " its schedule recorded (--replay): drop this --set, or run without "
+                           "--replay");
+  }
 
   // The platform may live in its own file; inline it so that overrides can
   // reach into it.

@@ -303,6 +303,15 @@ CASES = [
      ["--set training.foo.bar=1: /training/foo:", "unknown field"]),
     ("--set of a compressor parameter", scenario(), {}, ["--set", "compressor.density=0.5"],
      ["--set compressor.density=0.5: /compressor/density:", "unknown parameter"]),
+    # The name alone changed keeps the file's parameters, which the new
+    # compressor may not take: the file named, the whole object suggested.
+    ("--set of a compressor's name alone", scenario(compressor={"name": "topk", "density": 0.01}),
+     {}, ["--set", "compressor.name=dense"],
+     ["scenario.json: /compressor/density:", "unknown parameter",
+      "to replace them all: --set 'compressor={\"name\": \"dense\"}'"]),
+    # --seed won silently over --set seed.
+    ("--seed beside --set seed", scenario(), {}, ["--seed", "7", "--set", "seed=3"],
+     ["--set seed=3: /seed: --seed 7 sets the seed too: give one of them"]),
     ("--set into a number", scenario(), {}, ["--set", "seed.x=1"], ["--set seed.x=1", "/seed"]),
     ("device profile that is not JSON", scenario(device="broken-device.json"),
      {"broken-device.json": "{not json"}, [], ["broken-device.json", "malformed JSON"]),

@@ -496,17 +496,36 @@ def replayed_schedules(workdir):
     result = gcsim("run", DEFT16, "--out", recorded, "--quiet", "--replay", elsewhere)
     check(kept and result.returncode == 0 and not os.path.exists(own),
           "a replay keeps the schedule it replayed and removes another run's from its folder")
-    # A --set of the scope beside a replay: result.json's scenario said the
-    # scope that was set, not the schedule's that ran (as for the compressor).
-    for scope in ["model", "bucket"]:
-        scoped = out_dir(workdir, "scope-" + scope)
-        result = gcsim("run", DEFT16, "--out", scoped, "--quiet", "--replay",
-                       "schedule-elsewhere.json", "--set", "training.compression_scope=" + scope,
-                       cwd=workdir)
-        ran = json.load(open(os.path.join(scoped, "result.json"))) if result.returncode == 0 else {}
-        said = ran.get("scenario", {}).get("training", {}).get("compression_scope")
-        check(said is not None and said == ran["model"]["compression_scope"],
-              f"a replay with compression_scope={scope} records the schedule's scope: {said}")
+    # A --set of the compressor or the scope beside a replay: the schedule's
+    # ran, and the run went on as if the --set had (result.json's scenario
+    # said it, the summary nothing), a figure labelled with what did not run.
+    for setting in ['compressor={"name": "gtopk", "density": 0.1}', "compressor.density=0.1",
+                    "training.compression_scope=model", 'training={"compression_scope": "bucket"}']:
+        refused = out_dir(workdir, "set-beside-replay")
+        pointer = "/" + setting.split("=")[0].replace(".", "/")
+        expect_refused(f"--set {setting} beside --replay",
+                       gcsim("run", DEFT16, "--out", refused, "--replay", elsewhere, "--set", setting),
+                       refused, [f"--set {setting}: {pointer}: a replay runs the ",
+                                 " its schedule recorded (--replay): drop this --set"])
+    # A scenario file's scope is the schedule's in result.json, as its
+    # compressor is.
+    scoped = out_dir(workdir, "scope-file")
+    with open(DEFT16) as handle:
+        scoped_scenario = json.load(handle)
+    scoped_scenario["training"]["compression_scope"] = "bucket"
+    with open(os.path.join(workdir, "scoped.json"), "w") as handle:
+        json.dump(scoped_scenario, handle)
+    result = gcsim("run", "scoped.json", "--out", scoped, "--replay", "schedule-elsewhere.json",
+                   cwd=workdir)
+    ran = json.load(open(os.path.join(scoped, "result.json"))) if result.returncode == 0 else {}
+    said = ran.get("scenario", {}).get("training", {}).get("compression_scope")
+    check(said is not None and said == ran["model"]["compression_scope"] == "model",
+          f"a replay records the schedule's scope over the scenario file's: {said} "
+          f"{result.stderr.strip()}")
+    # The summary says it is a replay, of which schedule.
+    check(f"  replay of {os.path.realpath(elsewhere)}: the selection sizes, density and fidelity "
+          "its run recorded" in result.stdout,
+          f"a replay's summary says so: {result.stdout[:600]!r}")
     # Named relative to the folder it ran in, the schedule is recorded where
     # it is (outside the source tree: its full path), as a trace is.
     recorded_as = ran.get("model", {}).get("gradients", {}).get("schedule")

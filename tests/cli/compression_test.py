@@ -216,6 +216,21 @@ with tempfile.TemporaryDirectory() as work:
     strides = [int(line.split("stride")[1].split()[0]) for line in printed.stdout.splitlines()
                if "gtopk merge, stride" in line]
     check(strides == [1, 2, 4, 8, 16], f"the summary lists the merge rounds by stride: {strides}")
+    check("note: sends more bytes than dense" not in printed.stdout,
+          "gTop-k at 1% sends less than dense, and no note says otherwise")
+    # A count sketch at the default 10 k columns outweighs the gradient past
+    # a density of about 2%: the summary says so, with the sketch's size.
+    printed = subprocess.run([GCSIM, "run", scenario(work, {"name": "gs_sgd", "density": 0.05}, 4),
+                              "--out", os.path.join(work, "gs-dense")],
+                             capture_output=True, text=True, timeout=600)
+    with open(os.path.join(work, "gs-dense", "result.json")) as handle:
+        gs_dense = json.load(handle)
+    columns = gs_dense["iterations"][0]["compressor_info"]["sketch_columns"]
+    ratio = gs_dense["summary"]["compression_ratio"]
+    check(ratio < 1 and f"  note: sends more bytes than dense (compression ratio {ratio:.2f}): its "
+          f"count sketch, 5 x {columns} floats a worker, outweighs the gradient" in printed.stdout,
+          f"gs-SGD at 5% says its sketch outweighs the gradient (ratio {ratio}): "
+          f"{printed.stdout[:700]!r}")
     # gs-SGD's sketches through NCCL's double binary tree: on 16 workers
     # fewer latencies than recursive doubling's, and a replay of its schedule
     # keeps the tree.
