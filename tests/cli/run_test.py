@@ -45,6 +45,21 @@ with tempfile.TemporaryDirectory() as work:
         check(field in result["summary"], f"summary.{field} present")
         check(all(field in it for it in result["iterations"]), f"iterations[].{field} present")
     check(len(result["iterations"]) == 5, "one record per simulated iteration")
+    # The training loop as run, defaults included: the quickstart's file
+    # gives iterations and batch_per_worker, the rest are the defaults.
+    check(result["model"].get("training") == {
+        "iterations": 5, "warmup_iterations": 0, "batch_per_worker": 128,
+        "bucket_size_bytes": 25 * 1048576, "first_bucket_size_bytes": 1048576, "overlap": True,
+        "allreduce": "ring", "broadcast": "binomial", "kernels_share_device": False,
+        "compute_variation": 0.0},
+        f"model.training holds the training loop as run, defaults too: "
+        f"{result['model'].get('training')}")
+    _, _, set_training = run(os.path.join(work, "set-training"), "--set", "training.bucket_size=4MiB",
+                             "--set", "training.overlap=false", "--set", "training.iterations=2")
+    trained = set_training["model"].get("training", {})
+    check((trained.get("bucket_size_bytes"), trained.get("first_bucket_size_bytes"),
+           trained.get("overlap"), trained.get("iterations")) == (4 << 20, 1 << 20, False, 2),
+          f"model.training says what the --sets gave: {trained}")
     # README, "What result.json holds": the version that wrote it and the
     # unit of each kind of figure.
     # --version: "gcsim VERSION (commit COMMIT)".
