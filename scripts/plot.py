@@ -17,6 +17,12 @@ Writes, as vector PDF and PNG, every figure whose columns the input has:
                   a line joins a compressor's points in the order of the
                   workers, the most workers' marker larger
   speedup         speedup over dense vs workers, dense's level (1x) dashed
+A sweep of the compressors' density at one worker count (a density study:
+`compressor.density`, or `density` in the grid's `compressor` objects) has
+that density where the others have the workers: one line per compressor
+against it (throughput, density, speedup; dense's throughput a dashed
+level), a bar per density in the time breakdown, and against the
+compression ratio a line from the lowest density to the highest.
 Under its panels each sweep figure says what it is of (the model, platform
 and device, from the points' result.json, when they are one), what a point
 is (one deterministic simulation; the iterations its mean takes, the
@@ -410,8 +416,9 @@ def figures_folder(out, written):
 # ---------------------------------------------------------------- grouping
 
 
-def compressor_of(row, params):
-    """(name, variant label) of the compressor a row ran."""
+def compressor_of(row, params, density_axis=False):
+    """(name, variant label) of the compressor a row ran; without its
+    density where the density is the x axis (`density_axis`)."""
     name = row.get("compressor_name") or ""
     extras = []
     for key in params:
@@ -424,14 +431,33 @@ def compressor_of(row, params):
             if isinstance(spec, dict):
                 name = name or str(spec.get("name", ""))
                 extras += [f"{k}={json.dumps(v) if isinstance(v, bool) else v}"
-                           for k, v in sorted(spec.items()) if k != "name"]
+                           for k, v in sorted(spec.items())
+                           if k != "name" and not (density_axis and k == "density")]
         elif key.startswith("compressor."):
             if key == "compressor.name":
                 name = name or value
+            elif density_axis and key == "compressor.density":
+                continue
             elif value != "":  # a parameter this compressor does not have (dense's density)
                 extras.append(f"{key[len('compressor.'):]}={value}")
     name = name or "dense"
     return name, name + (f" ({', '.join(extras)})" if extras else "")
+
+
+def grid_density(row, params):
+    """The density the grid gave a row's compressor (`compressor.density`,
+    or `density` in a `compressor` object), or None."""
+    if "compressor.density" in params:
+        return number(row.get("compressor.density"))
+    if "compressor" in params:
+        try:
+            spec = json.loads(row.get("compressor", ""))
+        except (TypeError, ValueError):
+            return None
+        if isinstance(spec, dict) and isinstance(spec.get("density"), (int, float)) \
+                and not isinstance(spec.get("density"), bool):
+            return float(spec["density"])
+    return None
 
 
 def sets_workers(rows, key):
@@ -505,11 +531,30 @@ def seed_order(seed):
 
 
 def annotate(rows, params):
+    """Each row's compressor, panel and place along the sweep's axis
+    (`_along`): its workers, or, where the grid varies the compressors'
+    density at one worker count (a paper's density study), that density,
+    which then joins a compressor's points into one line instead of making
+    a line of each (48 legend entries, no curve, for 8 compressors at 6
+    densities)."""
     facets = facet_params(rows, params)
+    densities = {grid_density(row, params) for row in rows} - {None}
+    by_density = len(densities) > 1 and len({row.get("workers") for row in rows}) == 1
     for row in rows:
-        row["_name"], row["_variant"] = compressor_of(row, params)
+        row["_name"], row["_variant"] = compressor_of(row, params, density_axis=by_density)
         row["_facet"] = tuple((key, str(row.get(key))) for key in facets)
+        row["_along"] = grid_density(row, params) if by_density else row.get("workers")
+        row["_along_name"] = "density" if by_density else "workers"
     return facets
+
+
+def along_name(rows):
+    """"workers" or "density": what the sweep's figures have on their x axis."""
+    return "density" if any(r.get("_along_name") == "density" for r in rows) else "workers"
+
+
+def along_label(name):
+    return "workers" if name == "workers" else "target density"
 
 
 def short_value(value):
@@ -582,14 +627,16 @@ def setup_matplotlib():
     })
 
 
-def workers_axis(axis, values):
+def along_axis(axis, values, name):
+    """A log x axis ticked at the sweep's values: the workers (base 2) or the
+    densities."""
     values = sorted({v for v in values if v and v > 0})
-    axis.set_xscale("log", base=2)
+    axis.set_xscale("log", base=2 if name == "workers" else 10)
     if values:
         axis.xaxis.set_major_locator(FixedLocator(values))
         axis.xaxis.set_minor_locator(NullLocator())
         axis.set_xticklabels([f"{v:g}" for v in values])
-    axis.set_xlabel("workers")
+    axis.set_xlabel(along_label(name))
 
 
 # The most panels one figure holds: 20 rows of them at 200 dpi stay well
@@ -675,7 +722,7 @@ def plain_log_ticks(axis, subs=(1.0, 2.0, 5.0)):
     axis.set_minor_locator(NullLocator())
 
 
-def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=None,
+def line_figure(rows, out, stem, column, ylabel, written, x="_along", xlabel=None,
                 log_y=False, reference=None):
     usable = [r for r in rows if r.get(column) is not None and r.get(x) is not None]
     if not usable:
@@ -689,27 +736,31 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
     for axis, facet in zip(axes, facets):
         here = [r for r in usable if r["_facet"] == facet]
         for variant in variants:
-            # Joined in the order of the workers, whatever the x axis: against
-            # another x (compression ratio) a line is the compressor's path
-            # as workers are added, its most workers' end marked larger.
+            # Joined in the order of the sweep's axis (the workers, or the
+            # density), whatever the x axis: against another x (compression
+            # ratio) a line is the compressor's path along the sweep, its
+            # last point's marker larger.
             mine = sorted((r for r in here if (r["_name"], r["_variant"]) == variant),
-                          key=lambda r: (r.get("workers", 0), r[x], r[column]))
+                          key=lambda r: (r.get("_along") or 0, r[x], r[column]))
             if not mine:
                 continue
             style = line_style(variant, variants)
             axis.plot([r[x] for r in mine], [r[column] for r in mine], label=variant[1], **style)
             seeds_bars(axis, mine, x, column, style["color"])
-            if x != "workers" and len(mine) > 1:
+            if x != "_along" and len(mine) > 1:
                 axis.plot([mine[-1][x]], [mine[-1][column]], linestyle="none",
                           markersize=2 * plt.rcParams["lines.markersize"],
                           **{k: v for k, v in style.items() if k != "linestyle"})
-        if reference:
-            reference(axis, here)
-        if x == "workers":
-            workers_axis(axis, [r[x] for r in here])
+        if reference:  # given the panel's every row: dense has no density to be drawn at
+            reference(axis, [r for r in rows if r["_facet"] == facet])
+        if x == "_along":
+            along_axis(axis, [r[x] for r in here], along_name(here))
         else:
             axis.set_xscale("log")
-            plain_log_ticks(axis.xaxis)
+            # 1-2-5 steps over more than three decades ran into each other.
+            xs = [r[x] for r in here if r[x] > 0]
+            wide = bool(xs) and max(xs) > 1000 * min(xs)
+            plain_log_ticks(axis.xaxis, subs=(1.0,) if wide else (1.0, 2.0, 5.0))
             axis.set_xlabel(xlabel)
         if log_y:
             axis.set_yscale("log")
@@ -726,7 +777,7 @@ def line_figure(rows, out, stem, column, ylabel, written, x="workers", xlabel=No
               + "; ".join(f"{', '.join(short[label] for label in group[:-1])} under "
                           f"{short[group[-1]]}" for group in groups) + "."] if groups else []
     caption(figure, usable, gradients=column.startswith(("fidelity", "density")),
-            along=x != "workers", notes=hidden)
+            along=x != "_along", notes=hidden)
     save(figure, out, stem, written)
     return None
 
@@ -767,7 +818,7 @@ def coinciding(rows, variants, x, column, log_y):
                 close(point, series[first][point], series[other][point])
                 for point in series[first])
 
-    series = {variant: {(r["_facet"], r.get("workers")): (r[x], r[column]) for r in rows
+    series = {variant: {(r["_facet"], r.get("_along")): (r[x], r[column]) for r in rows
                         if (r["_name"], r["_variant"]) == variant} for variant in variants}
     whole = {variant for variant in variants
              if len([r for r in drawn if (r["_name"], r["_variant"]) == variant])
@@ -836,10 +887,13 @@ def caption(figure, rows, gradients=False, along=False, noun="point", notes=()):
         else:
             lines.append(f"Each {noun} is one simulation (deterministic for its seed), the "
                          f"mean {counted}.")
-    workers = sorted({r["workers"] for r in rows if r.get("workers")})
-    if along and len(workers) > 1:
-        joined = (f"A line joins a compressor's points from {workers[0]:g} to "
-                  f"{workers[-1]:g} workers, the larger marker at {workers[-1]:g}.")
+    steps = sorted({r["_along"] for r in rows if r.get("_along")})
+    if along and len(steps) > 1:
+        joined = (f"A line joins a compressor's points from {steps[0]:g} to "
+                  f"{steps[-1]:g} workers, the larger marker at {steps[-1]:g}."
+                  if along_name(rows) == "workers" else
+                  f"A line joins a compressor's points from density {steps[0]:g} to "
+                  f"{steps[-1]:g}, the larger marker at {steps[-1]:g}.")
         if lines:
             lines[-1] += " " + joined
         else:
@@ -869,14 +923,27 @@ def put_caption(figure, lines):
 
 
 def linear_scaling(axis, rows):
+    if along_name(rows) != "workers":  # a density sweep: dense's own level
+        dense_throughput(axis, rows)
+        return
     dense = sorted((r["workers"], r["throughput_samples_per_s"]) for r in rows
-                   if r["_variant"] == "dense")
+                   if r["_variant"] == "dense" and r.get("workers") is not None
+                   and r.get("throughput_samples_per_s") is not None)
     if len(dense) < 2:
         return
     p0, t0 = dense[0]
     xs = [p for p, _ in dense]
     axis.plot(xs, [t0 * p / p0 for p in xs], color="#999999", linewidth=0.8, linestyle=(0, (4, 3)),
               label="linear scaling of dense", marker=None)
+
+
+def dense_throughput(axis, rows):
+    """Dense's throughput across a density sweep, where it has no density."""
+    levels = [r["throughput_samples_per_s"] for r in rows
+              if r["_variant"] == "dense" and r.get("throughput_samples_per_s") is not None]
+    if levels:
+        axis.axhline(math.fsum(levels) / len(levels), color="#999999", linewidth=0.8,
+                     linestyle=(0, (4, 3)), label="dense")
 
 
 def throughput_figure(rows, out, written):
@@ -997,8 +1064,9 @@ def time_breakdown_figure(rows, out, written):
                               sharey=True)
         for number_, (axis, variant) in enumerate(zip(axes, variants)):
             mine = sorted((r for r in here if (r["_name"], r["_variant"]) == variant),
-                          key=lambda r: r["workers"])
-            labels = [f"{r['workers']:g}" for r in mine]
+                          key=lambda r: r.get("_along") or 0)
+            # Dense has no density: its bar stands alone in a density sweep.
+            labels = [f"{r['_along']:g}" if r.get("_along") else "" for r in mine]
             xs = list(range(len(mine)))
             bottom = [0.0] * len(mine)
 
@@ -1012,7 +1080,8 @@ def time_breakdown_figure(rows, out, written):
             for label, colour, values in breakdown_segments(mine, kernels, folded):
                 stack(values, colour, label)
             axis.set_xticks(xs, labels)
-            axis.set_xlabel("workers")
+            if any(labels):
+                axis.set_xlabel(along_label(along_name(mine)))
             if number_ % 3 == 0:
                 axis.set_ylabel(f"time per iteration ({unit})")
             axis.grid(axis="x", visible=False)

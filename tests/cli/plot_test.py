@@ -928,4 +928,87 @@ for figure, name in zip(drawn[::2], ("cpu-amd-epyc-zen4", "a100")):
           f"curve: {'; '.join(problems)[:600] or 'yes'}")
     plot_profile.plt.close("all")
 
+# A density study at one worker count: each compressor's points are one
+# line against the density, in its order, and the legend names each
+# compressor once (it had a line and an entry per compressor and density,
+# the workers as the only x); dense, which has no density, is a level;
+# against the compression ratio a line runs from the lowest density to the
+# highest; the time breakdown has a bar per density.
+with tempfile.TemporaryDirectory() as work:
+    densities = [0.001, 0.01, 0.1]
+    table = []
+    for name in ["topk", "gtopk", "dense"]:
+        for density in densities if name != "dense" else [None]:
+            spec = {"name": name} if density is None else {"name": name, "density": density}
+            sent = 4e6 if density is None else 8e6 * density * (2 if name == "topk" else 1)
+            iteration = 0.05 + sent / 1.25e8
+            table.append({
+                "point": f"p{len(table):03d}", "compressor": json.dumps(spec),
+                "command": "build/gcsim run x.json", "compressor_name": name, "workers": 16,
+                "iteration_time_s": iteration, "throughput_samples_per_s": 16 * 32 / iteration,
+                "compute_s": 0.05, "compression_s": 0.0, "communication_s": sent / 1.25e8,
+                "bytes_sent_per_worker": sent,
+                "speedup_vs_dense": (0.05 + 4e6 / 1.25e8) / iteration,
+                "fidelity.cosine": 1.0 if density is None else 0.5 + density * 4,
+                "density_after_aggregation": 1.0 if density is None else density * 1.5})
+    write_csv(os.path.join(work, "sweep.csv"), table[::-1])
+    rows, params, _ = plot_module.load([os.path.join(work, "sweep.csv")])
+    plot_module.annotate(rows, params)
+    drawn = {}
+    plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
+    try:
+        for _, draw in plot_module.FIGURES:
+            draw(rows, work, plot_module.Written())
+    finally:
+        plot_module.save = real_save
+    for stem, column in (("speedup", "speedup_vs_dense"), ("throughput", "throughput_samples_per_s"),
+                         ("density", "density_after_aggregation")):
+        axis = drawn[stem].axes[0] if stem in drawn else None
+        lines = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata()))
+                 for line in (axis.get_lines() if axis else [])}
+        want = {name: (densities, [r[column] for r in table if r["compressor_name"] == name])
+                for name in ("topk", "gtopk")}
+        check(axis is not None and {k: lines.get(k) for k in want} == want
+              and axis.get_xlabel() == "target density" and axis.get_xscale() == "log",
+              f"{stem}: a line per compressor against the density, in its order: {lines}")
+        legend = [t.get_text() for legend in drawn[stem].legends for t in legend.get_texts()] \
+            if stem in drawn else []
+        check(legend[:2] == ["topk", "gtopk"] and not any("density=" in t for t in legend),
+              f"{stem}: the legend names each compressor once: {legend}")
+    dense_levels = [list(line.get_ydata()) for line in drawn["throughput"].axes[0].get_lines()
+                    if line.get_label() == "dense"] if "throughput" in drawn else []
+    dense_row = next(r for r in table if r["compressor_name"] == "dense")
+    check(dense_levels and all(math.isclose(y, dense_row["throughput_samples_per_s"])
+                               for y in dense_levels[0]),
+          f"dense's throughput is a level across the densities: {dense_levels}")
+    fidelity = drawn["fidelity"].axes[0] if "fidelity" in drawn else None
+    joined = {line.get_label(): list(line.get_ydata()) for line in
+              (fidelity.get_lines() if fidelity else []) if not line.get_label().startswith("_")}
+    caption_text = " ".join(" ".join(t.get_text() for t in drawn["fidelity"].texts).split()) \
+        if fidelity else ""
+    check(len(joined.get("topk", [])) == 3
+          and all(math.isclose(y, 0.5 + d * 4) for y, d in zip(joined["topk"], densities))
+          and "from density 0.001 to 0.1, the larger marker at 0.1" in caption_text,
+          f"against the compression ratio a line runs along the densities: {joined} "
+          f"{caption_text!r}")
+    ticks = {axis.get_title(): [t.get_text() for t in axis.get_xticklabels()]
+             for axis in drawn["time_breakdown"].axes if axis.get_visible()} \
+        if "time_breakdown" in drawn else {}
+    check(ticks == {"dense": [""], "topk": ["0.001", "0.01", "0.1"],
+                    "gtopk": ["0.001", "0.01", "0.1"]},
+          f"the time breakdown has a bar per density, dense's one bar unlabelled: {ticks}")
+    # The grid's density as compressor.density too, and none for dense.
+    check([plot_module.grid_density(r, ["compressor.density"])
+           for r in ({"compressor.density": "0.05"}, {"compressor.density": ""})] == [0.05, None]
+          and plot_module.grid_density({"compressor": '{"name": "dense"}'}, ["compressor"]) is None,
+          "grid_density reads compressor.density and a compressor object's density")
+    # At more than one worker count the workers stay the axis, a line per density.
+    both = [dict(r, workers=w) for r in table for w in (8, 16)]
+    for i, r in enumerate(both):
+        r["point"] = f"q{i:03d}"
+    plot_module.annotate(both, params)
+    check({r["_along_name"] for r in both} == {"workers"}
+          and "topk (density=0.01)" in {r["_variant"] for r in both},
+          "with several worker counts the density stays a line of its own")
+
 check.finish()
