@@ -732,7 +732,10 @@ def line_figure(rows, out, stem, column, ylabel, written, x="_along", xlabel=Non
         log_y = bool(values) and max(values) > 10 * min(values)
     facets = facets_of(usable)
     variants = ordered_variants(usable)
-    figure, axes = panels(len(facets), "one per value of the other grid parameters")
+    # One y scale for all panels: each its own made a V100's panel and an
+    # H100's look alike.
+    figure, axes = panels(len(facets), "one per value of the other grid parameters",
+                          sharey=True)
     for axis, facet in zip(axes, facets):
         here = [r for r in usable if r["_facet"] == facet]
         for variant in variants:
@@ -765,7 +768,8 @@ def line_figure(rows, out, stem, column, ylabel, written, x="_along", xlabel=Non
         if log_y:
             axis.set_yscale("log")
             plain_log_ticks(axis.yaxis)
-        axis.set_ylabel(ylabel)
+        if axis.get_subplotspec().is_first_col():  # the shared scale's numbers are there only
+            axis.set_ylabel(ylabel)
         if facet:
             axis.set_title(facet_title(facet))
     legend_below(figure, axes)

@@ -702,8 +702,13 @@ with tempfile.TemporaryDirectory() as work:
                     not all(math.isclose(a, b) for p, q in zip(got[k], want[k])
                             for a, b in zip(p, q)) or len(got[k]) != len(want[k]) for k in want):
                 problems.append(f"{bandwidth}: lines {got} are not the rows' {want}")
-            if axis.get_ylabel() != ylabel:
+            # One y scale for the panels, labelled on the first column.
+            first = axis.get_subplotspec().is_first_col()
+            if axis.get_ylabel() != (ylabel if first else ""):
                 problems.append(f"{bandwidth}: y label {axis.get_ylabel()!r}")
+            if axis.get_ylim() != drawn[stem].axes[0].get_ylim():
+                problems.append(f"{bandwidth}: y limits {axis.get_ylim()} are not the first "
+                                f"panel's {drawn[stem].axes[0].get_ylim()}")
             if x == "workers" and not (axis.get_xscale() == "log"
                                        and axis.xaxis.get_transform().base == 2):
                 problems.append(f"{bandwidth}: the worker axis is not log2")
