@@ -22,7 +22,10 @@ A sweep of the compressors' density at one worker count (a density study:
 that density where the others have the workers: one line per compressor
 against it (throughput, density, speedup; dense's throughput a dashed
 level), a bar per density in the time breakdown, and against the
-compression ratio a line from the lowest density to the highest.
+compression ratio a line from the lowest density to the highest. Likewise
+a sweep at one worker count whose one other parameter is a number, a
+bandwidth or a duration (a link-rate study) has it as the x axis, ticked as
+the grid wrote it.
 Under its panels each sweep figure says what it is of (the model, platform
 and device, from the points' result.json, when they are one), what a point
 is (one deterministic simulation; the iterations its mean takes, the
@@ -81,7 +84,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import longest_name, write_figure_atomically  # noqa: E402
 from script_input import (BadInput, Parser, is_json_number, json_kind, open_input,  # noqa: E402
-                          read_json_object, run_script)
+                          parse_bandwidth, parse_duration, read_json_object, run_script)
 
 # One colour and marker per compressor, in every figure. The first eight
 # colours are Okabe & Ito's colour-blind-safe set; deft, iwp, fp16, bf16 and
@@ -530,31 +533,64 @@ def seed_order(seed):
         return (1, 0, seed)
 
 
+def quantity(text):
+    """A grid value as a number on an axis: a number, or a bandwidth or a
+    duration with its unit (in bytes per second or seconds); None for
+    anything else."""
+    if text is None:
+        return None
+    text = str(text)
+    for parse in (number, parse_bandwidth, parse_duration):
+        value = parse(text)
+        if value is not None and value > 0:
+            return value
+    return None
+
+
 def annotate(rows, params):
     """Each row's compressor, panel and place along the sweep's axis
-    (`_along`): its workers, or, where the grid varies the compressors'
-    density at one worker count (a paper's density study), that density,
-    which then joins a compressor's points into one line instead of making
-    a line of each (48 legend entries, no curve, for 8 compressors at 6
-    densities)."""
+    (`_along`, drawn as `_along_text`): its workers; at one worker count,
+    where the grid varies the compressors' density (a paper's density
+    study), that density, which then joins a compressor's points into one
+    line instead of making a line of each (48 legend entries, no curve, for
+    8 compressors at 6 densities); else, at one worker count, the one other
+    grid parameter whose values are numbers, bandwidths or durations (a
+    link-rate study), instead of a panel each."""
     facets = facet_params(rows, params)
+    one_count = len({row.get("workers") for row in rows}) == 1
     densities = {grid_density(row, params) for row in rows} - {None}
-    by_density = len(densities) > 1 and len({row.get("workers") for row in rows}) == 1
+    by_density = len(densities) > 1 and one_count
+    along_key = None
+    if one_count and not by_density and len(facets) == 1 \
+            and all(quantity(row.get(facets[0])) is not None for row in rows):
+        along_key = facets.pop()
     for row in rows:
         row["_name"], row["_variant"] = compressor_of(row, params, density_axis=by_density)
         row["_facet"] = tuple((key, str(row.get(key))) for key in facets)
-        row["_along"] = grid_density(row, params) if by_density else row.get("workers")
-        row["_along_name"] = "density" if by_density else "workers"
+        if by_density:
+            row["_along"], row["_along_name"] = grid_density(row, params), "density"
+        elif along_key:
+            row["_along"], row["_along_name"] = quantity(row.get(along_key)), along_key
+            row["_along_text"] = str(row.get(along_key))
+        else:
+            row["_along"], row["_along_name"] = row.get("workers"), "workers"
     return facets
 
 
 def along_name(rows):
-    """"workers" or "density": what the sweep's figures have on their x axis."""
-    return "density" if any(r.get("_along_name") == "density" for r in rows) else "workers"
+    """What the sweep's figures have on their x axis: "workers", "density"
+    or a grid parameter's name."""
+    names = [r["_along_name"] for r in rows if r.get("_along_name") not in (None, "workers")]
+    return names[0] if names else "workers"
 
 
 def along_label(name):
-    return "workers" if name == "workers" else "target density"
+    return {"workers": "workers", "density": "target density"}.get(name, name)
+
+
+def along_text(row):
+    """A point's place on the sweep's axis as the grid wrote it ("10Gbps")."""
+    return row.get("_along_text") or f"{row['_along']:g}"
 
 
 def short_value(value):
@@ -627,15 +663,19 @@ def setup_matplotlib():
     })
 
 
-def along_axis(axis, values, name):
-    """A log x axis ticked at the sweep's values: the workers (base 2) or the
-    densities."""
-    values = sorted({v for v in values if v and v > 0})
+def along_axis(axis, rows):
+    """A log x axis ticked at the sweep's values as the grid wrote them: the
+    workers (base 2), the densities, a link rate."""
+    name = along_name(rows)
+    ticks = {}
+    for row in rows:
+        if row.get("_along") and row["_along"] > 0:
+            ticks.setdefault(row["_along"], along_text(row))
     axis.set_xscale("log", base=2 if name == "workers" else 10)
-    if values:
-        axis.xaxis.set_major_locator(FixedLocator(values))
+    if ticks:
+        axis.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
         axis.xaxis.set_minor_locator(NullLocator())
-        axis.set_xticklabels([f"{v:g}" for v in values])
+        axis.set_xticklabels([ticks[v] for v in sorted(ticks)])
     axis.set_xlabel(along_label(name))
 
 
@@ -757,7 +797,7 @@ def line_figure(rows, out, stem, column, ylabel, written, x="_along", xlabel=Non
         if reference:  # given the panel's every row: dense has no density to be drawn at
             reference(axis, [r for r in rows if r["_facet"] == facet])
         if x == "_along":
-            along_axis(axis, [r[x] for r in here], along_name(here))
+            along_axis(axis, here)
         else:
             axis.set_xscale("log")
             # 1-2-5 steps over more than three decades ran into each other.
@@ -891,13 +931,14 @@ def caption(figure, rows, gradients=False, along=False, noun="point", notes=()):
         else:
             lines.append(f"Each {noun} is one simulation (deterministic for its seed), the "
                          f"mean {counted}.")
-    steps = sorted({r["_along"] for r in rows if r.get("_along")})
-    if along and len(steps) > 1:
-        joined = (f"A line joins a compressor's points from {steps[0]:g} to "
-                  f"{steps[-1]:g} workers, the larger marker at {steps[-1]:g}."
-                  if along_name(rows) == "workers" else
-                  f"A line joins a compressor's points from density {steps[0]:g} to "
-                  f"{steps[-1]:g}, the larger marker at {steps[-1]:g}.")
+    steps = [along_text(r) for r in sorted((r for r in rows if r.get("_along")),
+                                           key=lambda r: r["_along"])]
+    if along and len(set(steps)) > 1:
+        name = along_name(rows)
+        joined = (f"A line joins a compressor's points from {steps[0]} to {steps[-1]} workers, "
+                  f"the larger marker at {steps[-1]}." if name == "workers" else
+                  f"A line joins a compressor's points from {along_label(name)} {steps[0]} to "
+                  f"{steps[-1]}, the larger marker at {steps[-1]}.")
         if lines:
             lines[-1] += " " + joined
         else:
@@ -927,8 +968,9 @@ def put_caption(figure, lines):
 
 
 def linear_scaling(axis, rows):
-    if along_name(rows) != "workers":  # a density sweep: dense's own level
+    if along_name(rows) == "density":  # dense has none: its own level
         dense_throughput(axis, rows)
+    if along_name(rows) != "workers":  # along another parameter dense is a line of its own
         return
     dense = sorted((r["workers"], r["throughput_samples_per_s"]) for r in rows
                    if r["_variant"] == "dense" and r.get("workers") is not None
@@ -1070,7 +1112,7 @@ def time_breakdown_figure(rows, out, written):
             mine = sorted((r for r in here if (r["_name"], r["_variant"]) == variant),
                           key=lambda r: r.get("_along") or 0)
             # Dense has no density: its bar stands alone in a density sweep.
-            labels = [f"{r['_along']:g}" if r.get("_along") else "" for r in mine]
+            labels = [along_text(r) if r.get("_along") else "" for r in mine]
             xs = list(range(len(mine)))
             bottom = [0.0] * len(mine)
 

@@ -993,7 +993,7 @@ with tempfile.TemporaryDirectory() as work:
         if fidelity else ""
     check(len(joined.get("topk", [])) == 3
           and all(math.isclose(y, 0.5 + d * 4) for y, d in zip(joined["topk"], densities))
-          and "from density 0.001 to 0.1, the larger marker at 0.1" in caption_text,
+          and "from target density 0.001 to 0.1, the larger marker at 0.1" in caption_text,
           f"against the compression ratio a line runs along the densities: {joined} "
           f"{caption_text!r}")
     ticks = {axis.get_title(): [t.get_text() for t in axis.get_xticklabels()]
@@ -1015,5 +1015,33 @@ with tempfile.TemporaryDirectory() as work:
     check({r["_along_name"] for r in both} == {"workers"}
           and "topk (density=0.01)" in {r["_variant"] for r in both},
           "with several worker counts the density stays a line of its own")
+
+# A link-rate study at one worker count: the rate is the x axis, ticked as
+# the grid wrote it, one panel, a line per compressor (it was a panel per
+# rate, each a single point); dense is a line of its own.
+with tempfile.TemporaryDirectory() as work:
+    table = [r for r in synthetic_rows(full=True) if r["workers"] == 8]
+    write_csv(os.path.join(work, "sweep.csv"), table)
+    rows, params, _ = plot_module.load([os.path.join(work, "sweep.csv")])
+    facets = plot_module.annotate(rows, params)
+    drawn = {}
+    plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
+    try:
+        for _, draw in plot_module.FIGURES:
+            draw(rows, work, plot_module.Written())
+    finally:
+        plot_module.save = real_save
+    axes = [a for a in drawn["throughput"].axes if a.get_visible()] if "throughput" in drawn else []
+    lines = {line.get_label().split(" ")[0]: list(line.get_xdata())
+             for line in (axes[0].get_lines() if axes else [])}
+    check(facets == [] and len(axes) == 1
+          and [t.get_text() for t in axes[0].get_xticklabels()] == ["1Gbps", "10Gbps"]
+          and axes[0].get_xlabel() == "platform.link.bandwidth"
+          and lines.get("dense") == [1.25e8, 1.25e9] and lines.get("deft") == [1.25e8, 1.25e9]
+          and "linear scaling of dense" not in lines,
+          f"a rate sweep at one worker count has the rate as its axis: {facets} {lines}")
+    check(sorted(drawn) == ["density", "fidelity", "fidelity_rel_l2", "speedup", "throughput",
+                            "time_breakdown"],
+          f"one figure of each, no file per rate: {sorted(drawn)}")
 
 check.finish()
