@@ -221,21 +221,19 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   const TrainingSpec& training = scenario.training;
   // Whole bytes as integers ("26214400", not "26214400.0").
   const auto bytes = [](double value) {
-    return value == std::floor(value) && value < 9e15
-               ? nlohmann::json(static_cast<uint64_t>(value))
-               : nlohmann::json(value);
+    return value == std::floor(value) && value < 9e15 ? nlohmann::json(static_cast<uint64_t>(value))
+                                                      : nlohmann::json(value);
   };
-  result["model"]["training"] = {
-      {"iterations", training.iterations},
-      {"warmup_iterations", training.warmup_iterations},
-      {"batch_per_worker", training.batch_per_worker},
-      {"bucket_size_bytes", bytes(training.bucket_bytes)},
-      {"first_bucket_size_bytes", bytes(training.first_bucket_bytes)},
-      {"overlap", training.overlap},
-      {"allreduce", algorithm_name(training.allreduce)},
-      {"broadcast", broadcast_name(training.broadcast)},
-      {"kernels_share_device", training.kernels_share_device},
-      {"compute_variation", training.compute_variation}};
+  result["model"]["training"] = {{"iterations", training.iterations},
+                                 {"warmup_iterations", training.warmup_iterations},
+                                 {"batch_per_worker", training.batch_per_worker},
+                                 {"bucket_size_bytes", bytes(training.bucket_bytes)},
+                                 {"first_bucket_size_bytes", bytes(training.first_bucket_bytes)},
+                                 {"overlap", training.overlap},
+                                 {"allreduce", algorithm_name(training.allreduce)},
+                                 {"broadcast", broadcast_name(training.broadcast)},
+                                 {"kernels_share_device", training.kernels_share_device},
+                                 {"compute_variation", training.compute_variation}};
   for (const training::Extrapolation& past : extras.extrapolated) {
     nlohmann::json entry = {{"kernel", past.kernel},
                             {"largest_n", past.largest_n},
