@@ -34,14 +34,6 @@
 namespace gcsim::cli {
 namespace {
 
-// How a schedule's compression ran (a replay's too): parts that start
-// before the backward pass ends come from per-bucket compression.
-std::string scope_of(const std::vector<training::CompressionPart>& parts) {
-  const bool overlapping = std::any_of(parts.begin(), parts.end(),
-                                       [](const auto& part) { return part.ready_layer > 0; });
-  return parts.size() > 1 || overlapping ? "bucket" : "model";
-}
-
 class RunCommand final : public Command {
 public:
   std::string name() const override { return "run"; }
@@ -147,57 +139,11 @@ public:
     training::CompressedRun compressed;
     nlohmann::json gradient_source;
     if (!replay_file_.empty()) {
-      nlohmann::json replayed_gradients;
-      compressed = training::schedule_from_file(replay_file_, workers, scenario.workload, profile,
-                                                compressor_json, replayed_gradients);
-      gradient_source = {{"kind", "replay"},
-                         {"schedule", recorded_path(replay_file_)},
-                         {"recorded_from", replayed_gradients}};
-      // The schedule's compressor is what runs; result.json's scenario said
-      // the scenario file's, which the replay ignores.
-      scenario.resolved["compressor"] = compressor_json;
-      // All the schedule's iterations, or the first N of a --set
-      // training.iterations=N; the scenario file's count, written for
-      // another run, is not the replay's. result.json says what ran.
-      const int recorded = static_cast<int>(compressed.schedule.size());
-      // (A --set of the whole training object without an iteration count
-      // asks for none.)
-      const bool shortened =
-          scenario.overridden("/training/iterations") &&
-          scenario.resolved.contains(nlohmann::json::json_pointer("/training/iterations"));
-      if (shortened && scenario.training.iterations > recorded)
-        throw InputError(scenario.source_of("/training/iterations"), "/training/iterations",
-                         "asks for " + std::to_string(scenario.training.iterations) +
-                             " iterations, but the replayed schedule " + replay_file_ + " has " +
-                             std::to_string(recorded));
-      const int replayed = shortened ? scenario.training.iterations : recorded;
-      if (scenario.training.warmup_iterations >= replayed)
-        throw InputError(shortened ? scenario.source_of("/training/iterations") : replay_file_,
-                         shortened ? "/training/iterations" : "/iterations",
-                         (shortened ? "replays " : "the schedule has ") + std::to_string(replayed) +
-                             " iterations, not more than the scenario's warmup_iterations (" +
-                             std::to_string(scenario.training.warmup_iterations) + ")");
-      compressed.schedule.resize(static_cast<size_t>(replayed));
-      compressed.quality.resize(static_cast<size_t>(replayed));
-      scenario.training.iterations = replayed;
-      scenario.resolved["training"]["iterations"] = replayed;
-      // Like the compressor, the scope is the schedule's: a --set
-      // compression_scope=bucket beside a whole-model schedule did not run.
-      if (scenario.resolved["training"].contains("compression_scope"))
-        scenario.resolved["training"]["compression_scope"] =
-            scope_of(compressed.schedule.front().parts);
-      const size_t layers = plans.front().layers.size();
-      for (int i = 0; i < replayed; ++i) {
-        const auto& parts = compressed.schedule[static_cast<size_t>(i)].parts;
-        for (size_t p = 0; p < parts.size(); ++p)
-          if (static_cast<size_t>(parts[p].ready_layer) >= layers)
-            throw InputError(
-                replay_file_,
-                "/iterations/" + std::to_string(i) + "/parts/" + std::to_string(p) + "/ready_layer",
-                "layer " + std::to_string(parts[p].ready_layer) +
-                    " does not exist: the workload has " + std::to_string(layers) + " layers");
-      }
-      plans.front().iterations = replayed;
+      training::Replay replay = training::replay_schedule(scenario, replay_file_, profile);
+      compressed = std::move(replay.compressed);
+      compressor_json = std::move(replay.compressor);
+      gradient_source = std::move(replay.gradient_source);
+      plans.front().iterations = scenario.training.iterations;
       training::IterationPlan plan = plans.front();
       plan.compressed = compressed.schedule;
       plans.push_back(std::move(plan));
@@ -311,7 +257,7 @@ public:
       extras.quality = &compressed.quality;
       extras.gradient_source = gradient_source;
       extras.compression_parts = static_cast<int>(compressed.schedule.front().parts.size());
-      extras.compression_scope = scope_of(compressed.schedule.front().parts);
+      extras.compression_scope = training::compression_scope_of(compressed.schedule.front().parts);
     }
     extras.extrapolated = training::extrapolated_kernels(
         plans.back(), static_cast<double>(scenario.workload.parameters()), profile);

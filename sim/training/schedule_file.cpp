@@ -3,6 +3,7 @@
 #include "compressors/registry.hpp"
 #include "sim/cost/device_profile.hpp"
 #include "sim/input/json_reader.hpp"
+#include "sim/input/paths.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -378,6 +379,67 @@ CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
   }
   reader.finish();
   return run;
+}
+
+std::string compression_scope_of(const std::vector<CompressionPart>& parts) {
+  const bool overlapping = std::any_of(parts.begin(), parts.end(),
+                                       [](const auto& part) { return part.ready_layer > 0; });
+  return parts.size() > 1 || overlapping ? "bucket" : "model";
+}
+
+Replay replay_schedule(Scenario& scenario, const std::string& file,
+                       const cost::DeviceProfile& profile) {
+  Replay replay;
+  nlohmann::json replayed_gradients;
+  replay.compressed = schedule_from_file(file, scenario.platform.worker_count(), scenario.workload,
+                                         profile, replay.compressor, replayed_gradients);
+  replay.gradient_source = {
+      {"kind", "replay"}, {"schedule", recorded_path(file)}, {"recorded_from", replayed_gradients}};
+  CompressedRun& compressed = replay.compressed;
+  // The schedule's compressor is what runs; result.json's scenario said
+  // the scenario file's, which the replay ignores.
+  scenario.resolved["compressor"] = replay.compressor;
+  // All the schedule's iterations, or the first N of a --set
+  // training.iterations=N; the scenario file's count, written for
+  // another run, is not the replay's. result.json says what ran.
+  const int recorded = static_cast<int>(compressed.schedule.size());
+  // (A --set of the whole training object without an iteration count
+  // asks for none.)
+  const bool shortened =
+      scenario.overridden("/training/iterations") &&
+      scenario.resolved.contains(nlohmann::json::json_pointer("/training/iterations"));
+  if (shortened && scenario.training.iterations > recorded)
+    throw InputError(scenario.source_of("/training/iterations"), "/training/iterations",
+                     "asks for " + std::to_string(scenario.training.iterations) +
+                         " iterations, but the replayed schedule " + file + " has " +
+                         std::to_string(recorded));
+  const int replayed = shortened ? scenario.training.iterations : recorded;
+  if (scenario.training.warmup_iterations >= replayed)
+    throw InputError(shortened ? scenario.source_of("/training/iterations") : file,
+                     shortened ? "/training/iterations" : "/iterations",
+                     (shortened ? "replays " : "the schedule has ") + std::to_string(replayed) +
+                         " iterations, not more than the scenario's warmup_iterations (" +
+                         std::to_string(scenario.training.warmup_iterations) + ")");
+  compressed.schedule.resize(static_cast<size_t>(replayed));
+  compressed.quality.resize(static_cast<size_t>(replayed));
+  scenario.training.iterations = replayed;
+  scenario.resolved["training"]["iterations"] = replayed;
+  // Like the compressor, the scope is the schedule's.
+  if (scenario.resolved["training"].contains("compression_scope"))
+    scenario.resolved["training"]["compression_scope"] =
+        compression_scope_of(compressed.schedule.front().parts);
+  const size_t layers = scenario.workload.layers.size();
+  for (int i = 0; i < replayed; ++i) {
+    const auto& parts = compressed.schedule[static_cast<size_t>(i)].parts;
+    for (size_t p = 0; p < parts.size(); ++p)
+      if (static_cast<size_t>(parts[p].ready_layer) >= layers)
+        throw InputError(
+            file,
+            "/iterations/" + std::to_string(i) + "/parts/" + std::to_string(p) + "/ready_layer",
+            "layer " + std::to_string(parts[p].ready_layer) + " does not exist: the workload has " +
+                std::to_string(layers) + " layers");
+  }
+  return replay;
 }
 
 } // namespace gcsim::training

@@ -5,6 +5,7 @@
 // simulates it again on another platform or device without tensors: the
 // timing-only path for what-if studies.
 
+#include "sim/scenario/scenario.hpp"
 #include "sim/training/compression.hpp"
 #include "sim/training/workload.hpp"
 
@@ -29,5 +30,26 @@ nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
 CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
                                  const Workload& workload, const cost::DeviceProfile& profile,
                                  nlohmann::json& compressor, nlohmann::json& gradient_source);
+
+/// How a schedule's compression ran: parts that start before the backward
+/// pass ends come from per-bucket compression ("bucket"), else "model".
+std::string compression_scope_of(const std::vector<CompressionPart>& parts);
+
+/// A schedule replayed on a scenario (`gcsim run --replay`, and each point
+/// of `gcsim sweep --replay`).
+struct Replay {
+  CompressedRun compressed;
+  nlohmann::json compressor;      // the schedule's, with its parameters
+  nlohmann::json gradient_source; // result.json's model.gradients
+};
+
+/// Reads `file` for `scenario`'s workers and model and makes the scenario
+/// the replay's: its compressor, iteration count (all the schedule's, or the
+/// first N of a --set training.iterations=N) and compression scope are the
+/// schedule's, in `scenario.resolved` too, which result.json records. Every
+/// problem (too few iterations, a layer the workload does not have) is an
+/// InputError naming the file or the --set.
+Replay replay_schedule(Scenario& scenario, const std::string& file,
+                       const cost::DeviceProfile& profile);
 
 } // namespace gcsim::training
