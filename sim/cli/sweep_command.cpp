@@ -9,6 +9,7 @@
 #include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
+#include "sim/input/paths.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sweep/folder_lock.hpp"
 #include "sim/sweep/process.hpp"
@@ -16,6 +17,7 @@
 #include "sim/sweep/table.hpp"
 #include "sim/training/compressor_fit.hpp"
 #include "sim/training/plan.hpp"
+#include "sim/training/schedule_file.hpp"
 #include "sim/training/state_spill.hpp"
 
 #include <algorithm>
@@ -105,7 +107,24 @@ struct PointState {
   std::string why_again; // empty unless something that is not its result is there
 };
 
-PointState point_state(const fs::path& result_file, const nlohmann::json& scenario) {
+// "" when `result` replays what the point asks (`replayed`, the schedule's
+// recorded path, "" for none), else why not: a full run and a replay of one
+// scenario record the same scenario.
+std::string replay_difference(const nlohmann::json& result, const std::string& replayed) {
+  const nlohmann::json::json_pointer kind("/model/gradients/kind");
+  const nlohmann::json::json_pointer schedule("/model/gradients/schedule");
+  const bool is_replay = result.contains(kind) && result[kind] == "replay";
+  if (replayed.empty())
+    return is_replay ? "it is a replay, and the sweep is not" : "";
+  if (!is_replay)
+    return "it is not a replay, and the sweep replays " + replayed;
+  if (!result.contains(schedule) || result[schedule] != replayed)
+    return "it replays another schedule than " + replayed;
+  return "";
+}
+
+PointState point_state(const fs::path& result_file, const nlohmann::json& scenario,
+                       const std::string& replayed) {
   std::error_code error;
   const fs::file_status status = fs::status(result_file, error);
   if (error && status.type() != fs::file_type::not_found)
@@ -116,10 +135,13 @@ PointState point_state(const fs::path& result_file, const nlohmann::json& scenar
   // another kind, a result of another scenario): run again, and say why.
   PointState state;
   const nlohmann::json result = result_or_null(result_file);
-  if (!result.is_null())
+  if (!result.is_null()) {
     state.why_again = scenario_difference(result, scenario);
-  else if (fs::exists(status))
+    if (state.why_again.empty())
+      state.why_again = replay_difference(result, replayed);
+  } else if (fs::exists(status)) {
     state.why_again = "it is not a result of gcsim run";
+  }
   state.finished = !result.is_null() && state.why_again.empty();
   return state;
 }
@@ -156,6 +178,12 @@ public:
                        "Passed to every point's gcsim run (and its command): the directory for "
                        "spilled state")
             ->check(nonempty_path);
+    app.add_option("--replay", replay_file_,
+                   "Passed to every point's gcsim run (and its command): timing only, each point "
+                   "replays this schedule.json of an earlier compressed run on its own platform "
+                   "and device (a grid of the network, the device, the training loop; not of "
+                   "the compressor or the workers, which the schedule fixes)")
+        ->check(nonempty_path);
   }
 
   std::string out_of_memory_advice() const override { return kSimulationMemoryAdvice; }
@@ -180,6 +208,8 @@ public:
         argv.insert(argv.end(), {"--spill", spill_});
       if (scratch_option_->count() > 0)
         argv.insert(argv.end(), {"--scratch-dir", scratch_dir_});
+      if (!replay_file_.empty())
+        argv.insert(argv.end(), {"--replay", display_path(replay_file_)});
       commands.push_back(command_line(argv));
       argv[0] = executable.string();
       jobs.push_back({argv, out / "points" / point.id / "log.txt"});
@@ -190,7 +220,9 @@ public:
       training::check_scratch_dir(scratch_option_->count() > 0 ? scratch_dir_
                                                                : training::default_scratch_dir());
     std::map<fs::path, cost::DeviceProfile> devices; // each device of the grid, loaded once
-    const std::vector<CheckedPoint> checked = check_points(spec, points, commands, devices);
+    const std::vector<CheckedPoint> checked =
+        check_points(spec, points, commands, devices, replay_file_);
+    const std::string replayed = replay_file_.empty() ? "" : recorded_path(replay_file_);
 
     // Held from before the points' results are read until sweep.csv is
     // written; a dry run writes nothing, and may look at a folder in use.
@@ -207,8 +239,8 @@ public:
     // prints nothing.
     std::vector<PointState> states;
     for (size_t i = 0; i < points.size(); ++i)
-      states.push_back(
-          point_state(out / "points" / points[i].id / "result.json", checked[i].scenario.resolved));
+      states.push_back(point_state(out / "points" / points[i].id / "result.json",
+                                   checked[i].scenario.resolved, replayed));
     std::vector<size_t> pending;
     for (size_t i = 0; i < points.size(); ++i) {
       const PointState& state = states[i];
@@ -267,7 +299,8 @@ public:
 
 private:
   // A point's scenario (its `resolved` is what its result.json will hold)
-  // and its compressor, made from it once.
+  // and its compressor, made from it once (none where the point replays a
+  // schedule).
   struct CheckedPoint {
     Scenario scenario;
     std::unique_ptr<compress::Compressor> compressor;
@@ -279,7 +312,8 @@ private:
   static std::vector<CheckedPoint> check_points(const sweep::SweepSpec& spec,
                                                 const std::vector<sweep::Point>& points,
                                                 const std::vector<std::string>& commands,
-                                                std::map<fs::path, cost::DeviceProfile>& devices) {
+                                                std::map<fs::path, cost::DeviceProfile>& devices,
+                                                const std::string& replay_file) {
     std::vector<CheckedPoint> checked;
     for (size_t i = 0; i < points.size(); ++i) {
       const sweep::Point& point = points[i];
@@ -287,11 +321,18 @@ private:
       try {
         for (const std::string& setting : point.set_arguments)
           overrides.push_back(parse_override(setting));
-        Scenario scenario = load_scenario(spec.scenario, overrides, std::nullopt);
-        // Its parameters too, or a bad one fails hours in; and a device of the grid.
-        std::unique_ptr<compress::Compressor> compressor = scenario.make_compressor();
+        Scenario scenario =
+            load_scenario(spec.scenario, overrides, std::nullopt, !replay_file.empty());
         if (devices.count(scenario.device_file) == 0)
           devices.emplace(scenario.device_file, cost::DeviceProfile::load(scenario.device_file));
+        // Its parameters too, or a bad one fails hours in; a replayed
+        // schedule against the point's workers and model, and the scenario
+        // its result will record.
+        std::unique_ptr<compress::Compressor> compressor;
+        if (replay_file.empty())
+          compressor = scenario.make_compressor();
+        else
+          training::replay_schedule(scenario, replay_file, devices.at(scenario.device_file));
         checked.push_back({std::move(scenario), std::move(compressor)});
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",
@@ -314,9 +355,9 @@ private:
     const double share = beside > 1 ? 1.0 / static_cast<double>(beside) : 1.0;
     for (size_t i : pending) {
       const Scenario& scenario = checked[i].scenario;
+      if (checked[i].compressor == nullptr || checked[i].compressor->name() == "dense")
+        continue; // a replay holds no per-worker state
       const compress::Compressor& compressor = *checked[i].compressor;
-      if (compressor.name() == "dense")
-        continue;
       try {
         training::check_compressor_fits(
             scenario, compressor, training::dense_plan(scenario, devices.at(scenario.device_file)),
@@ -410,6 +451,7 @@ private:
   std::string out_dir_;
   std::string spill_;
   std::string scratch_dir_;
+  std::string replay_file_;
   CLI::Option* scratch_option_ = nullptr;
   int jobs_ = 0;
   bool dry_run_ = false;

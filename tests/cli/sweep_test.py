@@ -530,4 +530,60 @@ with tempfile.TemporaryDirectory() as work:
     check("p000_nodes-24  FAILED in " in stdout and "stopped by" not in stdout,
           f"a point killed from outside is FAILED: {stdout[-200:]!r}")
 
+# A replay sweep (--replay): every point replays one schedule on its own
+# link, timing only; its command says so, a second sweep finds its points
+# done, a copy of the schedule elsewhere is another schedule, and a grid of
+# what the schedule fixes (the compressor, the workers) stops the sweep.
+with tempfile.TemporaryDirectory() as work:
+    recorded = subprocess.run([GCSIM, "run", QUICKSTART, "--out", "recorded", "--quiet", "--set",
+                               'compressor={"name": "topk", "density": 0.01}', "--set",
+                               "training.iterations=2"], capture_output=True, text=True,
+                              timeout=300, cwd=work)
+    check(recorded.returncode == 0, f"a top-k run records its schedule: {recorded.stderr.strip()}")
+    write_json(os.path.join(work, "rates.sweep.json"),
+               {"name": "rates", "scenario": QUICKSTART,
+                "grid": {"platform.link.bandwidth": ["1Gbps", "10Gbps"]}})
+    done = sweep(work, "rates.sweep.json", "--out", "rates", "--replay", "recorded/schedule.json")
+    results = [json.load(open(os.path.join(work, "rates", "points", point, "result.json")))
+               if done.returncode == 0 else {} for point in
+               ("p000_bandwidth-1Gbps", "p001_bandwidth-10Gbps")]
+    with open(os.path.join(work, "recorded", "result.json")) as handle:
+        original = json.load(handle)
+    schedule = os.path.realpath(os.path.join(work, "recorded", "schedule.json"))
+    check(done.returncode == 0
+          and all(r["model"]["gradients"]["kind"] == "replay"
+                  and r["model"]["gradients"]["schedule"] == schedule
+                  and r["summary"]["bytes_sent_per_worker"]
+                  == original["summary"]["bytes_sent_per_worker"] for r in results)
+          and results[0]["summary"]["communication_total_s"]
+          > 5 * results[1]["summary"]["communication_total_s"],
+          f"each point replays the schedule on its own link: {done.stderr.strip()[-300:]}")
+    with open(os.path.join(work, "rates", "points", "p000_bandwidth-1Gbps", "command.txt")) as handle:
+        command = handle.read()
+    check("--replay recorded/schedule.json" in command,
+          f"a point's command replays the schedule: {command!r}")
+    again = sweep(work, "rates.sweep.json", "--out", "rates", "--replay", "recorded/schedule.json")
+    check(again.returncode == 0 and "2 done, 0 to run" in again.stdout,
+          f"a replay sweep run again finds its points done: {again.stdout[-300:]!r}")
+    os.makedirs(os.path.join(work, "copy"))
+    shutil.copy(os.path.join(work, "recorded", "schedule.json"), os.path.join(work, "copy"))
+    other = sweep(work, "rates.sweep.json", "--out", "rates", "--replay", "copy/schedule.json",
+                  "--dry-run")
+    check("to run again (its result.json: it replays another schedule than" in other.stdout,
+          f"a replay of another schedule file runs again: {other.stdout[:400]!r}")
+    for name, grid, words in (
+            ("compressors", {"compressor.density": [0.01, 0.1]},
+             ["/compressor/density: a replay runs the compressor its schedule recorded"]),
+            ("workers", {"platform.nodes": [4, 8]},
+             ["recorded/schedule.json: /workers: the schedule is for 8 workers but the platform "
+              "has 4"])):
+        write_json(os.path.join(work, name + ".sweep.json"),
+                   {"name": name, "scenario": QUICKSTART, "grid": grid})
+        refused = sweep(work, name + ".sweep.json", "--out", name, "--replay",
+                        "recorded/schedule.json")
+        check(refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+              and all(word in refused.stderr for word in words)
+              and not os.path.exists(os.path.join(work, name, "points")),
+              f"a replay sweep over {name} stops before any point: {refused.stderr.strip()!r}")
+
 check.finish()
