@@ -136,6 +136,17 @@ constexpr std::array<Unit, 12> kFlopUnits{{
     {"Pf", 1e15},
 }};
 
+// The number of `text` as written, without its `unit` and the spaces around
+// them: "1e3" of " 1e3 gbps ".
+std::string_view number_as_written(std::string_view text, std::string_view unit) {
+  std::string_view number = text.substr(0, text.rfind(unit));
+  while (!number.empty() && number.front() == ' ')
+    number.remove_prefix(1);
+  while (!number.empty() && number.back() == ' ')
+    number.remove_suffix(1);
+  return number;
+}
+
 // `bits_apart`: a spelling that changes the case of the letter before "ps"
 // (bits or bytes) is no suggestion, as it changes the rate eightfold:
 // "10Gibps" is not "10GiBps".
@@ -173,12 +184,7 @@ std::vector<std::string> case_insensitive(std::string_view text, const std::arra
   const size_t fewest = std::min_element(matches.begin(), matches.end())->first;
   if (fewest == 0)
     return {};
-  // The number as written, without the unit and the spaces around them.
-  std::string_view number = text.substr(0, text.rfind(unit));
-  while (!number.empty() && number.front() == ' ')
-    number.remove_prefix(1);
-  while (!number.empty() && number.back() == ' ')
-    number.remove_suffix(1);
+  const std::string_view number = number_as_written(text, unit);
   std::vector<std::string> spellings;
   for (const auto& [changes, suffix] : matches)
     if (changes == fewest)
@@ -268,11 +274,7 @@ std::vector<std::string> rate_spellings(std::string_view text) {
     forms.push_back(unit + "ps");
   else if (unit.size() == 1 && std::string_view("kKMGT").find(unit[0]) != std::string_view::npos)
     forms = {unit + "bps", unit + "Bps"};
-  std::string_view number = text.substr(0, text.rfind(split->second));
-  while (!number.empty() && number.front() == ' ')
-    number.remove_prefix(1);
-  while (!number.empty() && number.back() == ' ')
-    number.remove_suffix(1);
+  const std::string_view number = number_as_written(text, split->second);
   std::vector<std::string> spellings;
   for (const std::string& form : forms) {
     const std::string spelled = std::string(number) + form;
