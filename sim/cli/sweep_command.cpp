@@ -136,9 +136,11 @@ PointState point_state(const fs::path& result_file, const nlohmann::json& scenar
   PointState state;
   const nlohmann::json result = result_or_null(result_file);
   if (!result.is_null()) {
-    state.why_again = scenario_difference(result, scenario);
+    // A full run's result and a replay's differ in their compressor's
+    // fields too; which of the two it is says more.
+    state.why_again = replay_difference(result, replayed);
     if (state.why_again.empty())
-      state.why_again = replay_difference(result, replayed);
+      state.why_again = scenario_difference(result, scenario);
   } else if (fs::exists(status)) {
     state.why_again = "it is not a result of gcsim run";
   }
@@ -219,6 +221,9 @@ public:
     if (scratch_option_->count() > 0 || spill_ == "always")
       training::check_scratch_dir(scratch_option_->count() > 0 ? scratch_dir_
                                                                : training::default_scratch_dir());
+    // A schedule that is no file at all is the sweep's error, not each point's.
+    if (!replay_file_.empty())
+      load_json_file(replay_file_);
     std::map<fs::path, cost::DeviceProfile> devices; // each device of the grid, loaded once
     const std::vector<CheckedPoint> checked =
         check_points(spec, points, commands, devices, replay_file_);

@@ -412,15 +412,29 @@ double parse_unit_field(ObjectReader& reader, std::string_view key, units::Quant
   if (parsed && ((accepted.zero && *parsed == 0) ||
                  (*parsed >= accepted.lowest && *parsed <= accepted.highest)))
     return *parsed;
+  // Spellings of values it would take: "2000Tb" is no hint to 2000Tbps.
+  const auto in_range = [&](std::vector<std::string> spellings) {
+    spellings.erase(
+        std::remove_if(spellings.begin(), spellings.end(),
+                       [&](const std::string& spelled) {
+                         const std::optional<double> meant_value = units::parse(spelled, quantity);
+                         return !meant_value || !((accepted.zero && *meant_value == 0) ||
+                                                  (*meant_value >= accepted.lowest &&
+                                                   *meant_value <= accepted.highest));
+                       }),
+        spellings.end());
+    return spellings;
+  };
   const std::vector<std::string> meant =
-      value.is_string() ? units::spellings_ignoring_case(value.get<std::string>(), quantity)
-                        : std::vector<std::string>{};
+      value.is_string()
+          ? in_range(units::spellings_ignoring_case(value.get<std::string>(), quantity))
+          : std::vector<std::string>{};
   std::string hint;
   for (size_t i = 0; i < meant.size(); ++i)
     hint += (i == 0 ? " (units are case-sensitive: did you mean \"" : "\" or \"") + meant[i];
   const std::vector<std::string> rates =
       meant.empty() && value.is_string() && quantity == units::Quantity::bandwidth
-          ? units::rate_spellings(value.get<std::string>())
+          ? in_range(units::rate_spellings(value.get<std::string>()))
           : std::vector<std::string>{};
   for (size_t i = 0; i < rates.size(); ++i)
     hint += (i == 0 ? " (did you mean \"" : "\" or \"") + rates[i];

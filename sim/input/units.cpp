@@ -268,8 +268,12 @@ std::vector<std::string> rate_spellings(std::string_view text) {
     forms.push_back(without(4) + "bit/s");
   else if (ends_with("bit"))
     forms.push_back(without(3) + "bit/s");
+  else if (ends_with("/sec"))
+    forms.push_back(without(4) + "ps");
   else if (ends_with("/s"))
     forms.push_back(without(2) + "ps");
+  else if (ends_with("bs") || ends_with("Bs"))
+    forms.push_back(without(1) + "ps");
   else if (ends_with("b") || ends_with("B"))
     forms.push_back(unit + "ps");
   else if (unit.size() == 1 && std::string_view("kKMGT").find(unit[0]) != std::string_view::npos)

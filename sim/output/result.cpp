@@ -357,6 +357,11 @@ std::string format_summary(const nlohmann::json& result) {
     text += "  replay of " + gradients["schedule"].get<std::string>() +
             ": the selection sizes, density and fidelity its run recorded, timed again on this "
             "platform and device without tensors\n";
+    // The recorded run's own warning, which its density and fidelity carry.
+    const nlohmann::json recorded = gradients.value("recorded_from", nlohmann::json::object());
+    if (recorded.is_object() && recorded.value("kind", "") == "synthetic")
+      text += "  gradients: synthetic (no trace) in the recorded run, " +
+              recorded.value("note", std::string()) + "\n";
   } else if (gradients.value("kind", "") == "synthetic" && summary.contains("fidelity")) {
     // The fidelity and density lines below read like a model's; they are
     // the synthesizer's, as its own note in result.json says.
@@ -415,12 +420,14 @@ std::string format_summary(const nlohmann::json& result) {
         info = info["buckets"][0];
       const std::string size =
           info.contains("sketch_columns")
-              ? fmt::format(", {} x {} floats a worker,", params["rows"].get<int64_t>(),
+              ? fmt::format(" of {} x {} floats a worker", params["rows"].get<int64_t>(),
                             info["sketch_columns"].get<int64_t>())
               : "";
-      why = ": its count sketch" + size +
-            " outweighs the gradient (columns default to 10 k); fewer columns or a lower density "
-            "send less";
+      // Columns 0 are 10 k, so the density sizes the sketch too.
+      const bool default_columns = params["columns"] == 0;
+      why = ": it sends count sketches" + size + "; " +
+            (default_columns ? "columns default to 10 k: fewer columns or a lower density send less"
+                             : "fewer columns send less");
     }
     text += fmt::format("  note: sends more bytes than dense (compression ratio {:.2f}){}\n",
                         summary["compression_ratio"].get<double>(), why);
@@ -466,7 +473,9 @@ std::string format_summary(const nlohmann::json& result) {
     row("compression ratio (dense/sent)",
         summary["compression_ratio"].is_null()
             ? std::string("- (nothing sent)")
-            : fmt::format("{:.1f}", summary["compression_ratio"].get<double>()));
+            // Two decimals below 10, so that 0.98 does not read 1.0.
+            : fmt::format(summary["compression_ratio"].get<double>() < 10 ? "{:.2f}" : "{:.1f}",
+                          summary["compression_ratio"].get<double>()));
   }
   row("gradient size", units::format_bytes(summary["gradient_bytes"].get<double>()));
   row("buckets", std::to_string(result["buckets"].size()));

@@ -265,12 +265,14 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     const bool scope_set = pointer == "/training/compression_scope" ||
                            (pointer == "/training" && item.value.is_object() &&
                             item.value.contains("compression_scope"));
-    if (schedule_replayed && (compressor_set || scope_set))
+    const bool gradients_set = pointer == "/gradients" || pointer.rfind("/gradients/", 0) == 0;
+    if (schedule_replayed && (compressor_set || scope_set || gradients_set))
       throw InputError("--set " + item.text, pointer,
                        std::string("a replay runs the ") +
-                           (compressor_set ? "compressor" : "compression scope") +
-                           " its schedule recorded (--replay): drop this --set, or run without "
-                           "--replay");
+                           (compressor_set ? "compressor"
+                            : scope_set    ? "compression scope"
+                                           : "gradients") +
+                           " its schedule recorded (--replay): drop this --set, or the --replay");
   }
 
   // The platform may live in its own file; inline it so that overrides can

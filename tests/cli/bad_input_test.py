@@ -450,6 +450,12 @@ CASES = [
     ("a bandwidth without its per second",
      with_platform(link={"bandwidth": "10Gb", "latency": "10us"}), {}, [],
      ["/platform/link/bandwidth", 'got "10Gb" (did you mean "10Gbps"?)']),
+    ("a bandwidth in bits a second", with_platform(link={"bandwidth": "10Gbs", "latency": "10us"}),
+     {}, [], ["/platform/link/bandwidth", 'got "10Gbs" (did you mean "10Gbps"?)']),
+    # No hint to a value the field refuses too: 2000Tbps is past 1000Tbps.
+    ("a bandwidth past the range without its per second",
+     with_platform(link={"bandwidth": "2000Tb", "latency": "10us"}), {}, [],
+     ["/platform/link/bandwidth", 'got "2000Tb"\n']),
     ("a size unit in the wrong case", with_training(bucket_size="25 mib"), {}, [],
      ["/training/bucket_size", 'did you mean "25MiB"?']),
     # A --set value that opens JSON and breaks it was taken as a string and

@@ -500,13 +500,15 @@ def replayed_schedules(workdir):
     # ran, and the run went on as if the --set had (result.json's scenario
     # said it, the summary nothing), a figure labelled with what did not run.
     for setting in ['compressor={"name": "gtopk", "density": 0.1}', "compressor.density=0.1",
-                    "training.compression_scope=model", 'training={"compression_scope": "bucket"}']:
+                    "training.compression_scope=model", 'training={"compression_scope": "bucket"}',
+                    "gradients.synthesis=mean_scaling"]:
         refused = out_dir(workdir, "set-beside-replay")
         pointer = "/" + setting.split("=")[0].replace(".", "/")
         expect_refused(f"--set {setting} beside --replay",
                        gcsim("run", DEFT16, "--out", refused, "--replay", elsewhere, "--set", setting),
                        refused, [f"--set {setting}: {pointer}: a replay runs the ",
-                                 " its schedule recorded (--replay): drop this --set"])
+                                 " its schedule recorded (--replay): drop this --set, or the "
+                                 "--replay"])
     # A scenario file's scope is the schedule's in result.json, as its
     # compressor is.
     scoped = out_dir(workdir, "scope-file")

@@ -18,7 +18,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks  # noqa: E402
+from checks import Checks, refusal_problems  # noqa: E402
 
 GCSIM = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -562,6 +562,12 @@ with tempfile.TemporaryDirectory() as work:
         command = handle.read()
     check("--replay recorded/schedule.json" in command,
           f"a point's command replays the schedule: {command!r}")
+    # The recorded run's gradients were synthetic, and its density and
+    # fidelity, which the replay reports, are the synthesizer's: said.
+    with open(os.path.join(work, "rates", "points", "p000_bandwidth-1Gbps", "log.txt")) as handle:
+        log = handle.read()
+    check("  gradients: synthetic (no trace) in the recorded run, not real gradients" in log,
+          f"a replay of synthetic gradients says so: {log[:600]!r}")
     again = sweep(work, "rates.sweep.json", "--out", "rates", "--replay", "recorded/schedule.json")
     check(again.returncode == 0 and "2 done, 0 to run" in again.stdout,
           f"a replay sweep run again finds its points done: {again.stdout[-300:]!r}")
@@ -571,6 +577,19 @@ with tempfile.TemporaryDirectory() as work:
                   "--dry-run")
     check("to run again (its result.json: it replays another schedule than" in other.stdout,
           f"a replay of another schedule file runs again: {other.stdout[:400]!r}")
+    # A full run's results: their points run again, and the line says why
+    # (it named a compressor field the user never wrote).
+    full = sweep(work, "rates.sweep.json", "--out", "full-rates")
+    replaying = sweep(work, "rates.sweep.json", "--out", "full-rates", "--replay",
+                      "recorded/schedule.json", "--dry-run")
+    check(full.returncode == 0 and "to run again (its result.json: it is not a replay, and the "
+          "sweep replays " in replaying.stdout,
+          f"a full run's point is no replay's: {replaying.stdout[:300]!r}")
+    # A schedule that is no file is the sweep's error, said once.
+    missing = sweep(work, "rates.sweep.json", "--out", "missing", "--replay", "none/schedule.json")
+    check(not refusal_problems(missing, ["none/schedule.json: file not found"])
+          and "point" not in missing.stderr,
+          f"a missing schedule is one line naming it: {missing.stderr.strip()!r}")
     for name, grid, words in (
             ("compressors", {"compressor.density": [0.01, 0.1]},
              ["/compressor/density: a replay runs the compressor its schedule recorded"]),
