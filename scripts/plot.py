@@ -542,7 +542,7 @@ def quantity(text):
     text = str(text)
     for parse in (number, parse_bandwidth, parse_duration):
         value = parse(text)
-        if value is not None and value > 0:
+        if value is not None and value >= 0:
             return value
     return None
 
@@ -669,13 +669,24 @@ def along_axis(axis, rows):
     name = along_name(rows)
     ticks = {}
     for row in rows:
-        if row.get("_along") and row["_along"] > 0:
+        if row.get("_along") is not None:
             ticks.setdefault(row["_along"], along_text(row))
-    axis.set_xscale("log", base=2 if name == "workers" else 10)
+    # A 0 (a latency of 0s, no stragglers) has no place on a log axis: a
+    # symmetric log one puts it at its origin, linear up to the least other.
+    positive = [value for value in ticks if value > 0]
+    if len(positive) == len(ticks):
+        axis.set_xscale("log", base=2 if name == "workers" else 10)
+    elif positive:
+        axis.set_xscale("symlog", linthresh=min(positive), linscale=0.5)
+        axis.set_xlim(left=-0.3 * min(positive))  # no empty negative half
     if ticks:
         axis.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
         axis.xaxis.set_minor_locator(NullLocator())
-        axis.set_xticklabels([ticks[v] for v in sorted(ticks)])
+        # A parameter's values as written ("100MBps", "1Gbps") are long and
+        # may lie close: slanted, they do not run into each other.
+        slanted = name not in ("workers", "density") and len(ticks) > 1
+        axis.set_xticklabels([ticks[v] for v in sorted(ticks)], rotation=30 if slanted else 0,
+                             ha="right" if slanted else "center")
     axis.set_xlabel(along_label(name))
 
 
@@ -931,7 +942,7 @@ def caption(figure, rows, gradients=False, along=False, noun="point", notes=()):
         else:
             lines.append(f"Each {noun} is one simulation (deterministic for its seed), the "
                          f"mean {counted}.")
-    steps = [along_text(r) for r in sorted((r for r in rows if r.get("_along")),
+    steps = [along_text(r) for r in sorted((r for r in rows if r.get("_along") is not None),
                                            key=lambda r: r["_along"])]
     if along and len(set(steps)) > 1:
         name = along_name(rows)
@@ -944,6 +955,10 @@ def caption(figure, rows, gradients=False, along=False, noun="point", notes=()):
         else:
             lines.append(joined)
     sources = {r.get("gradients") for r in rows if r.get("gradients")}
+    if gradients and "replay" in sources:
+        lines.append("Replayed points (gcsim run --replay): their density and fidelity are the "
+                     "recorded run's.")
+        sources.discard("replay")
     if gradients and "synthetic" in sources:
         lines.append("Gradients synthetic (a layer spec, no trace): density and fidelity are "
                      "the synthesizer's, not a model's.")
@@ -1112,7 +1127,7 @@ def time_breakdown_figure(rows, out, written):
             mine = sorted((r for r in here if (r["_name"], r["_variant"]) == variant),
                           key=lambda r: r.get("_along") or 0)
             # Dense has no density: its bar stands alone in a density sweep.
-            labels = [along_text(r) if r.get("_along") else "" for r in mine]
+            labels = [along_text(r) if r.get("_along") is not None else "" for r in mine]
             xs = list(range(len(mine)))
             bottom = [0.0] * len(mine)
 

@@ -1044,4 +1044,40 @@ with tempfile.TemporaryDirectory() as work:
                             "time_breakdown"],
           f"one figure of each, no file per rate: {sorted(drawn)}")
 
+# A parameter with a 0 among its values (a latency of 0s) is still the axis
+# (it fell back to a panel of one point per value): a symmetric log one,
+# 0 at its origin. Replayed points say whose density and fidelity they show
+# (a replay was said to synthesize gradients).
+with tempfile.TemporaryDirectory() as work:
+    table = []
+    for latency in ["0s", "1us", "10us"]:
+        for row in synthetic_rows(full=True):
+            if row["workers"] == 8 and row["platform.link.bandwidth"] == "1Gbps":
+                row = {k: v for k, v in row.items() if k != "platform.link.bandwidth"}
+                table.append(dict(row, **{"point": f"p{len(table):03d}",
+                                          "platform.link.latency": latency,
+                                          "gradients": "replay"}))
+    table = [{k: r[k] for k in ["point", "platform.link.latency", "compressor"] + [
+        k for k in r if k not in ("point", "platform.link.latency", "compressor")]} for r in table]
+    write_csv(os.path.join(work, "sweep.csv"), table)
+    rows, params, _ = plot_module.load([os.path.join(work, "sweep.csv")])
+    facets = plot_module.annotate(rows, params)
+    drawn = {}
+    plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
+    try:
+        for _, draw in plot_module.FIGURES:
+            draw(rows, work, plot_module.Written())
+    finally:
+        plot_module.save = real_save
+    axis = drawn["speedup"].axes[0] if "speedup" in drawn else None
+    check(facets == [] and axis is not None and axis.get_xscale() == "symlog"
+          and [t.get_text() for t in axis.get_xticklabels()] == ["0s", "1us", "10us"],
+          f"a latency of 0s among the values: a symmetric log axis from 0 "
+          f"({facets}, {axis.get_xscale() if axis else None})")
+    said = " ".join(" ".join(t.get_text() for t in drawn["fidelity"].texts).split()) \
+        if "fidelity" in drawn else ""
+    check("Replayed points (gcsim run --replay): their density and fidelity are the recorded "
+          "run's." in said and "synthesize" not in said,
+          f"replayed points say whose density and fidelity they show: {said!r}")
+
 check.finish()
