@@ -89,6 +89,23 @@ def write_csv(path, rows):
         writer.writerows(rows)
 
 
+def draw_every_figure(table, work):
+    """(drawn {stem: figure}, rows, facets) of every sweep figure of the
+    sweep.csv `table` makes, drawn in this process without saving."""
+    write_csv(os.path.join(work, "sweep.csv"), table)
+    rows, params, _ = plot_module.load([os.path.join(work, "sweep.csv")])
+    facets = plot_module.annotate(rows, params)
+    drawn = {}
+    real_save = plot_module.save
+    plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
+    try:
+        for _, draw in plot_module.FIGURES:
+            draw(rows, work, plot_module.Written())
+    finally:
+        plot_module.save = real_save
+    return drawn, rows, params, facets
+
+
 def plot(*args, script=PLOT, cwd=None):
     return subprocess.run([PYTHON, script, *args], capture_output=True, text=True, timeout=120,
                           cwd=cwd)
@@ -956,16 +973,7 @@ with tempfile.TemporaryDirectory() as work:
                 "speedup_vs_dense": (0.05 + 4e6 / 1.25e8) / iteration,
                 "fidelity.cosine": 1.0 if density is None else 0.5 + density * 4,
                 "density_after_aggregation": 1.0 if density is None else density * 1.5})
-    write_csv(os.path.join(work, "sweep.csv"), table[::-1])
-    rows, params, _ = plot_module.load([os.path.join(work, "sweep.csv")])
-    plot_module.annotate(rows, params)
-    drawn = {}
-    plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
-    try:
-        for _, draw in plot_module.FIGURES:
-            draw(rows, work, plot_module.Written())
-    finally:
-        plot_module.save = real_save
+    drawn, rows, params, _ = draw_every_figure(table[::-1], work)
     for stem, column in (("speedup", "speedup_vs_dense"), ("throughput", "throughput_samples_per_s"),
                          ("density", "density_after_aggregation")):
         axis = drawn[stem].axes[0] if stem in drawn else None
@@ -1021,16 +1029,7 @@ with tempfile.TemporaryDirectory() as work:
 # rate, each a single point); dense is a line of its own.
 with tempfile.TemporaryDirectory() as work:
     table = [r for r in synthetic_rows(full=True) if r["workers"] == 8]
-    write_csv(os.path.join(work, "sweep.csv"), table)
-    rows, params, _ = plot_module.load([os.path.join(work, "sweep.csv")])
-    facets = plot_module.annotate(rows, params)
-    drawn = {}
-    plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
-    try:
-        for _, draw in plot_module.FIGURES:
-            draw(rows, work, plot_module.Written())
-    finally:
-        plot_module.save = real_save
+    drawn, _, _, facets = draw_every_figure(table, work)
     axes = [a for a in drawn["throughput"].axes if a.get_visible()] if "throughput" in drawn else []
     lines = {line.get_label().split(" ")[0]: list(line.get_xdata())
              for line in (axes[0].get_lines() if axes else [])}
@@ -1059,16 +1058,7 @@ with tempfile.TemporaryDirectory() as work:
                                           "gradients": "replay"}))
     table = [{k: r[k] for k in ["point", "platform.link.latency", "compressor"] + [
         k for k in r if k not in ("point", "platform.link.latency", "compressor")]} for r in table]
-    write_csv(os.path.join(work, "sweep.csv"), table)
-    rows, params, _ = plot_module.load([os.path.join(work, "sweep.csv")])
-    facets = plot_module.annotate(rows, params)
-    drawn = {}
-    plot_module.save = lambda figure, out, stem, written: drawn.__setitem__(stem, figure)
-    try:
-        for _, draw in plot_module.FIGURES:
-            draw(rows, work, plot_module.Written())
-    finally:
-        plot_module.save = real_save
+    drawn, _, _, facets = draw_every_figure(table, work)
     axis = drawn["speedup"].axes[0] if "speedup" in drawn else None
     check(facets == [] and axis is not None and axis.get_xscale() == "symlog"
           and [t.get_text() for t in axis.get_xticklabels()] == ["0s", "1us", "10us"],
