@@ -51,7 +51,7 @@ nodes) is the worker axis. Figures of
 a sweep record the SHA-256 of the sweep.csv they were drawn from (the PDF's
 Subject, the PNG's Source text), so that stale ones can be found. A sweep
 folder without its sweep.csv (an unfinished sweep) gives the results of the
-points its points.txt lists.
+points its points.txt lists, and says how many of them have one.
 
 Every input is read and checked before anything is drawn or a folder made:
 bad input (a missing, empty, malformed or non-UTF-8 file, one that is not a
@@ -374,9 +374,14 @@ def load(inputs):
     for item in inputs:
         if os.path.isdir(item):
             found = [os.path.join(item, "result.json")]
+            listed = None
             if not os.path.isfile(found[0]):  # an unfinished sweep folder
-                found = unfinished_sweep_results(item)
+                found = listed = unfinished_sweep_results(item)
             found = [f for f in found if os.path.isfile(f)]
+            if listed and found and len(found) < len(listed):
+                # Its figures would pass for the whole grid's.
+                print(f"{item}: an unfinished sweep (no sweep.csv): {len(found)} of its "
+                      f"{len(listed)} points have a result, and the figures show those only")
             if not found:
                 raise BadInput(f"{item}: no sweep.csv or result.json found in this folder")
             files += found

@@ -10,8 +10,10 @@ device profile and refuses bad ones the same way.
 
 Usage: plot_test.py   (runs scripts/plot.py with Debian's /usr/bin/python3)
 """
+import contextlib
 import csv
 import hashlib
+import io
 import json
 import math
 import os
@@ -484,9 +486,14 @@ with tempfile.TemporaryDirectory() as work:
     point(os.path.join(sweep_folder, "points", "p001_nodes-16"), {"name": "dense"}, 16, 3)
     with open(os.path.join(sweep_folder, "points.txt"), "w") as handle:
         handle.write("p000_nodes-2\np001_nodes-4\n")  # p001_nodes-4 not yet run
-    rows, _, _ = plot_module.load([sweep_folder])
-    check([row["point"] for row in rows] == ["p000_nodes-2"],
-          f"an unfinished sweep plots its own grid's points only: {[r['point'] for r in rows]}")
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        rows, _, _ = plot_module.load([sweep_folder])
+    check([row["point"] for row in rows] == ["p000_nodes-2"]
+          and f"{sweep_folder}: an unfinished sweep (no sweep.csv): 1 of its 2 points have a "
+          "result, and the figures show those only" in said.getvalue(),
+          f"an unfinished sweep plots its own grid's points only, and says how many: "
+          f"{[r['point'] for r in rows]} {said.getvalue()!r}")
     with open(os.path.join(sweep_folder, "points.txt"), "w") as handle:
         handle.write("../p0\n")
     refused_point = None
