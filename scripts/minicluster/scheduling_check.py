@@ -85,7 +85,6 @@ from cpu_info import machine_identity  # noqa: E402
 from script_input import Parser, run_script  # noqa: E402
 import netns  # noqa: E402
 import run  # noqa: E402
-from run import MODELS  # noqa: E402  (the models worker.py trains)
 
 PYTHON = "/usr/bin/python3"  # Debian's, with torch: the ranks' default, as in run.py
 
@@ -510,7 +509,7 @@ def main(argv):
                 rank, world, gap = int(argv[1]), int(argv[2]), float(argv[5])
             elif argv[0] == "_float16_rank":
                 rank, world = int(argv[1]), int(argv[2])
-                if argv[5] not in MODELS:
+                if argv[5] not in run.MODELS:  # the models worker.py trains
                     raise ValueError
             elif argv[0] == "_flow_send":
                 nbytes = int(argv[2])
@@ -572,8 +571,8 @@ def main(argv):
             float16.error(f"--rate: {args.rate} is not in (0, 1000] Mbit/s")
         if not (os.path.isfile(args.python) and os.access(args.python, os.X_OK)):
             float16.error(f"--python: {args.python} is not an executable file")
-        if args.model not in MODELS:
-            float16.error(f"--model: {args.model!r} is not {' or '.join(MODELS)}")
+        if args.model not in run.MODELS:
+            float16.error(f"--model: {args.model!r} is not {' or '.join(run.MODELS)}")
         check = functools.partial(check_float16, args.nodes, args.rate, args.model, args.python)
     elif args.check == "compute":
         check = functools.partial(check_compute, parse_ranks(args.ranks, compute))
