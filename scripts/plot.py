@@ -987,11 +987,18 @@ def put_caption(figure, lines):
                      color="#555555")
 
 
-def linear_scaling(axis, rows):
-    if along_name(rows) == "density":  # dense has none: its own level
+def throughput_reference(axis, rows):
+    """Dense's linear scaling against the workers, its level across a
+    density sweep (it has no density); along another parameter dense is a
+    line of its own."""
+    name = along_name(rows)
+    if name == "workers":
+        linear_scaling(axis, rows)
+    elif name == "density":
         dense_throughput(axis, rows)
-    if along_name(rows) != "workers":  # along another parameter dense is a line of its own
-        return
+
+
+def linear_scaling(axis, rows):
     dense = sorted((r["workers"], r["throughput_samples_per_s"]) for r in rows
                    if r["_variant"] == "dense" and r.get("workers") is not None
                    and r.get("throughput_samples_per_s") is not None)
@@ -1016,7 +1023,8 @@ def throughput_figure(rows, out, written):
     if not (has(rows, "throughput_samples_per_s") and has(rows, "workers")):
         return "no throughput_samples_per_s or workers column"
     return line_figure(rows, out, "throughput", "throughput_samples_per_s",
-                       "throughput (samples/s)", written, log_y="auto", reference=linear_scaling)
+                       "throughput (samples/s)", written, log_y="auto",
+                       reference=throughput_reference)
 
 
 def kernel_columns(rows):
