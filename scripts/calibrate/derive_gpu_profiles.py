@@ -19,7 +19,7 @@ import sys
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 from atomic_write import write_json_atomically  # noqa: E402
-from script_input import Parser, run_script  # noqa: E402
+from script_input import Parser, parse_duration, run_script  # noqa: E402
 
 # ---------------------------------------------------------------- public figures
 KLJP = "kljp/topk_results training logs (PyTorch 1.5, V100-class GPUs, 4 workers, density 0.001), as summarised in shared/PAPERS.md"
@@ -65,6 +65,11 @@ KLJP_TOPK = [  # (model, n, seconds)
     ("ResNet-18 CIFAR-10", 11_173_962, 106e-3),
     ("LSTM WikiText-2", 28_949_319, 340e-3),
 ]
+# The layer spec the kljp times are of: the simulator prices each of its
+# layers, so the anchor is met layer by layer, latency and kinds included.
+RESNET18_SPEC = os.path.join(REPO, "workloads", "models", "resnet18-cifar10.json")
+# The one GPU whose layer latency was measured (fit_compute.py, FP32 passes).
+H200_PROFILE = os.path.join(REPO, "platforms", "devices", "h200.json")
 P100_BANDWIDTH = 732e9  # P100 SXM2 datasheet, for the pytorch#22812 cross-check
 PR22812_N, PR22812_K, PR22812_S = 2_000_000, 1000, 25.6e-3
 
@@ -80,25 +85,24 @@ LAYER_EFFICIENCY = {  # relative to the conv rate derived from ResNet-18; assump
 }
 
 
-def resnet18_cifar_macs():
-    """Multiply-accumulates of one ResNet-18 (CIFAR variant, kuangliu/pytorch-cifar
-    as used by kljp/deft) forward pass on a 3x32x32 image, from the layer shapes:
-    a conv layer costs H_out * W_out * C_out * C_in * kh * kw MACs, the final
-    linear layer C_in * C_out. BatchNorm, ReLU, pooling and adds are not counted
-    (they are memory-bound and few FLOPs)."""
-    macs = 32 * 32 * 64 * 3 * 9  # conv1 3x3, 3 -> 64, 32x32
-    in_ch, size = 64, 32
-    for out_ch, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
-        for block in range(2):
-            s = stride if block == 0 else 1
-            out_size = size // s
-            macs += out_size * out_size * out_ch * in_ch * 9  # conv a
-            macs += out_size * out_size * out_ch * out_ch * 9  # conv b
-            if s != 1 or in_ch != out_ch:
-                macs += out_size * out_size * out_ch * in_ch  # 1x1 shortcut
-            in_ch, size = out_ch, out_size
-    macs += 512 * 10  # linear
-    return macs
+def measured_layer_latency():
+    """The H200's fitted layer latency in FP32 (seconds) and its text."""
+    with open(H200_PROFILE) as f:
+        text = json.load(f)["compute"]["layer_latency"]
+    return parse_duration(text), text
+
+
+def resnet18_layers():
+    with open(RESNET18_SPEC) as f:
+        return json.load(f)["layers"]
+
+
+def anchored_rate(layers, flops_field, anchor_s, latency_s):
+    """The FLOP rate at which the simulator's passes over `layers` (each the
+    latency plus its FLOPs at the rate times its kind's efficiency) add up to
+    `anchor_s` at kljp's batch."""
+    weighted = sum(KLJP_BATCH * layer[flops_field] / LAYER_EFFICIENCY[layer["kind"]] for layer in layers)
+    return weighted / (anchor_s - len(layers) * latency_s)
 
 
 def legacy_topk_ns():
@@ -188,25 +192,31 @@ def build(key, gpu, figures):
     kernels["fp16_cast"] = linear(6, 1, "float32 read, float16 write")
     kernels["sgd_momentum"] = linear(20, 1, "SGD with momentum: read w, g, m; write w, m")
 
-    # Forward/backward: achieved FLOP/s on V100-class from kljp's ResNet-18,
-    # carried to the others as the same share of their FP32 peak.
-    flops_per_sample = 2 * resnet18_cifar_macs()
-    forward_rate_v100 = KLJP_BATCH * flops_per_sample / KLJP_FORWARD_S
-    backward_rate_v100 = 2 * KLJP_BATCH * flops_per_sample / KLJP_BACKWARD_S
+    # Forward/backward: the FLOP rates at which the simulator's ResNet-18
+    # passes take kljp's V100-class times, each layer paying the measured
+    # layer latency; carried to the others as the same share of their FP32
+    # peak, the latency unchanged (launches and dispatch, not the GPU's speed).
+    layers = resnet18_layers()
+    latency_s, latency_text = measured_layer_latency()
+    forward_rate_v100 = anchored_rate(layers, "forward_flops", KLJP_FORWARD_S, latency_s)
+    backward_rate_v100 = anchored_rate(layers, "backward_flops", KLJP_BACKWARD_S, latency_s)
     forward_share = forward_rate_v100 / GPUS["v100"]["fp32"]
     backward_share = backward_rate_v100 / GPUS["v100"]["fp32"]
+    forward_flops = sum(layer["forward_flops"] for layer in layers)
     compute = {
-        "forward_flop_rate": "%.4gTflops" % (gpu["fp32"] * forward_share / 1e12),
-        "backward_flop_rate": "%.4gTflops" % (gpu["fp32"] * backward_share / 1e12),
-        "layer_latency": "0us",
+        # Seven digits, so that the anchor holds to a millionth.
+        "forward_flop_rate": "%.7gTflops" % (gpu["fp32"] * forward_share / 1e12),
+        "backward_flop_rate": "%.7gTflops" % (gpu["fp32"] * backward_share / 1e12),
+        "layer_latency": latency_text,
         "efficiency": LAYER_EFFICIENCY,
         "source": (
-            "ResNet-18 CIFAR-10 forward = %.4g GMAC = %.4g GFLOP per sample (from the layer shapes, 2 FLOP per MAC); "
-            "kljp V100-class forward 29.0 ms and backward 68.5 ms at batch 256 give %.3g and %.3g TFLOP/s "
-            "(backward counted as 2x forward FLOPs), i.e. %.1f%% and %.1f%% of V100's 15.7 TFLOPS FP32; "
-            "this profile applies those shares to its own FP32 peak (%s). Per-kind efficiencies other than conv are "
-            "assumptions. FP32 without tensor cores (no TF32/AMP)." % (
-                flops_per_sample / 2e9, flops_per_sample / 1e9, forward_rate_v100 / 1e12, backward_rate_v100 / 1e12,
+            "rates: gcsim's ResNet-18 CIFAR-10 passes (%d layers, %.4g GFLOP forward per sample) take kljp's "
+            "V100-class forward 29.0 ms and backward 68.5 ms at batch 256 with each layer pass paying the layer "
+            "latency and each kind its efficiency: %.4g and %.4g TFLOP/s, i.e. %.1f%% and %.1f%% of V100's "
+            "15.7 TFLOPS FP32; this profile applies those shares to its own FP32 peak (%s). Layer latency: the "
+            "H200's, fitted to its FP32 passes (h200.json), assumed the same on this GPU. Per-kind efficiencies "
+            "other than conv are assumptions. FP32 without tensor cores (no TF32/AMP)." % (
+                len(layers), forward_flops / 1e9, forward_rate_v100 / 1e12, backward_rate_v100 / 1e12,
                 forward_share * 100, backward_share * 100, gpu["fp32_text"])),
     }
 
@@ -215,9 +225,12 @@ def build(key, gpu, figures):
         {"figure": "%s FP32 peak" % gpu["model"], "value": gpu["fp32_text"], "source": gpu["spec"]},
         {"figure": "ResNet-18 CIFAR-10 forward / backward time, batch 256", "value": "29.0 ms / 68.5 ms",
          "source": KLJP},
-        {"figure": "ResNet-18 CIFAR-10 forward FLOPs per sample", "value": "%.4g GFLOP (%.4g GMAC)" % (
-            flops_per_sample / 1e9, flops_per_sample / 2e9),
-         "source": "computed from the layer shapes in scripts/calibrate/derive_gpu_profiles.py (resnet18_cifar_macs)"},
+        {"figure": "ResNet-18 CIFAR-10 layers", "value": "%d layer passes a pass, %.4g GFLOP forward per sample" % (
+            len(layers), forward_flops / 1e9),
+         "source": "workloads/models/resnet18-cifar10.json (the layer spec the simulator prices)"},
+        {"figure": "layer latency", "value": latency_text,
+         "source": "measured: NVIDIA H200, FP32, fitted by scripts/calibrate/fit_compute.py to whole timed passes of "
+                   "four models (platforms/devices/h200.json); assumption: the same per layer pass on this GPU"},
         {"figure": "V100 FP32 peak (for the efficiency share)", "value": "15.7 TFLOPS",
          "source": GPUS["v100"]["spec"]},
         {"figure": "assumption: kernel launch + dispatch latency", "value": "%g us per launch" % (L * 1e6),
@@ -273,8 +286,8 @@ def main():
         write_json_atomically(path, profile, indent=2)
         print("wrote", os.path.relpath(path, REPO))
     c, xs, ts = legacy_topk_ns()
-    print("ResNet-18 CIFAR: %.4g GMAC per sample; legacy topk c = %.4f ns (per-point: %s)" % (
-        resnet18_cifar_macs() / 1e9, c * 1e9, ", ".join("%.3f" % (t / x * 1e9) for x, t in zip(xs, ts))))
+    print("legacy topk c = %.4f ns (per-point: %s)" % (
+        c * 1e9, ", ".join("%.3f" % (t / x * 1e9) for x, t in zip(xs, ts))))
 
 
 if __name__ == "__main__":
