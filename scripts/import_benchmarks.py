@@ -87,7 +87,7 @@ from atomic_write import write_json_atomically  # noqa: E402
 from script_input import (MEASURED_RUN_FORMAT, SHORTEST_SECONDS, BadInput, Parser,  # noqa: E402
                           bandwidth_ok, checked_size, integer_in, is_json_number, json_kind,
                           latency_ok, open_input, read_json_object, refuse_output_over_inputs,
-                          run_script)
+                          run_script, spelling_hint)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
@@ -112,11 +112,13 @@ WANTED_BANDWIDTH = "a bandwidth with a unit in [1kbps, 1000Tbps] (e.g. \"10Gbps\
 WANTED_LATENCY = "a duration with a unit, 0 or in [1ps, 1e9s] (e.g. \"5us\")"
 
 
-def text_option(accepts, wanted):
-    """An argparse type: a string `accepts` takes."""
+def text_option(accepts, wanted, quantity):
+    """An argparse type: a string `accepts` takes (a link's `quantity`,
+    whose misspellings gcsim's hint follows)."""
     def parse(text):
         if not accepts(text):
-            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}"
+                                             + spelling_hint(text, quantity))
         return text
     return parse
 
@@ -804,9 +806,9 @@ def add_cluster_options(parser, default_nodes):
     parser.add_argument("--cluster", help="platform description JSON (platforms/README.md)")
     parser.add_argument("--nodes", type=integer_in(1, MAX_RANKS),
                         help=f"star nodes (default: {default_nodes})")
-    parser.add_argument("--bandwidth", type=text_option(bandwidth_ok, WANTED_BANDWIDTH),
+    parser.add_argument("--bandwidth", type=text_option(bandwidth_ok, WANTED_BANDWIDTH, "bandwidth"),
                         help="star link bandwidth, e.g. 100Gbps")
-    parser.add_argument("--latency", type=text_option(latency_ok, WANTED_LATENCY),
+    parser.add_argument("--latency", type=text_option(latency_ok, WANTED_LATENCY, "latency"),
                         help="star link latency, e.g. 5us")
 
 
@@ -899,7 +901,8 @@ def check_cluster(cluster, file, at=""):
         for field, accepts, wanted in (("bandwidth", bandwidth_ok, WANTED_BANDWIDTH),
                                        ("latency", latency_ok, WANTED_LATENCY)):
             if not accepts(value.get(field)):
-                fail(f"{key}/{field}", f"expected {wanted}, got {json.dumps(value.get(field))}")
+                fail(f"{key}/{field}", f"expected {wanted}, got {json.dumps(value.get(field))}"
+                     + spelling_hint(value.get(field), field))
 
     if not isinstance(cluster, dict):
         fail("", f"expected a platform description (a JSON object), got "

@@ -388,6 +388,108 @@ def checked_flop_rate(text):
     return value if value is not None and value > 0 else None
 
 
+def _number_as_written(text, unit):
+    """The number before `unit` as the text spells it ("1e3" stays "1e3")."""
+    return text[:text.rfind(unit)].strip(" ")
+
+
+def _case_spellings(text, units, bits_apart):
+    """Spellings of text with a unit of `units` that differs only in case,
+    those with the fewest changes; none when the unit is known as written.
+    `bits_apart`: changing the case of the letter before "ps" (bits or
+    bytes) changes the rate eightfold, so it is no spelling. units.cpp's
+    case_insensitive, letter for letter (ASCII only, as its tolower)."""
+    split = split_number(text)
+    if split is None:
+        return []
+    unit = split[1]
+
+    def lower(letter):
+        return letter.lower() if letter.isascii() else letter
+
+    def changes(suffix):
+        if len(suffix) != len(unit):
+            return None
+        count = 0
+        for i, (known, written) in enumerate(zip(suffix, unit)):
+            if lower(known) != lower(written):
+                return None
+            if bits_apart and known != written and suffix[i + 1:] == "ps":
+                return None
+            count += known != written
+        return count
+
+    matches = [(count, suffix) for suffix in units
+               if (count := changes(suffix)) is not None]
+    if not matches or min(count for count, _ in matches) == 0:
+        return []
+    fewest = min(count for count, _ in matches)
+    number = _number_as_written(text, unit)
+    return [number + suffix for count, suffix in matches if count == fewest]
+
+
+def _rate_spellings(text):
+    """Bandwidths text may mean in another way of writing a rate: "10Gb",
+    "10Gb/s", "10Gbs" -> "10Gbps"; "10Gbits" -> "10Gbit/s"; "10G" -> bits
+    or bytes. units.cpp's rate_spellings."""
+    split = split_number(text)
+    if split is None or parse_bandwidth(text) is not None:
+        return []
+    unit = split[1]
+    if unit.endswith("bits/s"):
+        forms = [unit[:-6] + "bit/s"]
+    elif unit.endswith("bits"):
+        forms = [unit[:-4] + "bit/s"]
+    elif unit.endswith("bit"):
+        forms = [unit[:-3] + "bit/s"]
+    elif unit.endswith("/sec"):
+        forms = [unit[:-4] + "ps"]
+    elif unit.endswith("/s"):
+        forms = [unit[:-2] + "ps"]
+    elif unit.endswith(("bs", "Bs")):
+        forms = [unit[:-1] + "ps"]
+    elif unit.endswith(("b", "B")):
+        forms = [unit + "ps"]
+    elif len(unit) == 1 and unit in "kKMGT":
+        forms = [unit + "bps", unit + "Bps"]
+    else:
+        forms = []
+    number = _number_as_written(text, unit)
+    spellings = []
+    for form in forms:
+        spelled = number + form
+        if parse_bandwidth(spelled) is not None:
+            spellings.append(spelled)
+        else:
+            spellings += _case_spellings(spelled, BANDWIDTH_UNITS, True)
+    return spellings
+
+
+def spelling_hint(text, quantity):
+    """What gcsim adds after refusing `text` as a link's "bandwidth" or
+    "latency" (`quantity`): ' (did you mean "10Gbps"?)' for a unit it knows
+    in another case or way of writing a rate, naming only values it would
+    take; "" otherwise (json_reader.cpp's parse_unit_field)."""
+    if quantity not in ("bandwidth", "latency"):
+        raise ValueError(f"no spelling hints for {quantity!r}")
+    if not isinstance(text, str):
+        return ""
+    bandwidth = quantity == "bandwidth"
+    accepted = checked_bandwidth if bandwidth else checked_duration
+    units = BANDWIDTH_UNITS if bandwidth else DURATION_UNITS
+
+    def taken(spellings):
+        return [spelled for spelled in spellings if accepted(spelled) is not None]
+
+    meant = taken(_case_spellings(text, units, bits_apart=bandwidth))
+    if meant:
+        return ' (units are case-sensitive: did you mean "' + '" or "'.join(meant) + '"?)'
+    rates = taken(_rate_spellings(text)) if bandwidth else []
+    if rates:
+        return ' (did you mean "' + '" or "'.join(rates) + '"?)'
+    return ""
+
+
 def bandwidth_ok(text):
     """Whether gcsim accepts text as a link bandwidth."""
     return checked_bandwidth(text) is not None

@@ -4,7 +4,8 @@ of link bandwidths and latencies (valid, at the edges of gcsim's ranges, and
 malformed), its bandwidth_ok/latency_ok verdict must be gcsim's own, found by
 running a one-iteration, two-node star scenario with that link. gcsim refuses a
 value by exit 2 and one line naming /platform/link/bandwidth (or latency); any
-other outcome is acceptance. Also: a few values in base units, the size and
+other outcome is acceptance; where gcsim refuses, the hint it adds to that
+line ("did you mean ...") must be spelling_hint's. Also: a few values in base units, the size and
 FLOP-rate tables, open_input (a FIFO, a device, a folder refused in one
 line, as gcsim does), the one-line Parser, and run_script (how every script
 ends).
@@ -37,10 +38,13 @@ BANDWIDTHS = ["10Gbps", "1.5 GiBps", " 100 Mbps ", "1 KiBps", "1kbps", "125Bps",
               "999bps", "1000Tbps", "1000.0001Tbps", "125TBps", "1e3bps", "1.e9bps", ".5TiBps",
               "-1Gbps", "+1Gbps", "1e300Tbps", "inf Gbps", "nan Gbps", "0Gbps", "10gbps",
               "10 Gb/s", "10Gbps\t", "1_0Gbps", "0x10Gbps", "10", "Gbps", "", "1e+Gbps",
-              "1e9e3bps", "1..5Gbps", 10]
+              "1e9e3bps", "1..5Gbps", 10, "10Gb", "10Gb/s", "10Gbits", "10G", "10Gbs",
+              "10Gb/sec", "2000Tb", "10Gib", "100mbit", "1e3 Kb", "10 GB/s", "10gb", "1KiB",
+              "100MBPS", "0.5kb"]
 LATENCIES = ["5us", "0s", "0", " 5 us ", "1ps", "0.5ps", "1e9s", "1.0000001e9s", "2min", "2m",
              "1h", "16666667min", "1e-310s", "1e-400s", "nan s", "3", "-1us", "+1us", "5US",
-             "5 u s", ".5ms", ".ms", "1e+3ms", "1e-3", "1E-3s", "inf s", "1e400s", 0]
+             "5 u s", ".5ms", ".ms", "1e+3ms", "1e-3", "1E-3s", "inf s", "1e400s", 0, "5Us",
+             "2MIN", "1H", "2E9S", "5 MS"]
 
 
 def scenario(workdir, link):
@@ -57,27 +61,36 @@ def scenario(workdir, link):
 
 
 def gcsim_accepts(workdir, field, value):
-    """Whether gcsim takes `value` as the link's `field`; None if it crashed."""
+    """Whether gcsim takes `value` as the link's `field` (None if it
+    crashed), and the line it refused it with."""
     path = scenario(workdir, dict(LINK, **{field: value}))
     done = subprocess.run([GCSIM, "run", path, "--set", "training.iterations=1", "--quiet",
                            "--out", os.path.join(workdir, "out")],
                           capture_output=True, text=True, timeout=60)
     if done.returncode not in (0, 2):
-        return None
+        return None, ""
     named = f"/platform/link/{field}:" in done.stderr
-    return not (done.returncode == 2 and named)
+    return not (done.returncode == 2 and named), done.stderr.strip()
 
 
 check = Checks()
 with tempfile.TemporaryDirectory() as workdir:
     for field, values, ok in (("bandwidth", BANDWIDTHS, script_input.bandwidth_ok),
                               ("latency", LATENCIES, script_input.latency_ok)):
+        hinted = 0
         for value in values:
-            verdict = gcsim_accepts(workdir, field, value)
+            verdict, refusal = gcsim_accepts(workdir, field, value)
             mine = ok(value)
             check(verdict is not None and verdict == mine,
                   f"{field} {value!r}: gcsim {'crashed' if verdict is None else verdict}, "
                   f"script_input {mine}")
+            if verdict is False:
+                hint = script_input.spelling_hint(value, field)
+                hinted += bool(hint)
+                check(refusal.endswith(hint) if hint else not refusal.endswith('?)'),
+                      f"{field} {value!r}: spelling_hint {hint!r} is gcsim's: {refusal}")
+        check(hinted >= (12 if field == "bandwidth" else 4),
+              f"{field}: {hinted} of the refused spellings get a hint")
 
 # Values in base units.
 for parse, text, expected in ((script_input.parse_bandwidth, "10Gbps", 1.25e9),

@@ -402,6 +402,8 @@ with tempfile.TemporaryDirectory() as tmp:
         {"nodes": RANKS, "link": {"bandwidth": "10Gbps", "latency": "15us"}})])
     bad_link = write_lines(os.path.join(tmp, "bad-link.json"), [json.dumps(
         {"topology": "star", "nodes": RANKS, "link": {"bandwidth": "fast", "latency": "15us"}})])
+    gigabit_link = write_lines(os.path.join(tmp, "gigabit-link.json"), [json.dumps(
+        {"topology": "star", "nodes": RANKS, "link": {"bandwidth": "1Gb/s", "latency": "15us"}})])
     no_gpu_link = write_lines(os.path.join(tmp, "no-gpu-link.json"), [json.dumps(
         {"topology": "multi_gpu", "nodes": 2, "gpus_per_node": 2,
          "link": {"bandwidth": "10Gbps", "latency": "15us"}})])
@@ -478,6 +480,12 @@ with tempfile.TemporaryDirectory() as tmp:
                                 "--latency=-5us"], ["--latency", "-5us"]),
             ("--latency without a unit", ["nccl-tests", allreduce, "--bandwidth", "10Gbps",
                                           "--latency", "15"], ["--latency", "15"]),
+            # gcsim's hints, for the spellings a platform file would get them for.
+            ("--bandwidth 10Gb", ["nccl-tests", allreduce, "--bandwidth", "10Gb", "--latency",
+                                  "15us"], ["--bandwidth", "'10Gb' (did you mean \"10Gbps\"?)"]),
+            ("--latency 15US", ["nccl-tests", allreduce, "--bandwidth", "10Gbps", "--latency",
+                                "15US"],
+             ["--latency", "'15US' (units are case-sensitive: did you mean \"15us\"?)"]),
             ("--ranks 1", ["nccl-tests", allreduce, *star, "--ranks", "1"], ["--ranks"]),
             # Against the log's own count it was dropped without a word.
             ("--ranks against the log's", ["nccl-tests", allreduce, *star, "--ranks",
@@ -494,6 +502,9 @@ with tempfile.TemporaryDirectory() as tmp:
              ["no-topology.json", "/topology"]),
             ("a --cluster with a bad bandwidth", ["nccl-tests", allreduce, "--cluster", bad_link],
              ["bad-link.json", "/link/bandwidth", "fast"]),
+            ("a --cluster with a bandwidth in Gb/s", ["nccl-tests", allreduce, "--cluster",
+                                                      gigabit_link],
+             ["gigabit-link.json", "/link/bandwidth", '"1Gb/s" (did you mean "1Gbps"?)']),
             ("a --cluster with an unknown network model",
              ["nccl-tests", allreduce, "--cluster", bad_network["model"]],
              ["bad-network-model.json", "/network/model", "CM02, LV08, SMPI", "cm02"]),
