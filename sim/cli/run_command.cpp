@@ -266,9 +266,10 @@ public:
     // would pass for theirs (a sweep counts a point with a result as done).
     std::vector<OutputFile> outputs;
     if (!dense && replay_file_.empty())
-      outputs.push_back({schedule_file, output::json_text(training::schedule_to_json(
-                                            compressed, workers, compressor_json, gradient_source,
-                                            scenario.workload))});
+      outputs.push_back(
+          {schedule_file, output::json_text(training::schedule_to_json(
+                              compressed, workers, compressor_json, scenario.compressor,
+                              gradient_source, scenario.workload))});
     if (!timeline_file_.empty()) {
       std::vector<std::string> names{"dense"};
       if (!dense)

@@ -250,6 +250,7 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
 
 nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
                                 const nlohmann::json& compressor,
+                                const nlohmann::json& scenario_compressor,
                                 const nlohmann::json& gradient_source, const Workload& workload) {
   nlohmann::json iterations = nlohmann::json::array();
   for (size_t i = 0; i < run.schedule.size(); ++i) {
@@ -282,6 +283,7 @@ nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
             {"parameters", workload.parameters()},
             {"layers", workload.layers.size()}}},
           {"compressor", compressor},
+          {"scenario_compressor", scenario_compressor},
           {"gradients", gradient_source},
           {"kernel_fields", {"name", "before_step", "n", "k", "rows", "cols"}},
           {"iterations", iterations}};
@@ -289,7 +291,8 @@ nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
 
 CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
                                  const Workload& workload, const cost::DeviceProfile& profile,
-                                 nlohmann::json& compressor, nlohmann::json& gradient_source) {
+                                 nlohmann::json& compressor, nlohmann::json& gradient_source,
+                                 nlohmann::json& scenario_compressor) {
   const std::string name = file.string();
   nlohmann::json document = load_json_file(file);
   ObjectReader reader(document, name, "");
@@ -335,6 +338,16 @@ CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
     throw InputError(name,
                      "/compressor/" + (error.parameter().empty() ? "name" : error.parameter()),
                      error.what());
+  }
+  // Only said again: a name other than the compressor's, or no object, is
+  // a file edited by hand.
+  scenario_compressor = compressor;
+  if (const nlohmann::json* written = reader.find("scenario_compressor")) {
+    if (!written->is_object() || written->value("name", nlohmann::json()) != compressor["name"])
+      reader.fail("scenario_compressor",
+                  "expected the compressor as the recorded scenario wrote it, an object named " +
+                      compressor["name"].dump() + ", got " + describe_json(*written));
+    scenario_compressor = *written;
   }
   gradient_source = reader.require("gradients");
   const nlohmann::json& iterations = reader.require("iterations");
@@ -391,14 +404,17 @@ Replay replay_schedule(Scenario& scenario, const std::string& file,
                        const cost::DeviceProfile& profile) {
   Replay replay;
   nlohmann::json replayed_gradients;
-  replay.compressed = schedule_from_file(file, scenario.platform.worker_count(), scenario.workload,
-                                         profile, replay.compressor, replayed_gradients);
+  replay.compressed =
+      schedule_from_file(file, scenario.platform.worker_count(), scenario.workload, profile,
+                         replay.compressor, replayed_gradients, replay.scenario_compressor);
   replay.gradient_source = {
       {"kind", "replay"}, {"schedule", recorded_path(file)}, {"recorded_from", replayed_gradients}};
   CompressedRun& compressed = replay.compressed;
   // The schedule's compressor is what runs; result.json's scenario said
-  // the scenario file's, which the replay ignores.
-  scenario.resolved["compressor"] = replay.compressor;
+  // the scenario file's, which the replay ignores. It says the recorded
+  // run's as written, as that run's result.json did (model.compressor_params
+  // has every parameter), so that a replay's result and its run's compare.
+  scenario.resolved["compressor"] = replay.scenario_compressor;
   // All the schedule's iterations, or the first N of a --set
   // training.iterations=N; the scenario file's count, written for
   // another run, is not the replay's. result.json says what ran.

@@ -17,9 +17,12 @@
 namespace gcsim::training {
 
 /// The schedule of `run`, recorded with the model it ran on (`workload`'s
-/// name, parameters and layers), which a replay must match.
+/// name, parameters and layers), which a replay must match, and its
+/// compressor twice: with every parameter (what a replay runs) and as the
+/// scenario wrote it (what a replay's result.json says the scenario asked).
 nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
                                 const nlohmann::json& compressor,
+                                const nlohmann::json& scenario_compressor,
                                 const nlohmann::json& gradient_source, const Workload& workload);
 
 /// Reads a schedule for `workers` workers of `workload` and prices its
@@ -27,9 +30,12 @@ nlohmann::json schedule_to_json(const CompressedRun& run, int workers,
 /// and JSON path. A schedule recorded on another model (another parameter
 /// or layer count) is refused: its bytes and kernel sizes are that model's.
 /// (Schedules of gcsim before the model was recorded carry none to check.)
+/// `scenario_compressor` is the compressor as the recorded run's scenario
+/// wrote it, or `compressor` for a schedule that did not keep it.
 CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
                                  const Workload& workload, const cost::DeviceProfile& profile,
-                                 nlohmann::json& compressor, nlohmann::json& gradient_source);
+                                 nlohmann::json& compressor, nlohmann::json& gradient_source,
+                                 nlohmann::json& scenario_compressor);
 
 /// How a schedule's compression ran: parts that start before the backward
 /// pass ends come from per-bucket compression ("bucket"), else "model".
@@ -39,7 +45,10 @@ std::string compression_scope_of(const std::vector<CompressionPart>& parts);
 /// of `gcsim sweep --replay`).
 struct Replay {
   CompressedRun compressed;
-  nlohmann::json compressor;      // the schedule's, with its parameters
+  nlohmann::json compressor; // the schedule's, with its parameters
+  // As the recorded run's scenario wrote it (the full parameters for a
+  // schedule written before 2026-12-07, which did not keep it).
+  nlohmann::json scenario_compressor;
   nlohmann::json gradient_source; // result.json's model.gradients
 };
 

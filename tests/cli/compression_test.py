@@ -277,14 +277,56 @@ with tempfile.TemporaryDirectory() as work:
           errors["recursive_doubling"] < 0.85 * errors["ring"],
           f"bf16 rounds its sums in the allreduce's order (relative L2 errors {errors})")
     # The scenario's own compressor is ignored by a replay: result.json's
-    # scenario names the schedule's (it named the scenario file's).
+    # scenario names the schedule's (it named the scenario file's), as the
+    # recorded run's scenario wrote it (it had every parameter, so plot.py
+    # took a run and its replay for two compressors), and its model the
+    # parameters the run had.
     other, _ = run(work, {"name": "topk", "density": 0.05}, 16, "--replay",
                    os.path.join(work, "cltk-tree", "schedule.json"), out="cltk-replay-topk")
     with open(os.path.join(work, "cltk-tree", "schedule.json")) as handle:
-        recorded_compressor = json.load(handle)["compressor"]
-    check(other["scenario"]["compressor"] == recorded_compressor
+        recorded = json.load(handle)
+    check(other["scenario"]["compressor"] == tree_run["scenario"]["compressor"] == cltk
+          and recorded["scenario_compressor"] == cltk
+          and other["model"]["compressor_params"] == tree_run["model"]["compressor_params"]
+          and dict(recorded["compressor"], name=None) == dict(tree_run["model"]["compressor_params"],
+                                                              name=None)
           and other["summary"]["communication_total_s"] == ring_summary["communication_total_s"],
-          f"a replay records the schedule's compressor: {other['scenario']['compressor']}")
+          f"a replay records the recorded run's compressor as written: {other['scenario']['compressor']}"
+          f", and runs its parameters: {other['model']['compressor_params']}")
+    # So plot.py draws a run and its replay as one compressor.
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import plot  # noqa: E402
+    rows, params = plot.read_results([os.path.join(work, name, "result.json")
+                                      for name in ("cltk-tree", "cltk-replay-topk")])
+    check({row["compressor_name"] for row in rows} == {"cltk"}
+          and not [param for param in params if param.startswith("compressor")],
+          f"plot.py: a run and its replay are one compressor, no parameter of it differs: {params}")
+    # A schedule of gcsim before it kept the scenario's compressor: the
+    # full parameters stand for it. One edited to another name is refused.
+    for label, edit, expected in (("old", None, recorded["compressor"]),
+                                  ("renamed", {"name": "topk", "density": 0.01}, None)):
+        edited = dict(recorded)
+        if edit is None:
+            del edited["scenario_compressor"]
+        else:
+            edited["scenario_compressor"] = edit
+        path = os.path.join(work, f"schedule-{label}.json")
+        with open(path, "w") as handle:
+            json.dump(edited, handle)
+        done = subprocess.run([GCSIM, "run", scenario(work, cltk, 16, None), "--replay", path,
+                               "--out", os.path.join(work, "replay-" + label), "--quiet"],
+                              capture_output=True, text=True, timeout=600)
+        if expected is not None:
+            with open(os.path.join(work, "replay-" + label, "result.json")) as handle:
+                said = json.load(handle)["scenario"]["compressor"]
+            check(done.returncode == 0 and said == expected,
+                  f"a schedule without scenario_compressor replays, its scenario the full "
+                  f"parameters: {done.returncode} {said}")
+        else:
+            check(done.returncode == 2 and done.stderr.count("\n") == 1
+                  and "/scenario_compressor: expected the compressor as the recorded scenario "
+                      'wrote it, an object named "cltk"' in done.stderr,
+                  f"a scenario_compressor of another name is refused: {done.stderr.strip()}")
     small = max_bytes({"name": "topk", "density": 0.01}, 4)
     large = max_bytes({"name": "topk", "density": 0.01}, 16)
     check(large / small >= 4.5, f"topk allgather grows with P-1: x{large / small:.2f} from P=4 to 16")
