@@ -213,6 +213,16 @@ def flatten(value, prefix, out, numbers_only, others=None):
             others[name] = item
 
 
+# sweep.csv's columns of what each point's result says, between the grid's
+# and the summary's; "result." before the name where a grid key has it.
+RESULT_COLUMNS = ("command", "compressor_name", "gradients", "gcsim_commit")
+
+
+def result_column(row, name):
+    """A row's RESULT_COLUMNS entry `name`, under whichever heading it has."""
+    return row.get("result." + name, row.get(name))
+
+
 def read_csv(path):
     """Rows as dicts (numbers as floats) and the grid parameter columns."""
     rows = []
@@ -250,14 +260,17 @@ def read_csv(path):
             raise BadInput(f"{path}: line {line}: point {point} again (first on line "
                            f"{seen[point]}): one row per point")
         seen.setdefault(point, line)
-    # sweep.csv lists the grid parameters between "point" and "command".
+    # sweep.csv lists the grid parameters between "point" and "command"
+    # ("result.command" after a grid key named like one of the result's
+    # columns, "gradients" say).
     params = []
-    if "point" in header and "command" in header:
-        params = header[header.index("point") + 1:header.index("command")]
+    command = "command" if "command" in header else "result.command"
+    if "point" in header and command in header:
+        params = header[header.index("point") + 1:header.index(command)]
     for line, row in rows:
         for key in list(row):
-            if key in params or key in ("point", "command", "compressor_name", "gradients",
-                                        "gcsim_commit"):
+            if key == "point" or key in params or key in RESULT_COLUMNS or key in {
+                    "result." + column for column in RESULT_COLUMNS}:
                 continue
             if key == "workers" and not row[key]:
                 # Every result has its worker count, and a row without one
@@ -427,7 +440,7 @@ def figures_folder(out, written):
 def compressor_of(row, params, density_axis=False):
     """(name, variant label) of the compressor a row ran; without its
     density where the density is the x axis (`density_axis`)."""
-    name = row.get("compressor_name") or ""
+    name = result_column(row, "compressor_name") or ""
     extras = []
     for key in params:
         value = row.get(key, "")
@@ -959,7 +972,7 @@ def caption(figure, rows, gradients=False, along=False, noun="point", notes=()):
             lines[-1] += " " + joined
         else:
             lines.append(joined)
-    sources = {r.get("gradients") for r in rows if r.get("gradients")}
+    sources = {result_column(r, "gradients") for r in rows if result_column(r, "gradients")}
     if gradients and "replay" in sources:
         lines.append("Replayed points (gcsim run --replay): their density and fidelity are the "
                      "recorded run's.")

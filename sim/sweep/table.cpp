@@ -76,10 +76,12 @@ std::string csv_field(const std::string& text) {
 std::string make_csv(const std::vector<std::string>& grid_keys, const std::vector<Row>& rows) {
   std::vector<std::string> header{"point"};
   header.insert(header.end(), grid_keys.begin(), grid_keys.end());
-  header.push_back("command");
-  header.push_back("compressor_name");
-  header.push_back("gradients");
-  header.push_back("gcsim_commit");
+  // A grid over the scenario's "gradients" would give two columns of that
+  // name, the second hiding the first from a reader by name: the result's
+  // own columns then say "result.".
+  const std::set<std::string> grid(grid_keys.begin(), grid_keys.end());
+  for (const char* name : {"command", "compressor_name", "gradients", "gcsim_commit"})
+    header.push_back(grid.count(name) != 0 ? std::string("result.") + name : std::string(name));
   const std::set<std::string> taken(header.begin(), header.end());
 
   std::vector<std::map<std::string, nlohmann::json>> metrics;

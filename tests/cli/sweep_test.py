@@ -318,6 +318,38 @@ with tempfile.TemporaryDirectory() as work:
         sources = [row["gradients"] for row in csv.DictReader(handle)]
     check(done.returncode == 0 and sources == ["captured", "shrunk_mean_scaling"],
           f"the gradients column says captured or synthesized: {sources} {done.stderr[-300:]!r}")
+    # A grid over the whole "gradients" object: its column is the grid's,
+    # and the result's own says "result.gradients" (two columns of one
+    # name hid the grid's from a reader by name).
+    synthesized = os.path.join(work, "synthesized.sweep.json")
+    write_json(synthesized, {"scenario": QUICKSTART,
+                             "set": {"training.iterations": 1, "platform.nodes": 32,
+                                     "workload": os.path.join(ROOT, "workloads", "traces",
+                                                              "fmnist-cnn-16w"),
+                                     "compressor": {"name": "topk", "density": 0.01}},
+                             "grid": {"gradients": [{"synthesis": "mean_scaling"},
+                                                    {"synthesis": "gaussian_deviation"}]}})
+    done = sweep(work, synthesized, "--out", os.path.join(work, "synthesized"), "--jobs", "1")
+    with open(os.path.join(work, "synthesized", "sweep.csv"), newline="") as handle:
+        reader = csv.reader(handle)
+        header = next(reader)
+        table = [dict(zip(header, row)) for row in reader]
+    check(done.returncode == 0 and header.count("gradients") == 1
+          and header[1:6] == ["gradients", "command", "compressor_name", "result.gradients",
+                              "gcsim_commit"]
+          and [row["gradients"] for row in table] == ['{"synthesis":"mean_scaling"}',
+                                                      '{"synthesis":"gaussian_deviation"}']
+          and [row["result.gradients"] for row in table] == ["mean_scaling",
+                                                             "gaussian_deviation"],
+          f"a grid of gradients keeps its column, the result's is result.gradients: {header[:6]} "
+          f"{done.stderr[-300:]!r}")
+    drawn = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "plot.py"),
+                            os.path.join(work, "synthesized"), "--out",
+                            os.path.join(work, "synthesized-figures")],
+                           capture_output=True, text=True, timeout=300)
+    check(drawn.returncode == 0 and os.path.isfile(os.path.join(work, "synthesized-figures",
+                                                                "throughput.png")),
+          f"plot.py draws it: {drawn.returncode} {drawn.stderr[-300:]!r}")
     # A sketch no machine holds and a model past a 32-bit index were found by
     # their point's own gcsim run, after the points before it.
     bad_input(work, "huge-sketch.json",
