@@ -228,6 +228,18 @@ public:
     const std::vector<CheckedPoint> checked =
         check_points(spec, points, commands, devices, replay_file_);
     const std::string replayed = replay_file_.empty() ? "" : recorded_path(replay_file_);
+    // A replay draws nothing from the seed but the stragglers' compute: a
+    // seed axis without them repeats one point (it is right with them).
+    const bool seed_axis = std::any_of(spec.axes.begin(), spec.axes.end(),
+                                       [](const sweep::Axis& axis) { return axis.key == "seed"; });
+    const bool stragglers =
+        std::any_of(checked.begin(), checked.end(), [](const CheckedPoint& point) {
+          return point.scenario.training.compute_variation > 0;
+        });
+    if (!replayed.empty() && seed_axis && !stragglers)
+      std::printf("note: the grid's seed reaches a replay only through "
+                  "training.compute_variation (stragglers), which no point sets: points that "
+                  "differ in their seed alone will be the same\n");
 
     // Held from before the points' results are read until sweep.csv is
     // written; a dry run writes nothing, and may look at a folder in use.

@@ -636,5 +636,18 @@ with tempfile.TemporaryDirectory() as work:
               and all(word in refused.stderr for word in words)
               and not os.path.exists(os.path.join(work, name, "points")),
               f"a replay sweep over {name} stops before any point: {refused.stderr.strip()!r}")
+    # A seed axis: the replay draws only stragglers from it, so without
+    # them its points are one point; said (with them, not).
+    note = ("note: the grid's seed reaches a replay only through training.compute_variation "
+            "(stragglers), which no point sets")
+    for name, fixed, said in (("seeds", {}, True),
+                              ("stragglers", {"training.compute_variation": 0.1}, False)):
+        write_json(os.path.join(work, name + ".sweep.json"),
+                   {"name": name, "scenario": QUICKSTART, "set": fixed, "grid": {"seed": [1, 2]}})
+        seeds = sweep(work, name + ".sweep.json", "--out", name, "--replay",
+                      "recorded/schedule.json", "--dry-run")
+        check(seeds.returncode == 0 and (note in seeds.stdout) == said,
+              f"a replay sweep over seeds {'says' if said else 'need not say'} that they repeat "
+              f"one point ({name}): {seeds.stdout[:300]!r}")
 
 check.finish()
