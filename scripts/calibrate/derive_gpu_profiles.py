@@ -68,7 +68,7 @@ KLJP_TOPK = [  # (model, n, seconds)
 # The layer spec the kljp times are of: the simulator prices each of its
 # layers, so the anchor is met layer by layer, latency and kinds included.
 RESNET18_SPEC = os.path.join(REPO, "workloads", "models", "resnet18-cifar10.json")
-# The one GPU whose layer latency was measured (fit_compute.py, FP32 passes).
+# The one GPU whose layer latency was fitted to timed passes (fit_compute.py, FP32).
 H200_PROFILE = os.path.join(REPO, "platforms", "devices", "h200.json")
 P100_BANDWIDTH = 732e9  # P100 SXM2 datasheet, for the pytorch#22812 cross-check
 PR22812_N, PR22812_K, PR22812_S = 2_000_000, 1000, 25.6e-3
@@ -86,7 +86,7 @@ LAYER_EFFICIENCY = {  # relative to the conv rate derived from ResNet-18; assump
 
 
 def measured_layer_latency():
-    """The H200's fitted layer latency in FP32 (seconds) and its text."""
+    """The H200's layer latency in FP32, fitted to its timed passes (seconds), and its text."""
     with open(H200_PROFILE) as f:
         text = json.load(f)["compute"]["layer_latency"]
     return parse_duration(text), text
@@ -193,9 +193,10 @@ def build(key, gpu, figures):
     kernels["sgd_momentum"] = linear(20, 1, "SGD with momentum: read w, g, m; write w, m")
 
     # Forward/backward: the FLOP rates at which the simulator's ResNet-18
-    # passes take kljp's V100-class times, each layer paying the measured
-    # layer latency; carried to the others as the same share of their FP32
-    # peak, the latency unchanged (launches and dispatch, not the GPU's speed).
+    # passes take kljp's V100-class times, each layer paying the H200's
+    # fitted layer latency; carried to the others as the same share of their
+    # FP32 peak, the latency unchanged (an assumption: no other GPU's passes
+    # were timed).
     layers = resnet18_layers()
     latency_s, latency_text = measured_layer_latency()
     forward_rate_v100 = anchored_rate(layers, "forward_flops", KLJP_FORWARD_S, latency_s)
@@ -225,12 +226,13 @@ def build(key, gpu, figures):
         {"figure": "%s FP32 peak" % gpu["model"], "value": gpu["fp32_text"], "source": gpu["spec"]},
         {"figure": "ResNet-18 CIFAR-10 forward / backward time, batch 256", "value": "29.0 ms / 68.5 ms",
          "source": KLJP},
-        {"figure": "ResNet-18 CIFAR-10 layers", "value": "%d layer passes a pass, %.4g GFLOP forward per sample" % (
+        {"figure": "ResNet-18 CIFAR-10 layers", "value": "%d layers, %.4g GFLOP forward per sample" % (
             len(layers), forward_flops / 1e9),
          "source": "workloads/models/resnet18-cifar10.json (the layer spec the simulator prices)"},
         {"figure": "layer latency", "value": latency_text,
-         "source": "measured: NVIDIA H200, FP32, fitted by scripts/calibrate/fit_compute.py to whole timed passes of "
-                   "four models (platforms/devices/h200.json); assumption: the same per layer pass on this GPU"},
+         "source": "the NVIDIA H200's, FP32: the intercept per layer pass that scripts/calibrate/fit_compute.py "
+                   "fitted, with the H200's efficiencies, to whole timed GPU-bound passes of four models "
+                   "(platforms/devices/h200.json); assumption: the same on this GPU (an order of magnitude)"},
         {"figure": "V100 FP32 peak (for the efficiency share)", "value": "15.7 TFLOPS",
          "source": GPUS["v100"]["spec"]},
         {"figure": "assumption: kernel launch + dispatch latency", "value": "%g us per launch" % (L * 1e6),

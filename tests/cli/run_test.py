@@ -401,7 +401,8 @@ with tempfile.TemporaryDirectory() as work:
                   <= 4 * len(other["buckets"]), "a worker pushes its whole gradient once per iteration")
 
 # The route effects platforms/README.md quotes, with the one-tensor workload
-# (an iteration is one 1 MiB recursive-doubling allreduce, no compute): on a
+# (an iteration is one 1 MiB recursive-doubling allreduce, timed by its
+# communication total, and no FLOPs): on a
 # 4-node ring SimGrid's Dijkstra sends both pairs half the ring apart the same
 # way, so the second round crosses each cable of that direction twice (three
 # transfer times in all, where a switch takes two); on the fat-tree, flows
