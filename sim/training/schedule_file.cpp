@@ -327,26 +327,40 @@ CompressedRun schedule_from_file(const std::filesystem::path& file, int workers,
                                   describe_json(compressor));
   // What result.json will say ran: a name and parameters a scenario could
   // give, with their defaults, as the registry checks them.
-  try {
-    nlohmann::json params = compressor;
-    params.erase("name");
-    const std::unique_ptr<compress::Compressor> made =
-        compress::make_compressor(compressor["name"].get<std::string>(), params);
-    compressor = made->params();
-    compressor["name"] = made->name();
-  } catch (const compress::ParameterError& error) {
-    throw InputError(name,
-                     "/compressor/" + (error.parameter().empty() ? "name" : error.parameter()),
-                     error.what());
-  }
-  // Only said again: a name other than the compressor's, or no object, is
-  // a file edited by hand.
+  const auto with_defaults = [&name](const nlohmann::json& given, const std::string& where) {
+    try {
+      nlohmann::json params = given;
+      params.erase("name");
+      const std::unique_ptr<compress::Compressor> made =
+          compress::make_compressor(given["name"].get<std::string>(), params);
+      nlohmann::json full = made->params();
+      full["name"] = made->name();
+      return full;
+    } catch (const compress::ParameterError& error) {
+      throw InputError(name, where + (error.parameter().empty() ? "name" : error.parameter()),
+                       error.what());
+    }
+  };
+  compressor = with_defaults(compressor, "/compressor/");
+  // The same compressor as the scenario wrote it, or the file was edited:
+  // a replay's result.json would name a run that never happened.
   scenario_compressor = compressor;
   if (const nlohmann::json* written = reader.find("scenario_compressor")) {
-    if (!written->is_object() || written->value("name", nlohmann::json()) != compressor["name"])
+    const std::string expected = "expected the compressor as the recorded scenario wrote it, ";
+    if (!written->is_object())
+      reader.fail("scenario_compressor", expected + "an object, got " + describe_json(*written));
+    if (!written->contains("name") || !(*written)["name"].is_string())
       reader.fail("scenario_compressor",
-                  "expected the compressor as the recorded scenario wrote it, an object named " +
-                      compressor["name"].dump() + ", got " + describe_json(*written));
+                  expected + "an object with a \"name\", got " + describe_json(*written));
+    if ((*written)["name"] != compressor["name"])
+      throw InputError(name, "/scenario_compressor/name",
+                       "names " + (*written)["name"].dump() +
+                           ", but the schedule's compressor is " + compressor["name"].dump() +
+                           ": one of them was edited");
+    if (with_defaults(*written, "/scenario_compressor/") != compressor)
+      reader.fail("scenario_compressor",
+                  written->dump() + " with its defaults is not the schedule's compressor " +
+                      compressor.dump() + ": one of them was edited");
     scenario_compressor = *written;
   }
   gradient_source = reader.require("gradients");

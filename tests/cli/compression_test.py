@@ -302,9 +302,21 @@ with tempfile.TemporaryDirectory() as work:
           and not [param for param in params if param.startswith("compressor")],
           f"plot.py: a run and its replay are one compressor, no parameter of it differs: {params}")
     # A schedule of gcsim before it kept the scenario's compressor: the
-    # full parameters stand for it. One edited to another name is refused.
-    for label, edit, expected in (("old", None, recorded["compressor"]),
-                                  ("renamed", {"name": "topk", "density": 0.01}, None)):
+    # full parameters stand for it. One edited (another name, another
+    # value, a parameter the compressor has not, not an object) is refused:
+    # the replay's result.json would name a run that never happened.
+    for label, edit, expected in (
+            ("old", None, recorded["compressor"]),
+            ("renamed", {"name": "topk", "density": 0.01},
+             '/scenario_compressor/name: names "topk", but the schedule\'s compressor is "cltk"'),
+            ("denser", {"name": "cltk", "density": 0.5},
+             '/scenario_compressor: {"density":0.5,"name":"cltk"} with its defaults is not the '
+             "schedule's compressor"),
+            ("unknown", {"name": "cltk", "density": 0.01, "bogus": 1}, "/scenario_compressor/bogus"),
+            ("nameless", {"density": 0.01}, '/scenario_compressor: expected the compressor as the '
+             'recorded scenario wrote it, an object with a "name"'),
+            ("text", "cltk", "/scenario_compressor: expected the compressor as the recorded "
+             "scenario wrote it, an object, got")):
         edited = dict(recorded)
         if edit is None:
             del edited["scenario_compressor"]
@@ -316,17 +328,16 @@ with tempfile.TemporaryDirectory() as work:
         done = subprocess.run([GCSIM, "run", scenario(work, cltk, 16, None), "--replay", path,
                                "--out", os.path.join(work, "replay-" + label), "--quiet"],
                               capture_output=True, text=True, timeout=600)
-        if expected is not None:
+        if isinstance(expected, dict):
             with open(os.path.join(work, "replay-" + label, "result.json")) as handle:
                 said = json.load(handle)["scenario"]["compressor"]
             check(done.returncode == 0 and said == expected,
                   f"a schedule without scenario_compressor replays, its scenario the full "
                   f"parameters: {done.returncode} {said}")
         else:
-            check(done.returncode == 2 and done.stderr.count("\n") == 1
-                  and "/scenario_compressor: expected the compressor as the recorded scenario "
-                      'wrote it, an object named "cltk"' in done.stderr,
-                  f"a scenario_compressor of another name is refused: {done.stderr.strip()}")
+            check(done.returncode == 2 and done.stderr.count("\n") == 1 and expected in done.stderr
+                  and not os.path.exists(os.path.join(work, "replay-" + label, "result.json")),
+                  f"an edited scenario_compressor ({label}) is refused: {done.stderr.strip()}")
     small = max_bytes({"name": "topk", "density": 0.01}, 4)
     large = max_bytes({"name": "topk", "density": 0.01}, 16)
     check(large / small >= 4.5, f"topk allgather grows with P-1: x{large / small:.2f} from P=4 to 16")
