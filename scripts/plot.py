@@ -261,8 +261,7 @@ def read_csv(path):
                            f"{seen[point]}): one row per point")
         seen.setdefault(point, line)
     # sweep.csv lists the grid parameters between "point" and "command"
-    # ("result.command" after a grid key named like one of the result's
-    # columns, "gradients" say).
+    # (headed "result.command" were a grid key named "command").
     params = []
     command = "command" if "command" in header else "result.command"
     if "point" in header and command in header:

@@ -77,8 +77,8 @@ std::string make_csv(const std::vector<std::string>& grid_keys, const std::vecto
   std::vector<std::string> header{"point"};
   header.insert(header.end(), grid_keys.begin(), grid_keys.end());
   // A grid over the scenario's "gradients" would give two columns of that
-  // name, the second hiding the first from a reader by name: the result's
-  // own columns then say "result.".
+  // name, the second hiding the first from a reader by name: a result
+  // column whose name a grid key has is headed "result.<name>".
   const std::set<std::string> grid(grid_keys.begin(), grid_keys.end());
   for (const char* name : {"command", "compressor_name", "gradients", "gcsim_commit"})
     header.push_back(grid.count(name) != 0 ? std::string("result.") + name : std::string(name));
