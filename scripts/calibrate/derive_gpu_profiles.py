@@ -85,7 +85,7 @@ LAYER_EFFICIENCY = {  # relative to the conv rate derived from ResNet-18; assump
 }
 
 
-def measured_layer_latency():
+def h200_layer_latency():
     """The H200's layer latency in FP32, fitted to its timed passes (seconds), and its text."""
     with open(H200_PROFILE) as f:
         text = json.load(f)["compute"]["layer_latency"]
@@ -198,7 +198,7 @@ def build(key, gpu, figures):
     # FP32 peak, the latency unchanged (an assumption: no other GPU's passes
     # were timed).
     layers = resnet18_layers()
-    latency_s, latency_text = measured_layer_latency()
+    latency_s, latency_text = h200_layer_latency()
     forward_rate_v100 = anchored_rate(layers, "forward_flops", KLJP_FORWARD_S, latency_s)
     backward_rate_v100 = anchored_rate(layers, "backward_flops", KLJP_BACKWARD_S, latency_s)
     forward_share = forward_rate_v100 / GPUS["v100"]["fp32"]

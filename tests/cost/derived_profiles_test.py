@@ -64,7 +64,7 @@ with tempfile.TemporaryDirectory() as work:
           f"the V100's ResNet-18 passes at batch 256 are kljp's 29.0 and 68.5 ms: {resnet18 or error}")
     with open(os.path.join(ROOT, "workloads", "models", "fmnist-cnn.json")) as f:
         cnn_layers = len(json.load(f)["layers"])
-    latency_ms = derive_gpu_profiles.measured_layer_latency()[0] * 1e3
+    latency_ms = derive_gpu_profiles.h200_layer_latency()[0] * 1e3
     cnn, error = passes_ms(work, "workload=workloads/models/fmnist-cnn.json", "training.batch_per_worker=32")
     check(cnn is not None and cnn_layers * latency_ms <= cnn["forward"] < 1.2 * cnn_layers * latency_ms,
           f"the {cnn_layers}-layer CNN's forward pass at batch 32 is its layers' latency and a little: "
