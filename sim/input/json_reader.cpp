@@ -409,20 +409,19 @@ double parse_unit_field(ObjectReader& reader, std::string_view key, units::Quant
   std::optional<double> parsed;
   if (value.is_string())
     parsed = units::parse(value.get<std::string>(), quantity);
-  if (parsed && ((accepted.zero && *parsed == 0) ||
-                 (*parsed >= accepted.lowest && *parsed <= accepted.highest)))
+  const auto taken = [&accepted](const std::optional<double>& number) {
+    return number && ((accepted.zero && *number == 0) ||
+                      (*number >= accepted.lowest && *number <= accepted.highest));
+  };
+  if (taken(parsed))
     return *parsed;
   // Spellings of values it would take: "2000Tb" is no hint to 2000Tbps.
   const auto in_range = [&](std::vector<std::string> spellings) {
-    spellings.erase(
-        std::remove_if(spellings.begin(), spellings.end(),
-                       [&](const std::string& spelled) {
-                         const std::optional<double> meant_value = units::parse(spelled, quantity);
-                         return !meant_value || !((accepted.zero && *meant_value == 0) ||
-                                                  (*meant_value >= accepted.lowest &&
-                                                   *meant_value <= accepted.highest));
-                       }),
-        spellings.end());
+    spellings.erase(std::remove_if(spellings.begin(), spellings.end(),
+                                   [&](const std::string& spelled) {
+                                     return !taken(units::parse(spelled, quantity));
+                                   }),
+                    spellings.end());
     return spellings;
   };
   const std::vector<std::string> meant =
