@@ -260,12 +260,10 @@ def read_csv(path):
             raise BadInput(f"{path}: line {line}: point {point} again (first on line "
                            f"{seen[point]}): one row per point")
         seen.setdefault(point, line)
-    # sweep.csv lists the grid parameters between "point" and "command"
-    # (headed "result.command" were a grid key named "command").
+    # sweep.csv lists the grid parameters between "point" and "command".
     params = []
-    command = "command" if "command" in header else "result.command"
-    if "point" in header and command in header:
-        params = header[header.index("point") + 1:header.index(command)]
+    if "point" in header and "command" in header:
+        params = header[header.index("point") + 1:header.index("command")]
     for line, row in rows:
         for key in list(row):
             if key == "point" or key in params or key in RESULT_COLUMNS or key in {
