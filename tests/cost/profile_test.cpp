@@ -21,7 +21,6 @@ using gcsim::cost::DeviceProfile;
 using gcsim::cost::KernelShape;
 
 const std::string kDevices = std::string(GCSIM_SOURCE_DIR) + "/platforms/devices/";
-const std::string kData = std::string(GCSIM_SOURCE_DIR) + "/tests/cost/data/";
 
 // Twenty-five dense_add timings, 2^10 to 2^22 elements, a straight line
 // with relative noise of +-1e-5 drawn from `seed` (mt19937's output is fixed
@@ -54,9 +53,11 @@ bool same_curve_at(const gcsim::cost::Curve& a, const gcsim::cost::Curve& b,
   return true;
 }
 
-std::string load_error(const std::string& file) {
+// What DeviceProfile refuses `profile` with, read as the file "p.json";
+// empty when it loads.
+std::string load_error(const nlohmann::json& profile) {
   try {
-    DeviceProfile::load(file);
+    DeviceProfile::from_json(profile, "p.json");
   } catch (const gcsim::InputError& error) {
     return error.what();
   }
@@ -229,28 +230,38 @@ TEST_CASE("the measured H200 sample_threshold follows its step in k, and survive
 }
 
 TEST_CASE("schema errors name the file and the JSON path") {
-  CHECK(load_error(kData + "bad_missing_kernel.json")
-            .find("bad_missing_kernel.json: /kernels/sketch_query: required field is missing") !=
-        std::string::npos);
-  CHECK(load_error(kData + "bad_negative_coefficient.json")
-            .find(": /kernels/l2_norm/fit/segments/0/per_n_s: coefficient") != std::string::npos);
-  CHECK(load_error(kData + "bad_non_monotone.json")
-            .find(": /kernels/l2_norm/fit/segments/1: fit is not monotone") != std::string::npos);
-  CHECK(load_error(kData + "bad_unknown_provenance.json")
-            .find(": /provenance/kind: unknown value \"estimated\"") != std::string::npos);
-
+  // Each a shipped profile with one mistake, so that the rest stays valid as
+  // the profiles change.
   nlohmann::json profile = gcsim::load_json_file(kDevices + "v100.json");
+  REQUIRE(load_error(profile).empty());
+  SUBCASE("a kernel left out") {
+    profile["kernels"].erase("sketch_query");
+    CHECK(load_error(profile).find("p.json: /kernels/sketch_query: required field is missing") !=
+          std::string::npos);
+  }
+  SUBCASE("a negative coefficient") {
+    profile["kernels"]["l2_norm"]["fit"]["segments"][0]["per_n_s"] = -1e-12;
+    CHECK(load_error(profile).find(
+              "p.json: /kernels/l2_norm/fit/segments/0/per_n_s: coefficient") != std::string::npos);
+  }
+  SUBCASE("a second piece that starts below where the first ends") {
+    auto& segments = profile["kernels"]["l2_norm"]["fit"]["segments"];
+    REQUIRE(segments.size() == 1);
+    nlohmann::json second = segments[0];
+    second["per_n_s"] = segments[0]["per_n_s"].get<double>() / 2;
+    segments[0]["up_to"] = 262144;
+    segments.push_back(second);
+    CHECK(load_error(profile).find(
+              "p.json: /kernels/l2_norm/fit/segments/1: fit is not monotone") != std::string::npos);
+  }
+  SUBCASE("an unknown provenance") {
+    profile["provenance"]["kind"] = "estimated";
+    CHECK(load_error(profile).find("p.json: /provenance/kind: unknown value \"estimated\"") !=
+          std::string::npos);
+  }
   SUBCASE("a typo in a kernel name gets a did-you-mean") {
     profile["kernels"]["sketch_querry"] = profile["kernels"]["sketch_query"];
-    const std::string message = [&] {
-      try {
-        DeviceProfile::from_json(profile, "p.json");
-      } catch (const gcsim::InputError& error) {
-        return std::string(error.what());
-      }
-      return std::string();
-    }();
-    CHECK(message.find("p.json: /kernels/sketch_querry: unknown field (did you mean") !=
+    CHECK(load_error(profile).find("p.json: /kernels/sketch_querry: unknown field (did you mean") !=
           std::string::npos);
   }
   SUBCASE("a measured profile must keep its raw points") {
