@@ -71,6 +71,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
 import textwrap
 
@@ -610,13 +611,16 @@ def along_text(row):
 
 def short_value(value):
     """A parameter value as a reader wants it in a title: a file's stem, an
-    object's name."""
+    object's name, or an object without one as its "key: value" pairs."""
     try:
         spec = json.loads(value)
     except (TypeError, ValueError):
         spec = None
     if isinstance(spec, dict) and "name" in spec:
         return str(spec["name"])
+    if isinstance(spec, dict):
+        return ", ".join(f"{key}: {item if isinstance(item, str) else json.dumps(item)}"
+                         for key, item in spec.items())
     if isinstance(value, str) and "/" in value:
         value = os.path.basename(value)
         return value[:-5] if value.endswith(".json") else value
@@ -1180,8 +1184,8 @@ def time_breakdown_figure(rows, out, written):
         legend_below(figure, axes, order)
         caption(figure, here, noun="bar")
         stem = "time_breakdown" + "".join(
-            "_" + "".join(c if c.isalnum() or c in ".+-" else "-"
-                          for c in f"{k.split('.')[-1]}-{short_value(v)}")
+            "_" + re.sub("-+", "-", "".join(c if c.isalnum() or c in ".+-" else "-"
+                                            for c in f"{k.split('.')[-1]}-{short_value(v)}")).strip("-")
             for k, v in facet)
         # A long value (an object without a name) made a name past the
         # file system's 255 bytes: cut, with a hash to keep it apart.
