@@ -143,7 +143,8 @@ using PiecesOf = std::function<std::vector<StreamPiece>(uint64_t half, uint64_t 
 /// the streams approximate (tests/sim/tree_stream_simtest.cpp).
 void tree_allreduce_in_pieces(Group& group, int rank, uint64_t bytes, int ranks_per_node,
                               const PiecesOf& pieces_of);
-/// Binomial-tree broadcast of `bytes` from `root`.
+/// Binomial-tree broadcast of `bytes` from `root`, gloo's tree (the nearest
+/// child first), each send waited for before the next.
 void binomial_broadcast(Group& group, int rank, int root, uint64_t bytes);
 /// gloo's broadcast (gloo/broadcast.cc): the same binomial tree, but a rank
 /// posts the sends to all its children at once after it has received, and
