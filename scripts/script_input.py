@@ -282,8 +282,8 @@ BANDWIDTH_UNITS = {"bps": 1.0 / 8, "kbps": 1e3 / 8, "Kbps": 1e3 / 8, "Mbps": 1e6
                    "MiBps": 1048576.0, "GiBps": 1073741824.0, "TiBps": 1099511627776.0,
                    "bit/s": 1.0 / 8, "kbit/s": 1e3 / 8, "Kbit/s": 1e3 / 8, "Mbit/s": 1e6 / 8,
                    "Gbit/s": 1e9 / 8, "Tbit/s": 1e12 / 8}
-DURATION_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0,
-                  "min": 60.0, "h": 3600.0}
+DURATION_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "min": 60.0,
+                  "h": 3600.0}
 SIZE_UNITS = {"B": 1.0, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
               "KiB": 1024.0, "MiB": 1048576.0, "GiB": 1073741824.0, "TiB": 1099511627776.0}
 FLOP_RATE_UNITS = {"flops": 1.0, "Flops": 1.0, "Gflops": 1e9, "GFlops": 1e9, "Tflops": 1e12,

@@ -97,13 +97,14 @@ constexpr std::array<Unit, 22> kBandwidthUnits{{
     {"Tbit/s", 1e12 / 8},
 }};
 
-constexpr std::array<Unit, 8> kDurationUnits{{
+// No "m" for minutes (SimGrid's XML has it): a latency of "5m" is far more
+// likely "5ms" mistyped than five minutes, and was run as minutes.
+constexpr std::array<Unit, 7> kDurationUnits{{
     {"s", 1.0},
     {"ms", 1e-3},
     {"us", 1e-6},
     {"ns", 1e-9},
     {"ps", 1e-12},
-    {"m", 60.0},
     {"min", 60.0},
     {"h", 3600.0},
 }};

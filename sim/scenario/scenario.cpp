@@ -9,6 +9,7 @@
 #include "sim/trace/workload.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gcsim {
 namespace {
@@ -88,9 +89,11 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
                     ": the summary leaves them out, and it needs one iteration at least");
   training.batch_per_worker =
       static_cast<int>(reader.integer_or("batch_per_worker", 1, 1 << 20, 32));
-  training.bucket_bytes = reader.size_or("bucket_size", training.bucket_bytes);
-  training.first_bucket_bytes = reader.size_or(
-      "first_bucket_size", std::min(training.first_bucket_bytes, training.bucket_bytes));
+  // A fraction of a byte is dropped here, as DDP drops it from bucket_cap_mb
+  // * 1024 * 1024, so that result.json records the sizes the run uses.
+  training.bucket_bytes = std::floor(reader.size_or("bucket_size", training.bucket_bytes));
+  training.first_bucket_bytes = std::floor(reader.size_or(
+      "first_bucket_size", std::min(training.first_bucket_bytes, training.bucket_bytes)));
   training.overlap = reader.boolean_or("overlap", true);
   training.compression_scope =
       reader.choice_or("compression_scope", {"auto", "model", "bucket"}, "auto");

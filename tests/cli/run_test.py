@@ -60,6 +60,14 @@ with tempfile.TemporaryDirectory() as work:
     check((trained.get("bucket_size_bytes"), trained.get("first_bucket_size_bytes"),
            trained.get("overlap"), trained.get("iterations")) == (4 << 20, 1 << 20, False, 2),
           f"model.training says what the --sets gave: {trained}")
+    # The bucket sizes as run: DDP drops a fraction of a byte, and so did the
+    # simulation, while result.json recorded the fraction.
+    _, _, fraction = run(os.path.join(work, "fraction"), "--set", "training.bucket_size=2.5MB",
+                         "--set", "training.first_bucket_size=1000.7B", "--set",
+                         "training.iterations=1")
+    trained = fraction["model"].get("training", {})
+    check((trained.get("bucket_size_bytes"), trained.get("first_bucket_size_bytes"))
+          == (2500000, 1000), f"model.training's bucket sizes in whole bytes, as run: {trained}")
     # README, "What result.json holds": the version that wrote it and the
     # unit of each kind of figure.
     # --version: "gcsim VERSION (commit COMMIT)".

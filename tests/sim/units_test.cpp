@@ -28,6 +28,10 @@ TEST_CASE("durations and sizes") {
   CHECK(*parse_duration("50us") == doctest::Approx(50e-6).scale(0));
   CHECK(*parse_duration("1.5ms") == doctest::Approx(1.5e-3).scale(0));
   CHECK(*parse_duration("0s") == 0.0);
+  CHECK(*parse_duration("2min") == 120.0);
+  CHECK(*parse_duration("1h") == 3600.0);
+  // Minutes are "min" only: "5m" was five minutes where "5ms" was meant.
+  CHECK_FALSE(parse_duration("5m"));
   CHECK(*parse_size("25MiB") == doctest::Approx(25.0 * 1048576).scale(0));
   CHECK(*parse_size("25MB") == doctest::Approx(25e6).scale(0));
   CHECK(*parse_size("4096B") == 4096.0);
