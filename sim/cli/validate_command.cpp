@@ -95,6 +95,14 @@ public:
       const std::vector<NamedFile> read = scenario->input_files();
       inputs.insert(inputs.end(), read.begin(), read.end());
     }
+    validate::MeasuredRun run = validate::read_measured_run(measured_file_);
+    // A training run's scenario, and what it reads: --fit --out written over
+    // one replaced it with the calibrated platform.
+    for (size_t i = 0; i < run.training.size(); ++i)
+      for (const NamedFile& read : run.training[i].scenario_inputs)
+        inputs.push_back({"the file " + measured_file_ + " names at /training/" +
+                              std::to_string(i) + "/scenario (" + read.argument + ")",
+                          read.path});
     refuse_same_file({"--out", out_file_}, inputs);
     std::vector<NamedFile> json_others = inputs;
     json_others.push_back({"--out", out_file_});
@@ -105,7 +113,6 @@ public:
     for (const std::string& output : {out_file_, json_file_})
       if (!output.empty())
         check_writable(output, &made_folders);
-    validate::MeasuredRun run = validate::read_measured_run(measured_file_);
 
     validate::ValidationInput input;
     input.run = &run;

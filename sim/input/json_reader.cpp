@@ -386,14 +386,6 @@ bool ObjectReader::boolean_or(std::string_view key, bool fallback) {
 
 namespace {
 
-// Link bandwidths in bytes per second: 1 kbps to 1 Pbps (1000Tbps). The
-// slowest links in distributed-training studies (federated learning over
-// WANs) are about 1 Mbps and the fastest (NVLink 5, 1.8 TB/s) about 14 Tbps;
-// far outside that a figure is a typo ("1bps" for "1Gbps"). At 1e-300bps
-// SimGrid's solver loses the flow (a deadlock); an infinite one aborts it.
-constexpr double kSlowestBandwidth = 1e3 / 8;
-constexpr double kFastestBandwidth = 1e15 / 8;
-
 // What a unit field accepts: zero when `zero`, else [lowest, highest];
 // `wanted` says so in messages.
 struct UnitRange {

@@ -63,6 +63,14 @@ inline bool is_measured_seconds(double seconds) {
   return seconds == 0 || (seconds >= kShortestSeconds && seconds <= kLongestSeconds);
 }
 
+/// Link bandwidths in bytes per second: 1 kbps to 1 Pbps (1000Tbps). The
+/// slowest links in distributed-training studies (federated learning over
+/// WANs) are about 1 Mbps and the fastest (NVLink 5, 1.8 TB/s) about 14 Tbps;
+/// far outside that a figure is a typo ("1bps" for "1Gbps"). At 1e-300bps
+/// SimGrid's solver loses the flow (a deadlock); an infinite one aborts it.
+constexpr double kSlowestBandwidth = 1e3 / 8;
+constexpr double kFastestBandwidth = 1e15 / 8;
+
 /// The largest size an input may give: 2^53 bytes (8 PiB), far past any
 /// model's gradients or TCP window, and every whole byte count up to it is
 /// exact in a double and converts to uint64_t without overflow.

@@ -25,12 +25,15 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 #include <xbt/log.h>
 
@@ -249,29 +252,108 @@ std::string attribute(const std::string& tag, const std::string& name) {
   return "";
 }
 
-// The first date at which a profile ("date value" lines; comments and
-// PERIODICITY or LOOPAFTER lines besides) sets a value of 0 or less, as
-// text; empty when none does.
-std::string first_stop(const std::string& profile) {
+// What a profile sets: a host's speed (a factor on its peak), a link's
+// bandwidth (bytes per second) or its latency (seconds).
+enum class Profiled { speed, bandwidth, latency };
+
+// A profile repeats no more often than this: each repetition is an event of
+// the simulation, and one that repeats every 0 s never lets its clock move.
+constexpr double kShortestProfilePeriod = 1e-6;
+// A host slowed further than this is one that stops: its work would take
+// the simulation a profile event per period, for ever.
+constexpr double kSlowestSpeedFactor = 1e-3;
+
+std::string number_text(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+// What is wrong with a SimGrid profile (its "DATE VALUE" lines, comments
+// and PERIODICITY or LOOPAFTER lines; `periodicity` is an inline <trace>'s
+// attribute, or 0), as the end of a sentence about it; empty when nothing
+// is. SimGrid aborts on dates that are negative or go back, on a period
+// shorter than the dates, and on both a period and LOOPAFTER; it ran for
+// ever on a loop of 0 s and on a value that stops a host or a link.
+std::string profile_problem(const std::string& profile, Profiled what, double periodicity) {
   std::istringstream lines(profile);
   std::string line;
+  int number = 0;
+  int events = 0;
+  double last_date = 0;
+  bool loop_after = false;
+  double loop_delay = 0;
   while (std::getline(lines, line)) {
-    std::istringstream fields(line);
-    double date = 0;
-    double value = 0;
-    if (fields >> date >> value && !(value > 0)) {
-      std::ostringstream text;
-      text << date;
-      return text.str();
+    ++number;
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#' || line[first] == '%')
+      continue;
+    std::istringstream fields(line.substr(first));
+    std::string word;
+    fields >> word;
+    const std::string where = "line " + std::to_string(number) + ": ";
+    double given = 0;
+    if (word == "PERIODICITY" || word == "LOOPAFTER") {
+      if (!(fields >> given) || !std::isfinite(given) || given < 0)
+        return where + word + " takes a duration in seconds, 0 or more";
+      (word == "PERIODICITY" ? periodicity : loop_delay) = given;
+      loop_after = loop_after || word == "LOOPAFTER";
+      continue;
     }
+    char* end = nullptr;
+    const double date = std::strtod(word.c_str(), &end);
+    double value = 0;
+    std::string rest;
+    if (end != word.c_str() + word.size() || !(fields >> value) || fields >> rest) {
+      // SimGrid's stochastic profiles draw dates and values from laws these
+      // words name, from SimGrid's own random numbers, not the scenario's seed.
+      static const std::set<std::string> kStochastic = {
+          "STOCHASTIC", "DET", "NORM",        "NORMAL", "GAUSS",
+          "GAUSSIAN",   "EXP", "EXPONENTIAL", "UNIF",   "UNIFORM"};
+      std::istringstream words(line);
+      bool stochastic = false;
+      while (words >> rest)
+        stochastic = stochastic || kStochastic.count(rest) > 0;
+      return where + "expected \"DATE VALUE\" (seconds and a number), PERIODICITY or LOOPAFTER, " +
+             "got \"" + detail::one_line(line.substr(first)) + "\"" +
+             (stochastic ? " (stochastic profiles are not simulated)" : "");
+    }
+    if (!std::isfinite(date) || date < 0 || date < last_date)
+      return where + "date " + number_text(date) +
+             (date < last_date ? " comes before the line above's (" + number_text(last_date) + ")"
+                               : " is not a time of 0 s or more");
+    const std::string at = " at " + number_text(date) + " s";
+    if (what != Profiled::latency && !(value > 0))
+      return "reaches 0" + at + ": hosts and links that stop are not simulated";
+    if (what == Profiled::speed && !(value >= kSlowestSpeedFactor && std::isfinite(value)))
+      return "sets a speed factor of " + number_text(value) + at +
+             ": a profile's factor is in [0.001, inf) (slower, a host stops)";
+    if (what == Profiled::bandwidth && !(value >= kSlowestBandwidth && value <= kFastestBandwidth))
+      return "sets a bandwidth of " + number_text(value) + " B/s" + at +
+             ", outside [1kbps, 1000Tbps] as a link's";
+    if (what == Profiled::latency && !(value >= 0 && value <= kLongestSeconds))
+      return "sets a latency of " + number_text(value) + " s" + at + ", outside [0s, 1e9s]";
+    last_date = date;
+    ++events;
   }
+  if (events == 0)
+    return "sets nothing: it has no \"DATE VALUE\" line";
+  if (periodicity > 0 && loop_after)
+    return "has both a period (PERIODICITY or the <trace>'s periodicity) and LOOPAFTER: give one";
+  if (periodicity > 0 && periodicity < last_date)
+    return "repeats every " + number_text(periodicity) + " s, before its last date (" +
+           number_text(last_date) + " s)";
+  const double period = periodicity > 0 ? periodicity : last_date + loop_delay;
+  if ((periodicity > 0 || loop_after) && period < kShortestProfilePeriod)
+    return "repeats every " + number_text(period) +
+           " s: a profile repeats every 1us or less often (each repetition is an event)";
   return "";
 }
 
 // A profile file as SimGrid finds it: from the platform file's folder, else
-// from the working directory. Empty when neither has it (SimGrid's load
-// then says so).
-std::string profile_text(const PlatformSpec& spec, const std::string& name) {
+// from the working directory. None when neither has it as a file it can
+// read (SimGrid's load then says so).
+std::optional<std::string> profile_text(const PlatformSpec& spec, const std::string& name) {
   const std::filesystem::path path(name);
   for (const std::filesystem::path& candidate :
        {std::filesystem::path(spec.xml_file).parent_path() / path, path}) {
@@ -281,20 +363,21 @@ std::string profile_text(const PlatformSpec& spec, const std::string& name) {
     try {
       return read_input_text(candidate);
     } catch (const InputError&) {
-      return "";
+      return std::nullopt;
     }
   }
-  return "";
+  return std::nullopt;
 }
 
 // Refuses what a file may not declare, read from its text before SimGrid
 // loads it: SimGrid's own configuration, which gcsim sets (a <config> tag
 // with maxmin/precision -1 or a tiny contexts/stack-size crashed the run the
 // child's load had passed); hosts and links that turn off, by a state trace
-// (the run aborted with a deadlock or an uncaught network failure) or a
-// speed or bandwidth profile that reaches 0 (SimGrid aborted in its solver);
-// and clusters of more hosts than SimGrid could build in reasonable time and
-// memory.
+// (the run aborted with a deadlock or an uncaught network failure); a
+// speed, bandwidth or latency profile, in a file or a <trace> a
+// <trace_connect> uses, that SimGrid would abort or run for ever on
+// (profile_problem); and clusters of more hosts than SimGrid could build in
+// reasonable time and memory.
 void check_xml_text(const PlatformSpec& spec) {
   std::string text;
   try {
@@ -316,6 +399,9 @@ void check_xml_text(const PlatformSpec& spec) {
     return text.compare(at + 1, name.size(), name) == 0 && after < text.size() &&
            std::string(" \t\r\n/>").find(text[after]) != std::string::npos;
   };
+  // Each <trace>'s profile and periodicity, by id, for the <trace_connect>s
+  // after it.
+  std::map<std::string, std::pair<std::string, double>> traces;
   for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at + 1)) {
     const std::string tag = text.substr(at, text.find('>', at) - at);
     if (element_at(at, "config"))
@@ -324,19 +410,44 @@ void check_xml_text(const PlatformSpec& spec) {
     if (!attribute(tag, "state_file").empty())
       refuse(tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") +
              "\"> has a state_file: hosts and links that turn off are not simulated");
-    for (const char* profile : {"speed_file", "bandwidth_file"}) {
-      const std::string file = attribute(tag, profile);
-      const std::string date = file.empty() ? "" : first_stop(profile_text(spec, file));
-      if (!date.empty())
+    for (const auto& [field, what] : {std::pair{"speed_file", Profiled::speed},
+                                      std::pair{"bandwidth_file", Profiled::bandwidth},
+                                      std::pair{"latency_file", Profiled::latency}}) {
+      const std::string file = attribute(tag, field);
+      const std::optional<std::string> profile =
+          file.empty() ? std::nullopt : profile_text(spec, file);
+      const std::string problem = profile ? profile_problem(*profile, what, 0) : "";
+      if (!problem.empty())
         refuse(tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") +
-               "\"> has a " + profile + " (" + file + ") that reaches 0 at " + date +
-               " s: hosts and links that stop are not simulated");
+               "\"> has a " + field + " (" + file + ") that " + problem);
+    }
+    if (element_at(at, "trace") && !attribute(tag, "id").empty()) {
+      // Inline (<trace ...>DATE VALUE lines</trace>) or from a file.
+      const size_t body = at + tag.size() + 1;
+      const std::string file = attribute(tag, "file");
+      const std::optional<std::string> profile =
+          !file.empty()       ? profile_text(spec, file)
+          : tag.back() == '/' ? std::string()
+                              : text.substr(body, text.find("</trace", body) - body);
+      if (profile)
+        traces[attribute(tag, "id")] = {
+            *profile, std::strtod(attribute(tag, "periodicity").c_str(), nullptr)};
     }
     if (element_at(at, "trace_connect")) {
       const std::string kind = attribute(tag, "kind");
+      const std::string connect =
+          "<trace_connect kind=\"" + kind + "\" element=\"" + attribute(tag, "element") + "\">";
       if (kind == "HOST_AVAIL" || kind == "LINK_AVAIL")
-        refuse("<trace_connect kind=\"" + kind + "\" element=\"" + attribute(tag, "element") +
-               "\">: hosts and links that turn off are not simulated");
+        refuse(connect + ": hosts and links that turn off are not simulated");
+      const auto trace = traces.find(attribute(tag, "trace"));
+      if (trace == traces.end())
+        continue; // SimGrid names a trace it does not know
+      const Profiled what = kind == "SPEED"       ? Profiled::speed
+                            : kind == "BANDWIDTH" ? Profiled::bandwidth
+                                                  : Profiled::latency;
+      const std::string problem = profile_problem(trace->second.first, what, trace->second.second);
+      if (!problem.empty())
+        refuse(connect + ": its trace \"" + trace->first + "\" " + problem);
     }
   }
   unsigned long long total = 0;

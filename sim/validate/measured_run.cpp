@@ -142,6 +142,7 @@ void read_scenario(ObjectReader& reader, TrainingRun& run, const std::string& fi
   // The comparison names the compressor; gcsim run reads the rest itself.
   run.compressor = scenario.compressor.value("name", "dense");
   run.compressor_params = scenario.compressor;
+  run.scenario_inputs = scenario.input_files();
 }
 
 void read_workload(ObjectReader& reader, TrainingRun& run, const std::string& file) {

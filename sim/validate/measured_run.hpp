@@ -4,6 +4,7 @@
 // Format ("gcsim-measured-run/1"): results/validation/README.md. Written by
 // scripts/minicluster/run.py; runs on other clusters are converted to it.
 
+#include "sim/input/paths.hpp"
 #include "sim/network/collectives.hpp"
 #include "sim/network/platform.hpp"
 
@@ -83,6 +84,9 @@ struct TrainingRun {
   /// compressor and compressor_params then come from the scenario, and the
   /// workload's fields stay empty.
   std::filesystem::path scenario;
+  /// The files that scenario reads (its own first), which no output may be
+  /// written over.
+  std::vector<NamedFile> scenario_inputs;
   std::string compressor; // known_compressors(), or any of a scenario's
   nlohmann::json compressor_params;
   int ranks = 0;

@@ -224,6 +224,9 @@ CASES = [
     ("a NUL in a path", scenario(workload="workloads/models/resnet18-cifar10.json\0.bak"), {}, [],
      ["/workload", "holds a NUL character"]),
     ("zero iterations", with_training(iterations=0), {}, [], ["/training/iterations"]),
+    # Echoed as given, the line break split the message in two.
+    ("a line break in a --set", scenario(), {}, ["--set", "name=a\nb"],
+     ["--set name=a\\nb: /name"]),
     ("zero bucket", with_training(bucket_size="0MiB"), {}, [], ["/training/bucket_size"]),
     ("zero first bucket", with_training(first_bucket_size="0MiB"), {}, [],
      ["/training/first_bucket_size"]),

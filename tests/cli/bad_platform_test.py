@@ -220,6 +220,22 @@ def xml_platforms_simgrid_aborted_on(workdir):
         handle.write("0 1e9\n0.0001 0\n")
     with open(os.path.join(workdir, "stops-speed.txt"), "w") as handle:
         handle.write("# a comment\n0 1\n0.0001 0\n")
+    # Profiles SimGrid ran for ever on (a loop of 0 s) or aborted on.
+    profiles = {"loop0.txt": "0 1e9\nLOOPAFTER 0\n", "loop0-latency.txt": "0 1e-6\nLOOPAFTER 0\n",
+                "back.txt": "1 1e9\n0.5 2e9\n", "random.txt": "STOCHASTIC\nDET 1 UNIF 1e8 1e9\n",
+                "two-loops.txt": "PERIODICITY 2\n0 1e9\n1 5e8\nLOOPAFTER 1\n"}
+    for name, text in profiles.items():
+        with open(os.path.join(workdir, name), "w") as handle:
+            handle.write(text)
+
+    def with_file(attribute, name):
+        return hosts + link.format("1GBps").replace("/>", f' {attribute}="{name}"/>') + route
+
+    def with_speed_trace(values, periodicity=10):
+        # After the zone, where SimGrid reads <trace> and <trace_connect>.
+        return (hosts + link.format("1GBps") + route + '\n</zone>\n'
+                f'<trace id="t" periodicity="{periodicity}">\n{values}\n</trace>\n'
+                '<trace_connect kind="SPEED" trace="t" element="a"/>\n<zone id="empty" routing="None">')
     return [
         ("a bandwidth profile that reaches 0", platform_file(
             "bandwidth-stops.xml", "w", hosts + link.format("1GBps").replace(
@@ -230,6 +246,30 @@ def xml_platforms_simgrid_aborted_on(workdir):
                                                   'speed_file="stops-speed.txt"/>', 1)
             + link.format("1GBps") + route), 2, "/xml",
          '<host id="a"> has a speed_file (stops-speed.txt) that reaches 0 at 0.0001 s'),
+        ("a bandwidth profile that repeats every 0 s", platform_file(
+            "loop0.xml", "w", with_file("bandwidth_file", "loop0.txt")), 2, "/xml",
+         '<link id="l"> has a bandwidth_file (loop0.txt) that repeats every 0 s'),
+        ("a latency profile that repeats every 0 s", platform_file(
+            "loop0-latency.xml", "w", with_file("latency_file", "loop0-latency.txt")), 2, "/xml",
+         '<link id="l"> has a latency_file (loop0-latency.txt) that repeats every 0 s'),
+        ("a profile whose dates go back", platform_file(
+            "back.xml", "w", with_file("bandwidth_file", "back.txt")), 2, "/xml",
+         "(back.txt) that line 2: date 0.5 comes before the line above's (1)"),
+        ("a stochastic profile", platform_file(
+            "random.xml", "w", with_file("bandwidth_file", "random.txt")), 2, "/xml",
+         'line 1: expected "DATE VALUE" (seconds and a number), PERIODICITY or LOOPAFTER, got '
+         '"STOCHASTIC" (stochastic profiles are not simulated)'),
+        ("a profile with two periods", platform_file(
+            "two-loops.xml", "w", with_file("bandwidth_file", "two-loops.txt")), 2, "/xml",
+         "(two-loops.txt) that has both a period"),
+        # Inline, tied to a host: SimGrid aborted on a negative factor as it
+        # loaded the file, and on 0 once a compression kernel ran on the host.
+        ("an inline speed trace that goes negative", platform_file(
+            "speed-trace-negative.xml", "w", with_speed_trace("0 1\n1 -1")), 2, "/xml",
+         '<trace_connect kind="SPEED" element="a">: its trace "t" reaches 0 at 1 s'),
+        ("an inline speed trace that all but stops the host", platform_file(
+            "speed-trace-tiny.xml", "w", with_speed_trace("0 1e-300", periodicity=1)), 2, "/xml",
+         'its trace "t" sets a speed factor of 1e-300 at 0 s'),
         ("a link declared twice", platform_file(
             "twice.xml", "w", hosts + link.format("1GBps") + link.format("1GBps") + route), 2,
          "/xml", "Link 'l' declared several times"),
@@ -284,6 +324,44 @@ def xml_platforms_simgrid_aborted_on(workdir):
             'radical="0-99999999" speed="1Gf" bw="10Gbps" lat="10us"/>'), 2, "/xml",
          '<cluster id="big"> (radical "0-99999999") declares 100000000 hosts'),
     ]
+
+
+def xml_profiles_played(workdir):
+    """Profiles within the limits run, and SimGrid plays them: a link whose
+    bandwidth halves every other 10 us of each 20 us (LOOPAFTER) slows the
+    allreduce, and a host slowed by an inline speed trace runs."""
+    hosts = "".join(f'<host id="h{i}" speed="1Gf"/>' for i in range(4))
+    # (A file of its own for each link: SimGrid refuses to load one twice.)
+    links = "".join(f'<link id="l{i}" bandwidth="1GBps" latency="1us"{{{i}}}/>' for i in range(4))
+    routes = "".join(f'<route src="h{i}" dst="h{j}"><link_ctn id="l{i}"/><link_ctn id="l{j}"/></route>'
+                     for i in range(4) for j in range(i + 1, 4))
+    for i in range(4):
+        with open(os.path.join(workdir, f"halves{i}.txt"), "w") as handle:
+            handle.write("0 1e9\n1e-5 5e8\nLOOPAFTER 1e-5\n")
+    no_files = links.format(*[""] * 4)
+    plain = xml_file(workdir, "played-plain.xml", hosts + no_files + routes)
+    halved = xml_file(workdir, "played-halved.xml", hosts + links.format(
+        *[f' bandwidth_file="halves{i}.txt"' for i in range(4)]) + routes)
+    slowed = xml_file(workdir, "played-slowed.xml", hosts + no_files + routes
+                      + '\n</zone>\n<trace id="slow" periodicity="0.002">\n0 1\n0.001 0.5\n'
+                      '</trace>\n<trace_connect kind="SPEED" trace="slow" element="h0"/>\n'
+                      '<zone id="empty" routing="None">')
+    times = {}
+    for name, xml in (("plain", plain), ("halved", halved), ("slowed", slowed)):
+        path = scenario_file(workdir, {"topology": "simgrid_xml", "xml": xml, "nodes": 4},
+                             name=f"played-{name}.json")
+        out = out_dir(workdir, "played-" + name)
+        result = gcsim("run", path, "--out", out, "--quiet", "--set",
+                       'compressor={"name": "topk", "density": 0.01}', "--set",
+                       "training.kernels_share_device=true", cwd=workdir)
+        if check(result.returncode == 0, f"a valid {name} profile runs ({result.returncode}: "
+                 f"{result.stderr.strip()[:300]})"):
+            with open(os.path.join(out, "result.json")) as handle:
+                times[name] = json.load(handle)["summary"]["communication_s"]
+    if len(times) == 3:
+        check(times["halved"] > times["plain"] * 1.05,
+              f"SimGrid plays the bandwidth profile: communication {times['halved']:.6g} s "
+              f"against {times['plain']:.6g} s without it")
 
 
 def xml_routes_beyond_64_workers(workdir):
@@ -541,6 +619,7 @@ with tempfile.TemporaryDirectory() as workdir:
     sixteen_thousand_workers(workdir)
     fat_tree_too_large(workdir)
     xml_platforms(workdir)
+    xml_profiles_played(workdir)
     xml_routes_beyond_64_workers(workdir)
     replayed_schedules(workdir)
 check.finish()

@@ -161,8 +161,37 @@ def refusals(tmp):
         check(not problems, f"{what}: exit 2, one line{'; ' + '; '.join(problems) if problems else ''}")
 
 
+def outputs_over_inputs(tmp):
+    """--out and --json may not be written over a training run's scenario or
+    a file it reads: --fit --out replaced the scenario with the calibrated
+    platform, and the next validate refused its own input."""
+    scenario = json.load(open(QUICKSTART))
+    platform = os.path.join(tmp, "platform.json")
+    with open(os.path.join(ROOT, scenario["platform"])) as source:
+        json.dump(json.load(source), open(platform, "w"))
+    scenario.update(platform=platform, workload=os.path.join(ROOT, scenario["workload"]),
+                    device=os.path.join(ROOT, scenario["device"]))
+    own = os.path.join(tmp, "own-scenario.json")
+    json.dump(scenario, open(own, "w"))
+    points = [{"collective": "allreduce", "ranks": 4, "bytes": size,
+               "seconds": 6 * (40e-6 + size / 4 / 1.25e9), "repetitions": 3}
+              for size in (65536, 4 << 20)]
+    measured = measured_run(tmp, [entry(QUICKSTART, "dense"), entry(own, "own")], points)
+    for option, target, said in (("--out", own, "(the scenario file)"),
+                                 ("--out", platform, "(the scenario's platform file)"),
+                                 ("--json", own, "(the scenario file)")):
+        before = open(target, "rb").read()
+        done = gcsim("validate", measured, "--fit", option, target)
+        problems = refusal_problems(done, [f"{option}: {target} is also the file {measured} names "
+                                           f"at /training/1/scenario {said}"])
+        if open(target, "rb").read() != before:
+            problems.append(f"{os.path.basename(target)} was written over")
+        check(not problems, f"{option} over a training run's {said[1:-1]}: exit 2, one line, "
+              f"the file kept{'; ' + '; '.join(problems) if problems else ''}")
+
+
 def main():
-    for part in (on_the_measured_cluster, on_the_fitted_platform, refusals):
+    for part in (on_the_measured_cluster, on_the_fitted_platform, refusals, outputs_over_inputs):
         with tempfile.TemporaryDirectory() as tmp:
             part(tmp)
     check.finish()
