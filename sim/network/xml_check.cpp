@@ -174,6 +174,14 @@ std::vector<std::pair<int, int>> pairs_to_check(int workers) {
     } catch (const std::invalid_argument& error) {
       report_problem(report, "/xml",
                      spec.xml_file + ": no route " + route + ": " + detail::one_line(error.what()));
+    } catch (const std::out_of_range&) {
+      // A Cluster (star) or Vivaldi zone of plain <host>s: it routes through
+      // each host's own links, which a <cluster> or a <peer> declares.
+      report_problem(report, "/xml",
+                     spec.xml_file + ": no route " + route +
+                         ": the zone has no link of its own for one of these hosts (a "
+                         "Cluster or Vivaldi zone routes through the links a <cluster> or a "
+                         "<peer> declares for each host)");
     }
     // What SimGrid's network model asserts when a message is sent.
     if (links.empty() && !(latency > 0))

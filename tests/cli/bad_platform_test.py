@@ -298,6 +298,11 @@ def xml_platforms_simgrid_aborted_on(workdir):
         ("workers without any route (Full)", platform_file("no-routes.xml", "w", hosts), 3,
          "/xml", "SimGrid fails looking up the route from host 'a' to host 'b' (workers 0 and "
          "1): Segmentation fault. (does the file route between these hosts?)"),
+        # SimGrid threw std::out_of_range ("unordered_map::at"): the child's
+        # exit status 70 was all the message said.
+        ("a Vivaldi zone of plain hosts", platform_file("vivaldi.xml", "w", hosts,
+                                                        routing="Vivaldi"), 2, "/xml",
+         "no route from host 'a' to host 'b' (workers 0 and 1): the zone has no link of its own"),
         ("a Dijkstra zone SimGrid crashes in", platform_file(
             "dijkstra.xml", "w", hosts + link.format("1GBps") + route, routing="Dijkstra"), 3,
          "/xml", "SimGrid fails looking up the route from host 'a' to host 'b'"),
