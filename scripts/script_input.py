@@ -329,6 +329,10 @@ def split_number(text):
         return None
     if not math.isfinite(value) or value < 0:
         return None
+    # "1e-400s" reads as 0, which a duration may be: a figure written nonzero
+    # is not taken for one.
+    if value == 0 and any(c in "123456789" for c in text[:end].lower().split("e")[0]):
+        return None
     return value, text[end:].lstrip(" ")
 
 

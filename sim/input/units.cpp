@@ -50,6 +50,11 @@ std::optional<std::pair<double, std::string_view>> split_number(std::string_view
   double value = std::strtod(number.c_str(), &parse_end);
   if (parse_end != number.c_str() + number.size() || !std::isfinite(value) || value < 0)
     return std::nullopt;
+  // "1e-400s" reads as 0, which a duration may be: a figure written nonzero
+  // is not taken for one.
+  if (value == 0 &&
+      number.substr(0, number.find_first_of("eE")).find_first_of("123456789") != std::string::npos)
+    return std::nullopt;
   std::string_view unit = text.substr(end);
   while (!unit.empty() && unit.front() == ' ')
     unit.remove_prefix(1);

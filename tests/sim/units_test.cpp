@@ -22,6 +22,8 @@ TEST_CASE("unit-less, negative and unknown-unit quantities are rejected") {
   CHECK_FALSE(parse_size("nanMB"));
   CHECK_FALSE(parse_bandwidth("1e300Tbps")); // finite number, infinite product
   CHECK_FALSE(parse_duration("1e308h"));
+  CHECK_FALSE(parse_duration("1e-400s")); // underflows to 0, which is not what it says
+  CHECK(*parse_duration("0e5s") == 0.0);
 }
 
 TEST_CASE("durations and sizes") {
