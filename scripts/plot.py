@@ -1183,9 +1183,11 @@ def time_breakdown_figure(rows, out, written):
                     "exposed communication"])
         legend_below(figure, axes, order)
         caption(figure, here, noun="bar")
+        # A run of other characters is one "-" (": " of an object's pairs), and
+        # none at the end; a "-" of the value stays (-1 and 1 are two files).
         stem = "time_breakdown" + "".join(
-            "_" + re.sub("-+", "-", "".join(c if c.isalnum() or c in ".+-" else "-"
-                                            for c in f"{k.split('.')[-1]}-{short_value(v)}")).strip("-")
+            "_" + re.sub(r"(?:[^\w.+-]|_)+", "-", re.sub(
+                r"(?:[^\w.+-]|_)+$", "", f"{k.split('.')[-1]}-{short_value(v)}"))
             for k, v in facet)
         # A long value (an object without a name) made a name past the
         # file system's 255 bytes: cut, with a hash to keep it apart.

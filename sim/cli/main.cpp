@@ -27,6 +27,29 @@ std::vector<CommandFactory>& factories() {
   static std::vector<CommandFactory> list;
   return list;
 }
+// Writes `line` and a line break to stderr with its control characters
+// written out ("\\n" for a line break): one given in a value (--set
+// 'name=a<newline>b', a key of a sweep's grid, an --out path) split the
+// error's one line in two.
+void print_error_line(const std::string& line) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string written;
+  written.reserve(line.size() + 1);
+  for (const char c : line) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n')
+      written += "\\n";
+    else if (c == '\r')
+      written += "\\r";
+    else if ((byte < 0x20 && c != '\t') || byte == 0x7f)
+      written += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+    else
+      written += c;
+  }
+  written += '\n';
+  std::fputs(written.c_str(), stderr);
+}
+
 } // namespace
 
 CommandRegistration::CommandRegistration(CommandFactory factory) {
@@ -150,17 +173,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (first[0] == '-' && !top_level_flag) {
-    std::fprintf(stderr,
-                 "gcsim: unknown option '%s' before the command (commands: %s; an option "
-                 "goes after its command; see --help)\n",
-                 first.c_str(), known.c_str());
+    print_error_line("gcsim: unknown option '" + first + "' before the command (commands: " +
+                     known + "; an option goes after its command; see --help)");
     return 2;
   }
   if (first[0] != '-' && std::none_of(commands.begin(), commands.end(), [&](const auto& command) {
         return command->name() == first;
       })) {
-    std::fprintf(stderr, "gcsim: unknown command '%s' (commands: %s; see --help)\n", first.c_str(),
-                 known.c_str());
+    print_error_line("gcsim: unknown command '" + first + "' (commands: " + known +
+                     "; see --help)");
     return 2;
   }
 
@@ -187,11 +208,11 @@ int main(int argc, char** argv) {
   try {
     return with_stdout_written(parsed->run());
   } catch (const gcsim::InputError& error) {
-    std::fprintf(stderr, "%s\n", error.what());
+    print_error_line(error.what());
     return 2;
   } catch (const gcsim::WriteError& error) {
     // Not the input's fault (a full disk, a read-only folder): exit 1.
-    std::fprintf(stderr, "gcsim: %s\n", error.what());
+    print_error_line(std::string("gcsim: ") + error.what());
     return 1;
   } catch (const std::bad_alloc& error) {
     // The machine's (or the cgroup's, or ulimit -v's) fault, not gcsim's.
@@ -199,22 +220,22 @@ int main(int argc, char** argv) {
     // refusal says how much, against what.
     const auto* too_large = dynamic_cast<const gcsim::training::StateTooLarge*>(&error);
     const std::string advice = parsed->out_of_memory_advice();
-    std::fprintf(stderr, "gcsim: out of memory: %s%s\n",
-                 too_large ? too_large->what() : "this run needs more than the process may take",
-                 advice.empty() ? "" : (" (" + advice + ")").c_str());
+    print_error_line(
+        std::string("gcsim: out of memory: ") +
+        (too_large ? too_large->what() : "this run needs more than the process may take") +
+        (advice.empty() ? "" : " (" + advice + ")"));
     return 1;
   } catch (const gcsim::compress::ScratchError& error) {
     // Per-worker state spilled to a folder that cannot take it: the disk's
     // fault, and where the files go; out of room, what helps.
-    std::fprintf(stderr,
-                 "gcsim: %s (scratch files go to --scratch-dir, default $TMPDIR or /tmp%s)\n",
-                 error.what(),
-                 error.out_of_room() ? ": name a folder with room; fewer workers or a smaller "
-                                       "model need less"
-                                     : "");
+    print_error_line(std::string("gcsim: ") + error.what() +
+                     " (scratch files go to --scratch-dir, default $TMPDIR or /tmp" +
+                     (error.out_of_room() ? ": name a folder with room; fewer workers or a "
+                                            "smaller model need less)"
+                                          : ")"));
     return 1;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "gcsim: internal error: %s\n", error.what());
+    print_error_line(std::string("gcsim: internal error: ") + error.what());
     return 1;
   }
 }

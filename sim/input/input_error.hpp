@@ -24,28 +24,7 @@ private:
     std::string line = file.empty() ? std::string("<input>") : file;
     if (!json_path.empty())
       line += ": " + json_path;
-    return with_controls_escaped(line + ": " + what);
-  }
-
-  // The line with its control characters written out ("\n"), so that a
-  // line break given in a value (--set 'name=a<newline>b', a key of a
-  // sweep's grid) does not split it.
-  static std::string with_controls_escaped(const std::string& text) {
-    static const char kHex[] = "0123456789abcdef";
-    std::string line;
-    line.reserve(text.size());
-    for (const char c : text) {
-      const auto byte = static_cast<unsigned char>(c);
-      if (c == '\n')
-        line += "\\n";
-      else if (c == '\r')
-        line += "\\r";
-      else if ((byte < 0x20 && c != '\t') || byte == 0x7f)
-        line += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
-      else
-        line += c;
-    }
-    return line;
+    return line + ": " + what;
   }
 
   std::string file_;

@@ -277,82 +277,120 @@ std::string number_text(double value) {
   return text.str();
 }
 
-// What is wrong with a SimGrid profile (its "DATE VALUE" lines, comments
-// and PERIODICITY or LOOPAFTER lines; `periodicity` is an inline <trace>'s
-// attribute, or 0), as the end of a sentence about it; empty when nothing
-// is. SimGrid aborts on dates that are negative or go back, on a period
-// shorter than the dates, and on both a period and LOOPAFTER; it ran for
-// ever on a loop of 0 s and on a value that stops a host or a link.
-std::string profile_problem(const std::string& profile, Profiled what, double periodicity) {
-  std::istringstream lines(profile);
-  std::string line;
-  int number = 0;
+// The words of a profile line, split at spaces and tabs.
+std::vector<std::string_view> words_of(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t at = line.find_first_not_of(" \t");
+  while (at != std::string_view::npos) {
+    const size_t end = std::min(line.find_first_of(" \t", at), line.size());
+    words.push_back(line.substr(at, end - at));
+    at = line.find_first_not_of(" \t", end);
+  }
+  return words;
+}
+
+// `word` as a number if it is one whole: SimGrid reads "1GBps" as 1.
+std::optional<double> whole_number(std::string_view word) {
+  const std::string text(word);
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+    return std::nullopt;
+  return value;
+}
+
+// What is wrong with a SimGrid profile, as SimGrid 3.32 reads one
+// (ProfileBuilder: lines split at \n and \r; "#" and "%" comments;
+// PERIODICITY and LOOPAFTER, either of which makes it repeat; "DATE VALUE",
+// each number possibly after DET, words after them ignored), as the end of
+// a sentence about it ("... that is wrong at line 2: ..."); empty when
+// nothing is. `inline_periodicity` is an inline <trace>'s attribute, none
+// for a file (SimGrid reads a file without it). SimGrid aborts on dates
+// that are negative or go back, on a period shorter than the dates, on a
+// period beside a LOOPAFTER other than 0 and on an inline trace that sets
+// nothing; it ran for ever on a repetition every 0 s and on a value that
+// stops a host or a link.
+std::string profile_problem(const std::string& profile, Profiled what,
+                            std::optional<double> inline_periodicity) {
+  // Laws SimGrid draws dates and values from, with its own random numbers,
+  // not the scenario's seed.
+  static const std::set<std::string_view> kStochastic = {
+      "STOCHASTIC", "NORM", "NORMAL", "GAUSS", "GAUSSIAN", "EXP", "EXPONENTIAL", "UNIF", "UNIFORM"};
+  double periodicity = inline_periodicity.value_or(-1);
+  bool repeats = periodicity > 0;
+  double loop_delay = 0;
   int events = 0;
   double last_date = 0;
-  bool loop_after = false;
-  double loop_delay = 0;
-  while (std::getline(lines, line)) {
+  int number = 0;
+  for (size_t start = 0; start < profile.size();) {
+    size_t end = profile.find_first_of("\r\n", start);
+    if (end == std::string::npos)
+      end = profile.size();
+    const std::string_view line(profile.data() + start, end - start);
+    start = end + (profile.compare(end, 2, "\r\n") == 0 ? 2 : 1);
     ++number;
-    const size_t first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos || line[first] == '#' || line[first] == '%')
+    const std::vector<std::string_view> words = words_of(line);
+    if (words.empty() || words[0][0] == '#' || words[0][0] == '%')
       continue;
-    std::istringstream fields(line.substr(first));
-    std::string word;
-    fields >> word;
-    const std::string where = "line " + std::to_string(number) + ": ";
-    double given = 0;
-    if (word == "PERIODICITY" || word == "LOOPAFTER") {
-      if (!(fields >> given) || !std::isfinite(given) || given < 0)
-        return where + word + " takes a duration in seconds, 0 or more";
-      (word == "PERIODICITY" ? periodicity : loop_delay) = given;
-      loop_after = loop_after || word == "LOOPAFTER";
+    const std::string where = "is wrong at line " + std::to_string(number) + ": ";
+    if (words[0] == "PERIODICITY" || words[0] == "LOOPAFTER") {
+      const std::optional<double> given =
+          words.size() > 1 ? whole_number(words[1]) : std::optional<double>();
+      // A PERIODICITY of 0 or less repeats after the last date, as LOOPAFTER 0.
+      if (!given || (words[0] == "LOOPAFTER" && *given < 0))
+        return where + std::string(words[0]) +
+               (words[0] == "LOOPAFTER" ? " takes a duration in seconds, 0 or more"
+                                        : " takes a duration in seconds");
+      (words[0] == "PERIODICITY" ? periodicity : loop_delay) = *given;
+      repeats = true;
       continue;
     }
-    char* end = nullptr;
-    const double date = std::strtod(word.c_str(), &end);
-    double value = 0;
-    std::string rest;
-    if (end != word.c_str() + word.size() || !(fields >> value) || fields >> rest) {
-      // SimGrid's stochastic profiles draw dates and values from laws these
-      // words name, from SimGrid's own random numbers, not the scenario's seed.
-      static const std::set<std::string> kStochastic = {
-          "STOCHASTIC", "DET", "NORM",        "NORMAL", "GAUSS",
-          "GAUSSIAN",   "EXP", "EXPONENTIAL", "UNIF",   "UNIFORM"};
-      std::istringstream words(line);
-      bool stochastic = false;
-      while (words >> rest)
-        stochastic = stochastic || kStochastic.count(rest) > 0;
+    if (std::any_of(words.begin(), words.end(),
+                    [](std::string_view word) { return kStochastic.count(word) > 0; }))
+      return where + "\"" + detail::one_line(std::string(line)) +
+             "\" is stochastic: stochastic profiles are not simulated (they draw from SimGrid's "
+             "random numbers, not the scenario's seed)";
+    size_t next = 0;
+    const auto take = [&words, &next]() -> std::optional<double> {
+      if (next < words.size() && words[next] == "DET")
+        ++next;
+      return next < words.size() ? whole_number(words[next++]) : std::nullopt;
+    };
+    const std::optional<double> date = take();
+    const std::optional<double> value = take();
+    if (!date || !value)
       return where + "expected \"DATE VALUE\" (seconds and a number), PERIODICITY or LOOPAFTER, " +
-             "got \"" + detail::one_line(line.substr(first)) + "\"" +
-             (stochastic ? " (stochastic profiles are not simulated)" : "");
-    }
-    if (!std::isfinite(date) || date < 0 || date < last_date)
-      return where + "date " + number_text(date) +
-             (date < last_date ? " comes before the line above's (" + number_text(last_date) + ")"
-                               : " is not a time of 0 s or more");
-    const std::string at = " at " + number_text(date) + " s";
-    if (what != Profiled::latency && !(value > 0))
+             "got \"" + detail::one_line(std::string(line)) + "\"";
+    if (*date < 0)
+      return where + "date " + number_text(*date) + " is negative";
+    if (*date < last_date)
+      return where + "date " + number_text(*date) + " comes before the line above's (" +
+             number_text(last_date) + ")";
+    const std::string at = " at " + number_text(*date) + " s";
+    if (what != Profiled::latency && !(*value > 0))
       return "reaches 0" + at + ": hosts and links that stop are not simulated";
-    if (what == Profiled::speed && !(value >= kSlowestSpeedFactor && std::isfinite(value)))
-      return "sets a speed factor of " + number_text(value) + at +
-             ": a profile's factor is in [0.001, inf) (slower, a host stops)";
-    if (what == Profiled::bandwidth && !(value >= kSlowestBandwidth && value <= kFastestBandwidth))
-      return "sets a bandwidth of " + number_text(value) + " B/s" + at +
+    if (what == Profiled::speed && *value < kSlowestSpeedFactor)
+      return "sets a speed factor of " + number_text(*value) + at +
+             ": a profile's factor is 0.001 or more (slower, a host stops)";
+    if (what == Profiled::bandwidth &&
+        !(*value >= kSlowestBandwidth && *value <= kFastestBandwidth))
+      return "sets a bandwidth of " + number_text(*value) + " B/s" + at +
              ", outside [1kbps, 1000Tbps] as a link's";
-    if (what == Profiled::latency && !(value >= 0 && value <= kLongestSeconds))
-      return "sets a latency of " + number_text(value) + " s" + at + ", outside [0s, 1e9s]";
-    last_date = date;
+    if (what == Profiled::latency && !(*value >= 0 && *value <= kLongestSeconds))
+      return "sets a latency of " + number_text(*value) + " s" + at + ", outside [0s, 1e9s]";
+    last_date = *date;
     ++events;
   }
   if (events == 0)
-    return "sets nothing: it has no \"DATE VALUE\" line";
-  if (periodicity > 0 && loop_after)
-    return "has both a period (PERIODICITY or the <trace>'s periodicity) and LOOPAFTER: give one";
+    return inline_periodicity ? "sets nothing: it has no \"DATE VALUE\" line" : "";
+  if (periodicity > 0 && loop_delay != 0)
+    return "has both a period (PERIODICITY or the <trace>'s periodicity) and a LOOPAFTER of " +
+           number_text(loop_delay) + " s: give one";
   if (periodicity > 0 && periodicity < last_date)
     return "repeats every " + number_text(periodicity) + " s, before its last date (" +
            number_text(last_date) + " s)";
   const double period = periodicity > 0 ? periodicity : last_date + loop_delay;
-  if ((periodicity > 0 || loop_after) && period < kShortestProfilePeriod)
+  if (repeats && period < kShortestProfilePeriod)
     return "repeats every " + number_text(period) +
            " s: a profile repeats every 1us or less often (each repetition is an event)";
   return "";
@@ -407,9 +445,9 @@ void check_xml_text(const PlatformSpec& spec) {
     return text.compare(at + 1, name.size(), name) == 0 && after < text.size() &&
            std::string(" \t\r\n/>").find(text[after]) != std::string::npos;
   };
-  // Each <trace>'s profile and periodicity, by id, for the <trace_connect>s
-  // after it.
-  std::map<std::string, std::pair<std::string, double>> traces;
+  // Each <trace>'s profile and, inline, its periodicity, by id, for the
+  // <trace_connect>s after it.
+  std::map<std::string, std::pair<std::string, std::optional<double>>> traces;
   for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at + 1)) {
     const std::string tag = text.substr(at, text.find('>', at) - at);
     if (element_at(at, "config"))
@@ -424,7 +462,7 @@ void check_xml_text(const PlatformSpec& spec) {
       const std::string file = attribute(tag, field);
       const std::optional<std::string> profile =
           file.empty() ? std::nullopt : profile_text(spec, file);
-      const std::string problem = profile ? profile_problem(*profile, what, 0) : "";
+      const std::string problem = profile ? profile_problem(*profile, what, std::nullopt) : "";
       if (!problem.empty())
         refuse(tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") +
                "\"> has a " + field + " (" + file + ") that " + problem);
@@ -437,9 +475,13 @@ void check_xml_text(const PlatformSpec& spec) {
           !file.empty()       ? profile_text(spec, file)
           : tag.back() == '/' ? std::string()
                               : text.substr(body, text.find("</trace", body) - body);
+      // SimGrid reads the periodicity of an inline trace only.
       if (profile)
         traces[attribute(tag, "id")] = {
-            *profile, std::strtod(attribute(tag, "periodicity").c_str(), nullptr)};
+            *profile,
+            file.empty()
+                ? std::optional<double>(std::strtod(attribute(tag, "periodicity").c_str(), nullptr))
+                : std::nullopt};
     }
     if (element_at(at, "trace_connect")) {
       const std::string kind = attribute(tag, "kind");
@@ -447,13 +489,16 @@ void check_xml_text(const PlatformSpec& spec) {
           "<trace_connect kind=\"" + kind + "\" element=\"" + attribute(tag, "element") + "\">";
       if (kind == "HOST_AVAIL" || kind == "LINK_AVAIL")
         refuse(connect + ": hosts and links that turn off are not simulated");
+      if (kind == "BANDWIDTH" || kind == "LATENCY")
+        refuse(connect +
+               ": SimGrid 3.32 cannot give a declared link a profile (it is sealed); "
+               "give the <link> a " +
+               (kind == "BANDWIDTH" ? "bandwidth_file" : "latency_file") + " instead");
       const auto trace = traces.find(attribute(tag, "trace"));
-      if (trace == traces.end())
-        continue; // SimGrid names a trace it does not know
-      const Profiled what = kind == "SPEED"       ? Profiled::speed
-                            : kind == "BANDWIDTH" ? Profiled::bandwidth
-                                                  : Profiled::latency;
-      const std::string problem = profile_problem(trace->second.first, what, trace->second.second);
+      if (kind != "SPEED" || trace == traces.end())
+        continue; // SimGrid names a kind or a trace it does not know
+      const std::string problem =
+          profile_problem(trace->second.first, Profiled::speed, trace->second.second);
       if (!problem.empty())
         refuse(connect + ": its trace \"" + trace->first + "\" " + problem);
     }

@@ -254,11 +254,11 @@ def xml_platforms_simgrid_aborted_on(workdir):
          '<link id="l"> has a latency_file (loop0-latency.txt) that repeats every 0 s'),
         ("a profile whose dates go back", platform_file(
             "back.xml", "w", with_file("bandwidth_file", "back.txt")), 2, "/xml",
-         "(back.txt) that line 2: date 0.5 comes before the line above's (1)"),
+         "(back.txt) that is wrong at line 2: date 0.5 comes before the line above's (1)"),
         ("a stochastic profile", platform_file(
             "random.xml", "w", with_file("bandwidth_file", "random.txt")), 2, "/xml",
-         'line 1: expected "DATE VALUE" (seconds and a number), PERIODICITY or LOOPAFTER, got '
-         '"STOCHASTIC" (stochastic profiles are not simulated)'),
+         'that is wrong at line 1: "STOCHASTIC" is stochastic: stochastic profiles are not '
+         'simulated'),
         ("a profile with two periods", platform_file(
             "two-loops.xml", "w", with_file("bandwidth_file", "two-loops.txt")), 2, "/xml",
          "(two-loops.txt) that has both a period"),
@@ -270,6 +270,12 @@ def xml_platforms_simgrid_aborted_on(workdir):
         ("an inline speed trace that all but stops the host", platform_file(
             "speed-trace-tiny.xml", "w", with_speed_trace("0 1e-300", periodicity=1)), 2, "/xml",
          'its trace "t" sets a speed factor of 1e-300 at 0 s'),
+        # SimGrid 3.32 aborted: the link is sealed once declared.
+        ("a bandwidth trace tied to a link", platform_file(
+            "bandwidth-trace.xml", "w", with_speed_trace("0 1e9").replace(
+                'kind="SPEED" trace="t" element="a"', 'kind="BANDWIDTH" trace="t" element="l"')),
+         2, "/xml", '<trace_connect kind="BANDWIDTH" element="l">: SimGrid 3.32 cannot give a '
+         'declared link a profile'),
         ("a link declared twice", platform_file(
             "twice.xml", "w", hosts + link.format("1GBps") + link.format("1GBps") + route), 2,
          "/xml", "Link 'l' declared several times"),
@@ -367,6 +373,54 @@ def xml_profiles_played(workdir):
         check(times["halved"] > times["plain"] * 1.05,
               f"SimGrid plays the bandwidth profile: communication {times['halved']:.6g} s "
               f"against {times['plain']:.6g} s without it")
+
+
+def xml_profiles_valid(workdir):
+    """Profiles SimGrid 3.32 plays, in the forms its reader takes, run: the
+    check refuses what SimGrid aborts or never ends on, not these."""
+    hosts = '<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/>'
+    route = '<route src="a" dst="b"><link_ctn id="l"/></route>'
+    bandwidth_files = {
+        "comments, CRLF, tabs and words after the value":
+            "% a header\r\n# a comment\r\n0\t1e9 # start\r\n0.5 5e8 measured\r\n",
+        "lines ended by CR alone": "0 1e9\r0.5 5e8\r",
+        "PERIODICITY": "PERIODICITY 1\n0 1e9\n0.5 5e8\n",
+        "PERIODICITY beside LOOPAFTER 0": "PERIODICITY 1\nLOOPAFTER 0\n0 1e9\n0.5 5e8\n",
+        "a negative PERIODICITY (a repetition after the last date)": "PERIODICITY -1\n0 1e9\n1 5e8\n",
+        "DET before the numbers": "DET 0 DET 1e9\nDET 0.5 DET 5e8\n",
+        "an empty file": "",
+        "comments only": "# nothing yet\n",
+    }
+    cases = []
+    for n, (name, text) in enumerate(bandwidth_files.items()):
+        with open(os.path.join(workdir, f"valid-{n}.txt"), "w", newline="") as handle:
+            handle.write(text)
+        cases.append((name, hosts + f'<link id="l" bandwidth="1GBps" latency="1us" '
+                            f'bandwidth_file="valid-{n}.txt"/>' + route))
+    with open(os.path.join(workdir, "valid-speed.txt"), "w") as handle:
+        handle.write("0 1\n1 0.5\n2 1\n3 0.5\n")
+    link = '<link id="l" bandwidth="1GBps" latency="1us"/>'
+    after_zone = '\n</zone>\n{}\n<zone id="empty" routing="None">'
+    cases += [
+        # A file's <trace> has the periodicity the DTD requires; SimGrid
+        # reads only an inline trace's.
+        ("a <trace file> with a periodicity shorter than its dates", hosts + link + route
+         + after_zone.format('<trace id="t" file="valid-speed.txt" periodicity="1"/>'
+                             '<trace_connect kind="SPEED" trace="t" element="a"/>')),
+        ("one inline trace tied to two hosts", hosts + link + route + after_zone.format(
+            '<trace id="t" periodicity="2">\n0 1\n1 0.5\n</trace>'
+            '<trace_connect kind="SPEED" trace="t" element="a"/>'
+            '<trace_connect kind="SPEED" trace="t" element="b"/>')),
+    ]
+    for n, (name, body) in enumerate(cases):
+        xml = xml_file(workdir, f"valid-{n}.xml", body)
+        path = scenario_file(workdir, {"topology": "simgrid_xml", "xml": xml, "nodes": 2},
+                             name=f"valid-{n}.json")
+        out = out_dir(workdir, f"valid-{n}")
+        result = gcsim("run", path, "--out", out, "--quiet", "--set", "training.iterations=1",
+                       cwd=workdir)
+        check(result.returncode == 0 and os.path.exists(os.path.join(out, "result.json")),
+              f"a valid profile runs: {name} ({result.returncode}: {result.stderr.strip()[:300]})")
 
 
 def xml_routes_beyond_64_workers(workdir):
@@ -625,6 +679,7 @@ with tempfile.TemporaryDirectory() as workdir:
     fat_tree_too_large(workdir)
     xml_platforms(workdir)
     xml_profiles_played(workdir)
+    xml_profiles_valid(workdir)
     xml_routes_beyond_64_workers(workdir)
     replayed_schedules(workdir)
 check.finish()

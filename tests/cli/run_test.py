@@ -62,12 +62,12 @@ with tempfile.TemporaryDirectory() as work:
           f"model.training says what the --sets gave: {trained}")
     # The bucket sizes as run: DDP drops a fraction of a byte, and so did the
     # simulation, while result.json recorded the fraction.
-    _, _, fraction = run(os.path.join(work, "fraction"), "--set", "training.bucket_size=2.5MB",
-                         "--set", "training.first_bucket_size=1000.7B", "--set",
+    _, _, fraction = run(os.path.join(work, "fraction"), "--set", "training.bucket_size=0.1MiB",
+                         "--set", "training.first_bucket_size=0.3KiB", "--set",
                          "training.iterations=1")
     trained = fraction["model"].get("training", {})
     check((trained.get("bucket_size_bytes"), trained.get("first_bucket_size_bytes"))
-          == (2500000, 1000), f"model.training's bucket sizes in whole bytes, as run: {trained}")
+          == (104857, 307), f"model.training's bucket sizes in whole bytes, as run: {trained}")
     # README, "What result.json holds": the version that wrote it and the
     # unit of each kind of figure.
     # --version: "gcsim VERSION (commit COMMIT)".
