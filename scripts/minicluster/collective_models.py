@@ -51,8 +51,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from script_input import (LONGEST_SECONDS, MEASURED_RUN_FORMAT, SHORTEST_SECONDS,  # noqa: E402
-                          BadInput, Parser, latency_ok, parse_duration, read_json_object,
-                          run_script, tensor_shape_problem)
+                          BadInput, Parser, bandwidth_ok, latency_ok, parse_bandwidth,
+                          parse_duration, read_json_object, run_script, tensor_shape_problem)
 
 COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
 LARGE = 4 << 20
@@ -276,7 +276,10 @@ def _check_run(run, models):
     cluster = _get(run, "cluster", "", dict)
     nodes = _within(_get(cluster, "nodes", "/cluster", int), 1, 65536, "/cluster/nodes", "1..65536")
     link = _get(cluster, "link", "/cluster", dict)
-    _get(link, "bandwidth", "/cluster/link", str)
+    bandwidth = _get(link, "bandwidth", "/cluster/link", str)
+    if not bandwidth_ok(bandwidth):
+        raise BadRun(f"/cluster/link/bandwidth: {_show(bandwidth)} is not a bandwidth gcsim reads "
+                     "(a number and a rate unit, in [1kbps, 1000Tbps])")
     if models:
         latency = _get(link, "latency", "/cluster/link", str)
         if not latency_ok(latency):
@@ -359,6 +362,12 @@ def _check_run(run, models):
             for key in iteration:  # every phase (and the loss) is a number
                 if key != "comment":
                     _get(iteration, key, f"{at}/iterations/{j}", float)
+            if models:  # the measured compute beside a model's collectives
+                for phase in ("forward_s", "backward_s"):
+                    _get(iteration, phase, f"{at}/iterations/{j}", float)
+                if "arrival_spread_s" in iteration:  # run.py's line-up, whole
+                    _get(iteration, "collectives_after_last_arrival_s", f"{at}/iterations/{j}",
+                         float)
             iteration_s = _get(iteration, "iteration_s", f"{at}/iterations/{j}", float)
             if not SHORTEST_SECONDS <= iteration_s <= LONGEST_SECONDS:
                 raise BadRun(f"{at}/iterations/{j}/iteration_s: {_show(iteration_s)} "
@@ -441,11 +450,11 @@ def shared_cpu(runs):
         if 4 not in pair or 8 not in pair:
             continue
         small, big = pair[4], pair[8]
-        link = float(rate.rstrip("Mbps")) if rate.endswith("Mbps") else None
+        link = parse_bandwidth(rate) * 8 / 1e6  # Mbit/s; load_run checked it
         flow4 = 8 / fit(ring(small["collectives"]), ["m", "b"])["b"] / 1e6
         flow8 = 8 / fit(ring(big["collectives"]), ["m", "b"])["b"] / 1e6
         # Link-bound at P = 4 (TCP's 95.6% of the rate): a CPU limit is not visible there.
-        if link is None or flow4 > 0.94 * link:
+        if flow4 > 0.94 * link:
             print(f"shared CPU at {rate}: P = 4 is link-bound ({flow4:.1f} Mbit/s per flow): "
                   f"no CPU rate to fit")
             continue

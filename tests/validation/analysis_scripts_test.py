@@ -372,6 +372,25 @@ with tempfile.TemporaryDirectory() as tmp:
     far["cluster"]["link"]["latency"] = "5 parsecs"
     refused("collective_models.py", [good, bad_file("far.json", json.dumps(far))],
             ["/cluster/link/latency", "5 parsecs"])
+    # What collective_models.py reads and gcsim validate may do without (a
+    # KeyError or ValueError traceback, half the report printed, before):
+    # the compute phases, run.py's line-up whole, a bandwidth gcsim reads.
+    with open(good) as f:
+        phases = json.load(f)
+    del phases["training"][0]["iterations"][0]["forward_s"]
+    refused("collective_models.py", [bad_file("no-forward.json", json.dumps(phases))],
+            ["no-forward.json: /training/0/iterations/0/forward_s: required field is missing"])
+    with open(good) as f:
+        lineup = json.load(f)
+    iteration = lineup["training"][0]["iterations"][0]
+    iteration["arrival_spread_s"] = 0.001
+    iteration.pop("collectives_after_last_arrival_s", None)
+    refused("collective_models.py", [bad_file("half-lineup.json", json.dumps(lineup))],
+            ["half-lineup.json: /training/0/iterations/0/collectives_after_last_arrival_s"])
+    rate = json.loads(json.dumps(far))
+    rate["cluster"]["link"].update(latency="50us", bandwidth="xMbps")
+    refused("collective_models.py", [good, bad_file("rate.json", json.dumps(rate))],
+            ["rate.json: /cluster/link/bandwidth: \"xMbps\" is not a bandwidth"])
     # Too few sizes for the models' leave-one-size-out fits (the short run's one size
     # below 1 MiB): refused, where it was a numpy traceback.
     refused("collective_models.py", [os.path.join(RESULTS, "minicluster-p4-100mbit-short.json")],
