@@ -84,8 +84,9 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import longest_name, write_figure_atomically  # noqa: E402
-from script_input import (BadInput, Parser, is_json_number, json_kind, open_input,  # noqa: E402
-                          parse_bandwidth, parse_duration, read_json_object, run_script)
+from script_input import (BadInput, Parser, check_output_file, is_json_number,  # noqa: E402
+                          json_kind, open_input, parse_bandwidth, parse_duration,
+                          read_json_object, refuse_output_over_inputs, run_script)
 
 # One colour and marker per compressor, in every figure. The first eight
 # colours are Okabe & Ito's colour-blind-safe set; deft, iwp, fp16, bf16 and
@@ -1469,6 +1470,13 @@ def validation_main(inputs, out, stem):
     setup_matplotlib()
     written = Written()
     with figures_folder(out, written):
+        # Every figure can be written, and over no input, before the first
+        # is (a folder named STEM-phases.pdf left STEM.pdf and STEM.png).
+        for name in (stem, stem + "-phases"):
+            for extension in ("pdf", "png"):
+                path = os.path.join(out, f"{name}.{extension}")
+                check_output_file(path, "--out")
+                refuse_output_over_inputs(path, inputs, "--out")
         validation_figure(reports, out, stem, written)
         skipped = validation_phases_figure(reports, out, stem + "-phases", written)
     if skipped:

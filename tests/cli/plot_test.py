@@ -17,6 +17,7 @@ import io
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -369,6 +370,22 @@ with tempfile.TemporaryDirectory() as work:
     check(all(os.path.exists(f"{again}.{ext}") and open(f"{again}.{ext}", "rb").read()
               == open(f"{profile_out}.{ext}", "rb").read() for ext in ("png", "pdf")),
           "plot_profile.py draws the same profile into the same bytes")
+    # Outputs checked before either figure is written: a folder as --out
+    # (a traceback on the names DIR/.png), a folder where the PDF goes (the
+    # PNG was left behind), the profile itself named *.png.
+    a100 = os.path.join(ROOT, "platforms", "devices", "a100.json")
+    refused(plot(a100, "--out", work + "/", script=PLOT_PROFILE), "plot_profile.py: --out a folder",
+            ["--out:", "names a folder"], absent=[os.path.join(work, ".png")])
+    blocked = os.path.join(work, "profile", "blocked")
+    os.makedirs(blocked + ".pdf")
+    refused(plot(a100, "--out", blocked, script=PLOT_PROFILE),
+            "plot_profile.py: a folder where the PDF goes", [f"{blocked}.pdf is a folder"],
+            absent=[blocked + ".png"])
+    as_png = os.path.join(work, "profile", "input.png")
+    shutil.copy(a100, as_png)
+    refused(plot(as_png, script=PLOT_PROFILE), "plot_profile.py: over its own input",
+            ["is also an input"])
+    check(open(as_png, "rb").read() == open(a100, "rb").read(), "the input named *.png is kept")
     with open(os.path.join(ROOT, "platforms", "devices", "a100.json")) as handle:
         profile = json.load(handle)
     no_range = json.loads(json.dumps(profile))

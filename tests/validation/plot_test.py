@@ -137,6 +137,20 @@ with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", reports[0], "--out", out],
                               capture_output=True, text=True)
         refusal(done, what, ["cannot create folder"], status=1)
+    # A folder where a figure goes, or a comparison named like one: refused
+    # before any figure is written (validation.pdf and .png were left).
+    blocked = os.path.join(tmp, "blocked")
+    os.makedirs(os.path.join(blocked, "validation-phases.pdf"))
+    done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", reports[0], "--out", blocked],
+                          capture_output=True, text=True)
+    refusal(done, "a folder where a figure goes", ["validation-phases.pdf is a folder"],
+            absent=[os.path.join(blocked, "validation.pdf"), os.path.join(blocked, "validation.png")])
+    named_png = os.path.join(tmp, "comparison.png")
+    with open(reports[0], "rb") as source, open(named_png, "wb") as copy:
+        copy.write(source.read())
+    done = subprocess.run(["/usr/bin/python3", PLOT, "--validation", named_png, "--out", tmp,
+                           "--stem", "comparison"], capture_output=True, text=True)
+    refusal(done, "a comparison where a figure goes", ["is also an input"])
     # A stem too long for a file name: "cannot write" once drawn, exit 1,
     # and the folder made for the figures left behind, empty.
     out = os.path.join(tmp, "long-stem")
