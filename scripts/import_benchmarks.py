@@ -86,8 +86,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
 from script_input import (MEASURED_RUN_FORMAT, SHORTEST_SECONDS, BadInput, Parser,  # noqa: E402
                           bandwidth_ok, checked_size, integer_in, is_json_number, json_kind,
-                          latency_ok, open_input, read_json_object, refuse_output_over_inputs,
-                          run_script, spelling_hint)
+                          latency_ok, open_input, read_json_object, refuse_folder_output,
+                          refuse_output_over_inputs, run_script, spelling_hint)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NCCL_KINDS = ("allreduce", "allgather", "broadcast")
@@ -687,13 +687,21 @@ def parse_gloo(path):
             # avg (GB/s), samples; since: size (B) first, iterations last.
             old_table = "size" not in line
             continue
-        if unit is None or len(words) != (7 if old_table else 8):
+        columns = 7 if old_table else 8
+        if unit is None or not words:
             continue
-        if not re.match(r"[-+]?([0-9]|\.[0-9]|nan|inf)", words[0], re.IGNORECASE):
-            continue  # not a result row (a message after the table)
-        # A result row with a number that is none was left out without a word.
         names = (["elements", "min", "p50", "p99", "max", "avg"] if old_table else
                  ["size", "elements", "min", "p50", "p99", "max", "bandwidth"])
+        if len(words) != columns:
+            # A row cut short (a log truncated, a column lost) was left out
+            # without a word; a line of another shape that is no row (a
+            # message after the table, a rule) is not one.
+            if re.match(r"[-+]?([0-9]|\.[0-9])", words[0]):
+                raise BadInput(f"{path}: line {number}: {len(words)} columns, expected "
+                               f"{columns} ({', '.join(names)}, "
+                               f"{'samples' if old_table else 'iterations'}): a row cut short?")
+            continue
+        # A result row with a number that is none was left out without a word.
         for at, name in enumerate(names):
             whole = name in ("size", "elements")
             try:
@@ -718,6 +726,11 @@ def parse_gloo(path):
             rate = float(words[5])
         else:
             size, p50 = int(words[0]), float(words[3])
+            # The benchmark's elements are 4-byte floats (a count of -1 or
+            # 10^23 went through beside a good size).
+            if int(words[1]) * 4 != size:
+                raise BadInput(f"{path}: line {number}: size {size} is not 4 x its "
+                               f"{words[1]} elements (gloo's benchmark sums 4-byte floats)")
         if old_table:
             size = 4 * elements
             # The mean rate is the floats' bytes over the mean time, which
@@ -1012,9 +1025,20 @@ def main(argv):
     args = parser.parse_args(argv)
     if not args.out:
         parser.error("--out: expected a file name, got ''")
+    refuse_folder_output(args.out)
     refuse_out_over_inputs(args)
     points, ranks_seen, sources = (nccl_points if args.source == "nccl-tests"
                                    else gloo_points)(args)
+    # One measured point per collective and size (a log given twice made
+    # each twice; plot.py refuses such a run).
+    seen = set()
+    for point in points:
+        key = (point["collective"], point["algorithm"], point["ranks"], point["bytes"])
+        if key in seen:
+            raise BadInput(f"{point['collective']} ({point['algorithm']}) of {point['bytes']} bytes "
+                           f"on {point['ranks']} ranks twice in the logs ({', '.join(sources)}): "
+                           f"give each benchmark once")
+        seen.add(key)
     if len(ranks_seen) > 1:
         raise BadInput(f"the logs ran on different numbers of ranks: {sorted(ranks_seen)}")
     ranks = ranks_seen.pop()

@@ -99,9 +99,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_json_atomically  # noqa: E402
 from import_benchmarks import (MAX_BYTES, MAX_RANKS, add_cluster_options,  # noqa: E402
                                check_cluster, cluster_of, placed_cluster, workers_of)
-from script_input import (MEASURED_RUN_FORMAT, BadInput, Parser, integer_in, json_kind,  # noqa: E402
-                          open_input, read_json_object, refuse_output_over_inputs,
-                          run_script, tensor_shape_problem)
+from script_input import (MEASURED_RUN_FORMAT, BadInput, Parser, integer_in,  # noqa: E402
+                          json_kind, open_input, read_json_object, refuse_folder_output,
+                          refuse_output_over_inputs, run_script, tensor_shape_problem)
 
 # What gcsim validate simulates: the mini-cluster's, and DDP's hooks.
 COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
@@ -736,6 +736,7 @@ def main(argv):
     args = parser.parse_args(argv)
     if not args.out:
         parser.error("--out: expected a file name, got ''")
+    refuse_folder_output(args.out)
     # --into may be written over: the run added to the file it names.
     refuse_output_over_inputs(args.out, [*args.traces, args.layers, args.scenario, args.cluster])
     entry, reading = training_entry(args)

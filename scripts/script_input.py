@@ -134,11 +134,8 @@ def check_output_file(out, option="--out"):
     a temporary of a name nothing else has, removed at once."""
     if not out:
         raise BadInput(f"{option}: empty: give the file to write")
-    if out.endswith(("/", os.sep)) or os.path.basename(out) in (".", ".."):
-        raise BadInput(f"{option}: {out} names a folder; give the file to write in it")
+    refuse_folder_output(out, option)
     target = os.path.realpath(out)  # where write_json_atomically writes
-    if os.path.isdir(target):
-        raise BadInput(f"{option}: {out} is a folder; give the file to write in it")
     if os.path.lexists(target) and not os.path.isfile(target):
         raise BadInput(f"{option}: {out} exists and is not a regular file")
     folder = os.path.dirname(target)
@@ -154,6 +151,16 @@ def check_output_file(out, option="--out"):
             os.rmdir(tempfile.mkdtemp(prefix=".out.", dir=existing))
     except OSError as error:
         raise WriteError(out, error) from error
+
+
+def refuse_folder_output(out, option="--out"):
+    """BadInput when the file `out` names a folder (one that is, or a path
+    ending in "/", ".", ".."): the user's mistake, where a file the folder
+    cannot be made under is the place's (WriteError, exit 1, when written)."""
+    if out.endswith(("/", os.sep)) or os.path.basename(out) in (".", ".."):
+        raise BadInput(f"{option}: {out} names a folder; give the file to write in it")
+    if os.path.isdir(os.path.realpath(out)):
+        raise BadInput(f"{option}: {out} is a folder; give the file to write in it")
 
 
 def refuse_output_over_inputs(out, inputs, option="--out"):

@@ -363,7 +363,21 @@ with tempfile.TemporaryDirectory() as tmp:
                                             + gloo_log_text("allreduce_ring", "allreduce",
                                                             nanos=True)).splitlines()
                           if "Options" not in line and "ALLREDUCE" not in line) + "\n")
-    for label, log, needle in [("two runs joined into one log", joined,
+    # A log cut inside a row, and a row whose count is not its size's 4-byte
+    # floats, were taken without a word (one point fewer, a count of -1).
+    ring_text = gloo_log_text("allreduce_ring", "allreduce")
+    cut = os.path.join(tmp, "cut.txt")
+    with open(cut, "w") as f:
+        f.write(ring_text[:ring_text.rindex(f"{250:12d}")])
+    miscounted = os.path.join(tmp, "miscounted.txt")
+    with open(miscounted, "w") as f:
+        f.write(ring_text.replace(f"{SIZES[0]:12d}{SIZES[0] // 4:12d}", f"{SIZES[0]:12d}{-1:12d}", 1))
+    for label, log, needle in [("a log cut inside a row", cut,
+                                "columns, expected 8 (size, elements, min, p50, p99, max, "
+                                "bandwidth, iterations): a row cut short?"),
+                               ("a count that is not the size's floats", miscounted,
+                                f"size {SIZES[0]} is not 4 x its -1 elements"),
+                               ("two runs joined into one log", joined,
                                 "line 16: a second benchmark title (broadcast)"),
                                ("two tables of results in one log", nanos_joined,
                                 "a second table of results"),
@@ -378,6 +392,21 @@ with tempfile.TemporaryDirectory() as tmp:
             os.remove(out)
         done = run_import(tmp, "gloo", log, "--bandwidth", "10Gbps", "--latency", "15us",
                           "--out", out)
+        lines = done.stderr.strip().splitlines()
+        check(done.returncode == 2 and len(lines) == 1 and needle in lines[0]
+              and not os.path.exists(out),
+              f"gloo, {label}: exit 2 with one line naming it (got {done.returncode}: {lines})")
+    # The same log twice (its points twice, which plot.py refuses), and a
+    # folder as --out (refused before any log is read).
+    ring = os.path.join(tmp, "ring.txt")
+    with open(ring, "w") as f:
+        f.write(ring_text)
+    for label, given, target, needle in [("a log given twice", [ring, ring], out,
+                                         "twice in the logs"),
+                                        ("a folder as --out", [ring], tmp,
+                                         f"--out: {tmp} is a folder")]:
+        done = run_import(tmp, "gloo", *given, "--bandwidth", "10Gbps", "--latency", "15us",
+                          "--out", target)
         lines = done.stderr.strip().splitlines()
         check(done.returncode == 2 and len(lines) == 1 and needle in lines[0]
               and not os.path.exists(out),
