@@ -95,6 +95,9 @@ NCCL_KINDS = ("allreduce", "allgather", "broadcast")
 # ranks and workers, a point's bytes and chunk_bytes, its repetitions.
 MAX_RANKS = 1 << 16
 MAX_BYTES = 1 << 50
+# A number as the benchmarks print one: float() also takes "1_0" (10),
+# "inf" and "nan", which no benchmark prints.
+NUMBER = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
 MAX_REPETITIONS = 1 << 30
 # gloo benchmark name -> (collective, algorithm in the measured-run format)
 GLOO_BENCHMARKS = {
@@ -384,6 +387,10 @@ def parse_nccl_tests_text(path, lines, in_place, kind):
             if re.search(r"Out of bounds values\s*:.*FAILED", line):
                 raise BadInput(f"{path}: line {number}: nccl-tests found wrong results "
                                f"({line.lstrip('# ').strip()}): not a run to compare with")
+            bounds = re.search(r"Out of bounds values\s*:(.*)", line)
+            if bounds and not re.fullmatch(r"\s*[0-9]+\s+OK\s*", bounds.group(1)):
+                raise BadInput(f"{path}: line {number}: {line.lstrip('# ').strip()[:60]!r}: "
+                               f"expected 'Out of bounds values : N OK' (or N FAILED)")
             # "warmup iters: 5 iters: 20 agg iters: 1": the timed ones; and
             # "graph: 2", CUDA graphs of them launched twice (-G 2).
             for found in re.finditer(r"(?:(\w+)\s+)?iters:\s*([0-9]+)", line):
@@ -412,6 +419,9 @@ def parse_nccl_tests_text(path, lines, in_place, kind):
             if wrong.isdigit() and int(wrong) > 0:
                 raise BadInput(f"{path}: line {number}: size {size}: #wrong is {wrong}: the "
                                f"results were wrong, so its times are not a run to compare with")
+            if not wrong.isdigit() and wrong != "N/A":  # N/A: run without checking (-c 0)
+                raise BadInput(f"{path}: line {number}: size {size}: #wrong is {wrong[:20]!r}: "
+                               f"expected a count of wrong results, or N/A")
         said = {key: words[columns[key]] if columns.get(key) is not None
                 and columns[key] < len(words) else None for key in NCCL_ROW_COLUMNS}
         check_row_is(path, f"line {number}", kind, size, said)
@@ -454,9 +464,7 @@ def nccl_row(path, number, words, columns):
                                   f"{text[:20]!r} is not a whole number of "
                                   f"{'bytes' if name == 'size' else 'elements'}"))
         elif name in ("time", "algbw", "busbw") and (at == columns["time"] or text is not None):
-            try:
-                float(text)
-            except (TypeError, ValueError):
+            if text is None or not NUMBER.fullmatch(text):
                 raise BadInput(f"{path}: line {number}: {name}"
                                + (f" (column {at + 1})" if names.count(name) > 1 else "") + ": "
                                + ("missing (a row cut short?)" if text is None else
@@ -704,12 +712,8 @@ def parse_gloo(path):
         # A result row with a number that is none was left out without a word.
         for at, name in enumerate(names):
             whole = name in ("size", "elements")
-            try:
-                # A negative one is positive_bytes' to refuse, saying the range.
-                good = bool(re.fullmatch(r"-?[0-9]+", words[at])) if whole else \
-                    float(words[at]) is not None
-            except ValueError:
-                good = False
+            # A negative one is positive_bytes' to refuse, saying the range.
+            good = re.fullmatch(r"-?[0-9]+" if whole else NUMBER, words[at])
             if not good:
                 raise BadInput(f"{path}: line {number}: {name}: {words[at][:20]!r} is not a "
                                f"{'whole ' if whole else ''}number")

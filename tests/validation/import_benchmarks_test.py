@@ -466,6 +466,8 @@ with tempfile.TemporaryDirectory() as tmp:
         if line.startswith(row) else line for line in allreduce_text.splitlines()])
     failed = write_lines(os.path.join(tmp, "failed.log"), allreduce_text.replace(
         "# Out of bounds values : 0 OK", "# Out of bounds values : 4096 FAILED").splitlines())
+    unbounded = write_lines(os.path.join(tmp, "unbounded.log"), allreduce_text.replace(
+        "# Out of bounds values : 0 OK", "# Out of bounds values : x").splitlines())
     # A run that died at its third size, the row it was printing cut in its
     # time column (2 of "25.4"): imported, its last point was 2 us.
     died = allreduce_text.splitlines()
@@ -563,6 +565,9 @@ with tempfile.TemporaryDirectory() as tmp:
              ["wrong-rows.log", f"size {SIZES[2]}: #wrong is 4096"]),
             ("a run that failed its check", ["nccl-tests", f"allreduce={failed}", *star],
              ["failed.log", "4096 FAILED"]),
+            ("an out-of-bounds line that is no count", ["nccl-tests", f"allreduce={unbounded}",
+                                                        *star],
+             ["unbounded.log", "expected 'Out of bounds values : N OK'"]),
             ("a run that did not finish", ["nccl-tests", f"allreduce={died}", *star],
              ["died.log", "no '# Avg bus bandwidth' line", "did not finish",
               f"line {len(open(died).read().splitlines())}"]),
@@ -699,11 +704,14 @@ with tempfile.TemporaryDirectory() as tmp:
     # The time itself made nan, infinite, negative or 0: refused, naming it.
     rows = [i for i, line in enumerate(log_text("allreduce").splitlines())
             if line.strip() and not line.startswith("#")]
-    for value, named in (("nan", "time nan"), ("1e309", "time inf"), ("-1", "time -1"),
-                         ("0", "time 0")):
+    # Python's float() read "1_0" as 10; a #wrong or an "Out of bounds
+    # values" that is no count went through.
+    for value, named, at in (("nan", "'nan' is not a number", 5), ("1e309", "time inf", 5),
+                             ("-1", "time -1", 5), ("0", "time 0", 5),
+                             ("1_0", "'1_0' is not a number", 5), ("x", "#wrong is 'x'", 8)):
         lines = log_text("allreduce").splitlines()
         words = lines[rows[1]].split()
-        words[5] = value  # nccl-tests' out-of-place time (us)
+        words[at] = value  # nccl-tests' out-of-place time (us), or its #wrong
         lines[rows[1]] = "  ".join(words)
         mutated = write_lines(os.path.join(tmp, f"time-{value}.log"), lines)
         out = os.path.join(tmp, f"time-{value}.json")
