@@ -209,9 +209,16 @@ def read_events(path):
         if not isinstance(event, dict) or event.get("ph") != "X":
             continue
         name, start, duration = event.get("name"), event.get("ts"), event.get("dur")
-        if not isinstance(name, str) or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in (start, duration)):
-            continue
+        # A complete event has all three (one of a string time was left out
+        # without a word, an optimizer range with it).
+        if not isinstance(name, str):
+            raise BadInput(f"{path}: a complete ('X') event whose name is "
+                           f"{json_kind(name) if 'name' in event else 'missing'}")
+        for field, value in (("ts", start), ("dur", duration)):
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise BadInput(f"{path}: event '{name[:60]}': {field} is "
+                               f"{json_kind(value) if field in event else 'missing'}, "
+                               "expected microseconds")
         if not (duration >= 0 and abs(start) < 1e18 and duration < 1e15):
             raise BadInput(f"{path}: event '{name}' at {start} us lasts {duration} us")
         details = event.get("args")

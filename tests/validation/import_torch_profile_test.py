@@ -795,9 +795,15 @@ def refusals(tmp):
     instant["traceEvents"][1]["dur"] = 0  # ProfilerStep#3
     negative = kineto_rank(200, [(700, 900)])
     negative["traceEvents"].append(event("gloo:all_reduce", 10, 5))
+    # An event of a string time was left out without a word (an optimizer
+    # range, say, and the iteration priced without it).
+    string_time = kineto_rank(200, [(700, 900)])
+    string_time["traceEvents"][2]["ts"] = "x"
     fifo = os.path.join(tmp, "fifo.json")
     os.mkfifo(fifo)
     cases = [
+        ("an event of a string time", [write("string-time.json", string_time), "--layers",
+                                       layers], ["string-time.json: event '", "ts is a string"]),
         ("not JSON", [write("bad.json", "{ nope"), files[1], "--layers", layers], ["bad.json"]),
         ("a gzip stream cut short", [write("cut.json.gz", gzip.compress(b'{"traceEvents": []}')[:12]),
                                      "--layers", layers], ["cut.json.gz", "gzip"]),
