@@ -44,12 +44,15 @@ simulates and are refused.
 The cluster is a platform description, from a file (`--cluster`, any
 topology of platforms/README.md) or a star of --nodes machines (default:
 the ranks) with --bandwidth and --latency per link. Bad input (a log without
-result rows or not UTF-8 text, a result row whose size, count or time is no
-number or a time below 1 ps, an unknown collective or algorithm, logs of
-different rank counts, a size, count, bandwidth or latency gcsim would
-refuse, a cluster without a field its topology needs or with fewer workers
-than the logs' ranks, a star's options beside --cluster, an --out that names
-an input) exits with status 2 and one line naming the file or option: what
+result rows or not UTF-8 text, a result row cut short or whose size, count
+or time is no plain number (not "1_0", "nan", "inf") or a time below 1 ps, a
+gloo row whose count is not its size's 4-byte floats, a #wrong that is no
+count or N/A, an unknown collective or algorithm, logs of different rank
+counts, a point given twice (a log named twice), a size, count, bandwidth or
+latency gcsim would refuse, a cluster without a field its topology needs or
+with fewer workers than the logs' ranks, a star's options beside --cluster,
+an --out that is a folder or names an input) exits with status 2 and one
+line naming the file or option: what
 is written is a measured run `gcsim validate` reads. So does an nccl-tests
 log that is not one good run of the collective it is named as: a second
 header (logs joined, or nccl-tests without MPI started by mpirun, each

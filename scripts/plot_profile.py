@@ -12,7 +12,9 @@ the fitted model's times at each point's own shape, so a point's distance
 from it is its residual in `gcsim profile show`. A derived profile (no
 points) shows its curves for k = n/1000, 5 rows and n/100 columns. Uses Debian's python3-matplotlib.
 A profile that cannot be read or lacks what the figure needs is exit 2 with
-one line naming the file and the field; an output that cannot be written, exit 1.
+one line naming the file and the field, and so is an OUT that is a folder, or
+whose PNG or PDF is a folder or the profile itself (checked before either is
+written); an output that cannot be written, exit 1.
 """
 import math
 import os
