@@ -522,7 +522,11 @@ def read_layers(path):
         if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= MAX_BYTES:
             raise BadInput(f"{path}: layer {i}: expected \"bytes\" (or \"parameters\") as a "
                            f"positive integer, got {json.dumps(layer)[:80]}")
-        entry = {"name": str(layer.get("name", f"layer{i}")), "bytes": size}
+        name = layer.get("name", f"layer{i}")
+        if not isinstance(name, str) or not name:  # a null one was written as "None"
+            raise BadInput(f"{path}: layer {i}: name is {json.dumps(name)[:40]}, expected "
+                           f"a non-empty string")
+        entry = {"name": name, "bytes": size}
         if "shape" in layer:
             entry["shape"] = read_shape(path, i, layer["shape"], size)
         out.append(entry)
@@ -542,6 +546,11 @@ def read_shape(path, i, shape, size):
 def ranks_of(args, placed):
     """The run's ranks: --ranks, else the traces' world size, else one per
     trace; the traces must be of one run, each rank once."""
+    # One file given twice was taken for two ranks.
+    for i, path in enumerate(args.traces):
+        for earlier in args.traces[:i]:
+            if os.path.exists(path) and os.path.exists(earlier) and os.path.samefile(path, earlier):
+                raise BadInput(f"{path}: given twice (also as {earlier}): one trace per rank")
     known = [(path, p) for path, p in zip(args.traces, placed) if p]
     worlds = {world for _, (_, world) in known}
     if len(worlds) > 1:

@@ -99,7 +99,9 @@ def errors_of(gcsim, path, tmp, trace=None):
         refuse(f"--gcsim: {gcsim} wrote no comparison of {path} (is it gcsim?)")
     cluster = read_json_object(path, "an object (a measured run)").get("cluster")
     # Grouped by nodes and link rate: a platform without them (an XML one) has no group.
-    if (not isinstance(cluster, dict) or not isinstance(cluster.get("nodes"), int)
+    # (gcsim, which ran it, reads a whole number such as 4.0 as nodes.)
+    nodes = cluster.get("nodes") if isinstance(cluster, dict) else None
+    if (not isinstance(nodes, (int, float)) or isinstance(nodes, bool) or nodes != int(nodes)
             or not isinstance(cluster.get("link"), dict)):
         refuse(f"{path}: /cluster: no nodes and link to group the run by (a star's)")
     try:
@@ -113,7 +115,7 @@ def errors_of(gcsim, path, tmp, trace=None):
             errors[quantity] = entry["geomean_error"]
     for training in comparison.get("training", []):
         errors[training["name"] + " iteration"] = training["relative_error"]["iteration_s"]
-    return (cluster["nodes"], rate), errors
+    return (int(nodes), rate), errors
 
 
 def main(argv):

@@ -801,7 +801,14 @@ def refusals(tmp):
     string_time["traceEvents"][2]["ts"] = "x"
     fifo = os.path.join(tmp, "fifo.json")
     os.mkfifo(fifo)
+    with open(layers) as f:
+        unnamed = json.load(f)
+    (unnamed["layers"] if isinstance(unnamed, dict) else unnamed)[0]["name"] = None
     cases = [
+        # A file named twice was two ranks; a layer named null was "None".
+        ("a trace given twice", [files[0], files[0], "--layers", layers], ["given twice"]),
+        ("a layer named null", [files[0], "--layers", write("unnamed.json", unnamed)],
+         ["unnamed.json: layer 0: name is null"]),
         ("an event of a string time", [write("string-time.json", string_time), "--layers",
                                        layers], ["string-time.json: event '", "ts is a string"]),
         ("not JSON", [write("bad.json", "{ nope"), files[1], "--layers", layers], ["bad.json"]),
