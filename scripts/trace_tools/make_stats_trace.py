@@ -72,8 +72,11 @@ def read_manifest(source):
         raise BadInput(f"SOURCE_TRACE {source}: a statistics-only trace (has_tensors false); "
                        "give the full trace it was made from")
     iterations = manifest.get("iterations")
+    # As gcsim's reader takes them (a -1 got gcsim inspect's --iteration
+    # refusal, which named no manifest).
     if (not isinstance(iterations, list) or not iterations
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in iterations)):
+            or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
+                       for i in iterations)):
         raise BadInput(f"{path}: /iterations: expected the captured iterations, got "
                        f"{iterations!r}")
     return manifest

@@ -148,6 +148,23 @@ def statistics_only(gcsim, workdir, valid):
     if under_file.returncode != 2 or "manifest.json is not a folder" not in under_file.stderr:
         failures.append(f"make_stats_trace.py into a folder under a file: exit "
                         f"{under_file.returncode}: {under_file.stderr.strip()}")
+    # A manifest's iteration of -1 got gcsim inspect's --iteration refusal,
+    # which named no manifest.
+    negative = os.path.join(workdir, "negative-iteration")
+    shutil.copytree(valid, negative)
+    with open(os.path.join(negative, "manifest.json")) as stream:
+        manifest = json.load(stream)
+    manifest["iterations"][0] = -1
+    with open(os.path.join(negative, "manifest.json"), "w") as stream:
+        json.dump(manifest, stream)
+    refused = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "trace_tools",
+                                                               "make_stats_trace.py"),
+                              gcsim, negative, os.path.join(workdir, "negative-stats")],
+                             capture_output=True, text=True)
+    if refused.returncode != 2 or "manifest.json: /iterations: expected the captured" \
+            not in refused.stderr or os.path.exists(os.path.join(workdir, "negative-stats")):
+        failures.append(f"make_stats_trace.py of a manifest with iteration -1: exit "
+                        f"{refused.returncode}: {refused.stderr.strip()}")
     # Its comment named a preset after the folder ("--preset valid"): it
     # gives the full trace's recorded capture command, or says there is none.
     with open(os.path.join(stats, "manifest.json")) as stream:
