@@ -1,5 +1,7 @@
 #include "sim/cost/fit.hpp"
 
+#include "sim/input/units.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -198,12 +200,6 @@ bool monotone_at(const Family& family, char piecewise_in, const Segment& left, c
   return drop_at(family, piecewise_in, left, right, range, tolerance) <= 1e-15;
 }
 
-std::string number_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", value);
-  return text;
-}
-
 } // namespace
 
 Curve::Curve(const Family& family, std::vector<Segment> segments, ShapeRange range,
@@ -255,7 +251,7 @@ std::string Curve::problem(std::string* where, bool monotone) const {
       const double c = segments_[s].coefficients[t];
       if (!std::isfinite(c) || c < 0)
         return report(piece + "/" + std::string(term_key(family_->terms[t])),
-                      "coefficient " + number_text(c) +
+                      "coefficient " + units::format_number(c) +
                           " is negative; a time cannot shrink as work grows");
     }
     const bool last = s + 1 == segments_.size();
@@ -274,7 +270,7 @@ std::string Curve::problem(std::string* where, bool monotone) const {
                     "fit is not monotone: time drops where this segment takes over from the "
                     "previous one (" +
                         std::string(1, piecewise_in_) + " = " +
-                        number_text(step_at(segments_[s], segments_[s + 1])) +
+                        units::format_number(step_at(segments_[s], segments_[s + 1])) +
                         "; gcsim profile refit fits a measured profile again from its points)");
   return {};
 }

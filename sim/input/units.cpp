@@ -298,6 +298,12 @@ std::vector<std::string> rate_spellings(std::string_view text) {
   return spellings;
 }
 
+std::string format_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 std::string format_bytes(double bytes) {
   static const char* const prefixes[] = {"", "k", "M", "G", "T", "P"};
   return format_scaled(bytes, prefixes, 6, 1000.0, false, "B");

@@ -33,6 +33,9 @@ std::vector<std::string> spellings_ignoring_case(std::string_view text, Quantity
 /// -> {"10Gbps", "10GBps"}; empty where it parses or none fits.
 std::vector<std::string> rate_spellings(std::string_view text);
 
+/// A number in messages, six significant digits as printf's %g: 0.0001 ->
+/// "0.0001", 1e-300 -> "1e-300", 262144 -> "262144".
+std::string format_number(double value);
 /// Human-readable rendering for summaries: 1.5e9 -> "1.50 GB".
 std::string format_bytes(double bytes);
 /// 0.02 -> "20.000 ms"; exactly zero is "0 s", not a rounded "0.000 s".

@@ -13,6 +13,7 @@
 
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
+#include "sim/input/units.hpp"
 #include "sim/network/collectives.hpp"
 #include "sim/network/forked.hpp"
 #include "sim/network/platform.hpp"
@@ -72,12 +73,6 @@ void copy_text(char* to, size_t size, const std::string& text) {
   _exit(kFoundProblem);
 }
 
-std::string describe_bandwidth(double bandwidth) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%g B/s", bandwidth);
-  return text;
-}
-
 // Pairs of workers whose route is looked up: all of them for a few workers,
 // else those the whole group's collectives send between and every worker to
 // and from the first. Measured with 1024 workers in a Full zone, the check
@@ -128,7 +123,7 @@ std::vector<std::pair<int, int>> pairs_to_check(int workers) {
     if (!(bandwidth > 0) || !std::isfinite(bandwidth))
       report_problem(report, "/xml",
                      spec.xml_file + ": link '" + link->get_name() + "' has a bandwidth of " +
-                         describe_bandwidth(bandwidth) + ", expected a positive one");
+                         units::format_number(bandwidth) + " B/s" + ", expected a positive one");
     // A WIFI link needs each host's rate on it, which gcsim does not set:
     // SimGrid aborts on the first message across it.
     if (link->get_sharing_policy() == sg4::Link::SharingPolicy::WIFI)
@@ -272,12 +267,6 @@ constexpr double kShortestProfilePeriod = 1e-6;
 // the simulation a profile event per period, for ever.
 constexpr double kSlowestSpeedFactor = 1e-3;
 
-std::string number_text(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
 // The words of a profile line, split at spaces and tabs.
 std::vector<std::string_view> words_of(std::string_view line) {
   std::vector<std::string_view> words;
@@ -363,22 +352,23 @@ std::string profile_problem(const std::string& profile, Profiled what,
       return where + "expected \"DATE VALUE\" (seconds and a number), PERIODICITY or LOOPAFTER, " +
              "got \"" + detail::one_line(std::string(line)) + "\"";
     if (*date < 0)
-      return where + "date " + number_text(*date) + " is negative";
+      return where + "date " + units::format_number(*date) + " is negative";
     if (*date < last_date)
-      return where + "date " + number_text(*date) + " comes before the line above's (" +
-             number_text(last_date) + ")";
-    const std::string at = " at " + number_text(*date) + " s";
+      return where + "date " + units::format_number(*date) + " comes before the line above's (" +
+             units::format_number(last_date) + ")";
+    const std::string at = " at " + units::format_number(*date) + " s";
     if (what != Profiled::latency && !(*value > 0))
       return "reaches 0" + at + ": hosts and links that stop are not simulated";
     if (what == Profiled::speed && *value < kSlowestSpeedFactor)
-      return "sets a speed factor of " + number_text(*value) + at +
+      return "sets a speed factor of " + units::format_number(*value) + at +
              ": a profile's factor is 0.001 or more (slower, a host stops)";
     if (what == Profiled::bandwidth &&
         !(*value >= kSlowestBandwidth && *value <= kFastestBandwidth))
-      return "sets a bandwidth of " + number_text(*value) + " B/s" + at +
+      return "sets a bandwidth of " + units::format_number(*value) + " B/s" + at +
              ", outside [1kbps, 1000Tbps] as a link's";
     if (what == Profiled::latency && !(*value >= 0 && *value <= kLongestSeconds))
-      return "sets a latency of " + number_text(*value) + " s" + at + ", outside [0s, 1e9s]";
+      return "sets a latency of " + units::format_number(*value) + " s" + at +
+             ", outside [0s, 1e9s]";
     last_date = *date;
     ++events;
   }
@@ -386,13 +376,13 @@ std::string profile_problem(const std::string& profile, Profiled what,
     return inline_periodicity ? "sets nothing: it has no \"DATE VALUE\" line" : "";
   if (periodicity > 0 && loop_delay != 0)
     return "has both a period (PERIODICITY or the <trace>'s periodicity) and a LOOPAFTER of " +
-           number_text(loop_delay) + " s: give one";
+           units::format_number(loop_delay) + " s: give one";
   if (periodicity > 0 && periodicity < last_date)
-    return "repeats every " + number_text(periodicity) + " s, before its last date (" +
-           number_text(last_date) + " s)";
+    return "repeats every " + units::format_number(periodicity) + " s, before its last date (" +
+           units::format_number(last_date) + " s)";
   const double period = periodicity > 0 ? periodicity : last_date + loop_delay;
   if (repeats && period < kShortestProfilePeriod)
-    return "repeats every " + number_text(period) +
+    return "repeats every " + units::format_number(period) +
            " s: a profile repeats every 1us or less often (each repetition is an event)";
   return "";
 }

@@ -1,6 +1,7 @@
 #include "sim/trace/npy.hpp"
 
 #include "compressors/float16.hpp"
+#include "sim/input/units.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -378,15 +379,10 @@ void MappedNpy::read_usable_float32(size_t first, size_t count, float* out) cons
 }
 
 std::string describe_unusable(float value) {
-  const auto general = [](double x) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", x);
-    return std::string(text);
-  };
-  const std::string limit = general(kLargestTraceValue);
+  const std::string limit = units::format_number(kLargestTraceValue);
   const std::string what = std::isnan(value)   ? "NaN"
                            : std::isinf(value) ? "infinite"
-                                               : general(value) + ", beyond " + limit;
+                                               : units::format_number(value) + ", beyond " + limit;
   return what + "; gradients and weights must be finite and within " + limit +
          " in magnitude (sums over workers and iterations of larger ones overflow float)";
 }

@@ -41,6 +41,10 @@ TEST_CASE("durations and sizes") {
 }
 
 TEST_CASE("formatting for summaries") {
+  CHECK(format_number(0.0001) == "0.0001");
+  CHECK(format_number(1e-300) == "1e-300");
+  CHECK(format_number(262144) == "262144");
+  CHECK(format_number(1234567) == "1.23457e+06");
   CHECK(format_bytes(1.5e9) == "1.50 GB");
   CHECK(format_bytes(512) == "512.00 B");
   CHECK(format_seconds(0.0123) == "12.300 ms");
