@@ -1036,8 +1036,8 @@ def main(argv):
     refuse_out_over_inputs(args)
     points, ranks_seen, sources = (nccl_points if args.source == "nccl-tests"
                                    else gloo_points)(args)
-    # One measured point per collective and size (a log given twice made
-    # each twice; plot.py refuses such a run).
+    # One measured point per collective and size: a log given twice wrote
+    # each twice, which gcsim validate --fit then weighed twice.
     seen = set()
     for point in points:
         key = (point["collective"], point["algorithm"], point["ranks"], point["bytes"])

@@ -546,11 +546,6 @@ def read_shape(path, i, shape, size):
 def ranks_of(args, placed):
     """The run's ranks: --ranks, else the traces' world size, else one per
     trace; the traces must be of one run, each rank once."""
-    # One file given twice was taken for two ranks.
-    for i, path in enumerate(args.traces):
-        for earlier in args.traces[:i]:
-            if os.path.exists(path) and os.path.exists(earlier) and os.path.samefile(path, earlier):
-                raise BadInput(f"{path}: given twice (also as {earlier}): one trace per rank")
     known = [(path, p) for path, p in zip(args.traces, placed) if p]
     worlds = {world for _, (_, world) in known}
     if len(worlds) > 1:
@@ -753,6 +748,11 @@ def main(argv):
     if not args.out:
         parser.error("--out: expected a file name, got ''")
     refuse_folder_output(args.out)
+    # One file given twice was taken for two ranks; said before any is read.
+    for i, path in enumerate(args.traces):
+        for earlier in args.traces[:i]:
+            if os.path.exists(path) and os.path.exists(earlier) and os.path.samefile(path, earlier):
+                raise BadInput(f"{path}: given twice (also as {earlier}): one trace per rank")
     # --into may be written over: the run added to the file it names.
     refuse_output_over_inputs(args.out, [*args.traces, args.layers, args.scenario, args.cluster])
     entry, reading = training_entry(args)

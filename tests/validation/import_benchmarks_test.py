@@ -396,7 +396,7 @@ with tempfile.TemporaryDirectory() as tmp:
         check(done.returncode == 2 and len(lines) == 1 and needle in lines[0]
               and not os.path.exists(out),
               f"gloo, {label}: exit 2 with one line naming it (got {done.returncode}: {lines})")
-    # The same log twice (its points twice, which plot.py refuses), and a
+    # The same log twice (its points twice, weighed twice by --fit), and a
     # folder as --out (refused before any log is read).
     ring = os.path.join(tmp, "ring.txt")
     with open(ring, "w") as f:
