@@ -31,7 +31,8 @@ plt.rcParams["text.parse_math"] = False
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_figure_atomically  # noqa: E402
 from script_input import (BadInput, Parser, check_output_file, json_kind,  # noqa: E402
-                          read_json_object, refuse_output_over_inputs, run_script)
+                          read_json_object, refuse_folder_output, refuse_output_over_inputs,
+                          run_script)
 
 TERMS = {
     "latency_s": lambda s: 1.0,
@@ -196,9 +197,7 @@ def main():
     # Both figures can be written, and over no input, before either is: a
     # folder as --out made the names DIR/.png and ..png (a traceback), and
     # a folder named OUT.pdf left OUT.png behind.
-    if out.endswith(("/", os.sep)) or os.path.basename(out) in ("", ".", ".."):
-        raise BadInput(f"--out: {out} names a folder; give the figures' path without .png "
-                       "and .pdf")
+    refuse_folder_output(out)
     for extension in ("png", "pdf"):
         check_output_file(f"{out}.{extension}")
         refuse_output_over_inputs(f"{out}.{extension}", [args.profile])
