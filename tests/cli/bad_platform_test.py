@@ -42,15 +42,16 @@ def scenario_file(workdir, platform, name="scenario.json"):
     return path
 
 
-def xml_file(workdir, name, body, zone="w", routing="Full", config=None):
+def xml_file(workdir, name, body, zone="w", routing="Full", config=None, after=""):
     """A SimGrid platform file of one zone holding `body`, after a <config>
-    of `config`'s props if given; returns its name."""
+    of `config`'s props if given and before `after` (<trace>s and
+    <trace_connect>s, which follow the zone); returns its name."""
     with open(os.path.join(workdir, name), "w") as handle:
         handle.write('<?xml version="1.0"?>\n'
                      '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
                      '<platform version="4.1">\n'
                      + (f'<config>{config}</config>\n' if config is not None else '')
-                     + f'<zone id="{zone}" routing="{routing}">\n{body}\n</zone>\n</platform>\n')
+                     + f'<zone id="{zone}" routing="{routing}">\n{body}\n</zone>\n{after}</platform>\n')
     return name
 
 
@@ -208,8 +209,8 @@ def xml_platforms_simgrid_aborted_on(workdir):
     """Files SimGrid aborted or crashed on (exit 134 or 139 and a backtrace),
     while loading them or once the run sent a message: (name, file, nodes,
     field, words) cases for xml_platforms."""
-    def platform_file(name, zone, body, routing="Full"):
-        return xml_file(workdir, name, body, zone, routing)
+    def platform_file(name, zone, body, routing="Full", after=""):
+        return xml_file(workdir, name, body, zone, routing, after=after)
 
     hosts = '<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><host id="c" speed="1Gf"/>'
     link = '<link id="l" bandwidth="{}" latency="1us"/>'
@@ -231,11 +232,10 @@ def xml_platforms_simgrid_aborted_on(workdir):
     def with_file(attribute, name):
         return hosts + link.format("1GBps").replace("/>", f' {attribute}="{name}"/>') + route
 
-    def with_speed_trace(values, periodicity=10):
-        # After the zone, where SimGrid reads <trace> and <trace_connect>.
-        return (hosts + link.format("1GBps") + route + '\n</zone>\n'
-                f'<trace id="t" periodicity="{periodicity}">\n{values}\n</trace>\n'
-                '<trace_connect kind="SPEED" trace="t" element="a"/>\n<zone id="empty" routing="None">')
+    def speed_trace(values, periodicity=10):
+        return (f'<trace id="t" periodicity="{periodicity}">\n{values}\n</trace>\n'
+                '<trace_connect kind="SPEED" trace="t" element="a"/>\n')
+    plain = hosts + link.format("1GBps") + route
     return [
         ("a bandwidth profile that reaches 0", platform_file(
             "bandwidth-stops.xml", "w", hosts + link.format("1GBps").replace(
@@ -265,14 +265,15 @@ def xml_platforms_simgrid_aborted_on(workdir):
         # Inline, tied to a host: SimGrid aborted on a negative factor as it
         # loaded the file, and on 0 once a compression kernel ran on the host.
         ("an inline speed trace that goes negative", platform_file(
-            "speed-trace-negative.xml", "w", with_speed_trace("0 1\n1 -1")), 2, "/xml",
+            "speed-trace-negative.xml", "w", plain, after=speed_trace("0 1\n1 -1")), 2, "/xml",
          '<trace_connect kind="SPEED" element="a">: its trace "t" reaches 0 at 1 s'),
         ("an inline speed trace that all but stops the host", platform_file(
-            "speed-trace-tiny.xml", "w", with_speed_trace("0 1e-300", periodicity=1)), 2, "/xml",
+            "speed-trace-tiny.xml", "w", plain, after=speed_trace("0 1e-300", periodicity=1)), 2,
+         "/xml",
          'its trace "t" sets a speed factor of 1e-300 at 0 s'),
         # SimGrid 3.32 aborted: the link is sealed once declared.
         ("a bandwidth trace tied to a link", platform_file(
-            "bandwidth-trace.xml", "w", with_speed_trace("0 1e9").replace(
+            "bandwidth-trace.xml", "w", plain, after=speed_trace("0 1e9").replace(
                 'kind="SPEED" trace="t" element="a"', 'kind="BANDWIDTH" trace="t" element="l"')),
          2, "/xml", '<trace_connect kind="BANDWIDTH" element="l">: SimGrid 3.32 cannot give a '
          'declared link a profile'),
@@ -340,7 +341,8 @@ def xml_platforms_simgrid_aborted_on(workdir):
 def xml_profiles_played(workdir):
     """Profiles within the limits run, and SimGrid plays them: a link whose
     bandwidth halves every other 10 us of each 20 us (LOOPAFTER) slows the
-    allreduce, and a host slowed by an inline speed trace runs."""
+    allreduce, and a host at half speed every other millisecond (an inline
+    speed trace) slows its compression kernels."""
     hosts = "".join(f'<host id="h{i}" speed="1Gf"/>' for i in range(4))
     # (A file of its own for each link: SimGrid refuses to load one twice.)
     links = "".join(f'<link id="l{i}" bandwidth="1GBps" latency="1us"{{{i}}}/>' for i in range(4))
@@ -353,10 +355,9 @@ def xml_profiles_played(workdir):
     plain = xml_file(workdir, "played-plain.xml", hosts + no_files + routes)
     halved = xml_file(workdir, "played-halved.xml", hosts + links.format(
         *[f' bandwidth_file="halves{i}.txt"' for i in range(4)]) + routes)
-    slowed = xml_file(workdir, "played-slowed.xml", hosts + no_files + routes
-                      + '\n</zone>\n<trace id="slow" periodicity="0.002">\n0 1\n0.001 0.5\n'
-                      '</trace>\n<trace_connect kind="SPEED" trace="slow" element="h0"/>\n'
-                      '<zone id="empty" routing="None">')
+    slowed = xml_file(workdir, "played-slowed.xml", hosts + no_files + routes,
+                      after='<trace id="slow" periodicity="0.002">\n0 1\n0.001 0.5\n</trace>\n'
+                      '<trace_connect kind="SPEED" trace="slow" element="h0"/>\n')
     times = {}
     for name, xml in (("plain", plain), ("halved", halved), ("slowed", slowed)):
         path = scenario_file(workdir, {"topology": "simgrid_xml", "xml": xml, "nodes": 4},
@@ -368,11 +369,17 @@ def xml_profiles_played(workdir):
         if check(result.returncode == 0, f"a valid {name} profile runs ({result.returncode}: "
                  f"{result.stderr.strip()[:300]})"):
             with open(os.path.join(out, "result.json")) as handle:
-                times[name] = json.load(handle)["summary"]["communication_s"]
+                summary = json.load(handle)["summary"]
+            times[name] = (summary["communication_s"], summary["compression_s"])
     if len(times) == 3:
-        check(times["halved"] > times["plain"] * 1.05,
-              f"SimGrid plays the bandwidth profile: communication {times['halved']:.6g} s "
-              f"against {times['plain']:.6g} s without it")
+        check(times["halved"][0] > times["plain"][0] * 1.05,
+              f"SimGrid plays the bandwidth profile: communication {times['halved'][0]:.6g} s "
+              f"against {times['plain'][0]:.6g} s without it")
+        # Worker 0's kernels run on h0 (kernels_share_device), half as fast
+        # half the time: the busiest worker's compression is longer.
+        check(times["slowed"][1] > times["plain"][1] * 1.05,
+              f"SimGrid plays the speed trace: compression {times['slowed'][1]:.6g} s against "
+              f"{times['plain'][1]:.6g} s without it")
 
 
 def xml_profiles_valid(workdir):
@@ -396,24 +403,23 @@ def xml_profiles_valid(workdir):
         with open(os.path.join(workdir, f"valid-{n}.txt"), "w", newline="") as handle:
             handle.write(text)
         cases.append((name, hosts + f'<link id="l" bandwidth="1GBps" latency="1us" '
-                            f'bandwidth_file="valid-{n}.txt"/>' + route))
+                            f'bandwidth_file="valid-{n}.txt"/>' + route, ""))
     with open(os.path.join(workdir, "valid-speed.txt"), "w") as handle:
         handle.write("0 1\n1 0.5\n2 1\n3 0.5\n")
-    link = '<link id="l" bandwidth="1GBps" latency="1us"/>'
-    after_zone = '\n</zone>\n{}\n<zone id="empty" routing="None">'
+    plain = hosts + '<link id="l" bandwidth="1GBps" latency="1us"/>' + route
     cases += [
         # A file's <trace> has the periodicity the DTD requires; SimGrid
         # reads only an inline trace's.
-        ("a <trace file> with a periodicity shorter than its dates", hosts + link + route
-         + after_zone.format('<trace id="t" file="valid-speed.txt" periodicity="1"/>'
-                             '<trace_connect kind="SPEED" trace="t" element="a"/>')),
-        ("one inline trace tied to two hosts", hosts + link + route + after_zone.format(
-            '<trace id="t" periodicity="2">\n0 1\n1 0.5\n</trace>'
-            '<trace_connect kind="SPEED" trace="t" element="a"/>'
-            '<trace_connect kind="SPEED" trace="t" element="b"/>')),
+        ("a <trace file> with a periodicity shorter than its dates", plain,
+         '<trace id="t" file="valid-speed.txt" periodicity="1"/>'
+         '<trace_connect kind="SPEED" trace="t" element="a"/>'),
+        ("one inline trace tied to two hosts", plain,
+         '<trace id="t" periodicity="2">\n0 1\n1 0.5\n</trace>'
+         '<trace_connect kind="SPEED" trace="t" element="a"/>'
+         '<trace_connect kind="SPEED" trace="t" element="b"/>'),
     ]
-    for n, (name, body) in enumerate(cases):
-        xml = xml_file(workdir, f"valid-{n}.xml", body)
+    for n, (name, body, after) in enumerate(cases):
+        xml = xml_file(workdir, f"valid-{n}.xml", body, after=after)
         path = scenario_file(workdir, {"topology": "simgrid_xml", "xml": xml, "nodes": 2},
                              name=f"valid-{n}.json")
         out = out_dir(workdir, f"valid-{n}")
