@@ -439,8 +439,22 @@ void check_xml_text(const PlatformSpec& spec) {
   // Each <trace>'s profile and, inline, its periodicity, by id, for the
   // <trace_connect>s after it.
   std::map<std::string, std::pair<std::string, std::optional<double>>> traces;
+  // SimGrid 3.32's XML parser corrupts its heap (a malloc abort) past 500
+  // elements nested in one another, <platform> included.
+  constexpr int kMaxNesting = 500;
+  int nesting = 0;
   for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at + 1)) {
     const std::string tag = text.substr(at, text.find('>', at) - at);
+    if (tag.size() > 1 && tag[1] == '/') {
+      --nesting;
+    } else if (tag.size() > 1 && tag[1] != '?' && tag[1] != '!') {
+      if (nesting + 1 > kMaxNesting) // an empty element (<host/>) counts too
+        refuse(tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") +
+               "\"> is nested " + std::to_string(nesting + 1) + " elements deep, more than the " +
+               std::to_string(kMaxNesting) + " SimGrid's XML parser can read");
+      if (tag.back() != '/')
+        ++nesting;
+    }
     if (element_at(at, "config"))
       refuse("a <config> tag sets SimGrid's options, which gcsim sets itself; remove it (the "
              "network model and its factors are the platform's \"network\" field)");

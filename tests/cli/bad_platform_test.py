@@ -205,6 +205,14 @@ def xml_platforms(workdir):
                    [platform + ": /nodes", "has 4 hosts"])
 
 
+def nested_zones(count):
+    """`count` zones, each in the one before, around a cluster of 4 hosts: in
+    xml_file's zone, the cluster is nested count + 3 elements deep."""
+    return (''.join(f'<zone id="z{n}" routing="Full">' for n in range(count))
+            + '<cluster id="c" prefix="h" suffix="" radical="0-3" speed="1Gf" bw="1Gbps" '
+            'lat="10us"/>' + "</zone>" * count)
+
+
 def xml_platforms_simgrid_aborted_on(workdir):
     """Files SimGrid aborted or crashed on (exit 134 or 139 and a backtrace),
     while loading them or once the run sent a message: (name, file, nodes,
@@ -237,6 +245,9 @@ def xml_platforms_simgrid_aborted_on(workdir):
                 '<trace_connect kind="SPEED" trace="t" element="a"/>\n')
     plain = hosts + link.format("1GBps") + route
     return [
+        # SimGrid's parser corrupted its heap (a malloc abort) past 500.
+        ("elements nested 501 deep", platform_file("nested.xml", "w", nested_zones(498)), 2,
+         "/xml", '<cluster id="c"> is nested 501 elements deep, more than the 500'),
         ("a bandwidth profile that reaches 0", platform_file(
             "bandwidth-stops.xml", "w", hosts + link.format("1GBps").replace(
                 "/>", ' bandwidth_file="stops.txt"/>') + route), 2, "/xml",
@@ -383,8 +394,9 @@ def xml_profiles_played(workdir):
 
 
 def xml_profiles_valid(workdir):
-    """Profiles SimGrid 3.32 plays, in the forms its reader takes, run: the
-    check refuses what SimGrid aborts or never ends on, not these."""
+    """Profiles SimGrid 3.32 plays, in the forms its reader takes, and zones
+    nested as deep as its parser reads, run: the check refuses what SimGrid
+    aborts or never ends on, not these."""
     hosts = '<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/>'
     route = '<route src="a" dst="b"><link_ctn id="l"/></route>'
     bandwidth_files = {
@@ -417,6 +429,7 @@ def xml_profiles_valid(workdir):
          '<trace id="t" periodicity="2">\n0 1\n1 0.5\n</trace>'
          '<trace_connect kind="SPEED" trace="t" element="a"/>'
          '<trace_connect kind="SPEED" trace="t" element="b"/>'),
+        ("elements nested 500 deep", nested_zones(497), ""),
     ]
     for n, (name, body, after) in enumerate(cases):
         xml = xml_file(workdir, f"valid-{n}.xml", body, after=after)
