@@ -650,6 +650,11 @@ TEST_CASE("counts from densities are the whole numbers the densities written mea
   CHECK(gc::floor_count(5699.5) == 5699);
   CHECK(gc::ceil_count(700.5) == 701);
   CHECK(gc::ceil_count(0.0) == 0);
+  // Past a size_t: the largest one, where the cast gave 0 on x86.
+  CHECK(gc::ceil_count(2.0 / 1e-300) == std::numeric_limits<std::size_t>::max());
+  CHECK(gc::floor_count(std::numeric_limits<double>::infinity()) ==
+        std::numeric_limits<std::size_t>::max());
+  CHECK(gc::floor_count(0x1p63) == std::size_t{1} << 63);
   CHECK(gc::k_for_density(29994, 0.01) == 299);
   CHECK(gc::k_for_density(10, 1e-9) == 1);
   const gc::LayerLayout layout = gc::LayerLayout::from_sizes({10000});
@@ -1200,6 +1205,16 @@ TEST_CASE("dgc samples at least 2/density elements, and small layers whole") {
       got.push_back(i - 25600);
   std::sort(top.begin(), top.end());
   CHECK(got == top);
+  // At a density so small that 2 / density passes a size_t, every layer is
+  // sampled whole (the count cast to 0 sampled a handful of elements).
+  const gc::IterationResult tiny =
+      Run("dgc", {{"density", 1e-300}, {"resample", false}, {"momentum_correction", false}}, 1)
+          .step({gc::GradientView{g.data(), &layout}}, 0);
+  std::vector<std::uint64_t> tiny_samples;
+  for (const gc::KernelRun& kernel : tiny.kernels[0])
+    if (kernel.kind == gc::KernelKind::sample_threshold)
+      tiny_samples.push_back(kernel.k);
+  CHECK(tiny_samples == std::vector<std::uint64_t>(sizes.begin(), sizes.end()));
 }
 
 TEST_CASE("IWP: stale releases come from the whole model") {
