@@ -2,6 +2,7 @@
 
 #include "compressors/count_sketch.hpp"
 #include "compressors/float16.hpp"
+#include "compressors/rng.hpp"
 #include "compressors/threshold_estimator.hpp"
 #include "compressors/topk.hpp"
 #include "sim/cost/cpu_kernels.hpp"
@@ -86,25 +87,17 @@ Timing time_kernel(Kernel&& kernel, const CalibrationOptions& options,
   return Timing{kept, static_cast<double>(times.size())};
 }
 
-// Deterministic splitmix64 for data and indices.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // Standard normal values (Box-Muller): gradients are roughly bell-shaped, and
 // the selection kernels' speed depends on the value distribution.
 void fill_normal(std::vector<float>& x, std::uint64_t seed) {
-  constexpr double kTwoPi = 6.283185307179586;
-  for (std::size_t i = 0; i + 1 < x.size(); i += 2) {
-    const std::uint64_t r = mix(seed + i);
+  for (std::size_t i = 0; i < x.size(); i += 2) {
+    const std::uint64_t r = compress::mix64(seed + i);
     const double u1 = (static_cast<double>(r >> 40) + 1.0) / 16777217.0;
     const double u2 = static_cast<double>((r >> 16) & 0xFFFFFF) / 16777216.0;
-    const double radius = std::sqrt(-2.0 * std::log(u1));
-    x[i] = static_cast<float>(radius * std::cos(kTwoPi * u2));
-    x[i + 1] = static_cast<float>(radius * std::sin(kTwoPi * u2));
+    const auto [first, second] = compress::box_muller(u1, u2);
+    x[i] = static_cast<float>(first);
+    if (i + 1 < x.size()) // an odd size's last value is a normal one too
+      x[i + 1] = static_cast<float>(second);
   }
 }
 
@@ -114,7 +107,7 @@ void spread_indices(std::size_t n, std::size_t span, std::uint64_t seed,
   index.resize(n);
   const std::size_t stride = std::max<std::size_t>(1, span / n);
   for (std::size_t i = 0; i < n; ++i)
-    index[i] = static_cast<std::uint32_t>(i * stride + mix(seed ^ i) % stride);
+    index[i] = static_cast<std::uint32_t>(i * stride + compress::mix64(seed ^ i) % stride);
 }
 
 // |x| value above which about `density` of x[0, n) lies, from a strided sample.
