@@ -5,12 +5,14 @@
 #include "sim/cli/command.hpp"
 #include "sim/input/atomic_write.hpp"
 #include "sim/input/input_error.hpp"
+#include "sim/sweep/process.hpp"
 #include "sim/training/state_spill.hpp"
 
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -207,6 +209,12 @@ int main(int argc, char** argv) {
   }
   try {
     return with_stdout_written(parsed->run());
+  } catch (const gcsim::sweep::StoppedBySignal& stopped) {
+    // Its jobs stopped and its cleanup done, the command ends by the signal.
+    std::fflush(nullptr);
+    std::signal(stopped.signal, SIG_DFL);
+    std::raise(stopped.signal);
+    return 128 + stopped.signal; // only if the signal is blocked
   } catch (const gcsim::InputError& error) {
     print_error_line(error.what());
     return 2;

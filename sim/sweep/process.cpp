@@ -210,11 +210,9 @@ void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_star
     }
     throw;
   }
-  // Every child has stopped: end as the signal would have ended the sweep.
-  if (const int signal = ForwardSignals::stop_signal(); signal != 0) {
-    std::signal(signal, SIG_DFL);
-    std::raise(signal);
-  }
+  // Every child has stopped: the caller ends as the signal would have ended it.
+  if (const int signal = ForwardSignals::stop_signal(); signal != 0)
+    throw StoppedBySignal{signal};
 }
 
 std::string last_line(const std::filesystem::path& log) {

@@ -32,8 +32,18 @@ constexpr const char* kLogHeader = "# run as: ";
 using OnFinish = std::function<bool(size_t index, const ExitStatus& status)>;
 using OnStart = std::function<void(size_t index)>;
 
+/// Thrown by run_jobs, once every started job has ended, when SIGINT,
+/// SIGTERM, SIGHUP or SIGPIPE stopped it (and was passed on to the jobs):
+/// the callers' cleanup runs as it passes (validate's scratch folder), and
+/// main then ends the process by that signal, as the signal would have.
+/// Not a std::exception: no handler takes it for an error.
+struct StoppedBySignal {
+  int signal;
+};
+
 /// Runs `jobs` in list order, at most `parallel` at a time, and returns when
-/// every started job has ended.
+/// every started job has ended (throws StoppedBySignal if a signal stopped
+/// them).
 void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_start,
               const OnFinish& on_finish);
 

@@ -12,7 +12,8 @@ empty --out folder behind. Checked:
   still, the run ends normally and writes its result;
 - SIGINT to a sweep: its running points are said to be stopped by SIGINT,
   not failed;
-- SIGTERM to `gcsim validate` alone: its forked simulation ends with it.
+- SIGTERM to `gcsim validate` alone: its forked simulation ends with it;
+  during the `gcsim run`s of its scenario runs, their scratch folder goes.
 
 Usage: interrupted_test.py PATH/TO/gcsim
 """
@@ -138,5 +139,31 @@ with tempfile.TemporaryDirectory() as work:
     check(validate.returncode == -signal.SIGTERM and not left,
           f"SIGTERM to gcsim validate ends it and its child (status {validate.returncode}, "
           f"left running: {left})")
+
+    # Training runs that name a scenario are `gcsim run`s into a scratch
+    # folder under $TMPDIR: a signal ended validate where its jobs ended,
+    # before the folder was removed, and left it behind.
+    scratch_parent = os.path.join(work, "tmp")
+    os.mkdir(scratch_parent)
+    measured = os.path.join(work, "scenario-runs.json")
+    with open(measured, "w") as handle:
+        json.dump({"format": "gcsim-measured-run/1", "name": "scratch-check",
+                   "cluster": {"topology": "star", "nodes": 40,
+                               "link": {"bandwidth": "10Gbps", "latency": "10us"}},
+                   "training": [{"name": "long", "scenario": QUICKSTART, "ranks": 40,
+                                 "warmup_iterations": 1,
+                                 "iterations": [{"iteration_s": 0.1}] * 400}]}, handle)
+    validate = subprocess.Popen([GCSIM, "validate", measured, "--quiet"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, TMPDIR=scratch_parent))
+    wait_for(lambda: any(os.path.isdir(os.path.join(scratch_parent, folder, "run-0"))
+                         for folder in os.listdir(scratch_parent)) or validate.poll() is not None,
+             "validate's scenario run")
+    time.sleep(0.5)  # simulating
+    validate.send_signal(signal.SIGTERM)
+    _, said = validate.communicate(timeout=60)
+    check(validate.returncode == -signal.SIGTERM and not os.listdir(scratch_parent) and not said,
+          f"SIGTERM to gcsim validate during its scenario runs ends it and leaves no scratch "
+          f"folder (status {validate.returncode}, left: {os.listdir(scratch_parent)}, {said!r})")
 
 check.finish()
