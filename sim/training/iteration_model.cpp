@@ -93,8 +93,10 @@ struct WorkerChannel {
 
 class PlanRun {
 public:
-  PlanRun(const IterationPlan& plan, const net::Platform& platform, int index)
-      : plan_(plan), platform_(platform), buckets_(plan_buckets(plan)) {
+  PlanRun(const IterationPlan& plan, const net::Platform& platform, int index,
+          ProgressCallback progress, std::vector<TimelineEvent>* timeline)
+      : plan_(plan), platform_(platform), buckets_(plan_buckets(plan)),
+        progress_(std::move(progress)), timeline_(timeline) {
     std::vector<sg4::Host*> hosts = platform.workers;
     if (plan.algorithm == AllreduceAlgorithm::parameter_server)
       hosts.insert(hosts.end(), platform.servers.begin(), platform.servers.end());
@@ -241,13 +243,10 @@ public:
     return result;
   }
 
-  ProgressCallback progress;
-  std::vector<TimelineEvent>* timeline = nullptr;
-
 private:
   void record_span(int worker, const char* category, std::string name, double start) {
-    if (timeline != nullptr)
-      timeline->push_back(
+    if (timeline_ != nullptr)
+      timeline_->push_back(
           {plan_index_, worker, category, std::move(name), start, sg4::Engine::get_clock()});
   }
 
@@ -372,8 +371,8 @@ private:
       channel.compute_per_iteration.push_back(computing + sg4::Engine::get_clock() -
                                               optimizer_start);
       channel.iteration_end.push_back(sg4::Engine::get_clock());
-      if (worker == 0 && progress)
-        progress(iteration, sg4::Engine::get_clock());
+      if (worker == 0 && progress_)
+        progress_(iteration, sg4::Engine::get_clock());
     }
   }
 
@@ -658,6 +657,8 @@ private:
   const IterationPlan& plan_;
   const net::Platform& platform_;
   std::vector<Bucket> buckets_;
+  const ProgressCallback progress_;
+  std::vector<TimelineEvent>* const timeline_; // null: no timeline asked for
   std::vector<int> closing_bucket_;
   std::unique_ptr<net::Group> group_;
   std::vector<std::unique_ptr<WorkerChannel>> channels_;
@@ -840,9 +841,7 @@ std::vector<RunResult> simulate(const net::PlatformSpec& platform_spec,
   // A driver actor runs the plans one after the other.
   sg4::Actor::create("driver", platform.workers.front(), [&] {
     for (size_t p = 0; p < plans.size(); ++p) {
-      PlanRun run(plans[p], platform, static_cast<int>(p));
-      run.progress = progress;
-      run.timeline = timeline;
+      PlanRun run(plans[p], platform, static_cast<int>(p), progress, timeline);
       double start = sg4::Engine::get_clock();
       for (const sg4::ActorPtr& actor : run.start())
         actor->join();
