@@ -204,6 +204,12 @@ void run_jobs(const std::vector<Job>& jobs, int parallel, const OnStart& on_star
     for (const auto& [pid, where] : running)
       kill(pid, SIGTERM);
     for (const auto& [pid, where] : running) {
+      // Out of the handler's list before it is reaped, as in the loop above.
+      siginfo_t ended{};
+      while (waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOWAIT) < 0 &&
+             errno == EINTR) {
+      }
+      ForwardSignals::remove(where.second);
       int raw = 0;
       while (waitpid(pid, &raw, 0) < 0 && errno == EINTR) {
       }
