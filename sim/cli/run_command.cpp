@@ -281,10 +281,15 @@ public:
     outputs.push_back({result_file, output::json_text(result)});
     // An earlier run's schedule left in the folder would sit beside this
     // result as if it were its own: a dense run has none, a replay's is the
-    // one it replayed (kept where it is that file).
+    // one it replayed (kept where it is that file). A file this run read
+    // (a scenario named schedule.json in --out) is no earlier schedule.
     std::vector<std::filesystem::path> stale;
     const std::filesystem::path old_schedule = std::filesystem::path(directory) / "schedule.json";
-    if (dense || (!replay_file_.empty() && !same_file(old_schedule, replay_file_)))
+    const bool read_by_this_run =
+        std::any_of(inputs.begin(), inputs.end(), [&](const NamedFile& in) {
+          return !in.path.empty() && same_file(old_schedule, in.path);
+        });
+    if ((dense || !replay_file_.empty()) && !read_by_this_run)
       stale.push_back(old_schedule);
     write_files_atomically(outputs, stale);
     made_folders.keep();

@@ -194,6 +194,20 @@ public:
     const std::vector<sweep::Point> points = sweep::expand(spec);
 
     const fs::path out = out_dir_.empty() ? fs::path("results") / spec.name : fs::path(out_dir_);
+    // What the sweep writes into --out must not be what it reads: a sweep
+    // file named points.txt there became the list of point ids.
+    const std::vector<NamedFile> inputs{{"the sweep file", spec.file},
+                                        {"the sweep's scenario", spec.scenario},
+                                        {"--replay", replay_file_}};
+    for (const char* written : {"sweep.csv", "points.txt"})
+      refuse_same_file({"--out", out / written}, inputs);
+    for (const NamedFile& input : inputs)
+      for (const sweep::Point& point : points)
+        if (!input.path.empty() && inside_folder(input.path, out / "points" / point.id))
+          throw InputError("--out", "",
+                           input.path.string() + " is " + input.argument + " and lies in " +
+                               (out / "points" / point.id).string() +
+                               ", a point's folder; choose another --out");
     const fs::path executable = fs::read_symlink("/proc/self/exe");
     const std::string shown_executable = display_executable(executable);
     std::vector<sweep::Job> jobs;

@@ -595,7 +595,8 @@ def grid(axes, values):
             "grid": {f"training.x{a}": list(range(values)) for a in range(axes)}}
 
 
-# (name, sweep document, extra args, substrings the first stderr line must hold)
+# (name, sweep document, extra args, substrings the first stderr line must hold[,
+# where the sweep file is, under the folder holding --out "out"])
 SWEEP_CASES = [
     # 16^16 = 2^64 points wrapped to 0: an empty sweep.csv and exit 0.
     ("grid of 2^64 points", grid(16, 16), [],
@@ -630,6 +631,14 @@ SWEEP_CASES = [
     # A scenario given to sweep was refused for a missing "scenario".
     ("a scenario given to sweep", BASE, [],
      ["sweep.json: /scenario: required field is missing: this is a scenario", "gcsim run"]),
+    # What the sweep writes into --out was written over the sweep file there.
+    ("a sweep file named points.txt in --out", grid(1, 2), [],
+     ["out/points.txt is also the sweep file"], "out/points.txt"),
+    ("a sweep file named sweep.csv in --out", grid(1, 2), [],
+     ["out/sweep.csv is also the sweep file"], "out/sweep.csv"),
+    ("a sweep file in a point's folder", grid(1, 2), [],
+     ["is the sweep file and lies in", "out/points/p000_x0-0, a point's folder"],
+     "out/points/p000_x0-0/log.txt"),
 ]
 
 
@@ -658,8 +667,10 @@ def run_calibrate_case(args, expected, workdir):
     return refusal_problems(result, expected, 2, out)
 
 
-def run_sweep_case(name, document, args, expected, workdir):
-    path = os.path.join(workdir, "sweep.json")
+def run_sweep_case(name, document, args, expected, workdir, sweep_file="sweep.json"):
+    """`sweep_file`: where the sweep file is, under `workdir` (--out is "out")."""
+    path = os.path.join(workdir, sweep_file)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as handle:
         json.dump(document, handle)
     out = os.path.join(workdir, "out")
@@ -675,8 +686,11 @@ def run_sweep_case(name, document, args, expected, workdir):
     for needle in expected:
         if needle not in first:
             problems.append(f"message lacks {needle!r}: {result.stderr.strip()[:300]!r}")
-    if os.path.exists(os.path.join(out, "sweep.csv")):
+    if os.path.exists(os.path.join(out, "sweep.csv")) and sweep_file != "out/sweep.csv":
         problems.append("a sweep.csv was written")
+    with open(path) as handle:
+        if handle.read() != json.dumps(document):
+            problems.append("the sweep file was written over")
     return problems
 
 
@@ -808,9 +822,9 @@ def main():
         for problem in problems:
             print(f"    {problem}")
         failures += bool(problems)
-    for name, document, args, expected in SWEEP_CASES:
+    for name, document, args, expected, *sweep_file in SWEEP_CASES:
         with tempfile.TemporaryDirectory() as workdir:
-            problems = run_sweep_case(name, document, args, expected, workdir)
+            problems = run_sweep_case(name, document, args, expected, workdir, *sweep_file)
         print(f"{'ok' if not problems else 'FAIL'}: sweep: {name}")
         for problem in problems:
             print(f"    {problem}")

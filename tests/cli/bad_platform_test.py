@@ -635,6 +635,23 @@ def replayed_schedules(workdir):
                    "--set", "training.iterations=2")
     check(result.returncode == 0 and not os.path.exists(os.path.join(recorded, "schedule.json")),
           "a dense run into a compressed run's folder leaves no schedule.json behind")
+    # Unless that file is what the run read: a scenario named schedule.json
+    # in the folder was removed as an earlier run's.
+    own_folder = os.path.join(workdir, "scenario-in-out")
+    os.mkdir(own_folder)
+    named_schedule = os.path.join(own_folder, "schedule.json")
+    with open(DEFT16) as handle:
+        document = json.load(handle)
+    for key in ("platform", "workload", "device"):
+        document[key] = os.path.join(ROOT, document[key])
+    document["compressor"] = {"name": "dense"}
+    with open(named_schedule, "w") as handle:
+        json.dump(document, handle)
+    result = gcsim("run", named_schedule, "--out", own_folder, "--quiet",
+                   "--set", "training.iterations=2")
+    check(result.returncode == 0 and os.path.exists(named_schedule)
+          and os.path.exists(os.path.join(own_folder, "result.json")),
+          f"a dense run keeps its scenario named schedule.json in its --out ({result.stderr})")
     # A replay of another schedule into a folder holding one: that one goes
     # too; replaying a folder's own schedule into it keeps it.
     elsewhere = os.path.join(workdir, "schedule-elsewhere.json")
