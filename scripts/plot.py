@@ -49,7 +49,9 @@ become panels (line figures) or separate files (time breakdown); one whose
 values each have a worker count of their own (platform files of 8 and 16
 nodes) is the worker axis. Figures of
 a sweep record the SHA-256 of the sweep.csv they were drawn from (the PDF's
-Subject, the PNG's Source text), so that stale ones can be found. A sweep
+Subject, the PNG's Source text), so that stale ones can be found; the same
+table gives the same bytes, wherever it is drawn (a matplotlibrc is not
+read: the figures keep matplotlib's defaults and this script's style). A sweep
 folder without its sweep.csv (an unfinished sweep) gives the results of the
 points its points.txt lists, and says how many of them have one.
 
@@ -75,18 +77,17 @@ import re
 import sys
 import textwrap
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.patheffects as path_effects  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import longest_name, write_figure_atomically  # noqa: E402
 from script_input import (BadInput, Parser, check_output_file, is_json_number,  # noqa: E402
                           json_kind, open_input, parse_bandwidth, parse_duration,
-                          read_json_object, refuse_output_over_inputs, run_script)
+                          read_json_object, refuse_output_over_inputs, run_script,
+                          use_plain_matplotlib)
+
+matplotlib = use_plain_matplotlib()
+import matplotlib.patheffects as path_effects  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
 # One colour and marker per compressor, in every figure. The first eight
 # colours are Okabe & Ito's colour-blind-safe set; deft, iwp, fp16, bf16 and

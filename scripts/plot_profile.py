@@ -20,19 +20,17 @@ import math
 import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-# Kernel and device names come from the profile: a "$" is no mathtext.
-plt.rcParams["text.parse_math"] = False
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import write_figure_atomically  # noqa: E402
 from script_input import (BadInput, Parser, check_output_file, json_kind,  # noqa: E402
                           read_json_object, refuse_folder_output, refuse_output_over_inputs,
-                          run_script)
+                          run_script, use_plain_matplotlib)
+
+use_plain_matplotlib()
+import matplotlib.pyplot as plt  # noqa: E402
+
+# Kernel and device names come from the profile: a "$" is no mathtext.
+plt.rcParams["text.parse_math"] = False
 
 TERMS = {
     "latency_s": lambda s: 1.0,

@@ -30,6 +30,7 @@ import json
 import math
 import os
 import re
+import signal
 import stat
 import sys
 import tempfile
@@ -61,22 +62,61 @@ def run_script(main, *args, failures=()):
     PATH: why`, exit 1 (the file as it was), and so for the exceptions in
     `failures` (a job that failed); the reader of stdout gone (`|
     head`): exit 141, as a shell reports a command a SIGPIPE ended, and no
-    traceback. `with` blocks and `finally` clauses still run, which restoring
-    SIGPIPE's default action would skip."""
+    traceback; stdout that cannot be written (a full disk, /dev/full): one
+    line, exit 1; Ctrl-C: the process ends by SIGINT, without a traceback.
+    `with` blocks and `finally` clauses still run, which restoring a signal's
+    default action would skip. A path printed that is no text in the
+    locale's encoding (a file name of other bytes) is printed escaped."""
     script = os.path.basename(sys.argv[0])
+    if sys.stdout is not None:  # None: started with stdout closed, and print() prints nothing
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         status = main(*args)
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except BrokenPipeError:
-        # Python flushes stdout again at exit; point it at nothing first.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         sys.exit(141)
     except BadInput as why:
         print(f"{script}: {why}", file=sys.stderr)
         sys.exit(2)
     except (WriteError, *failures) as error:
         sys.exit(f"{script}: {error}")
+    except KeyboardInterrupt:
+        with contextlib.suppress(OSError, AttributeError):
+            sys.stdout.flush()  # what was done is said
+        _drop_stdout()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        sys.exit(130)  # only if SIGINT is blocked
+    except OSError as error:
+        if error.filename is not None:  # a file's, not a write to stdout
+            raise
+        _drop_stdout()
+        sys.exit(f"{script}: cannot write standard output: {error.strerror or error}")
     sys.exit(status)
+
+
+def _drop_stdout():
+    """Python flushes stdout again at exit: what it still holds goes nowhere
+    (the reader gone, the disk full) instead of into a second error."""
+    if sys.stdout is not None:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def use_plain_matplotlib():
+    """Imports matplotlib for the figure scripts and returns it, drawing the
+    same figures whatever the environment: the Agg backend ($MPLBACKEND is
+    read as matplotlib loads, and a wrong one was a traceback), matplotlib's
+    own defaults (a matplotlibrc in the working or the home folder, or
+    $MATPLOTLIBRC, changed every figure) and no $SOURCE_DATE_EPOCH (the
+    figures carry no date; one that is no number was a traceback as a PDF
+    was written)."""
+    os.environ["MPLBACKEND"] = "Agg"
+    os.environ.pop("SOURCE_DATE_EPOCH", None)
+    import matplotlib
+    matplotlib.rcdefaults()
+    return matplotlib
 
 
 def integer_in(low, high):

@@ -109,9 +109,20 @@ def draw_every_figure(table, work):
     return drawn, rows, params, facets
 
 
-def plot(*args, script=PLOT, cwd=None):
+def plot(*args, script=PLOT, cwd=None, env=None):
     return subprocess.run([PYTHON, script, *args], capture_output=True, text=True, timeout=120,
-                          cwd=cwd)
+                          cwd=cwd, env=env)
+
+
+def styled_environment(work):
+    """(cwd, env) of a user whose matplotlib settings would change the
+    figures or end the script: a matplotlibrc in the working folder, a
+    backend that is none, a SOURCE_DATE_EPOCH that is no number."""
+    folder = os.path.join(work, "styled")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "matplotlibrc"), "w") as handle:
+        handle.write("lines.linewidth: 5\nfont.size: 20\n")
+    return folder, dict(os.environ, MPLBACKEND="nonsense", SOURCE_DATE_EPOCH="notanumber")
 
 
 def refused(result, what, needles=(), status=2, absent=()):
@@ -204,12 +215,15 @@ with tempfile.TemporaryDirectory() as work:
     out = os.path.join(work, "figures-dense")
     result = plot(dense_only, "--out", out)
     check(result.returncode == 0, "plot.py on a dense-only table (given as a CSV path) exits 0")
-    # The same table gives the same PDF (no creation date inside).
+    # The same table gives the same PDF (no creation date inside), whatever
+    # the user's matplotlib settings.
     again = os.path.join(work, "figures-again")
-    plot(dense_only, "--out", again)
+    styled, environment = styled_environment(work)
+    plot(dense_only, "--out", again, cwd=styled, env=environment)
     with open(os.path.join(out, "throughput.pdf"), "rb") as a, \
             open(os.path.join(again, "throughput.pdf"), "rb") as b:
-        check(a.read() == b.read(), "the same table gives a byte-identical PDF")
+        check(a.read() == b.read(), "the same table gives a byte-identical PDF, under a "
+              "matplotlibrc, a wrong MPLBACKEND and SOURCE_DATE_EPOCH")
     check("skipped density" in result.stdout and "skipped fidelity" in result.stdout,
           "figures without their columns are skipped with a message")
     check(non_empty(os.path.join(out, "throughput.png"), b"\x89PNG"),
@@ -365,11 +379,13 @@ with tempfile.TemporaryDirectory() as work:
           f"plot_profile.py draws a shipped profile ({result.stderr.strip()[-300:]})")
     # Its PDF carried the time it was made.
     again = os.path.join(work, "profile", "a100-again")
+    styled, environment = styled_environment(work)
     plot(os.path.join(ROOT, "platforms", "devices", "a100.json"), "--out", again,
-         script=PLOT_PROFILE)
+         script=PLOT_PROFILE, cwd=styled, env=environment)
     check(all(os.path.exists(f"{again}.{ext}") and open(f"{again}.{ext}", "rb").read()
               == open(f"{profile_out}.{ext}", "rb").read() for ext in ("png", "pdf")),
-          "plot_profile.py draws the same profile into the same bytes")
+          "plot_profile.py draws the same profile into the same bytes, whatever the user's "
+          "matplotlib settings")
     # Outputs checked before either figure is written: a folder as --out
     # (a traceback on the names DIR/.png), a folder where the PDF goes (the
     # PNG was left behind), the profile itself named *.png.

@@ -19,6 +19,7 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -252,7 +253,7 @@ for argv, line in ((["--bad"], "tool.py: unrecognized arguments: --bad\n"),
 # `finally` runs; BadInput is `demo.py: why` and exit 2, a WriteError and an
 # exception of `failures` one line and exit 1; otherwise main's return.
 PROGRAM = f"""
-import errno, sys
+import errno, os, signal, sys, time
 sys.path.insert(0, {os.path.join(ROOT, "scripts")!r})
 from atomic_write import WriteError
 from script_input import BadInput, run_script
@@ -271,6 +272,15 @@ def main(how):
         raise TimeoutError("rank 2 took more than 60 s")
     elif how == "three":
         return 3
+    elif how == "name":  # a file name of bytes that are no UTF-8
+        print("wrote", os.fsdecode(b"bad\\xff.json"))
+    elif how == "interrupted":
+        try:
+            print("done before", flush=False)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(10)
+        finally:
+            print("cleaned up", file=sys.stderr)
 run_script(main, sys.argv[1], failures=(TimeoutError,))
 """
 with tempfile.TemporaryDirectory() as work:
@@ -296,6 +306,34 @@ with tempfile.TemporaryDirectory() as work:
         check(done.returncode == status and done.stderr == stderr and not done.stdout,
               f"run_script, main {how}: exit {done.returncode} (expected {status}), "
               f"stderr {done.stderr!r}")
+    # Printing a table onto a full disk, or into a closed stdout: one line
+    # (a traceback out of print(), or of flush() on None).
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(["/usr/bin/python3", demo, "lines"], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    check(done.returncode == 1 and done.stderr == "cleaned up\ndemo.py: cannot write standard "
+          "output: No space left on device\n",
+          f"run_script printing to /dev/full: exit {done.returncode}, stderr {done.stderr!r}")
+    done = subprocess.run(["/usr/bin/python3", demo, "three"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, timeout=60,
+                          preexec_fn=lambda: os.close(1))
+    check(done.returncode == 3 and not done.stderr,
+          f"run_script with stdout closed: exit {done.returncode}, stderr {done.stderr!r}")
+    # A UTF-8 locale other than C.UTF-8 encodes stdout strictly: a path of
+    # other bytes was a UnicodeEncodeError after the file was written.
+    done = subprocess.run(["/usr/bin/python3", demo, "name"], capture_output=True, timeout=60,
+                          env=dict(os.environ, PYTHONIOENCODING="utf-8:strict"))
+    check(done.returncode == 0 and done.stdout == b"wrote bad\\udcff.json\n" and not done.stderr,
+          f"run_script printing a name of other bytes: exit {done.returncode}, "
+          f"{done.stdout!r}, {done.stderr!r}")
+    # Ctrl-C: the process ends by SIGINT, its cleanup run, what it printed
+    # printed, no traceback.
+    done = subprocess.run(["/usr/bin/python3", demo, "interrupted"], capture_output=True,
+                          text=True, timeout=60,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    check(done.returncode == -signal.SIGINT and done.stdout == "done before\n"
+          and done.stderr == "cleaned up\n",
+          f"run_script on Ctrl-C: exit {done.returncode}, {done.stdout!r}, {done.stderr!r}")
 
 # A layer's shape in a measured run: [] a scalar's (4 bytes), the elements at
 # 4 bytes each its bytes, every extent a positive integer.
