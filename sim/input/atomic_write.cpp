@@ -106,6 +106,39 @@ void remove_if_empty(const std::filesystem::path& folder) {
     std::filesystem::remove(folder, error);
 }
 
+// The file `file` names through symbolic links, as open() writes it: the
+// link stays and the file it points to changes, as with the scripts'
+// atomic_write.py (a link renamed over became a file, the target unchanged).
+std::filesystem::path through_links(const std::filesystem::path& file) {
+  constexpr int kMaxLinks = 40; // Linux's own limit on a path's links
+  std::filesystem::path at = file;
+  std::error_code error;
+  for (int links = 0; std::filesystem::is_symlink(at, error); ++links) {
+    if (links == kMaxLinks)
+      throw WriteError("cannot write " + file.string() + ": " + std::strerror(ELOOP));
+    const std::filesystem::path target = std::filesystem::read_symlink(at, error);
+    if (error)
+      break;
+    at = target.is_absolute() ? target : at.parent_path() / target;
+  }
+  return at;
+}
+
+// Why a folder of `file` could not be made where one of them is a link to
+// nowhere (create_directories says only "File exists"), or "".
+std::string dangling_link_in(const std::filesystem::path& file) {
+  std::error_code error;
+  for (std::filesystem::path folder = file.parent_path(); !folder.empty();
+       folder = folder.parent_path()) {
+    if (std::filesystem::is_symlink(folder, error) && !std::filesystem::exists(folder, error))
+      return folder.string() + " is a link to " +
+             std::filesystem::read_symlink(folder, error).string() + ", which does not exist";
+    if (folder == folder.parent_path())
+      break;
+  }
+  return "";
+}
+
 // Refuses a path that is no place for a file, and makes its folder if
 // missing, with the folders made recorded in `made`.
 void prepare(const std::filesystem::path& file, MadeFolders* made = nullptr) {
@@ -131,7 +164,9 @@ void prepare(const std::filesystem::path& file, MadeFolders* made = nullptr) {
     if (error) {
       for (const std::filesystem::path& folder : missing)
         remove_if_empty(folder);
-      throw WriteError("cannot write " + file.string() + ": " + error.message());
+      const std::string dangling = dangling_link_in(file);
+      throw WriteError("cannot write " + file.string() + ": " +
+                       (dangling.empty() ? error.message() : dangling));
     }
     if (made != nullptr)
       made->add({missing.rbegin(), missing.rend()});
@@ -238,9 +273,11 @@ void write_files_atomically(const std::vector<OutputFile>& files,
                             const std::vector<std::filesystem::path>& stale) {
   assert(files.size() <= static_cast<size_t>(kMaxSignalPartials) && "at most 4 files at once");
   std::vector<std::unique_ptr<PartialFile>> partials;
+  std::vector<std::filesystem::path> targets;
   for (const OutputFile& file : files) {
-    prepare(file.path);
-    partials.push_back(std::make_unique<PartialFile>(file.path));
+    targets.push_back(through_links(file.path));
+    prepare(targets.back());
+    partials.push_back(std::make_unique<PartialFile>(targets.back()));
     PartialFile& partial = *partials.back();
     bool written = write_all(partial.descriptor(), file.text.data(), file.text.size());
     int saved_errno = errno;
@@ -256,7 +293,7 @@ void write_files_atomically(const std::vector<OutputFile>& files,
   const SignalsDeferred deferred;
   for (size_t i = 0; i < files.size(); ++i) {
     std::error_code error;
-    partials[i]->rename_to(files[i].path, error);
+    partials[i]->rename_to(targets[i], error);
     if (error)
       throw WriteError("cannot write " + files[i].path.string() + ": " + error.message());
   }
@@ -303,8 +340,9 @@ void check_writable(const std::filesystem::path& file, MadeFolders* made) {
   // The partial file beside it could be made, but not renamed onto a folder.
   if (std::filesystem::is_directory(file, error))
     throw WriteError("cannot write " + file.string() + ": " + std::strerror(EISDIR));
-  prepare(file, made);
-  const PartialFile partial(file); // and removed again
+  const std::filesystem::path target = through_links(file);
+  prepare(target, made);
+  const PartialFile partial(target); // and removed again
 }
 
 } // namespace gcsim

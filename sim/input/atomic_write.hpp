@@ -23,7 +23,8 @@ public:
 };
 
 /// Writes `text` to `file` through a new file beside it (`file.partial.PID.N`,
-/// never one that was there) and a rename, creating the parent folders. On
+/// never one that was there) and a rename, creating the parent folders. A
+/// symbolic link is written through, as open() writes: it stays. On
 /// failure removes the partial file, leaves any earlier `file` as it was, and
 /// throws WriteError. SIGINT, SIGTERM or SIGHUP ending the process meanwhile
 /// removes the partial file first (where the signal's action is the default).

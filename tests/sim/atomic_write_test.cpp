@@ -80,6 +80,40 @@ TEST_CASE("a file or a link under a partial file's name is left alone") {
   fs::remove_all(folder);
 }
 
+TEST_CASE("a link is written through, as open() writes: it stays, its file changes") {
+  // As the scripts' atomic_write.py does; the rename replaced the link by a
+  // file and left the file it pointed to as it was.
+  const fs::path folder = fresh_folder();
+  fs::create_directories(folder / "results");
+  std::ofstream(folder / "results" / "timeline.json") << "old\n";
+  const fs::path link = folder / "timeline.json";
+  fs::create_symlink(fs::path("results") / "timeline.json", link);
+  fs::create_symlink("timeline.json", folder / "link-to-link.json");
+  gcsim::check_writable(folder / "link-to-link.json");
+  gcsim::write_file_atomically(folder / "link-to-link.json", "new\n");
+  CHECK(fs::is_symlink(link));
+  CHECK(fs::is_symlink(folder / "link-to-link.json"));
+  CHECK(read(folder / "results" / "timeline.json") == "new\n");
+  CHECK(partial_files(folder / "results" / "timeline.json") == 0);
+  CHECK(partial_files(link) == 0);
+  // A link to a file not there yet makes it.
+  fs::create_symlink(fs::path("results") / "new.json", folder / "dangling.json");
+  gcsim::write_file_atomically(folder / "dangling.json", "made\n");
+  CHECK(fs::is_symlink(folder / "dangling.json"));
+  CHECK(read(folder / "results" / "new.json") == "made\n");
+  // A folder that is a link to nowhere is said to be one (create_directories
+  // says "File exists").
+  fs::create_symlink("nowhere", folder / "gone");
+  CHECK_THROWS_WITH_AS(gcsim::write_file_atomically(folder / "gone" / "result.json", "x\n"),
+                       doctest::Contains("gone is a link to nowhere, which does not exist"),
+                       gcsim::WriteError);
+  // A loop of links is one error, not a hang.
+  fs::create_symlink("loop-b.json", folder / "loop-a.json");
+  fs::create_symlink("loop-a.json", folder / "loop-b.json");
+  CHECK_THROWS_AS(gcsim::write_file_atomically(folder / "loop-a.json", "x\n"), gcsim::WriteError);
+  fs::remove_all(folder);
+}
+
 TEST_CASE("a failed write throws WriteError and keeps the earlier file") {
   const fs::path folder = fresh_folder();
   const fs::path file = folder / "result.json";
