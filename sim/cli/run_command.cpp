@@ -127,7 +127,7 @@ public:
     // nothing, as gcsim sweep does: a typo should not wait for a bigger run.
     const bool scratch_checked = scratch_option_->count() > 0 || spill_.mode == "always";
     if (scratch_checked)
-      training::check_scratch_dir(spill_.dir);
+      training::check_scratch_dir(spill_.dir, scratch_option_->count() > 0);
     MadeFolders made_folders;
     check_writable(result_file, &made_folders);
     if (!timeline_file_.empty())
@@ -169,7 +169,7 @@ public:
       const std::string residual_dir = mapped_ ? spill_.dir : "";
       if (spilled_ || mapped_) {
         if (!scratch_checked) // the default folder, chosen by --spill auto
-          training::check_scratch_dir(spill_.dir);
+          training::check_scratch_dir(spill_.dir, false);
         if (spilled_ && !per_bucket) // per bucket, each bucket's compressor spills (below)
           compressor->spill_worker_state(spill_.dir);
       }

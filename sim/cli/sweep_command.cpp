@@ -234,7 +234,8 @@ public:
     // checked now: each point found it bad only as it started spilling.
     if (scratch_option_->count() > 0 || spill_ == "always")
       training::check_scratch_dir(scratch_option_->count() > 0 ? scratch_dir_
-                                                               : training::default_scratch_dir());
+                                                               : training::default_scratch_dir(),
+                                  scratch_option_->count() > 0);
     // A schedule that is no file at all is the sweep's error, not each point's.
     if (!replay_file_.empty())
       load_json_file(replay_file_);

@@ -18,13 +18,18 @@ std::string default_scratch_dir() {
   return tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
 }
 
-void check_scratch_dir(const std::string& dir) {
+void check_scratch_dir(const std::string& dir, bool named) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string where = named ? "--scratch-dir"
+                            : tmpdir != nullptr && *tmpdir != '\0'
+                                ? "$TMPDIR (the default --scratch-dir)"
+                                : "/tmp (the default --scratch-dir)";
   if (dir.empty())
-    throw InputError("--scratch-dir", "", "empty: name a directory for the scratch files");
+    throw InputError(where, "", "empty: name a directory for the scratch files");
   try {
     compress::ScratchFile::check_dir(dir);
   } catch (const std::runtime_error& error) {
-    throw InputError("--scratch-dir", "", error.what());
+    throw InputError(where, "", error.what());
   }
 }
 

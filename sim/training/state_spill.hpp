@@ -32,9 +32,10 @@ struct StateSpill {
 /// $TMPDIR when set and not empty, /tmp otherwise.
 std::string default_scratch_dir();
 
-/// Throws InputError at --scratch-dir unless a scratch file can be made in
-/// `dir` (an empty name included).
-void check_scratch_dir(const std::string& dir);
+/// Throws InputError unless a scratch file can be made in `dir` (an empty
+/// name included): at --scratch-dir when `named` (the user gave it), else
+/// at $TMPDIR or /tmp, where the default came from.
+void check_scratch_dir(const std::string& dir, bool named);
 
 /// The memory this process may use: the machine's, and the memory limit of
 /// its cgroup if it has one (a container, a batch job, `systemd-run -p

@@ -121,6 +121,13 @@ with tempfile.TemporaryDirectory() as work:
               f"{result.stderr.strip()!r})")
         check(not os.path.exists(os.path.join(out, "result.json")),
               f"--scratch-dir {bad}: no result.json written")
+    # The default, from $TMPDIR, was said to be --scratch-dir's fault.
+    result = subprocess.run([GCSIM, "run", path, "--out", os.path.join(work, "bad"), "--spill",
+                             "always"], capture_output=True, text=True, timeout=600,
+                            env=dict(os.environ, TMPDIR=a_file))
+    check(result.returncode == 2 and result.stderr.startswith(
+              f"$TMPDIR (the default --scratch-dir): {a_file}: cannot create a scratch file"),
+          f"a bad $TMPDIR: exit 2 naming it (got {result.returncode}: {result.stderr.strip()!r})")
     result = run(path, os.path.join(work, "bad"), "--spill", "always", "--scratch-dir", "")
     check(result.returncode == 2 and result.stderr.startswith("--scratch-dir: empty"),
           f"--scratch-dir '': exit 2 naming it (got {result.returncode}: {result.stderr.strip()!r})")
