@@ -63,7 +63,8 @@ def run_script(main, *args, failures=()):
     `failures` (a job that failed); the reader of stdout gone (`|
     head`): exit 141, as a shell reports a command a SIGPIPE ended, and no
     traceback; stdout that cannot be written (a full disk, /dev/full): one
-    line, exit 1; Ctrl-C: the process ends by SIGINT, without a traceback.
+    line, exit 1; Ctrl-C: the process ends by SIGINT, without a traceback
+    (where SIGINT has Python's handler: a script's own KeyboardInterrupt passes).
     `with` blocks and `finally` clauses still run, which restoring a signal's
     default action would skip. A path printed that is no text in the
     locale's encoding (a file name of other bytes) is printed escaped."""
@@ -83,6 +84,8 @@ def run_script(main, *args, failures=()):
     except (WriteError, *failures) as error:
         sys.exit(f"{script}: {error}")
     except KeyboardInterrupt:
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            raise  # the script's own (netns.stop_signals_raise): its caller reports it
         with contextlib.suppress(OSError, AttributeError):
             sys.stdout.flush()  # what was done is said
         _drop_stdout()
