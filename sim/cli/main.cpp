@@ -143,6 +143,15 @@ int main(int argc, char** argv) {
                                    : "unknown subcommand '" + words.front() + "'";
       return who + ": " + what + " (subcommands: " + names + "; see " + who + " --help)\n";
     }
+    // A file named like an option (`gcsim run -dash.json`) is taken for one,
+    // and CLI11 says only that the scenario is required.
+    if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
+      for (const std::string& word : failed->remaining(true))
+        if (word.size() > 1 && word[0] == '-')
+          return who + ": " + error.what() + "; " + word + " is no option of " + who +
+                 " (a file whose name starts with '-' is given as ./" + word +
+                 " or after --; see " + who + " --help)\n";
+    }
     // CLI11's "--seed: At Most 1 required but received 2".
     std::string what = error.what();
     if (const size_t at = what.find(": At Most 1 required but received ");

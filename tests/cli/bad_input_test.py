@@ -762,6 +762,10 @@ COMMAND_CASES = [
     # said "At Most 1 required but received 2" of an option given twice.
     ("run without a scenario", ["run"], os.devnull, 2,
      ["gcsim run: scenario is required (see gcsim run --help)"]),
+    # A scenario named like an option: only "scenario is required".
+    ("a scenario named -dash.json", ["run", "-dash.json"], os.devnull, 2,
+     ["gcsim run: scenario is required; -dash.json is no option of gcsim run",
+      "given as ./-dash.json or after --"]),
     ("--seed twice", ["run", QUICKSTART, "--seed", "1", "--seed", "2"], os.devnull, 2,
      ["gcsim run: --seed: given more than once; give it once"]),
     # "A subcommand is required" again, of a subcommand misspelt or missing.
