@@ -40,8 +40,9 @@ measured seconds on log axes with the y = x line and +-10% band, one panel
 per comparison, collectives by name and training iterations by compressor
 (on a fitted platform a caption says which points the fit used: in sample);
 and, where the comparisons have training runs, validation-phases: each
-training iteration measured and simulated side by side, stacked by phase
-(compute, compression, communication, the rest), one panel per comparison.
+training iteration measured and simulated side by side, stacked by phase as
+validate's errors compare them (compute with the optimizer, compression,
+communication: what the iteration has beyond those), one panel per comparison.
 A figure whose columns are absent is skipped with a message. Each compressor
 keeps one colour and marker in every figure (Okabe-Ito based, colour-blind
 safe). Parameters of the sweep other than the compressor and the worker count
@@ -1353,10 +1354,28 @@ def validation_figure(reports, out, stem, written):
     save(figure, out, stem, written)
 
 
-# The measured iteration's phases as `gcsim validate` reports them; what
-# they leave (the optimizer, Python between the timers) is "the rest".
+# An iteration's phases as `gcsim validate` compares them; what they leave
+# (where a simulation's parts do not add up) is "the rest".
 PHASES = [("compute_s", "compute", COMPUTE_COLOUR), ("compression_s", "compression", KERNEL_COLOURS[0]),
           ("communication_s", "communication", COMMUNICATION_COLOUR)]
+
+
+def compared_phases(run, side):
+    """{phase key: seconds} of `run`'s `side` as validate's errors compare
+    them. Measured: compute is forward, backward and the optimizer, and
+    communication what the iteration has beyond compute and compression
+    (rest_of_iteration_s), as the simulation's is taken; the collectives'
+    own call time (communication_s) overlaps the backward pass in a DDP
+    run, and stacked on it made a bar taller than the iteration."""
+    phases = run[side]
+    if side == "simulated":
+        return {key: phases.get(key) or 0.0 for key, _, _ in PHASES}
+    compression = 0.0 if run["compressor"]["name"] == "dense" else phases.get("compression_s") or 0.0
+    compute = (phases.get("compute_s") or 0.0) + (phases.get("optimizer_s") or 0.0)
+    rest = phases.get("rest_of_iteration_s")
+    if rest is None:  # a comparison written before it was reported
+        rest = max(phases["iteration_s"] - compute - compression, 0.0)
+    return {"compute_s": compute, "compression_s": compression, "communication_s": rest}
 
 
 def validation_phases_figure(reports, out, stem, written):
@@ -1374,9 +1393,9 @@ def validation_phases_figure(reports, out, stem, written):
             # Measured on the left, plain; simulated on the right, hatched.
             for x, side, hatch in ((2.5 * i - 0.5, "measured", None),
                                    (2.5 * i + 0.5, "simulated", "////")):
-                phases = run[side]
-                heights = [(phases.get(key) or 0.0) * scale for key, _, _ in PHASES]
-                heights.append(max(phases["iteration_s"] * scale - sum(heights), 0.0))
+                phases = compared_phases(run, side)
+                heights = [phases[key] * scale for key, _, _ in PHASES]
+                heights.append(max(run[side]["iteration_s"] * scale - sum(heights), 0.0))
                 bottom = 0.0
                 for height, (_, label, colour) in zip(heights, PHASES + [("", "the rest", "#DDDDDD")]):
                     axis.bar([x], [height], 0.95, bottom=bottom, color=colour, label=label,
@@ -1446,7 +1465,7 @@ def check_report(path, report):
         for side in ("measured", "simulated"):
             phases = an_object(f"{where}/{side}", t.get(side))
             seconds(f"{where}/{side}/iteration_s", phases.get("iteration_s"))
-            for key, _, _ in PHASES:
+            for key in [key for key, _, _ in PHASES] + ["optimizer_s", "rest_of_iteration_s"]:
                 seconds(f"{where}/{side}/{key}", phases.get(key), optional=True)
     fit = an_object("/fit", report.get("fit", {}))
     shown = fit.get("float16_points_shown", 0)
