@@ -166,6 +166,10 @@ public:
   // that names a worker); begin_iteration checks it too, this lets a caller
   // refuse it before any iteration.
   virtual void check_workers(int /*P*/) const {}
+  // Throws std::invalid_argument where it cannot run on these layers (as
+  // its first iteration would: PowerSGD on layers without a shape), so that
+  // a caller can refuse it before any work.
+  virtual void check_layout(const LayerLayout& /*layout*/) const {}
   // Dense state kept per worker besides its error-feedback memory (DGC's and
   // Sketched-SGD's local momentum), in floats per worker for a gradient of d
   // values; 0 when there is none.

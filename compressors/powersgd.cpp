@@ -83,6 +83,7 @@ public:
 
   // The hook runs on each bucket as the backward pass fills it.
   bool can_run_per_bucket() const override { return true; }
+  void check_layout(const LayerLayout& layout) const override { view_matrices(layout); }
 
 private:
   bool compensates(std::uint64_t iteration) const override {

@@ -2,11 +2,13 @@
 
 #include "compressors/compressor.hpp"
 #include "sim/input/input_error.hpp"
+#include "sim/training/gradient_feed.hpp"
 #include "sim/training/state_spill.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
 
 namespace gcsim::training {
 
@@ -19,6 +21,16 @@ bool runs_per_bucket(const Scenario& scenario, const compress::Compressor& compr
 void check_compressor_fits(const Scenario& scenario, const compress::Compressor& compressor,
                            const IterationPlan& dense_plan, double memory_share) {
   const auto d = static_cast<size_t>(scenario.workload.parameters());
+  // A workload's synthetic gradients have no tensor shapes (a trace's
+  // manifest gives them): PowerSGD failed only as its first iteration ran,
+  // in a sweep after the points before it.
+  if (!scenario.trace_folder) {
+    try {
+      compressor.check_layout(make_synthetic_feed(scenario.workload, 1, scenario.seed)->layout());
+    } catch (const std::invalid_argument& error) {
+      throw InputError(scenario.source_of("/compressor"), "/compressor", error.what());
+    }
+  }
   // Indices go on the wire as 4 bytes, as the papers send them; a larger
   // gradient wrapped them silently in some compressors and stopped others
   // with an internal error.

@@ -368,8 +368,15 @@ with tempfile.TemporaryDirectory() as work:
                "grid": {"workload": [os.path.join(ROOT, "workloads", "models",
                                                   "resnet18-cifar10.json"), huge]}},
               "/workload", ["p001_workload-", "huge.json", "5000000000", "32-bit index"])
+    # PowerSGD on a layer spec's gradients, which have no tensor shapes.
+    bad_input(work, "shapeless.json",
+              {"scenario": QUICKSTART, "set": {"training.iterations": 1},
+               "grid": {"compressor": [{"name": "dense"}, {"name": "powersgd"}]}},
+              "/compressor", ["p001_compressor-powersgd", "layer conv1 has no shape",
+                              "rerun alone:"])
     check(not os.path.exists(os.path.join(work, "bad-out", "points")),
-          "a sketch or a model a compressor cannot run stops the sweep before its first point")
+          "a sketch, a model or layers a compressor cannot run stop the sweep before its first "
+          "point")
     # The check is made with the memory each point runs with: two at a time
     # (--jobs 2), each has half of it (--memory-share 0.5), so a sketch of
     # 35% of the machine, which a point alone may hold, is refused then.
