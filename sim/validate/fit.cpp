@@ -55,13 +55,30 @@ int shared_cores_of(const net::PlatformSpec& measured) {
   return measured.topology == net::Topology::star ? measured.shared_cores : 0;
 }
 
+// The points alpha and beta are fitted to: float32 ring allreduces and
+// allgathers (float16 ones can be paced by their sums).
+bool fitted_ring_point(const CollectivePoint& point, PathCost& cost) {
+  return point.dtype == DataType::float32 && ring_path_cost(point, cost);
+}
+
 } // namespace
+
+std::string fitted_to(const CollectivePoint& point, const FitResult& fit) {
+  PathCost cost;
+  if (!fitted_ring_point(point, cost))
+    return "";
+  if (fit.latency_points == 0) // one line over every ring point
+    return "alpha and bandwidth";
+  return point.bytes < kLatencyPointBytes      ? "alpha"
+         : point.bytes >= kBandwidthPointBytes ? "bandwidth"
+                                               : "";
+}
 
 FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::string& file) {
   NormalSums all, small, large;
   for (const CollectivePoint& point : points) {
     PathCost cost;
-    if (point.dtype != DataType::float32 || !ring_path_cost(point, cost))
+    if (!fitted_ring_point(point, cost))
       continue;
     all.add(cost, point.seconds);
     if (point.bytes < kLatencyPointBytes)
@@ -99,7 +116,7 @@ FitResult fit_alpha_beta(const std::vector<CollectivePoint>& points, const std::
   double squares = 0;
   for (const CollectivePoint& point : points) {
     PathCost cost;
-    if (point.dtype != DataType::float32 || !ring_path_cost(point, cost))
+    if (!fitted_ring_point(point, cost))
       continue;
     double predicted = cost.messages * fit.alpha_s + cost.bytes * fit.beta_s_per_byte;
     squares += std::pow((predicted - point.seconds) / point.seconds, 2);

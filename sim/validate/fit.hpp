@@ -72,6 +72,13 @@ constexpr uint64_t kBandwidthPointBytes = 4u << 20;
 /// pass for one.
 constexpr double kFloat16SumShows = 1.05;
 
+/// What `point` was fitted to give: "alpha" (a ring point below
+/// kLatencyPointBytes), "bandwidth" (one of kBandwidthPointBytes and more),
+/// "alpha and bandwidth" (every ring point, where `fit` is one line over
+/// them), or "" where it is a prediction (broadcasts, tree allreduces, the
+/// ring points in between, float16 points: their sum is fit_float16_sum's).
+std::string fitted_to(const CollectivePoint& point, const FitResult& fit);
+
 /// Fits alpha >= 0 and beta > 0, from the two groups of ring points where the
 /// run has both, else one least-squares line over every ring point; throws
 /// InputError (naming `file`) when that has fewer than two ring points of

@@ -137,6 +137,8 @@ nlohmann::json make_report(const ValidationInput& input) {
     const bool ring = ring_path_cost(point, cost);
     if (ring)
       collectives.back()["measured_path_rate_Bps"] = cost.bytes / point.seconds;
+    if (input.fit && !fitted_to(point, *input.fit).empty())
+      collectives.back()["fitted_to"] = fitted_to(point, *input.fit);
     all_m.push_back(point.seconds);
     all_s.push_back(simulated);
     // The large float16 allreduces apart: their sums, not the links, can set
@@ -293,9 +295,13 @@ std::string format_report(const nlohmann::json& report) {
       text += "  fit: the latency came out negative and is set to 0, the bandwidth fitted alone: "
               "the points cannot tell a latency (give sizes from 8 bytes)\n";
   }
+  // On a fitted platform, which points the fit saw (in sample) is a column.
+  const bool fitted = report.contains("fit");
   if (!report["collectives"].empty())
     text +=
-        "  collective          ranks      bytes    measured_s  simulated_s   error  path_Mbit/s\n";
+        std::string("  collective          ranks      bytes    measured_s  simulated_s   error  "
+                    "path_Mbit/s") +
+        (fitted ? "  fitted to" : "") + "\n";
   for (const nlohmann::json& c : report["collectives"]) {
     append_format(text, "  %-17s %5d %10s %13.6f %12.6f %+7.1f%%",
                   c["label"].get<std::string>().c_str(), c["ranks"].get<int>(),
@@ -303,6 +309,12 @@ std::string format_report(const nlohmann::json& report) {
                   c["simulated_s"].get<double>(), 100 * c["relative_error"].get<double>());
     if (c.contains("measured_path_rate_Bps"))
       append_format(text, " %12.1f", c["measured_path_rate_Bps"].get<double>() * 8 / 1e6);
+    else if (c.contains("fitted_to"))
+      text += std::string(13, ' ');
+    if (c.contains("fitted_to"))
+      text += "  " + c["fitted_to"].get<std::string>();
+    // Trailing spaces where a row has no rate and no fit.
+    text.erase(text.find_last_not_of(' ') + 1);
     text += "\n";
   }
   if (!report["training"].empty())
@@ -369,8 +381,12 @@ std::string format_report(const nlohmann::json& report) {
     const nlohmann::json& entry = summary[key];
     if (entry["points"].get<int>() == 0)
       continue;
-    append_format(text, "    %-32s %5.1f%%  (%d points)\n", key,
-                  100 * entry["geomean_error"].get<double>(), entry["points"].get<int>());
+    const int points = entry["points"].get<int>();
+    append_format(text, "    %-32s %5.1f%%  (%d point%s%s)\n", key,
+                  100 * entry["geomean_error"].get<double>(), points, points == 1 ? "" : "s",
+                  fitted && std::string(key) == "ring_collectives_4MiB_and_more"
+                      ? ", in sample: the bandwidth's own"
+                      : "");
   }
   return text;
 }

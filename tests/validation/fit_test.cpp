@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -205,6 +206,33 @@ TEST_CASE("tree allreduce points are compared, not fitted") {
   CHECK(with_tree.points == rings.points);
   CHECK(with_tree.alpha_s == rings.alpha_s);
   CHECK(with_tree.beta_s_per_byte == rings.beta_s_per_byte);
+}
+
+TEST_CASE("each point says what it was fitted to: in sample, or a prediction") {
+  std::vector<CollectivePoint> points = synthetic(350e-6, 1 / 11.9e6, 0);
+  const FitResult split = fit_alpha_beta(points, "split.json");
+  std::map<uint64_t, std::string> roles;
+  for (const CollectivePoint& point : points)
+    roles[point.bytes] = fitted_to(point, split);
+  CHECK(roles == std::map<uint64_t, std::string>{{4096, "alpha"},
+                                                 {65536, "alpha"},
+                                                 {1 << 20, ""},
+                                                 {4 << 20, "bandwidth"},
+                                                 {64 << 20, "bandwidth"}});
+  CollectivePoint tree = points.back();
+  tree.algorithm = Algorithm::tree;
+  CollectivePoint float16 = points.back();
+  float16.dtype = DataType::float16;
+  CHECK(fitted_to(tree, split).empty());
+  CHECK(fitted_to(float16, split).empty());
+  // Without small points, one line over every ring point.
+  std::vector<CollectivePoint> large;
+  for (const CollectivePoint& point : points)
+    if (point.bytes >= (1 << 20))
+      large.push_back(point);
+  const FitResult one_line = fit_alpha_beta(large, "large.json");
+  for (const CollectivePoint& point : large)
+    CHECK(fitted_to(point, one_line) == "alpha and bandwidth");
 }
 
 TEST_CASE("the fit refuses a single size") {

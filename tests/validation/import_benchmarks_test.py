@@ -192,6 +192,14 @@ with tempfile.TemporaryDirectory() as tmp:
         # allreduce, P - 1 for an allgather, over the measured time; large
         # points of a clean alpha-beta cluster approach 1 / beta.
         for p in report["collectives"]:
+            # What each point gave the fit (in sample), the rest predictions:
+            # here one line over every ring point (no point below 1 MiB).
+            role = None if p["collective"] == "broadcast" else (
+                "alpha and bandwidth" if fit["latency_points"] == 0
+                else "alpha" if p["bytes"] < 1 << 20 else "bandwidth" if p["bytes"] >= 4 << 20
+                else None)
+            check(p.get("fitted_to") == role,
+                  f"{p['collective']} {p['bytes']} B: fitted to {p.get('fitted_to')}, not {role}")
             steps = {"allreduce": 2, "allgather": 1}.get(p["collective"])
             if steps is None:
                 check("measured_path_rate_Bps" not in p, "broadcast has no ring path rate")
