@@ -1349,8 +1349,8 @@ def validation_figure(reports, out, stem, written):
             "(alpha from those under 1 MiB, bandwidth from those of 4 MiB and more)"
             + (", and the float16 allreduces the float16 sum's where it was fitted to them"
                if float16 else "")
-            + ": in sample. The broadcasts, the 1-4 MiB points and the training iterations "
-            "are predictions."])
+            + ": in sample. The broadcasts, the ring points from 1 MiB to under 4 MiB and the "
+            "training iterations are predictions."])
     save(figure, out, stem, written)
 
 
