@@ -276,6 +276,39 @@ def parse_nccl_tests(path, in_place, kind):
                                                          kind)) + ("'# Rank' lines",)
 
 
+def nccl_rank_hosts(path):
+    """{rank: host} from a text log's '# Rank N Group G Pid P on HOST' lines
+    ({} for a -J JSON log, or lines without a host)."""
+    text = read_text(path)
+    if text.lstrip().startswith("{"):
+        return {}
+    return {int(found.group(1)): found.group(2)
+            for line in without_launcher_prefixes(text.splitlines())
+            for found in [re.match(r"#\s+Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)",
+                                   line)] if found}
+
+
+def placement_note(path, hosts, cluster):
+    """A line saying that `path`'s ranks ran on other machines than gcsim
+    places them on in `cluster` (rank r on machine r // gpus_per_node, one
+    worker per node elsewhere), or None: ranks that shared a host compared
+    with ranks a network apart (or the reverse) were 40 times off without a
+    word. Not refused: container host names need not name machines."""
+    gpus = cluster.get("gpus_per_node", 1) if cluster.get("topology") == "multi_gpu" else 1
+    ranks = sorted(hosts)
+    if len(ranks) < 2 or not isinstance(gpus, int) or gpus < 1:
+        return None
+    together = {(a, b) for a in ranks for b in ranks if a < b and hosts[a] == hosts[b]}
+    placed = {(a, b) for a in ranks for b in ranks if a < b and a // gpus == b // gpus}
+    if together == placed:
+        return None
+    machines = len({r // gpus for r in ranks})
+    return (f"note: {os.path.basename(path)}'s '# Rank' lines put its {len(ranks)} ranks on "
+            f"{len(set(hosts.values()))} host(s), where the cluster places them on {machines} "
+            f"machine(s) ({'rank r on machine r // ' + str(gpus) if gpus > 1 else 'one per node'})"
+            f": gcsim will simulate its own placement; describe the cluster the log ran on")
+
+
 def one_row_per_size(path, ranks, rows):
     """(ranks, rows) with the rows of one size joined: nccl-tests -N (run
     cycles) prints its table again, each cycle's rows a measurement of the
@@ -1061,6 +1094,12 @@ def main(argv):
     write_json_atomically(args.out, run, indent=1)
     print(f"wrote {args.out}: {len(points)} points on {workers_of(run['cluster']) or '?'} "
           f"workers")
+    if args.source == "nccl-tests":
+        for item in args.logs:
+            path = item.partition("=")[2]
+            note = placement_note(path, nccl_rank_hosts(path), run["cluster"])
+            if note:
+                print(note)
     return 0
 
 

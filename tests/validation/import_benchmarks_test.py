@@ -167,6 +167,19 @@ with tempfile.TemporaryDirectory() as tmp:
     check(run["cluster"] == {"topology": "star", "nodes": RANKS,
                              "link": {"bandwidth": "10Gbps", "latency": "15us"}},
           f"a star of the logs' ranks: {run['cluster']}")
+    check("note:" not in done.stdout, f"ranks on hosts of their own fit a star: {done.stdout!r}")
+    # The log's ranks each on a host of its own, the cluster's all on one
+    # machine of 4 GPUs: compared so, one is NVLink and the other a network.
+    gpus = os.path.join(tmp, "gpus.json")
+    with open(gpus, "w") as f:
+        json.dump({"topology": "multi_gpu", "nodes": 2, "gpus_per_node": RANKS,
+                   "link": {"bandwidth": "10Gbps", "latency": "15us"},
+                   "gpu_link": {"bandwidth": "100GBps", "latency": "2us"}}, f)
+    done = run_import(tmp, "nccl-tests", f"allreduce={logs['allreduce']}", "--cluster", gpus,
+                      "--out", os.path.join(tmp, "placed.json"))
+    check(done.returncode == 0 and f"note: allreduce.log's '# Rank' lines put its {RANKS} ranks "
+          f"on {RANKS} host(s), where the cluster places them on 1 machine(s)" in done.stdout,
+          f"ranks placed otherwise than the log's hosts are pointed out: {done.stdout!r}")
     big = [p for p in points if p["collective"] == "allgather" and p["bytes"] == 64 << 20][0]
     check(abs(big["seconds"] - model_seconds("allgather", 64 << 20)) < 1e-6,
           f"seconds from the out-of-place microseconds: {big['seconds']}")
