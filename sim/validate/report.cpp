@@ -3,6 +3,7 @@
 #include "sim/input/paths.hpp"
 
 #include <cassert>
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -317,8 +318,20 @@ std::string format_report(const nlohmann::json& report) {
     text.erase(text.find_last_not_of(' ') + 1);
     text += "\n";
   }
-  if (!report["training"].empty())
+  if (!report["training"].empty()) {
     text += "  training     phase            measured_s  simulated_s   error\n";
+    // The measured phases a profiler reports overlap (DDP's allreduces run
+    // inside the backward pass): what the rows compare.
+    const bool measured_compute =
+        std::any_of(report["training"].begin(), report["training"].end(),
+                    [](const nlohmann::json& t) { return !t.contains("scenario"); });
+    text += std::string("  (compute: forward, backward and optimizer; communication: what the "
+                        "iteration has beyond compute and compression") +
+            (measured_compute ? "; a run without a scenario takes its compute from the measured "
+                                "file, as its inputs.compute says"
+                              : "") +
+            ")\n";
+  }
   for (const nlohmann::json& t : report["training"]) {
     const nlohmann::json& m = t["measured"];
     const nlohmann::json& s = t["simulated"];
