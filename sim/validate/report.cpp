@@ -2,8 +2,8 @@
 
 #include "sim/input/paths.hpp"
 
-#include <cassert>
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
