@@ -202,8 +202,8 @@ def read_events(path):
         raise BadInput(f"{path}: not a Chrome trace (expected a list of events or an object "
                        f"with \"traceEvents\")")
     if not events:
-        raise BadInput(f"{path}: no events (torch.profiler writes an empty trace where torch "
-                       f"has no Kineto, as Debian's: profile with torch.autograd.profiler)")
+        raise BadInput(f"{path}: no events: nothing was profiled (was the profiler's "
+                       f"schedule in its active steps when the trace was written?)")
     complete = []
     for event in events:
         if not isinstance(event, dict) or event.get("ph") != "X":

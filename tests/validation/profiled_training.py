@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """One rank of a small data-parallel training run on gloo over 127.0.0.1,
 profiled as scripts/import_torch_profile.py expects: a range per iteration
-and one per phase. Debian's torch has no Kineto (torch.profiler's traces come
-out empty), so this uses torch.autograd.profiler, which writes the same
-Chrome trace events.
+and one per phase, with torch.autograd.profiler (the older profiler, which
+Debian's torch, without Kineto, also records torch.profiler's traces with):
+a range around each iteration, named by --step.
 
 Usage: profiled_training.py RANK WORLD PORT OUT_DIR ITERATIONS
 Writes OUT_DIR/trace-rankRANK.json, and rank 0 OUT_DIR/layers.json.
