@@ -742,7 +742,8 @@ def main(argv):
                             help=f"the range of the {phase} phase (default '{phase}')")
     parser.add_argument("--into", help="add the run to this measured run (its cluster)")
     add_cluster_options(parser, "the ranks")
-    parser.add_argument("--name", help="the training run's name (default: the compressor)")
+    parser.add_argument("--name", help="the training run's name (default: the compressor, or "
+                        "with --scenario the scenario file's name without .json)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     if not args.out:
