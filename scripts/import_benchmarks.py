@@ -1030,7 +1030,11 @@ def cluster_of(args, ranks):
         cluster = read_json_object(args.cluster, "an object (a platform description)")
         check_cluster(cluster, args.cluster)
         return placed_cluster(cluster, args.cluster, args.out)
-    if not args.bandwidth or not args.latency:
+    if bool(args.bandwidth) != bool(args.latency):
+        raise BadInput(f"{'--bandwidth' if args.bandwidth else '--latency'} without "
+                       f"{'--latency' if args.bandwidth else '--bandwidth'}: a star needs both "
+                       f"(or --cluster FILE)")
+    if not args.bandwidth:
         raise BadInput("--cluster FILE, or --bandwidth and --latency, describe the cluster")
     return {"topology": "star", "nodes": args.nodes or ranks,
             "link": {"bandwidth": args.bandwidth, "latency": args.latency}}

@@ -615,7 +615,12 @@ with tempfile.TemporaryDirectory() as tmp:
              ["--out", "is also an input"]),
             ("--cluster with --bandwidth", ["nccl-tests", allreduce, "--cluster", star_file,
                                             "--bandwidth", "10Gbps"],
-             ["--bandwidth", "without --cluster"])]:
+             ["--bandwidth", "without --cluster"]),
+            # The one missing was not named.
+            ("--bandwidth alone", ["nccl-tests", allreduce, "--bandwidth", "10Gbps"],
+             ["--bandwidth without --latency: a star needs both"]),
+            ("no cluster at all", ["nccl-tests", allreduce],
+             ["--cluster FILE, or --bandwidth and --latency, describe the cluster"])]:
         if os.path.exists(out):
             os.remove(out)
         done = run_import(tmp, *args, "--out", out) if not any(
