@@ -60,6 +60,32 @@ TEST_CASE("ring allreduce of 1025 bytes on 8 ranks: each rank sends its own bloc
   }
 }
 
+TEST_CASE("a binomial broadcast and a recursive-doubling allreduce: who sends what") {
+  // Bytes are the sender's: counted for the receiver, the total (and the
+  // mean per worker) stays, each rank's and the busiest's do not.
+  constexpr uint64_t kBytes = 1000;
+  const auto sent = gcsim::testing::simulate_in_child(
+      gcsim::testing::star_platform("binomial", kRanks, 1.25e9, 5e-6), [](Simulation& simulation) {
+        std::vector<double> both =
+            bytes_sent_by(simulation, simulation.platform().workers,
+                          [](Group& g, int r) { binomial_broadcast(g, r, 0, kBytes); });
+        // Six ranks: the first four fold into two (evens send theirs to the
+        // odds), four exchange twice, and the odds send the sum back.
+        const std::vector<sg4::Host*> six(simulation.platform().workers.begin(),
+                                          simulation.platform().workers.begin() + 6);
+        const std::vector<double> doubling = bytes_sent_by(
+            simulation, six, [](Group& g, int r) { recursive_doubling_allreduce(g, r, kBytes); });
+        both.insert(both.end(), doubling.begin(), doubling.end());
+        return both;
+      });
+  const double b = kBytes;
+  // gloo's tree: the root sends to 1, 2 and 4; 1 to 3 and 5; 2 to 6; 3 to 7.
+  CHECK(std::vector<double>(sent.begin(), sent.begin() + kRanks) ==
+        std::vector<double>{3 * b, 2 * b, b, b, 0, 0, 0, 0});
+  CHECK(std::vector<double>(sent.begin() + kRanks, sent.end()) ==
+        std::vector<double>{b, 3 * b, b, 3 * b, 2 * b, 2 * b});
+}
+
 TEST_CASE("ring allgatherv of 100 to 800 bytes: each rank forwards all blocks but one") {
   const std::vector<uint64_t> sizes{100, 200, 300, 400, 500, 600, 700, 800};
   const auto sent = gcsim::testing::simulate_in_child(
