@@ -266,26 +266,15 @@ Row = collections.namedtuple("Row", "bytes seconds repetitions samples case")
 
 
 def parse_nccl_tests(path, in_place, kind):
-    """(ranks, [Row], what counted the ranks) of one nccl-tests log of
-    `kind`, its text or its -J JSON."""
+    """(ranks, [Row], what counted the ranks, {rank: host}) of one
+    nccl-tests log of `kind`, its text or its -J JSON (which names no
+    hosts)."""
     text = read_text(path)
     if text.lstrip().startswith("{"):
-        return one_row_per_size(path, *parse_nccl_tests_json(path, text, in_place, kind)) \
-            + ("ranks in its devices",)
-    return one_row_per_size(path, *parse_nccl_tests_text(path, text.splitlines(), in_place,
-                                                         kind)) + ("'# Rank' lines",)
-
-
-def nccl_rank_hosts(path):
-    """{rank: host} from a text log's '# Rank N Group G Pid P on HOST' lines
-    ({} for a -J JSON log, or lines without a host)."""
-    text = read_text(path)
-    if text.lstrip().startswith("{"):
-        return {}
-    return {int(found.group(1)): found.group(2)
-            for line in without_launcher_prefixes(text.splitlines())
-            for found in [re.match(r"#\s+Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)",
-                                   line)] if found}
+        ranks, rows = parse_nccl_tests_json(path, text, in_place, kind)
+        return one_row_per_size(path, ranks, rows) + ("ranks in its devices", {})
+    ranks, rows, hosts = parse_nccl_tests_text(path, text.splitlines(), in_place, kind)
+    return one_row_per_size(path, ranks, rows) + ("'# Rank' lines", hosts)
 
 
 def placement_note(path, hosts, cluster):
@@ -390,8 +379,9 @@ def cputime_refused(path):
 
 
 def parse_nccl_tests_text(path, lines, in_place, kind):
-    """(ranks, [Row]) of one nccl-tests text log of `kind`, a size's rows
-    once per cycle."""
+    """(ranks, [Row], {rank: host}) of one nccl-tests text log of `kind`, a
+    size's rows once per cycle, the hosts from its '# Rank N Group G Pid P
+    on HOST' lines."""
     lines = without_launcher_prefixes(lines)
     # One run per log: a second header is a second run (two logs in one
     # file, or nccl-tests built without MPI and started by mpirun, where
@@ -403,6 +393,8 @@ def parse_nccl_tests_text(path, lines, in_place, kind):
                        f"MPI support started by mpirun, each process a run of its own?)")
     numbers = [int(found.group(1)) for line in lines
                for found in [re.match(r"#\s+Rank\s+(\d+)", line)] if found]
+    hosts = {int(found.group(1)): found.group(2) for line in lines for found in [
+        re.match(r"#\s+Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)", line)] if found}
     split_refused(path, "its '# Rank' lines", {found.group(1) for line in lines for found in [
         re.match(r"#\s+Rank\s+\d+\s+Group\s+(\d+)", line)] if found})
     # Counted once: list.count per rank was quadratic in 65536 ranks.
@@ -476,7 +468,7 @@ def parse_nccl_tests_text(path, lines, in_place, kind):
         raise BadInput(f"{path}: no '# Avg bus bandwidth' line after its table: the run did not "
                        f"finish or the log was cut (its last row, line {last_row}, may be cut "
                        f"too); import a finished run's whole output")
-    return len(numbers), rows
+    return len(numbers), rows, hosts
 
 
 def nccl_row(path, number, words, columns):
@@ -798,13 +790,15 @@ def parse_gloo(path):
 
 
 def nccl_points(args):
-    points, ranks_seen, sources = [], set(), []
+    """(points, rank counts, log names, [(log, {rank: host})])."""
+    points, ranks_seen, sources, placed = [], set(), [], []
     for item in args.logs:
         kind, _, path = item.partition("=")
         if kind not in NCCL_KINDS or not path:
             raise BadInput(f"{item}: expected COLLECTIVE=LOG with COLLECTIVE one of "
                            f"{', '.join(NCCL_KINDS)}")
-        ranks, rows, counted = parse_nccl_tests(path, args.in_place, kind)
+        ranks, rows, counted, hosts = parse_nccl_tests(path, args.in_place, kind)
+        placed.append((path, hosts))
         if ranks > MAX_RANKS:
             raise BadInput(f"{path}: {ranks} {counted}, more than gcsim's {MAX_RANKS} ranks")
         if ranks >= 2 and args.ranks and args.ranks != ranks:
@@ -827,7 +821,7 @@ def nccl_points(args):
             if kind == "broadcast":
                 point["chunk_bytes"] = args.chunk_bytes
             points.append(point)
-    return points, ranks_seen, sources
+    return points, ranks_seen, sources, placed
 
 
 def gloo_points(args):
@@ -851,7 +845,7 @@ def gloo_points(args):
                                f"ranks, past gcsim's 2^50")
             points.append({"collective": collective, "algorithm": algorithm, "ranks": ranks,
                            "bytes": total, "seconds": seconds, "repetitions": count})
-    return points, ranks_seen, sources
+    return points, ranks_seen, sources, []  # gloo's logs name no hosts
 
 
 def add_cluster_options(parser, default_nodes):
@@ -1071,8 +1065,8 @@ def main(argv):
         parser.error("--out: expected a file name, got ''")
     refuse_folder_output(args.out)
     refuse_out_over_inputs(args)
-    points, ranks_seen, sources = (nccl_points if args.source == "nccl-tests"
-                                   else gloo_points)(args)
+    points, ranks_seen, sources, placed = (nccl_points if args.source == "nccl-tests"
+                                           else gloo_points)(args)
     # One measured point per collective and size: a log given twice wrote
     # each twice, which gcsim validate --fit then weighed twice.
     seen = set()
@@ -1098,12 +1092,10 @@ def main(argv):
     write_json_atomically(args.out, run, indent=1)
     print(f"wrote {args.out}: {len(points)} points on {workers_of(run['cluster']) or '?'} "
           f"workers")
-    if args.source == "nccl-tests":
-        for item in args.logs:
-            path = item.partition("=")[2]
-            note = placement_note(path, nccl_rank_hosts(path), run["cluster"])
-            if note:
-                print(note)
+    for path, hosts in placed:
+        note = placement_note(path, hosts, run["cluster"])
+        if note:
+            print(note)
     return 0
 
 
