@@ -123,7 +123,7 @@ std::vector<std::pair<int, int>> pairs_to_check(int workers) {
     if (!(bandwidth > 0) || !std::isfinite(bandwidth))
       report_problem(report, "/xml",
                      spec.xml_file + ": link '" + link->get_name() + "' has a bandwidth of " +
-                         units::format_number(bandwidth) + " B/s" + ", expected a positive one");
+                         units::format_number(bandwidth) + " B/s, expected a positive one");
     // A WIFI link needs each host's rate on it, which gcsim does not set:
     // SimGrid aborts on the first message across it.
     if (link->get_sharing_policy() == sg4::Link::SharingPolicy::WIFI)
@@ -445,13 +445,17 @@ void check_xml_text(const PlatformSpec& spec) {
   int nesting = 0;
   for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at + 1)) {
     const std::string tag = text.substr(at, text.find('>', at) - at);
+    // How a refusal names the element: <host id="a">.
+    const auto named = [&tag] {
+      return tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") + "\">";
+    };
     if (tag.size() > 1 && tag[1] == '/') {
       --nesting;
     } else if (tag.size() > 1 && tag[1] != '?' && tag[1] != '!') {
       if (nesting + 1 > kMaxNesting) // an empty element (<host/>) counts too
-        refuse(tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") +
-               "\"> is nested " + std::to_string(nesting + 1) + " elements deep, more than the " +
-               std::to_string(kMaxNesting) + " SimGrid's XML parser can read");
+        refuse(named() + " is nested " + std::to_string(nesting + 1) +
+               " elements deep, more than the " + std::to_string(kMaxNesting) +
+               " SimGrid's XML parser can read");
       if (tag.back() != '/')
         ++nesting;
     }
@@ -459,8 +463,7 @@ void check_xml_text(const PlatformSpec& spec) {
       refuse("a <config> tag sets SimGrid's options, which gcsim sets itself; remove it (the "
              "network model and its factors are the platform's \"network\" field)");
     if (!attribute(tag, "state_file").empty())
-      refuse(tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") +
-             "\"> has a state_file: hosts and links that turn off are not simulated");
+      refuse(named() + " has a state_file: hosts and links that turn off are not simulated");
     for (const auto& [field, what] : {std::pair{"speed_file", Profiled::speed},
                                       std::pair{"bandwidth_file", Profiled::bandwidth},
                                       std::pair{"latency_file", Profiled::latency}}) {
@@ -469,8 +472,7 @@ void check_xml_text(const PlatformSpec& spec) {
           file.empty() ? std::nullopt : profile_text(spec, file);
       const std::string problem = profile ? profile_problem(*profile, what, std::nullopt) : "";
       if (!problem.empty())
-        refuse(tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") +
-               "\"> has a " + field + " (" + file + ") that " + problem);
+        refuse(named() + " has a " + field + " (" + file + ") that " + problem);
     }
     if (element_at(at, "trace") && !attribute(tag, "id").empty()) {
       // Inline (<trace ...>DATE VALUE lines</trace>) or from a file.
