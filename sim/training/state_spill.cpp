@@ -19,11 +19,8 @@ std::string default_scratch_dir() {
 }
 
 void check_scratch_dir(const std::string& dir, bool named) {
-  const char* tmpdir = std::getenv("TMPDIR");
-  const std::string where = named ? "--scratch-dir"
-                            : tmpdir != nullptr && *tmpdir != '\0'
-                                ? "$TMPDIR (the default --scratch-dir)"
-                                : "/tmp (the default --scratch-dir)";
+  // The default is default_scratch_dir()'s, which the message names.
+  const std::string where = named ? "--scratch-dir" : "the default --scratch-dir ($TMPDIR or /tmp)";
   if (dir.empty())
     throw InputError(where, "", "empty: name a directory for the scratch files");
   try {

@@ -34,7 +34,7 @@ std::string default_scratch_dir();
 
 /// Throws InputError unless a scratch file can be made in `dir` (an empty
 /// name included): at --scratch-dir when `named` (the user gave it), else
-/// at $TMPDIR or /tmp, where the default came from.
+/// at the default one ($TMPDIR or /tmp: default_scratch_dir()).
 void check_scratch_dir(const std::string& dir, bool named);
 
 /// The memory this process may use: the machine's, and the memory limit of

@@ -126,7 +126,8 @@ with tempfile.TemporaryDirectory() as work:
                              "always"], capture_output=True, text=True, timeout=600,
                             env=dict(os.environ, TMPDIR=a_file))
     check(result.returncode == 2 and result.stderr.startswith(
-              f"$TMPDIR (the default --scratch-dir): {a_file}: cannot create a scratch file"),
+              f"the default --scratch-dir ($TMPDIR or /tmp): {a_file}: cannot create a scratch "
+              f"file"),
           f"a bad $TMPDIR: exit 2 naming it (got {result.returncode}: {result.stderr.strip()!r})")
     result = run(path, os.path.join(work, "bad"), "--spill", "always", "--scratch-dir", "")
     check(result.returncode == 2 and result.stderr.startswith("--scratch-dir: empty"),
