@@ -138,8 +138,8 @@ nlohmann::json make_report(const ValidationInput& input) {
     const bool ring = ring_path_cost(point, cost);
     if (ring)
       collectives.back()["measured_path_rate_Bps"] = cost.bytes / point.seconds;
-    if (input.fit && !fitted_to(point, *input.fit).empty())
-      collectives.back()["fitted_to"] = fitted_to(point, *input.fit);
+    if (const std::string role = input.fit ? fitted_to(point, *input.fit) : ""; !role.empty())
+      collectives.back()["fitted_to"] = role;
     all_m.push_back(point.seconds);
     all_s.push_back(simulated);
     // The large float16 allreduces apart: their sums, not the links, can set
