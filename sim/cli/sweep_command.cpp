@@ -202,12 +202,13 @@ public:
     for (const char* written : {"sweep.csv", "points.txt"})
       refuse_same_file({"--out", out / written}, inputs);
     for (const NamedFile& input : inputs)
-      for (const sweep::Point& point : points)
-        if (!input.path.empty() && inside_folder(input.path, out / "points" / point.id))
-          throw InputError("--out", "",
-                           input.path.string() + " is " + input.argument + " and lies in " +
-                               (out / "points" / point.id).string() +
-                               ", a point's folder; choose another --out");
+      if (!input.path.empty() && inside_folder(input.path, out / "points")) // else no point's
+        for (const sweep::Point& point : points)
+          if (inside_folder(input.path, out / "points" / point.id))
+            throw InputError("--out", "",
+                             input.path.string() + " is " + input.argument + " and lies in " +
+                                 (out / "points" / point.id).string() +
+                                 ", a point's folder; choose another --out");
     const fs::path executable = fs::read_symlink("/proc/self/exe");
     const std::string shown_executable = display_executable(executable);
     std::vector<sweep::Job> jobs;
