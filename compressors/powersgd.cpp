@@ -186,21 +186,29 @@ private:
   std::vector<Matrix> view_matrices(const LayerLayout& layout) const {
     std::vector<Matrix> matrices;
     for (const Layer& layer : layout.layers()) {
-      if (layer.shape.empty() && layer.size > 1)
+      if (layer.tensors.empty() && layer.size > 1)
         throw std::invalid_argument(
             "powersgd: layer " + layer.name +
-            " has no shape, and powersgd views each tensor as shape[0] rows: run it on a "
-            "gradient trace (its manifest gives each tensor's shape), not on a workload's "
-            "synthetic gradients");
-      Matrix m;
-      m.offset = layer.offset;
-      m.rows = layer.shape.empty() ? 1 : layer.shape.front();
-      m.cols = layer.size / m.rows;
-      const std::size_t rank = std::min({m.rows, m.cols, rank_});
-      const double factors = static_cast<double>((m.rows + m.cols) * rank);
-      if (factors * min_compression_rate_ < static_cast<double>(layer.size))
-        m.rank = rank;
-      matrices.push_back(m);
+            " has no tensor shapes, and powersgd views each tensor as shape[0] rows: give the "
+            "layer spec's layers their \"tensors\" (scripts/generate_workloads.py writes them) "
+            "or run on a gradient trace");
+      const std::vector<std::vector<std::size_t>> scalar{{}};
+      std::size_t offset = layer.offset;
+      for (const std::vector<std::size_t>& shape : layer.tensors.empty() ? scalar : layer.tensors) {
+        Matrix m;
+        m.offset = offset;
+        m.rows = shape.empty() ? 1 : shape.front();
+        m.cols = tensor_size(shape) / m.rows;
+        offset += m.rows * m.cols;
+        const std::size_t rank = std::min({m.rows, m.cols, rank_});
+        const double factors = static_cast<double>((m.rows + m.cols) * rank);
+        // A vector (or scalar) is sent whole whatever the rate, as the hook
+        // sends every tensor of one dimension.
+        if (shape.size() >= 2 &&
+            factors * min_compression_rate_ < static_cast<double>(m.rows * m.cols))
+          m.rank = rank;
+        matrices.push_back(m);
+      }
     }
     return matrices;
   }
@@ -260,7 +268,8 @@ CompressorInfo powersgd_info() {
       "each gradient matrix (a tensor as shape[0] rows) sent as two rank-r factors: P = M Q "
       "allreduced and orthogonalized, Q = M^T P allreduced, M = P Q^T (one power-iteration step, "
       "warm-started from the last Q); vectors and tensors the factors would not shrink "
-      "min_compression_rate times are allreduced whole; needs a gradient trace (tensor shapes)",
+      "min_compression_rate times are allreduced whole; needs tensor shapes (a gradient trace's, "
+      "or a layer spec's \"tensors\")",
       "Vogels, Karimireddy, Jaggi, NeurIPS 2019; PyTorch DDP's powerSGD_hook",
       {ParamSpec::integer("rank", 1, 1, 1024,
                           "r, the factors' columns (DDP's matrix_approximation_rank); a matrix "

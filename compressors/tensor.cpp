@@ -4,6 +4,13 @@
 
 namespace gcsim::compress {
 
+std::size_t tensor_size(const std::vector<std::size_t>& shape) {
+  std::size_t elements = 1;
+  for (const std::size_t extent : shape)
+    elements *= extent;
+  return elements;
+}
+
 LayerLayout::LayerLayout(std::vector<Layer> layers) : layers_(std::move(layers)) {
   if (layers_.empty()) {
     throw std::invalid_argument("layer layout: no layers");
@@ -12,14 +19,14 @@ LayerLayout::LayerLayout(std::vector<Layer> layers) : layers_(std::move(layers))
     if (layer.size == 0) {
       throw std::invalid_argument("layer layout: layer '" + layer.name + "' has no elements");
     }
-    if (!layer.shape.empty()) {
-      std::size_t elements = 1;
-      for (const std::size_t extent : layer.shape)
-        elements *= extent;
+    if (!layer.tensors.empty()) {
+      std::size_t elements = 0;
+      for (const std::vector<std::size_t>& shape : layer.tensors)
+        elements += tensor_size(shape);
       if (elements != layer.size)
-        throw std::invalid_argument("layer layout: layer '" + layer.name + "' has " +
-                                    std::to_string(layer.size) + " elements, but its shape holds " +
-                                    std::to_string(elements));
+        throw std::invalid_argument(
+            "layer layout: layer '" + layer.name + "' has " + std::to_string(layer.size) +
+            " elements, but its tensors' shapes hold " + std::to_string(elements));
     }
     if (layer.offset != total_) {
       throw std::invalid_argument("layer layout: layer '" + layer.name +
@@ -45,7 +52,7 @@ bool LayerLayout::operator==(const LayerLayout& other) const {
   }
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     if (layers_[i].offset != other.layers_[i].offset || layers_[i].size != other.layers_[i].size ||
-        layers_[i].shape != other.layers_[i].shape) {
+        layers_[i].tensors != other.layers_[i].tensors) {
       return false;
     }
   }

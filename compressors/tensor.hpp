@@ -8,15 +8,21 @@
 
 namespace gcsim::compress {
 
-// One layer (a named parameter tensor) inside a flattened model vector.
+// One layer (a named parameter tensor, or a module's tensors) inside a
+// flattened model vector.
 struct Layer {
   std::string name;
   std::size_t offset = 0;
   std::size_t size = 0;
-  // The tensor's shape where the gradient's source knows it (a trace); empty
-  // where it does not (and for a scalar). Low-rank compressors need it.
-  std::vector<std::size_t> shape;
+  // The shapes of the parameter tensors the layer holds, in order (one for a
+  // trace's layer; a layer spec's module may hold a weight and a bias), where
+  // the gradient's source knows them; empty where it does not. A scalar's
+  // shape is empty. Low-rank compressors need them.
+  std::vector<std::vector<std::size_t>> tensors;
 };
+
+// The elements of a tensor of this shape (1 for a scalar's, empty).
+std::size_t tensor_size(const std::vector<std::size_t>& shape);
 
 // The layers of a model in order, contiguous and covering [0, total()).
 class LayerLayout {

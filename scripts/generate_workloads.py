@@ -2,7 +2,8 @@
 """Generates gcsim layer specs (workloads/models/*.json) from the real
 PyTorch / torchvision architectures.
 
-For every module that owns parameters it records the parameter count and the
+For every module that owns parameters it records the parameter count, the
+shapes of its parameter tensors (in the order the module holds them) and the
 forward FLOPs per sample, counted from the shapes seen by a forward hook on a
 real forward pass (a multiply-add counts as 2 FLOPs). Backward FLOPs are
 twice the forward FLOPs for layers with weights (gradient with respect to
@@ -205,12 +206,13 @@ def describe(name, build, shape, dataset, sample_unit):
             continue
         seen.add(module)
         # Tied parameters are counted once, at their first owner.
-        params = 0
-        for parameter in module.parameters(recurse=False):
+        params, tensors = 0, []
+        for parameter_name, parameter in module.named_parameters(recurse=False):
             if id(parameter) in seen:
                 continue
             seen.add(id(parameter))
             params += parameter.numel()
+            tensors.append({"name": parameter_name, "shape": list(parameter.shape)})
         kind = layer_kind(module)
         # Every recorded module owns weights: the gradient with respect to its
         # input and the one with respect to its weights, each about a forward's.
@@ -219,7 +221,7 @@ def describe(name, build, shape, dataset, sample_unit):
         # class, as a trace names them (trace_tools.timing.Layout).
         layers.append({"name": names[module] or type(module).__name__, "kind": kind,
                        "parameters": params, "forward_flops": flops,
-                       "backward_flops": backward})
+                       "backward_flops": backward, "tensors": tensors})
         own = next(parameter_name for parameter_name, _ in module.named_parameters(recurse=False))
         firsts.append(f"{names[module]}.{own}" if names[module] else own)
     total = sum(p.numel() for p in model.parameters())

@@ -235,9 +235,11 @@ gc::LayerLayout resnet50_layout() {
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const std::size_t next = i + 1 < sizes.size() ? sizes[i + 1] : 0;
     const bool weight = next > 0 && sizes[i] > next && sizes[i] % next == 0;
-    layers.push_back({"tensor" + std::to_string(i), offset, sizes[i],
-                      weight ? std::vector<std::size_t>{next, sizes[i] / next}
-                             : std::vector<std::size_t>{sizes[i]}});
+    layers.push_back({"tensor" + std::to_string(i),
+                      offset,
+                      sizes[i],
+                      {weight ? std::vector<std::size_t>{next, sizes[i] / next}
+                              : std::vector<std::size_t>{sizes[i]}}});
     offset += sizes[i];
   }
   return gc::LayerLayout(std::move(layers));

@@ -16,9 +16,10 @@ public:
       : source_(std::move(opened), workers, seed, synthesis) {
     std::vector<compress::Layer> layers;
     for (const auto& layer : source_.trace().manifest().layers)
-      layers.push_back({layer.name, static_cast<size_t>(layer.offset),
+      layers.push_back({layer.name,
+                        static_cast<size_t>(layer.offset),
                         static_cast<size_t>(layer.params),
-                        std::vector<size_t>(layer.shape.begin(), layer.shape.end())});
+                        {std::vector<size_t>(layer.shape.begin(), layer.shape.end())}});
     layout_ = compress::LayerLayout(std::move(layers));
   }
   const compress::LayerLayout& layout() const override { return layout_; }
@@ -49,7 +50,10 @@ public:
     for (const Layer& layer : workload.layers) {
       if (layer.parameters == 0)
         continue;
-      layers.push_back({layer.name, offset, static_cast<size_t>(layer.parameters), {}});
+      std::vector<std::vector<size_t>> tensors;
+      for (const std::vector<int64_t>& shape : layer.tensor_shapes)
+        tensors.emplace_back(shape.begin(), shape.end());
+      layers.push_back({layer.name, offset, static_cast<size_t>(layer.parameters), tensors});
       offset += static_cast<size_t>(layer.parameters);
     }
     layout_ = compress::LayerLayout(std::move(layers));

@@ -20,6 +20,47 @@ int64_t Workload::parameters() const {
                          [](int64_t sum, const Layer& layer) { return sum + layer.parameters; });
 }
 
+namespace {
+
+// A layer's "tensors": [{"name", "shape"}] in the order the layer holds them,
+// their sizes adding up to the layer's parameters.
+std::vector<std::vector<int64_t>> read_tensor_shapes(ObjectReader& layer, int64_t parameters) {
+  const nlohmann::json& tensors = layer.require("tensors");
+  if (!tensors.is_array() || tensors.empty())
+    layer.fail("tensors", "expected a non-empty array of {\"name\", \"shape\"} (the layer's "
+                          "parameter tensors), got " +
+                              describe_json(tensors));
+  if (parameters == 0)
+    layer.fail("tensors", "a layer of no parameters holds no tensors");
+  std::vector<std::vector<int64_t>> shapes;
+  int64_t elements = 0;
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    ObjectReader tensor(tensors[t], layer.file(),
+                        layer.path_of("tensors") + "/" + std::to_string(t));
+    tensor.string_or("name", "");
+    std::vector<int64_t> shape = tensor.integers("shape", 1, parameters);
+    tensor.finish();
+    int64_t product = 1;
+    for (const int64_t extent : shape) {
+      if (product > parameters / extent)
+        tensor.fail("shape", "holds more elements than the layer's " + std::to_string(parameters) +
+                                 " parameters");
+      product *= extent;
+    }
+    elements += product;
+    if (elements > parameters)
+      tensor.fail("shape", "takes the layer's tensors past its " + std::to_string(parameters) +
+                               " parameters");
+    shapes.push_back(std::move(shape));
+  }
+  if (elements != parameters)
+    layer.fail("tensors", "hold " + std::to_string(elements) + " elements, but the layer has " +
+                              std::to_string(parameters) + " parameters");
+  return shapes;
+}
+
+} // namespace
+
 Workload read_layer_spec(const nlohmann::json& json, const std::string& file) {
   ObjectReader reader(json, file, "");
   for (const char* informative :
@@ -56,6 +97,8 @@ Workload read_layer_spec(const nlohmann::json& json, const std::string& file) {
                            (item.has(key) ? describe_json(item.require(key))
                                           : fmt::format("{:g} (twice forward_flops)", flops)));
     }
+    if (item.has("tensors"))
+      layer.tensor_shapes = read_tensor_shapes(item, layer.parameters);
     item.finish();
     // A profile's measured times are found by layer name.
     for (size_t j = 0; j < workload.layers.size(); ++j)

@@ -18,6 +18,10 @@ struct Layer {
   int64_t parameters = 0;
   double forward_flops = 0;  // per sample
   double backward_flops = 0; // per sample
+  /// The shapes of the parameter tensors the layer holds, in order (a
+  /// scalar's is empty), where the spec gives them; empty otherwise. Their
+  /// sizes add up to `parameters`. Low-rank compressors (PowerSGD) need them.
+  std::vector<std::vector<int64_t>> tensor_shapes;
   /// Measured on a real device for the trace's micro-batch (seconds), when
   /// the workload comes from a trace manifest that recorded them.
   std::optional<double> measured_forward_s;

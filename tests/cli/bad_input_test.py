@@ -346,6 +346,26 @@ CASES = [
     ("workload with two layers of one name", scenario(workload="bad-workload.json"),
      {"bad-workload.json": bad_workload(lambda w: w["layers"][1].update(name=w["layers"][0]["name"]))},
      [], ["bad-workload.json", "/layers/1/name", "unique"]),
+    # A layer's tensors must hold its parameters: PowerSGD views them as
+    # matrices, and shapes of another layer would compress the wrong rows.
+    ("workload tensors that miss a parameter", scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w["layers"][1]["tensors"][1].update(shape=[63]))},
+     [], ["bad-workload.json", "/layers/1/tensors", "hold 127 elements", "128 parameters"]),
+    ("workload tensor past its layer", scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w["layers"][0]["tensors"][0].update(
+         shape=[64, 3, 3, 4]))},
+     [], ["bad-workload.json", "/layers/0/tensors/0/shape", "1728 parameters"]),
+    ("workload tensor of extent 0", scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w["layers"][0]["tensors"][0].update(
+         shape=[64, 0, 3, 3]))},
+     [], ["bad-workload.json", "/layers/0/tensors/0/shape/1"]),
+    ("workload tensors not a list", scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w["layers"][0].update(tensors={"shape": [1728]}))},
+     [], ["bad-workload.json", "/layers/0/tensors", "non-empty array"]),
+    ("workload tensor with a typo", scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w["layers"][0]["tensors"][0].update(
+         shpae=[1728]))},
+     [], ["bad-workload.json", "/layers/0/tensors/0", "shpae"]),
     ("workload FLOPs total that lies", scenario(workload="bad-workload.json"),
      {"bad-workload.json": bad_workload(lambda w: w["flops_per_sample"].update(forward=1))},
      [], ["bad-workload.json", "/flops_per_sample/forward", "the layers add up to"]),

@@ -702,4 +702,40 @@ with tempfile.TemporaryDirectory() as work:
     check(times["tree-96-1g-oversubscribed"] > 1.5 * times["fattree-96-1g"],
           f"oversubscribed uplinks slow recursive doubling down: {times}")
 
+    # PowerSGD on a layer spec: the tensors it sends as factors and those it
+    # sends whole are the spec's (a layer's weight and its bias apart), as
+    # the hook decides: two dimensions or more, and (rows + cols) r times the
+    # rate under rows x cols.
+    spec_file = os.path.join(ROOT, "workloads", "models", "resnet18-cifar10.json")
+    with open(spec_file) as handle:
+        spec = json.load(handle)
+    rank, rate = 2, 2.0
+    matrices = compressed_elements = 0
+    for layer in spec["layers"]:
+        for tensor in layer["tensors"]:
+            shape = tensor["shape"]
+            if len(shape) < 2:
+                continue
+            rows, cols = shape[0], math.prod(shape) // shape[0]
+            if (rows + cols) * min(rows, cols, rank) * rate < rows * cols:
+                matrices += 1
+                compressed_elements += rows * cols
+    out = os.path.join(work, "powersgd-spec")
+    ran = subprocess.run(
+        [GCSIM, "run", scenario(work, {"name": "powersgd", "rank": rank}, 4,
+                                {"workload": spec_file,
+                                 "training": {"iterations": 1, "batch_per_worker": 32}}),
+         "--out", out, "--quiet"], capture_output=True, text=True, timeout=300)
+    info = []
+    if ran.returncode == 0:
+        with open(os.path.join(out, "result.json")) as handle:
+            info = json.load(handle)["iterations"][0]["compressor_info"]["buckets"]
+    check(ran.returncode == 0 and len(info) > 1
+          and sum(b["compressed_layers"] for b in info) == matrices
+          and sum(b["uncompressed_elements"] for b in info)
+          == spec["parameters"] - compressed_elements,
+          f"powersgd on a layer spec compresses its {matrices} matrices and sends "
+          f"{spec['parameters'] - compressed_elements} elements whole: {info} "
+          f"({ran.stderr.strip()[:300]})")
+
 check.finish()

@@ -61,8 +61,8 @@ with tempfile.TemporaryDirectory() as work:
         shown = dict(re.findall(r"^    (\w+) = (\S+)", described.stdout, re.M))
         shown = {key: json.loads(value) for key, value in shown.items()}
         out = os.path.join(work, name)
-        # IWP sends its first 5 iterations dense: one more to run it. A trace,
-        # whose tensor shapes powersgd needs.
+        # IWP sends its first 5 iterations dense: one more to run it. The
+        # small CNN's trace runs all of them in seconds.
         ran = gcsim("run", QUICKSTART, "--out", out, "--quiet", "--set", "platform.nodes=2",
                     "--set", "workload=workloads/traces/fmnist-cnn-16w",
                     "--set", "training.iterations=6", "--set",

@@ -368,11 +368,18 @@ with tempfile.TemporaryDirectory() as work:
                "grid": {"workload": [os.path.join(ROOT, "workloads", "models",
                                                   "resnet18-cifar10.json"), huge]}},
               "/workload", ["p001_workload-", "huge.json", "5000000000", "32-bit index"])
-    # PowerSGD on a layer spec's gradients, which have no tensor shapes.
+    # PowerSGD on a layer spec written without its layers' tensor shapes.
+    with open(os.path.join(ROOT, "workloads", "models", "resnet18-cifar10.json")) as handle:
+        shapeless = json.load(handle)
+    for layer in shapeless["layers"]:
+        del layer["tensors"]
+    shapeless_spec = os.path.join(work, "shapeless-resnet18.json")
+    write_json(shapeless_spec, shapeless)
     bad_input(work, "shapeless.json",
-              {"scenario": QUICKSTART, "set": {"training.iterations": 1},
+              {"scenario": QUICKSTART, "set": {"training.iterations": 1,
+                                               "workload": shapeless_spec},
                "grid": {"compressor": [{"name": "dense"}, {"name": "powersgd"}]}},
-              "/compressor", ["p001_compressor-powersgd", "layer conv1 has no shape",
+              "/compressor", ["p001_compressor-powersgd", "layer conv1 has no tensor shapes",
                               "rerun alone:"])
     check(not os.path.exists(os.path.join(work, "bad-out", "points")),
           "a sketch, a model or layers a compressor cannot run stop the sweep before its first "

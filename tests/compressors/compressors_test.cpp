@@ -793,8 +793,11 @@ TEST_CASE("inconsistent inputs are rejected") {
   CHECK_THROWS_AS(gc::LayerLayout({{"a", 0, 4, {}}, {"b", 3, 4, {}}}), std::invalid_argument);
   CHECK_THROWS_AS(gc::LayerLayout({{"a", 0, 4, {}}, {"b", 4, 0, {}}}), std::invalid_argument);
   // A shape that does not hold the layer's elements.
-  CHECK_THROWS_WITH_AS(gc::LayerLayout({{"a", 0, 4, {2, 3}}}),
-                       "layer layout: layer 'a' has 4 elements, but its shape holds 6",
+  CHECK_THROWS_WITH_AS(gc::LayerLayout({{"a", 0, 4, {{2, 3}}}}),
+                       "layer layout: layer 'a' has 4 elements, but its tensors' shapes hold 6",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(gc::LayerLayout({{"a", 0, 4, {{2}, {}, {2}}}}),
+                       "layer layout: layer 'a' has 4 elements, but its tensors' shapes hold 5",
                        std::invalid_argument);
   Run iwp("iwp", nullptr, 2);
   data.grads[1][50] = 0.0f;
@@ -1367,7 +1370,7 @@ gc::LayerLayout shaped(const std::vector<std::vector<std::size_t>>& shapes) {
     std::size_t size = 1;
     for (const std::size_t extent : shape)
       size *= extent;
-    layers.push_back({"t" + std::to_string(layers.size()), offset, size, shape});
+    layers.push_back({"t" + std::to_string(layers.size()), offset, size, {shape}});
     offset += size;
   }
   return gc::LayerLayout(std::move(layers));
@@ -1443,6 +1446,40 @@ TEST_CASE("powersgd sends a matrix as its rank-r factors and a vector whole") {
   CHECK(run.memories[1].residual()[128] == 1.0f);
 }
 
+TEST_CASE("powersgd views each tensor of a layer on its own, and sends vectors whole") {
+  // A layer spec's module holds a weight and a bias in one layer: powersgd
+  // sends them as it sends the two tensors of a trace's two layers.
+  constexpr std::size_t P = 2;
+  const gc::LayerLayout apart = shaped({{8, 16}, {8}, {4, 5}});
+  const gc::LayerLayout together(
+      std::vector<gc::Layer>{{"module", 0, 136, {{8, 16}, {8}}}, {"other", 136, 20, {{4, 5}}}});
+  gc::test::SyntheticWorkers data({136, 20}, P, 11);
+  const auto views_of = [&data](const gc::LayerLayout& layout) {
+    std::vector<gc::GradientView> views;
+    for (const std::vector<float>& g : data.grads)
+      views.push_back({g.data(), &layout});
+    return views;
+  };
+  Run one("powersgd", nlohmann::json::object(), P);
+  Run other("powersgd", nlohmann::json::object(), P);
+  for (std::uint64_t t = 0; t < 3; ++t) {
+    const gc::IterationResult a = one.step(views_of(apart), t);
+    const gc::IterationResult b = other.step(views_of(together), t);
+    CHECK(a.update == b.update);
+    REQUIRE(a.steps.size() == b.steps.size());
+    for (std::size_t s = 0; s < a.steps.size(); ++s)
+      CHECK(a.steps[s].bytes == b.steps[s].bytes);
+    CHECK(b.info.at("compressed_layers") == 2);
+    CHECK(b.info.at("uncompressed_elements") == 8);
+  }
+  // However low min_compression_rate is, a vector is not a matrix to the
+  // hook: 8 elements as 8 x 1 at rank 1 would send 9 floats.
+  Run any_rate("powersgd", {{"min_compression_rate", 0.0}}, P);
+  const gc::IterationResult low = any_rate.step(views_of(together), 0);
+  CHECK(low.info.at("compressed_layers") == 2);
+  CHECK(low.info.at("uncompressed_elements") == 8);
+}
+
 TEST_CASE("powersgd's warm start converges to the best rank-r approximation") {
   // M = 3 e0 f0^T + e1 f1^T: the best rank-1 approximation is 3 e0 f0^T.
   // Each iteration is a step of power iteration from the last Q, which
@@ -1513,7 +1550,7 @@ TEST_CASE("powersgd allreduces plainly before start_iteration, and needs tensor 
   const gc::LayerLayout shapeless = gc::LayerLayout::from_sizes({136});
   Run refused("powersgd", nlohmann::json::object(), 1);
   CHECK_THROWS_WITH_AS(refused.step({{data.grads[0].data(), &shapeless}}, 0),
-                       doctest::Contains("powersgd: layer layer0 has no shape"),
+                       doctest::Contains("powersgd: layer layer0 has no tensor shapes"),
                        std::invalid_argument);
 }
 

@@ -39,7 +39,8 @@ inline LayerLayout matrix_layout(const std::vector<std::size_t>& sizes) {
     for (std::size_t r = 1; r * r <= sizes[i]; ++r)
       if (sizes[i] % r == 0)
         rows = r;
-    layers.push_back(Layer{"layer" + std::to_string(i), offset, sizes[i], {rows, sizes[i] / rows}});
+    layers.push_back(
+        Layer{"layer" + std::to_string(i), offset, sizes[i], {{rows, sizes[i] / rows}}});
     offset += sizes[i];
   }
   return LayerLayout(std::move(layers));

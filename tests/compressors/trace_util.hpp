@@ -41,9 +41,10 @@ inline const TraceData& trace_data() {
     const auto trace = gcsim::trace::Trace::open(GCSIM_REAL_TRACE_DIR);
     std::vector<Layer> layers;
     for (const auto& l : trace.manifest().layers) {
-      layers.push_back(Layer{l.name, static_cast<std::size_t>(l.offset),
+      layers.push_back(Layer{l.name,
+                             static_cast<std::size_t>(l.offset),
                              static_cast<std::size_t>(l.params),
-                             std::vector<std::size_t>(l.shape.begin(), l.shape.end())});
+                             {std::vector<std::size_t>(l.shape.begin(), l.shape.end())}});
     }
     t.source = GCSIM_REAL_TRACE_DIR;
     t.layout = LayerLayout(std::move(layers));

@@ -34,7 +34,7 @@ Workload four_layers() {
   workload.name = "four-layers";
   for (int64_t params : {400000, 300000, 200000, 100000})
     workload.layers.push_back(
-        {"layer" + std::to_string(params), "linear", params, 1e9, 2e9, {}, {}});
+        {"layer" + std::to_string(params), "linear", params, 1e9, 2e9, {}, {}, {}});
   return workload;
 }
 

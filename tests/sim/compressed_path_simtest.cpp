@@ -22,7 +22,7 @@ TEST_CASE("dense through the compressed path equals the dense model") {
   workload.name = "three-layers";
   for (int64_t params : {300000, 20000, 1000000})
     workload.layers.push_back(
-        {"layer" + std::to_string(params), "linear", params, 1e9, 2e9, {}, {}});
+        {"layer" + std::to_string(params), "linear", params, 1e9, 2e9, {}, {}, {}});
   cost::DeviceProfile profile =
       cost::DeviceProfile::load(source_root() / "platforms/devices/v100.json");
 
@@ -93,7 +93,7 @@ TEST_CASE("a leader's bytes count once in the mean over workers") {
   constexpr int kWorkers = 4;
   Workload workload;
   workload.name = "one-layer";
-  workload.layers.push_back({"layer", "linear", 100000, 1e9, 2e9, {}, {}});
+  workload.layers.push_back({"layer", "linear", 100000, 1e9, 2e9, {}, {}, {}});
   const cost::DeviceProfile profile =
       cost::DeviceProfile::load(source_root() / "platforms/devices/v100.json");
   auto cltk = compress::make_compressor("cltk", {{"density", 0.01}});

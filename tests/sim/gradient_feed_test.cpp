@@ -63,9 +63,9 @@ TEST_CASE("a trace feed takes its captured iterations in turn") {
 TEST_CASE("synthetic gradients: a shared signal per iteration, a noise per worker") {
   Workload workload;
   workload.name = "two-layers";
-  workload.layers.push_back({"a", "linear", 4000, 1e6, 2e6, {}, {}});
-  workload.layers.push_back({"pool", "pool", 0, 1e5, 1e5, {}, {}});
-  workload.layers.push_back({"b", "linear", 1000, 1e6, 2e6, {}, {}});
+  workload.layers.push_back({"a", "linear", 4000, 1e6, 2e6, {}, {}, {}});
+  workload.layers.push_back({"pool", "pool", 0, 1e5, 1e5, {}, {}, {}});
+  workload.layers.push_back({"b", "linear", 1000, 1e6, 2e6, {}, {}, {}});
   auto feed = make_synthetic_feed(workload, 4, 7);
   REQUIRE(feed->layout().total() == 5000);
   const std::vector<float> w0_t0 = gradient_of(*feed, 0, 0);
@@ -77,4 +77,22 @@ TEST_CASE("synthetic gradients: a shared signal per iteration, a noise per worke
   // Two workers of one iteration share its signal; two iterations do not.
   CHECK(cosine(w0_t0, w1_t0) > 0.5);
   CHECK(std::abs(cosine(w0_t0, w0_t1)) < 0.2);
+}
+
+TEST_CASE("a layer spec's tensor shapes reach the compressors; its gradients do not depend on "
+          "them") {
+  Workload shaped;
+  shaped.name = "shaped";
+  shaped.layers.push_back({"conv", "conv", 6 * 3 * 2 + 6, 1e6, 2e6, {{6, 3, 2}, {6}}, {}, {}});
+  shaped.layers.push_back({"scale", "other", 1, 0, 0, {{}}, {}, {}});
+  Workload plain = shaped;
+  for (Layer& layer : plain.layers)
+    layer.tensor_shapes.clear();
+  auto with_shapes = make_synthetic_feed(shaped, 2, 3);
+  auto without = make_synthetic_feed(plain, 2, 3);
+  REQUIRE(with_shapes->layout().size() == 2);
+  CHECK(with_shapes->layout()[0].tensors == std::vector<std::vector<size_t>>{{6, 3, 2}, {6}});
+  CHECK(with_shapes->layout()[1].tensors == std::vector<std::vector<size_t>>{{}});
+  CHECK(without->layout()[0].tensors.empty());
+  CHECK(gradient_of(*with_shapes, 1, 1) == gradient_of(*without, 1, 1));
 }

@@ -21,8 +21,8 @@ Workload two_layers(double norm_backward_flops) {
   Workload workload;
   workload.name = "two-layers";
   workload.source = "layer_times_test";
-  workload.layers.push_back(Layer{"conv1", "conv", 1728, 1e8, 2e8, {}, {}});
-  workload.layers.push_back(Layer{"bn1", "norm", 128, 1e6, norm_backward_flops, {}, {}});
+  workload.layers.push_back(Layer{"conv1", "conv", 1728, 1e8, 2e8, {}, {}, {}});
+  workload.layers.push_back(Layer{"bn1", "norm", 128, 1e6, norm_backward_flops, {}, {}, {}});
   return workload;
 }
 
