@@ -173,6 +173,16 @@ void prepare(const std::filesystem::path& file, MadeFolders* made = nullptr) {
   }
 }
 
+// FILE.partial.PID.N, or, where that name would pass the file system's limit
+// on a name (a valid name of 236 to 255 bytes was refused), a short one of
+// its own in FILE's folder.
+std::string partial_name(const std::filesystem::path& file, unsigned count) {
+  const std::string suffix = ".partial." + std::to_string(::getpid()) + "." + std::to_string(count);
+  if (file.filename().native().size() + suffix.size() <= NAME_MAX)
+    return file.native() + suffix;
+  return (file.parent_path() / (".gcsim" + suffix)).native();
+}
+
 // A new, empty file beside `file` that this object alone has made, open for
 // writing, and removed again unless renamed into place: when the object goes
 // (a failed write), or first thing when SIGINT, SIGTERM or SIGHUP ends the
@@ -190,8 +200,7 @@ public:
     const SignalsDeferred deferred;
     std::string failure = "no free name for its partial file";
     for (int attempt = 0; attempt < 1000 && descriptor_ < 0; ++attempt) {
-      path_ = file.string() + ".partial." + std::to_string(::getpid()) + "." +
-              std::to_string(count.fetch_add(1));
+      path_ = partial_name(file, count.fetch_add(1));
       descriptor_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (descriptor_ < 0 && errno != EEXIST) {
         failure = std::strerror(errno);

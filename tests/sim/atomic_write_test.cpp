@@ -57,6 +57,21 @@ TEST_CASE("a write creates the folders and leaves no partial file") {
   fs::remove_all(folder);
 }
 
+TEST_CASE("a name as long as the file system allows is written, its partial file named short") {
+  // FILE.partial.PID.N would pass the limit: a 255-byte name was refused.
+  const fs::path folder = fresh_folder();
+  fs::create_directories(folder);
+  const long limit = ::pathconf(folder.c_str(), _PC_NAME_MAX);
+  const fs::path file = folder / std::string(limit > 0 ? limit : 255, 'n');
+  gcsim::write_file_atomically(file, "{}\n");
+  CHECK(read(file) == "{}\n");
+  gcsim::check_writable(file);
+  CHECK(std::distance(fs::directory_iterator(folder), fs::directory_iterator()) == 1);
+  CHECK_THROWS_AS(gcsim::write_file_atomically(folder / (file.filename().string() + "n"), "{}"),
+                  gcsim::WriteError);
+  fs::remove_all(folder);
+}
+
 TEST_CASE("a file or a link under a partial file's name is left alone") {
   const fs::path folder = fresh_folder();
   const fs::path file = folder / "result.json";
