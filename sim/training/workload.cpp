@@ -38,7 +38,9 @@ std::vector<std::vector<int64_t>> read_tensor_shapes(ObjectReader& layer, int64_
     ObjectReader tensor(tensors[t], layer.file(),
                         layer.path_of("tensors") + "/" + std::to_string(t));
     tensor.string_or("name", "");
-    std::vector<int64_t> shape = tensor.integers("shape", 1, parameters);
+    // Extents bounded as the layer's parameters are; the sizes are checked
+    // against the layer below, where a message can say so.
+    std::vector<int64_t> shape = tensor.integers("shape", 1, int64_t{1} << 40);
     tensor.finish();
     int64_t product = 1;
     for (const int64_t extent : shape) {

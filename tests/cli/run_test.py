@@ -297,6 +297,7 @@ with tempfile.TemporaryDirectory() as work:
             spec = json.load(handle)
         spec["name"] = f"tensor-{parameters}"
         spec["parameters"] = spec["layers"][0]["parameters"] = parameters
+        spec["layers"][0]["tensors"][0]["shape"] = [parameters]
         spec_path = os.path.join(work, f"tensor-{parameters}.json")
         with open(spec_path, "w") as handle:
             json.dump(spec, handle)
