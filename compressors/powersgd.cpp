@@ -182,7 +182,9 @@ private:
 
   // Each tensor as rows x cols, and the rank it is sent at: min(rows, cols,
   // rank), or 0 where the factors would not be min_compression_rate times
-  // smaller (the hook's _should_compress: vectors, small tensors).
+  // smaller (the hook's _should_compress: vectors, small tensors; a vector of
+  // n is n x 1, compressed only at a rate under n / (n + 1), as the hook
+  // does). A scalar is 1 x 1 (the hook's view fails on a 0-dim tensor).
   std::vector<Matrix> view_matrices(const LayerLayout& layout) const {
     std::vector<Matrix> matrices;
     for (const Layer& layer : layout.layers()) {
@@ -202,10 +204,7 @@ private:
         offset += m.rows * m.cols;
         const std::size_t rank = std::min({m.rows, m.cols, rank_});
         const double factors = static_cast<double>((m.rows + m.cols) * rank);
-        // A vector (or scalar) is sent whole whatever the rate, as the hook
-        // sends every tensor of one dimension.
-        if (shape.size() >= 2 &&
-            factors * min_compression_rate_ < static_cast<double>(m.rows * m.cols))
+        if (factors * min_compression_rate_ < static_cast<double>(m.rows * m.cols))
           m.rank = rank;
         matrices.push_back(m);
       }

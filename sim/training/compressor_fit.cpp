@@ -28,7 +28,10 @@ void check_compressor_fits(const Scenario& scenario, const compress::Compressor&
     try {
       compressor.check_layout(make_synthetic_feed(scenario.workload, 1, scenario.seed)->layout());
     } catch (const std::invalid_argument& error) {
-      throw InputError(scenario.source_of("/compressor"), "/compressor", error.what());
+      // The cause may be the workload's file as well as the compressor.
+      throw InputError(scenario.source_of("/compressor"), "/compressor",
+                       std::string(error.what()) + " (the workload: " + scenario.workload.source +
+                           ")");
     }
   }
   // Indices go on the wire as 4 bytes, as the papers send them; a larger

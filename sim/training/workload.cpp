@@ -25,13 +25,13 @@ namespace {
 // A layer's "tensors": [{"name", "shape"}] in the order the layer holds them,
 // their sizes adding up to the layer's parameters.
 std::vector<std::vector<int64_t>> read_tensor_shapes(ObjectReader& layer, int64_t parameters) {
+  if (parameters == 0)
+    layer.fail("tensors", "a layer of no parameters holds no tensors: leave \"tensors\" out");
   const nlohmann::json& tensors = layer.require("tensors");
   if (!tensors.is_array() || tensors.empty())
     layer.fail("tensors", "expected a non-empty array of {\"name\", \"shape\"} (the layer's "
                           "parameter tensors), got " +
                               describe_json(tensors));
-  if (parameters == 0)
-    layer.fail("tensors", "a layer of no parameters holds no tensors");
   std::vector<std::vector<int64_t>> shapes;
   int64_t elements = 0;
   for (size_t t = 0; t < tensors.size(); ++t) {

@@ -362,6 +362,9 @@ CASES = [
     ("workload tensors not a list", scenario(workload="bad-workload.json"),
      {"bad-workload.json": bad_workload(lambda w: w["layers"][0].update(tensors={"shape": [1728]}))},
      [], ["bad-workload.json", "/layers/0/tensors", "non-empty array"]),
+    ("workload tensors on a layer of no parameters", scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w["layers"][1].update(parameters=0, tensors=[]))},
+     [], ["bad-workload.json", "/layers/1/tensors", "leave \"tensors\" out"]),
     ("workload tensor with a typo", scenario(workload="bad-workload.json"),
      {"bad-workload.json": bad_workload(lambda w: w["layers"][0]["tensors"][0].update(
          shpae=[1728]))},

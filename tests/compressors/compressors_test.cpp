@@ -1472,12 +1472,15 @@ TEST_CASE("powersgd views each tensor of a layer on its own, and sends vectors w
     CHECK(b.info.at("compressed_layers") == 2);
     CHECK(b.info.at("uncompressed_elements") == 8);
   }
-  // However low min_compression_rate is, a vector is not a matrix to the
-  // hook: 8 elements as 8 x 1 at rank 1 would send 9 floats.
-  Run any_rate("powersgd", {{"min_compression_rate", 0.0}}, P);
-  const gc::IterationResult low = any_rate.step(views_of(together), 0);
-  CHECK(low.info.at("compressed_layers") == 2);
-  CHECK(low.info.at("uncompressed_elements") == 8);
+  // A vector is 8 x 1 to the hook (tensor.view(shape[0], -1)): at a rate
+  // under 8 / 9 its factors, 8 + 1 floats, are sent in its place.
+  Run low_rate("powersgd", {{"min_compression_rate", 0.5}}, P);
+  const gc::IterationResult low = low_rate.step(views_of(together), 0);
+  CHECK(low.info.at("compressed_layers") == 3);
+  CHECK(low.info.at("uncompressed_elements") == 0);
+  REQUIRE(low.steps.size() == 2);
+  CHECK(low.steps[0].label == "allreduce P factors");
+  CHECK(low.steps[0].bytes == std::vector<std::uint64_t>(P, (8 + 8 + 4) * 4));
 }
 
 TEST_CASE("powersgd's warm start converges to the best rank-r approximation") {
