@@ -113,6 +113,7 @@ private:
       for (float* acc : work.acc)
         std::fill(acc, acc + work.d, 0.0f);
       work.result.info["compressed_layers"] = 0;
+      work.result.info["uncompressed_elements"] = static_cast<std::uint64_t>(work.d);
       return;
     }
 

@@ -1541,6 +1541,8 @@ TEST_CASE("powersgd allreduces plainly before start_iteration, and needs tensor 
   const gc::IterationResult plain = run.step(views, 0);
   REQUIRE(plain.steps.size() == 1);
   CHECK(plain.steps[0].bytes == std::vector<std::uint64_t>(2, 136 * 4));
+  CHECK(plain.info.at("compressed_layers") == 0);
+  CHECK(plain.info.at("uncompressed_elements") == 136);
   REQUIRE(plain.kernels[0].size() == 1); // no error compensation: DDP's hook adds none yet
   CHECK(plain.kernels[0][0].label == "average");
   for (std::size_t j = 0; j < 136; ++j)
