@@ -172,9 +172,12 @@ CompressedRun run_slices(std::vector<Slice>& slices, GradientFeed& feed, int wor
     const bool has_weights = any_needs_weights && feed.weights(t, weights);
     // Each compressor keeps a pointer to its view until finish_iteration, so
     // the views are made before any is handed out.
+    // Without weights there is no buffer to point into (an offset from
+    // the empty vector's null data() is undefined behaviour).
     std::vector<compress::WeightsView> weight_views;
-    for (const Slice& slice : slices)
-      weight_views.push_back({weights.data() + slice.offset, &slice.layout});
+    if (has_weights)
+      for (const Slice& slice : slices)
+        weight_views.push_back({weights.data() + slice.offset, &slice.layout});
     for (size_t b = 0; b < slices.size(); ++b) {
       // Bucket b > 0 draws its random numbers from its own stream.
       const uint64_t slice_seed = b == 0 ? seed : seed ^ (0x9E3779B97F4A7C15ULL * b);

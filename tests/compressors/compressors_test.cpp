@@ -235,7 +235,8 @@ TEST_CASE("for P = 1 every top-k sparsifier equals local top-k") {
            {"topk", {{"density", 0.02}, {"variant", "allgather_indices_allreduce_values"}}},
            {"gtopk", {{"density", 0.02}}},
            {"cltk", {{"density", 0.02}}}}) {
-    CAPTURE(name);
+    const std::string& compressor = name; // C++17 lambdas (CAPTURE's) take no structured binding
+    CAPTURE(compressor);
     Run run(name, params, 1);
     const auto r = run.step(data.views(), 0);
     CHECK(r.support == expected);
@@ -1048,7 +1049,8 @@ TEST_CASE("an infinite gradient element is sent and leaves no NaN behind") {
            {"sketched_sgd", {{"density", 0.25}, {"momentum", 0.0}}},
            {"deft", {{"density", 0.25}}},
            {"topk", {{"density", 0.25}}}}) {
-    CAPTURE(name);
+    const std::string& compressor = name; // C++17 lambdas (CAPTURE's) take no structured binding
+    CAPTURE(compressor);
     Run run(name, params, 1);
     const auto first = run.step(grads, 0);
     CHECK(std::isinf(first.update[0]));
