@@ -16,6 +16,9 @@ import tempfile
 from checks import Checks, refusal_problems
 
 GCSIM = os.path.abspath(sys.argv[1])
+# An AddressSanitizer build (GCSIM_SANITIZE) catches a crash in SimGrid
+# itself and reports it in place of the signal.
+SANITIZED = "libasan" in subprocess.run(["ldd", GCSIM], capture_output=True, text=True).stdout
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 QUICKSTART = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
 DEFT16 = os.path.join(ROOT, "workloads", "scenarios", "deft-fmnist-16.json")
@@ -315,7 +318,8 @@ def xml_platforms_simgrid_aborted_on(workdir):
         # the child's crash, said with a hint.
         ("workers without any route (Full)", platform_file("no-routes.xml", "w", hosts), 3,
          "/xml", "SimGrid fails looking up the route from host 'a' to host 'b' (workers 0 and "
-         "1): Segmentation fault. (does the file route between these hosts?)"),
+         "1): " + ("AddressSanitizer" if SANITIZED
+                   else "Segmentation fault. (does the file route between these hosts?)")),
         # SimGrid threw std::out_of_range ("unordered_map::at"): the child's
         # exit status 70 was all the message said.
         ("a Vivaldi zone of plain hosts", platform_file("vivaldi.xml", "w", hosts,
