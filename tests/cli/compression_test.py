@@ -704,8 +704,8 @@ with tempfile.TemporaryDirectory() as work:
 
     # PowerSGD on a layer spec: the tensors it sends as factors and those it
     # sends whole are the spec's (a layer's weight and its bias apart), as
-    # the hook decides: two dimensions or more, and (rows + cols) r times the
-    # rate under rows x cols.
+    # the hook decides: a tensor as shape[0] rows of the rest, compressed
+    # where (rows + cols) r times the rate is under rows x cols.
     spec_file = os.path.join(ROOT, "workloads", "models", "resnet18-cifar10.json")
     with open(spec_file) as handle:
         spec = json.load(handle)
@@ -714,9 +714,8 @@ with tempfile.TemporaryDirectory() as work:
     for layer in spec["layers"]:
         for tensor in layer["tensors"]:
             shape = tensor["shape"]
-            if len(shape) < 2:
-                continue
-            rows, cols = shape[0], math.prod(shape) // shape[0]
+            rows = shape[0] if shape else 1
+            cols = math.prod(shape) // rows
             if (rows + cols) * min(rows, cols, rank) * rate < rows * cols:
                 matrices += 1
                 compressed_elements += rows * cols

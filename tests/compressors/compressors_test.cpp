@@ -1448,7 +1448,7 @@ TEST_CASE("powersgd sends a matrix as its rank-r factors and a vector whole") {
   CHECK(run.memories[1].residual()[128] == 1.0f);
 }
 
-TEST_CASE("powersgd views each tensor of a layer on its own, and sends vectors whole") {
+TEST_CASE("powersgd views each tensor of a layer on its own, a vector as n x 1") {
   // A layer spec's module holds a weight and a bias in one layer: powersgd
   // sends them as it sends the two tensors of a trace's two layers.
   constexpr std::size_t P = 2;
