@@ -195,7 +195,8 @@ private:
             " has no tensor shapes, and powersgd views each tensor as shape[0] rows: give the "
             "layer spec's layers their \"tensors\" (scripts/generate_workloads.py writes them) "
             "or run on a gradient trace");
-      const std::vector<std::vector<std::size_t>> scalar{{}};
+      // A layer of one element without shapes: a scalar.
+      static const std::vector<std::vector<std::size_t>> scalar{{}};
       std::size_t offset = layer.offset;
       for (const std::vector<std::size_t>& shape : layer.tensors.empty() ? scalar : layer.tensors) {
         Matrix m;

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 namespace gcsim::training {
 namespace {
@@ -53,7 +54,8 @@ public:
       std::vector<std::vector<size_t>> tensors;
       for (const std::vector<int64_t>& shape : layer.tensor_shapes)
         tensors.emplace_back(shape.begin(), shape.end());
-      layers.push_back({layer.name, offset, static_cast<size_t>(layer.parameters), tensors});
+      layers.push_back(
+          {layer.name, offset, static_cast<size_t>(layer.parameters), std::move(tensors)});
       offset += static_cast<size_t>(layer.parameters);
     }
     layout_ = compress::LayerLayout(std::move(layers));

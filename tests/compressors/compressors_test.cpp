@@ -1369,9 +1369,7 @@ gc::LayerLayout shaped(const std::vector<std::vector<std::size_t>>& shapes) {
   std::vector<gc::Layer> layers;
   std::size_t offset = 0;
   for (const auto& shape : shapes) {
-    std::size_t size = 1;
-    for (const std::size_t extent : shape)
-      size *= extent;
+    const std::size_t size = gc::tensor_size(shape);
     layers.push_back({"t" + std::to_string(layers.size()), offset, size, {shape}});
     offset += size;
   }
