@@ -51,12 +51,28 @@ public:
     for (const Layer& layer : workload.layers) {
       if (layer.parameters == 0)
         continue;
-      std::vector<std::vector<size_t>> tensors;
-      for (const std::vector<int64_t>& shape : layer.tensor_shapes)
-        tensors.emplace_back(shape.begin(), shape.end());
-      layers.push_back(
-          {layer.name, offset, static_cast<size_t>(layer.parameters), std::move(tensors)});
-      offset += static_cast<size_t>(layer.parameters);
+      const auto size = static_cast<size_t>(layer.parameters);
+      modules_.push_back({offset, size});
+      // The compressors see a layer per tensor where the spec names them,
+      // as the reference code and a trace's manifest do (DEFT packs them,
+      // IWP and DGC select in each); a module without them is one block.
+      if (layer.tensors.empty()) {
+        layers.push_back({layer.name, offset, size, {}});
+        offset += size;
+        continue;
+      }
+      for (size_t t = 0; t < layer.tensors.size(); ++t) {
+        const Tensor& tensor = layer.tensors[t];
+        std::vector<size_t> shape(tensor.shape.begin(), tensor.shape.end());
+        const size_t elements = compress::tensor_size(shape);
+        // The name is optional in a spec: the tensor's place stands in.
+        layers.push_back(
+            {layer.name + "." + (tensor.name.empty() ? std::to_string(t) : tensor.name),
+             offset,
+             elements,
+             {std::move(shape)}});
+        offset += elements;
+      }
     }
     layout_ = compress::LayerLayout(std::move(layers));
   }
@@ -73,8 +89,7 @@ public:
     const uint64_t stream = seed_ * 0xBF58476D1CE4E5B9ULL +
                             static_cast<uint64_t>(iteration) * 1000003ULL +
                             static_cast<uint64_t>(worker) + 1;
-    for (size_t l = 0; l < layout_.size(); ++l) {
-      const compress::Layer& layer = layout_[l];
+    for (const Module& layer : modules_) {
       const float scale = 0.5f / std::sqrt(static_cast<float>(layer.size));
       // One hash serves an aligned pair of elements (it is the hot loop):
       // element j takes the upper 32 bits if j is even, the lower if odd.
@@ -95,8 +110,7 @@ public:
   // across iterations, uniform with a per-layer scale like common inits.
   bool weights(int, std::vector<float>& out) override {
     out.resize(layout_.total());
-    for (size_t l = 0; l < layout_.size(); ++l) {
-      const compress::Layer& layer = layout_[l];
+    for (const Module& layer : modules_) {
       const float scale = std::sqrt(3.0f / static_cast<float>(layer.size));
       for (size_t i = 0; i < layer.size; ++i) {
         uint64_t bits = compress::mix_bits(seed_ ^ 0xD1B54A32D192ED03ULL ^
@@ -125,8 +139,7 @@ private:
   void make_signal(int iteration) {
     signal_.assign(layout_.total(), 0.0f);
     compress::Mt19937_64 shared(seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(iteration));
-    for (size_t l = 0; l < layout_.size(); ++l) {
-      const compress::Layer& layer = layout_[l];
+    for (const Module& layer : modules_) {
       const float scale = 1.0f / std::sqrt(static_cast<float>(layer.size));
       for (size_t i = 0; i < layer.size; ++i) {
         float value = compress::exponential_float(shared());
@@ -141,6 +154,14 @@ private:
     signal_iteration_ = iteration;
   }
 
+  // The spec's layers holding parameters, in the flat vector: the
+  // synthesis scales by them, so that a layer's gradients do not depend on
+  // whether the spec names its tensors.
+  struct Module {
+    size_t offset;
+    size_t size;
+  };
+  std::vector<Module> modules_;
   compress::LayerLayout layout_;
   int workers_;
   uint64_t seed_;

@@ -24,7 +24,7 @@ namespace {
 
 // A layer's "tensors": [{"name", "shape"}] in the order the layer holds them,
 // their sizes adding up to the layer's parameters.
-std::vector<std::vector<int64_t>> read_tensor_shapes(ObjectReader& layer, int64_t parameters) {
+std::vector<Tensor> read_tensors(ObjectReader& layer, int64_t parameters) {
   if (parameters == 0)
     layer.fail("tensors", "a layer of no parameters holds no tensors: leave \"tensors\" out");
   const nlohmann::json& tensors = layer.require("tensors");
@@ -32,12 +32,12 @@ std::vector<std::vector<int64_t>> read_tensor_shapes(ObjectReader& layer, int64_
     layer.fail("tensors", "expected a non-empty array of {\"name\", \"shape\"} (the layer's "
                           "parameter tensors), got " +
                               describe_json(tensors));
-  std::vector<std::vector<int64_t>> shapes;
+  std::vector<Tensor> read;
   int64_t elements = 0;
   for (size_t t = 0; t < tensors.size(); ++t) {
     ObjectReader tensor(tensors[t], layer.file(),
                         layer.path_of("tensors") + "/" + std::to_string(t));
-    tensor.string_or("name", "");
+    std::string name = tensor.string_or("name", "");
     // Extents bounded as the layer's parameters are; the sizes are checked
     // against the layer below, where a message can say so.
     std::vector<int64_t> shape = tensor.integers("shape", 1, int64_t{1} << 40);
@@ -53,12 +53,12 @@ std::vector<std::vector<int64_t>> read_tensor_shapes(ObjectReader& layer, int64_
     if (elements > parameters)
       tensor.fail("shape", "takes the layer's tensors past its " + std::to_string(parameters) +
                                " parameters");
-    shapes.push_back(std::move(shape));
+    read.push_back({std::move(name), std::move(shape)});
   }
   if (elements != parameters)
     layer.fail("tensors", "hold " + std::to_string(elements) + " elements, but the layer has " +
                               std::to_string(parameters) + " parameters");
-  return shapes;
+  return read;
 }
 
 } // namespace
@@ -100,7 +100,7 @@ Workload read_layer_spec(const nlohmann::json& json, const std::string& file) {
                                           : fmt::format("{:g} (twice forward_flops)", flops)));
     }
     if (item.has("tensors"))
-      layer.tensor_shapes = read_tensor_shapes(item, layer.parameters);
+      layer.tensors = read_tensors(item, layer.parameters);
     item.finish();
     // A profile's measured times are found by layer name.
     for (size_t j = 0; j < workload.layers.size(); ++j)

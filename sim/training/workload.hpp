@@ -12,16 +12,23 @@
 
 namespace gcsim::training {
 
+/// A parameter tensor of a layer: its name in the module (weight, bias)
+/// and shape (a scalar's is empty).
+struct Tensor {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
 struct Layer {
   std::string name;
   std::string kind; // conv, linear, norm, embedding, lstm, attention, other
   int64_t parameters = 0;
   double forward_flops = 0;  // per sample
   double backward_flops = 0; // per sample
-  /// The shapes of the parameter tensors the layer holds, in order (a
-  /// scalar's is empty), where the spec gives them; empty otherwise. Their
-  /// sizes add up to `parameters`. Low-rank compressors (PowerSGD) need them.
-  std::vector<std::vector<int64_t>> tensor_shapes;
+  /// The parameter tensors the layer holds, in order, where the spec gives
+  /// them; empty otherwise. Their sizes add up to `parameters`. The
+  /// compressors see a layer per tensor then (PowerSGD needs the shapes).
+  std::vector<Tensor> tensors;
   /// Measured on a real device for the trace's micro-batch (seconds), when
   /// the workload comes from a trace manifest that recorded them.
   std::optional<double> measured_forward_s;

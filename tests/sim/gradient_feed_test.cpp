@@ -79,20 +79,48 @@ TEST_CASE("synthetic gradients: a shared signal per iteration, a noise per worke
   CHECK(std::abs(cosine(w0_t0, w0_t1)) < 0.2);
 }
 
-TEST_CASE("a layer spec's tensor shapes reach the compressors; its gradients do not depend on "
+TEST_CASE("a layer spec's tensors are the compressors' layers; its gradients do not depend on "
           "them") {
   Workload shaped;
   shaped.name = "shaped";
-  shaped.layers.push_back({"conv", "conv", 6 * 3 * 2 + 6, 1e6, 2e6, {{6, 3, 2}, {6}}, {}, {}});
-  shaped.layers.push_back({"scale", "other", 1, 0, 0, {{}}, {}, {}});
+  shaped.layers.push_back({"conv",
+                           "conv",
+                           6 * 3 * 2 + 6,
+                           1e6,
+                           2e6,
+                           {Tensor{"weight", {6, 3, 2}}, Tensor{"bias", {6}}},
+                           {},
+                           {}});
+  shaped.layers.push_back({"relu", "other", 0, 1e3, 2e3, {}, {}, {}});
+  shaped.layers.push_back({"scale", "other", 1, 0, 0, {Tensor{"", {}}}, {}, {}});
   Workload plain = shaped;
   for (Layer& layer : plain.layers)
-    layer.tensor_shapes.clear();
-  auto with_shapes = make_synthetic_feed(shaped, 2, 3);
+    layer.tensors.clear();
+  auto with_tensors = make_synthetic_feed(shaped, 2, 3);
   auto without = make_synthetic_feed(plain, 2, 3);
-  REQUIRE(with_shapes->layout().size() == 2);
-  CHECK(with_shapes->layout()[0].tensors == std::vector<std::vector<size_t>>{{6, 3, 2}, {6}});
-  CHECK(with_shapes->layout()[1].tensors == std::vector<std::vector<size_t>>{{}});
+  const gcsim::compress::LayerLayout& layout = with_tensors->layout();
+  REQUIRE(layout.size() == 3);
+  CHECK(layout[0].name == "conv.weight");
+  CHECK(layout[0].offset == 0);
+  CHECK(layout[0].size == 36);
+  CHECK(layout[0].tensors == std::vector<std::vector<size_t>>{{6, 3, 2}});
+  CHECK(layout[1].name == "conv.bias");
+  CHECK(layout[1].offset == 36);
+  CHECK(layout[1].size == 6);
+  CHECK(layout[1].tensors == std::vector<std::vector<size_t>>{{6}});
+  // An unnamed tensor is named by its place in the layer.
+  CHECK(layout[2].name == "scale.0");
+  CHECK(layout[2].offset == 42);
+  CHECK(layout[2].tensors == std::vector<std::vector<size_t>>{{}});
+  // Without tensors, a layer is one block.
+  REQUIRE(without->layout().size() == 2);
+  CHECK(without->layout()[0].name == "conv");
+  CHECK(without->layout()[0].size == 42);
   CHECK(without->layout()[0].tensors.empty());
-  CHECK(gradient_of(*with_shapes, 1, 1) == gradient_of(*without, 1, 1));
+  CHECK(gradient_of(*with_tensors, 1, 1) == gradient_of(*without, 1, 1));
+  std::vector<float> weights_with;
+  std::vector<float> weights_without;
+  REQUIRE(with_tensors->weights(0, weights_with));
+  REQUIRE(without->weights(0, weights_without));
+  CHECK(weights_with == weights_without);
 }
