@@ -189,27 +189,22 @@ private:
   std::vector<Matrix> view_matrices(const LayerLayout& layout) const {
     std::vector<Matrix> matrices;
     for (const Layer& layer : layout.layers()) {
-      if (layer.tensors.empty() && layer.size > 1)
+      if (!layer.shape && layer.size > 1)
         throw std::invalid_argument(
             "powersgd: layer " + layer.name +
             " has no tensor shapes, and powersgd views each tensor as shape[0] rows: give the "
             "layer spec's layers their \"tensors\" (scripts/generate_workloads.py writes them) "
             "or run on a gradient trace");
-      // A layer of one element without shapes: a scalar.
-      static const std::vector<std::vector<std::size_t>> scalar{{}};
-      std::size_t offset = layer.offset;
-      for (const std::vector<std::size_t>& shape : layer.tensors.empty() ? scalar : layer.tensors) {
-        Matrix m;
-        m.offset = offset;
-        m.rows = shape.empty() ? 1 : shape.front();
-        m.cols = tensor_size(shape) / m.rows;
-        offset += m.rows * m.cols;
-        const std::size_t rank = std::min({m.rows, m.cols, rank_});
-        const double factors = static_cast<double>((m.rows + m.cols) * rank);
-        if (factors * min_compression_rate_ < static_cast<double>(m.rows * m.cols))
-          m.rank = rank;
-        matrices.push_back(m);
-      }
+      // A layer of one element without a shape: a scalar.
+      Matrix m;
+      m.offset = layer.offset;
+      m.rows = layer.shape && !layer.shape->empty() ? layer.shape->front() : 1;
+      m.cols = layer.size / m.rows;
+      const std::size_t rank = std::min({m.rows, m.cols, rank_});
+      const double factors = static_cast<double>((m.rows + m.cols) * rank);
+      if (factors * min_compression_rate_ < static_cast<double>(m.rows * m.cols))
+        m.rank = rank;
+      matrices.push_back(m);
     }
     return matrices;
   }

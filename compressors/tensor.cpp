@@ -19,15 +19,10 @@ LayerLayout::LayerLayout(std::vector<Layer> layers) : layers_(std::move(layers))
     if (layer.size == 0) {
       throw std::invalid_argument("layer layout: layer '" + layer.name + "' has no elements");
     }
-    if (!layer.tensors.empty()) {
-      std::size_t elements = 0;
-      for (const std::vector<std::size_t>& shape : layer.tensors)
-        elements += tensor_size(shape);
-      if (elements != layer.size)
-        throw std::invalid_argument(
-            "layer layout: layer '" + layer.name + "' has " + std::to_string(layer.size) +
-            " elements, but its tensors' shapes hold " + std::to_string(elements));
-    }
+    if (layer.shape && tensor_size(*layer.shape) != layer.size)
+      throw std::invalid_argument("layer layout: layer '" + layer.name + "' has " +
+                                  std::to_string(layer.size) + " elements, but its shape holds " +
+                                  std::to_string(tensor_size(*layer.shape)));
     if (layer.offset != total_) {
       throw std::invalid_argument("layer layout: layer '" + layer.name +
                                   "' does not start where the previous one ends");
@@ -52,7 +47,7 @@ bool LayerLayout::operator==(const LayerLayout& other) const {
   }
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     if (layers_[i].offset != other.layers_[i].offset || layers_[i].size != other.layers_[i].size ||
-        layers_[i].tensors != other.layers_[i].tensors) {
+        layers_[i].shape != other.layers_[i].shape) {
       return false;
     }
   }

@@ -3,22 +3,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace gcsim::compress {
 
-// One layer (a named parameter tensor, or a module's tensors) inside a
-// flattened model vector.
+// One layer inside a flattened model vector: a parameter tensor, or a
+// block of values whose tensors the gradient's source does not name (a
+// layer spec's module without "tensors").
 struct Layer {
   std::string name;
   std::size_t offset = 0;
   std::size_t size = 0;
-  // The shapes of the parameter tensors the layer holds, in order (one for a
-  // trace's layer; a layer spec's module may hold a weight and a bias), where
-  // the gradient's source knows them; empty where it does not. A scalar's
-  // shape is empty. Low-rank compressors need them.
-  std::vector<std::vector<std::size_t>> tensors;
+  // The tensor's shape where the source knows it (a scalar's is empty).
+  // Low-rank compressors need it.
+  std::optional<std::vector<std::size_t>> shape;
 };
 
 // The elements of a tensor of this shape (1 for a scalar's, empty).

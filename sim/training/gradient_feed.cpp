@@ -57,7 +57,7 @@ public:
       // as the reference code and a trace's manifest do (DEFT packs them,
       // IWP and DGC select in each); a module without them is one block.
       if (layer.tensors.empty()) {
-        layers.push_back({layer.name, offset, size, {}});
+        layers.push_back({layer.name, offset, size, std::nullopt});
         offset += size;
         continue;
       }

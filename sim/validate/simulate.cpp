@@ -135,10 +135,8 @@ std::vector<training::CompressedIteration> compressed_schedule(const TrainingRun
   // shapes, they are the trace's.
   for (size_t l = 0; l < run.layer_shapes.size(); ++l) {
     const nlohmann::json given = run.layer_shapes[l];
-    // A trace's layer is one tensor.
-    const nlohmann::json traced = layout[l].tensors.size() == 1
-                                      ? nlohmann::json(layout[l].tensors.front())
-                                      : nlohmann::json();
+    const nlohmann::json traced =
+        layout[l].shape ? nlohmann::json(*layout[l].shape) : nlohmann::json();
     if (given != traced)
       throw InputError(
           inputs.measured_file, at + "/workload/layers/" + std::to_string(l) + "/shape",

@@ -103,20 +103,20 @@ TEST_CASE("a layer spec's tensors are the compressors' layers; its gradients do 
   CHECK(layout[0].name == "conv.weight");
   CHECK(layout[0].offset == 0);
   CHECK(layout[0].size == 36);
-  CHECK(layout[0].tensors == std::vector<std::vector<size_t>>{{6, 3, 2}});
+  CHECK(layout[0].shape == std::vector<size_t>{6, 3, 2});
   CHECK(layout[1].name == "conv.bias");
   CHECK(layout[1].offset == 36);
   CHECK(layout[1].size == 6);
-  CHECK(layout[1].tensors == std::vector<std::vector<size_t>>{{6}});
+  CHECK(layout[1].shape == std::vector<size_t>{6});
   // An unnamed tensor is named by its place in the layer.
   CHECK(layout[2].name == "scale.0");
   CHECK(layout[2].offset == 42);
-  CHECK(layout[2].tensors == std::vector<std::vector<size_t>>{{}});
+  CHECK(layout[2].shape == std::vector<size_t>{});
   // Without tensors, a layer is one block.
   REQUIRE(without->layout().size() == 2);
   CHECK(without->layout()[0].name == "conv");
   CHECK(without->layout()[0].size == 42);
-  CHECK(without->layout()[0].tensors.empty());
+  CHECK(!without->layout()[0].shape);
   CHECK(gradient_of(*with_tensors, 1, 1) == gradient_of(*without, 1, 1));
   std::vector<float> weights_with;
   std::vector<float> weights_without;
