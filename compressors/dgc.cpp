@@ -28,8 +28,10 @@ constexpr std::uint64_t kPurposeDgcSample = 0x444743;
 // is either re-selected exactly (resample) or the threshold raised by
 // upper_bound; while below lower_bound * k it is lowered by lower_bound (at most
 // max_adaptation_iters times); finally the first k selected (in index order) are
-// kept, as `indices[:num_selects]` does. Layers below min_layer_size are not
-// compressed: like the reference's uncompressed tensors they are allreduced
+// kept, as `indices[:num_selects]` does. Tensors of at most one dimension
+// (biases, norm scales) are not compressed, as the reference's training
+// script registers only `param.dim() > 1` with the compressor, unless
+// compress_vectors; nor are layers below min_layer_size. They are allreduced
 // whole, beside the allgather of the others' pairs.
 class Dgc final : public CompressorBase {
 public:
@@ -38,7 +40,7 @@ public:
         sample_rate_(number("sample_rate")), momentum_(number("momentum")),
         momentum_correction_(flag("momentum_correction")), upper_(number("upper_bound")),
         lower_(number("lower_bound")), max_adapt_(integer("max_adaptation_iters")),
-        resample_(flag("resample")),
+        resample_(flag("resample")), compress_vectors_(flag("compress_vectors")),
         min_layer_(static_cast<std::size_t>(integer("min_layer_size"))) {}
 
   // Selects within each layer range it is given, independently of the rest.
@@ -62,7 +64,7 @@ private:
   void iterate(IterationWork& work) override {
     const auto P = static_cast<std::size_t>(work.P);
     const bool use_momentum = momentum_correction_ && momentum_.active();
-    // Every index a worker contributes (ascending): its pairs and its small layers whole.
+    // Every index a worker contributes (ascending): its pairs and the layers sent whole.
     std::vector<std::vector<Index>> sets(P);
     std::vector<Index> masked; // one worker's selected pairs, where its momentum is cleared
     std::vector<std::uint64_t> counts(P, 0); // pairs
@@ -110,13 +112,14 @@ private:
       work.add_kernel_all(KernelKind::scatter_add, total, 0, 0, 0, "sum the P sparse sets");
     }
     if (dense_floats > 0) {
-      // Small layers (or, at density 1, every layer): the step's name says which.
+      // Vectors and small layers (or, at density 1, every layer): the
+      // step's name says which.
       const bool all_whole = density_ >= 1.0;
       work.add_kernel_all(KernelKind::gather, dense_floats, 0, 0, 0,
-                          all_whole ? "pack the layers" : "pack the small layers");
+                          all_whole ? "pack the layers" : "pack the uncompressed layers");
       work.add_collective(CommKind::allreduce,
                           all_whole ? "allreduce every layer (density 1)"
-                                    : "allreduce the small layers",
+                                    : "allreduce the uncompressed layers",
                           dense_floats * 4);
       work.result.info["dense_elements"] = dense_floats;
     }
@@ -127,7 +130,12 @@ private:
   // At density 1 the reference compresses nothing (compress_ratio < 1.0 is
   // its condition to sparsify): a sampled threshold would drop the elements
   // below the sample's smallest, and the 0.8 k lower bound lets that stand.
-  bool sent_whole(const Layer& layer) const { return layer.size < min_layer_ || density_ >= 1.0; }
+  // A layer without a shape (a layer spec's module without "tensors") is
+  // compressed: its dimensions are unknown.
+  bool sent_whole(const Layer& layer) const {
+    const bool vector = layer.shape && layer.shape->size() <= 1;
+    return (vector && !compress_vectors_) || layer.size < min_layer_ || density_ >= 1.0;
+  }
 
   void select_layer(IterationWork& work, int w, std::size_t l, const float* v, std::size_t n,
                     std::vector<Index>& sel) const {
@@ -198,6 +206,7 @@ private:
   double lower_;
   long long max_adapt_;
   bool resample_;
+  bool compress_vectors_;
   std::size_t min_layer_;
 };
 
@@ -227,9 +236,14 @@ CompressorInfo dgc_info() {
        ParamSpec::boolean("resample", true,
                           "above upper_bound*k, select the exact top-k of the selected "
                           "instead of raising the threshold"),
+       ParamSpec::boolean("compress_vectors", false,
+                          "compress tensors of at most one dimension (biases, norm scales) too; "
+                          "the reference's training script allreduces them whole (it compresses "
+                          "param.dim() > 1), and so does gcsim by default where the layer's shape "
+                          "is known"),
        ParamSpec::integer("min_layer_size", 0, 0, 1LL << 40,
                           "layers smaller than this are not compressed but allreduced whole (0: "
-                          "compress all)"),
+                          "no size limit)"),
        error_feedback_param()}};
 }
 

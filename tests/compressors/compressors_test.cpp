@@ -457,6 +457,20 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     // Only layers smaller than min_layer_size go whole: one of exactly 6 is compressed.
     expect(Run("dgc", {{"density", 0.25}, {"min_layer_size", 6}}, P).step(fv, 0),
            {{K::allgatherv, same(40)}});
+    // Where the shapes are known, a vector (a bias) is allreduced whole, as
+    // the reference's training script compresses only `param.dim() > 1`;
+    // the layers above have no shapes, so both were compressed.
+    const gc::LayerLayout shaped_layout({{"bias", 0, 6, std::vector<std::size_t>{6}},
+                                         {"weight", 6, 10, std::vector<std::size_t>{2, 5}}});
+    std::vector<gc::GradientView> shaped_views;
+    for (const auto& g : flat)
+      shaped_views.push_back(gc::GradientView{g.data(), &shaped_layout});
+    const auto bias_whole = Run("dgc", {{"density", 0.25}}, P).step(shaped_views, 0);
+    expect(bias_whole, {{K::allgatherv, same(24)}, {K::allreduce, same(24)}});
+    CHECK(bias_whole.steps[1].label == "allreduce the uncompressed layers");
+    CHECK(bias_whole.info.at("dense_elements") == 6);
+    expect(Run("dgc", {{"density", 0.25}, {"compress_vectors", true}}, P).step(shaped_views, 0),
+           {{K::allgatherv, same(40)}});
   }
   SUBCASE("gs_sgd: sketch 3 x 8 floats, then k exact values") {
     const auto r =
@@ -1350,7 +1364,7 @@ TEST_CASE("at density 1 every compressor sends the whole gradient") {
       CHECK(gc::measure_fidelity(views, r.update).relative_l2_error < 1e-6);
       if (c.name == "iwp" && t > 0) // after its warm-up: no level decided what was sent
         CHECK(r.info.at("level").is_null());
-      if (c.name == "dgc") { // the step says it carries every layer, not "the small layers"
+      if (c.name == "dgc") { // the step says it carries every layer, not "the uncompressed layers"
         CHECK(r.steps.back().label == "allreduce every layer (density 1)");
         // One allreduce of d floats: no empty allgatherv of pairs beside it.
         CHECK(r.steps.size() == 1);
