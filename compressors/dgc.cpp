@@ -216,7 +216,8 @@ CompressorInfo dgc_info() {
   return {
       "dgc",
       "per-layer threshold from a random sample's top-k, adapted towards k; momentum "
-      "correction and factor masking; allgatherv of the selected pairs",
+      "correction and factor masking; allgatherv of the selected pairs; vectors (and layers "
+      "below min_layer_size) allreduced whole",
       "Lin et al., ICLR 2018; synxlin/deep-gradient-compression (DGCCompressor._sparsify)",
       {density_param(0.001, "target share of each layer's n elements selected, k = "
                             "ceil(density*n) per layer"),

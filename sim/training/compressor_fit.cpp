@@ -21,9 +21,9 @@ bool runs_per_bucket(const Scenario& scenario, const compress::Compressor& compr
 void check_compressor_fits(const Scenario& scenario, const compress::Compressor& compressor,
                            const IterationPlan& dense_plan, double memory_share) {
   const auto d = static_cast<size_t>(scenario.workload.parameters());
-  // A workload's synthetic gradients have no tensor shapes (a trace's
-  // manifest gives them): PowerSGD failed only as its first iteration ran,
-  // in a sweep after the points before it.
+  // A layer spec without "tensors" gives no shapes (a trace's manifest and a
+  // spec's tensors do): PowerSGD failed only as its first iteration ran, in
+  // a sweep after the points before it.
   if (!scenario.trace_folder) {
     try {
       compressor.check_layout(make_synthetic_feed(scenario.workload, 1, scenario.seed)->layout());

@@ -450,7 +450,8 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     }
     expect(Run("dgc", {{"density", 0.25}}, P).step(fv, 0), {{K::allgatherv, same(40)}});
     // A layer below min_layer_size is not compressed but allreduced whole,
-    // as the reference does with biases and norms: 6 floats, not 6 pairs.
+    // as the reference does with the tensors it does not compress: 6 floats,
+    // not 6 pairs.
     const auto small = Run("dgc", {{"density", 0.25}, {"min_layer_size", 8}}, P).step(fv, 0);
     expect(small, {{K::allgatherv, same(24)}, {K::allreduce, same(24)}});
     CHECK(small.support.size() == 6 + 3);

@@ -173,3 +173,48 @@ TEST_CASE("per-bucket compression overlaps the backward pass") {
   // scatter_add waits for the allgather: these are a later part's.
   CHECK(kernels_during_allgather > 0);
 }
+
+TEST_CASE("per-bucket runs cut a spec's tensors at its layers' edges") {
+  // Two linear layers of a weight and a bias each, a bucket a layer: each
+  // bucket's compressor sees its layer's two tensors, so DGC allreduces
+  // that layer's bias whole (its own bytes, not the other's) beside the
+  // weight's pairs.
+  Workload workload;
+  workload.name = "two-linear";
+  workload.layers.push_back({"fc1",
+                             "linear",
+                             1000 * 200 + 1000,
+                             1e9,
+                             2e9,
+                             {Tensor{"weight", {1000, 200}}, Tensor{"bias", {1000}}},
+                             {},
+                             {}});
+  workload.layers.push_back({"relu", "other", 0, 1e6, 2e6, {}, {}, {}});
+  workload.layers.push_back({"fc2",
+                             "linear",
+                             10 * 1000 + 10,
+                             1e8,
+                             2e8,
+                             {Tensor{"weight", {10, 1000}}, Tensor{"", {10}}},
+                             {},
+                             {}});
+  cost::DeviceProfile profile =
+      cost::DeviceProfile::load(source_root() / "platforms/devices/v100.json");
+  const IterationPlan plan = base_plan(workload, 1000); // a bucket a layer
+  std::unique_ptr<GradientFeed> feed = make_synthetic_feed(workload, kWorkers, 3);
+  REQUIRE(feed->layout().size() == 4);
+  const CompressedRun run = run_compressor_per_bucket(
+      [] {
+        return compress::make_compressor("dgc", {{"density", 0.01}});
+      },
+      *feed, plan_buckets(plan), plan.layer_bytes, kWorkers, kIterations, 3, profile);
+  const std::vector<CompressionPart>& parts = run.schedule.front().parts;
+  REQUIRE(parts.size() == 2);
+  // Backward order: fc2's bucket first, then fc1's.
+  std::vector<uint64_t> whole_bytes;
+  for (const CompressionPart& part : parts)
+    for (const StepPlan& step : part.steps)
+      if (step.label == "allreduce the uncompressed layers")
+        whole_bytes.push_back(step.bytes.front());
+  CHECK(whole_bytes == std::vector<uint64_t>{10 * 4, 1000 * 4});
+}
