@@ -38,6 +38,12 @@ std::vector<Tensor> read_tensors(ObjectReader& layer, int64_t parameters) {
     ObjectReader tensor(tensors[t], layer.file(),
                         layer.path_of("tensors") + "/" + std::to_string(t));
     std::string name = tensor.string_or("name", "");
+    // The compressors' layer is named after it, in messages.
+    for (const Tensor& before : read)
+      if (!name.empty() && before.name == name)
+        tensor.fail("name", "\"" + name +
+                                "\" names an earlier tensor of the layer too: a "
+                                "layer's tensor names must be unique");
     // Extents bounded as the layer's parameters are; the sizes are checked
     // against the layer below, where a message can say so.
     std::vector<int64_t> shape = tensor.integers("shape", 1, int64_t{1} << 40);

@@ -359,6 +359,10 @@ CASES = [
      {"bad-workload.json": bad_workload(lambda w: w["layers"][0]["tensors"][0].update(
          shape=[64, 0, 3, 3]))},
      [], ["bad-workload.json", "/layers/0/tensors/0/shape/1"]),
+    ("workload with two tensors of one name", scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: w["layers"][1]["tensors"][1].update(
+         name=w["layers"][1]["tensors"][0]["name"]))},
+     [], ["bad-workload.json", "/layers/1/tensors/1/name", "unique"]),
     ("workload tensors not a list", scenario(workload="bad-workload.json"),
      {"bad-workload.json": bad_workload(lambda w: w["layers"][0].update(tensors={"shape": [1728]}))},
      [], ["bad-workload.json", "/layers/0/tensors", "non-empty array"]),
