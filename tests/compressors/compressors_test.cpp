@@ -472,6 +472,14 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     CHECK(bias_whole.info.at("dense_elements") == 6);
     expect(Run("dgc", {{"density", 0.25}, {"compress_vectors", true}}, P).step(shaped_views, 0),
            {{K::allgatherv, same(40)}});
+    // A scalar (shape []) is sent whole too: ceil(0.25 * 15) = 4 pairs and one float.
+    const gc::LayerLayout scalar_layout({{"scale", 0, 1, std::vector<std::size_t>{}},
+                                         {"weight", 1, 15, std::vector<std::size_t>{3, 5}}});
+    std::vector<gc::GradientView> scalar_views;
+    for (const auto& g : flat)
+      scalar_views.push_back(gc::GradientView{g.data(), &scalar_layout});
+    expect(Run("dgc", {{"density", 0.25}}, P).step(scalar_views, 0),
+           {{K::allgatherv, same(32)}, {K::allreduce, same(4)}});
   }
   SUBCASE("gs_sgd: sketch 3 x 8 floats, then k exact values") {
     const auto r =
