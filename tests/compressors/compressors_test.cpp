@@ -444,10 +444,14 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
   }
   SUBCASE("dgc: per layer ceil(0.25*6) + ceil(0.25*10) = 2 + 3 pairs") {
     std::vector<std::vector<float>> flat(P, std::vector<float>(16, 0.5f));
-    std::vector<gc::GradientView> fv;
-    for (const auto& g : flat) {
-      fv.push_back(gc::GradientView{g.data(), &layout});
-    }
+    // The same flat gradients seen through a layout of 16 elements.
+    const auto views_on = [&flat](const gc::LayerLayout& of) {
+      std::vector<gc::GradientView> on;
+      for (const auto& g : flat)
+        on.push_back(gc::GradientView{g.data(), &of});
+      return on;
+    };
+    const std::vector<gc::GradientView> fv = views_on(layout);
     expect(Run("dgc", {{"density", 0.25}}, P).step(fv, 0), {{K::allgatherv, same(40)}});
     // A layer below min_layer_size is not compressed but allreduced whole,
     // as the reference does with the tensors it does not compress: 6 floats,
@@ -463,9 +467,7 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     // the layers above have no shapes, so both were compressed.
     const gc::LayerLayout shaped_layout({{"bias", 0, 6, std::vector<std::size_t>{6}},
                                          {"weight", 6, 10, std::vector<std::size_t>{2, 5}}});
-    std::vector<gc::GradientView> shaped_views;
-    for (const auto& g : flat)
-      shaped_views.push_back(gc::GradientView{g.data(), &shaped_layout});
+    const std::vector<gc::GradientView> shaped_views = views_on(shaped_layout);
     const auto bias_whole = Run("dgc", {{"density", 0.25}}, P).step(shaped_views, 0);
     expect(bias_whole, {{K::allgatherv, same(24)}, {K::allreduce, same(24)}});
     CHECK(bias_whole.steps[1].label == "allreduce the uncompressed layers");
@@ -475,10 +477,7 @@ TEST_CASE("step lists match hand-computed byte counts on a small example") {
     // A scalar (shape []) is sent whole too: ceil(0.25 * 15) = 4 pairs and one float.
     const gc::LayerLayout scalar_layout({{"scale", 0, 1, std::vector<std::size_t>{}},
                                          {"weight", 1, 15, std::vector<std::size_t>{3, 5}}});
-    std::vector<gc::GradientView> scalar_views;
-    for (const auto& g : flat)
-      scalar_views.push_back(gc::GradientView{g.data(), &scalar_layout});
-    expect(Run("dgc", {{"density", 0.25}}, P).step(scalar_views, 0),
+    expect(Run("dgc", {{"density", 0.25}}, P).step(views_on(scalar_layout), 0),
            {{K::allgatherv, same(32)}, {K::allreduce, same(4)}});
   }
   SUBCASE("gs_sgd: sketch 3 x 8 floats, then k exact values") {

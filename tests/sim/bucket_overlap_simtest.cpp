@@ -179,25 +179,21 @@ TEST_CASE("per-bucket runs cut a spec's tensors at its layers' edges") {
   // bucket's compressor sees its layer's two tensors, so DGC allreduces
   // that layer's bias whole (its own bytes, not the other's) beside the
   // weight's pairs.
+  const auto linear = [](std::string name, int64_t out, int64_t in, std::string bias) {
+    return Layer{std::move(name),
+                 "linear",
+                 out * in + out,
+                 1e9,
+                 2e9,
+                 {Tensor{"weight", {out, in}}, Tensor{std::move(bias), {out}}},
+                 {},
+                 {}};
+  };
   Workload workload;
   workload.name = "two-linear";
-  workload.layers.push_back({"fc1",
-                             "linear",
-                             1000 * 200 + 1000,
-                             1e9,
-                             2e9,
-                             {Tensor{"weight", {1000, 200}}, Tensor{"bias", {1000}}},
-                             {},
-                             {}});
-  workload.layers.push_back({"relu", "other", 0, 1e6, 2e6, {}, {}, {}});
-  workload.layers.push_back({"fc2",
-                             "linear",
-                             10 * 1000 + 10,
-                             1e8,
-                             2e8,
-                             {Tensor{"weight", {10, 1000}}, Tensor{"", {10}}},
-                             {},
-                             {}});
+  workload.layers = {linear("fc1", 1000, 200, "bias"),
+                     {"relu", "other", 0, 1e6, 2e6, {}, {}, {}},
+                     linear("fc2", 10, 1000, "")}; // an unnamed bias
   cost::DeviceProfile profile =
       cost::DeviceProfile::load(source_root() / "platforms/devices/v100.json");
   const IterationPlan plan = base_plan(workload, 1000); // a bucket a layer
