@@ -192,7 +192,7 @@ private:
       if (!layer.shape && layer.size > 1)
         throw std::invalid_argument(
             "powersgd: layer " + layer.name +
-            " has no tensor shapes, and powersgd views each tensor as shape[0] rows: give the "
+            " has no tensor shape, and powersgd views each tensor as shape[0] rows: give the "
             "layer spec's layers their \"tensors\" (scripts/generate_workloads.py writes them) "
             "or run on a gradient trace");
       // A layer of one element without a shape: a scalar.

@@ -155,6 +155,10 @@ public:
                                           scenario.synthesis)
               : training::make_synthetic_feed(scenario.workload, workers, scenario.seed);
       gradient_source = feed->describe();
+      // How finely layer-wise compressors (DEFT's partitions, DGC's vectors,
+      // PowerSGD's matrices) saw the model: a layer per tensor where shapes
+      // are known, else per spec layer.
+      gradient_source["layers"] = feed->layout().layers().size();
       // More iterations simulated than captured: iteration i takes captured
       // iteration i mod n (training::make_trace_feed), said in the result.
       if (gradient_source.value("kind", "") == "trace" &&

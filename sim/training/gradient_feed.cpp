@@ -65,12 +65,8 @@ public:
         const Tensor& tensor = layer.tensors[t];
         std::vector<size_t> shape(tensor.shape.begin(), tensor.shape.end());
         const size_t elements = compress::tensor_size(shape);
-        // The name is optional in a spec: the tensor's place stands in.
         layers.push_back(
-            {layer.name + "." + (tensor.name.empty() ? std::to_string(t) : tensor.name),
-             offset,
-             elements,
-             {std::move(shape)}});
+            {layer.name + "." + tensor_label(tensor, t), offset, elements, {std::move(shape)}});
         offset += elements;
       }
     }

@@ -20,6 +20,10 @@ int64_t Workload::parameters() const {
                          [](int64_t sum, const Layer& layer) { return sum + layer.parameters; });
 }
 
+std::string tensor_label(const Tensor& tensor, size_t index) {
+  return tensor.name.empty() ? std::to_string(index) : tensor.name;
+}
+
 namespace {
 
 // A layer's "tensors": [{"name", "shape"}] in the order the layer holds them,
@@ -38,12 +42,14 @@ std::vector<Tensor> read_tensors(ObjectReader& layer, int64_t parameters) {
     ObjectReader tensor(tensors[t], layer.file(),
                         layer.path_of("tensors") + "/" + std::to_string(t));
     std::string name = tensor.string_or("name", "");
-    // The compressors' layer is named after it, in messages.
-    for (const Tensor& before : read)
-      if (!name.empty() && before.name == name)
-        tensor.fail("name", "\"" + name +
-                                "\" names an earlier tensor of the layer too: a "
-                                "layer's tensor names must be unique");
+    // The compressors' layer is named after it (an unnamed one after its
+    // index, as the feed names it), in messages.
+    const std::string shown = tensor_label({name, {}}, t);
+    for (size_t b = 0; b < read.size(); ++b)
+      if (tensor_label(read[b], b) == shown)
+        tensor.fail("name", "\"" + shown +
+                                "\" names an earlier tensor of the layer too (an unnamed one "
+                                "is named by its index): a layer's tensor names must be unique");
     // Extents bounded as the layer's parameters are; the sizes are checked
     // against the layer below, where a message can say so.
     std::vector<int64_t> shape = tensor.integers("shape", 1, int64_t{1} << 40);

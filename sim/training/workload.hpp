@@ -15,9 +15,13 @@ namespace gcsim::training {
 /// A parameter tensor of a layer: its name in the module (weight, bias)
 /// and shape (a scalar's is empty).
 struct Tensor {
-  std::string name;
+  std::string name; // may be empty: the spec's name is optional
   std::vector<int64_t> shape;
 };
+
+/// What the `index`th tensor of a layer is called after the layer's name:
+/// its own name, or its index where it has none.
+std::string tensor_label(const Tensor& tensor, size_t index);
 
 struct Layer {
   std::string name;

@@ -363,6 +363,11 @@ CASES = [
      {"bad-workload.json": bad_workload(lambda w: w["layers"][1]["tensors"][1].update(
          name=w["layers"][1]["tensors"][0]["name"]))},
      [], ["bad-workload.json", "/layers/1/tensors/1/name", "unique"]),
+    # An unnamed tensor is named by its index: "1" would be the same layer.
+    ("workload tensor named as an unnamed one's index", scenario(workload="bad-workload.json"),
+     {"bad-workload.json": bad_workload(lambda w: (w["layers"][1]["tensors"][0].pop("name"),
+                                                   w["layers"][1]["tensors"][1].update(name="0")))},
+     [], ["bad-workload.json", "/layers/1/tensors/1/name", "\"0\" names an earlier"]),
     ("workload tensors not a list", scenario(workload="bad-workload.json"),
      {"bad-workload.json": bad_workload(lambda w: w["layers"][0].update(tensors={"shape": [1728]}))},
      [], ["bad-workload.json", "/layers/0/tensors", "non-empty array"]),

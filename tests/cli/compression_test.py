@@ -379,6 +379,11 @@ with tempfile.TemporaryDirectory() as work:
     plain, _ = run(work, {"name": "topk", "density": 0.01}, 8, out="own")
     check("iterations_taken_in_turn" not in plain["model"]["gradients"],
           "a run within the trace's iterations does not say they were taken in turn")
+    with open(os.path.join(TRACE, "manifest.json")) as handle:
+        traced_tensors = len(json.load(handle)["layers"])
+    check(plain["model"]["gradients"]["layers"] == traced_tensors,
+          f"the compressors saw the trace's {traced_tensors} tensors as layers: "
+          f"{plain['model']['gradients'].get('layers')}")
     # A layer spec's gradients are synthesized: its density and fidelity
     # lines are the synthesizer's, and the summary says so above them.
     synthetic = subprocess.run(
@@ -392,6 +397,16 @@ with tempfile.TemporaryDirectory() as work:
           and not any(line.startswith("  gradients: synthetic") for line in printed.stdout
                       .splitlines()),
           f"synthetic gradients are said above their fidelity, a trace's are not: {lines[:3]}")
+    # A spec's tensors are the compressors' layers (a layer spec's layer is a module).
+    with open(os.path.join(ROOT, "workloads", "models", "resnet18-cifar10.json")) as handle:
+        spec_layers = json.load(handle)["layers"]
+    spec_tensors = sum(len(layer.get("tensors", [])) for layer in spec_layers)
+    modules = sum(1 for layer in spec_layers if layer["parameters"] > 0)
+    with open(os.path.join(work, "synthetic", "result.json")) as handle:
+        seen = json.load(handle)["model"]["gradients"].get("layers")
+    check(spec_tensors > modules and seen == spec_tensors,
+          f"the compressors saw the spec's {spec_tensors} tensors as layers, not its "
+          f"{modules} modules: {seen}")
 
     # IWP's dense warm-up inside the averaged iterations is said; it pulls
     # the means towards dense.
