@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -170,6 +171,11 @@ public:
   // its first iteration would: PowerSGD on layers without a shape), so that
   // a caller can refuse it before any work.
   virtual void check_layout(const LayerLayout& /*layout*/) const {}
+  // The parameter that counts the first iterations sent dense before the
+  // compressor compresses (IWP's warm-up, PowerSGD's start_iteration), empty
+  // where there is none; those iterations say "warmup" in their result's
+  // info. A caller can refuse a run that would never compress.
+  virtual std::string_view dense_warmup_parameter() const { return {}; }
   // Dense state kept per worker besides its error-feedback memory (DGC's and
   // Sketched-SGD's local momentum), in floats per worker for a gradient of d
   // values; 0 when there is none.

@@ -48,6 +48,7 @@ public:
         release_age_(static_cast<std::uint32_t>(integer("release_age"))),
         release_cap_(number("release_cap")), clip_norm_(number("clip_norm")) {}
 
+  std::string_view dense_warmup_parameter() const override { return "warmup_iterations"; }
   bool needs_weights() const override { return true; }
 
 private:

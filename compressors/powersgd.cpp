@@ -84,6 +84,7 @@ public:
   // The hook runs on each bucket as the backward pass fills it.
   bool can_run_per_bucket() const override { return true; }
   void check_layout(const LayerLayout& layout) const override { view_matrices(layout); }
+  std::string_view dense_warmup_parameter() const override { return "start_iteration"; }
 
 private:
   bool compensates(std::uint64_t iteration) const override {
@@ -114,6 +115,7 @@ private:
         std::fill(acc, acc + work.d, 0.0f);
       work.result.info["compressed_layers"] = 0;
       work.result.info["uncompressed_elements"] = static_cast<std::uint64_t>(work.d);
+      work.result.info["warmup"] = true;
       return;
     }
 
@@ -272,7 +274,9 @@ CompressorInfo powersgd_info() {
                           "of fewer rows or columns is sent at that rank"),
        ParamSpec::integer("start_iteration", 0, 0, 1000000000,
                           "iterations of plain allreduce before compressing (DDP's "
-                          "start_powerSGD_iter, 1000 there)"),
+                          "start_powerSGD_iter, 1000 there); `gcsim run` refuses as many as "
+                          "`training.iterations`, and its summary notes how many are in its "
+                          "means (`training.warmup_iterations` leaves them out)"),
        ParamSpec::number("min_compression_rate", 2.0, 0.0, 1e9,
                          "a tensor of rows x cols is compressed only if (rows + cols) r times "
                          "this is under rows x cols"),

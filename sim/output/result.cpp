@@ -91,6 +91,20 @@ nlohmann::json mean_of(const nlohmann::json& iterations) {
   return mean;
 }
 
+// Whether an iteration was the compressor's own dense warm-up (IWP's,
+// PowerSGD's before start_iteration): per bucket, every bucket's.
+bool compressor_warmup(const nlohmann::json& iteration) {
+  const nlohmann::json info = iteration.value("compressor_info", nlohmann::json::object());
+  if (!info.is_object())
+    return false;
+  const nlohmann::json buckets = info.value("buckets", nlohmann::json::array());
+  if (buckets.is_array() && !buckets.empty())
+    return std::all_of(buckets.begin(), buckets.end(), [](const nlohmann::json& bucket) {
+      return bucket.is_object() && bucket.value("warmup", false);
+    });
+  return info.value("warmup", false);
+}
+
 } // namespace
 
 nlohmann::json make_result(const Scenario& scenario, const training::RunResult& run,
@@ -367,17 +381,21 @@ std::string format_summary(const nlohmann::json& result) {
     // the synthesizer's, as its own note in result.json says.
     text += "  gradients: synthetic (no trace), " + gradients.value("note", std::string()) + "\n";
   }
-  // A compressor's own dense warm-up (IWP's) inside the averaged iterations
-  // pulls the means towards dense.
-  const nlohmann::json params = model.value("compressor_params", nlohmann::json::object());
-  if (params.contains("warmup_iterations") &&
-      params["warmup_iterations"].get<int64_t>() > summary["warmup_iterations"].get<int64_t>()) {
-    const int64_t dense = params["warmup_iterations"].get<int64_t>();
+  // A compressor's own dense warm-up (IWP's, PowerSGD's plain allreduces)
+  // inside the averaged iterations pulls the means towards dense. It is the
+  // first iterations.
+  const nlohmann::json& iterations = result["iterations"];
+  const auto dense =
+      std::distance(iterations.begin(),
+                    std::find_if_not(iterations.begin(), iterations.end(),
+                                     [](const nlohmann::json& i) { return compressor_warmup(i); }));
+  if (dense > summary["warmup_iterations"].get<int64_t>()) {
     const int64_t counted = dense - summary["warmup_iterations"].get<int64_t>();
     text += fmt::format("  note: iterations 0 to {} are {}'s dense warm-up, and {} of them are in "
                         "these means (training.warmup_iterations {} leaves them out)\n",
                         dense - 1, model["compressor"].get<std::string>(), counted, dense);
   }
+  const nlohmann::json params = model.value("compressor_params", nlohmann::json::object());
   if (model.contains("extrapolated_kernels")) {
     const auto elements = [](double n) {
       return n >= 1e6 ? fmt::format("{:.1f}M", n / 1e6) : fmt::format("{:.0f}", n);

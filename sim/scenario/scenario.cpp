@@ -170,21 +170,22 @@ std::unique_ptr<compress::Compressor> Scenario::make_compressor() const {
             : "";
     throw InputError(source_of(path), path, error.what() + hint);
   }
-  // A compressor's own dense warm-up (IWP's, 5 by default) as long as the
-  // run: every iteration dense, reported as the compressor's.
-  if (const auto warmup = made->params().find("warmup_iterations");
-      warmup != made->params().end() && warmup->get<int64_t>() >= training.iterations) {
+  // A compressor's own dense warm-up (IWP's, 5 by default; PowerSGD's
+  // start_iteration) as long as the run: every iteration dense, reported as
+  // the compressor's.
+  if (const std::string warmup_field(made->dense_warmup_parameter()); !warmup_field.empty()) {
+    const int64_t warmup = made->params().at(warmup_field).get<int64_t>();
     // The field written too long or too short: a default warm-up is written
     // nowhere, so the run's length (and the --set or file that gave it).
-    const std::string path = compressor.contains("warmup_iterations")
-                                 ? "/compressor/warmup_iterations"
-                                 : "/training/iterations";
-    throw InputError(source_of(path), path,
-                     std::to_string(warmup->get<int64_t>()) + " dense warm-up iterations" +
-                         (compressor.contains("warmup_iterations") ? "" : " (the default)") +
-                         " and the run has " + std::to_string(training.iterations) +
-                         " (training.iterations): " + compressor_name +
-                         " would never compress; give fewer, or more iterations");
+    const bool written = compressor.contains(warmup_field);
+    const std::string path = written ? "/compressor/" + warmup_field : "/training/iterations";
+    if (warmup >= training.iterations)
+      throw InputError(source_of(path), path,
+                       std::to_string(warmup) + " dense warm-up iterations" +
+                           (written ? "" : " (the default)") + " and the run has " +
+                           std::to_string(training.iterations) +
+                           " (training.iterations): " + compressor_name +
+                           " would never compress; give fewer, or more iterations");
   }
   // Parameters that must hold on this platform's workers (sketched_sgd's
   // server rank): the compressor itself finds out at its first iteration.

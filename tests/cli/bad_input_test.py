@@ -203,6 +203,11 @@ CASES = [
     ("a compressor warm-up written longer than the run",
      scenario(compressor={"name": "iwp", "warmup_iterations": 9}), {}, [],
      ["scenario.json: /compressor/warmup_iterations", "9 dense warm-up iterations and"]),
+    # PowerSGD's plain allreduces before start_iteration (DDP's 1000) are one too.
+    ("powersgd's start_iteration past the run",
+     scenario(compressor={"name": "powersgd", "start_iteration": 1000}), {}, [],
+     ["scenario.json: /compressor/start_iteration", "1000 dense warm-up iterations and",
+      "powersgd would never compress"]),
     ("missing workload", {k: v for k, v in scenario().items() if k != "workload"}, {}, [],
      ["/workload", "required field is missing"]),
     # Every place looked is named, not only the first (beside the scenario).

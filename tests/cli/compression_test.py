@@ -423,6 +423,23 @@ with tempfile.TemporaryDirectory() as work:
               and printed.returncode == 0,
               f"IWP's warm-up in the means is said with training.warmup_iterations {warmup}: "
               f"{said}")
+    # PowerSGD's plain allreduces before start_iteration are one too, per
+    # bucket (three here) as on the whole model.
+    for scope in ("model", "bucket"):
+        path = scenario(work, {"name": "powersgd", "start_iteration": 2}, 4,
+                        {"training": {"iterations": 4, "batch_per_worker": 64,
+                                      "compression_scope": scope, "bucket_size": "50kB"}})
+        printed = subprocess.run([GCSIM, "run", path, "--out", os.path.join(work, "psgd-note")],
+                                 capture_output=True, text=True, timeout=600)
+        parts = None
+        if printed.returncode == 0:
+            with open(os.path.join(work, "psgd-note", "result.json")) as handle:
+                parts = json.load(handle)["model"]["compression_parts"]
+        check(parts == (1 if scope == "model" else 3)
+              and "  note: iterations 0 to 1 are powersgd's dense warm-up, and 2 of them are in "
+              "these means (training.warmup_iterations 2 leaves them out)\n" in printed.stdout,
+              f"PowerSGD's iterations before start_iteration in the means are said ({scope}, "
+              f"{parts} parts): {printed.stdout[:600]!r} {printed.stderr[-300:]!r}")
 
     # Determinism and the timeline.
     timeline = os.path.join(work, "timeline.json")
