@@ -125,6 +125,10 @@ private:
     }
     apply_own_sets(work, sets);
     work.result.info["selected"] = counts;
+    // Dense SGD's plain average has no momentum: a fidelity against it
+    // measures the momentum too (the summary says so).
+    if (use_momentum)
+      work.result.info["momentum_in_update"] = true;
   }
 
   // At density 1 the reference compresses nothing (compress_ratio < 1.0 is

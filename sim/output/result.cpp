@@ -91,18 +91,19 @@ nlohmann::json mean_of(const nlohmann::json& iterations) {
   return mean;
 }
 
-// Whether an iteration was the compressor's own dense warm-up (IWP's,
-// PowerSGD's before start_iteration): per bucket, every bucket's.
-bool compressor_warmup(const nlohmann::json& iteration) {
+// Whether the compressor's info of an iteration says `flag` (per bucket,
+// every bucket's): "warmup", its own dense warm-up (IWP's, PowerSGD's
+// before start_iteration); "momentum_in_update" (DGC's).
+bool compressor_says(const nlohmann::json& iteration, const char* flag) {
   const nlohmann::json info = iteration.value("compressor_info", nlohmann::json::object());
   if (!info.is_object())
     return false;
   const nlohmann::json buckets = info.value("buckets", nlohmann::json::array());
   if (buckets.is_array() && !buckets.empty())
-    return std::all_of(buckets.begin(), buckets.end(), [](const nlohmann::json& bucket) {
-      return bucket.is_object() && bucket.value("warmup", false);
+    return std::all_of(buckets.begin(), buckets.end(), [flag](const nlohmann::json& bucket) {
+      return bucket.is_object() && bucket.value(flag, false);
     });
-  return info.value("warmup", false);
+  return info.value(flag, false);
 }
 
 } // namespace
@@ -385,16 +386,22 @@ std::string format_summary(const nlohmann::json& result) {
   // inside the averaged iterations pulls the means towards dense. It is the
   // first iterations.
   const nlohmann::json& iterations = result["iterations"];
-  const auto dense =
-      std::distance(iterations.begin(),
-                    std::find_if_not(iterations.begin(), iterations.end(),
-                                     [](const nlohmann::json& i) { return compressor_warmup(i); }));
+  const auto dense = std::distance(
+      iterations.begin(),
+      std::find_if_not(iterations.begin(), iterations.end(),
+                       [](const nlohmann::json& i) { return compressor_says(i, "warmup"); }));
   if (dense > summary["warmup_iterations"].get<int64_t>()) {
     const int64_t counted = dense - summary["warmup_iterations"].get<int64_t>();
     text += fmt::format("  note: iterations 0 to {} are {}'s dense warm-up, and {} of them are in "
                         "these means (training.warmup_iterations {} leaves them out)\n",
                         dense - 1, model["compressor"].get<std::string>(), counted, dense);
   }
+  if (summary.contains("fidelity") && !iterations.empty() &&
+      compressor_says(iterations.back(), "momentum_in_update"))
+    text += fmt::format("  note: {}'s update carries its momentum, the dense average it is "
+                        "compared with does not: the fidelity measures both (\"momentum\": 0 "
+                        "measures the selection alone)\n",
+                        model["compressor"].get<std::string>());
   const nlohmann::json params = model.value("compressor_params", nlohmann::json::object());
   if (model.contains("extrapolated_kernels")) {
     const auto elements = [](double n) {
