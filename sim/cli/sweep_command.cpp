@@ -10,6 +10,7 @@
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
+#include "sim/output/result.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sweep/folder_lock.hpp"
 #include "sim/sweep/process.hpp"
@@ -123,8 +124,28 @@ std::string replay_difference(const nlohmann::json& result, const std::string& r
   return "";
 }
 
+// "" when the files `result` ran on (its model.input_digests) are the
+// ones the point names now, else which one changed: a workload spec or a
+// device profile edited since is not in the scenario. A result of a build
+// before the digests cannot tell, and counts.
+std::string input_difference(const nlohmann::json& result, const nlohmann::json& digests) {
+  const nlohmann::json::json_pointer recorded_at("/model/input_digests");
+  if (!result.contains(recorded_at))
+    return "";
+  const nlohmann::json& recorded = result[recorded_at];
+  for (const auto& [role, digest] : digests.items()) {
+    const nlohmann::json was =
+        recorded.is_object() ? recorded.value(role, nlohmann::json()) : nlohmann::json();
+    if (was != digest)
+      return "its " + role + " file has changed since it ran (" +
+             (was.is_string() ? was.get<std::string>() : std::string("none")) + ", now " +
+             digest.get<std::string>() + ")";
+  }
+  return "";
+}
+
 PointState point_state(const fs::path& result_file, const nlohmann::json& scenario,
-                       const std::string& replayed) {
+                       const nlohmann::json& digests, const std::string& replayed) {
   std::error_code error;
   const fs::file_status status = fs::status(result_file, error);
   if (error && status.type() != fs::file_type::not_found)
@@ -141,6 +162,8 @@ PointState point_state(const fs::path& result_file, const nlohmann::json& scenar
     state.why_again = replay_difference(result, replayed);
     if (state.why_again.empty())
       state.why_again = scenario_difference(result, scenario);
+    if (state.why_again.empty())
+      state.why_again = input_difference(result, digests);
   } else if (fs::exists(status)) {
     state.why_again = "it is not a result of gcsim run";
   }
@@ -273,7 +296,8 @@ public:
     std::vector<PointState> states;
     for (size_t i = 0; i < points.size(); ++i)
       states.push_back(point_state(out / "points" / points[i].id / "result.json",
-                                   checked[i].scenario.resolved, replayed));
+                                   checked[i].scenario.resolved,
+                                   output::input_digests(checked[i].scenario), replayed));
     std::vector<size_t> pending;
     for (size_t i = 0; i < points.size(); ++i) {
       const PointState& state = states[i];

@@ -205,21 +205,7 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   }
   if (scenario.platform.topology == net::Topology::simgrid_xml) // which hosts the workers are
     result["model"]["worker_hosts"] = run.worker_hosts;
-  // The files the scenario names by path only (its platform is inlined in
-  // `scenario`): which bytes ran, whatever folder the paths resolved from.
-  nlohmann::json digests = nlohmann::json::object();
-  auto digest = [&digests](const char* role, const std::filesystem::path& file) {
-    if (!file.empty())
-      digests[role] = input::file_digest(file);
-  };
-  digest("device", scenario.device_file);
-  if (scenario.trace_folder)
-    digest("trace_manifest", *scenario.trace_folder / trace::kManifestFileName);
-  else
-    digest("workload", scenario.workload.source);
-  digest("compute_spec", scenario.workload.compute_spec);
-  digest("platform_xml", scenario.platform.xml_file);
-  result["model"]["input_digests"] = digests;
+  result["model"]["input_digests"] = input_digests(scenario);
   if (!extras.compressor_params.is_null())
     result["model"]["compressor_params"] = extras.compressor_params;
   if (!extras.gradient_source.is_null())
@@ -286,6 +272,22 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
     result["model"]["compute_times"] = times;
   }
   return result;
+}
+
+nlohmann::json input_digests(const Scenario& scenario) {
+  nlohmann::json digests = nlohmann::json::object();
+  auto digest = [&digests](const char* role, const std::filesystem::path& file) {
+    if (!file.empty())
+      digests[role] = input::file_digest(file);
+  };
+  digest("device", scenario.device_file);
+  if (scenario.trace_folder)
+    digest("trace_manifest", *scenario.trace_folder / trace::kManifestFileName);
+  else
+    digest("workload", scenario.workload.source);
+  digest("compute_spec", scenario.workload.compute_spec);
+  digest("platform_xml", scenario.platform.xml_file);
+  return digests;
 }
 
 std::string format_summary(const nlohmann::json& result) {

@@ -38,6 +38,11 @@ struct CompressionExtras {
   std::vector<training::Extrapolation> extrapolated;
 };
 
+/// result.json's model.input_digests: the files the scenario names by path
+/// only (its platform is inlined in `scenario`), `fnv1a64:` digests of
+/// their bytes: which bytes ran, whatever folder the paths resolved from.
+nlohmann::json input_digests(const Scenario& scenario);
+
 nlohmann::json make_result(const Scenario& scenario, const training::RunResult& run,
                            const cost::DeviceProfile& profile,
                            const CompressionExtras& extras = CompressionExtras{});

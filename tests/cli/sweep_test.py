@@ -238,6 +238,28 @@ with tempfile.TemporaryDirectory() as work:
     check(sweep(work, sweep_file).returncode == 0 and read(csv_path) == original,
           "the first sweep again gives its own sweep.csv")
 
+    # A file the scenario names, edited since its points ran (a layer spec
+    # given 10 times the FLOPs), is not in the scenario: the results it made
+    # were counted as done.
+    workload = os.path.join(work, "model.json")
+    with open(os.path.join(ROOT, "workloads", "models", "resnet18-cifar10.json")) as handle:
+        model = json.load(handle)
+    write_json(workload, model)
+    own_file = os.path.join(work, "own-model.sweep.json")
+    own_out = os.path.join(work, "own-model")
+    write_json(own_file, {**spec, "set": {"training.iterations": 2, "workload": workload}})
+    first_own = sweep(work, own_file, "--out", own_out)
+    for layer in model["layers"]:
+        layer["forward_flops"] *= 10
+    model.pop("flops_per_sample")  # the layers' sums, optional
+    write_json(workload, model)
+    edited = sweep(work, own_file, "--out", own_out, "--dry-run")
+    check(first_own.returncode == 0 and edited.returncode == 0
+          and "0 done, 4 to run" in edited.stdout
+          and edited.stdout.count("to run again (its result.json: its workload file has changed "
+                                  "since it ran (fnv1a64:") == 4,
+          f"results of an edited workload file are run again: {edited.stdout[-400:]}")
+
     # Bad sweep files: exit 2, one line naming the file and the JSON path.
     bad_input(work, "no-scenario.json", {"grid": {"platform.nodes": [2]}}, "/scenario",
               ["missing"])
