@@ -199,7 +199,13 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
                                   count_text(kMaxTreeLinks) +
                                   " (SimGrid needs about 1.5 KB of memory per link)");
     const auto leaves = static_cast<int64_t>(size.leaves);
-    spec.nodes = static_cast<int>(reader.integer_or("nodes", 1, leaves, leaves));
+    spec.nodes = static_cast<int>(reader.integer_or("nodes", 1, kMaxWorkers, leaves));
+    // The bound is the tree's, which a --set of the nodes alone does not show.
+    if (spec.nodes > leaves)
+      reader.fail("nodes", std::to_string(spec.nodes) + " workers, more than the tree's " +
+                               std::to_string(leaves) +
+                               " leaves (the product of fat_tree.down): give fewer, or a larger "
+                               "\"down\"");
     spec.link = read_link(reader, "link");
     reader.finish();
     return spec;
