@@ -42,14 +42,20 @@ std::vector<Tensor> read_tensors(ObjectReader& layer, int64_t parameters) {
     ObjectReader tensor(tensors[t], layer.file(),
                         layer.path_of("tensors") + "/" + std::to_string(t));
     std::string name = tensor.string_or("name", "");
+    if (tensor.has("name") && name.empty())
+      tensor.fail("name", "is empty: leave it out for an unnamed tensor");
     // The compressors' layer is named after it (an unnamed one after its
     // index, as the feed names it), in messages.
     const std::string shown = tensor_label({name, {}}, t);
     for (size_t b = 0; b < read.size(); ++b)
-      if (tensor_label(read[b], b) == shown)
-        tensor.fail("name", "\"" + shown +
-                                "\" names an earlier tensor of the layer too (an unnamed one "
-                                "is named by its index): a layer's tensor names must be unique");
+      if (tensor_label(read[b], b) == shown) {
+        const std::string what = "\"" + shown +
+                                 "\" names an earlier tensor of the layer too (an unnamed one "
+                                 "is named by its index): a layer's tensor names must be unique";
+        if (name.empty())
+          tensor.fail_here(what);
+        tensor.fail("name", what);
+      }
     // Extents bounded as the layer's parameters are; the sizes are checked
     // against the layer below, where a message can say so.
     std::vector<int64_t> shape = tensor.integers("shape", 1, int64_t{1} << 40);

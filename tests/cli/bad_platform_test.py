@@ -158,14 +158,6 @@ def fat_tree_too_large(workdir):
                          "--set", "platform.fat_tree.up=[1,1]"), out,
                    ["--set platform.fat_tree.down=[4096,4096]: /platform/fat_tree/down",
                     "16777216 leaves"])
-    # More workers than a shipped tree's leaves: the leaves are named, not
-    # a bare range the --set alone does not explain.
-    out = out_dir(workdir, "nodes-past-leaves")
-    expect_refused("more nodes than a fat-tree's leaves",
-                   gcsim("run", QUICKSTART, "--out", out, "--set", f"platform={fattree}",
-                         "--set", "platform.nodes=97"), out,
-                   ["--set platform.nodes=97: /platform/nodes", "more than the tree's 96 leaves",
-                    "fat_tree.down"])
     # At the limit itself: 65536 leaves run (2 of them used).
     path = scenario_file(workdir, {"topology": "fat_tree", "link": LINK, "nodes": 2,
                                    "fat_tree": {"down": [256, 256], "up": [1, 1]}})
