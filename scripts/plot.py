@@ -285,6 +285,22 @@ def read_csv(path):
     return [row for _, row in rows], params
 
 
+def add_resolved(scenario, model):
+    """The values a run resolved for the training and compressor fields its
+    scenario left out (result.json's model.training and compressor_params
+    hold them, defaults included): a run that spells out a default is not
+    another setting, and a panel says the value, not a blank."""
+    if not isinstance(model, dict):
+        return
+    for prefix, resolved in (("training", model.get("training")),
+                             ("compressor", model.get("compressor_params"))):
+        if isinstance(resolved, dict):
+            values = {}
+            flatten(resolved, prefix, values, numbers_only=False)
+            for key, value in values.items():
+                scenario.setdefault(key, value)
+
+
 def read_results(paths):
     """Rows from result.json files; parameters are the scenario fields that differ."""
     rows, scenarios = [], []
@@ -310,6 +326,7 @@ def read_results(paths):
                 del row[key]
         scenario = {}
         flatten(scenario_value, "", scenario, numbers_only=False)
+        add_resolved(scenario, result.get("model"))
         row["compressor_name"] = str(scenario.get("compressor.name", ""))
         row["point"] = os.path.basename(os.path.dirname(os.path.abspath(path)))
         row["_setting"] = setting_of(result.get("model"))

@@ -248,6 +248,24 @@ with tempfile.TemporaryDirectory() as work:
           "result.json files are accepted as input")
     check(non_empty(os.path.join(out, "time_breakdown.png"), b"\x89PNG"),
           "the time breakdown has no facet suffix without facets")
+    # A run that spells out a default (training.overlap, a compressor's
+    # variant) is the same setting as one that leaves it to the run: each
+    # result's model says what ran. They were two panels, one titled with a
+    # blank ("overlap = ").
+    for path, spelled in zip(results, (False, True, False)):
+        with open(path) as handle:
+            document = json.load(handle)
+        document["model"] = {"training": {"overlap": True, "iterations": 2},
+                             "compressor_params": {}}
+        if spelled:
+            document["scenario"]["training"] = {"overlap": True}
+        with open(path, "w") as handle:
+            json.dump(document, handle)
+    out = os.path.join(work, "figures-defaults")
+    result = plot(*results, "--out", out)
+    check(result.returncode == 0 and sorted(os.listdir(out)) == sorted(os.listdir(
+              os.path.join(work, "figures-results"))),
+          f"a default spelled out in one result is no facet: {sorted(os.listdir(out))}")
 
     # Whole platform objects as grid values set the worker count: they are
     # the x axis, not one panel each.
