@@ -384,6 +384,14 @@ std::string format_summary(const nlohmann::json& result) {
     // the synthesizer's, as its own note in result.json says.
     text += "  gradients: synthetic (no trace), " + gradients.value("note", std::string()) + "\n";
   }
+  // The title says "parameter_server allreduce" (the dense baseline's), but
+  // a compressor's steps run among the workers: its speedup is partly the
+  // change of algorithm.
+  if (model.value("topology", "") == "parameter_server" && summary.contains("speedup_vs_dense"))
+    text += fmt::format("  note: {}'s steps run among the workers (its allreduces a ring) and "
+                        "leave the servers idle; the dense baseline pushes and pulls through "
+                        "them\n",
+                        model["compressor"].get<std::string>());
   // A compressor's own dense warm-up (IWP's, PowerSGD's plain allreduces)
   // inside the averaged iterations pulls the means towards dense. It is the
   // first iterations.

@@ -108,10 +108,17 @@ def compressed_on_parameter_server(workdir):
     path = scenario_file(workdir, {"topology": "parameter_server", "nodes": 4, "servers": 2,
                                    "link": LINK})
     out = os.path.join(workdir, "out-ps")
-    result = gcsim("run", path, "--out", out, "--quiet", "--set",
+    result = gcsim("run", path, "--out", out, "--set",
                    'compressor={"name": "randomk", "density": 0.01}')
     check(result.returncode == 0, f"a compressed run on a parameter-server platform finishes "
                                   f"(status {result.returncode}: {result.stderr.strip()[-200:]})")
+    # Its title names the baseline's push/pull; the summary says where the
+    # compressor's steps ran instead (a dense run's has nothing to say).
+    dense = gcsim("run", path, "--out", os.path.join(workdir, "out-ps-dense"))
+    note = "  note: randomk's steps run among the workers (its allreduces a ring)"
+    check(note in result.stdout and dense.returncode == 0 and "note:" not in dense.stdout,
+          f"a compressed run on parameter servers says its steps bypass them: "
+          f"{result.stdout[:400]!r}")
 
 
 def sixteen_thousand_workers(workdir):
