@@ -519,11 +519,37 @@ def _rate_spellings(text):
     return spellings
 
 
+# Other names of the duration units; no bare "m" or "u" (minutes and
+# milliseconds are both written "m"). units.cpp's duration_spellings.
+_DURATION_NAMES = {"sec": "s", "second": "s", "msec": "ms", "millisecond": "ms",
+                   "usec": "us", "microsecond": "us", "nsec": "ns", "nanosecond": "ns",
+                   "psec": "ps", "minute": "min", "hr": "h", "hour": "h"}
+
+
+def _duration_spellings(text):
+    """Durations text may mean in another way of writing the unit: "5µs",
+    "5usec" -> "5us"; "2secs" -> "2s"; "3 hours" -> "3h". units.cpp's
+    duration_spellings."""
+    split = split_number(text)
+    if split is None or parse_duration(text) is not None:
+        return []
+    written = split[1]
+    unit = written
+    for micro in ("\u00b5", "\u03bc"):
+        if unit.startswith(micro):
+            unit = "u" + unit[1:]
+    unit = "".join(c.lower() if c.isascii() else c for c in unit)
+    if len(unit.encode()) > 1 and unit.endswith("s") and unit not in ("ms", "us", "ns", "ps"):
+        unit = unit[:-1]  # "secs", "usecs", "hrs", "minutes"
+    meant = _DURATION_NAMES.get(unit, unit if unit in DURATION_UNITS else None)
+    return [] if meant is None else [_number_as_written(text, written) + meant]
+
+
 def spelling_hint(text, quantity):
     """What gcsim adds after refusing `text` as a link's "bandwidth" or
     "latency" (`quantity`): ' (did you mean "10Gbps"?)' for a unit it knows
-    in another case or way of writing a rate, naming only values it would
-    take; "" otherwise (json_reader.cpp's parse_unit_field)."""
+    in another case or way of writing a rate or a duration, naming only
+    values it would take; "" otherwise (json_reader.cpp's parse_unit_field)."""
     if quantity not in ("bandwidth", "latency"):
         raise ValueError(f"no spelling hints for {quantity!r}")
     if not isinstance(text, str):
@@ -538,9 +564,9 @@ def spelling_hint(text, quantity):
     meant = taken(_case_spellings(text, units, bits_apart=bandwidth))
     if meant:
         return ' (units are case-sensitive: did you mean "' + '" or "'.join(meant) + '"?)'
-    rates = taken(_rate_spellings(text)) if bandwidth else []
-    if rates:
-        return ' (did you mean "' + '" or "'.join(rates) + '"?)'
+    others = taken(_rate_spellings(text) if bandwidth else _duration_spellings(text))
+    if others:
+        return ' (did you mean "' + '" or "'.join(others) + '"?)'
     return ""
 
 

@@ -423,12 +423,12 @@ double parse_unit_field(ObjectReader& reader, std::string_view key, units::Quant
   std::string hint;
   for (size_t i = 0; i < meant.size(); ++i)
     hint += (i == 0 ? " (units are case-sensitive: did you mean \"" : "\" or \"") + meant[i];
-  const std::vector<std::string> rates =
-      meant.empty() && value.is_string() && quantity == units::Quantity::bandwidth
-          ? in_range(units::rate_spellings(value.get<std::string>()))
+  const std::vector<std::string> others =
+      meant.empty() && value.is_string()
+          ? in_range(units::other_spellings(value.get<std::string>(), quantity))
           : std::vector<std::string>{};
-  for (size_t i = 0; i < rates.size(); ++i)
-    hint += (i == 0 ? " (did you mean \"" : "\" or \"") + rates[i];
+  for (size_t i = 0; i < others.size(); ++i)
+    hint += (i == 0 ? " (did you mean \"" : "\" or \"") + others[i];
   if (!hint.empty())
     hint += "\"?)";
   reader.fail(key, std::string("expected ") + accepted.wanted + " (e.g. \"" + example +

@@ -298,6 +298,58 @@ std::vector<std::string> rate_spellings(std::string_view text) {
   return spellings;
 }
 
+std::vector<std::string> duration_spellings(std::string_view text) {
+  const auto split = split_number(text);
+  if (!split || parse_duration(text))
+    return {};
+  std::string unit(split->second);
+  // The micro signs (U+00B5, U+03BC in UTF-8) before any lowering.
+  for (const std::string_view micro : {"\xC2\xB5", "\xCE\xBC"})
+    if (unit.rfind(micro, 0) == 0)
+      unit = "u" + unit.substr(micro.size());
+  std::transform(unit.begin(), unit.end(), unit.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (unit.size() > 1 && unit.back() == 's' && unit != "ms" && unit != "us" && unit != "ns" &&
+      unit != "ps")
+    unit.pop_back(); // "secs", "usecs", "hrs", "minutes"
+  // No bare "m" or "u": minutes and milliseconds are both read into "m".
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kNames{{
+      {"sec", "s"},
+      {"second", "s"},
+      {"msec", "ms"},
+      {"millisecond", "ms"},
+      {"usec", "us"},
+      {"microsecond", "us"},
+      {"nsec", "ns"},
+      {"nanosecond", "ns"},
+      {"psec", "ps"},
+      {"minute", "min"},
+      {"hr", "h"},
+      {"hour", "h"},
+  }};
+  for (const auto& [name, meant] : kNames)
+    if (unit == name)
+      return {std::string(number_as_written(text, split->second)) + std::string(meant)};
+  // "5us" written with a micro sign lowers to a known unit as it is.
+  for (const Unit& known : kDurationUnits)
+    if (unit == known.suffix)
+      return {std::string(number_as_written(text, split->second)) + unit};
+  return {};
+}
+
+std::vector<std::string> other_spellings(std::string_view text, Quantity quantity) {
+  switch (quantity) {
+  case Quantity::bandwidth:
+    return rate_spellings(text);
+  case Quantity::duration:
+    return duration_spellings(text);
+  case Quantity::size:
+  case Quantity::flop_rate:
+    return {};
+  }
+  return {};
+}
+
 std::string format_number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);

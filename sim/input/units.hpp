@@ -32,6 +32,12 @@ std::vector<std::string> spellings_ignoring_case(std::string_view text, Quantity
 /// "10Gb" and "10Gb/s" -> {"10Gbps"}, "10Gbits/s" -> {"10Gbit/s"}, "10G"
 /// -> {"10Gbps", "10GBps"}; empty where it parses or none fits.
 std::vector<std::string> rate_spellings(std::string_view text);
+/// What a duration written another common way may have meant: "5µs" and
+/// "5usec" -> {"5us"}, "2secs" -> {"2s"}, "3 hours" -> {"3h"}; empty where
+/// it parses or none fits ("10m": minutes or milliseconds).
+std::vector<std::string> duration_spellings(std::string_view text);
+/// rate_spellings for a bandwidth, duration_spellings for a duration.
+std::vector<std::string> other_spellings(std::string_view text, Quantity quantity);
 
 /// A number in messages, six significant digits as printf's %g: 0.0001 ->
 /// "0.0001", 1e-300 -> "1e-300", 262144 -> "262144".

@@ -501,6 +501,8 @@ CASES = [
      ["/platform/link/bandwidth", 'got "10Gb" (did you mean "10Gbps"?)']),
     ("a bandwidth in bits a second", with_platform(link={"bandwidth": "10Gbs", "latency": "10us"}),
      {}, [], ["/platform/link/bandwidth", 'got "10Gbs" (did you mean "10Gbps"?)']),
+    ("a latency with a micro sign", with_platform(link={"bandwidth": "10Gbps", "latency": "5µs"}),
+     {}, [], ["/platform/link/latency", 'got "5µs" (did you mean "5us"?)']),
     # No hint to a value the field refuses too: 2000Tbps is past 1000Tbps.
     ("a bandwidth past the range without its per second",
      with_platform(link={"bandwidth": "2000Tb", "latency": "10us"}), {}, [],

@@ -112,3 +112,28 @@ TEST_CASE("a bandwidth written as a rate another common way: the table's spellin
   CHECK(rate_spellings("fast").empty());
   CHECK(rate_spellings("10Gib").empty()); // "Gibps" is no unit: GiBps is eight times the rate
 }
+
+TEST_CASE("a duration written another common way: the table's spelling of it") {
+  using V = std::vector<std::string>;
+  CHECK(duration_spellings("5\xC2\xB5s") == V{"5us"}); // the micro sign
+  CHECK(duration_spellings("5\xCE\xBCs") == V{"5us"}); // the Greek mu
+  CHECK(duration_spellings("5usec") == V{"5us"});
+  CHECK(duration_spellings("5 usecs") == V{"5us"});
+  CHECK(duration_spellings("1.5msec") == V{"1.5ms"});
+  CHECK(duration_spellings("2secs") == V{"2s"});
+  CHECK(duration_spellings("2 Seconds") == V{"2s"});
+  CHECK(duration_spellings("3 hours") == V{"3h"});
+  CHECK(duration_spellings("3hrs") == V{"3h"});
+  CHECK(duration_spellings("10mins") == V{"10min"});
+  CHECK(duration_spellings("1e2nanoseconds") == V{"1e2ns"});
+  // Nothing where the text parses or the unit is ambiguous or unknown.
+  CHECK(duration_spellings("5us").empty());
+  CHECK(duration_spellings("10m").empty()); // minutes or milliseconds
+  CHECK(duration_spellings("5u").empty());
+  CHECK(duration_spellings("5 fortnights").empty());
+  CHECK(duration_spellings("soon").empty());
+  // other_spellings picks by quantity.
+  CHECK(other_spellings("5usec", Quantity::duration) == V{"5us"});
+  CHECK(other_spellings("10Gb", Quantity::bandwidth) == V{"10Gbps"});
+  CHECK(other_spellings("5usec", Quantity::size).empty());
+}
