@@ -266,6 +266,7 @@ public:
     std::map<fs::path, cost::DeviceProfile> devices; // each device of the grid, loaded once
     const std::vector<CheckedPoint> checked =
         check_points(spec, points, commands, devices, replay_file_);
+    refuse_same_runs(spec, points, checked);
     const std::string replayed = replay_file_.empty() ? "" : recorded_path(replay_file_);
     // A replay draws nothing from the seed but the stragglers' compute: a
     // seed axis without them repeats one point (it is right with them).
@@ -362,6 +363,41 @@ private:
     Scenario scenario;
     std::unique_ptr<compress::Compressor> compressor;
   };
+
+  // What a point runs: its scenario with the compressor's parameters as it
+  // resolved them, defaults included (a replay's compressor is the
+  // schedule's, the same for every point).
+  static nlohmann::json what_runs(const CheckedPoint& point) {
+    nlohmann::json runs = point.scenario.resolved;
+    if (point.compressor) {
+      runs["compressor"] = point.compressor->params();
+      runs["compressor"]["name"] = point.compressor->name();
+    }
+    return runs;
+  }
+
+  // Grid values that differ only in a compressor default written out
+  // ({"name": "topk"} beside {"name": "topk", "density": 0.001}) would be
+  // one run twice, and two lines of one setting in the figures. Keyed by a
+  // hash of the text, compared whole where two hashes meet: the texts of a
+  // large grid's points would not fit in memory.
+  static void refuse_same_runs(const sweep::SweepSpec& spec,
+                               const std::vector<sweep::Point>& points,
+                               const std::vector<CheckedPoint>& checked) {
+    std::multimap<size_t, size_t> seen;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const std::string text = what_runs(checked[i]).dump();
+      const size_t key = std::hash<std::string>{}(text);
+      for (auto [it, end] = seen.equal_range(key); it != end; ++it)
+        if (what_runs(checked[it->second]).dump() == text)
+          throw InputError(spec.file.string(), "/grid",
+                           "points " + points[it->second].id + " and " + points[i].id +
+                               " run the same scenario (as a compressor's default written "
+                               "out in one and left to it in the other): the two would be one "
+                               "run twice");
+      seen.emplace(key, i);
+    }
+  }
 
   // Every point's scenario and compressor are made before anything runs, so
   // a bad value in the grid stops the sweep at once instead of after hours

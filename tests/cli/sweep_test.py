@@ -281,6 +281,17 @@ with tempfile.TemporaryDirectory() as work:
                "grid": {"platform.link.bandwidth": ["10Gbps", "1Gbps", "1.25GBps"]}},
               "/grid/platform.link.bandwidth/2",
               ['"1.25GBps" is "10Gbps" (value 0) written another way'])
+    # And a compressor's default written out in one value only: the same run.
+    bad_input(work, "same-compressor.json",
+              {"scenario": QUICKSTART,
+               "grid": {"platform.nodes": [2, 4],
+                        "compressor": [{"name": "topk", "density": 0.01},
+                                       {"name": "randomk", "density": 0.01},
+                                       {"name": "topk", "density": 0.01,
+                                        "variant": "allgather_pairs"}]}},
+              "/grid", ["points p000_nodes-2_compressor-topk-density0.01 and "
+                        "p002_nodes-2_compressor-topk-density0.01-variantallgather_pairs run the "
+                        "same scenario", "one run twice"])
     bad_input(work, "both.json",
               {"scenario": QUICKSTART, "grid": {"platform.nodes": [2]},
                "set": {"platform.nodes": 4}}, "/set/platform.nodes", ["grid"])
