@@ -160,15 +160,46 @@ Platform build_ring(const PlatformSpec& spec) {
   return platform;
 }
 
+// A machine of `spec.gpus_per_node` GPUs inside `parent`, each GPU on its
+// NVLink-class link to the machine's switch, which reaches the outside
+// through the router returned (the machine's NIC; its link is the
+// parent's). GPU ranks are first_rank onwards.
+std::pair<sg4::NetZone*, simgrid::kernel::routing::NetPoint*>
+make_gpu_machine(sg4::NetZone* parent, const PlatformSpec& spec, const std::string& name,
+                 int first_rank, std::vector<sg4::Host*>& gpus) {
+  auto* machine = sg4::create_star_zone(name);
+  machine->set_parent(parent);
+  auto* nic_router = machine->create_router(name + "-nic");
+  machine->add_route(nic_router, nullptr, nullptr, nullptr, {}, true);
+  for (int gpu = 0; gpu < spec.gpus_per_node; ++gpu) {
+    const std::string gpu_name = "gpu-" + std::to_string(first_rank + gpu);
+    sg4::Host* host = machine->create_host(gpu_name, kHostSpeed)->seal();
+    auto* nvlink = make_duplex(machine, gpu_name + "-nvlink", spec.gpu_link);
+    machine->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {up(nvlink)}, true);
+    gpus.push_back(host);
+  }
+  machine->seal();
+  return {machine, nic_router};
+}
+
+// SimGrid's fat tree; a leaf is a worker's host, or a machine of GPUs
+// (make_gpu_machine) where the spec gives more than one a leaf.
 Platform build_fat_tree(const PlatformSpec& spec) {
   Platform platform;
   std::vector<sg4::Host*> hosts;
-  auto make_leaf = [&hosts](sg4::NetZone* zone, const std::vector<unsigned long>&,
-                            unsigned long id) {
+  const bool machines = spec.has_gpu_machines();
+  auto make_leaf = [&hosts, &spec, machines](sg4::NetZone* zone, const std::vector<unsigned long>&,
+                                             unsigned long id) {
+    using NetPoint = simgrid::kernel::routing::NetPoint;
+    if (machines) {
+      const auto [machine, gateway] =
+          make_gpu_machine(zone, spec, spec.name + "-node" + std::to_string(id),
+                           static_cast<int>(id) * spec.gpus_per_node, hosts);
+      return std::make_pair(machine->get_netpoint(), gateway);
+    }
     sg4::Host* host = zone->create_host("gpu-" + std::to_string(id), kHostSpeed)->seal();
     hosts.push_back(host);
-    return std::make_pair(host->get_netpoint(),
-                          static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
+    return std::make_pair(host->get_netpoint(), static_cast<NetPoint*>(nullptr));
   };
   const auto& tree = spec.fat_tree;
   sg4::FatTreeParams params(static_cast<unsigned>(tree.down.size()), tree.down, tree.up,
@@ -180,7 +211,7 @@ Platform build_fat_tree(const PlatformSpec& spec) {
   std::sort(hosts.begin(), hosts.end(), [](const sg4::Host* a, const sg4::Host* b) {
     return std::stoi(a->get_name().substr(4)) < std::stoi(b->get_name().substr(4));
   });
-  platform.workers.assign(hosts.begin(), hosts.begin() + spec.nodes);
+  platform.workers.assign(hosts.begin(), hosts.begin() + spec.worker_count());
   return platform;
 }
 
@@ -191,18 +222,8 @@ Platform build_multi_gpu(const PlatformSpec& spec) {
   Platform platform;
   for (int node = 0; node < spec.nodes; ++node) {
     std::string node_name = spec.name + "-node" + std::to_string(node);
-    auto* machine = sg4::create_star_zone(node_name);
-    machine->set_parent(network);
-    auto* nic_router = machine->create_router(node_name + "-nic");
-    machine->add_route(nic_router, nullptr, nullptr, nullptr, {}, true);
-    for (int gpu = 0; gpu < spec.gpus_per_node; ++gpu) {
-      int rank = node * spec.gpus_per_node + gpu;
-      sg4::Host* host = machine->create_host("gpu-" + std::to_string(rank), kHostSpeed)->seal();
-      auto* nvlink = make_duplex(machine, "gpu-" + std::to_string(rank) + "-nvlink", spec.gpu_link);
-      machine->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {up(nvlink)}, true);
-      platform.workers.push_back(host);
-    }
-    machine->seal();
+    const auto [machine, nic_router] =
+        make_gpu_machine(network, spec, node_name, node * spec.gpus_per_node, platform.workers);
     auto* nic = make_duplex(network, node_name + "-nic-link", spec.link);
     network->add_route(machine->get_netpoint(), nullptr, nic_router, nullptr, {up(nic)}, true);
   }

@@ -64,7 +64,7 @@ struct FatTreeSpec {
 struct PlatformSpec {
   std::string name;
   Topology topology = Topology::star;
-  int nodes = 0;                    // machines (workers, except for multi_gpu)
+  int nodes = 0;                    // machines (workers, except of GPU machines)
   LinkSpec link;                    // each node's NIC (star, ps, fat-tree) or ring hop
   std::optional<LinkSpec> backbone; // a shared switch fabric for star clusters
   // parameter_server
@@ -72,7 +72,8 @@ struct PlatformSpec {
   LinkSpec server_link;
   // fat_tree
   FatTreeSpec fat_tree;
-  // multi_gpu: `nodes` machines with gpus_per_node GPUs behind one NIC (`link`)
+  // multi_gpu, and a fat tree's leaves where gpus_per_node > 1: `nodes`
+  // machines with gpus_per_node GPUs behind one NIC (`link`)
   int gpus_per_node = 1;
   LinkSpec gpu_link;
   // star only: the workers are processes on one machine with this many
@@ -95,10 +96,14 @@ struct PlatformSpec {
   std::string source_file;
   std::string source_path;
 
-  /// Workers (one per GPU) the platform provides.
-  int worker_count() const {
-    return topology == Topology::multi_gpu ? nodes * gpus_per_node : nodes;
+  /// Whether the workers are the GPUs of multi-GPU machines, each
+  /// machine's consecutive ranks (a multi_gpu platform, or a fat tree of
+  /// such machines): what hierarchical collectives and NCCL's chains follow.
+  bool has_gpu_machines() const {
+    return topology == Topology::multi_gpu || (topology == Topology::fat_tree && gpus_per_node > 1);
   }
+  /// Workers (one per GPU) the platform provides.
+  int worker_count() const { return has_gpu_machines() ? nodes * gpus_per_node : nodes; }
 };
 
 const char* topology_name(Topology topology);

@@ -197,7 +197,7 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   // choice read the same.
   if (scenario.training.broadcast != BroadcastAlgorithm::binomial)
     result["model"]["broadcast"] = broadcast_name(scenario.training.broadcast);
-  if (scenario.platform.topology == net::Topology::multi_gpu) {
+  if (scenario.platform.has_gpu_machines()) {
     // The machine's inside too, where a typo otherwise shows nowhere but
     // in the inlined platform.
     result["model"]["gpus_per_node"] = scenario.platform.gpus_per_node;

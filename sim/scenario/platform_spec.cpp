@@ -3,6 +3,9 @@
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/format.h>
 
 namespace gcsim {
@@ -74,6 +77,26 @@ TreeSize tree_size(const net::FatTreeSpec& tree) {
   return size;
 }
 
+// A machine's GPUs: `gpus_per_node`, and the `gpu_link` each GPU reaches
+// the machine's switch on. Required on a multi_gpu platform; a fat tree's
+// leaf is one GPU unless it gives them, and a leaf of one GPU is that GPU
+// (no link of its own inside, so a gpu_link beside it is on no route).
+void read_gpu_machine(ObjectReader& reader, net::PlatformSpec& spec, bool required) {
+  if (!required && !reader.has("gpus_per_node")) {
+    if (reader.has("gpu_link"))
+      reader.fail("gpu_link", "is the link of a machine's GPUs: give \"gpus_per_node\" too");
+    reader.allow("gpus_per_node");
+    reader.allow("gpu_link");
+    return;
+  }
+  spec.gpus_per_node = static_cast<int>(reader.integer("gpus_per_node", 1, 64));
+  if (!required && spec.gpus_per_node == 1 && !reader.has("gpu_link")) {
+    reader.allow("gpu_link");
+    return;
+  }
+  spec.gpu_link = read_link(reader, "gpu_link");
+}
+
 net::NetworkModelSpec read_network(ObjectReader& parent) {
   net::NetworkModelSpec network;
   if (!parent.has("network")) {
@@ -130,22 +153,28 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
   spec.network = read_network(reader);
   // A field of another topology ("--set platform.servers=2" on a star) was
   // "unknown field", which sends one looking for a typo.
-  static const std::pair<const char*, Topology> kOwnFields[] = {
-      {"shared_cores", Topology::star},
-      {"backbone", Topology::star},
-      {"float16_sum", Topology::star},
-      {"servers", Topology::parameter_server},
-      {"server_link", Topology::parameter_server},
-      {"fat_tree", Topology::fat_tree},
-      {"gpus_per_node", Topology::multi_gpu},
-      {"gpu_link", Topology::multi_gpu},
-      {"xml", Topology::simgrid_xml}};
-  for (const auto& [field, owner] : kOwnFields)
-    if (spec.topology != owner && reader.has(field))
-      reader.fail(field, "is a field of a " + std::string(net::topology_name(owner)) +
-                             " platform, not of a " +
-                             std::string(net::topology_name(spec.topology)) +
-                             " one (set \"topology\" to " + net::topology_name(owner) + ")");
+  // A fat tree's leaves may be multi-GPU machines: their fields are its too.
+  static const std::pair<const char*, std::vector<Topology>> kOwnFields[] = {
+      {"shared_cores", {Topology::star}},
+      {"backbone", {Topology::star}},
+      {"float16_sum", {Topology::star}},
+      {"servers", {Topology::parameter_server}},
+      {"server_link", {Topology::parameter_server}},
+      {"fat_tree", {Topology::fat_tree}},
+      {"gpus_per_node", {Topology::multi_gpu, Topology::fat_tree}},
+      {"gpu_link", {Topology::multi_gpu, Topology::fat_tree}},
+      {"xml", {Topology::simgrid_xml}}};
+  for (const auto& [field, owners] : kOwnFields) {
+    if (!reader.has(field) ||
+        std::find(owners.begin(), owners.end(), spec.topology) != owners.end())
+      continue;
+    std::string owned_by = net::topology_name(owners.front());
+    for (size_t o = 1; o < owners.size(); ++o)
+      owned_by += std::string(" or ") + net::topology_name(owners[o]);
+    reader.fail(field, "is a field of a " + owned_by + " platform, not of a " +
+                           std::string(net::topology_name(spec.topology)) +
+                           " one (set \"topology\" to " + net::topology_name(owners.front()) + ")");
+  }
 
   if (spec.topology == Topology::simgrid_xml) {
     std::string xml = reader.string("xml");
@@ -199,11 +228,19 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
                                   count_text(kMaxTreeLinks) +
                                   " (SimGrid needs about 1.5 KB of memory per link)");
     const auto leaves = static_cast<int64_t>(size.leaves);
+    // A leaf may be a machine of GPUs, each on its gpu_link, the leaf's link
+    // its NIC; SimGrid builds every leaf, used or not.
+    read_gpu_machine(reader, spec, /*required=*/false);
+    if (leaves * spec.gpus_per_node > kMaxWorkers)
+      reader.fail("gpus_per_node", std::to_string(spec.gpus_per_node) + " GPUs on each of the " +
+                                       count_text(size.leaves) + " leaves are more than " +
+                                       std::to_string(kMaxWorkers) + " hosts");
     spec.nodes = static_cast<int>(reader.integer_or("nodes", 1, kMaxWorkers, leaves));
     // The bound is the tree's, which a --set of the nodes alone does not show.
     if (spec.nodes > leaves)
-      reader.fail("nodes", std::to_string(spec.nodes) + " workers, more than the tree's " +
-                               std::to_string(leaves) +
+      reader.fail("nodes", std::to_string(spec.nodes) +
+                               (spec.has_gpu_machines() ? " machines" : " workers") +
+                               ", more than the tree's " + std::to_string(leaves) +
                                " leaves (the product of fat_tree.down): give fewer, or a larger "
                                "\"down\"");
     spec.link = read_link(reader, "link");
@@ -225,8 +262,7 @@ net::PlatformSpec read_platform_spec(const nlohmann::json& json, const std::stri
     spec.server_link = reader.has("server_link") ? read_link(reader, "server_link") : spec.link;
     reader.allow("server_link");
   } else if (spec.topology == Topology::multi_gpu) {
-    spec.gpus_per_node = static_cast<int>(reader.integer("gpus_per_node", 1, 64));
-    spec.gpu_link = read_link(reader, "gpu_link");
+    read_gpu_machine(reader, spec, /*required=*/true);
     if (static_cast<int64_t>(spec.nodes) * spec.gpus_per_node > kMaxWorkers)
       reader.fail("nodes", "nodes x gpus_per_node exceeds " + std::to_string(kMaxWorkers));
   }

@@ -112,9 +112,9 @@ TrainingSpec read_training(ObjectReader& parent, const net::PlatformSpec& platfo
   if (training.allreduce == AllreduceAlgorithm::parameter_server && !has_servers)
     reader.fail("allreduce", "\"parameter_server\" needs a platform with topology "
                              "\"parameter_server\"");
-  if (training.allreduce == AllreduceAlgorithm::hierarchical &&
-      platform.topology != net::Topology::multi_gpu)
-    reader.fail("allreduce", "\"hierarchical\" needs a platform with topology \"multi_gpu\" "
+  if (training.allreduce == AllreduceAlgorithm::hierarchical && !platform.has_gpu_machines())
+    reader.fail("allreduce", "\"hierarchical\" needs machines of several GPUs, a platform with "
+                             "topology \"multi_gpu\" or a \"fat_tree\" with \"gpus_per_node\" "
                              "(its rings run among the GPUs of each machine and between the "
                              "machines), got \"" +
                                  std::string(net::topology_name(platform.topology)) + "\"");

@@ -85,7 +85,7 @@ IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& pr
   plan.kernels_share_device = scenario.training.kernels_share_device;
   plan.algorithm = scenario.training.allreduce;
   plan.broadcast = scenario.training.broadcast;
-  if (scenario.platform.topology == net::Topology::multi_gpu)
+  if (scenario.platform.has_gpu_machines())
     plan.ranks_per_node = scenario.platform.gpus_per_node;
   plan.iterations = scenario.training.iterations;
   plan.compute_variation = scenario.training.compute_variation;

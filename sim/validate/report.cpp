@@ -82,7 +82,7 @@ nlohmann::json make_report(const ValidationInput& input) {
   if (input.platform.float16_sum_s > 0)
     report["platform"]["float16_sum_s"] = input.platform.float16_sum_s;
   // A multi-GPU cluster's second tier: the machines' GPUs behind one NIC.
-  if (input.platform.topology == net::Topology::multi_gpu)
+  if (input.platform.has_gpu_machines())
     report["platform"].update({{"machines", input.platform.nodes},
                                {"gpus_per_node", input.platform.gpus_per_node},
                                {"gpu_link_bandwidth_Bps", input.platform.gpu_link.bandwidth_Bps},

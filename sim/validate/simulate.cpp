@@ -29,7 +29,7 @@ namespace {
 // NCCL joins whole machines' first GPUs in its trees and chains the rest;
 // a point over part of a machine is a flat tree.
 int ranks_per_node(const net::PlatformSpec& spec, int ranks) {
-  const int per_node = spec.topology == net::Topology::multi_gpu ? spec.gpus_per_node : 1;
+  const int per_node = spec.has_gpu_machines() ? spec.gpus_per_node : 1;
   return ranks % per_node == 0 ? per_node : 1;
 }
 

@@ -24,8 +24,8 @@ QUICKSTART = os.path.join(ROOT, "workloads", "scenarios", "quickstart.json")
 
 with open(QUICKSTART) as handle:
     BASE = json.load(handle)
-INLINE_PLATFORM = {"name": "inline", "topology": "star", "nodes": 4,
-                   "link": {"bandwidth": "10Gbps", "latency": "10us"}}
+LINK = {"bandwidth": "10Gbps", "latency": "10us"}
+INLINE_PLATFORM = {"name": "inline", "topology": "star", "nodes": 4, "link": LINK}
 
 
 def scenario(**changes):
@@ -253,6 +253,29 @@ CASES = [
      ["/training/allreduce", "parameter_server"]),
     ("hierarchical allreduce without machines of GPUs", with_training(allreduce="hierarchical"),
      {}, [], ["/training/allreduce", "\"multi_gpu\"", "got \"star\""]),
+    # A fat tree's leaves may be machines of GPUs; their fields are checked.
+    ("a fat tree's gpu_link without gpus_per_node",
+     scenario(platform={"topology": "fat_tree", "fat_tree": {"down": [4], "up": [1]},
+                        "link": LINK, "gpu_link": LINK}), {}, [],
+     ["/platform/gpu_link", "give \"gpus_per_node\" too"]),
+    ("a fat tree of machines without their gpu_link",
+     scenario(platform={"topology": "fat_tree", "fat_tree": {"down": [4], "up": [1]},
+                        "link": LINK, "gpus_per_node": 8}), {}, [],
+     ["/platform/gpu_link", "missing"]),
+    ("a fat tree of machines past the hosts SimGrid is given",
+     scenario(platform={"topology": "fat_tree", "fat_tree": {"down": [256, 256], "up": [1, 1]},
+                        "link": LINK, "gpus_per_node": 2, "gpu_link": LINK}), {}, [],
+     ["/platform/gpus_per_node", "65536 leaves", "65536 hosts"]),
+    ("a fat tree of more machines than leaves",
+     scenario(platform={"topology": "fat_tree", "fat_tree": {"down": [4], "up": [1]},
+                        "link": LINK, "gpus_per_node": 8, "gpu_link": LINK, "nodes": 5}), {}, [],
+     ["/platform/nodes", "5 machines, more than the tree's 4 leaves"]),
+    ("gpus_per_node on a star", with_platform(gpus_per_node=8), {}, [],
+     ["/platform/gpus_per_node", "is a field of a multi_gpu or fat_tree platform, not of a star"]),
+    ("hierarchical allreduce on a fat tree of single GPUs",
+     scenario(platform={"topology": "fat_tree", "fat_tree": {"down": [4], "up": [1]},
+                        "link": LINK}, training={**BASE["training"], "allreduce": "hierarchical"}),
+     {}, [], ["/training/allreduce", "\"gpus_per_node\"", "got \"fat_tree\""]),
     ("fat-tree levels disagree",
      with_platform(topology="fat_tree", nodes=None, fat_tree={"down": [4, 4], "up": [1]}), {}, [],
      ["/platform"]),

@@ -119,3 +119,70 @@ TEST_CASE("a fat-tree's ranks are its leaves in order, on full-duplex links") {
   });
   CHECK(names == std::vector<double>{0, 1, 2, 3, 4, 5});
 }
+
+TEST_CASE("a fat-tree's leaves can be machines of GPUs, each GPU on its own link inside") {
+  PlatformSpec tree = gcsim::testing::star_platform("fat-tree-machines", 3, kBandwidth, kLatency);
+  tree.topology = Topology::fat_tree;
+  tree.fat_tree = {{2, 2}, {1, 1}, {1, 1}}; // 4 leaves, 2 a switch; 3 of them used
+  tree.gpus_per_node = 2;
+  const double gpu_latency = 1e-6;
+  tree.gpu_link = {4 * kBandwidth, gpu_latency};
+  REQUIRE(tree.has_gpu_machines());
+  REQUIRE(tree.worker_count() == 6);
+  const std::vector<double> seconds =
+      times_on(tree, {one_message(0, 1), one_message(0, 2), one_message(0, 4),
+                      exchange_between(1, 3), [](Group& g, int r) {
+                        // Both GPUs of machine 0 send to machine 1's at once: one NIC.
+                        if (r < 2)
+                          send(g, r, r + 2, kBytes);
+                        else if (r < 4)
+                          receive(g, r, r - 2);
+                      }});
+  REQUIRE(seconds.size() == 5);
+  const double inside = 2 * gpu_latency;
+  // GPUs of one machine meet on their own links, never on the tree's.
+  CHECK(seconds[0] == doctest::Approx(inside + kBytes / (4 * kBandwidth)).epsilon(1e-9).scale(0));
+  // Machines 0 and 1 share a leaf switch (2 tree links), machine 2 is
+  // behind the next (4); the tree's links are the slower ones.
+  CHECK(seconds[1] ==
+        doctest::Approx(inside + 2 * kLatency + kBytes / kBandwidth).epsilon(1e-9).scale(0));
+  CHECK(seconds[2] ==
+        doctest::Approx(inside + 4 * kLatency + kBytes / kBandwidth).epsilon(1e-9).scale(0));
+  CHECK(seconds[3] ==
+        doctest::Approx(inside + 2 * kLatency + kBytes / kBandwidth).epsilon(1e-9).scale(0));
+  CHECK(seconds[4] ==
+        doctest::Approx(inside + 2 * kLatency + 2 * kBytes / kBandwidth).epsilon(1e-9).scale(0));
+  const std::vector<double> names = gcsim::testing::simulate_in_child(tree, [](Simulation& s) {
+    std::vector<double> numbers;
+    for (const sg4::Host* host : s.platform().workers)
+      numbers.push_back(std::stod(host->get_name().substr(4)));
+    return numbers;
+  });
+  CHECK(names == std::vector<double>{0, 1, 2, 3, 4, 5});
+}
+
+TEST_CASE("one switch of machines times collectives as a multi_gpu platform does") {
+  // A fat tree of one level is a switch: its machines' NICs are its leaf
+  // links, so every route crosses the same links as on a multi_gpu star.
+  const LinkSpec gpu_link{4 * kBandwidth, 1e-6};
+  PlatformSpec tree = gcsim::testing::star_platform("one-switch", 3, kBandwidth, kLatency);
+  tree.topology = Topology::fat_tree;
+  tree.fat_tree = {{4}, {1}, {1}};
+  tree.gpus_per_node = 4;
+  tree.gpu_link = gpu_link;
+  const PlatformSpec star =
+      gcsim::testing::machines_platform("machines", 3, 4, gpu_link, {kBandwidth, kLatency});
+  const std::vector<Run> cases{
+      [](Group& g, int r) { hierarchical_allreduce(g, r, 12 * kBytes, 4); },
+      [](Group& g, int r) { ring_allreduce(g, r, 12 * kBytes); },
+      [](Group& g, int r) { double_binary_tree_allreduce(g, r, 12 * kBytes, 4); }};
+  const std::vector<double> on_tree = times_on(tree, cases);
+  const std::vector<double> on_star = times_on(star, cases);
+  REQUIRE(on_tree.size() == cases.size());
+  REQUIRE(on_star.size() == cases.size());
+  for (size_t c = 0; c < cases.size(); ++c) {
+    CAPTURE(c);
+    CHECK(on_tree[c] > 12 * kBytes / kBandwidth / 3); // the cases did cross the NICs
+    CHECK(on_tree[c] == doctest::Approx(on_star[c]).epsilon(1e-12).scale(0));
+  }
+}
