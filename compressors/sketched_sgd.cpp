@@ -132,6 +132,10 @@ private:
     work.result.info["k"] = k;
     work.result.info["server_rank"] = server_;
     work.result.info["sketch_columns"] = cols;
+    // As DGC's: the fidelity against the plain average measures it too
+    // (cleared everywhere, at density 1, it is the plain gradient).
+    if (momentum_.active() && chosen.size() < work.d)
+      work.result.info["momentum_in_update"] = true;
   }
 
   std::vector<Transfer> to_workers(std::size_t P, std::uint64_t bytes) const {

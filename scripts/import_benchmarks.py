@@ -283,7 +283,7 @@ def placement_note(path, hosts, cluster):
     worker per node elsewhere), or None: ranks that shared a host compared
     with ranks a network apart (or the reverse) were 40 times off without a
     word. Not refused: container host names need not name machines."""
-    gpus = cluster.get("gpus_per_node", 1) if cluster.get("topology") == "multi_gpu" else 1
+    gpus = gpus_per_machine(cluster)
     ranks = sorted(hosts)
     if len(ranks) < 2 or not isinstance(gpus, int) or gpus < 1:
         return None
@@ -871,19 +871,27 @@ def fat_tree_leaves(cluster):
     return math.prod(down)
 
 
+def gpus_per_machine(cluster):
+    """The consecutive ranks a machine of a platform description holds: a
+    multi_gpu platform's GPUs per node, a fat tree's that gives them
+    (PlatformSpec::has_gpu_machines), else 1."""
+    machines = isinstance(cluster, dict) and (
+        cluster.get("topology") == "multi_gpu"
+        or (cluster.get("topology") == "fat_tree" and "gpus_per_node" in cluster))
+    gpus = cluster.get("gpus_per_node") if machines else 1
+    return gpus if is_count(gpus) else 1
+
+
 def workers_of(cluster):
     """How many workers (ranks) a platform description has, as gcsim counts
-    them: a multi_gpu platform's GPUs, a fat_tree's nodes or else its leaves,
-    any other's nodes; None if unsaid."""
+    them: its machines' GPUs (multi_gpu, a fat tree of machines), a fat
+    tree's nodes or else its leaves, any other's nodes; None if unsaid."""
     nodes = cluster.get("nodes") if isinstance(cluster, dict) else None
     if nodes is None and isinstance(cluster, dict) and cluster.get("topology") == "fat_tree":
         nodes = fat_tree_leaves(cluster)
     if not is_count(nodes):
         return None
-    gpus = cluster.get("gpus_per_node")
-    if cluster.get("topology") == "multi_gpu" and isinstance(gpus, int):
-        return nodes * gpus
-    return nodes
+    return nodes * gpus_per_machine(cluster)
 
 
 # A platform description's fields by topology (sim/scenario/platform_spec.cpp):
@@ -892,7 +900,7 @@ PLATFORM_FIELDS = {"star": ({"nodes", "link"}, {"backbone", "shared_cores"}),
                    "ring": ({"nodes", "link"}, set()),
                    "parameter_server": ({"nodes", "link", "servers"}, {"server_link"}),
                    "multi_gpu": ({"nodes", "link", "gpus_per_node", "gpu_link"}, set()),
-                   "fat_tree": ({"fat_tree", "link"}, {"nodes"}),
+                   "fat_tree": ({"fat_tree", "link"}, {"nodes", "gpus_per_node", "gpu_link"}),
                    "simgrid_xml": ({"xml", "nodes"}, set())}
 COMMON_FIELDS = {"topology", "name", "comment", "description", "source", "network"}
 
@@ -995,6 +1003,16 @@ def check_cluster(cluster, file, at=""):
         count("shared_cores", 1, 4096)
     if topology == "multi_gpu" and count("gpus_per_node", 1, 64) * cluster["nodes"] > MAX_RANKS:
         fail("nodes", f"nodes x gpus_per_node exceeds {MAX_RANKS}")
+    # A fat tree's leaves as machines of GPUs: both fields, every leaf's GPUs
+    # built (platform_spec.cpp's read_gpu_machine).
+    if topology == "fat_tree" and "gpu_link" in cluster and "gpus_per_node" not in cluster:
+        fail("gpu_link", "is the link of a machine's GPUs: give \"gpus_per_node\" too")
+    if topology == "fat_tree" and "gpus_per_node" in cluster:
+        if "gpu_link" not in cluster:
+            fail("gpu_link", "missing: a fat tree of machines needs it")
+        if count("gpus_per_node", 1, 64) * fat_tree_leaves(cluster) > MAX_RANKS:
+            fail("gpus_per_node", f"{cluster['gpus_per_node']} GPUs on each of the "
+                                  f"{fat_tree_leaves(cluster)} leaves are more than {MAX_RANKS} hosts")
 
 
 def placed_cluster(cluster, file, out, at=""):

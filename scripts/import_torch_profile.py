@@ -706,7 +706,7 @@ def measured_run(args, entry, reading):
     if workers is not None and workers != entry["ranks"]:
         raise BadInput(f"{args.into or args.cluster or '--nodes'}: the cluster has {workers} "
                        f"workers, the run {entry['ranks']} ranks (gcsim validate simulates a "
-                       f"rank per worker: a node, or a multi_gpu node's GPU)")
+                       f"rank per worker: a node, or a GPU of a machine of GPUs)")
     return run
 
 

@@ -81,7 +81,7 @@ import textwrap
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_write import longest_name, write_figure_atomically  # noqa: E402
 from script_input import (BadInput, Parser, check_output_file, is_json_number,  # noqa: E402
-                          json_kind, open_input, parse_bandwidth, parse_duration,
+                          json_kind, open_input, parse_bandwidth, parse_duration, parse_size,
                           read_json_object, refuse_output_over_inputs, run_script,
                           use_plain_matplotlib)
 
@@ -285,25 +285,39 @@ def read_csv(path):
     return [row for _, row in rows], params
 
 
-def add_resolved(scenario, model):
-    """The values a run resolved for the training and compressor fields its
-    scenario left out (result.json's model.training and compressor_params
-    hold them, defaults included): a run that spells out a default is not
-    another setting, and a panel says the value, not a blank."""
+# Scenario fields whose resolved value result.json keeps under another name
+# (in bytes, where the scenario writes a size with a unit).
+RESOLVED_NAMES = {"training.bucket_size": "training.bucket_size_bytes",
+                  "training.first_bucket_size": "training.first_bucket_size_bytes"}
+
+
+def resolved_value(model, key):
+    """What a run resolved for scenario field `key` that its scenario left
+    out, from result.json's model.training and compressor_params (defaults
+    included), or None where the result does not say (older results)."""
     if not isinstance(model, dict):
-        return
+        return None
+    values = {}
     for prefix, resolved in (("training", model.get("training")),
                              ("compressor", model.get("compressor_params"))):
         if isinstance(resolved, dict):
-            values = {}
             flatten(resolved, prefix, values, numbers_only=False)
-            for key, value in values.items():
-                scenario.setdefault(key, value)
+    return values.get(RESOLVED_NAMES.get(key, key))
+
+
+def same_setting(key, value):
+    """A value as compared across results: a number by value (0 is 0.0), a
+    size by its bytes, anything else as written."""
+    if key in RESOLVED_NAMES and isinstance(value, str):
+        value = parse_size(value) if parse_size(value) is not None else value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 def read_results(paths):
     """Rows from result.json files; parameters are the scenario fields that differ."""
-    rows, scenarios = [], []
+    rows, scenarios, models = [], [], []
     for path in paths:
         result = read_json_object(path)
         summary, scenario_value = result.get("summary"), result.get("scenario", {})
@@ -326,18 +340,26 @@ def read_results(paths):
                 del row[key]
         scenario = {}
         flatten(scenario_value, "", scenario, numbers_only=False)
-        add_resolved(scenario, result.get("model"))
         row["compressor_name"] = str(scenario.get("compressor.name", ""))
         row["point"] = os.path.basename(os.path.dirname(os.path.abspath(path)))
         row["_setting"] = setting_of(result.get("model"))
         rows.append(row)
         scenarios.append(scenario)
+        models.append(result.get("model"))
     keys = sorted({key for scenario in scenarios for key in scenario})
-    params = [key for key in keys if key not in ("name", "description")
-              and len({str(s.get(key)) for s in scenarios}) > 1]
-    for row, scenario in zip(rows, scenarios):
-        for key in params:
-            row[key] = str(scenario.get(key, ""))
+    params = []
+    for key in keys:
+        if key in ("name", "description"):
+            continue
+        # A field one scenario left out is the value its run resolved: a
+        # default written out in another result is no other setting.
+        values = [s[key] if key in s else resolved_value(m, key)
+                  for s, m in zip(scenarios, models)]
+        if len({json.dumps(same_setting(key, v)) for v in values}) < 2:
+            continue
+        params.append(key)
+        for row, value in zip(rows, values):
+            row[key] = "" if value is None else str(value)
     return rows, params
 
 

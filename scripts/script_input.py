@@ -539,7 +539,7 @@ def _duration_spellings(text):
         if unit.startswith(micro):
             unit = "u" + unit[1:]
     unit = "".join(c.lower() if c.isascii() else c for c in unit)
-    if len(unit.encode()) > 1 and unit.endswith("s") and unit not in ("ms", "us", "ns", "ps"):
+    if len(unit) > 1 and unit.endswith("s") and unit not in ("ms", "us", "ns", "ps"):
         unit = unit[:-1]  # "secs", "usecs", "hrs", "minutes"
     meant = _DURATION_NAMES.get(unit, unit if unit in DURATION_UNITS else None)
     return [] if meant is None else [_number_as_written(text, written) + meant]

@@ -297,8 +297,8 @@ public:
     std::vector<PointState> states;
     for (size_t i = 0; i < points.size(); ++i)
       states.push_back(point_state(out / "points" / points[i].id / "result.json",
-                                   checked[i].scenario.resolved,
-                                   output::input_digests(checked[i].scenario), replayed));
+                                   checked[i].scenario.resolved, checked[i].input_digests,
+                                   replayed));
     std::vector<size_t> pending;
     for (size_t i = 0; i < points.size(); ++i) {
       const PointState& state = states[i];
@@ -362,6 +362,7 @@ private:
   struct CheckedPoint {
     Scenario scenario;
     std::unique_ptr<compress::Compressor> compressor;
+    nlohmann::json input_digests; // output::input_digests: what a result ran on
   };
 
   // What a point runs: its scenario with the compressor's parameters as it
@@ -379,8 +380,8 @@ private:
   // Grid values that differ only in a compressor default written out
   // ({"name": "topk"} beside {"name": "topk", "density": 0.001}) would be
   // one run twice, and two lines of one setting in the figures. Keyed by a
-  // hash of the text, compared whole where two hashes meet: the texts of a
-  // large grid's points would not fit in memory.
+  // hash of the text, compared whole where two hashes meet, so that only
+  // one point's text is held at a time beside the points themselves.
   static void refuse_same_runs(const sweep::SweepSpec& spec,
                                const std::vector<sweep::Point>& points,
                                const std::vector<CheckedPoint>& checked) {
@@ -426,7 +427,9 @@ private:
           compressor = scenario.make_compressor();
         else
           training::replay_schedule(scenario, replay_file, devices.at(scenario.device_file));
-        checked.push_back({std::move(scenario), std::move(compressor)});
+        // Here, where an unreadable file is the point's error.
+        nlohmann::json digests = output::input_digests(scenario);
+        checked.push_back({std::move(scenario), std::move(compressor), std::move(digests)});
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",
                          "point " + point.id + " is not a valid scenario: " + error.what() +

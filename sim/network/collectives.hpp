@@ -193,7 +193,8 @@ void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes);
 /// `size` (rings, binomial trees and reductions, the double binary tree) and
 /// recursive doubling's partners. What a platform must route for them; a parameter server's, a
 /// subset group's and the hierarchical allreduce's pairs are not included
-/// (the last runs on multi_gpu platforms only, which gcsim builds itself).
+/// (the last runs on machines of GPUs only, multi_gpu platforms and fat
+/// trees of them, which gcsim builds itself).
 std::vector<std::pair<int, int>> whole_group_pairs(int size);
 
 } // namespace gcsim::net

@@ -72,10 +72,12 @@ struct PlatformSpec {
   LinkSpec server_link;
   // fat_tree
   FatTreeSpec fat_tree;
-  // multi_gpu, and a fat tree's leaves where gpus_per_node > 1: `nodes`
-  // machines with gpus_per_node GPUs behind one NIC (`link`)
+  // multi_gpu, and a fat tree's leaves where it gives gpus_per_node
+  // (machine_leaves): `nodes` machines with gpus_per_node GPUs behind one
+  // NIC (`link`)
   int gpus_per_node = 1;
   LinkSpec gpu_link;
+  bool machine_leaves = false;
   // star only: the workers are processes on one machine with this many
   // cores, so their compute shares them (0: every worker has a processor of
   // its own). A mini-cluster of network namespaces is such a machine.
@@ -100,7 +102,7 @@ struct PlatformSpec {
   /// machine's consecutive ranks (a multi_gpu platform, or a fat tree of
   /// such machines): what hierarchical collectives and NCCL's chains follow.
   bool has_gpu_machines() const {
-    return topology == Topology::multi_gpu || (topology == Topology::fat_tree && gpus_per_node > 1);
+    return topology == Topology::multi_gpu || (topology == Topology::fat_tree && machine_leaves);
   }
   /// Workers (one per GPU) the platform provides.
   int worker_count() const { return has_gpu_machines() ? nodes * gpus_per_node : nodes; }

@@ -387,7 +387,7 @@ std::string format_summary(const nlohmann::json& result) {
   // The title says "parameter_server allreduce" (the dense baseline's), but
   // a compressor's steps run among the workers: its speedup is partly the
   // change of algorithm.
-  if (model.value("topology", "") == "parameter_server" && summary.contains("speedup_vs_dense"))
+  if (model.value("allreduce", "") == "parameter_server" && summary.contains("speedup_vs_dense"))
     text += fmt::format("  note: {}'s steps run among the workers (its allreduces a ring) and "
                         "leave the servers idle; the dense baseline pushes and pulls through "
                         "them\n",

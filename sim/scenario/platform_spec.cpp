@@ -79,8 +79,8 @@ TreeSize tree_size(const net::FatTreeSpec& tree) {
 
 // A machine's GPUs: `gpus_per_node`, and the `gpu_link` each GPU reaches
 // the machine's switch on. Required on a multi_gpu platform; a fat tree's
-// leaf is one GPU unless it gives them, and a leaf of one GPU is that GPU
-// (no link of its own inside, so a gpu_link beside it is on no route).
+// leaf is one GPU unless it gives them, and then a machine even of one GPU,
+// as on multi_gpu (a sweep over gpus_per_node keeps the GPU's link).
 void read_gpu_machine(ObjectReader& reader, net::PlatformSpec& spec, bool required) {
   if (!required && !reader.has("gpus_per_node")) {
     if (reader.has("gpu_link"))
@@ -90,11 +90,8 @@ void read_gpu_machine(ObjectReader& reader, net::PlatformSpec& spec, bool requir
     return;
   }
   spec.gpus_per_node = static_cast<int>(reader.integer("gpus_per_node", 1, 64));
-  if (!required && spec.gpus_per_node == 1 && !reader.has("gpu_link")) {
-    reader.allow("gpu_link");
-    return;
-  }
   spec.gpu_link = read_link(reader, "gpu_link");
+  spec.machine_leaves = spec.topology == net::Topology::fat_tree;
 }
 
 net::NetworkModelSpec read_network(ObjectReader& parent) {

@@ -119,7 +119,8 @@ struct IterationPlan {
   /// What summing a byte of a compressed run's ring `allreduce` steps costs
   /// one core (net::SumCost): fp16 on a platform with a float16_sum.
   double allreduce_sum_s_per_byte = 0;
-  /// Consecutive ranks that share a machine (multi_gpu's GPUs per node):
+  /// Consecutive ranks that share a machine (the GPUs of a machine where
+  /// the platform has machines of GPUs, PlatformSpec::has_gpu_machines):
   /// the hierarchical allreduce's inner rings, the tree's chains.
   int ranks_per_node = 1;
   int iterations = 1;

@@ -423,19 +423,22 @@ with tempfile.TemporaryDirectory() as work:
               and printed.returncode == 0,
               f"IWP's warm-up in the means is said with training.warmup_iterations {warmup}: "
               f"{said}")
-    # DGC's momentum is in its update, not in the dense average its fidelity
-    # is taken against: said where it is, per bucket too.
-    for momentum, scope, said in ((0.9, "model", True), (0.9, "bucket", True),
-                                  (0.0, "model", False)):
-        path = scenario(work, {"name": "dgc", "density": 0.01, "momentum": momentum}, 4,
+    # DGC's and Sketched-SGD's momentum is in their update, not in the dense
+    # average their fidelity is taken against: said where it is, per bucket
+    # too; not where Sketched-SGD sends (and so clears) everything.
+    for name, momentum, density, scope, said in (
+            ("dgc", 0.9, 0.01, "model", True), ("dgc", 0.9, 0.01, "bucket", True),
+            ("dgc", 0.0, 0.01, "model", False), ("sketched_sgd", 0.9, 0.01, "model", True),
+            ("sketched_sgd", 0.9, 1.0, "model", False)):
+        path = scenario(work, {"name": name, "density": density, "momentum": momentum}, 4,
                         {"training": {"iterations": 2, "batch_per_worker": 64,
                                       "compression_scope": scope, "bucket_size": "50kB"}})
         printed = subprocess.run([GCSIM, "run", path, "--out", os.path.join(work, "dgc-note")],
                                  capture_output=True, text=True, timeout=600)
         check(printed.returncode == 0
-              and ("  note: dgc's update carries its momentum" in printed.stdout) == said,
-              f"DGC's momentum in its fidelity is said with momentum {momentum} ({scope}): "
-              f"{said}")
+              and (f"  note: {name}'s update carries its momentum" in printed.stdout) == said,
+              f"{name}'s momentum in its fidelity is said with momentum {momentum}, density "
+              f"{density} ({scope}): {said} {printed.stderr[-200:]!r}")
     # PowerSGD's plain allreduces before start_iteration are one too, per
     # bucket (three here) as on the whole model.
     for scope in ("model", "bucket"):

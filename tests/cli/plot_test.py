@@ -248,17 +248,22 @@ with tempfile.TemporaryDirectory() as work:
           "result.json files are accepted as input")
     check(non_empty(os.path.join(out, "time_breakdown.png"), b"\x89PNG"),
           "the time breakdown has no facet suffix without facets")
-    # A run that spells out a default (training.overlap, a compressor's
-    # variant) is the same setting as one that leaves it to the run: each
-    # result's model says what ran. They were two panels, one titled with a
-    # blank ("overlap = ").
+    # A run that spells out a default (training.overlap, a bucket size in
+    # other units, 0 as 0.0, a compressor's variant) is the same setting as
+    # one that leaves it to the run: each result's model says what ran. They
+    # were other panels, titled with a blank ("overlap = ").
     for path, spelled in zip(results, (False, True, False)):
         with open(path) as handle:
             document = json.load(handle)
-        document["model"] = {"training": {"overlap": True, "iterations": 2},
-                             "compressor_params": {}}
+        document["model"] = {"training": {"overlap": True, "bucket_size_bytes": 26214400,
+                                          "compute_variation": 0.0, "iterations": 2},
+                             "compressor_params": {"density": 0.01, "variant": "allgather_pairs",
+                                                   "error_feedback": True}}
+        document["scenario"]["compressor"] = {"name": "topk", "density": 0.01}
         if spelled:
-            document["scenario"]["training"] = {"overlap": True}
+            document["scenario"]["training"] = {"overlap": True, "bucket_size": "25MiB",
+                                                "compute_variation": 0}
+            document["scenario"]["compressor"]["variant"] = "allgather_pairs"
         with open(path, "w") as handle:
             json.dump(document, handle)
     out = os.path.join(work, "figures-defaults")
@@ -266,6 +271,12 @@ with tempfile.TemporaryDirectory() as work:
     check(result.returncode == 0 and sorted(os.listdir(out)) == sorted(os.listdir(
               os.path.join(work, "figures-results"))),
           f"a default spelled out in one result is no facet: {sorted(os.listdir(out))}")
+    # Nor a default no result wrote: only the fields a scenario gives are
+    # looked up (a legend once listed every default of the compressor).
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import plot as plot_module  # noqa: E402
+    _, params = plot_module.read_results(results)
+    check(params == ["platform.nodes"], f"the parameters are the grid's own: {params}")
 
     # Whole platform objects as grid values set the worker count: they are
     # the x axis, not one panel each.

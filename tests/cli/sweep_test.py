@@ -412,7 +412,7 @@ with tempfile.TemporaryDirectory() as work:
               {"scenario": QUICKSTART, "set": {"training.iterations": 1,
                                                "workload": shapeless_spec},
                "grid": {"compressor": [{"name": "dense"}, {"name": "powersgd"}]}},
-              "/compressor", ["p001_compressor-powersgd", "layer conv1 has no tensor shape",
+              "/compressor", ["p001_compressor-powersgd", "layer conv1 has no tensor shape, and",
                               "rerun alone:"])
     check(not os.path.exists(os.path.join(work, "bad-out", "points")),
           "a sketch, a model or layers a compressor cannot run stop the sweep before its first "

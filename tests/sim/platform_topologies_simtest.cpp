@@ -125,6 +125,7 @@ TEST_CASE("a fat-tree's leaves can be machines of GPUs, each GPU on its own link
   tree.topology = Topology::fat_tree;
   tree.fat_tree = {{2, 2}, {1, 1}, {1, 1}}; // 4 leaves, 2 a switch; 3 of them used
   tree.gpus_per_node = 2;
+  tree.machine_leaves = true;
   const double gpu_latency = 1e-6;
   tree.gpu_link = {4 * kBandwidth, gpu_latency};
   REQUIRE(tree.has_gpu_machines());
@@ -169,6 +170,7 @@ TEST_CASE("one switch of machines times collectives as a multi_gpu platform does
   tree.topology = Topology::fat_tree;
   tree.fat_tree = {{4}, {1}, {1}};
   tree.gpus_per_node = 4;
+  tree.machine_leaves = true;
   tree.gpu_link = gpu_link;
   const PlatformSpec star =
       gcsim::testing::machines_platform("machines", 3, 4, gpu_link, {kBandwidth, kLatency});

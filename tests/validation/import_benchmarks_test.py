@@ -180,6 +180,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(done.returncode == 0 and f"note: allreduce.log's '# Rank' lines put its {RANKS} ranks "
           f"on {RANKS} host(s), where the cluster places them on 1 machine(s)" in done.stdout,
           f"ranks placed otherwise than the log's hosts are pointed out: {done.stdout!r}")
+    # The same machines as a fat tree's leaves (the import refused the
+    # fields gcsim takes there, and placed one rank a leaf).
+    with open(gpus, "w") as f:
+        json.dump({"topology": "fat_tree", "fat_tree": {"down": [2], "up": [1]},
+                   "gpus_per_node": RANKS, "link": {"bandwidth": "10Gbps", "latency": "15us"},
+                   "gpu_link": {"bandwidth": "100GBps", "latency": "2us"}}, f)
+    done = run_import(tmp, "nccl-tests", f"allreduce={logs['allreduce']}", "--cluster", gpus,
+                      "--out", os.path.join(tmp, "placed-tree.json"))
+    check(done.returncode == 0 and f"note: allreduce.log's '# Rank' lines put its {RANKS} ranks "
+          f"on {RANKS} host(s), where the cluster places them on 1 machine(s)" in done.stdout,
+          f"a fat tree of machines places the ranks as multi_gpu does: {done.stdout!r} "
+          f"{done.stderr!r}")
     big = [p for p in points if p["collective"] == "allgather" and p["bytes"] == 64 << 20][0]
     check(abs(big["seconds"] - model_seconds("allgather", 64 << 20)) < 1e-6,
           f"seconds from the out-of-place microseconds: {big['seconds']}")
