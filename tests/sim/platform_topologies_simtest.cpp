@@ -62,6 +62,16 @@ Run exchange_between(int a, int b) {
   };
 }
 
+// The number in each worker's host name ("gpu-N"), in rank order.
+std::vector<double> worker_numbers(const PlatformSpec& spec) {
+  return gcsim::testing::simulate_in_child(spec, [](Simulation& s) {
+    std::vector<double> numbers;
+    for (const sg4::Host* host : s.platform().workers)
+      numbers.push_back(std::stod(host->get_name().substr(4)));
+    return numbers;
+  });
+}
+
 } // namespace
 
 TEST_CASE("a star's backbone is on every route, once, and shared by all traffic") {
@@ -111,13 +121,7 @@ TEST_CASE("a fat-tree's ranks are its leaves in order, on full-duplex links") {
   CHECK(seconds[0] == doctest::Approx(2 * kLatency + kBytes / kBandwidth).epsilon(1e-9).scale(0));
   CHECK(seconds[1] == doctest::Approx(4 * kLatency + kBytes / kBandwidth).epsilon(1e-9).scale(0));
   CHECK(seconds[2] == doctest::Approx(2 * kLatency + kBytes / kBandwidth).epsilon(1e-9).scale(0));
-  const std::vector<double> names = gcsim::testing::simulate_in_child(tree, [](Simulation& s) {
-    std::vector<double> numbers;
-    for (const sg4::Host* host : s.platform().workers)
-      numbers.push_back(std::stod(host->get_name().substr(4)));
-    return numbers;
-  });
-  CHECK(names == std::vector<double>{0, 1, 2, 3, 4, 5});
+  CHECK(worker_numbers(tree) == std::vector<double>{0, 1, 2, 3, 4, 5});
 }
 
 TEST_CASE("a fat-tree's leaves can be machines of GPUs, each GPU on its own link inside") {
@@ -153,13 +157,7 @@ TEST_CASE("a fat-tree's leaves can be machines of GPUs, each GPU on its own link
         doctest::Approx(inside + 2 * kLatency + kBytes / kBandwidth).epsilon(1e-9).scale(0));
   CHECK(seconds[4] ==
         doctest::Approx(inside + 2 * kLatency + 2 * kBytes / kBandwidth).epsilon(1e-9).scale(0));
-  const std::vector<double> names = gcsim::testing::simulate_in_child(tree, [](Simulation& s) {
-    std::vector<double> numbers;
-    for (const sg4::Host* host : s.platform().workers)
-      numbers.push_back(std::stod(host->get_name().substr(4)));
-    return numbers;
-  });
-  CHECK(names == std::vector<double>{0, 1, 2, 3, 4, 5});
+  CHECK(worker_numbers(tree) == std::vector<double>{0, 1, 2, 3, 4, 5});
 }
 
 TEST_CASE("one switch of machines times collectives as a multi_gpu platform does") {
