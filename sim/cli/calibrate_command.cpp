@@ -45,18 +45,18 @@ public:
     // Bounded so that a typo is an error, not a default or an hour of timing.
     subcommand
         .add_option("--min-log2", min_log2_, "Smallest size, as log2 of elements (default 10)")
-        ->check(integer_in(4, 30));
+        ->transform(integer_in(4, 30));
     subcommand
         .add_option("--max-log2", max_log2_,
                     "Largest size, as log2 of elements (default 28; --quick 22)")
-        ->check(integer_in(4, 30));
+        ->transform(integer_in(4, 30));
     subcommand
         .add_option("--steps-per-octave", steps_, "Sizes per doubling (default 1; --quick 3)")
-        ->check(integer_in(1, 64));
+        ->transform(integer_in(1, 64));
     subcommand
         .add_option("--rounds", rounds_,
                     "Passes over the grid, each point keeping its fastest (default 3; --quick 5)")
-        ->check(integer_in(1, 100));
+        ->transform(integer_in(1, 100));
     subcommand.add_flag("--verbose", verbose_, "Print every timed point");
   }
   std::string out_of_memory_advice() const override {

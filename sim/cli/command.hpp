@@ -49,7 +49,8 @@ struct CommandRegistration {
 /// (--out "") would silently mean the default, or nothing written.
 std::string nonempty_path(const std::string& value);
 
-/// A CLI11 check for an integer option in [lowest, highest]. CLI::Range said
+/// A CLI11 transform for an integer option in [lowest, highest], read in
+/// decimal ("050" is 50) and handed on as its plain digits. CLI::Range said
 /// "Value abc not in range" of a word that is no number at all.
 CLI::Validator integer_in(long lowest, long highest);
 

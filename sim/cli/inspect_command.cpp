@@ -124,7 +124,7 @@ public:
     // Checked as text: CLI11 took "" for 0 and saturated a number past 2^63.
     app.add_option("--iteration", iteration_,
                    "training iteration to inspect (one of the captured ones; default: the first)")
-        ->check(integer_in(0, std::numeric_limits<long>::max()));
+        ->transform(integer_in(0, std::numeric_limits<long>::max()));
   }
 
   int run() override {
@@ -299,9 +299,10 @@ public:
       row("whole passes", "", "", "", "", milliseconds(timing->forward_total_s),
           milliseconds(timing->backward_total_s));
     text += "\ngrad norm: each worker's L2 norm of the layer's gradient, mean over workers (not "
-            "the norm of their mean); top1% mass: the share of its squared norm in its top 1% of "
-            "elements by magnitude, mean over workers; top1% ovl: |top_a & top_b| / k over pairs "
-            "of workers, mean (\"-\" with one worker)\n";
+            "the norm of their mean); top1% mass: the share of its squared norm in its top k "
+            "elements by magnitude, k = 1% of the layer's elements rounded up (so more than 1% "
+            "of a small layer: 1 of a 16-element bias), mean over workers; top1% ovl: |top_a & "
+            "top_b| / k over pairs of workers, mean (\"-\" with one worker)\n";
     if (whole_passes)
       text += "whole passes: the captured forward and backward passes timed whole (the loss and "
               "the hooks included); gcsim charges the modules' times, the total above\n";

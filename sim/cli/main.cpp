@@ -64,12 +64,15 @@ std::string nonempty_path(const std::string& value) {
 
 CLI::Validator integer_in(long lowest, long highest) {
   return CLI::Validator(
-      [lowest, highest](const std::string& value) -> std::string {
+      [lowest, highest](std::string& value) -> std::string {
         long number = 0;
         const char* end = value.data() + value.size();
         const auto [stop, error] = std::from_chars(value.data(), end, number);
-        if (error == std::errc() && stop == end && number >= lowest && number <= highest)
+        if (error == std::errc() && stop == end && number >= lowest && number <= highest) {
+          // Handed on as read: CLI11's own conversion reads "050" as octal.
+          value = std::to_string(number);
           return "";
+        }
         return "expected an integer in [" + std::to_string(lowest) + ", " +
                std::to_string(highest) + "], got '" + value + "'";
       },

@@ -52,7 +52,7 @@ public:
     // 2^64 - 1 and saturates 99999999999999999999 to 2^63 - 1 without a word.
     app.add_option("--seed", seed_text_,
                    "Override the scenario's seed (0 to 2^63 - 1; not beside --set seed=)")
-        ->check(integer_in(0, std::numeric_limits<long>::max()));
+        ->transform(integer_in(0, std::numeric_limits<long>::max()));
     app.add_option("--timeline", timeline_file_,
                    "Also write a Chrome trace-event timeline (open it in Perfetto)")
         ->check(nonempty_path);

@@ -192,7 +192,7 @@ public:
                    "(default: results/<sweep name>/)")
         ->check(nonempty_path);
     app.add_option("--jobs,-j", jobs_, "Points run at the same time (default: the cores)")
-        ->check(integer_in(1, 4096));
+        ->transform(integer_in(1, 4096));
     app.add_flag("--dry-run", dry_run_, "List the points and their commands; run nothing");
     app.add_option("--spill", spill_,
                    "Passed to every point's gcsim run (and its command): where per-worker "

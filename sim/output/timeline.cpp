@@ -45,25 +45,29 @@ std::string timeline_text(const std::vector<training::TimelineEvent>& events,
   // Its own thread id, above every worker's (Perfetto reads ids as 32-bit
   // unsigned), sorted first.
   constexpr int kIterationTrack = 1 << 30;
+  // Ids from 1: Perfetto treats pid and tid 0 as the kernel's swapper
+  // (google/perfetto#394).
+  const auto pid_of = [](size_t run) { return static_cast<int>(run) + 1; };
   for (size_t p = 0; p < run_names.size(); ++p) {
+    const int pid = pid_of(p);
     trace_events.push_back(
-        {{"name", "process_name"}, {"ph", "M"}, {"pid", p}, {"args", {{"name", run_names[p]}}}});
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", run_names[p]}}}});
     trace_events.push_back({{"name", "thread_name"},
                             {"ph", "M"},
-                            {"pid", p},
+                            {"pid", pid},
                             {"tid", kIterationTrack},
                             {"args", {{"name", "iterations"}}}});
     trace_events.push_back({{"name", "thread_sort_index"},
                             {"ph", "M"},
-                            {"pid", p},
+                            {"pid", pid},
                             {"tid", kIterationTrack},
                             {"args", {{"sort_index", -1}}}});
     double start = 0;
     const std::vector<training::IterationRecord>& iterations = runs[p].iterations;
     for (size_t i = 0; i < iterations.size(); ++i) {
       const bool warmup = static_cast<int>(i) < warmup_iterations;
-      add_span(static_cast<int>(p), "iteration " + std::to_string(i) + (warmup ? " (warm-up)" : ""),
-               "iteration", kIterationTrack, start * 1e6, iterations[i].iteration_s * 1e6);
+      add_span(pid, "iteration " + std::to_string(i) + (warmup ? " (warm-up)" : ""), "iteration",
+               kIterationTrack, start * 1e6, iterations[i].iteration_s * 1e6);
       start += iterations[i].iteration_s;
     }
   }
@@ -83,24 +87,25 @@ std::string timeline_text(const std::vector<training::TimelineEvent>& events,
     const auto stream = static_cast<int>(
         std::find(kStreams.begin(), kStreams.end(), event.category) - kStreams.begin());
     assert(stream < static_cast<int>(kStreams.size()) && "a known category");
-    const int track = event.worker * static_cast<int>(kStreams.size()) + stream;
-    if (tracks.insert({event.plan, track}).second) {
+    const int track = event.worker * static_cast<int>(kStreams.size()) + stream + 1;
+    const int pid = pid_of(static_cast<size_t>(event.plan));
+    if (tracks.insert({pid, track}).second) {
       trace_events.push_back(
           {{"name", "thread_name"},
            {"ph", "M"},
-           {"pid", event.plan},
+           {"pid", pid},
            {"tid", track},
            {"args",
             {{"name", "worker " + std::to_string(event.worker) + " " + kStreams[stream]}}}});
       trace_events.push_back({{"name", "thread_sort_index"},
                               {"ph", "M"},
-                              {"pid", event.plan},
+                              {"pid", pid},
                               {"tid", track},
                               {"args", {{"sort_index", track}}}});
     }
     // Trace-event times are microseconds.
-    add_span(event.plan, event.name, event.category, track,
-             (event.start_s - origin[event.plan]) * 1e6, (event.end_s - event.start_s) * 1e6);
+    add_span(pid, event.name, event.category, track, (event.start_s - origin[event.plan]) * 1e6,
+             (event.end_s - event.start_s) * 1e6);
   }
   std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
     if (a.pid != b.pid)

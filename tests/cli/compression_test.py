@@ -467,14 +467,14 @@ with tempfile.TemporaryDirectory() as work:
     spans = [e for e in events if e.get("ph") == "X"]
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
              if e.get("ph") == "M" and e["name"] == "thread_name"}
-    check({names[(1, e["tid"])] for e in spans if e["pid"] == 1}
+    check({names[(2, e["tid"])] for e in spans if e["pid"] == 2}
           == {f"worker {w} {kind}" for w in range(8) for kind in ("compute", "kernel",
                                                                    "communication")}
           | {"iterations"},
           "the timeline has a track of iterations, and one per worker and kind of work")
     # Where an iteration ends was seen nowhere: the workers' spans of
     # neighbouring iterations overlap.
-    for pid, key in ((0, "dense_iteration_time_s"), (1, "iteration_time_s")):
+    for pid, key in ((1, "dense_iteration_time_s"), (2, "iteration_time_s")):
         marks = sorted((e for e in spans if e["pid"] == pid and e["cat"] == "iteration"),
                        key=lambda e: e["ts"])
         ends = [sum(it[key] for it in first["iterations"][:i + 1]) * 1e6
@@ -493,7 +493,7 @@ with tempfile.TemporaryDirectory() as work:
     check(all(e["dur"] >= 0 for e in spans), "timeline spans have non-negative durations")
     # Each run from 0, its spans over its own iterations: the compressed run
     # started where the dense baseline ended, not under it.
-    for pid, key in ((0, "dense_iteration_time_s"), (1, "iteration_time_s")):
+    for pid, key in ((1, "dense_iteration_time_s"), (2, "iteration_time_s")):
         own = [e for e in spans if e["pid"] == pid]
         length = sum(it[key] for it in first["iterations"]) * 1e6
         check(min(e["ts"] for e in own) == 0
@@ -509,7 +509,7 @@ with tempfile.TemporaryDirectory() as work:
     with open(dense_timeline) as handle:
         dense_spans = [e for e in json.load(handle)["traceEvents"] if e.get("ph") == "X"]
     computing = [e for e in dense_spans if e["cat"] == "compute"]
-    check(any(c["tid"] // 3 == p["tid"] // 3 and p["ts"] < c["ts"] < p["ts"] + p["dur"]
+    check(any((c["tid"] - 1) // 3 == (p["tid"] - 1) // 3 and p["ts"] < c["ts"] < p["ts"] + p["dur"]
               for c in dense_spans if c["cat"] == "communication" for p in computing),
           "a dense allreduce starts inside its worker's compute (what the track check is for)")
     crossing = crossing_spans(spans) + crossing_spans(dense_spans)

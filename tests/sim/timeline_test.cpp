@@ -37,6 +37,9 @@ TEST_CASE("a timeline: runs named and from 0, warm-up marked, microseconds, sort
   std::vector<std::string> processes;
   std::vector<nlohmann::json> spans;
   for (const nlohmann::json& event : trace["traceEvents"]) {
+    // Perfetto reads pid or tid 0 as the kernel's swapper.
+    CHECK(event["pid"] != 0);
+    CHECK(event.value("tid", 1) != 0);
     if (event["name"] == "process_name")
       processes.push_back(event["args"]["name"].get<std::string>());
     // Each track sorted by its own id; the iterations' track first.
@@ -56,15 +59,15 @@ TEST_CASE("a timeline: runs named and from 0, warm-up marked, microseconds, sort
     double ts_us;
     double dur_us;
   };
-  const std::vector<Expected> expected{{0, "iteration 0 (warm-up)", 0, 5e5},
-                                       {0, "backward", 0, 2.5e5},
-                                       {0, "allreduce", 2.5e5, 2.5e5},
-                                       {0, "iteration 1", 5e5, 2.5e5},
-                                       {1, "iteration 0 (warm-up)", 0, 5e5},
-                                       {1, "iteration compute", 0, 5e5},
+  const std::vector<Expected> expected{{1, "iteration 0 (warm-up)", 0, 5e5},
                                        {1, "backward", 0, 2.5e5},
-                                       {1, "select", 2.5e5, 2.5e5},
-                                       {1, "iteration 1", 5e5, 1.25e5}};
+                                       {1, "allreduce", 2.5e5, 2.5e5},
+                                       {1, "iteration 1", 5e5, 2.5e5},
+                                       {2, "iteration 0 (warm-up)", 0, 5e5},
+                                       {2, "iteration compute", 0, 5e5},
+                                       {2, "backward", 0, 2.5e5},
+                                       {2, "select", 2.5e5, 2.5e5},
+                                       {2, "iteration 1", 5e5, 1.25e5}};
   REQUIRE(spans.size() == expected.size());
   for (size_t i = 0; i < spans.size(); ++i) {
     INFO("span " << i << ": " << spans[i].dump());
@@ -75,7 +78,8 @@ TEST_CASE("a timeline: runs named and from 0, warm-up marked, microseconds, sort
     CHECK(spans[i]["dur"].get<double>() ==
           doctest::Approx(expected[i].dur_us).epsilon(1e-9).scale(1));
   }
-  // Worker w's kind k is track 3 w + k (compute, kernel, communication).
-  CHECK(spans[2]["tid"] == 3 * 1 + 2);
-  CHECK(spans[7]["tid"] == 1);
+  // Worker w's kind k is track 3 w + k + 1 (compute, kernel, communication;
+  // ids from 1, as the processes': Perfetto's 0 is the kernel's swapper).
+  CHECK(spans[2]["tid"] == 3 * 1 + 2 + 1);
+  CHECK(spans[7]["tid"] == 2);
 }

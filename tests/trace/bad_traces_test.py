@@ -287,6 +287,16 @@ def main(gcsim, workdir):
             failures.append("inspect --json: workload layers are not fc1, fc2")
         if "fc1.weight" not in result.stdout:
             failures.append("inspect: the table lacks the layer names")
+    # A leading zero is decimal: CLI11 read "01" as octal ("010" was 8).
+    result = subprocess.run([gcsim, "inspect", valid, "--iteration", "01", "--json", report],
+                            capture_output=True, text=True)
+    with open(report) as stream:
+        if result.returncode != 0 or json.load(stream)["iteration"] != 1:
+            failures.append(f"--iteration 01: exit {result.returncode}: {result.stderr}")
+    result = subprocess.run([gcsim, "inspect", valid, "--iteration", "010"],
+                            capture_output=True, text=True)
+    if result.returncode != 2 or "--iteration: 10 was not captured" not in result.stderr:
+        failures.append(f"--iteration 010 is iteration 10: {result.stderr!r}")
     # Outputs onto a trace's tensors were written over them (only the
     # manifest was guarded), and the trace was broken ("not an .npy file").
     tensor = os.path.join(valid, "iterations", "000001", "worker_001.npy")
