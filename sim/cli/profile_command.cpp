@@ -61,9 +61,9 @@ void print_points(const cost::KernelModel& model) {
                 point.shape.k, point.shape.rows, point.shape.cols, point.seconds, fitted,
                 100 * residual);
   }
-  std::sort(residuals.begin(), residuals.end());
   std::printf("  median |residual| %.1f%%, max %.1f%% over %zu points\n",
-              100 * residuals[residuals.size() / 2], 100 * residuals.back(), residuals.size());
+              100 * cost::median(residuals),
+              100 * *std::max_element(residuals.begin(), residuals.end()), residuals.size());
 }
 
 // Whether a refit is the same curve as the stored one but for the rounding of

@@ -29,13 +29,6 @@ double thread_seconds() {
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
-double median(std::vector<double> values) {
-  assert(!values.empty() && "median of nothing");
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
-
 struct Timing {
   double seconds = 0;
   double repetitions = 0;
@@ -202,6 +195,13 @@ std::string kernel_setup(Kernel kernel, double sparse_span) {
 volatile double g_sink = 0; // keeps results of pure kernels alive
 
 } // namespace
+
+double median(std::vector<double> values) {
+  assert(!values.empty() && "median of nothing");
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
 
 nlohmann::json describe_cpu() {
   nlohmann::json details;

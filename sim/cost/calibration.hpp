@@ -67,6 +67,10 @@ DeviceProfile fit_cpu_profile(const CalibrationPoints& points, double gemm_flops
 /// What this CPU is (model, cores, caches) for the profile's device.details.
 nlohmann::json describe_cpu();
 
+/// The middle value of `values` (of an even count, the mean of the two
+/// middle ones); `values` must not be empty.
+double median(std::vector<double> values);
+
 struct HoldoutResult {
   Kernel kernel;
   double median_abs_error = 0; // |predicted - measured| / measured

@@ -58,6 +58,13 @@ std::pair<double, double> read_interval(ObjectReader& reader, std::string_view k
 }
 
 Curve read_curve(ObjectReader& reader, const Family& family, bool check_monotone) {
+  // Each kernel has one family: another kernel's (latency_linear on
+  // topk_select) is no "unknown value".
+  if (const nlohmann::json& written = reader.require("family");
+      written.is_string() && written.get<std::string>() != family.name)
+    reader.fail("family", "\"" + written.get<std::string>() +
+                              "\" is not this kernel's family: it is fitted as \"" +
+                              std::string(family.name) + "\"");
   reader.choice("family", {std::string(family.name)});
   ObjectReader range_reader = reader.object("range");
   ShapeRange range;

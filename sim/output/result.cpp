@@ -417,7 +417,7 @@ std::string format_summary(const nlohmann::json& result) {
     const auto elements = [](double n) {
       return n >= 1e6 ? fmt::format("{:.1f}M", n / 1e6) : fmt::format("{:.0f}", n);
     };
-    // "5" or "5-24": a range [least, most] of rows or columns.
+    // "5" or "5-24": a range [least, most] of k, rows or columns.
     const auto range = [&elements](const nlohmann::json& bounds) {
       const double least = bounds[0].get<double>(), most = bounds[1].get<double>();
       return least == most ? elements(least) : elements(least) + "-" + elements(most);
@@ -429,10 +429,17 @@ std::string format_summary(const nlohmann::json& result) {
       std::string where;
       if (n > fitted)
         where = fmt::format("at n up to {} (fitted to {})", elements(n), elements(fitted));
-      for (const auto& [key, noun] : {std::pair{"rows", "rows"}, std::pair{"cols", "columns"}})
-        if (past.contains(key))
-          where += fmt::format("{}at {} {} (fitted at {})", where.empty() ? "" : " and ",
-                               range(past[key]), noun, range(past[std::string("profile_") + key]));
+      for (const auto& [key, noun] :
+           {std::pair{"k", ""}, std::pair{"rows", "rows"}, std::pair{"cols", "columns"}})
+        if (past.contains(key)) {
+          // "at k = 131072 (fitted at k = 1-26214)", "at 64 rows (fitted at 5)"
+          const std::string priced = range(past[key]),
+                            fitted_at = range(past["profile_" + std::string(key)]);
+          where += (where.empty() ? "" : " and ") +
+                   (*noun == '\0'
+                        ? fmt::format("at {} = {} (fitted at {} = {})", key, priced, key, fitted_at)
+                        : fmt::format("at {} {} (fitted at {})", priced, noun, fitted_at));
+        }
       kernels += fmt::format("{}{} {}", kernels.empty() ? "" : ", ",
                              past["kernel"].get<std::string>(), where);
     }

@@ -104,15 +104,16 @@ std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, doubl
   };
   struct Priced {
     double n = 0;
-    Span rows, cols;
+    Span k, rows, cols;
   };
-  std::map<std::string, Priced> priced{{"sgd_momentum", {parameters, {}, {}}}};
+  std::map<std::string, Priced> priced{{"sgd_momentum", {parameters, {}, {}, {}}}};
   for (const CompressedIteration& iteration : plan.compressed)
     for (const CompressionPart& part : iteration.parts)
       for (const std::vector<KernelPlan>& worker : part.kernels)
         for (const KernelPlan& kernel : worker) {
           Priced& sizes = priced[kernel.name];
           sizes.n = std::max(sizes.n, kernel.n);
+          sizes.k.add(kernel.k);
           sizes.rows.add(kernel.rows);
           sizes.cols.add(kernel.cols);
         }
@@ -122,14 +123,16 @@ std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, doubl
     assert(kernel && "a planned kernel is one the profile priced");
     const cost::Curve& curve = profile.kernel(*kernel).curve;
     const cost::ShapeRange& fitted = curve.range();
-    // Rows and columns scale a sketch's cost, and pieces fitted at one
-    // count can cross at another: said like sizes past the fitted ones.
+    // k (selected or sampled), rows and columns scale a kernel's cost, and
+    // pieces fitted at one count can cross at another: said like sizes past
+    // the fitted ones.
     std::vector<Extrapolation::OutsideFit> outside;
     const auto check = [&outside](bool used, const char* field, const Span& span, double least,
                                   double most) {
       if (used && (span.least < least || span.most > most))
         outside.push_back({field, {span.least, span.most}, {least, most}});
     };
+    check(curve.family().uses_k, "k", sizes.k, fitted.k_min, fitted.k_max);
     check(curve.family().uses_rows, "rows", sizes.rows, fitted.rows_min, fitted.rows_max);
     check(curve.family().uses_cols, "cols", sizes.cols, fitted.cols_min, fitted.cols_max);
     if (sizes.n > fitted.n_max || !outside.empty())

@@ -38,10 +38,11 @@ IterationPlan dense_plan(const Scenario& scenario, const cost::DeviceProfile& pr
 /// kernel's behaviour at those sizes (caches left, another algorithm) may
 /// not follow.
 struct Extrapolation {
-  /// A size besides n priced outside those the curve was fitted on (a
-  /// sketch's rows, its table's columns): the ones priced and fitted.
+  /// A size besides n priced outside those the curve was fitted on (the
+  /// elements selected or sampled, a sketch's rows, its table's columns):
+  /// the ones priced and fitted.
   struct OutsideFit {
-    std::string field;                        // "rows" or "cols", as result.json names it
+    std::string field;                        // "k", "rows" or "cols", as result.json names it
     std::array<double, 2> priced{}, fitted{}; // [least, most] of each
   };
   std::string kernel;

@@ -1,5 +1,6 @@
 #include "sim/validate/fit.hpp"
 
+#include "sim/cost/calibration.hpp"
 #include "sim/input/input_error.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/network/alpha_beta.hpp"
@@ -154,11 +155,7 @@ Float16SumFit fit_float16_sum(const std::vector<CollectivePoint>& points, const 
   }
   if (per_element.empty())
     return result;
-  std::sort(per_element.begin(), per_element.end());
-  const size_t middle = per_element.size() / 2;
-  result.seconds_per_element = per_element.size() % 2 == 1
-                                   ? per_element[middle]
-                                   : (per_element[middle - 1] + per_element[middle]) / 2;
+  result.seconds_per_element = cost::median(per_element);
   // What a platform file may hold (a duration of 0 or 1 ps to 1e9 s): the
   // calibrated platform is written to be read back.
   if (!is_measured_seconds(result.seconds_per_element)) {

@@ -281,6 +281,22 @@ with tempfile.TemporaryDirectory() as work:
           f"{just_past['model'].get('extrapolated_kernels')}")
     _, _, within = run(os.path.join(work, "within"), "--set", "training.iterations=1")
     check("extrapolated_kernels" not in within["model"], "the shipped V100 profile covers ResNet-18")
+    # So is a k past the fitted ones: a quick calibration selects at most
+    # 10% of a size, and top-k at density 0.5 went unsaid.
+    narrow["kernels"]["sgd_momentum"]["fit"]["range"]["n"] = [1024, 268435456]
+    narrow["kernels"]["topk_select"]["fit"]["range"]["k"] = [1, 26214]
+    with open(narrow_path, "w") as handle:
+        json.dump(narrow, handle)
+    selecting_text, _, selecting = run(
+        os.path.join(work, "past-k"), "--set", f"device={narrow_path}", "--set",
+        "training.iterations=1", "--set", "workload=workloads/models/one-tensor-1mib.json",
+        "--set", 'compressor={"name": "topk", "density": 0.5}')
+    check({"kernel": "topk_select", "largest_n": 262144.0, "profile_n_max": 268435456.0,
+           "k": [131072.0, 131072.0], "profile_k": [1.0, 26214.0]}
+          in selecting["model"].get("extrapolated_kernels", [])
+          and "topk_select at k = 131072 (fitted at k = 1-26214)" in selecting_text,
+          f"a kernel priced at a k past its fit is said: "
+          f"{selecting['model'].get('extrapolated_kernels')}")
     # A sketch's rows are a size too: the H200's sketch curves were fitted
     # at 5 rows, and their pieces crossed at 64, where 23,400 elements cost
     # 60% less than 23,000 did, without a word.

@@ -239,6 +239,12 @@ TEST_CASE("schema errors name the file and the JSON path") {
     CHECK(load_error(profile).find("p.json: /kernels/sketch_query: required field is missing") !=
           std::string::npos);
   }
+  SUBCASE("another kernel's family") {
+    profile["kernels"]["topk_select"]["fit"]["family"] = "latency_linear";
+    CHECK(load_error(profile).find("p.json: /kernels/topk_select/fit/family: \"latency_linear\" "
+                                   "is not this kernel's family: it is fitted as \"selection\"") !=
+          std::string::npos);
+  }
   SUBCASE("a negative coefficient") {
     profile["kernels"]["l2_norm"]["fit"]["segments"][0]["per_n_s"] = -1e-12;
     CHECK(load_error(profile).find(
@@ -407,6 +413,17 @@ TEST_CASE("a fit whose time drops between pieces inside the range is refused") {
       // CPU topk_select: 14% faster past n = 47.45M for k near 5000.
       {"cpu-amd-epyc-zen4.json", "topk_select",
        R"({"family": "selection", "range": {"k": [1.0, 26843545.0], "n": [1024.0, 268435456.0]},
+           "segments": [
+             {"latency_s": 1.923162e-06, "per_k_s": 2.910897e-09, "per_n_log2k_s": 5.540578e-12,
+              "per_n_s": 3.675715e-10, "up_to": 131072.0},
+             {"from": 262144.0, "latency_s": 5.912532e-05, "per_k_s": 3.046677e-09,
+              "per_n_log2k_s": 1.881512e-11, "per_n_s": 4.570226e-11, "up_to": 33554430.0},
+             {"from": 67108860.0, "latency_s": 0.00389026, "per_k_s": 1.04906e-08,
+              "per_n_log2k_s": 1.298585e-11, "per_n_s": 0.0}]})"},
+      // The same with a k range from 0, which a profile may give: the grid
+      // of k between the ends was skipped, and the drop passed.
+      {"cpu-amd-epyc-zen4.json", "topk_select",
+       R"({"family": "selection", "range": {"k": [0.0, 26843545.0], "n": [1024.0, 268435456.0]},
            "segments": [
              {"latency_s": 1.923162e-06, "per_k_s": 2.910897e-09, "per_n_log2k_s": 5.540578e-12,
               "per_n_s": 3.675715e-10, "up_to": 131072.0},
