@@ -93,7 +93,7 @@ nlohmann::json mean_of(const nlohmann::json& iterations) {
 
 // Whether the compressor's info of an iteration says `flag` (per bucket,
 // every bucket's): "warmup", its own dense warm-up (IWP's, PowerSGD's
-// before start_iteration); "momentum_in_update" (DGC's).
+// before start_iteration); "momentum_in_update" (DGC's, Sketched-SGD's).
 bool compressor_says(const nlohmann::json& iteration, const char* flag) {
   const nlohmann::json info = iteration.value("compressor_info", nlohmann::json::object());
   if (!info.is_object())
