@@ -250,6 +250,18 @@ private:
           {plan_index_, worker, category, std::move(name), start, sg4::Engine::get_clock()});
   }
 
+  // A compressed step's or kernel's span, named after the bucket it is of
+  // where the iteration has several parts (per-bucket compression runs
+  // PowerSGD's "allreduce P factors" once a bucket), as a dense bucket's is.
+  void record_part_span(int worker, const char* category, const std::string& label, int iteration,
+                        size_t part, double start) {
+    if (timeline_ == nullptr)
+      return;
+    const bool parts = plan_.compressed[static_cast<size_t>(iteration)].parts.size() > 1;
+    record_span(worker, category, parts ? label + ", bucket " + std::to_string(part) : label,
+                start);
+  }
+
   double forward_seconds() const {
     return std::accumulate(
         plan_.layers.begin(), plan_.layers.end(), 0.0,
@@ -421,7 +433,7 @@ private:
       const CompressionPart& part =
           plan_.compressed[static_cast<size_t>(job.iteration)].parts[job.part];
       run_kernels(worker, channel, part.kernels[static_cast<size_t>(worker)], job.first, job.last,
-                  job.iteration);
+                  job.iteration, job.part);
       switch (job.then) {
       case KernelJob::Then::start_steps:
         channel.ready.push_back(static_cast<int>(job.part));
@@ -441,7 +453,7 @@ private:
 
   // Kernels [first, last) of one part on this worker's device.
   void run_kernels(int worker, WorkerChannel& channel, const std::vector<KernelPlan>& kernels,
-                   size_t first, size_t last, int iteration) {
+                   size_t first, size_t last, int iteration, size_t part) {
     auto& kernel_seconds = channel.kernels_per_iteration[static_cast<size_t>(iteration)];
     for (size_t i = first; i < last; ++i) {
       const KernelPlan& kernel = kernels[i];
@@ -455,7 +467,7 @@ private:
       if (channel.backward_end.size() > static_cast<size_t>(iteration))
         channel.late_kernels_per_iteration[static_cast<size_t>(iteration)].push_back(
             {&kernel.name, start, sg4::Engine::get_clock(), took});
-      record_span(worker, "kernel", kernel.name, start);
+      record_part_span(worker, "kernel", kernel.name, iteration, part, start);
     }
   }
 
@@ -487,7 +499,7 @@ private:
       note_step(iteration, part_index, s, start);
       sent += bytes;
       step_bytes[step.label] += static_cast<double>(bytes);
-      record_span(worker, "communication", step.label, start);
+      record_part_span(worker, "communication", step.label, iteration, part_index, start);
     }
     if (next_kernel < kernels.size())
       issue(channel,

@@ -445,7 +445,9 @@ with tempfile.TemporaryDirectory() as work:
         path = scenario(work, {"name": "powersgd", "start_iteration": 2}, 4,
                         {"training": {"iterations": 4, "batch_per_worker": 64,
                                       "compression_scope": scope, "bucket_size": "50kB"}})
-        printed = subprocess.run([GCSIM, "run", path, "--out", os.path.join(work, "psgd-note")],
+        parts_timeline = os.path.join(work, f"psgd-{scope}.trace.json")
+        printed = subprocess.run([GCSIM, "run", path, "--out", os.path.join(work, "psgd-note"),
+                                  "--timeline", parts_timeline],
                                  capture_output=True, text=True, timeout=600)
         parts = None
         if printed.returncode == 0:
@@ -456,6 +458,17 @@ with tempfile.TemporaryDirectory() as work:
               "these means (training.warmup_iterations 2 leaves them out)\n" in printed.stdout,
               f"PowerSGD's iterations before start_iteration in the means are said ({scope}, "
               f"{parts} parts): {printed.stdout[:600]!r} {printed.stderr[-300:]!r}")
+        # Each part's steps and kernels are named by their bucket in the
+        # timeline, as dense buckets are (three "allreduce P factors" looked
+        # alike); one part's need no number.
+        with open(parts_timeline) as handle:
+            named = {e["name"] for e in json.load(handle)["traceEvents"]
+                     if e.get("ph") == "X" and e["pid"] == 2 and e["cat"] != "compute"}
+        expected = ({f"allreduce P factors, bucket {b}" for b in range(3)}
+                    if scope == "bucket" else {"allreduce P factors"})
+        check(expected <= named and any(", bucket" in n for n in named) == (scope == "bucket"),
+              f"a per-bucket run's timeline names the bucket of each step ({scope}): "
+              f"{sorted(named)[:8]}")
 
     # Determinism and the timeline.
     timeline = os.path.join(work, "timeline.json")
