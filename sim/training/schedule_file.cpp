@@ -2,8 +2,10 @@
 
 #include "compressors/registry.hpp"
 #include "sim/cost/device_profile.hpp"
+#include "sim/cost/kernels.hpp"
 #include "sim/input/json_reader.hpp"
 #include "sim/input/paths.hpp"
+#include "sim/input/units.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -217,6 +219,15 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
                       kernel[1].get<size_t>(),      kernel[2].get<double>(),
                       kernel[3].get<double>(),      kernel[4].get<double>(),
                       kernel[5].get<double>()};
+      // What a kernel selects or samples is some of its n: a larger k would
+      // be priced past anything a compressor runs, without a word.
+      if (const std::optional<cost::Kernel> fitted = cost::fitted_kernel_of(plan.name);
+          fitted && cost::kernel_family(*fitted).uses_k && plan.k > plan.n)
+        throw InputError(name,
+                         where + "/kernels/" + std::to_string(w) + "/" + std::to_string(i) + "/3",
+                         "k " + units::format_number(plan.k) + " is more than the kernel's n " +
+                             units::format_number(plan.n) + ": " + plan.name +
+                             " selects or samples some of its n elements");
       // The simulator runs a worker's kernels in list order, each once the
       // steps before its before_step are done; one past the end would never
       // run, one listed before a kernel of an earlier step would run late.

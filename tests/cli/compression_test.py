@@ -338,6 +338,25 @@ with tempfile.TemporaryDirectory() as work:
             check(done.returncode == 2 and done.stderr.count("\n") == 1 and expected in done.stderr
                   and not os.path.exists(os.path.join(work, "replay-" + label, "result.json")),
                   f"an edited scenario_compressor ({label}) is refused: {done.stderr.strip()}")
+    # A kernel that selects more than its n was priced past anything a
+    # compressor runs, without a word.
+    edited = json.loads(json.dumps(recorded))
+    # (A run on the whole model records one part, its kernels in the iteration.)
+    where = next((i, w, k) for i, it in enumerate(edited["iterations"])
+                 for w, worker in enumerate(it["kernels"])
+                 for k, kernel in enumerate(worker) if kernel[0] == "topk_select")
+    kernel = edited["iterations"][where[0]]["kernels"][where[1]][where[2]]
+    kernel[3] = kernel[2] + 1
+    path = os.path.join(work, "schedule-k-past-n.json")
+    with open(path, "w") as handle:
+        json.dump(edited, handle)
+    done = subprocess.run([GCSIM, "run", scenario(work, cltk, 16, None), "--replay", path,
+                           "--out", os.path.join(work, "replay-k-past-n"), "--quiet"],
+                          capture_output=True, text=True, timeout=600)
+    check(done.returncode == 2 and done.stderr.count("\n") == 1
+          and "/iterations/%d/kernels/%d/%d/3: k " % where in done.stderr
+          and "is more than the kernel's n" in done.stderr,
+          f"a replayed kernel selecting more than its n is refused: {done.stderr.strip()}")
     small = max_bytes({"name": "topk", "density": 0.01}, 4)
     large = max_bytes({"name": "topk", "density": 0.01}, 16)
     check(large / small >= 4.5, f"topk allgather grows with P-1: x{large / small:.2f} from P=4 to 16")
