@@ -315,6 +315,11 @@ public:
         report["timing"]["whole_forward_s"] = timing->forward_total_s;
         report["timing"]["whole_backward_s"] = timing->backward_total_s;
       }
+      // What the text's timing line says too: where the times were taken.
+      if (timing) {
+        report["timing"]["cpu"] = timing->cpu;
+        report["timing"]["threads"] = timing->threads;
+      }
       if (timing && timing->samples > 0)
         report["timing"]["samples"] = timing->samples;
       if (timing && !timing->method.empty())
