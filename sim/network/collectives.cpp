@@ -487,7 +487,7 @@ void ps_worker_push_pull(Group& group, int rank, int workers, uint64_t bytes) {
   sg4::Comm::wait_all(pulls);
 }
 
-void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes) {
+void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes, double* pushes_in) {
   const int servers = group.size() - workers;
   const uint64_t shard = chunk_bytes(bytes, servers, rank - workers);
   std::vector<sg4::CommPtr> pushes;
@@ -495,6 +495,8 @@ void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes) {
   for (int w = 0; w < workers; ++w)
     pushes.push_back(group.mailbox(w, rank)->get_async<int>(&received[static_cast<size_t>(w)]));
   sg4::Comm::wait_all(pushes);
+  if (pushes_in != nullptr)
+    *pushes_in = sg4::Engine::get_clock();
   std::vector<sg4::CommPtr> pulls;
   for (int w = 0; w < workers; ++w) {
     group.count_sent(rank, shard);

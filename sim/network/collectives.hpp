@@ -185,8 +185,11 @@ void recursive_doubling_allreduce(Group& group, int rank, uint64_t bytes);
 /// every server calls ps_server_push_pull; the group's ranks are the
 /// workers first, then the servers. Each worker pushes bytes/S to every
 /// server and pulls the same back after the server has heard from all.
+/// `pushes_in`, where given, gets the time the server had every push (its
+/// pulls start then).
 void ps_worker_push_pull(Group& group, int rank, int workers, uint64_t bytes);
-void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes);
+void ps_server_push_pull(Group& group, int rank, int workers, uint64_t bytes,
+                         double* pushes_in = nullptr);
 
 /// The ordered pairs of ranks (from, to) that the collectives above send
 /// between in a group of `size`, whatever the root: ranks 2^k apart modulo

@@ -87,7 +87,10 @@ std::string timeline_text(const std::vector<training::TimelineEvent>& events,
     const auto stream = static_cast<int>(
         std::find(kStreams.begin(), kStreams.end(), event.category) - kStreams.begin());
     assert(stream < static_cast<int>(kStreams.size()) && "a known category");
-    const int track = event.worker * static_cast<int>(kStreams.size()) + stream + 1;
+    // A server's tracks after every worker's (a worker count is at most 2^16).
+    constexpr int kServerTracks = 1 << 29;
+    const int track = (event.server ? kServerTracks : 0) +
+                      event.worker * static_cast<int>(kStreams.size()) + stream + 1;
     const int pid = pid_of(static_cast<size_t>(event.plan));
     if (tracks.insert({pid, track}).second) {
       trace_events.push_back(
@@ -96,7 +99,8 @@ std::string timeline_text(const std::vector<training::TimelineEvent>& events,
            {"pid", pid},
            {"tid", track},
            {"args",
-            {{"name", "worker " + std::to_string(event.worker) + " " + kStreams[stream]}}}});
+            {{"name", (event.server ? "server " : "worker ") + std::to_string(event.worker) + " " +
+                          kStreams[stream]}}}});
       trace_events.push_back({{"name", "thread_sort_index"},
                               {"ph", "M"},
                               {"pid", pid},

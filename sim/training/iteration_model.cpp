@@ -244,10 +244,11 @@ public:
   }
 
 private:
-  void record_span(int worker, const char* category, std::string name, double start) {
+  void record_span(int worker, const char* category, std::string name, double start,
+                   bool server = false) {
     if (timeline_ != nullptr)
-      timeline_->push_back(
-          {plan_index_, worker, category, std::move(name), start, sg4::Engine::get_clock()});
+      timeline_->push_back({plan_index_, worker, category, std::move(name), start,
+                            sg4::Engine::get_clock(), server});
   }
 
   // A compressed step's or kernel's span, named after the bucket it is of
@@ -660,8 +661,14 @@ private:
     std::vector<uint64_t>& sent = server_sent_[static_cast<size_t>(rank - workers)];
     for (int iteration = 0; iteration < plan_.iterations; ++iteration) {
       const uint64_t sent_before = group_->bytes_sent(rank);
-      for (const Bucket& bucket : buckets_)
-        net::ps_server_push_pull(*group_, rank, workers, bucket.bytes);
+      for (size_t b = 0; b < buckets_.size(); ++b) {
+        double pushes_in = 0;
+        net::ps_server_push_pull(*group_, rank, workers, buckets_[b].bytes, &pushes_in);
+        // What the server sends: its shard of the bucket to every worker,
+        // once all have pushed (from its call, the span would be its wait).
+        record_span(rank - workers, "communication", "pull bucket " + std::to_string(b), pushes_in,
+                    /*server=*/true);
+      }
       sent.push_back(group_->bytes_sent(rank) - sent_before);
     }
   }

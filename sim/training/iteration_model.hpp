@@ -205,11 +205,12 @@ struct RunResult {
 /// One span of a worker's time, for Chrome trace-event timelines.
 struct TimelineEvent {
   int plan = 0;
-  int worker = 0;
+  int worker = 0;       // or the server's index, of a server's event
   std::string category; // compute, kernel, communication
   std::string name;
   double start_s = 0;
   double end_s = 0;
+  bool server = false; // a parameter server's (its push/pull of a bucket)
 };
 
 /// Called after each iteration with (iteration index, simulated clock).

@@ -114,7 +114,29 @@ def compressed_on_parameter_server(workdir):
                                   f"(status {result.returncode}: {result.stderr.strip()[-200:]})")
     # Its title names the baseline's push/pull; the summary says where the
     # compressor's steps ran instead (a dense run's has nothing to say).
-    dense = gcsim("run", path, "--out", os.path.join(workdir, "out-ps-dense"))
+    timeline = os.path.join(workdir, "ps.trace.json")
+    dense = gcsim("run", path, "--out", os.path.join(workdir, "out-ps-dense"), "--timeline",
+                  timeline)
+    # The servers' sending has tracks of its own: each server's pull of each
+    # bucket, from when it had every push to when the workers had its shard.
+    with open(timeline) as handle:
+        events = json.load(handle)["traceEvents"]
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+              if e.get("ph") == "M" and e["name"] == "thread_name"}
+    spans = [e for e in events if e.get("ph") == "X"]
+    pulled = {}
+    for span in spans:
+        track = tracks[(span["pid"], span["tid"])]
+        if track.startswith("server "):
+            pulled.setdefault(track, []).append(span)
+    workers_done = max(e["ts"] + e["dur"] for e in spans
+                       if tracks[(e["pid"], e["tid"])].startswith("worker "))
+    check(sorted(pulled) == ["server 0 communication", "server 1 communication"]
+          and all(len(own) == len(pulled["server 0 communication"]) > 0
+                  and all(s["name"].startswith("pull bucket ") and s["ts"] > 0
+                          and s["ts"] + s["dur"] <= workers_done + 1e-6 for s in own)
+                  for own in pulled.values()),
+          f"the servers' pulls have tracks of their own: {sorted(pulled)}")
     note = "  note: randomk's steps run among the workers (its allreduces a ring)"
     # With a ring for the dense buckets too, the baseline bypasses them as well.
     ring = gcsim("run", path, "--out", os.path.join(workdir, "out-ps-ring"), "--set",

@@ -25,11 +25,11 @@ TEST_CASE("a timeline: runs named and from 0, warm-up marked, microseconds, sort
   dense.iterations[1].iteration_s = 0.25;
   RunResult topk = dense;
   topk.iterations[1].iteration_s = 0.125;
-  const std::vector<TimelineEvent> events{{0, 1, "communication", "allreduce", 0.25, 0.5},
-                                          {0, 0, "compute", "backward", 0, 0.25},
-                                          {1, 0, "kernel", "select", 10.25, 10.5},
-                                          {1, 0, "compute", "backward", 10, 10.25},
-                                          {1, 0, "compute", "iteration compute", 10, 10.5}};
+  const std::vector<TimelineEvent> events{{0, 1, "communication", "allreduce", 0.25, 0.5, false},
+                                          {0, 0, "compute", "backward", 0, 0.25, false},
+                                          {1, 0, "kernel", "select", 10.25, 10.5, false},
+                                          {1, 0, "compute", "backward", 10, 10.25, false},
+                                          {1, 0, "compute", "iteration compute", 10, 10.5, false}};
   const nlohmann::json trace = nlohmann::json::parse(
       gcsim::output::timeline_text(events, {"dense", "topk"}, {dense, topk}, 1));
   CHECK(trace["displayTimeUnit"] == "ms");
