@@ -263,6 +263,11 @@ std::string Curve::problem(std::string* where, bool monotone) const {
                                            : "every segment but the last needs up_to");
     if (s > 0 && !(segments_[s].from >= segments_[s - 1].up_to))
       return report(piece + "/from", "a segment must start at or after the previous one's up_to");
+    // The first piece prices every size below its up_to, whatever it says:
+    // a from there was ignored without a word.
+    if (s == 0 && segments_[s].from > 0)
+      return report(piece + "/from", "the first segment covers every size below its up_to: a "
+                                     "from would be ignored, leave it out");
     if (!(segments_[s].up_to >= segments_[s].from) || segments_[s].from < 0)
       return report(piece + "/up_to", "a segment's up_to must not be below its from");
   }

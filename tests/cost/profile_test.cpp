@@ -239,6 +239,11 @@ TEST_CASE("schema errors name the file and the JSON path") {
     CHECK(load_error(profile).find("p.json: /kernels/sketch_query: required field is missing") !=
           std::string::npos);
   }
+  SUBCASE("a first segment that says where it starts") {
+    profile["kernels"]["l2_norm"]["fit"]["segments"][0]["from"] = 1e9;
+    CHECK(load_error(profile).find("p.json: /kernels/l2_norm/fit/segments/0/from: the first "
+                                   "segment covers every size below") != std::string::npos);
+  }
   SUBCASE("another kernel's family") {
     profile["kernels"]["topk_select"]["fit"]["family"] = "latency_linear";
     CHECK(load_error(profile).find("p.json: /kernels/topk_select/fit/family: \"latency_linear\" "
