@@ -123,16 +123,18 @@ std::vector<Extrapolation> extrapolated_kernels(const IterationPlan& plan, doubl
     assert(kernel && "a planned kernel is one the profile priced");
     const cost::Curve& curve = profile.kernel(*kernel).curve;
     const cost::ShapeRange& fitted = curve.range();
-    // k (selected or sampled), rows and columns scale a kernel's cost, and
-    // pieces fitted at one count can cross at another: said like sizes past
-    // the fitted ones.
+    // Rows and columns scale a sketch's cost, and pieces fitted at one
+    // count can cross at another: said like sizes past the fitted ones. A k
+    // (selected or sampled) only above them, as n: the first piece prices
+    // every smaller one (a DGC sample of 20 on the H200's fit from 64).
     std::vector<Extrapolation::OutsideFit> outside;
     const auto check = [&outside](bool used, const char* field, const Span& span, double least,
                                   double most) {
       if (used && (span.least < least || span.most > most))
         outside.push_back({field, {span.least, span.most}, {least, most}});
     };
-    check(curve.family().uses_k, "k", sizes.k, fitted.k_min, fitted.k_max);
+    check(curve.family().uses_k && sizes.k.most > fitted.k_max, "k", sizes.k, fitted.k_min,
+          fitted.k_max);
     check(curve.family().uses_rows, "rows", sizes.rows, fitted.rows_min, fitted.rows_max);
     check(curve.family().uses_cols, "cols", sizes.cols, fitted.cols_min, fitted.cols_max);
     if (sizes.n > fitted.n_max || !outside.empty())

@@ -297,6 +297,15 @@ with tempfile.TemporaryDirectory() as work:
           and "topk_select at k = 131072 (fitted at k = 1-26214)" in selecting_text,
           f"a kernel priced at a k past its fit is said: "
           f"{selecting['model'].get('extrapolated_kernels')}")
+    # A k below the fitted ones is the first piece's, as a small n is: DGC
+    # samples 20 of a layer at density 0.1, the H200's fit starts at 64.
+    _, _, sampling = run(os.path.join(work, "below-k"), "--set",
+                         "device=platforms/devices/h200.json", "--set", "training.iterations=1",
+                         "--set", 'compressor={"name": "dgc", "density": 0.1}')
+    check(sampling["summary"]["compression_kernels_s"].get("sample_threshold", 0) > 0
+          and not any("k" in past for past in sampling["model"].get("extrapolated_kernels", [])),
+          f"a k below the fitted ones is no extrapolation: "
+          f"{sampling['model'].get('extrapolated_kernels')}")
     # A sketch's rows are a size too: the H200's sketch curves were fitted
     # at 5 rows, and their pieces crossed at 64, where 23,400 elements cost
     # 60% less than 23,000 did, without a word.
