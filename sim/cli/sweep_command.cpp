@@ -409,6 +409,7 @@ private:
                                                 std::map<fs::path, cost::DeviceProfile>& devices,
                                                 const std::string& replay_file) {
     std::vector<CheckedPoint> checked;
+    std::map<fs::path, std::string> digested; // each input file read once
     for (size_t i = 0; i < points.size(); ++i) {
       const sweep::Point& point = points[i];
       std::vector<Override> overrides;
@@ -428,7 +429,7 @@ private:
         else
           training::replay_schedule(scenario, replay_file, devices.at(scenario.device_file));
         // Here, where an unreadable file is the point's error.
-        nlohmann::json digests = output::input_digests(scenario);
+        nlohmann::json digests = output::input_digests(scenario, &digested);
         checked.push_back({std::move(scenario), std::move(compressor), std::move(digests)});
       } catch (const InputError& error) {
         throw InputError(spec.file.string(), "",

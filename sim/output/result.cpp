@@ -274,11 +274,20 @@ nlohmann::json make_result(const Scenario& scenario, const training::RunResult& 
   return result;
 }
 
-nlohmann::json input_digests(const Scenario& scenario) {
+nlohmann::json input_digests(const Scenario& scenario,
+                             std::map<std::filesystem::path, std::string>* cache) {
   nlohmann::json digests = nlohmann::json::object();
-  auto digest = [&digests](const char* role, const std::filesystem::path& file) {
-    if (!file.empty())
+  auto digest = [&digests, cache](const char* role, const std::filesystem::path& file) {
+    if (file.empty())
+      return;
+    if (cache == nullptr) {
       digests[role] = input::file_digest(file);
+      return;
+    }
+    auto [known, added] = cache->try_emplace(file);
+    if (added)
+      known->second = input::file_digest(file);
+    digests[role] = known->second;
   };
   digest("device", scenario.device_file);
   if (scenario.trace_folder)

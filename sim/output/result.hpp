@@ -16,6 +16,7 @@
 #include "sim/training/plan.hpp"
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -41,7 +42,10 @@ struct CompressionExtras {
 /// result.json's model.input_digests: the files the scenario names by path
 /// only (its platform is inlined in `scenario`), `fnv1a64:` digests of
 /// their bytes: which bytes ran, whatever folder the paths resolved from.
-nlohmann::json input_digests(const Scenario& scenario);
+/// With a `cache` (file -> digest), a file is read once however many
+/// scenarios name it (a sweep's points).
+nlohmann::json input_digests(const Scenario& scenario,
+                             std::map<std::filesystem::path, std::string>* cache = nullptr);
 
 nlohmann::json make_result(const Scenario& scenario, const training::RunResult& run,
                            const cost::DeviceProfile& profile,
