@@ -291,25 +291,26 @@ RESOLVED_NAMES = {"training.bucket_size": "training.bucket_size_bytes",
                   "training.first_bucket_size": "training.first_bucket_size_bytes"}
 
 
-def resolved_value(model, key):
-    """What a run resolved for scenario field `key` that its scenario left
-    out, from result.json's model.training and compressor_params (defaults
-    included), or None where the result does not say (older results)."""
-    if not isinstance(model, dict):
-        return None
+def resolved_fields(model):
+    """What a run resolved for the training and compressor fields, from
+    result.json's model.training and compressor_params (defaults included),
+    flattened as a scenario is; empty where the result does not say (older
+    results). Look a scenario field up under RESOLVED_NAMES' name."""
     values = {}
-    for prefix, resolved in (("training", model.get("training")),
-                             ("compressor", model.get("compressor_params"))):
-        if isinstance(resolved, dict):
-            flatten(resolved, prefix, values, numbers_only=False)
-    return values.get(RESOLVED_NAMES.get(key, key))
+    if isinstance(model, dict):
+        for prefix, resolved in (("training", model.get("training")),
+                                 ("compressor", model.get("compressor_params"))):
+            if isinstance(resolved, dict):
+                flatten(resolved, prefix, values, numbers_only=False)
+    return values
 
 
 def same_setting(key, value):
     """A value as compared across results: a number by value (0 is 0.0), a
     size by its bytes, anything else as written."""
     if key in RESOLVED_NAMES and isinstance(value, str):
-        value = parse_size(value) if parse_size(value) is not None else value
+        size = parse_size(value)
+        value = value if size is None else size
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return value
@@ -317,7 +318,7 @@ def same_setting(key, value):
 
 def read_results(paths):
     """Rows from result.json files; parameters are the scenario fields that differ."""
-    rows, scenarios, models = [], [], []
+    rows, scenarios, resolved = [], [], []
     for path in paths:
         result = read_json_object(path)
         summary, scenario_value = result.get("summary"), result.get("scenario", {})
@@ -345,7 +346,7 @@ def read_results(paths):
         row["_setting"] = setting_of(result.get("model"))
         rows.append(row)
         scenarios.append(scenario)
-        models.append(result.get("model"))
+        resolved.append(resolved_fields(result.get("model")))
     keys = sorted({key for scenario in scenarios for key in scenario})
     params = []
     for key in keys:
@@ -353,8 +354,8 @@ def read_results(paths):
             continue
         # A field one scenario left out is the value its run resolved: a
         # default written out in another result is no other setting.
-        values = [s[key] if key in s else resolved_value(m, key)
-                  for s, m in zip(scenarios, models)]
+        values = [s[key] if key in s else r.get(RESOLVED_NAMES.get(key, key))
+                  for s, r in zip(scenarios, resolved)]
         if len({json.dumps(same_setting(key, v)) for v in values}) < 2:
             continue
         params.append(key)
