@@ -183,7 +183,7 @@ make_gpu_machine(sg4::NetZone* parent, const PlatformSpec& spec, const std::stri
 }
 
 // SimGrid's fat tree; a leaf is a worker's host, or a machine of GPUs
-// (make_gpu_machine) where the spec gives more than one a leaf.
+// (make_gpu_machine) where the spec gives gpus_per_node (machine_leaves).
 Platform build_fat_tree(const PlatformSpec& spec) {
   Platform platform;
   std::vector<sg4::Host*> hosts;

@@ -64,7 +64,7 @@ struct FatTreeSpec {
 struct PlatformSpec {
   std::string name;
   Topology topology = Topology::star;
-  int nodes = 0;                    // machines (workers, except of GPU machines)
+  int nodes = 0;                    // machines (workers, unless has_gpu_machines())
   LinkSpec link;                    // each node's NIC (star, ps, fat-tree) or ring hop
   std::optional<LinkSpec> backbone; // a shared switch fabric for star clusters
   // parameter_server

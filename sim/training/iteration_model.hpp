@@ -210,7 +210,7 @@ struct TimelineEvent {
   std::string name;
   double start_s = 0;
   double end_s = 0;
-  bool server = false; // a parameter server's (its push/pull of a bucket)
+  bool server = false; // a parameter server's (its pull of a bucket)
 };
 
 /// Called after each iteration with (iteration index, simulated clock).
