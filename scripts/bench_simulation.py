@@ -65,7 +65,7 @@ def run_once(gcsim, scenario, sets, out, replay=None):
 
 
 def main():
-    parser = Parser(description=__doc__.split("\n\n")[0])
+    parser = Parser(summary_of=__doc__)
     parser.add_argument("scenarios", nargs="+")
     parser.add_argument("--gcsim", default=os.path.join(os.path.dirname(__file__), "..", "build", "gcsim"))
     parser.add_argument("--repeat", type=integer_in(1, MAX_REPEAT), default=3,

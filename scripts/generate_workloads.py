@@ -266,7 +266,7 @@ def describe(name, build, shape, dataset, sample_unit):
 
 
 def main():
-    parser = Parser(description=__doc__.split("\n\n")[0])
+    parser = Parser(summary_of=__doc__)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "workloads", "models"))
     parser.add_argument("--only", nargs="+", metavar="NAME",
                         help="model names to generate (default: all)")

@@ -1547,7 +1547,7 @@ def validation_main(inputs, out, stem):
 
 
 def main(argv):
-    parser = Parser(description=__doc__.split("\n\n")[0],
+    parser = Parser(summary_of=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("inputs", nargs="+",
                         help="a sweep folder, a sweep.csv, or result.json files / point folders")

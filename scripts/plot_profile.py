@@ -182,7 +182,7 @@ def fitted_line(fit, members):
 
 
 def main():
-    parser = Parser(description=__doc__.splitlines()[0])
+    parser = Parser(summary_of=__doc__)
     parser.add_argument("profile")
     parser.add_argument("--out", help="output path without extension, .png and .pdf added "
                                       "(default: the profile's own path without .json, so the "

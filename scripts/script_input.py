@@ -43,7 +43,11 @@ class BadInput(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, summary_of=None, **kwargs):
+        """summary_of: a module docstring whose first paragraph describes the
+        script; None (python -OO strips docstrings) leaves no description."""
+        if summary_of is not None:
+            kwargs["description"] = summary_of.split("\n\n")[0]
         super().__init__(*args, **kwargs)
         # A value that starts with a minus and a digit (--bandwidth -10Gbps) is
         # a value for its option to refuse, not an option "expected one

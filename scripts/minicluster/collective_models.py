@@ -568,7 +568,7 @@ def modelled_training(run, make):
 
 def parse_args(argv):
     parser = Parser(
-        description=__doc__.split("\n\n")[0],
+        summary_of=__doc__,
         epilog="Each file is a measured run (results/validation/README.md's format) with ring "
                "collectives below 1 MiB and of 4 MiB and more.")
     parser.add_argument("runs", nargs="+", metavar="RUN.json")

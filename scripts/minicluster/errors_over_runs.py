@@ -39,7 +39,7 @@ COLLECTIVES_LIMIT, TRAINING_LIMIT = 0.05, 0.10
 
 
 def parse_args(argv):
-    parser = Parser(description=__doc__.split("\n\n")[0])
+    parser = Parser(summary_of=__doc__)
     parser.add_argument("--gcsim", default=os.path.join(ROOT, "build", "gcsim"))
     parser.add_argument("--trace", help="gcsim validate's --trace for every run (default: "
                         "gcsim's, the small CNN's)")

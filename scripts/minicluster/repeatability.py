@@ -30,7 +30,7 @@ def steady_mean(training):
 
 
 def parse_args(argv):
-    parser = Parser(description=__doc__.split("\n\n")[0])
+    parser = Parser(summary_of=__doc__)
     parser.add_argument("runs", nargs="+", metavar="RUN.json",
                         help="measured runs (results/validation/README.md's format)")
     return parser.parse_args(argv)

@@ -7,7 +7,8 @@ value by exit 2 and one line naming /platform/link/bandwidth (or latency); any
 other outcome is acceptance; where gcsim refuses, the hint it adds to that
 line ("did you mean ...") must be spelling_hint's. Also: a few values in base units, the size and
 FLOP-rate tables, open_input (a FIFO, a device, a folder refused in one
-line, as gcsim does), the one-line Parser, and run_script (how every script
+line, as gcsim does), the one-line Parser and its --help under python3
+-OO, and run_script (how every script
 ends).
 
 Usage: script_input_test.py PATH/TO/gcsim
@@ -248,6 +249,21 @@ for argv, line in ((["--bad"], "tool.py: unrecognized arguments: --bad\n"),
             status = exit_.code
     check(status == 2 and stderr.getvalue() == line,
           f"Parser on {argv}: exit {status}, {stderr.getvalue()!r}")
+
+# summary_of: a script's --help under `python3 -OO` (docstrings stripped),
+# where `__doc__.split(...)` was an AttributeError; with docstrings, the first
+# paragraph of the module's.
+for name in ("bench_simulation.py", "plot.py", "plot_profile.py",
+             os.path.join("minicluster", "repeatability.py")):
+    script = os.path.join(ROOT, "scripts", name)
+    for flags in ([], ["-OO"]):
+        done = subprocess.run(["/usr/bin/python3", *flags, script, "--help"],
+                              capture_output=True, text=True)
+        first = open(script).read().split('"""')[1].split("\n\n")[0].split("\n")[0]
+        described = first in done.stdout
+        check(done.returncode == 0 and not done.stderr and described == (not flags),
+              f"{name} --help {flags}: exit {done.returncode}, {done.stderr.strip()!r}, "
+              f"described: {described}")
 
 # run_script, every script's end: a reader that goes away after one line
 # (`| head -1`) ends the script with 141 and nothing on stderr, and its
