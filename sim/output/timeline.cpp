@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -110,6 +112,14 @@ std::string timeline_text(const std::vector<training::TimelineEvent>& events,
     // Trace-event times are microseconds.
     add_span(pid, event.name, event.category, track, (event.start_s - origin[event.plan]) * 1e6,
              (event.end_s - event.start_s) * 1e6);
+    nlohmann::json& args = spans.back().event["args"];
+    args["iteration"] = event.iteration;
+    // Counts of bytes and elements, written as the integers they are.
+    for (const auto& [label, value] : event.figures)
+      if (value == std::floor(value) && std::fabs(value) < 0x1p53)
+        args[label] = static_cast<int64_t>(value);
+      else
+        args[label] = value;
   }
   std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
     if (a.pid != b.pid)

@@ -3,7 +3,7 @@
 // process per simulated run (dense baseline, compressed), each from 0, a
 // track of its iterations, then one track per worker and kind of work, a
 // span per compute phase, kernel and communication step, listed by run and
-// start time.
+// start time; a worker's span has its iteration and figures as args.
 
 #include "sim/training/iteration_model.hpp"
 

@@ -244,23 +244,24 @@ public:
   }
 
 private:
-  void record_span(int worker, const char* category, std::string name, double start,
-                   bool server = false) {
+  void record_span(int worker, const char* category, std::string name, int iteration, double start,
+                   std::vector<std::pair<std::string, double>> figures = {}, bool server = false) {
     if (timeline_ != nullptr)
       timeline_->push_back({plan_index_, worker, category, std::move(name), start,
-                            sg4::Engine::get_clock(), server});
+                            sg4::Engine::get_clock(), server, iteration, std::move(figures)});
   }
 
   // A compressed step's or kernel's span, named after the bucket it is of
   // where the iteration has several parts (per-bucket compression runs
   // PowerSGD's "allreduce P factors" once a bucket), as a dense bucket's is.
   void record_part_span(int worker, const char* category, const std::string& label, int iteration,
-                        size_t part, double start) {
+                        size_t part, double start,
+                        std::vector<std::pair<std::string, double>> figures) {
     if (timeline_ == nullptr)
       return;
     const bool parts = plan_.compressed[static_cast<size_t>(iteration)].parts.size() > 1;
     record_span(worker, category, parts ? label + ", bucket " + std::to_string(part) : label,
-                start);
+                iteration, start, std::move(figures));
   }
 
   double forward_seconds() const {
@@ -340,7 +341,7 @@ private:
       channel.bytes_by_step_per_iteration.emplace_back();
       channel.late_kernels_per_iteration.emplace_back();
       compute_for(worker, forward);
-      record_span(worker, "compute", "forward", start);
+      record_span(worker, "compute", "forward", iteration, start);
       double computing = sg4::Engine::get_clock() - start;
       if (compressed()) {
         const std::vector<CompressionPart>& parts =
@@ -355,7 +356,7 @@ private:
           while (plan_.overlap && next_part < parts.size() && parts[next_part].ready_layer >= layer)
             issue_first_kernels(worker, iteration, next_part++);
         }
-        record_span(worker, "compute", "backward", backward_start);
+        record_span(worker, "compute", "backward", iteration, backward_start);
         computing += sg4::Engine::get_clock() - backward_start;
         channel.backward_end.push_back(sg4::Engine::get_clock());
         while (next_part < parts.size())
@@ -370,7 +371,7 @@ private:
           if (bucket >= 0 && plan_.overlap)
             mark_ready(channel, bucket);
         }
-        record_span(worker, "compute", "backward", backward_start);
+        record_span(worker, "compute", "backward", iteration, backward_start);
         computing += sg4::Engine::get_clock() - backward_start;
         if (!plan_.overlap)
           for (size_t bucket = 0; bucket < buckets_.size(); ++bucket)
@@ -380,7 +381,7 @@ private:
       }
       double optimizer_start = sg4::Engine::get_clock();
       compute_for(worker, plan_.optimizer_s);
-      record_span(worker, "compute", "optimizer", optimizer_start);
+      record_span(worker, "compute", "optimizer", iteration, optimizer_start);
       channel.compute_per_iteration.push_back(computing + sg4::Engine::get_clock() -
                                               optimizer_start);
       channel.iteration_end.push_back(sg4::Engine::get_clock());
@@ -468,7 +469,15 @@ private:
       if (channel.backward_end.size() > static_cast<size_t>(iteration))
         channel.late_kernels_per_iteration[static_cast<size_t>(iteration)].push_back(
             {&kernel.name, start, sg4::Engine::get_clock(), took});
-      record_part_span(worker, "kernel", kernel.name, iteration, part, start);
+      if (timeline_ != nullptr) {
+        std::vector<std::pair<std::string, double>> sizes;
+        for (const auto& [label, value] :
+             {std::pair{"n", kernel.n}, std::pair{"k", kernel.k}, std::pair{"rows", kernel.rows},
+              std::pair{"cols", kernel.cols}})
+          if (value > 0)
+            sizes.emplace_back(label, value);
+        record_part_span(worker, "kernel", kernel.name, iteration, part, start, std::move(sizes));
+      }
     }
   }
 
@@ -500,7 +509,8 @@ private:
       note_step(iteration, part_index, s, start);
       sent += bytes;
       step_bytes[step.label] += static_cast<double>(bytes);
-      record_part_span(worker, "communication", step.label, iteration, part_index, start);
+      record_part_span(worker, "communication", step.label, iteration, part_index, start,
+                       {{"bytes_sent", static_cast<double>(bytes)}});
     }
     if (next_kernel < kernels.size())
       issue(channel,
@@ -636,16 +646,19 @@ private:
         int bucket = channel.ready.front();
         channel.ready.pop_front();
         double begin = sg4::Engine::get_clock();
+        const uint64_t bucket_sent_before = group_->bytes_sent(worker);
         uint64_t bytes = buckets_[static_cast<size_t>(bucket)].bytes;
         if (push_pull)
           net::ps_worker_push_pull(*group_, worker, workers, bytes);
         else
           allreduce(plan_.algorithm, *group_, worker, bytes, plan_.ranks_per_node);
         note_step(iteration, static_cast<size_t>(bucket), 0, begin);
-        record_span(worker, "communication",
-                    (push_pull ? "push/pull bucket " : "allreduce bucket ") +
-                        std::to_string(bucket),
-                    begin);
+        record_span(
+            worker, "communication",
+            (push_pull ? "push/pull bucket " : "allreduce bucket ") + std::to_string(bucket),
+            iteration, begin,
+            {{"bucket_bytes", static_cast<double>(bytes)},
+             {"bytes_sent", static_cast<double>(group_->bytes_sent(worker) - bucket_sent_before)}});
         channel.done_count->release();
       }
       channel.sent_per_iteration.push_back(group_->bytes_sent(worker) - sent_before);
@@ -663,11 +676,16 @@ private:
       const uint64_t sent_before = group_->bytes_sent(rank);
       for (size_t b = 0; b < buckets_.size(); ++b) {
         double pushes_in = 0;
+        const uint64_t bucket_sent_before = group_->bytes_sent(rank);
         net::ps_server_push_pull(*group_, rank, workers, buckets_[b].bytes, &pushes_in);
         // What the server sends: its shard of the bucket to every worker,
         // once all have pushed (from its call, the span would be its wait).
-        record_span(rank - workers, "communication", "pull bucket " + std::to_string(b), pushes_in,
-                    /*server=*/true);
+        record_span(
+            rank - workers, "communication", "pull bucket " + std::to_string(b), iteration,
+            pushes_in,
+            {{"bucket_bytes", static_cast<double>(buckets_[b].bytes)},
+             {"bytes_sent", static_cast<double>(group_->bytes_sent(rank) - bucket_sent_before)}},
+            /*server=*/true);
       }
       sent.push_back(group_->bytes_sent(rank) - sent_before);
     }

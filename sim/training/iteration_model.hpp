@@ -211,6 +211,11 @@ struct TimelineEvent {
   double start_s = 0;
   double end_s = 0;
   bool server = false; // a parameter server's (its pull of a bucket)
+  int iteration = 0;
+  /// Shown with the span in a trace viewer (its "args"): a communication
+  /// span's bytes_sent by this worker or server, a kernel's sizes (n, k,
+  /// rows, cols) where it has them.
+  std::vector<std::pair<std::string, double>> figures;
 };
 
 /// Called after each iteration with (iteration index, simulated clock).

@@ -137,6 +137,14 @@ def compressed_on_parameter_server(workdir):
                           and s["ts"] + s["dur"] <= workers_done + 1e-6 for s in own)
                   for own in pulled.values()),
           f"the servers' pulls have tracks of their own: {sorted(pulled)}")
+    # Their args: the bytes each pull sent, per iteration the server's bytes.
+    with open(os.path.join(workdir, "out-ps-dense", "result.json")) as handle:
+        iterations = json.load(handle)["iterations"]
+    server_bytes = [[sum(s["args"]["bytes_sent"] for s in own if s["args"]["iteration"] == i)
+                     for own in pulled.values()] for i in range(len(iterations))]
+    check([(sum(b) / len(b), max(b)) for b in server_bytes]
+          == [(it["bytes_sent_per_server"], it["bytes_sent_max_server"]) for it in iterations],
+          f"the servers' pulls' bytes_sent args add up to result.json's: {server_bytes}")
     note = "  note: randomk's steps run among the workers (its allreduces a ring)"
     # With a ring for the dense buckets too, the baseline bypasses them as well.
     ring = gcsim("run", path, "--out", os.path.join(workdir, "out-ps-ring"), "--set",

@@ -544,6 +544,30 @@ with tempfile.TemporaryDirectory() as work:
     check(any((c["tid"] - 1) // 3 == (p["tid"] - 1) // 3 and p["ts"] < c["ts"] < p["ts"] + p["dur"]
               for c in dense_spans if c["cat"] == "communication" for p in computing),
           "a dense allreduce starts inside its worker's compute (what the track check is for)")
+    # Each communication span's args say the iteration and the bytes its
+    # worker sent: per iteration, their sum over a worker's spans is that
+    # worker's bytes in result.json (mean and busiest); kernels have sizes.
+    with open(os.path.join(work, "dense", "result.json")) as handle:
+        dense_result = json.load(handle)
+    for name, own, result in (("compressed", [e for e in spans if e["pid"] == 2], first),
+                              ("dense", dense_spans, dense_result)):
+        sent = {}
+        for e in own:
+            if e["cat"] == "communication":
+                key = (e["args"]["iteration"], (e["tid"] - 1) // 3)
+                sent[key] = sent.get(key, 0) + e["args"]["bytes_sent"]
+        iterations = result["iterations"]
+        per_iteration = [[sent.get((i, w), 0) for w in range(result["summary"]["workers"])]
+                         for i in range(len(iterations))]
+        check([(sum(b) / len(b), max(b)) for b in per_iteration]
+              == [(it["bytes_sent_per_worker"], it["bytes_sent_max_worker"]) for it in iterations]
+              and all(e["args"]["iteration"] in range(len(iterations)) for e in own
+                      if e["cat"] != "iteration"),
+              f"the {name} timeline's bytes_sent args add up to result.json's bytes per worker: "
+              f"{[max(b) for b in per_iteration]}")
+    check(all(isinstance(e["args"].get("n"), int) and e["args"]["n"] > 0
+              for e in spans if e["cat"] == "kernel"),
+          "every kernel span of the compressed run says its n")
     crossing = crossing_spans(spans) + crossing_spans(dense_spans)
     check(crossing == 0, f"spans on one track nest or follow each other ({crossing} cross)")
     for field in ("compression_s", "density_after_aggregation", "speedup_vs_dense"):

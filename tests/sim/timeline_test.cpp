@@ -25,11 +25,12 @@ TEST_CASE("a timeline: runs named and from 0, warm-up marked, microseconds, sort
   dense.iterations[1].iteration_s = 0.25;
   RunResult topk = dense;
   topk.iterations[1].iteration_s = 0.125;
-  const std::vector<TimelineEvent> events{{0, 1, "communication", "allreduce", 0.25, 0.5, false},
-                                          {0, 0, "compute", "backward", 0, 0.25, false},
-                                          {1, 0, "kernel", "select", 10.25, 10.5, false},
-                                          {1, 0, "compute", "backward", 10, 10.25, false},
-                                          {1, 0, "compute", "iteration compute", 10, 10.5, false}};
+  const std::vector<TimelineEvent> events{
+      {0, 1, "communication", "allreduce", 0.25, 0.5, false, 0, {{"bytes_sent", 6442450944.0}}},
+      {0, 0, "compute", "backward", 0, 0.25, false, 0, {}},
+      {1, 0, "kernel", "select", 10.25, 10.5, false, 1, {{"n", 4096}, {"k", 40.5}}},
+      {1, 0, "compute", "backward", 10, 10.25, false, 0, {}},
+      {1, 0, "compute", "iteration compute", 10, 10.5, false, 0, {}}};
   const nlohmann::json trace = nlohmann::json::parse(
       gcsim::output::timeline_text(events, {"dense", "topk"}, {dense, topk}, 1));
   CHECK(trace["displayTimeUnit"] == "ms");
@@ -82,4 +83,11 @@ TEST_CASE("a timeline: runs named and from 0, warm-up marked, microseconds, sort
   // ids from 1, as the processes': Perfetto's 0 is the kernel's swapper).
   CHECK(spans[2]["tid"] == 3 * 1 + 2 + 1);
   CHECK(spans[7]["tid"] == 2);
+  // A worker's span has its iteration and figures as args, counts as
+  // integers (6 GiB past 32 bits); the iterations' track has none.
+  CHECK(spans[2]["args"] == nlohmann::json{{"iteration", 0}, {"bytes_sent", 6442450944}});
+  CHECK(spans[2]["args"]["bytes_sent"].is_number_integer());
+  CHECK(spans[7]["args"] == nlohmann::json{{"iteration", 1}, {"n", 4096}, {"k", 40.5}});
+  CHECK(spans[1]["args"] == nlohmann::json{{"iteration", 0}});
+  CHECK_FALSE(spans[0].contains("args"));
 }
