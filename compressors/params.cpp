@@ -175,6 +175,12 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (const auto& option : options) {
+    // The distance is at least the difference in length: a 50 MB key need
+    // not be compared letter by letter with every name.
+    const std::size_t apart =
+        word.size() > option.size() ? word.size() - option.size() : option.size() - word.size();
+    if (apart >= best_distance)
+      continue;
     const std::size_t dist = edit_distance(word, option);
     if (dist < best_distance) {
       best_distance = dist;

@@ -100,8 +100,9 @@ from atomic_write import write_json_atomically  # noqa: E402
 from import_benchmarks import (MAX_BYTES, MAX_RANKS, add_cluster_options,  # noqa: E402
                                check_cluster, cluster_of, placed_cluster, workers_of)
 from script_input import (MEASURED_RUN_FORMAT, BadInput, Parser, integer_in,  # noqa: E402
-                          json_kind, open_input, read_json_object, refuse_folder_output,
-                          refuse_output_over_inputs, run_script, tensor_shape_problem)
+                          json_kind, open_input, parse_json, read_json_object,
+                          refuse_folder_output, refuse_output_over_inputs, run_script,
+                          tensor_shape_problem)
 
 # What gcsim validate simulates: the mini-cluster's, and DDP's hooks.
 COMPRESSORS = ("dense", "topk", "cltk", "deft", "fp16", "powersgd")
@@ -152,16 +153,20 @@ Iteration = collections.namedtuple("Iteration",
 Reading = collections.namedtuple("Reading", "clock found gpu_busy buckets by_kind")
 
 
-def read_json(path):
+def read_json(path, written_by_hand=False):
     """A JSON file, or a gzipped one (`*.pt.trace.json.gz`, as PyTorch's
-    tensorboard_trace_handler writes them with use_gzip=True)."""
+    tensorboard_trace_handler writes them with use_gzip=True).
+    written_by_hand: read as gcsim reads its inputs (a key twice in one
+    object refused); a profiler's trace, millions of objects no one typed,
+    is read plainly."""
     try:
         with open_input(path, "rb") as raw:
             packed = raw.read(2) == b"\x1f\x8b"
             raw.seek(0)
             stream = gzip.GzipFile(fileobj=raw, mode="rb") if packed else raw
-            with io.TextIOWrapper(stream, encoding="utf-8") as f:
-                return json.load(f)
+            # utf-8-sig: a byte-order mark skipped, as gcsim skips it.
+            with io.TextIOWrapper(stream, encoding="utf-8-sig") as f:
+                return parse_json(f.read(), path) if written_by_hand else json.load(f)
     except gzip.BadGzipFile as error:
         raise BadInput(f"{path}: not gzip: {error}")
     except (EOFError, zlib.error) as error:
@@ -505,7 +510,7 @@ def buckets_of(path, allreduced):
 
 
 def read_layers(path):
-    data = read_json(path)
+    data = read_json(path, written_by_hand=True)
     layers = data.get("layers") if isinstance(data, dict) else data
     if not isinstance(layers, list) or not layers:
         raise BadInput(f"{path}: expected a non-empty list of layers (or an object with "

@@ -289,6 +289,18 @@ def read_json_object(path, what="a JSON object"):
         raise BadInput(f"{path}: cannot read: {error.strerror or error}")
     except UnicodeDecodeError:
         raise BadInput(f"{path}: not UTF-8 text")
+    value = parse_json(text, path)
+    if not isinstance(value, dict):
+        raise BadInput(f"{path}: expected {what}, got {json_kind(value)}")
+    return value
+
+
+def parse_json(text, path):
+    """The JSON value of `text`, read from the file `path`, as gcsim reads its
+    inputs: BadInput naming the file when it is empty, not JSON, NaN, nested
+    too deep, or gives a key twice in one object. A UTF-8 byte-order mark
+    at its start is skipped, as gcsim skips it."""
+    text = text[1:] if text.startswith("\ufeff") else text
     if not text.strip():
         raise BadInput(f"{path}: empty file")
 
@@ -321,8 +333,6 @@ def read_json_object(path, what="a JSON object"):
         raise BadInput(f"{path}: not JSON: nested too deeply")
     except ValueError as error:
         raise BadInput(f"{path}: not JSON: {error}")
-    if not isinstance(value, dict):
-        raise BadInput(f"{path}: expected {what}, got {json_kind(value)}")
     if seen_twice:
         raise BadInput(f"{path}: {_key_twice(value)}: this key appears twice in one object: "
                        "keep one of them")

@@ -118,7 +118,9 @@ public:
            "top-1% overlap between workers, measured forward/backward times";
   }
   void configure(CLI::App& app) override {
-    app.add_option("trace", trace_path_, "trace folder (or its manifest.json)")->required();
+    app.add_option("trace", trace_path_, "trace folder (or its manifest.json)")
+        ->required()
+        ->check(nonempty_path);
     app.add_option("--json", json_path_, "also write the statistics as JSON to this file")
         ->check(nonempty_path);
     // Checked as text: CLI11 took "" for 0 and saturated a number past 2^63.

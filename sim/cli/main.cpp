@@ -29,24 +29,73 @@ std::vector<CommandFactory>& factories() {
   static std::vector<CommandFactory> list;
   return list;
 }
+// The length of the well-formed UTF-8 sequence at line[at] (a lead byte
+// and its continuation bytes, no overlong form, no surrogate), or 0.
+size_t utf8_sequence(const std::string& line, size_t at) {
+  const auto byte = [&line](size_t i) { return static_cast<unsigned char>(line[i]); };
+  const unsigned char lead = byte(at);
+  const size_t length = lead >= 0xF0 && lead <= 0xF4   ? 4
+                        : lead >= 0xE0 && lead <= 0xEF ? 3
+                        : lead >= 0xC2 && lead <= 0xDF ? 2
+                                                       : 0;
+  if (length == 0 || at + length > line.size())
+    return 0;
+  for (size_t i = 1; i < length; ++i)
+    if ((byte(at + i) & 0xC0) != 0x80)
+      return 0;
+  const unsigned char second = byte(at + 1);
+  if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) ||
+      (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second > 0x8F))
+    return 0;
+  return length;
+}
+
 // Writes `line` and a line break to stderr with its control characters
 // written out ("\\n" for a line break): one given in a value (--set
 // 'name=a<newline>b', a key of a sweep's grid, an --out path) split the
-// error's one line in two.
+// error's one line in two. Bytes that are no UTF-8 (a byte-order mark cut
+// short, a file name in another encoding) are written as \xNN too.
 void print_error_line(const std::string& line) {
   static const char kHex[] = "0123456789abcdef";
   std::string written;
   written.reserve(line.size() + 1);
-  for (const char c : line) {
+  for (size_t at = 0; at < line.size(); ++at) {
+    const char c = line[at];
     const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n')
+    if (c == '\n') {
       written += "\\n";
-    else if (c == '\r')
+    } else if (c == '\r') {
       written += "\\r";
-    else if ((byte < 0x20 && c != '\t') || byte == 0x7f)
+    } else if (byte >= 0x80) {
+      if (const size_t length = utf8_sequence(line, at); length > 0) {
+        written.append(line, at, length);
+        at += length - 1;
+      } else {
+        written += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+      }
+    } else if ((byte < 0x20 && c != '\t') || byte == 0x7f) {
       written += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
-    else
+    } else {
       written += c;
+    }
+  }
+  // A line stays a line a reader can take in: a 50 MB key or path echoed
+  // whole is not. Its start names the file and field, its end the reason;
+  // the cut falls between characters.
+  constexpr size_t kHead = 3000;
+  constexpr size_t kTail = 1000;
+  if (written.size() > kHead + kTail + 100) {
+    const auto continuation = [&written](size_t i) {
+      return (static_cast<unsigned char>(written[i]) & 0xC0) == 0x80;
+    };
+    size_t head = kHead;
+    while (continuation(head))
+      --head;
+    size_t tail = written.size() - kTail;
+    while (continuation(tail))
+      ++tail;
+    written = written.substr(0, head) + " [... " + std::to_string(tail - head) +
+              " bytes cut ...] " + written.substr(tail);
   }
   written += '\n';
   std::fputs(written.c_str(), stderr);

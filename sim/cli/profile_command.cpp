@@ -98,12 +98,14 @@ public:
     subcommand.require_subcommand(1);
     show_ = subcommand.add_subcommand(
         "show", "Print a profile's provenance, fitted curves and the residual of every point");
-    show_->add_option("file", file_, "Device profile JSON")->required();
+    show_->add_option("file", file_, "Device profile JSON")->required()->check(nonempty_path);
     show_->add_flag("--no-points", no_points_, "Only the curves, not every raw point");
     refit_ = subcommand.add_subcommand(
         "refit", "Fit every kernel's curve again from the profile's stored points (the rest of "
                  "the profile is kept) and write the result");
-    refit_->add_option("file", file_, "Device profile JSON with points")->required();
+    refit_->add_option("file", file_, "Device profile JSON with points")
+        ->required()
+        ->check(nonempty_path);
     refit_->add_option("--out", out_, "Profile JSON to write (may be the input)")
         ->required()
         ->check(nonempty_path);

@@ -186,7 +186,7 @@ public:
            "and DIR/sweep.csv";
   }
   void configure(CLI::App& app) override {
-    app.add_option("sweep", sweep_file_, "Sweep JSON file")->required();
+    app.add_option("sweep", sweep_file_, "Sweep JSON file")->required()->check(nonempty_path);
     app.add_option("--out", out_dir_,
                    "Folder for the points and sweep.csv "
                    "(default: results/<sweep name>/)")

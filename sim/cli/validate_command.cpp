@@ -41,7 +41,9 @@ public:
     return "Compare a measured run (results/validation/README.md) with its simulation";
   }
   void configure(CLI::App& app) override {
-    app.add_option("measured", measured_file_, "Measured-run JSON file")->required();
+    app.add_option("measured", measured_file_, "Measured-run JSON file")
+        ->required()
+        ->check(nonempty_path);
     app.add_option("--scenario", scenario_file_, "Simulate on this scenario's platform")
         ->check(nonempty_path);
     app.add_option("--platform", platform_file_,

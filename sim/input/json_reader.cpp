@@ -77,6 +77,77 @@ std::string parse_error_problem(const nlohmann::json::parse_error& error) {
   return detail == std::string::npos ? std::string() : what.substr(detail + 2);
 }
 
+nlohmann::json parse_checked_json(const std::string& text, const std::string& source) {
+  // nlohmann keeps the last of two equal keys without a word; a scenario
+  // that says "seed" twice is a mistake to report, at the second one.
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;
+    long index = -1;
+  };
+  std::vector<Frame> frames;
+  std::string duplicate; // the JSON pointer of the first repeated key
+  // Where a string first holds a NUL (\u0000), which no input takes: an
+  // error naming it stopped at it (a C string's end), path and all.
+  std::optional<std::string> nul;
+  bool nul_in_key = false;
+  const auto enter_array_element = [&frames] {
+    if (!frames.empty() && !frames.back().object)
+      ++frames.back().index;
+  };
+  // The JSON pointer of where the parse is, its first `levels` levels ("/..."
+  // marks the cut where `cut` says so).
+  const auto pointer = [&frames](size_t levels = SIZE_MAX, bool cut = true) {
+    std::string path;
+    for (size_t i = 0; i < frames.size() && i < levels; ++i)
+      path += "/" + (frames[i].object ? json_pointer_token(frames[i].key)
+                                      : std::to_string(frames[i].index));
+    return cut && frames.size() > levels ? path + "/..." : path;
+  };
+  const nlohmann::json::parser_callback_t check =
+      [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using Event = nlohmann::json::parse_event_t;
+        switch (event) {
+        case Event::object_start:
+        case Event::array_start:
+          enter_array_element();
+          check_nesting(static_cast<int>(frames.size()), event, source, pointer(8));
+          frames.push_back({event == Event::object_start, {}, {}, -1});
+          break;
+        case Event::object_end:
+        case Event::array_end:
+          frames.pop_back();
+          break;
+        case Event::key:
+          // Named by the object that holds it: the key itself is what is cut.
+          if (!nul && parsed.get_ref<const std::string&>().find('\0') != std::string::npos) {
+            nul = pointer(frames.size() - 1, /*cut=*/false);
+            nul_in_key = true;
+          }
+          frames.back().key = parsed.get<std::string>();
+          if (!frames.back().keys.insert(frames.back().key).second && duplicate.empty())
+            duplicate = pointer();
+          break;
+        case Event::value:
+          enter_array_element();
+          if (!nul && parsed.is_string() &&
+              parsed.get_ref<const std::string&>().find('\0') != std::string::npos)
+            nul = pointer();
+          break;
+        }
+        return true;
+      };
+  nlohmann::json document = nlohmann::json::parse(text, check);
+  if (nul)
+    throw InputError(source, *nul,
+                     std::string(nul_in_key ? "a key" : "a string") +
+                         " holds a NUL character (\\u0000), which no input takes");
+  if (!duplicate.empty())
+    throw InputError(source, duplicate, "this key appears twice in one object: keep one of them");
+  return document;
+}
+
 nlohmann::json load_json_file(const std::filesystem::path& file) {
   const std::string text = read_input_text(file);
   // Said plainly: the parser's "unexpected end of input" at line 1, column 1
@@ -89,59 +160,8 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
     throw InputError(file.string(), "",
                      "not a text file (a NUL byte at offset " + std::to_string(nul) +
                          "), expected JSON");
-  // nlohmann keeps the last of two equal keys without a word; a scenario
-  // that says "seed" twice is a mistake to report, at the second one.
-  struct Frame {
-    bool object;
-    std::set<std::string> keys;
-    std::string key;
-    long index = -1;
-  };
-  std::vector<Frame> frames;
-  std::string duplicate; // the JSON pointer of the first repeated key
-  const auto enter_array_element = [&frames] {
-    if (!frames.empty() && !frames.back().object)
-      ++frames.back().index;
-  };
-  // The JSON pointer of where the parse is, its first `levels` levels.
-  const auto pointer = [&frames](size_t levels = SIZE_MAX) {
-    std::string path;
-    for (size_t i = 0; i < frames.size() && i < levels; ++i)
-      path += "/" + (frames[i].object ? json_pointer_token(frames[i].key)
-                                      : std::to_string(frames[i].index));
-    return frames.size() > levels ? path + "/..." : path;
-  };
-  const nlohmann::json::parser_callback_t find_duplicates =
-      [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-        using Event = nlohmann::json::parse_event_t;
-        switch (event) {
-        case Event::object_start:
-        case Event::array_start:
-          enter_array_element();
-          check_nesting(static_cast<int>(frames.size()), event, file.string(), pointer(8));
-          frames.push_back({event == Event::object_start, {}, {}, -1});
-          break;
-        case Event::object_end:
-        case Event::array_end:
-          frames.pop_back();
-          break;
-        case Event::key:
-          frames.back().key = parsed.get<std::string>();
-          if (!frames.back().keys.insert(frames.back().key).second && duplicate.empty())
-            duplicate = pointer();
-          break;
-        case Event::value:
-          enter_array_element();
-          break;
-        }
-        return true;
-      };
   try {
-    nlohmann::json document = nlohmann::json::parse(text, find_duplicates);
-    if (!duplicate.empty())
-      throw InputError(file.string(), duplicate,
-                       "this key appears twice in one object: keep one of them");
-    return document;
+    return parse_checked_json(text, file.string());
   } catch (const nlohmann::json::parse_error& parse_error) {
     // nlohmann's byte is the 1-based position of the character it stopped
     // at (one past the end at the end of the text), turned into line:column.

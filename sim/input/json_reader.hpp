@@ -36,6 +36,13 @@ std::string read_input_text(const std::filesystem::path& file);
 
 /// Parses a JSON file; a missing file, a syntax error or nesting past
 /// kMaxJsonNesting is an InputError.
+/// JSON text parsed as every input is: a key given twice in one object, a
+/// string holding a NUL and nesting past kMaxJsonNesting are InputErrors
+/// naming `source` and the JSON path; malformed text is nlohmann's
+/// parse_error (or out_of_range, a number past a double), for the caller
+/// to word.
+nlohmann::json parse_checked_json(const std::string& text, const std::string& source);
+
 nlohmann::json load_json_file(const std::filesystem::path& file);
 
 /// What a parse error says is wrong, after its tag and position ("syntax

@@ -406,6 +406,22 @@ std::optional<std::string> profile_text(const PlatformSpec& spec, const std::str
   return std::nullopt;
 }
 
+// The tag that starts at text[at] ('<'), up to its '>' excluded; nullopt
+// where another '<' or the end of the text comes first: the text is no XML
+// there. (Taking every '<' up to the next '>' copied the rest of a file of
+// '<' for each of them.)
+std::optional<std::string> tag_at(const std::string& text, size_t at) {
+  const size_t end = text.find_first_of("<>", at + 1);
+  if (end == std::string::npos || text[end] == '<')
+    return std::nullopt;
+  return text.substr(at, end - at);
+}
+
+// A name or value from the file, cut to a length a message can quote.
+std::string shortened(const std::string& text) {
+  return text.size() <= 60 ? text : text.substr(0, 57) + "...";
+}
+
 // Refuses what a file may not declare, read from its text before SimGrid
 // loads it: SimGrid's own configuration, which gcsim sets (a <config> tag
 // with maxmin/precision -1 or a tiny contexts/stack-size crashed the run the
@@ -422,14 +438,29 @@ void check_xml_text(const PlatformSpec& spec) {
   } catch (const InputError& error) {
     throw InputError(spec.source_file, spec.source_path + "/xml", error.what());
   }
-  for (size_t comment = text.find("<!--"); comment != std::string::npos;
-       comment = text.find("<!--", comment)) {
-    const size_t end = text.find("-->", comment);
-    text.erase(comment, end == std::string::npos ? std::string::npos : end + 3 - comment);
-  }
   const auto refuse = [&spec](const std::string& what) {
     throw InputError(spec.source_file, spec.source_path + "/xml", spec.xml_file + ": " + what);
   };
+  // SimGrid's parser took a NUL for the end of an attribute (prefix="n\0ode-"
+  // made hosts n0, n1...) and calls a byte-order mark a syntax error.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    refuse("not a text file (a NUL byte at offset " + std::to_string(nul) + "), expected XML");
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    refuse("starts with a UTF-8 byte-order mark, which SimGrid's XML parser cannot read: save "
+           "the file without one");
+  // Comments out, in one pass (erasing each in place took time quadratic in
+  // their number).
+  std::string uncommented;
+  uncommented.reserve(text.size());
+  for (size_t at = 0; at < text.size();) {
+    const size_t comment = text.find("<!--", at);
+    uncommented.append(text, at, comment == std::string::npos ? std::string::npos : comment - at);
+    if (comment == std::string::npos)
+      break;
+    const size_t end = text.find("-->", comment + 4);
+    at = end == std::string::npos ? text.size() : end + 3;
+  }
+  text = std::move(uncommented);
   // The element starting at `at`, if its name is `name` exactly.
   const auto element_at = [&text](size_t at, const std::string& name) {
     const size_t after = at + 1 + name.size();
@@ -444,10 +475,14 @@ void check_xml_text(const PlatformSpec& spec) {
   constexpr int kMaxNesting = 500;
   int nesting = 0;
   for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at + 1)) {
-    const std::string tag = text.substr(at, text.find('>', at) - at);
+    const std::optional<std::string> whole_tag = tag_at(text, at);
+    if (!whole_tag)
+      break; // no XML from here on, which SimGrid's parser says, with where
+    const std::string& tag = *whole_tag;
     // How a refusal names the element: <host id="a">.
     const auto named = [&tag] {
-      return tag.substr(0, tag.find_first_of(" \t\r\n")) + " id=\"" + attribute(tag, "id") + "\">";
+      return shortened(tag.substr(0, tag.find_first_of(" \t\r\n"))) + " id=\"" +
+             shortened(attribute(tag, "id")) + "\">";
     };
     if (tag.size() > 1 && tag[1] == '/') {
       --nesting;
@@ -472,7 +507,7 @@ void check_xml_text(const PlatformSpec& spec) {
           file.empty() ? std::nullopt : profile_text(spec, file);
       const std::string problem = profile ? profile_problem(*profile, what, std::nullopt) : "";
       if (!problem.empty())
-        refuse(named() + " has a " + field + " (" + file + ") that " + problem);
+        refuse(named() + " has a " + field + " (" + shortened(file) + ") that " + problem);
     }
     if (element_at(at, "trace") && !attribute(tag, "id").empty()) {
       // Inline (<trace ...>DATE VALUE lines</trace>) or from a file.
@@ -481,7 +516,8 @@ void check_xml_text(const PlatformSpec& spec) {
       const std::optional<std::string> profile =
           !file.empty()       ? profile_text(spec, file)
           : tag.back() == '/' ? std::string()
-                              : text.substr(body, text.find("</trace", body) - body);
+                              // Up to the next tag, its </trace> (a trace is text).
+                              : text.substr(body, text.find('<', body) - body);
       // SimGrid reads the periodicity of an inline trace only.
       if (profile)
         traces[attribute(tag, "id")] = {
@@ -492,8 +528,8 @@ void check_xml_text(const PlatformSpec& spec) {
     }
     if (element_at(at, "trace_connect")) {
       const std::string kind = attribute(tag, "kind");
-      const std::string connect =
-          "<trace_connect kind=\"" + kind + "\" element=\"" + attribute(tag, "element") + "\">";
+      const std::string connect = "<trace_connect kind=\"" + shortened(kind) + "\" element=\"" +
+                                  shortened(attribute(tag, "element")) + "\">";
       if (kind == "HOST_AVAIL" || kind == "LINK_AVAIL")
         refuse(connect + ": hosts and links that turn off are not simulated");
       if (kind == "BANDWIDTH" || kind == "LATENCY")
@@ -513,7 +549,10 @@ void check_xml_text(const PlatformSpec& spec) {
   unsigned long long total = 0;
   for (const char* element : {"<cluster", "<cabinet"}) {
     for (size_t at = text.find(element); at != std::string::npos; at = text.find(element, at + 1)) {
-      const std::string tag = text.substr(at, text.find('>', at) - at);
+      const std::optional<std::string> whole_tag = tag_at(text, at);
+      if (!whole_tag)
+        break;
+      const std::string& tag = *whole_tag;
       const std::string radical = attribute(tag, "radical");
       const unsigned long long hosts = radical_hosts(radical);
       total = ~0ULL - total < hosts ? ~0ULL : total + hosts;
@@ -523,8 +562,8 @@ void check_xml_text(const PlatformSpec& spec) {
       if (total != hosts)
         declared += ", " + std::to_string(total) + " with the clusters before it";
       throw InputError(spec.source_file, spec.source_path + "/xml",
-                       spec.xml_file + ": " + element + " id=\"" + attribute(tag, "id") +
-                           "\"> (radical \"" + radical + "\") declares " + declared +
+                       spec.xml_file + ": " + element + " id=\"" + shortened(attribute(tag, "id")) +
+                           "\"> (radical \"" + shortened(radical) + "\") declares " + declared +
                            ", more than the " + std::to_string(kMaxClusterHosts) +
                            " a platform may have (SimGrid builds every host, about 3 KB each)");
     }

@@ -45,13 +45,9 @@ Override parse_override(const std::string& text) {
     start = dot + 1;
   }
   std::string value = text.substr(equals + 1);
-  const nlohmann::json::parser_callback_t within_nesting =
-      [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-        check_nesting(depth, event, "--set " + text.substr(0, equals), "");
-        return true;
-      };
   try {
-    result.value = nlohmann::json::parse(value, within_nesting);
+    // A key twice ({"density": 0.01, "density": 0.02}) is refused, as in a file.
+    result.value = parse_checked_json(value, "--set " + text.substr(0, equals));
   } catch (const nlohmann::json::parse_error& error) {
     // A value that opens an object or an array is JSON gone wrong (a missing
     // brace), not a string: as one, it was refused later for its type, and

@@ -131,6 +131,25 @@ std::string override_text(const nlohmann::json& value) {
   return reads_as_json || opens_json_container(text) ? value.dump() : text;
 }
 
+namespace {
+
+// Each point is a `gcsim run` with a --set argument per value, and Linux
+// takes no argument past MAX_ARG_STRLEN (32 pages, 131072 bytes with its
+// NUL): such a value failed every point it was in, after the sweep began.
+void check_argument_length(const std::string& key, const nlohmann::json& value,
+                           const std::filesystem::path& file, const std::string& pointer) {
+  constexpr size_t kLongestArgument = 131071;
+  const size_t length = key.size() + 1 + override_text(value).size();
+  if (length > kLongestArgument)
+    throw InputError(file.string(), pointer,
+                     "this value makes a --set argument of " + std::to_string(length) +
+                         " bytes, more than the " + std::to_string(kLongestArgument) +
+                         " a command-line argument may hold; put it in a file the scenario "
+                         "names");
+}
+
+} // namespace
+
 std::string value_text(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
@@ -190,6 +209,8 @@ SweepSpec load_sweep(const std::filesystem::path& file) {
       if (values[i].is_null())
         throw InputError(file.string(), grid_reader.path_of(key) + "/" + std::to_string(i),
                          "null is not a value a scenario field can take");
+      check_argument_length(key, values[i], file,
+                            grid_reader.path_of(key) + "/" + std::to_string(i));
       axis.values.push_back(values[i]);
     }
     spec.axes.push_back(std::move(axis));
@@ -216,6 +237,7 @@ SweepSpec load_sweep(const std::filesystem::path& file) {
         set_reader.fail(key, "expected a dotted scenario path such as \"training.iterations\"");
       if (grid.contains(key))
         set_reader.fail(key, "also a grid parameter; give it in one place only");
+      check_argument_length(key, value, file, set_reader.path_of(key));
       spec.fixed.emplace_back(key, value);
     }
     set_reader.finish();

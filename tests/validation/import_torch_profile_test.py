@@ -229,6 +229,34 @@ def kineto(tmp):
           and entry["warmup_iterations"] == 0, "compressor, name and warm-up as given")
     check([layer["bytes"] for layer in entry["workload"]["layers"]] == [4000, 40],
           "layers from parameters (4 bytes each) and from bytes")
+    # A layers file is typed by hand: a key twice was taken as its second
+    # ({"parameters": 1000, "parameters": 5}: 20 bytes); refused now, as
+    # gcsim refuses it. A byte-order mark is skipped, as gcsim skips it, in
+    # the layers file and in a trace.
+    twice = os.path.join(tmp, "layers-twice.json")
+    with open(twice, "w") as handle:
+        handle.write('{"layers": [{"name": "w", "parameters": 1000, "parameters": 5}]}')
+    refused = run_import(*files, "--layers", twice, "--warmup", "0", "--nodes", "2",
+                         "--bandwidth", "1Gbps", "--latency", "5us",
+                         "--out", os.path.join(tmp, "twice.json"))
+    check(refused.returncode == 2 and refused.stderr.strip() ==
+          f"import_torch_profile.py: {twice}: /layers/0/parameters: this key appears twice in "
+          "one object: keep one of them", f"a layers file with a key twice: {refused.stderr!r}")
+    marked = []
+    for path in (layers, files[0]):
+        marked.append(os.path.join(tmp, "bom-" + os.path.basename(path)))
+        with open(path, encoding="utf-8") as source, \
+                open(marked[-1], "w", encoding="utf-8-sig") as target:
+            target.write(source.read())
+    again = os.path.join(tmp, "kineto-bom.json")
+    result = run_import(marked[1], files[1], "--layers", marked[0], "--warmup", "0",
+                        "--compressor", "topk", "--density", "0.01", "--nodes", "2",
+                        "--bandwidth", "1Gbps", "--latency", "5us", "--name", "mine",
+                        "--out", again)
+    bom_entry = json.load(open(again))["training"][0] if result.returncode == 0 else {}
+    check(bom_entry.get("iterations") == entry["iterations"]
+          and bom_entry.get("workload") == entry["workload"],
+          f"a byte-order mark before a layers file or a trace is skipped: {result.stderr!r}")
 
     # DDP's PowerSGD hook: its settings, the layers' shapes carried, gcsim reads it.
     shaped = os.path.join(tmp, "shaped-layers.json")
