@@ -41,7 +41,9 @@ public:
     return "Simulate a scenario: print a summary and write DIR/result.json";
   }
   void configure(CLI::App& app) override {
-    app.add_option("scenario", scenario_file_, "Scenario JSON file")->required();
+    app.add_option("scenario", scenario_file_, "Scenario JSON file")
+        ->required()
+        ->check(nonempty_path);
     app.add_option("--out", out_dir_, "Folder for result.json (default: results/<scenario name>/)")
         ->check(nonempty_path);
     app.add_option("--set", sets_,
@@ -150,10 +152,10 @@ public:
     } else if (!dense) {
       training::check_compressor_fits(scenario, *compressor, plans.front(), spill_.memory_share);
       std::unique_ptr<training::GradientFeed> feed =
-          scenario.trace_folder
-              ? training::make_trace_feed(*scenario.trace_folder, workers, scenario.seed,
-                                          scenario.synthesis)
-              : training::make_synthetic_feed(scenario.workload, workers, scenario.seed);
+          scenario.trace_folder ? training::make_trace_feed(*scenario.trace_folder, workers,
+                                                            scenario.seed, scenario.synthesis)
+                                : training::make_synthetic_feed(scenario.workload, workers,
+                                                                scenario.seed, scenario.synthetic);
       gradient_source = feed->describe();
       // How finely layer-wise compressors (DEFT's partitions, DGC's vectors,
       // PowerSGD's matrices) saw the model: a layer per tensor where shapes

@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+
+#include <fmt/format.h>
 
 namespace gcsim {
 namespace {
@@ -385,15 +388,36 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
     }
     // The trace library owns the default (scenario.hpp's initializer is not it).
     scenario.synthesis = trace::GradientSource::default_synthesis();
-    if (reader.has("gradients")) {
-      // Silently ignored before: a layer spec has no captured workers.
-      if (!scenario.trace_folder)
-        reader.fail("gradients", "only with a trace workload, whose captured workers it "
-                                 "synthesizes more from; a layer spec's gradients are synthetic");
+    if (reader.has("gradients") && scenario.trace_folder) {
       ObjectReader gradients = reader.object("gradients");
       gradients.string_or("comment", "");
       scenario.synthesis = gradients.choice_or(
           "synthesis", trace::GradientSource::synthesis_methods(), scenario.synthesis);
+      for (const char* synthetic_only : {"signal_share", "spread"})
+        if (gradients.has(synthetic_only))
+          gradients.fail(synthetic_only, "only for a layer spec's synthetic gradients; a "
+                                         "trace's workers are captured");
+      gradients.finish();
+    } else if (reader.has("gradients")) {
+      // A layer spec's synthetic stand-in (workloads/README.md).
+      ObjectReader gradients = reader.object("gradients");
+      gradients.string_or("comment", "");
+      training::SyntheticGradients& synthetic = scenario.synthetic;
+      synthetic.method = gradients.choice_or("synthesis", training::SyntheticGradients::methods(),
+                                             synthetic.method);
+      for (const auto& [key, field, most] :
+           {std::tuple{"signal_share", &synthetic.signal_share, 1.0},
+            std::tuple{"spread", &synthetic.spread, 2.0}}) {
+        if (!gradients.has(key))
+          continue;
+        if (synthetic.method != "capture_fitted")
+          gradients.fail(key, std::string("only with \"synthesis\": \"capture_fitted\", not \"") +
+                                  synthetic.method + "\"");
+        *field = gradients.number(key);
+        if (!(*field >= 0 && *field <= most))
+          gradients.fail(key, fmt::format("expected a number in [0, {}], got {}", most,
+                                          gradients.require(key).dump()));
+      }
       gradients.finish();
     } else {
       reader.allow("gradients");

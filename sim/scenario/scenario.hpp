@@ -6,6 +6,7 @@
 #include "sim/input/paths.hpp"
 #include "sim/network/platform.hpp"
 #include "sim/scenario/overrides.hpp"
+#include "sim/training/gradient_feed.hpp"
 #include "sim/training/workload.hpp"
 
 #include <cstdint>
@@ -75,6 +76,8 @@ struct Scenario {
   std::optional<std::filesystem::path> trace_folder;
   /// How a trace makes gradients for more workers than it captured.
   std::string synthesis = "shrunk_mean_scaling"; // trace::GradientSource::default_synthesis()
+  /// How a layer spec's synthetic gradients are made.
+  training::SyntheticGradients synthetic;
   std::filesystem::path device_file;
   TrainingSpec training;
   nlohmann::json compressor = {{"name", "dense"}};

@@ -4,6 +4,8 @@
 #include "sim/trace/gradient_source.hpp"
 #include "sim/training/workload.hpp"
 
+#include <array>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -42,10 +44,51 @@ private:
   compress::LayerLayout layout_;
 };
 
+// Standard normal quantiles at the midpoints (i + 0.5) / 2^16: a 16-bit
+// uniform looked up here is a normal draw (cut at 4.3 sd, far past where a
+// top-1% selection reaches), four to a 64-bit hash, where Box-Muller would
+// cost a logarithm, a root and a sine each: it is the hot loop.
+const std::vector<float>& normal_quantiles() {
+  static const std::vector<float> table = [] {
+    constexpr int kSize = 1 << 16;
+    std::vector<float> quantiles(kSize);
+    const double root_two = std::sqrt(2.0);
+    const double density_scale = 1 / std::sqrt(2 * 3.141592653589793);
+    // Newton from the previous quantile outwards: the distribution function
+    // is concave there, so each step stays below the root and approaches it.
+    double x = 0;
+    for (int i = kSize / 2; i < kSize; ++i) {
+      const double p = (i + 0.5) / kSize;
+      for (int step = 0; step < 6; ++step)
+        x -= (0.5 * std::erfc(-x / root_two) - p) / (density_scale * std::exp(-0.5 * x * x));
+      quantiles[static_cast<size_t>(i)] = static_cast<float>(x);
+      quantiles[static_cast<size_t>(kSize - 1 - i)] = static_cast<float>(-x);
+    }
+    return quantiles;
+  }();
+  return table;
+}
+
 class SyntheticFeed final : public GradientFeed {
 public:
-  SyntheticFeed(const Workload& workload, int workers, uint64_t seed)
-      : workers_(workers), seed_(seed) {
+  SyntheticFeed(const Workload& workload, int workers, uint64_t seed, SyntheticGradients how)
+      : workers_(workers), seed_(seed), how_(std::move(how)) {
+    assert((how_.method == "capture_fitted" || how_.method == "shared_heavy_signal") &&
+           "a method the scenario reader accepts");
+    // The element scales' 256 log-normal levels (quantiles, as the normal
+    // draws'), normalized to a mean square of 1 so that a layer's expected
+    // squared norm is 1 whatever the spread.
+    const std::vector<float>& normal = normal_quantiles();
+    double mean_square = 0;
+    for (size_t level = 0; level < scales_.size(); ++level) {
+      // Level l takes the middle of the l-th 256th of the normal table.
+      const double z = normal[level * 256 + 128];
+      scales_[level] = static_cast<float>(std::exp(how_.spread * z));
+      mean_square += static_cast<double>(scales_[level]) * static_cast<double>(scales_[level]);
+    }
+    const double rms = std::sqrt(mean_square / static_cast<double>(scales_.size()));
+    for (float& scale : scales_)
+      scale = static_cast<float>(static_cast<double>(scale) / rms);
     std::vector<compress::Layer> layers;
     size_t offset = 0;
     for (const Layer& layer : workload.layers) {
@@ -74,10 +117,9 @@ public:
   }
   const compress::LayerLayout& layout() const override { return layout_; }
 
-  // Deterministic from (seed, iteration, worker): a shared heavy-tailed
-  // signal every worker sees (made once per iteration) plus the worker's own
-  // noise, so that top-k sets overlap partly between workers as real ones
-  // do. The noise uses a counter-based hash: it is the hot loop.
+  // Deterministic from (seed, iteration, worker): a signal every worker
+  // sees (made once per iteration) plus the worker's own noise. The noise
+  // uses a counter-based hash: it is the hot loop.
   void gradient(int iteration, int worker, std::vector<float>& out) override {
     if (iteration != signal_iteration_)
       make_signal(iteration);
@@ -85,6 +127,10 @@ public:
     const uint64_t stream = seed_ * 0xBF58476D1CE4E5B9ULL +
                             static_cast<uint64_t>(iteration) * 1000003ULL +
                             static_cast<uint64_t>(worker) + 1;
+    if (how_.method == "capture_fitted") {
+      scaled_normals(stream, std::sqrt(1 - how_.signal_share), signal_.data(), out);
+      return;
+    }
     for (const Module& layer : modules_) {
       const float scale = 0.5f / std::sqrt(static_cast<float>(layer.size));
       // One hash serves an aligned pair of elements (it is the hot loop):
@@ -117,7 +163,22 @@ public:
     return true;
   }
   nlohmann::json describe() const override {
+    if (how_.method == "capture_fitted")
+      return {{"kind", "synthetic"},
+              {"synthesis", how_.method},
+              {"method", "per element a log-normal scale shared by every worker, times a "
+                         "shared normal signal plus each worker's own normal noise; each "
+                         "layer's expected squared norm 1; uniform weights scaled by "
+                         "sqrt(3 / layer size)"},
+              {"signal_share", how_.signal_share},
+              {"spread", how_.spread},
+              {"workers", workers_},
+              {"seed", seed_},
+              {"note", "not real gradients: by default fitted to a ResNet-18 capture's top-1% "
+                       "overlap between workers and top-1% energy share, so its density and "
+                       "fidelity are a guide, not a model's; use a trace for those"}};
     return {{"kind", "synthetic"},
+            {"synthesis", how_.method},
             {"method",
              "shared cubed-Laplace signal + per-worker triangular noise, per-layer scaled; "
              "uniform weights scaled by sqrt(3 / layer size)"},
@@ -128,11 +189,43 @@ public:
   }
 
 private:
+  // capture_fitted: out[j] = base[j] + c r[j] z[j] / sqrt(n) (base null:
+  // 0), z[j] a normal draw from the hash of (stream, j), r[j] the element's
+  // shared scale from the hash of (seed, j), n its layer's size. Four draws
+  // to a hash, eight scales to another.
+  void scaled_normals(uint64_t stream, double c, const float* base, std::vector<float>& out) const {
+    const std::vector<float>& normal = normal_quantiles();
+    const uint64_t scale_stream = seed_ ^ 0x94D049BB133111EBULL;
+    for (const Module& layer : modules_) {
+      const auto factor = static_cast<float>(c / std::sqrt(static_cast<double>(layer.size)));
+      uint64_t draws = 0;
+      uint64_t levels = 0;
+      for (size_t i = 0; i < layer.size; ++i) {
+        const size_t j = layer.offset + i;
+        if ((j & 3) == 0 || i == 0)
+          draws = compress::mix_bits(stream ^ ((j >> 2) * 0x9E3779B97F4A7C15ULL));
+        if ((j & 7) == 0 || i == 0)
+          levels = compress::mix_bits(scale_stream ^ ((j >> 3) * 0xD6E8FEB86659FD93ULL));
+        const float z = normal[(draws >> (16 * (j & 3))) & 0xFFFF];
+        const float r = scales_[(levels >> (8 * (j & 7))) & 0xFF];
+        out[j] = (base != nullptr ? base[j] : 0.0f) + factor * r * z;
+      }
+    }
+  }
+
   // Cubed Laplace: most entries tiny, a few large, as in real gradients.
   // mt19937_64's stream is fixed by the standard; the exponential is ours.
   // Two draws an element: the magnitude's, then the sign's (odd: positive),
   // set by flipping the sign bit, not by a branch on a random bit.
   void make_signal(int iteration) {
+    if (how_.method == "capture_fitted") {
+      signal_.resize(layout_.total());
+      // Its own stream: the workers' noise streams are 1 and more.
+      scaled_normals(seed_ * 0xBF58476D1CE4E5B9ULL + static_cast<uint64_t>(iteration) * 1000003ULL,
+                     std::sqrt(how_.signal_share), nullptr, signal_);
+      signal_iteration_ = iteration;
+      return;
+    }
     signal_.assign(layout_.total(), 0.0f);
     compress::Mt19937_64 shared(seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(iteration));
     for (const Module& layer : modules_) {
@@ -161,6 +254,8 @@ private:
   compress::LayerLayout layout_;
   int workers_;
   uint64_t seed_;
+  SyntheticGradients how_;
+  std::array<float, 256> scales_{}; // capture_fitted's element scale levels
   int signal_iteration_ = -1;
   std::vector<float> signal_;
 };
@@ -173,9 +268,14 @@ std::unique_ptr<GradientFeed> make_trace_feed(const std::filesystem::path& trace
   return std::make_unique<TraceFeed>(trace::Trace::open(trace_folder), workers, seed, synthesis);
 }
 
+const std::vector<std::string>& SyntheticGradients::methods() {
+  static const std::vector<std::string> names{"capture_fitted", "shared_heavy_signal"};
+  return names;
+}
+
 std::unique_ptr<GradientFeed> make_synthetic_feed(const Workload& workload, int workers,
-                                                  uint64_t seed) {
-  return std::make_unique<SyntheticFeed>(workload, workers, seed);
+                                                  uint64_t seed, const SyntheticGradients& how) {
+  return std::make_unique<SyntheticFeed>(workload, workers, seed, how);
 }
 
 } // namespace gcsim::training

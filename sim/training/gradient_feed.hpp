@@ -35,10 +35,32 @@ public:
 std::unique_ptr<GradientFeed> make_trace_feed(const std::filesystem::path& trace, int workers,
                                               uint64_t seed, const std::string& synthesis);
 
-/// Synthetic gradients sized like `workload`: per layer, a shared cubed-
-/// Laplace "signal" plus a per-worker triangular deviation, scaled per layer. Only for
-/// timing studies of models with no captured trace.
+/// How a layer spec's synthetic gradients are made (a scenario's
+/// `gradients`; workloads/README.md, "Synthetic gradients").
+struct SyntheticGradients {
+  /// "capture_fitted": per element, a log-normal scale every worker shares
+  /// times a normal signal every worker shares plus each worker's own
+  /// normal noise, fitted to a ResNet-18 capture's top-1% overlap between
+  /// workers and top-1% energy share. "shared_heavy_signal" (the only one
+  /// before 2026-12-08): a shared cubed-Laplace signal plus a small
+  /// triangular noise per worker, so workers select nearly the same
+  /// elements.
+  std::string method = "capture_fitted";
+  /// capture_fitted: the share of a worker's expected squared norm that
+  /// all workers share (their values' correlation), in [0, 1].
+  double signal_share = 0.1;
+  /// capture_fitted: the standard deviation of the log of an element's
+  /// scale; larger makes workers' top sets overlap more, in [0, 2].
+  double spread = 0.28;
+
+  static const std::vector<std::string>& methods();
+};
+
+/// Synthetic gradients sized like `workload` (SyntheticGradients), each
+/// layer's expected squared norm 1 (capture_fitted). Their density and
+/// fidelity figures are the synthesizer's, labelled so in result.json.
 std::unique_ptr<GradientFeed> make_synthetic_feed(const Workload& workload, int workers,
-                                                  uint64_t seed);
+                                                  uint64_t seed,
+                                                  const SyntheticGradients& how = {});
 
 } // namespace gcsim::training

@@ -94,6 +94,12 @@ def trace_with(mutate):
             "trace/iterations": Link(os.path.join(TRACE, "iterations"))}
 
 
+# A two-host cluster, valid.
+CLUSTER_XML = ('<?xml version="1.0"?><!DOCTYPE platform SYSTEM '
+               '"https://simgrid.org/simgrid.dtd"><platform version="4.1">'
+               '<zone id="w" routing="Full"><cluster id="c" prefix="n" suffix="" '
+               'radical="0-1" speed="1Gf" bw="1Gbps" lat="10us"/></zone></platform>')
+
 # (name, scenario document or raw text or None for a missing file,
 #  extra files {name: content}, extra args, substrings the message must hold)
 CASES = [
@@ -441,6 +447,20 @@ CASES = [
                     '<host id="b" speed="1Gf"/><link id="l" bandwidth="1Gbps" latency="1us"/>'
                     '<route src="a" dst="b"><link_ctn id="l"/></route></zone></platform>'},
      [], ["/platform/xml", "host 'a'", "speed"]),
+    # SimGrid's parser took the NUL for the attribute's end: hosts n0, n1.
+    ("XML with a NUL", scenario(platform={"name": "x", "topology": "simgrid_xml",
+                                          "xml": "nul.xml", "nodes": 2}),
+     {"nul.xml": CLUSTER_XML.replace('prefix="n"', 'prefix="n\0ode-"')}, [],
+     ["scenario.json: /platform/xml:", "nul.xml: not a text file (a NUL byte at offset"]),
+    ("XML with a byte-order mark", scenario(platform={"name": "x", "topology": "simgrid_xml",
+                                                      "xml": "bom.xml", "nodes": 2}),
+     {"bom.xml": "\ufeff" + CLUSTER_XML}, [],
+     ["scenario.json: /platform/xml:", "bom.xml: starts with a UTF-8 byte-order mark"]),
+    # Each '<' was taken up to the next '>', a copy of the rest of the file:
+    # 640 KB of '</' took 17 s, and 4 MB would take minutes.
+    ("XML ending in 4 MB of '</'", scenario(platform={"name": "x", "topology": "simgrid_xml",
+                                                      "xml": "lt.xml", "nodes": 2}),
+     {"lt.xml": CLUSTER_XML + "a</b" * 1000000}, [], ["scenario.json: /platform/xml"]),
     # The message sent the user to /platform, whose links are in the XML.
     ("XML iteration past any run", scenario(platform={"name": "x", "topology": "simgrid_xml",
                                                       "xml": "slow.xml", "nodes": 2}),
@@ -557,9 +577,35 @@ CASES = [
      ["scenario.json: /platform:", 'did you mean "platforms/star-8x10g.json"?']),
     ("a platform's name given as the device", scenario(device="star-8x10g.json"), {}, [],
      ["scenario.json: /device:", '"star-8x10g.json" not found beside scenario.json']),
-    # Ignored without a word: a layer spec has no captured workers.
-    ("gradients.synthesis with a layer spec", scenario(gradients={"synthesis": "mean_scaling"}),
-     {}, [], ["scenario.json: /gradients: only with a trace workload"]),
+    # A layer spec's gradients have methods of their own (a trace's were
+    # ignored without a word, then refused with the whole field).
+    ("a trace's synthesis with a layer spec", scenario(gradients={"synthesis": "mean_scaling"}),
+     {}, [], ['scenario.json: /gradients/synthesis: unknown value "mean_scaling"; expected one '
+              'of: capture_fitted shared_heavy_signal']),
+    ("a spread for shared_heavy_signal",
+     scenario(gradients={"synthesis": "shared_heavy_signal", "spread": 0.5}), {}, [],
+     ['scenario.json: /gradients/spread: only with "synthesis": "capture_fitted", not '
+      '"shared_heavy_signal"']),
+    ("a signal share past 1", scenario(gradients={"signal_share": 1.5}), {}, [],
+     ["scenario.json: /gradients/signal_share: expected a number in [0, 1], got 1.5"]),
+    ("a negative spread", scenario(), {}, ["--set", "gradients.spread=-0.1"],
+     ["/gradients/spread: expected a number in [0, 2], got -0.1"]),
+    ("a signal share for a trace", scenario(workload="trace", gradients={"signal_share": 0.2}),
+     trace_with(lambda m: None), [],
+     ["scenario.json: /gradients/signal_share: only for a layer spec's synthetic gradients"]),
+    # nlohmann kept the second of two keys in a --set value without a word.
+    ("a key twice in a --set value", scenario(), {},
+     ["--set", 'compressor={"name": "topk", "density": 0.01, "density": 0.02}'],
+     ["--set compressor: /density: this key appears twice in one object"]),
+    # An error's line ended at the NUL (a C string's end): "scenario.json: /trai".
+    ("a NUL in a key", json.dumps(dict(scenario(), **{"trai\u0000ning": 1})), {}, [],
+     ["scenario.json: a key holds a NUL character (\\u0000), which no input takes"]),
+    ("a NUL in a value", scenario(name="a\u0000b"), {}, [],
+     ["scenario.json: /name: a string holds a NUL character"]),
+    # A million-letter key was echoed whole (and compared letter by letter
+    # with every field's name for a did-you-mean: seconds for 50 MB).
+    ("a key of a million letters", dict(scenario(), **{"k" * 1000000: 1}), {}, [],
+     ["scenario.json: /kkkk", " bytes cut ...] ", "unknown"]),
     ("a negative float16 sum", with_platform(float16_sum="-1ns"), {}, [],
      ["scenario.json: /platform/float16_sum:"]),
     ("a float16 sum on a ring", with_platform(topology="ring", float16_sum="10ns"), {}, [],
@@ -680,6 +726,11 @@ SWEEP_CASES = [
     # 1 and 1.0 are one value, as JSON compares them.
     ("a value twice", {"scenario": QUICKSTART, "grid": {"seed": [1, 2, 1.0]}}, [],
      ["sweep.json: /grid/seed/2: duplicate value 1.0"]),
+    # Every point with it failed to start (exit 1), after the sweep began.
+    ("a value past an argument's length",
+     {"scenario": QUICKSTART, "grid": {"description": ["d" * 200000]}}, [],
+     ["sweep.json: /grid/description/0: this value makes a --set argument of 200012 bytes, "
+      "more than the 131071"]),
     ("name ..", dict(grid(1, 2), name=".."), [], ["sweep.json: /name", "not \".\" or \"..\""]),
     ("name of 256 bytes", dict(grid(1, 2), name="a" * 256), [],
      ["sweep.json: /name", "at most 255 bytes"]),
@@ -833,6 +884,11 @@ COMMAND_CASES = [
     # said "At Most 1 required but received 2" of an option given twice.
     ("run without a scenario", ["run"], os.devnull, 2,
      ["gcsim run: scenario is required (see gcsim run --help)"]),
+    # It said "<input>: file not found; did you mean" a file of the folder.
+    ("run with an empty scenario", ["run", ""], os.devnull, 2,
+     ["gcsim run: scenario: empty: name a file or folder"]),
+    ("validate with an empty file", ["validate", ""], os.devnull, 2,
+     ["gcsim validate: measured: empty: name a file or folder"]),
     # A scenario named like an option: only "scenario is required".
     ("a scenario named -dash.json", ["run", "-dash.json"], os.devnull, 2,
      ["gcsim run: scenario is required; -dash.json is no option of gcsim run",

@@ -1,11 +1,16 @@
 // The gradient feeds: a trace's captured iterations taken in turn
 // (iteration i is captured iteration i mod n), and synthetic gradients whose
-// shared signal is drawn anew every iteration.
+// shared signal is drawn anew every iteration, by default as alike between
+// workers as a ResNet-18 capture's.
 
+#include "sim/input/json_reader.hpp"
 #include "sim/training/gradient_feed.hpp"
 #include "sim/training/workload.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -66,17 +71,121 @@ TEST_CASE("synthetic gradients: a shared signal per iteration, a noise per worke
   workload.layers.push_back({"a", "linear", 4000, 1e6, 2e6, {}, {}, {}});
   workload.layers.push_back({"pool", "pool", 0, 1e5, 1e5, {}, {}, {}});
   workload.layers.push_back({"b", "linear", 1000, 1e6, 2e6, {}, {}, {}});
-  auto feed = make_synthetic_feed(workload, 4, 7);
-  REQUIRE(feed->layout().total() == 5000);
-  const std::vector<float> w0_t0 = gradient_of(*feed, 0, 0);
-  const std::vector<float> w1_t0 = gradient_of(*feed, 0, 1);
-  const std::vector<float> w0_t1 = gradient_of(*feed, 1, 0);
-  const std::vector<float> again = gradient_of(*feed, 0, 0);
-  CHECK(again == w0_t0); // deterministic from (seed, iteration, worker)
-  CHECK(w1_t0 != w0_t0);
-  // Two workers of one iteration share its signal; two iterations do not.
-  CHECK(cosine(w0_t0, w1_t0) > 0.5);
-  CHECK(std::abs(cosine(w0_t0, w0_t1)) < 0.2);
+  for (const std::string& method : SyntheticGradients::methods()) {
+    INFO(method);
+    SyntheticGradients how;
+    how.method = method;
+    auto feed = make_synthetic_feed(workload, 4, 7, how);
+    REQUIRE(feed->layout().total() == 5000);
+    const std::vector<float> w0_t0 = gradient_of(*feed, 0, 0);
+    const std::vector<float> w1_t0 = gradient_of(*feed, 0, 1);
+    const std::vector<float> w0_t1 = gradient_of(*feed, 1, 0);
+    const std::vector<float> again = gradient_of(*feed, 0, 0);
+    CHECK(again == w0_t0); // deterministic from (seed, iteration, worker)
+    CHECK(w1_t0 != w0_t0);
+    // Two workers of one iteration share its signal (capture_fitted: as its
+    // share of their energy, 0.1); two iterations do not.
+    if (method == "capture_fitted")
+      CHECK(std::abs(cosine(w0_t0, w1_t0) - 0.1) < 0.05);
+    else
+      CHECK(cosine(w0_t0, w1_t0) > 0.5);
+    CHECK(std::abs(cosine(w0_t0, w0_t1)) < 0.2);
+  }
+  // capture_fitted: each layer's expected squared norm is 1, whatever its
+  // size or the parameters.
+  for (const auto& [share, spread] : {std::pair{0.1, 0.28}, std::pair{0.0, 0.5}}) {
+    SyntheticGradients how;
+    how.signal_share = share;
+    how.spread = spread;
+    auto feed = make_synthetic_feed(workload, 4, 7, how);
+    double a = 0;
+    double b = 0;
+    for (int worker = 0; worker < 4; ++worker) {
+      const std::vector<float> gradient = gradient_of(*feed, 0, worker);
+      for (size_t j = 0; j < gradient.size(); ++j)
+        (j < 4000 ? a : b) += static_cast<double>(gradient[j]) * static_cast<double>(gradient[j]);
+    }
+    const double tolerance = spread > 0.3 ? 0.15 : 0.1;
+    CHECK(std::abs(a / 4 - 1) < tolerance);
+    CHECK(std::abs(b / 4 - 1) < tolerance);
+  }
+}
+
+// The default synthesis against the ResNet-18 capture it was fitted to
+// (workloads/traces/fmnist-resnet18-stats: 8 workers, iterations 0, 10 and
+// 20): the layers of at least 10,000 parameters, their pairwise top-1%
+// overlap and top-1% energy share weighted by size, as statistics.json
+// gives them. The captured iterations span 0.041-0.066 and 0.108-0.135;
+// the old shared_heavy_signal's workers chose nearly the same elements.
+TEST_CASE("capture_fitted synthetic gradients overlap as a ResNet-18 capture's do") {
+  const std::string spec_file =
+      std::string(GCSIM_SOURCE_DIR) + "/workloads/models/resnet18-cifar10.json";
+  const Workload workload = read_layer_spec(gcsim::load_json_file(spec_file), spec_file);
+  constexpr int kWorkers = 8;
+  auto statistics_of = [&](const SyntheticGradients& how) {
+    auto feed = make_synthetic_feed(workload, kWorkers, 1, how);
+    std::vector<std::vector<float>> gradients(kWorkers);
+    for (int worker = 0; worker < kWorkers; ++worker)
+      feed->gradient(0, worker, gradients[static_cast<size_t>(worker)]);
+    double overlap = 0;
+    double mass = 0;
+    double weight = 0;
+    for (const gcsim::compress::Layer& layer : feed->layout().layers()) {
+      if (layer.size < 10000)
+        continue;
+      const auto k = static_cast<size_t>(std::ceil(0.01 * static_cast<double>(layer.size)));
+      std::vector<std::vector<size_t>> tops;
+      double layer_mass = 0;
+      for (const std::vector<float>& gradient : gradients) {
+        const float* values = gradient.data() + layer.offset;
+        std::vector<size_t> order(layer.size);
+        std::iota(order.begin(), order.end(), size_t{0});
+        std::nth_element(
+            order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+            [values](size_t a, size_t b) { return std::abs(values[a]) > std::abs(values[b]); });
+        order.resize(k);
+        std::sort(order.begin(), order.end());
+        double top = 0;
+        double all = 0;
+        for (size_t i = 0; i < layer.size; ++i)
+          all += static_cast<double>(values[i]) * static_cast<double>(values[i]);
+        for (size_t i : order)
+          top += static_cast<double>(values[i]) * static_cast<double>(values[i]);
+        layer_mass += top / all / kWorkers;
+        tops.push_back(std::move(order));
+      }
+      double pairs = 0;
+      double shared = 0;
+      for (size_t a = 0; a < tops.size(); ++a)
+        for (size_t b = a + 1; b < tops.size(); ++b) {
+          std::vector<size_t> both;
+          std::set_intersection(tops[a].begin(), tops[a].end(), tops[b].begin(), tops[b].end(),
+                                std::back_inserter(both));
+          shared += static_cast<double>(both.size()) / static_cast<double>(k);
+          pairs += 1;
+        }
+      const auto size = static_cast<double>(layer.size);
+      overlap += size * shared / pairs;
+      mass += size * layer_mass;
+      weight += size;
+    }
+    return std::pair{overlap / weight, mass / weight};
+  };
+  const auto [overlap, mass] = statistics_of({});
+  INFO("capture_fitted: overlap " << overlap << ", top-1% share " << mass);
+  CHECK(overlap >= 0.041);
+  CHECK(overlap <= 0.066);
+  CHECK(mass >= 0.108);
+  CHECK(mass <= 0.135);
+  SyntheticGradients old;
+  old.method = "shared_heavy_signal";
+  const auto [old_overlap, old_mass] = statistics_of(old);
+  INFO("shared_heavy_signal: overlap " << old_overlap << ", top-1% share " << old_mass);
+  CHECK(old_overlap > 0.5);
+  // A larger spread shares more of the workers' top elements.
+  SyntheticGradients spread;
+  spread.spread = 0.5;
+  CHECK(statistics_of(spread).first > 1.5 * overlap);
 }
 
 TEST_CASE("a layer spec's tensors are the compressors' layers; its gradients do not depend on "
