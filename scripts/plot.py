@@ -368,7 +368,9 @@ def sweep_csv(inputs):
     """The sweep.csv the inputs name, or None if they are result files."""
     if len(inputs) == 1 and inputs[0].endswith(".csv"):
         return inputs[0]
-    if len(inputs) == 1 and os.path.isfile(os.path.join(inputs[0], "sweep.csv")):
+    # One there that is no file (a FIFO, a folder, a dangling link) is named
+    # as the input it is, not passed over for the points' results.
+    if len(inputs) == 1 and os.path.lexists(os.path.join(inputs[0], "sweep.csv")):
         return os.path.join(inputs[0], "sweep.csv")
     return None
 

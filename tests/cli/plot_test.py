@@ -335,8 +335,13 @@ with tempfile.TemporaryDirectory() as work:
     # A FIFO blocked the script for ever.
     fifo = os.path.join(work, "bad", "fifo.csv")
     os.mkfifo(fifo)
+    # A sweep folder whose sweep.csv is no file was plotted from its points'
+    # results without a word.
+    csv_folder = os.path.join(work, "bad", "csv-folder")
+    os.makedirs(os.path.join(csv_folder, "sweep.csv"))
     cases = [
         ("a missing file", os.path.join(work, "nowhere.json"), ["nowhere.json"]),
+        ("a sweep.csv that is a folder", csv_folder, ["sweep.csv: is a folder, not a file"]),
         ("a folder with no results", empty_folder, ["empty-folder", "no sweep.csv or result.json"]),
         ("an empty result.json", bad_file("empty.json", b""), ["empty.json: empty file"]),
         ("a malformed result.json", bad_file("malformed.json", b'{"summary": {'), ["not JSON"]),

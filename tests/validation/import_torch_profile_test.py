@@ -860,7 +860,10 @@ def refusals(tmp):
          ["--warmup 2"]),
         ("neither --layers nor --scenario", [files[0]], ["--layers", "--scenario"]),
         ("a --scenario that is not there", [files[0], "--scenario", os.path.join(tmp, "no.json")],
-         ["no.json"]),
+         ["no.json: no such file"]),
+        # A folder was "no such file".
+        ("a --scenario that is a folder", [files[0], "--scenario", tmp],
+         [f"--scenario {tmp}: is a folder, not a file"]),
         ("topk without a density", [files[0], "--compressor", "topk", "--layers", layers],
          ["--density"]),
         ("a density for fp16", [files[0], "--compressor", "fp16", "--density", "0.01",
