@@ -1023,7 +1023,12 @@ def caption(figure, rows, gradients=False, along=False, noun="point", notes=()):
         lines.append("Replayed points (gcsim run --replay): their density and fidelity are the "
                      "recorded run's.")
         sources.discard("replay")
-    if gradients and "synthetic" in sources:
+    if gradients and "synthetic capture_fitted" in sources:
+        lines.append("Gradients synthetic (a layer spec, no trace), fitted to a ResNet-18 "
+                     "capture's top-1% overlap between workers: density and fidelity are a "
+                     "guide, not this model's.")
+    elif gradients and sources & {"synthetic", "synthetic shared_heavy_signal"}:
+        # "synthetic": a sweep.csv from before the synthesis was named.
         lines.append("Gradients synthetic (a layer spec, no trace): density and fidelity are "
                      "the synthesizer's, not a model's.")
     elif gradients and sources - {"captured"}:

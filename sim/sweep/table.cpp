@@ -35,15 +35,19 @@ std::string compressor_name(const nlohmann::json& result) {
 }
 
 // Where the point's gradients came from: "captured" (a trace's own
-// workers), the synthesis that made workers beyond them, "synthetic" (a
-// layer spec's), "replay", or "" (dense runs none). A sweep over P mixes
-// the first and the second, which the figures' densities depend on.
+// workers), the synthesis that made workers beyond them, "synthetic" and
+// a layer spec's synthesis ("synthetic capture_fitted"; results from
+// before the field were shared_heavy_signal's), "replay", or "" (dense
+// runs none). A sweep over P mixes the first and the second, which the
+// figures' densities depend on.
 std::string gradient_source(const nlohmann::json& result) {
   const nlohmann::json::json_pointer pointer("/model/gradients");
   if (!result.contains(pointer) || !result[pointer].is_object())
     return "";
   const nlohmann::json& gradients = result[pointer];
   const std::string kind = gradients.value("kind", "");
+  if (kind == "synthetic")
+    return "synthetic " + gradients.value("synthesis", std::string("shared_heavy_signal"));
   return kind == "trace" ? gradients.value("method", "") : kind;
 }
 

@@ -351,6 +351,24 @@ with tempfile.TemporaryDirectory() as work:
         sources = [row["gradients"] for row in csv.DictReader(handle)]
     check(done.returncode == 0 and sources == ["captured", "shrunk_mean_scaling"],
           f"the gradients column says captured or synthesized: {sources} {done.stderr[-300:]!r}")
+    # A layer spec's synthesis is named too, and the fitted one's workers
+    # overlap as a capture's do: top-k's union, and so its aggregated
+    # density, is several times the old shared signal's (1.006 k at 8).
+    spec = os.path.join(work, "spec.sweep.json")
+    write_json(spec, {"scenario": QUICKSTART,
+                      "set": {"training.iterations": 1,
+                              "compressor": {"name": "topk", "density": 0.01}},
+                      "grid": {"gradients.synthesis": ["capture_fitted", "shared_heavy_signal"]}})
+    done = sweep(work, spec, "--out", os.path.join(work, "spec"), "--jobs", "1")
+    with open(os.path.join(work, "spec", "sweep.csv"), newline="") as handle:
+        table = list(csv.DictReader(handle))
+    densities = [float(row["density_after_aggregation"]) for row in table]
+    check(done.returncode == 0
+          and [row["gradients"] for row in table] == ["synthetic capture_fitted",
+                                                      "synthetic shared_heavy_signal"]
+          and densities[0] > 3 * densities[1] and 0.01 <= densities[1] < 0.0102,
+          f"a layer spec's synthesis is its row's gradients, the fitted one's union the larger: "
+          f"{[row.get('gradients') for row in table]} {densities} {done.stderr[-300:]!r}")
     # A grid over the whole "gradients" object: its column is the grid's,
     # and the result's own says "result.gradients" (two columns of one
     # name hid the grid's from a reader by name).
