@@ -261,8 +261,8 @@ NpyHeader read_npy_header(const std::filesystem::path& path) {
   if (actual == 0)
     fail(file, "empty file, expected an .npy array");
   std::ifstream stream(path, std::ios::binary);
-  if (!stream)
-    fail(file, "cannot open file for reading");
+  if (!stream) // ifstream keeps errno: the reason, as MappedNpy::open gives it
+    fail(file, "cannot open file for reading: " + errno_text());
   std::vector<unsigned char> prefix(kMagicSize + 6);
   stream.read(reinterpret_cast<char*>(prefix.data()), static_cast<std::streamsize>(prefix.size()));
   prefix.resize(static_cast<size_t>(stream.gcount()));

@@ -8,6 +8,7 @@
 #include "sim/input/units.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <stdexcept>
 
@@ -200,12 +201,26 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
     std::vector<KernelPlan> list;
     for (size_t i = 0; i < kernels[w].size(); ++i) {
       const nlohmann::json& kernel = kernels[w][i];
-      if (!kernel.is_array() || kernel.size() != 6 || !kernel[0].is_string() ||
-          !kernel[1].is_number_unsigned() ||
-          !std::all_of(kernel.begin() + 2, kernel.end(), [](const nlohmann::json& size) {
-            return size.is_number() && size.get<double>() >= 0;
-          }))
-        item.fail("kernels", "expected [name, before_step, n, k, rows, cols] entries");
+      // Each refusal names the entry, or its field (a scenario's 1.0 is an
+      // integer, and so is a before_step's).
+      const std::string entry = where + "/kernels/" + std::to_string(w) + "/" + std::to_string(i);
+      if (!kernel.is_array() || kernel.size() != 6)
+        throw InputError(name, entry,
+                         "expected [name, before_step, n, k, rows, cols], got " +
+                             describe_json(kernel));
+      if (!kernel[0].is_string())
+        throw InputError(name, entry + "/0",
+                         "expected the kernel's name, got " + describe_json(kernel[0]));
+      if (!kernel[1].is_number() || !(kernel[1].get<double>() >= 0) ||
+          kernel[1].get<double>() != std::floor(kernel[1].get<double>()) ||
+          kernel[1].get<double>() > 1e9)
+        throw InputError(name, entry + "/1",
+                         "expected before_step, a step index (a whole number >= 0), got " +
+                             describe_json(kernel[1]));
+      for (size_t field = 2; field < 6; ++field)
+        if (!kernel[field].is_number() || !(kernel[field].get<double>() >= 0))
+          throw InputError(name, entry + "/" + std::to_string(field),
+                           "expected a size >= 0, got " + describe_json(kernel[field]));
       // Sizes past any tensor would be priced by the profile, and the error
       // blamed on it.
       for (size_t field = 2; field < 6; ++field)
@@ -215,9 +230,12 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
                                std::to_string(field),
                            "expected a size of at most 2^53 elements, got " +
                                describe_json(kernel[field]));
-      KernelPlan plan{kernel[0].get<std::string>(), 0,
-                      kernel[1].get<size_t>(),      kernel[2].get<double>(),
-                      kernel[3].get<double>(),      kernel[4].get<double>(),
+      KernelPlan plan{kernel[0].get<std::string>(),
+                      0,
+                      static_cast<size_t>(kernel[1].get<double>()),
+                      kernel[2].get<double>(),
+                      kernel[3].get<double>(),
+                      kernel[4].get<double>(),
                       kernel[5].get<double>()};
       // What a kernel selects or samples is some of its n: a larger k would
       // be priced past anything a compressor runs, without a word.

@@ -357,6 +357,20 @@ with tempfile.TemporaryDirectory() as work:
           and "/iterations/%d/kernels/%d/%d/3: k " % where in done.stderr
           and "is more than the kernel's n" in done.stderr,
           f"a replayed kernel selecting more than its n is refused: {done.stderr.strip()}")
+    # A kernel entry's fields are named when wrong (the path stopped at
+    # /kernels), and a before_step written 1.0 is the integer it is.
+    for value, refused in ((float(kernel[1]), False), ("x", True)):
+        edited = json.loads(json.dumps(recorded))
+        edited["iterations"][where[0]]["kernels"][where[1]][where[2]][1] = value
+        path = os.path.join(work, "schedule-before-step.json")
+        with open(path, "w") as handle:
+            json.dump(edited, handle)
+        done = subprocess.run([GCSIM, "run", scenario(work, cltk, 16, None), "--replay", path,
+                               "--out", os.path.join(work, "replay-before-step"), "--quiet"],
+                              capture_output=True, text=True, timeout=600)
+        check(done.returncode == 0 if not refused else
+              done.returncode == 2 and "/iterations/%d/kernels/%d/%d/1: expected before_step" % where
+              in done.stderr, f"a replayed kernel's before_step {value!r}: {done.stderr.strip()}")
     small = max_bytes({"name": "topk", "density": 0.01}, 4)
     large = max_bytes({"name": "topk", "density": 0.01}, 16)
     check(large / small >= 4.5, f"topk allgather grows with P-1: x{large / small:.2f} from P=4 to 16")
