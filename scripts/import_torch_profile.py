@@ -630,8 +630,9 @@ def training_entry(args):
         if not os.path.isfile(args.scenario):
             raise BadInput(f"--scenario {args.scenario}: " +
                            ("is a folder, not a file" if os.path.isdir(args.scenario) else
-                            "not a regular file" if os.path.lexists(args.scenario)
-                            and os.path.exists(args.scenario) else "no such file"))
+                            "not a regular file" if os.path.exists(args.scenario) else
+                            "a link to nothing" if os.path.lexists(args.scenario) else
+                            "no such file"))
         where = os.path.relpath(os.path.abspath(args.scenario),
                                 os.path.dirname(os.path.abspath(args.out)))
         return {"name": args.name or os.path.splitext(os.path.basename(args.scenario))[0],

@@ -1023,14 +1023,19 @@ def caption(figure, rows, gradients=False, along=False, noun="point", notes=()):
         lines.append("Replayed points (gcsim run --replay): their density and fidelity are the "
                      "recorded run's.")
         sources.discard("replay")
-    if gradients and "synthetic capture_fitted" in sources:
-        lines.append("Gradients synthetic (a layer spec, no trace), fitted to a ResNet-18 "
-                     "capture's top-1% overlap between workers: density and fidelity are a "
-                     "guide, not this model's.")
-    elif gradients and sources & {"synthetic", "synthetic shared_heavy_signal"}:
-        # "synthetic": a sweep.csv from before the synthesis was named.
-        lines.append("Gradients synthetic (a layer spec, no trace): density and fidelity are "
-                     "the synthesizer's, not a model's.")
+    synthetic = sorted(source for source in sources if source.startswith("synthetic"))
+    if gradients and synthetic:
+        # "synthetic" alone: a sweep.csv from before the synthesis was named,
+        # shared_heavy_signal's.
+        fitted = "synthetic capture_fitted" in synthetic
+        others = [source[len("synthetic "):] for source in synthetic
+                  if source not in ("synthetic", "synthetic capture_fitted")]
+        lines.append("Gradients synthetic (a layer spec, no trace)" +
+                     (", fitted to a ResNet-18 capture's top-1% overlap between workers"
+                      if fitted else "") +
+                     (f"{' and' if fitted else ','} {'; '.join(others)}" if others else "") +
+                     ": density and fidelity are the synthesizer's" +
+                     (", a guide" if fitted else "") + ", not this model's.")
     elif gradients and sources - {"captured"}:
         lines.append("Points of more workers than the trace captured synthesize the others' "
                      f"gradients ({', '.join(sorted(sources - {'captured'}))}).")

@@ -77,7 +77,8 @@ std::string parse_error_problem(const nlohmann::json::parse_error& error) {
   return detail == std::string::npos ? std::string() : what.substr(detail + 2);
 }
 
-nlohmann::json parse_checked_json(const std::string& text, const std::string& source) {
+nlohmann::json parse_checked_json(const std::string& text, const std::string& source,
+                                  const std::string& pointer_prefix) {
   // nlohmann keeps the last of two equal keys without a word; a scenario
   // that says "seed" twice is a mistake to report, at the second one.
   struct Frame {
@@ -98,8 +99,8 @@ nlohmann::json parse_checked_json(const std::string& text, const std::string& so
   };
   // The JSON pointer of where the parse is, its first `levels` levels ("/..."
   // marks the cut where `cut` says so).
-  const auto pointer = [&frames](size_t levels = SIZE_MAX, bool cut = true) {
-    std::string path;
+  const auto pointer = [&frames, &pointer_prefix](size_t levels = SIZE_MAX, bool cut = true) {
+    std::string path = pointer_prefix;
     for (size_t i = 0; i < frames.size() && i < levels; ++i)
       path += "/" + (frames[i].object ? json_pointer_token(frames[i].key)
                                       : std::to_string(frames[i].index));

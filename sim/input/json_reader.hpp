@@ -40,8 +40,10 @@ std::string read_input_text(const std::filesystem::path& file);
 /// string holding a NUL and nesting past kMaxJsonNesting are InputErrors
 /// naming `source` and the JSON path; malformed text is nlohmann's
 /// parse_error (or out_of_range, a number past a double), for the caller
-/// to word.
-nlohmann::json parse_checked_json(const std::string& text, const std::string& source);
+/// to word. `pointer_prefix` goes before each path named (a --set value's
+/// place in the scenario).
+nlohmann::json parse_checked_json(const std::string& text, const std::string& source,
+                                  const std::string& pointer_prefix = "");
 
 nlohmann::json load_json_file(const std::filesystem::path& file);
 

@@ -47,7 +47,7 @@ Override parse_override(const std::string& text) {
   std::string value = text.substr(equals + 1);
   try {
     // A key twice ({"density": 0.01, "density": 0.02}) is refused, as in a file.
-    result.value = parse_checked_json(value, "--set " + text.substr(0, equals));
+    result.value = parse_checked_json(value, "--set " + text.substr(0, equals), result.pointer());
   } catch (const nlohmann::json::parse_error& error) {
     // A value that opens an object or an array is JSON gone wrong (a missing
     // brace), not a string: as one, it was refused later for its type, and

@@ -399,7 +399,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<Over
                                          "trace's workers are captured");
       gradients.finish();
     } else if (reader.has("gradients")) {
-      // A layer spec's synthetic stand-in (workloads/README.md).
+      // A layer spec's synthetic stand-in (workloads/scenarios/README.md).
       ObjectReader gradients = reader.object("gradients");
       gradients.string_or("comment", "");
       training::SyntheticGradients& synthetic = scenario.synthetic;

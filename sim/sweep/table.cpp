@@ -2,9 +2,12 @@
 
 #include "sim/input/natural_order.hpp"
 #include "sim/sweep/sweep_spec.hpp"
+#include "sim/training/gradient_feed.hpp"
 
 #include <set>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace gcsim::sweep {
 namespace {
@@ -46,8 +49,16 @@ std::string gradient_source(const nlohmann::json& result) {
     return "";
   const nlohmann::json& gradients = result[pointer];
   const std::string kind = gradients.value("kind", "");
-  if (kind == "synthetic")
-    return "synthetic " + gradients.value("synthesis", std::string("shared_heavy_signal"));
+  if (kind == "synthetic") {
+    const std::string synthesis = gradients.value("synthesis", "shared_heavy_signal");
+    // Parameters other than the fitted ones are no longer the capture's fit.
+    const training::SyntheticGradients fitted;
+    const double share = gradients.value("signal_share", fitted.signal_share);
+    const double spread = gradients.value("spread", fitted.spread);
+    if (share == fitted.signal_share && spread == fitted.spread)
+      return "synthetic " + synthesis;
+    return fmt::format("synthetic {} (signal_share {}, spread {})", synthesis, share, spread);
+  }
   return kind == "trace" ? gradients.value("method", "") : kind;
 }
 

@@ -36,7 +36,8 @@ std::unique_ptr<GradientFeed> make_trace_feed(const std::filesystem::path& trace
                                               uint64_t seed, const std::string& synthesis);
 
 /// How a layer spec's synthetic gradients are made (a scenario's
-/// `gradients`; workloads/README.md, "Synthetic gradients").
+/// `gradients`; workloads/scenarios/README.md, "Where the gradients come
+/// from").
 struct SyntheticGradients {
   /// "capture_fitted": per element, a log-normal scale every worker shares
   /// times a normal signal every worker shares plus each worker's own
@@ -56,9 +57,10 @@ struct SyntheticGradients {
   static const std::vector<std::string>& methods();
 };
 
-/// Synthetic gradients sized like `workload` (SyntheticGradients), each
-/// layer's expected squared norm 1 (capture_fitted). Their density and
-/// fidelity figures are the synthesizer's, labelled so in result.json.
+/// Synthetic gradients sized like `workload` (SyntheticGradients;
+/// capture_fitted: each weight's expected squared norm 1, a vector's
+/// elements half its weight's). Their density and fidelity figures are the
+/// synthesizer's, labelled so in result.json.
 std::unique_ptr<GradientFeed> make_synthetic_feed(const Workload& workload, int workers,
                                                   uint64_t seed,
                                                   const SyntheticGradients& how = {});

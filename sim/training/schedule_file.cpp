@@ -215,7 +215,7 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
           kernel[1].get<double>() != std::floor(kernel[1].get<double>()) ||
           kernel[1].get<double>() > 1e9)
         throw InputError(name, entry + "/1",
-                         "expected before_step, a step index (a whole number >= 0), got " +
+                         "expected before_step, a step index (a whole number from 0 to 1e9), got " +
                              describe_json(kernel[1]));
       for (size_t field = 2; field < 6; ++field)
         if (!kernel[field].is_number() || !(kernel[field].get<double>() >= 0))
@@ -225,9 +225,7 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
       // blamed on it.
       for (size_t field = 2; field < 6; ++field)
         if (kernel[field].get<double>() > kMostKernelElements)
-          throw InputError(name,
-                           where + "/kernels/" + std::to_string(w) + "/" + std::to_string(i) + "/" +
-                               std::to_string(field),
+          throw InputError(name, entry + "/" + std::to_string(field),
                            "expected a size of at most 2^53 elements, got " +
                                describe_json(kernel[field]));
       KernelPlan plan{kernel[0].get<std::string>(),
@@ -241,16 +239,14 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
       // be priced past anything a compressor runs, without a word.
       if (const std::optional<cost::Kernel> fitted = cost::fitted_kernel_of(plan.name);
           fitted && cost::kernel_family(*fitted).uses_k && plan.k > plan.n)
-        throw InputError(name,
-                         where + "/kernels/" + std::to_string(w) + "/" + std::to_string(i) + "/3",
+        throw InputError(name, entry + "/3",
                          "k " + units::format_number(plan.k) + " is more than the kernel's n " +
                              units::format_number(plan.n) + ": " + plan.name +
                              " selects or samples some of its n elements");
       // The simulator runs a worker's kernels in list order, each once the
       // steps before its before_step are done; one past the end would never
       // run, one listed before a kernel of an earlier step would run late.
-      const std::string before_step =
-          where + "/kernels/" + std::to_string(w) + "/" + std::to_string(i) + "/1";
+      const std::string before_step = entry + "/1";
       if (plan.before_step > part.steps.size())
         throw InputError(name, before_step,
                          "before_step " + std::to_string(plan.before_step) +
@@ -266,7 +262,7 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
       try {
         plan.seconds = profile.kernel_seconds(plan.name, {plan.n, plan.k, plan.rows, plan.cols});
       } catch (const std::invalid_argument& error) {
-        throw InputError(name, where + "/kernels/" + std::to_string(w), error.what());
+        throw InputError(name, entry, error.what());
       }
       list.push_back(std::move(plan));
     }

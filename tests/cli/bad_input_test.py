@@ -596,7 +596,7 @@ CASES = [
     # nlohmann kept the second of two keys in a --set value without a word.
     ("a key twice in a --set value", scenario(), {},
      ["--set", 'compressor={"name": "topk", "density": 0.01, "density": 0.02}'],
-     ["--set compressor: /density: this key appears twice in one object"]),
+     ["--set compressor: /compressor/density: this key appears twice in one object"]),
     # An error's line ended at the NUL (a C string's end): "scenario.json: /trai".
     ("a NUL in a key", json.dumps(dict(scenario(), **{"trai\u0000ning": 1})), {}, [],
      ["scenario.json: a key holds a NUL character (\\u0000), which no input takes"]),

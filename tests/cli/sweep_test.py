@@ -354,21 +354,34 @@ with tempfile.TemporaryDirectory() as work:
     # A layer spec's synthesis is named too, and the fitted one's workers
     # overlap as a capture's do: top-k's union, and so its aggregated
     # density, is several times the old shared signal's (1.006 k at 8).
+    # Parameters other than the fitted ones are said, and reach result.json;
+    # a larger spread shares more of the workers' top elements.
     spec = os.path.join(work, "spec.sweep.json")
     write_json(spec, {"scenario": QUICKSTART,
                       "set": {"training.iterations": 1,
                               "compressor": {"name": "topk", "density": 0.01}},
-                      "grid": {"gradients.synthesis": ["capture_fitted", "shared_heavy_signal"]}})
+                      "grid": {"gradients": [{"synthesis": "capture_fitted"},
+                                             {"synthesis": "shared_heavy_signal"},
+                                             {"spread": 0.5}]}})
     done = sweep(work, spec, "--out", os.path.join(work, "spec"), "--jobs", "1")
     with open(os.path.join(work, "spec", "sweep.csv"), newline="") as handle:
         table = list(csv.DictReader(handle))
     densities = [float(row["density_after_aggregation"]) for row in table]
+    said = [row.get("result.gradients") for row in table]
+    recorded = None
+    if done.returncode == 0:
+        last = sorted(os.listdir(os.path.join(work, "spec", "points")))[-1]
+        with open(os.path.join(work, "spec", "points", last, "result.json")) as handle:
+            recorded = json.load(handle)["model"]["gradients"]
     check(done.returncode == 0
-          and [row["gradients"] for row in table] == ["synthetic capture_fitted",
-                                                      "synthetic shared_heavy_signal"]
-          and densities[0] > 3 * densities[1] and 0.01 <= densities[1] < 0.0102,
+          and said == ["synthetic capture_fitted", "synthetic shared_heavy_signal",
+                       "synthetic capture_fitted (signal_share 0.1, spread 0.5)"]
+          and densities[0] > 3 * densities[1] and 0.01 <= densities[1] < 0.0102
+          and densities[1] < densities[2] < densities[0]
+          and recorded["synthesis"] == "capture_fitted" and recorded["spread"] == 0.5
+          and recorded["signal_share"] == 0.1,
           f"a layer spec's synthesis is its row's gradients, the fitted one's union the larger: "
-          f"{[row.get('gradients') for row in table]} {densities} {done.stderr[-300:]!r}")
+          f"{said} {densities} {recorded} {done.stderr[-300:]!r}")
     # A grid over the whole "gradients" object: its column is the grid's,
     # and the result's own says "result.gradients" (two columns of one
     # name hid the grid's from a reader by name).

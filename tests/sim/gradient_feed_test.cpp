@@ -91,23 +91,46 @@ TEST_CASE("synthetic gradients: a shared signal per iteration, a noise per worke
       CHECK(cosine(w0_t0, w1_t0) > 0.5);
     CHECK(std::abs(cosine(w0_t0, w0_t1)) < 0.2);
   }
-  // capture_fitted: each layer's expected squared norm is 1, whatever its
-  // size or the parameters.
+}
+
+TEST_CASE("capture_fitted: a weight's expected squared norm is 1, a vector's elements half its") {
+  // A spec layer without tensors is one weight; a convolution's bias and the
+  // norm layer after it take half the convolution's element scale, as a
+  // ResNet-18 capture's vectors do.
+  Workload workload;
+  workload.name = "blocks";
+  workload.layers.push_back({"plain", "linear", 1000000, 1e6, 2e6, {}, {}, {}});
+  workload.layers.push_back({"conv",
+                             "conv",
+                             400000 + 4000,
+                             1e6,
+                             2e6,
+                             {Tensor{"weight", {4000, 100}}, Tensor{"bias", {4000}}},
+                             {},
+                             {}});
+  workload.layers.push_back(
+      {"bn", "other", 8000, 1e3, 2e3, {Tensor{"weight", {4000}}, Tensor{"bias", {4000}}}, {}, {}});
   for (const auto& [share, spread] : {std::pair{0.1, 0.28}, std::pair{0.0, 0.5}}) {
+    INFO("signal_share " << share << ", spread " << spread);
     SyntheticGradients how;
     how.signal_share = share;
     how.spread = spread;
     auto feed = make_synthetic_feed(workload, 4, 7, how);
-    double a = 0;
-    double b = 0;
+    REQUIRE(feed->layout().size() == 5);
+    std::vector<double> squares(5, 0.0);
     for (int worker = 0; worker < 4; ++worker) {
       const std::vector<float> gradient = gradient_of(*feed, 0, worker);
-      for (size_t j = 0; j < gradient.size(); ++j)
-        (j < 4000 ? a : b) += static_cast<double>(gradient[j]) * static_cast<double>(gradient[j]);
+      for (size_t l = 0; l < 5; ++l) {
+        const gcsim::compress::Layer& layer = feed->layout()[l];
+        for (size_t j = layer.offset; j < layer.offset + layer.size; ++j)
+          squares[l] += static_cast<double>(gradient[j]) * static_cast<double>(gradient[j]) / 4;
+      }
     }
-    const double tolerance = spread > 0.3 ? 0.15 : 0.1;
-    CHECK(std::abs(a / 4 - 1) < tolerance);
-    CHECK(std::abs(b / 4 - 1) < tolerance);
+    CHECK(std::abs(squares[0] - 1) < 0.01);
+    CHECK(std::abs(squares[1] - 1) < 0.01);
+    // Element scales: the weight's 1/400000, the vectors' a quarter of it.
+    for (size_t l = 2; l < 5; ++l)
+      CHECK(std::abs(squares[l] / 4000 / (0.25 / 400000) - 1) < 0.1);
   }
 }
 
@@ -205,8 +228,11 @@ TEST_CASE("a layer spec's tensors are the compressors' layers; its gradients do 
   Workload plain = shaped;
   for (Layer& layer : plain.layers)
     layer.tensors.clear();
-  auto with_tensors = make_synthetic_feed(shaped, 2, 3);
-  auto without = make_synthetic_feed(plain, 2, 3);
+  // (shared_heavy_signal's: capture_fitted scales a vector by its weight.)
+  SyntheticGradients shared;
+  shared.method = "shared_heavy_signal";
+  auto with_tensors = make_synthetic_feed(shaped, 2, 3, shared);
+  auto without = make_synthetic_feed(plain, 2, 3, shared);
   const gcsim::compress::LayerLayout& layout = with_tensors->layout();
   REQUIRE(layout.size() == 3);
   CHECK(layout[0].name == "conv.weight");
