@@ -347,12 +347,16 @@ with tempfile.TemporaryDirectory() as work:
                  for k, kernel in enumerate(worker) if kernel[0] == "topk_select")
     kernel = edited["iterations"][where[0]]["kernels"][where[1]][where[2]]
     kernel[3] = kernel[2] + 1
-    path = os.path.join(work, "schedule-k-past-n.json")
-    with open(path, "w") as handle:
-        json.dump(edited, handle)
-    done = subprocess.run([GCSIM, "run", scenario(work, cltk, 16, None), "--replay", path,
-                           "--out", os.path.join(work, "replay-k-past-n"), "--quiet"],
-                          capture_output=True, text=True, timeout=600)
+
+    def replay_edited(schedule, label):
+        """Replays an edited schedule of the CLT-k run on its scenario."""
+        path = os.path.join(work, f"schedule-{label}.json")
+        with open(path, "w") as handle:
+            json.dump(schedule, handle)
+        return subprocess.run([GCSIM, "run", scenario(work, cltk, 16, None), "--replay", path,
+                               "--out", os.path.join(work, f"replay-{label}"), "--quiet"],
+                              capture_output=True, text=True, timeout=600)
+    done = replay_edited(edited, "k-past-n")
     check(done.returncode == 2 and done.stderr.count("\n") == 1
           and "/iterations/%d/kernels/%d/%d/3: k " % where in done.stderr
           and "is more than the kernel's n" in done.stderr,
@@ -362,12 +366,7 @@ with tempfile.TemporaryDirectory() as work:
     for value, refused in ((float(kernel[1]), False), ("x", True)):
         edited = json.loads(json.dumps(recorded))
         edited["iterations"][where[0]]["kernels"][where[1]][where[2]][1] = value
-        path = os.path.join(work, "schedule-before-step.json")
-        with open(path, "w") as handle:
-            json.dump(edited, handle)
-        done = subprocess.run([GCSIM, "run", scenario(work, cltk, 16, None), "--replay", path,
-                               "--out", os.path.join(work, "replay-before-step"), "--quiet"],
-                              capture_output=True, text=True, timeout=600)
+        done = replay_edited(edited, "before-step")
         check(done.returncode == 0 if not refused else
               done.returncode == 2 and "/iterations/%d/kernels/%d/%d/1: expected before_step" % where
               in done.stderr, f"a replayed kernel's before_step {value!r}: {done.stderr.strip()}")
