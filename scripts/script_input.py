@@ -24,12 +24,14 @@ None. The checked_* functions also apply the ranges gcsim's JSON inputs accept
     from script_input import BadInput, Parser, checked_bandwidth, parse_duration
 """
 import argparse
+import atexit
 import contextlib
 import fcntl
 import json
 import math
 import os
 import re
+import shutil
 import signal
 import stat
 import sys
@@ -118,9 +120,22 @@ def use_plain_matplotlib():
     own defaults (a matplotlibrc in the working or the home folder, or
     $MATPLOTLIBRC, changed every figure) and no $SOURCE_DATE_EPOCH (the
     figures carry no date; one that is no number was a traceback as a PDF
-    was written)."""
+    was written). Where the home folder cannot hold matplotlib's settings
+    folder, a temporary one, removed at exit, without matplotlib's warning
+    of five lines on stderr."""
     os.environ["MPLBACKEND"] = "Agg"
     os.environ.pop("SOURCE_DATE_EPOCH", None)
+    if "MPLCONFIGDIR" not in os.environ:
+        config = os.path.join(os.environ.get("XDG_CONFIG_HOME") or
+                              os.path.join(os.path.expanduser("~"), ".config"), "matplotlib")
+        try:
+            os.makedirs(config, exist_ok=True)
+            writable = os.access(config, os.W_OK)
+        except OSError:
+            writable = False
+        if not writable:
+            os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="matplotlib-")
+            atexit.register(shutil.rmtree, os.environ["MPLCONFIGDIR"], ignore_errors=True)
     import matplotlib
     matplotlib.rcdefaults()
     return matplotlib

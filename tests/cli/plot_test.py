@@ -117,12 +117,17 @@ def plot(*args, script=PLOT, cwd=None, env=None):
 def styled_environment(work):
     """(cwd, env) of a user whose matplotlib settings would change the
     figures or end the script: a matplotlibrc in the working folder, a
-    backend that is none, a SOURCE_DATE_EPOCH that is no number."""
+    backend that is none, a SOURCE_DATE_EPOCH that is no number, and a home
+    folder where matplotlib cannot keep its settings (five lines of warning)."""
     folder = os.path.join(work, "styled")
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "matplotlibrc"), "w") as handle:
         handle.write("lines.linewidth: 5\nfont.size: 20\n")
-    return folder, dict(os.environ, MPLBACKEND="nonsense", SOURCE_DATE_EPOCH="notanumber")
+    environment = dict(os.environ, MPLBACKEND="nonsense", SOURCE_DATE_EPOCH="notanumber",
+                       HOME="/proc")
+    for name in ("XDG_CONFIG_HOME", "MPLCONFIGDIR"):
+        environment.pop(name, None)
+    return folder, environment
 
 
 def refused(result, what, needles=(), status=2, absent=()):
@@ -219,11 +224,13 @@ with tempfile.TemporaryDirectory() as work:
     # the user's matplotlib settings.
     again = os.path.join(work, "figures-again")
     styled, environment = styled_environment(work)
-    plot(dense_only, "--out", again, cwd=styled, env=environment)
+    styled_result = plot(dense_only, "--out", again, cwd=styled, env=environment)
     with open(os.path.join(out, "throughput.pdf"), "rb") as a, \
             open(os.path.join(again, "throughput.pdf"), "rb") as b:
-        check(a.read() == b.read(), "the same table gives a byte-identical PDF, under a "
-              "matplotlibrc, a wrong MPLBACKEND and SOURCE_DATE_EPOCH")
+        check(a.read() == b.read() and not styled_result.stderr,
+              "the same table gives a byte-identical PDF, under a matplotlibrc, a wrong "
+              f"MPLBACKEND and SOURCE_DATE_EPOCH, and a home of no room, without a word on "
+              f"stderr: {styled_result.stderr[:200]!r}")
     check("skipped density" in result.stdout and "skipped fidelity" in result.stdout,
           "figures without their columns are skipped with a message")
     check(non_empty(os.path.join(out, "throughput.png"), b"\x89PNG"),
