@@ -26,8 +26,8 @@ std::string quoted(const nlohmann::json& value) {
   return text;
 }
 
-} // namespace
-
+// Throws InputError at `source` when a parser callback's `event` opens an
+// array or object `depth` levels deep, past kMaxJsonNesting.
 void check_nesting(int depth, nlohmann::json::parse_event_t event, const std::string& source,
                    const std::string& where) {
   using Event = nlohmann::json::parse_event_t;
@@ -36,6 +36,8 @@ void check_nesting(int depth, nlohmann::json::parse_event_t event, const std::st
                      "arrays and objects nested deeper than " + std::to_string(kMaxJsonNesting) +
                          " levels");
 }
+
+} // namespace
 
 std::string read_input_text(const std::filesystem::path& file) {
   std::error_code error;

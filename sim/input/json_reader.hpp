@@ -25,17 +25,10 @@ namespace gcsim {
 /// value nested some 60,000 deep overflowed the stack.
 constexpr int kMaxJsonNesting = 256;
 
-/// Throws InputError at `source` when a parser callback's `event` opens an
-/// array or object `depth` levels deep, past kMaxJsonNesting.
-void check_nesting(int depth, nlohmann::json::parse_event_t event, const std::string& source,
-                   const std::string& where);
-
 /// The whole of an input file. A missing file, a folder, a pipe or device,
 /// and a failed open or read are an InputError naming the file.
 std::string read_input_text(const std::filesystem::path& file);
 
-/// Parses a JSON file; a missing file, a syntax error or nesting past
-/// kMaxJsonNesting is an InputError.
 /// JSON text parsed as every input is: a key given twice in one object, a
 /// string holding a NUL and nesting past kMaxJsonNesting are InputErrors
 /// naming `source` and the JSON path; malformed text is nlohmann's
@@ -45,6 +38,8 @@ std::string read_input_text(const std::filesystem::path& file);
 nlohmann::json parse_checked_json(const std::string& text, const std::string& source,
                                   const std::string& pointer_prefix = "");
 
+/// Parses a JSON file (parse_checked_json); a missing, empty or binary file
+/// and a syntax error are InputErrors too.
 nlohmann::json load_json_file(const std::filesystem::path& file);
 
 /// What a parse error says is wrong, after its tag and position ("syntax

@@ -72,8 +72,9 @@ const std::vector<float>& normal_quantiles() {
 class SyntheticFeed final : public GradientFeed {
 public:
   SyntheticFeed(const Workload& workload, int workers, uint64_t seed, SyntheticGradients how)
-      : workers_(workers), seed_(seed), how_(std::move(how)) {
-    assert((how_.method == "capture_fitted" || how_.method == "shared_heavy_signal") &&
+      : workers_(workers), seed_(seed), how_(std::move(how)),
+        fitted_(how_.method == "capture_fitted") {
+    assert((fitted_ || how_.method == "shared_heavy_signal") &&
            "a method the scenario reader accepts");
     // The element scales' 256 log-normal levels (quantiles, as the normal
     // draws'), normalized to a mean square of 1 so that a layer's expected
@@ -147,7 +148,7 @@ public:
     const uint64_t stream = seed_ * 0xBF58476D1CE4E5B9ULL +
                             static_cast<uint64_t>(iteration) * 1000003ULL +
                             static_cast<uint64_t>(worker) + 1;
-    if (how_.method == "capture_fitted") {
+    if (fitted_) {
       scaled_normals(stream, std::sqrt(1 - how_.signal_share), signal_.data(), out);
       return;
     }
@@ -183,30 +184,26 @@ public:
     return true;
   }
   nlohmann::json describe() const override {
-    if (how_.method == "capture_fitted")
-      return {{"kind", "synthetic"},
-              {"synthesis", how_.method},
-              {"method", "per element a log-normal scale shared by every worker, times a "
-                         "shared normal signal plus each worker's own normal noise; each "
-                         "weight's expected squared norm 1 and a vector's elements half its "
-                         "weight's; uniform weights scaled by "
-                         "sqrt(3 / layer size)"},
-              {"signal_share", how_.signal_share},
-              {"spread", how_.spread},
-              {"workers", workers_},
-              {"seed", seed_},
-              {"note", "not real gradients: by default fitted to a ResNet-18 capture's top-1% "
-                       "overlap between workers and top-1% energy share, so its density and "
-                       "fidelity are a guide, not a model's; use a trace for those"}};
-    return {{"kind", "synthetic"},
-            {"synthesis", how_.method},
-            {"method",
-             "shared cubed-Laplace signal + per-worker triangular noise, per-layer scaled; "
-             "uniform weights scaled by sqrt(3 / layer size)"},
-            {"workers", workers_},
-            {"seed", seed_},
-            {"note", "not real gradients: their density and fidelity are the synthesizer's, "
-                     "for timing studies only; use a trace for a model's"}};
+    nlohmann::json description = {
+        {"kind", "synthetic"}, {"synthesis", how_.method}, {"workers", workers_}, {"seed", seed_}};
+    if (!fitted_) {
+      description["method"] =
+          "shared cubed-Laplace signal + per-worker triangular noise, per-layer scaled; "
+          "uniform weights scaled by sqrt(3 / layer size)";
+      description["note"] = "not real gradients: their density and fidelity are the "
+                            "synthesizer's, for timing studies only; use a trace for a model's";
+      return description;
+    }
+    description["method"] =
+        "per element a log-normal scale shared by every worker, times a shared normal signal "
+        "plus each worker's own normal noise; each weight's expected squared norm 1 and a "
+        "vector's elements half its weight's; uniform weights scaled by sqrt(3 / layer size)";
+    description["signal_share"] = how_.signal_share;
+    description["spread"] = how_.spread;
+    description["note"] = "not real gradients: by default fitted to a ResNet-18 capture's top-1% "
+                          "overlap between workers and top-1% energy share, so its density and "
+                          "fidelity are a guide, not a model's; use a trace for those";
+    return description;
   }
 
 private:
@@ -242,7 +239,7 @@ private:
   // Two draws an element: the magnitude's, then the sign's (odd: positive),
   // set by flipping the sign bit, not by a branch on a random bit.
   void make_signal(int iteration) {
-    if (how_.method == "capture_fitted") {
+    if (fitted_) {
       signal_.resize(layout_.total());
       // Its own stream: the workers' noise streams are 1 and more.
       scaled_normals(seed_ * 0xBF58476D1CE4E5B9ULL + static_cast<uint64_t>(iteration) * 1000003ULL,
@@ -290,6 +287,7 @@ private:
   int workers_;
   uint64_t seed_;
   SyntheticGradients how_;
+  bool fitted_;                     // capture_fitted, else shared_heavy_signal
   std::array<float, 256> scales_{}; // capture_fitted's element scale levels
   int signal_iteration_ = -1;
   std::vector<float> signal_;

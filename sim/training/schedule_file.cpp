@@ -217,16 +217,13 @@ CompressionPart read_part(ObjectReader& item, const std::string& name, const std
         throw InputError(name, entry + "/1",
                          "expected before_step, a step index (a whole number from 0 to 1e9), got " +
                              describe_json(kernel[1]));
-      for (size_t field = 2; field < 6; ++field)
-        if (!kernel[field].is_number() || !(kernel[field].get<double>() >= 0))
-          throw InputError(name, entry + "/" + std::to_string(field),
-                           "expected a size >= 0, got " + describe_json(kernel[field]));
       // Sizes past any tensor would be priced by the profile, and the error
       // blamed on it.
       for (size_t field = 2; field < 6; ++field)
-        if (kernel[field].get<double>() > kMostKernelElements)
+        if (!kernel[field].is_number() || !(kernel[field].get<double>() >= 0) ||
+            kernel[field].get<double>() > kMostKernelElements)
           throw InputError(name, entry + "/" + std::to_string(field),
-                           "expected a size of at most 2^53 elements, got " +
+                           "expected a size from 0 to 2^53 elements, got " +
                                describe_json(kernel[field]));
       KernelPlan plan{kernel[0].get<std::string>(),
                       0,
