@@ -1023,19 +1023,15 @@ def caption(figure, rows, gradients=False, along=False, noun="point", notes=()):
         lines.append("Replayed points (gcsim run --replay): their density and fidelity are the "
                      "recorded run's.")
         sources.discard("replay")
-    synthetic = sorted(source for source in sources if source.startswith("synthetic"))
-    if gradients and synthetic:
-        # "synthetic" alone: a sweep.csv from before the synthesis was named,
-        # shared_heavy_signal's.
-        fitted = "synthetic capture_fitted" in synthetic
-        others = [source[len("synthetic "):] for source in synthetic
-                  if source not in ("synthetic", "synthetic capture_fitted")]
-        lines.append("Gradients synthetic (a layer spec, no trace)" +
-                     (", fitted to a ResNet-18 capture's top-1% overlap between workers"
-                      if fitted else "") +
-                     (f"{' and' if fitted else ','} {'; '.join(others)}" if others else "") +
-                     ": density and fidelity are the synthesizer's" +
-                     (", a guide" if fitted else "") + ", not this model's.")
+    # A layer spec's synthesis ("synthetic" alone: a sweep.csv from before
+    # it was named, shared_heavy_signal's).
+    methods = sorted({source.partition(" ")[2] or "shared_heavy_signal" for source in sources
+                      if source.startswith("synthetic")})
+    if gradients and methods:
+        named = [method + (", fitted to a ResNet-18 capture's top-1% overlap between workers"
+                           if method == "capture_fitted" else "") for method in methods]
+        lines.append(f"Gradients synthetic (a layer spec, no trace: {'; '.join(named)}): "
+                     "density and fidelity are the synthesizer's, not this model's.")
     elif gradients and sources - {"captured"}:
         lines.append("Points of more workers than the trace captured synthesize the others' "
                      f"gradients ({', '.join(sorted(sources - {'captured'}))}).")
@@ -1559,8 +1555,7 @@ def validation_main(inputs, out, stem):
 
 
 def main(argv):
-    parser = Parser(summary_of=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(summary_of=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("inputs", nargs="+",
                         help="a sweep folder, a sweep.csv, or result.json files / point folders")
     parser.add_argument("--out", help="folder for the figures (default: <input>/figures; "
